@@ -1,0 +1,19 @@
+import { defineProject } from 'vitest/config'
+
+/**
+ * Shared vitest settings for every package: forked workers (native modules), restored mocks,
+ * and generous timeouts for tests that spawn real processes.
+ * @param {{ name: string, testTimeout?: number }} options
+ */
+export function langoProject(options) {
+  return defineProject({
+    test: {
+      name: options.name,
+      pool: 'forks',
+      restoreMocks: true,
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      testTimeout: options.testTimeout ?? 20_000,
+      hookTimeout: 20_000,
+    },
+  })
+}
