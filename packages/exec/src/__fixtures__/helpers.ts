@@ -1,0 +1,54 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** A fresh temporary directory, removed by the returned cleanup. */
+export async function tempDir(prefix = 'lango-exec-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix))
+  return { path, cleanup: () => rm(path, { recursive: true, force: true }) }
+}
+
+/** True while a process with this pid exists and is not a zombie. */
+export async function isAlive(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    // Field 3 is the state; Z (zombie) and X (dead) count as gone.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+/** Polls `predicate` until it holds or `timeoutMs` passes; returns its last value. */
+export async function eventually(predicate: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (await predicate()) return true
+    if (Date.now() > deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** Reads pids written one per line by a fixture command. */
+export async function readPids(file: string): Promise<number[]> {
+  const text = await readFile(file, 'utf8').catch(() => '')
+  return text
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+}
+
+/**
+ * A shell command that forks a tree (child → grandchild) of long sleeps, records every pid in
+ * `pidFile`, then sleeps itself. Killing only the direct child would leave the rest running.
+ */
+export function forkTreeCommand(pidFile: string): string {
+  return [
+    `(sleep 300 & echo $! >> ${pidFile}; (sleep 300 & echo $! >> ${pidFile}; wait) & echo $! >> ${pidFile}; wait) &`,
+    `echo $! >> ${pidFile}`,
+    `echo $$ >> ${pidFile}`,
+    `echo started`,
+    `sleep 300`,
+  ].join('; ')
+}

@@ -1,0 +1,51 @@
+/** Codes carried by every {@link ExecError}; callers branch on these, never on messages. */
+export type ExecErrorCode =
+  /** The working directory does not exist or is not a directory; nothing was spawned. */
+  | 'EXEC_INVALID_CWD'
+  /** An env override was refused (name or value), see SECURITY.md ENV-3/ENV-4; nothing was spawned. */
+  | 'EXEC_ENV_REJECTED'
+  /** A secret reference sits where the shell would not expand it (single quotes, `$'…'`, quoted heredoc). */
+  | 'EXEC_SECRET_IN_QUOTES'
+  /** An option was out of range (timeout, buffer size, PTY size, command length). */
+  | 'EXEC_INVALID_OPTION'
+  /** The process could not be spawned (shell missing, EAGAIN, PTY driver failed). */
+  | 'EXEC_SPAWN_FAILED'
+  /** The registry already holds its maximum of running background processes. */
+  | 'EXEC_TOO_MANY_PROCESSES'
+  /** No background process with that id is known to the registry. */
+  | 'EXEC_PROCESS_NOT_FOUND'
+  /** Input was written to a process that is not a PTY session or has ended. */
+  | 'EXEC_NOT_WRITABLE'
+  /** A PTY was requested but no PTY driver is available (install node-pty, use `@lango/exec/pty`). */
+  | 'EXEC_PTY_UNAVAILABLE'
+
+const brand = Symbol.for('lango.error')
+
+/**
+ * The one error type `@lango/exec` throws. Messages never contain resolved secret values or the
+ * child's environment; they name the original (unresolved) command at most.
+ */
+export class ExecError extends Error {
+  override readonly name = 'ExecError'
+  readonly [brand] = true
+  readonly data?: Readonly<Record<string, unknown>>
+
+  constructor(
+    readonly code: ExecErrorCode,
+    message: string,
+    options?: { cause?: unknown; data?: Record<string, unknown> },
+  ) {
+    super(message, { cause: options?.cause })
+    if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
+  }
+
+  /** True for an `ExecError` from any copy of this package (checked by brand, not `instanceof`). */
+  static is(value: unknown): value is ExecError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      brand in value &&
+      (value as { name?: unknown }).name === 'ExecError'
+    )
+  }
+}

@@ -1,0 +1,43 @@
+export {
+  BackgroundProcess,
+  type BackgroundOptions,
+  type BackgroundSnapshot,
+  type BackgroundStatus,
+  type OutputRead,
+  ProcessRegistry,
+  type ProcessRegistryOptions,
+  type PtySettings,
+  startBackground,
+} from './background.js'
+export {
+  type BuildEnvOptions,
+  type BuiltEnv,
+  cleanPath,
+  createEnvBuilder,
+  type EnvOverrideSource,
+  type EnvPolicy,
+  isCredentialEnvName,
+  isDeniedEnvName,
+} from './env.js'
+export { ExecError, type ExecErrorCode } from './errors.js'
+export {
+  blockLangoExec,
+  classifyLangoExec,
+  type LangoExecVerdict,
+  locateRefTokens,
+  type RefTokenLocation,
+} from './guard/index.js'
+export { MemoryRefStore } from './memory-ref-store.js'
+export type { ExecLogEvent, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
+export { silentLogger } from './ports.js'
+export type { SpawnOptions } from './prepare.js'
+export { ByteRingBuffer, type RingRead } from './ring-buffer.js'
+export { encodedForms, Redactor, StreamRedactor, stripAnsi } from './redact.js'
+export {
+  DEFAULT_KILL_GRACE_MS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  run,
+  type RunOptions,
+  type RunResult,
+} from './run.js'

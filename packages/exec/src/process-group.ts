@@ -1,0 +1,49 @@
+/**
+ * Process groups we started and have not yet seen die. If the host exits while they run, they
+ * are SIGKILLed synchronously from `process.on('exit')` (SECURITY.md RES-6): children are
+ * spawned in their own session, so nothing else would stop them. This set is process-wide on
+ * purpose: it mirrors a process-wide resource (our children).
+ */
+const liveGroups = new Set<number>()
+let exitHookInstalled = false
+
+function killAllOnExit(): void {
+  for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL')
+}
+
+/** Records a live process group (its leader's pid). */
+export function trackGroup(pgid: number): void {
+  liveGroups.add(pgid)
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    process.on('exit', killAllOnExit)
+  }
+}
+
+/** Forgets a process group once it is known to be gone. */
+export function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid)
+}
+
+/** Sends `signal` to every process in the group; false when the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * SIGTERM the group now and SIGKILL it after `graceMs` (unless `cancelled()` says it is gone).
+ * Returns a function that cancels the pending SIGKILL.
+ */
+export function terminateGroup(pgid: number, graceMs: number, onKilled?: () => void): () => void {
+  signalGroup(pgid, 'SIGTERM')
+  const timer = setTimeout(() => {
+    signalGroup(pgid, 'SIGKILL')
+    onKilled?.()
+  }, graceMs)
+  return () => clearTimeout(timer)
+}

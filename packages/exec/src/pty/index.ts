@@ -1,0 +1,2 @@
+export { nodePtyDriver } from './node-pty-driver.js'
+export { type PtyRunOptions, type PtyRunResult, runWithPty } from './run-with-pty.js'

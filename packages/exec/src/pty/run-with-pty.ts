@@ -1,0 +1,131 @@
+import { constants } from 'node:os'
+import { ExecError } from '../errors.js'
+import { prepareSpawn } from '../prepare.js'
+import { terminateGroup, trackGroup, untrackGroup, signalGroup } from '../process-group.js'
+import { type PtyDriver, silentLogger } from '../ports.js'
+import { stripAnsi } from '../redact.js'
+import { HeadTailCapture } from '../ring-buffer.js'
+import {
+  DEFAULT_KILL_GRACE_MS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  type RunOptions,
+  type RunResult,
+  checkTimeout,
+  describeOutcome,
+} from '../run.js'
+import { nodePtyDriver } from './node-pty-driver.js'
+
+/** Options for {@link runWithPty}. */
+export interface PtyRunOptions extends Omit<RunOptions, 'input'> {
+  /** Terminal width (default 120). */
+  readonly cols?: number
+  /** Terminal height (default 30). */
+  readonly rows?: number
+  /** Remove ANSI escape sequences from the output (default false: kept for rendering). */
+  readonly stripAnsi?: boolean
+  /** Text typed into the terminal right after start (for example answers to prompts). */
+  readonly input?: string
+  /** Defaults to {@link nodePtyDriver}. */
+  readonly driver?: PtyDriver
+}
+
+/** A PTY run's result: like {@link RunResult}, with terminal output in `stdout` and `stderr` empty. */
+export type PtyRunResult = RunResult
+
+function checkSize(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1 || value > 1000)
+    throw new ExecError('EXEC_INVALID_OPTION', `${name} must be an integer from 1 to 1000`)
+  return value
+}
+
+let defaultDriver: PtyDriver | undefined
+
+/**
+ * Runs `command` on a pseudo-terminal, for programs that behave differently (or prompt) when
+ * attached to a terminal. Same environment, secret, timeout and process-group rules as `run`;
+ * the output is never cut short at exit.
+ * @example
+ * const result = await runWithPty('ls --color=always', { stripAnsi: true })
+ */
+export async function runWithPty(command: string, options: PtyRunOptions = {}): Promise<PtyRunResult> {
+  options.signal?.throwIfAborted()
+  const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS)
+  const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)
+  const cols = checkSize(options.cols, 'cols', 120)
+  const rows = checkSize(options.rows, 'rows', 30)
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  const logger = options.logger ?? silentLogger
+  const driver = options.driver ?? (defaultDriver ??= nodePtyDriver())
+  const prepared = await prepareSpawn(command, { ...options, pty: true })
+  options.signal?.throwIfAborted()
+
+  const startedAt = performance.now()
+  const terminal = driver.spawn(prepared.shell, prepared.args, { cwd: prepared.cwd, env: prepared.env, cols, rows })
+  const pid = terminal.pid
+  trackGroup(pid)
+  const capture = new HeadTailCapture(maxOutputBytes)
+  const redactor = prepared.redactor.isEmpty ? undefined : prepared.redactor.stream({ terminal: true })
+  const strip = options.stripAnsi === true
+  terminal.onData((data) => {
+    const text = strip ? stripAnsi(data) : data
+    const safe = redactor === undefined ? text : redactor.push(text)
+    if (safe.length > 0) capture.push(Buffer.from(safe, 'utf8'))
+  })
+  if (options.input !== undefined) terminal.write(options.input)
+
+  return new Promise<PtyRunResult>((resolve) => {
+    let timedOut = false
+    let isCanceled = false
+    let cancelKill: (() => void) | undefined
+    const stopGroup = () => {
+      cancelKill ??= terminateGroup(pid, graceMs)
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      stopGroup()
+    }, timeoutMs)
+    const onAbort = () => {
+      isCanceled = true
+      stopGroup()
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true })
+    terminal.onExit(({ exitCode, signal }) => {
+      clearTimeout(timer)
+      cancelKill?.()
+      options.signal?.removeEventListener('abort', onAbort)
+      signalGroup(pid, 'SIGKILL')
+      untrackGroup(pid)
+      if (redactor !== undefined) {
+        const rest = redactor.flush()
+        if (rest.length > 0) capture.push(Buffer.from(rest, 'utf8'))
+      }
+      const { text, truncated } = capture.text()
+      const signalName = signal === null ? null : signalNameOf(signal)
+      const code = signal === null ? exitCode : null
+      const durationMs = performance.now() - startedAt
+      logger({ level: 'debug', message: 'exec:pty:end', fields: { command, exitCode: code, timedOut, isCanceled, durationMs } })
+      resolve({
+        command,
+        exitCode: code,
+        signal: signalName,
+        stdout: text,
+        stderr: '',
+        timedOut,
+        isCanceled,
+        ok: code === 0 && !timedOut && !isCanceled,
+        durationMs,
+        truncated,
+        message: prepared.redactor.redact(
+          describeOutcome(command, { exitCode: code, signal: signalName, timedOut, isCanceled, timeoutMs }),
+        ),
+      })
+    })
+  })
+}
+
+function signalNameOf(signal: number): NodeJS.Signals {
+  for (const [name, number] of Object.entries(constants.signals)) if (number === signal) return name as NodeJS.Signals
+  return 'SIGKILL'
+}

@@ -1,0 +1,228 @@
+import { spawn } from 'node:child_process'
+import { StringDecoder } from 'node:string_decoder'
+import { ExecError } from './errors.js'
+import { type SpawnOptions, prepareSpawn } from './prepare.js'
+import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
+import { type Logger, silentLogger } from './ports.js'
+import { type Redactor, type StreamRedactor } from './redact.js'
+import { HeadTailCapture } from './ring-buffer.js'
+
+/** Default and bounds shared by `run` and `runWithPty`. */
+export const DEFAULT_TIMEOUT_MS = 30_000
+export const DEFAULT_KILL_GRACE_MS = 2_000
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
+
+/** Options for {@link run}. */
+export interface RunOptions extends SpawnOptions {
+  /** Kill the whole process group after this long (default 30 s). */
+  readonly timeoutMs?: number
+  /** Time between SIGTERM and SIGKILL of the process group (default 2 s). */
+  readonly killGraceMs?: number
+  /** Aborting kills the process group; the result then has `isCanceled: true`. */
+  readonly signal?: AbortSignal
+  /** Bytes kept per stream: the first and last halves; the middle is counted and dropped (default 1 MiB). */
+  readonly maxOutputBytes?: number
+  /** Text written to the child's stdin; without it stdin is `/dev/null`. */
+  readonly input?: string
+  readonly logger?: Logger
+}
+
+/** The outcome of a command. `run` never throws for a failing command; read the flags. */
+export interface RunResult {
+  /** The command as given, with reference tokens unresolved. */
+  readonly command: string
+  /** Exit code, or `null` when the shell was killed by a signal. */
+  readonly exitCode: number | null
+  /** The signal that ended the shell, if any. */
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly timedOut: boolean
+  readonly isCanceled: boolean
+  /** True when the shell exited 0 and was neither timed out nor canceled. */
+  readonly ok: boolean
+  readonly durationMs: number
+  /** True when either stream exceeded `maxOutputBytes` and its middle was dropped. */
+  readonly truncated: boolean
+  /** A one-line account of what happened, for an agent or a log (never contains secret values). */
+  readonly message: string
+}
+
+export function checkTimeout(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isFinite(value) || value <= 0 || value > 2_147_483_647)
+    throw new ExecError('EXEC_INVALID_OPTION', `${name} must be a positive number of milliseconds up to 2147483647`)
+  return value
+}
+
+export function describeOutcome(
+  command: string,
+  outcome: {
+    exitCode: number | null
+    signal: string | null
+    timedOut: boolean
+    isCanceled: boolean
+    timeoutMs: number
+  },
+): string {
+  const shown = command.length > 200 ? `${command.slice(0, 200)}…` : command
+  if (outcome.timedOut) return `Command timed out after ${outcome.timeoutMs} ms and was killed: ${shown}`
+  if (outcome.isCanceled) return `Command was canceled: ${shown}`
+  if (outcome.signal !== null) return `Command was killed by ${outcome.signal}: ${shown}`
+  if (outcome.exitCode === 0) return `Command succeeded: ${shown}`
+  return `Command failed with exit code ${outcome.exitCode}: ${shown}`
+}
+
+class StreamSink {
+  readonly capture: HeadTailCapture
+  readonly #decoder: StringDecoder | undefined
+  readonly #redactor: StreamRedactor | undefined
+
+  constructor(maxBytes: number, redactor: Redactor) {
+    this.capture = new HeadTailCapture(maxBytes)
+    if (!redactor.isEmpty) {
+      this.#decoder = new StringDecoder('utf8')
+      this.#redactor = redactor.stream()
+    }
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#redactor === undefined || this.#decoder === undefined) {
+      this.capture.push(chunk)
+      return
+    }
+    const safe = this.#redactor.push(this.#decoder.write(chunk))
+    if (safe.length > 0) this.capture.push(Buffer.from(safe, 'utf8'))
+  }
+
+  finish(): void {
+    if (this.#redactor === undefined || this.#decoder === undefined) return
+    const rest = this.#redactor.push(this.#decoder.end()) + this.#redactor.flush()
+    if (rest.length > 0) this.capture.push(Buffer.from(rest, 'utf8'))
+  }
+}
+
+/**
+ * Runs `command` with `/bin/sh -c` in a new process group and waits for it.
+ *
+ * Reference tokens are resolved right before spawning and passed through the environment; the
+ * environment is built by the deny-wins policy of SECURITY.md §1; on timeout or cancel the whole
+ * group gets SIGTERM, then SIGKILL after `killGraceMs`. When the shell exits, anything it left
+ * running in its group is terminated the same way, so `run` never leaves processes behind.
+ * @example
+ * const result = await run('git status --short', { cwd: '/srv/repo', timeoutMs: 10_000 })
+ * if (!result.ok) console.error(result.message, result.stderr)
+ */
+export async function run(command: string, options: RunOptions = {}): Promise<RunResult> {
+  options.signal?.throwIfAborted()
+  const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS)
+  const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0)
+    throw new ExecError('EXEC_INVALID_OPTION', 'maxOutputBytes must be a non-negative integer')
+  const logger = options.logger ?? silentLogger
+  const prepared = await prepareSpawn(command, options)
+  options.signal?.throwIfAborted()
+  logger({ level: 'debug', message: 'exec:start', fields: { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv } })
+
+  const startedAt = performance.now()
+  const child = spawn(prepared.shell, prepared.args, {
+    cwd: prepared.cwd,
+    env: prepared.env,
+    detached: true,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  })
+  const stdout = new StreamSink(maxOutputBytes, prepared.redactor)
+  const stderr = new StreamSink(maxOutputBytes, prepared.redactor)
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
+  if (options.input !== undefined && child.stdin !== null) {
+    child.stdin.on('error', () => {}) // EPIPE when the child does not read its input
+    child.stdin.end(options.input)
+  }
+
+  return new Promise<RunResult>((resolve, reject) => {
+    const pid = child.pid
+    let timedOut = false
+    let isCanceled = false
+    let exitCode: number | null = null
+    let exitSignal: NodeJS.Signals | null = null
+    let cancelKill: (() => void) | undefined
+    let settled = false
+
+    const stopGroup = () => {
+      if (pid === undefined || cancelKill !== undefined) return
+      cancelKill = terminateGroup(pid, graceMs, () => {
+        // Descendants that escaped the group may still hold our pipes: stop waiting for them.
+        child.stdout?.destroy()
+        child.stderr?.destroy()
+      })
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      stopGroup()
+    }, timeoutMs)
+    const onAbort = () => {
+      isCanceled = true
+      stopGroup()
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true })
+    if (pid !== undefined) trackGroup(pid)
+
+    const finish = (error?: Error) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      cancelKill?.()
+      options.signal?.removeEventListener('abort', onAbort)
+      if (pid !== undefined) {
+        // The leader is gone; make sure nothing it started lingers in its group.
+        signalGroup(pid, 'SIGKILL')
+        untrackGroup(pid)
+      }
+      if (error !== undefined) {
+        // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
+        reject(
+          new ExecError('EXEC_SPAWN_FAILED', `could not start ${prepared.shell} for: ${command.slice(0, 200)}`, {
+            data: { code: (error as NodeJS.ErrnoException).code },
+          }),
+        )
+        return
+      }
+      stdout.finish()
+      stderr.finish()
+      const out = stdout.capture.text()
+      const err = stderr.capture.text()
+      const outcome = { exitCode, signal: exitSignal, timedOut, isCanceled, timeoutMs }
+      const durationMs = performance.now() - startedAt
+      logger({ level: 'debug', message: 'exec:end', fields: { command, exitCode, timedOut, isCanceled, durationMs } })
+      resolve({
+        command,
+        exitCode,
+        signal: exitSignal,
+        stdout: out.text,
+        stderr: err.text,
+        timedOut,
+        isCanceled,
+        ok: exitCode === 0 && !timedOut && !isCanceled,
+        durationMs,
+        truncated: out.truncated || err.truncated,
+        message: prepared.redactor.redact(describeOutcome(command, outcome)),
+      })
+    }
+
+    child.once('error', (error) => finish(error))
+    child.once('exit', (code, signal) => {
+      exitCode = code
+      exitSignal = signal
+      // Background jobs of the shell may keep our pipes open: ask the group to leave.
+      if (pid !== undefined && !settled) stopGroupAfterExit()
+    })
+    const stopGroupAfterExit = () => {
+      if (pid === undefined || cancelKill !== undefined) return
+      if (signalGroup(pid, 0)) stopGroup()
+    }
+    child.once('close', () => finish())
+  })
+}
