@@ -104,7 +104,18 @@ export class BackgroundProcess {
   #lifetimeTimer: NodeJS.Timeout | undefined
 
   /** @internal Created by {@link ProcessRegistry.start}. */
-  constructor(init: { id: string; pid: number; command: string; pty: boolean; bufferBytes: number; graceMs: number }) {
+  readonly #onEnd: () => void
+
+  constructor(init: {
+    id: string
+    pid: number
+    command: string
+    pty: boolean
+    bufferBytes: number
+    graceMs: number
+    onEnd: () => void
+  }) {
+    this.#onEnd = init.onEnd
     this.id = init.id
     this.pid = init.pid
     this.command = init.command
@@ -226,6 +237,7 @@ export class BackgroundProcess {
     this.#status = this.#requested ?? 'exited'
     this.#endedAt = Date.now()
     this.#resolveExited()
+    this.#onEnd()
   }
 
   /** @internal Shell exited but may have left descendants holding the output open. */
@@ -360,6 +372,7 @@ export class ProcessRegistry {
       pty: false,
       bufferBytes: this.#options.outputBufferBytes,
       graceMs: this.#options.killGraceMs,
+      onEnd: () => this.#evictFinished(),
     })
     trackGroup(child.pid)
     const decoders = redactor === undefined ? undefined : [new StringDecoder('utf8'), new StringDecoder('utf8')]
@@ -403,6 +416,7 @@ export class ProcessRegistry {
       pty: true,
       bufferBytes: this.#options.outputBufferBytes,
       graceMs: this.#options.killGraceMs,
+      onEnd: () => this.#evictFinished(),
     })
     trackGroup(terminal.pid)
     terminal.onData((data) => {

@@ -26,7 +26,7 @@ export {
   type LangoExecVerdict,
   locateRefTokens,
   type RefTokenLocation,
-} from './guard/index.js'
+} from './guard-temp.js'
 export { MemoryRefStore } from './memory-ref-store.js'
 export type { ExecLogEvent, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'

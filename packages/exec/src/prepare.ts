@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { resolve as resolvePath } from 'node:path'
 import { ExecError } from './errors.js'
 import { type EnvOverrideSource, type EnvPolicy, createEnvBuilder } from './env.js'
-import { locateRefTokens } from './guard/index.js'
+import { locateRefTokens } from './guard-temp.js'
 import type { RefStore } from './ports.js'
 import { Redactor } from './redact.js'
 

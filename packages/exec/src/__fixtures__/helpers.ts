@@ -50,5 +50,5 @@ export function forkTreeCommand(pidFile: string): string {
     `echo $$ >> ${pidFile}`,
     `echo started`,
     `sleep 300`,
-  ].join('; ')
+  ].join('\n')
 }

@@ -1,3 +1,8 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { open } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { nodePtyDriver, runWithPty } from './index.js'
 
@@ -56,13 +61,35 @@ describe('runWithPty (seed 001)', () => {
   }, 240_000)
 
   it('does not hand the host process file descriptors to the child (RES-7)', async () => {
-    const result = await runWithPty('ls /proc/self/fd', { stripAnsi: true })
-    const fds = result.stdout
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number)
-      .sort((a, b) => a - b)
-    // 0-2 are the terminal; the one more is ls's own handle on /proc/self/fd.
-    expect(fds).toEqual([0, 1, 2, 3])
+    // Hold a listening socket and an open file, as a server with a database would.
+    const server = createServer().listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const file = await open(fileURLToPath(import.meta.url), 'r')
+    try {
+      const listing = async (command: string) =>
+        (await runWithPty(command, { stripAnsi: true })).stdout
+          .split(/\r?\n/)
+          .filter((line) => line.includes(' -> '))
+          .map((line) => line.slice(line.lastIndexOf(' -> ') + 4).trim().replace(/^'(.*)'$/, '$1'))
+      const targets = await listing('ls -l /proc/self/fd')
+      expect(targets.filter((target) => target.startsWith('socket:'))).toEqual([])
+      expect(targets.filter((target) => target.endsWith('pty.test.ts'))).toEqual([])
+      // Anything else must also be open in a plain child: inherited by this test process from
+      // its own parent, not opened by it.
+      const plain = await new Promise<string>((resolve) => {
+        const child = spawn('ls', ['-l', '/proc/self/fd'])
+        let text = ''
+        child.stdout.on('data', (chunk) => {
+          text += chunk
+        })
+        child.on('close', () => resolve(text))
+      })
+      const inherited = new Set(plain.split('\n').map((line) => line.slice(line.lastIndexOf(' -> ') + 4).trim()))
+      const extra = targets.filter((target) => !target.startsWith('/dev/pts/') && !target.startsWith('/proc/'))
+      expect(extra.filter((target) => !inherited.has(target))).toEqual([])
+    } finally {
+      await file.close()
+      server.close()
+    }
   })
 })
