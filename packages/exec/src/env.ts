@@ -185,13 +185,19 @@ function isDeniedValue(value: string): boolean {
 
 /** Keeps only absolute, non-`.` PATH entries, in order, without duplicates (ENV-5). */
 export function cleanPath(path: string): string {
+  if (path === lastPath.input) return lastPath.output
   const seen = new Set<string>()
   for (const entry of path.split(':')) {
     if (!entry.startsWith('/') || entry.split('/').includes('..')) continue
     seen.add(entry)
   }
-  return [...seen].join(':')
+  const output = [...seen].join(':')
+  lastPath = { input: path, output }
+  return output
 }
+
+/** PATH rarely changes between spawns: remember the last cleaning. */
+let lastPath = { input: '', output: '' }
 
 function inheritedValueAllowed(upper: string, value: string): boolean {
   if (upper === 'LANG' || upper === 'LANGUAGE' || upper.startsWith('LC_')) return !/[/%]/.test(value)
@@ -224,11 +230,13 @@ export function createEnvBuilder(policy: EnvPolicy = {}): {
       const dropped: string[] = []
       if (options.replace !== true) {
         const base = options.base ?? process.env
-        for (const name in base) {
-          const value = base[name]
-          if (value === undefined) continue
+        // Decide on the name first: reading a value from process.env is a native call, and
+        // most inherited names are not on the allowlist anyway.
+        for (const name of Object.keys(base)) {
           const upper = name.toUpperCase()
           if (!keepInherited(upper)) continue
+          const value = base[name]
+          if (value === undefined) continue
           if (
             !isWellFormedName(name) ||
             isDeniedEnvName(name) ||

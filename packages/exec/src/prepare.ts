@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { ExecError } from './errors.js'
 import { type EnvOverrideSource, type EnvPolicy, createEnvBuilder } from './env.js'
@@ -120,10 +120,13 @@ async function resolveOverrideValues(
   return resolved
 }
 
-/** Checks that `cwd` exists and is a directory, before anything is spawned. */
-export async function checkWorkingDirectory(cwd: string | undefined): Promise<string> {
+/**
+ * Checks that `cwd` exists and is a directory, before anything is spawned. Synchronous on
+ * purpose: a stat takes microseconds, while a thread-pool round trip costs ~0.15 ms per command.
+ */
+export function checkWorkingDirectory(cwd: string | undefined): string {
   const directory = resolvePath(cwd ?? process.cwd())
-  const info = await stat(directory).catch(() => undefined)
+  const info = statSync(directory, { throwIfNoEntry: false })
   if (info === undefined)
     throw new ExecError('EXEC_INVALID_CWD', `working directory does not exist: ${directory}`, { data: { cwd: directory } })
   if (!info.isDirectory())
@@ -142,7 +145,7 @@ export async function prepareSpawn(
     throw new ExecError('EXEC_INVALID_OPTION', 'command must be a non-empty string')
   if (command.length > MAX_COMMAND_LENGTH || command.includes('\0'))
     throw new ExecError('EXEC_INVALID_OPTION', `command must be at most ${MAX_COMMAND_LENGTH} characters with no NUL`)
-  const cwd = await checkWorkingDirectory(options.cwd)
+  const cwd = checkWorkingDirectory(options.cwd)
   const redactor = new Redactor()
   const held = options.refStore?.heldValues?.()
   if (held !== undefined) for (const entry of held) redactor.add(entry.value, entry.label)

@@ -27,11 +27,17 @@ export function untrackGroup(pgid: number): void {
 
 /** Sends `signal` to every process in the group; false when the group no longer exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  // ESRCH (group already gone) is the common case on the hot path; capturing a stack trace
+  // for an error we discard costs more than the system call itself.
+  const stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
   try {
     process.kill(-pgid, signal)
     return true
   } catch {
     return false
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit
   }
 }
 
