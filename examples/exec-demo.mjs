@@ -1,5 +1,5 @@
 // The runnable main job until the server lands: a tour of @lango/exec on this machine.
-import { MemoryRefStore, ProcessRegistry, blockLangoExec, run } from '@lango/exec'
+import { blockLangoExec, MemoryRefStore, ProcessRegistry, run } from '@lango/exec'
 import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
 
 const refStore = new MemoryRefStore({ '{{secret:demo-token}}': 'tok-3f9a1c22e7' })
@@ -25,5 +25,9 @@ console.log('bg       →', job.snapshot().status, JSON.stringify(job.read(0).ou
 
 for (const command of ['lango cron list', 'sudo /usr/local/bin/LANGO doctor', 'cat lango.yaml']) {
   const message = blockLangoExec(command, { automationAvailable: true })
-  console.log('guard    →', JSON.stringify(command), message === '' ? 'allowed' : `blocked: ${message.split('\n')[0]}`)
+  console.log(
+    'guard    →',
+    JSON.stringify(command),
+    message === '' ? 'allowed' : `blocked: ${message.split('\n')[0]}`,
+  )
 }

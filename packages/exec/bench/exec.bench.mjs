@@ -35,7 +35,11 @@ function rawSpawn() {
 
 function rawPty() {
   return new Promise((resolve) => {
-    const term = pty.spawn('/bin/sh', ['-c', 'true'], { cols: 120, rows: 30, env: { PATH: process.env.PATH } })
+    const term = pty.spawn('/bin/sh', ['-c', 'true'], {
+      cols: 120,
+      rows: 30,
+      env: { PATH: process.env.PATH },
+    })
     term.onData(() => {})
     term.onExit(resolve)
   })
@@ -65,12 +69,17 @@ const iterations = Number(process.env.BENCH_ITERATIONS ?? 400)
     () => execa('sh', ['-c', 'true'], { reject: false }),
   ])
   allPass = report("run('true') median latency", ours, raw, 'ms', 1.15) && allPass
-  console.log(`exec  ${'(execa 9, for the record)'.padEnd(34)} execa=${viaExeca.toFixed(3)}ms  ratio=${(viaExeca / raw).toFixed(3)}`)
+  console.log(
+    `exec  ${'(execa 9, for the record)'.padEnd(34)} execa=${viaExeca.toFixed(3)}ms  ratio=${(viaExeca / raw).toFixed(3)}`,
+  )
 }
 
 {
   const driver = nodePtyDriver()
-  const [ours, raw] = await interleave(Math.floor(iterations / 2), [() => runWithPty('true', { driver }), rawPty])
+  const [ours, raw] = await interleave(Math.floor(iterations / 2), [
+    () => runWithPty('true', { driver }),
+    rawPty,
+  ])
   allPass = report("runWithPty('true') median latency", ours, raw, 'ms', 1.15) && allPass
 }
 
@@ -84,7 +93,9 @@ const iterations = Number(process.env.BENCH_ITERATIONS ?? 400)
       child.stdout.on('data', (chunk) => {
         text += chunk
       })
-      child.once('close', (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`${mode} failed`))))
+      child.once('close', (code) =>
+        code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`${mode} failed`)),
+      )
     })
   const ours = []
   const discard = []

@@ -99,7 +99,9 @@ describe('background execution (seed 001)', () => {
     const snapshot = await process.kill()
     expect(snapshot.status).toBe('killed')
     const pids = await readPids(pidFile)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(true)
+    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
+      true,
+    )
   })
 
   it('times out after its maximum lifetime', async () => {
@@ -115,7 +117,9 @@ describe('background execution (seed 001)', () => {
     await registry.stop()
     expect(registry.list().every((snapshot) => snapshot.status === 'killed')).toBe(true)
     const pids = await readPids(pidFile)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(true)
+    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
+      true,
+    )
     await expect(registry.start('true')).rejects.toMatchObject({ code: 'EXEC_INVALID_OPTION' })
   })
 

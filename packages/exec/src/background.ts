@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto'
 import { StringDecoder } from 'node:string_decoder'
 import type { EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
-import { type SpawnOptions, prepareSpawn } from './prepare.js'
-import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
+import { prepareSpawn, type SpawnOptions } from './prepare.js'
+import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
 import { type StreamRedactor, stripAnsi } from './redact.js'
 import { ByteRingBuffer } from './ring-buffer.js'
-import { DEFAULT_KILL_GRACE_MS, checkTimeout } from './run.js'
+import { checkTimeout, DEFAULT_KILL_GRACE_MS } from './run.js'
 
 /** Lifecycle of a background process. */
 export type BackgroundStatus = 'running' | 'exited' | 'killed' | 'timed_out'
@@ -323,9 +323,13 @@ export class ProcessRegistry {
         `${this.#options.maxRunning} background processes are already running; stop one first`,
         { data: { maxRunning: this.#options.maxRunning } },
       )
-    const ptySettings = options.pty === undefined || options.pty === false ? undefined : options.pty === true ? {} : options.pty
+    const ptySettings =
+      options.pty === undefined || options.pty === false ? undefined : options.pty === true ? {} : options.pty
     if (ptySettings !== undefined && this.#options.ptyDriver === undefined)
-      throw new ExecError('EXEC_PTY_UNAVAILABLE', 'pty: true needs a registry created with ptyDriver: nodePtyDriver()')
+      throw new ExecError(
+        'EXEC_PTY_UNAVAILABLE',
+        'pty: true needs a registry created with ptyDriver: nodePtyDriver()',
+      )
     this.#starting++
     try {
       const prepared = await prepareSpawn(command, {
@@ -335,7 +339,9 @@ export class ProcessRegistry {
         pty: ptySettings !== undefined,
       })
       const id = this.#options.idGenerator()
-      const redactor = prepared.redactor.isEmpty ? undefined : prepared.redactor.stream({ terminal: ptySettings !== undefined })
+      const redactor = prepared.redactor.isEmpty
+        ? undefined
+        : prepared.redactor.stream({ terminal: ptySettings !== undefined })
       const [process, handle] =
         ptySettings === undefined
           ? this.#startPiped(id, command, prepared, redactor)
@@ -343,7 +349,11 @@ export class ProcessRegistry {
       process.attach(handle, lifetimeMs)
       this.#processes.set(id, process)
       this.#evictFinished()
-      this.#options.logger({ level: 'info', message: 'exec:background:start', fields: { id, command, pid: process.pid } })
+      this.#options.logger({
+        level: 'info',
+        message: 'exec:background:start',
+        fields: { id, command, pid: process.pid },
+      })
       return process
     } finally {
       this.#starting--
@@ -363,7 +373,10 @@ export class ProcessRegistry {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     if (child.pid === undefined) {
-      throw new ExecError('EXEC_SPAWN_FAILED', `could not start ${prepared.shell} for: ${command.slice(0, 200)}`)
+      throw new ExecError(
+        'EXEC_SPAWN_FAILED',
+        `could not start ${prepared.shell} for: ${command.slice(0, 200)}`,
+      )
     }
     const process = new BackgroundProcess({
       id,
@@ -375,7 +388,8 @@ export class ProcessRegistry {
       onEnd: () => this.#evictFinished(),
     })
     trackGroup(child.pid)
-    const decoders = redactor === undefined ? undefined : [new StringDecoder('utf8'), new StringDecoder('utf8')]
+    const decoders =
+      redactor === undefined ? undefined : [new StringDecoder('utf8'), new StringDecoder('utf8')]
     const sink = (index: number) => (chunk: Buffer) => {
       if (redactor === undefined || decoders === undefined) process.append(chunk)
       else process.append(Buffer.from(redactor.push((decoders[index] as StringDecoder).write(chunk)), 'utf8'))
@@ -438,7 +452,8 @@ export class ProcessRegistry {
   /** The process with this id; throws `EXEC_PROCESS_NOT_FOUND` otherwise. */
   require(id: string): BackgroundProcess {
     const process = this.#processes.get(id)
-    if (process === undefined) throw new ExecError('EXEC_PROCESS_NOT_FOUND', `no background process with id ${JSON.stringify(id)}`)
+    if (process === undefined)
+      throw new ExecError('EXEC_PROCESS_NOT_FOUND', `no background process with id ${JSON.stringify(id)}`)
     return process
   }
 
@@ -450,7 +465,9 @@ export class ProcessRegistry {
   /** Kills every running process and waits for them; the registry accepts no new work. */
   async stop(): Promise<void> {
     this.#stopped = true
-    await Promise.all([...this.#processes.values()].filter((p) => p.status === 'running').map((p) => p.kill()))
+    await Promise.all(
+      [...this.#processes.values()].filter((p) => p.status === 'running').map((p) => p.kill()),
+    )
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

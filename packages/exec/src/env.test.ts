@@ -41,7 +41,8 @@ describe('env builder: allowlist first, deny wins (SECURITY.md §1)', () => {
     const { env, dropped } = builder.build({ base: BASE })
     expect(env.PATH).toBe('/usr/local/bin:/usr/bin:/bin')
     expect(env).toMatchObject({ HOME: '/home/agent', LANG: 'C.UTF-8', TZ: 'Europe/Berlin', USER: 'agent' })
-    for (const name of [...Object.keys(POISON), 'SOMETHING_ELSE', 'LC_ALL']) expect(env).not.toHaveProperty(name)
+    for (const name of [...Object.keys(POISON), 'SOMETHING_ELSE', 'LC_ALL'])
+      expect(env).not.toHaveProperty(name)
     expect(dropped).toContain('LC_ALL')
   })
 
@@ -71,7 +72,11 @@ describe('env builder: allowlist first, deny wins (SECURITY.md §1)', () => {
   it('merges overrides over the base, or replaces the base entirely', () => {
     const merged = builder.build({ base: BASE, overrides: { REPORT_DATE: '2026-11-22' } }).env
     expect(merged).toMatchObject({ HOME: '/home/agent', REPORT_DATE: '2026-11-22' })
-    const replaced = builder.build({ base: BASE, overrides: { REPORT_DATE: '2026-11-22' }, replace: true }).env
+    const replaced = builder.build({
+      base: BASE,
+      overrides: { REPORT_DATE: '2026-11-22' },
+      replace: true,
+    }).env
     expect(replaced.REPORT_DATE).toBe('2026-11-22')
     expect(replaced).not.toHaveProperty('HOME')
     expect(replaced).not.toHaveProperty('PATH')
@@ -111,10 +116,12 @@ describe('env builder: allowlist first, deny wins (SECURITY.md §1)', () => {
   })
 
   it('trusted overrides may set HOME but still never a denied variable', () => {
-    expect(builder.build({ base: {}, overrides: { HOME: '/srv' }, overrideSource: 'trusted' }).env.HOME).toBe('/srv')
-    expect(() => builder.build({ base: {}, overrides: { LD_PRELOAD: 'x' }, overrideSource: 'trusted' })).toThrow(
-      /LD_PRELOAD/,
+    expect(builder.build({ base: {}, overrides: { HOME: '/srv' }, overrideSource: 'trusted' }).env.HOME).toBe(
+      '/srv',
     )
+    expect(() =>
+      builder.build({ base: {}, overrides: { LD_PRELOAD: 'x' }, overrideSource: 'trusted' }),
+    ).toThrow(/LD_PRELOAD/)
   })
 
   it('caps agent override values at 32 KiB', () => {
@@ -140,7 +147,14 @@ describe('env builder: allowlist first, deny wins (SECURITY.md §1)', () => {
 })
 
 describe('env: every spawner gives children the filtered environment (ENV-8)', () => {
-  const names = ['LD_PRELOAD', 'NODE_OPTIONS', 'BASH_ENV', 'LANGO_PASSPHRASE', 'AWS_SECRET_ACCESS_KEY', 'SSH_AUTH_SOCK']
+  const names = [
+    'LD_PRELOAD',
+    'NODE_OPTIONS',
+    'BASH_ENV',
+    'LANGO_PASSPHRASE',
+    'AWS_SECRET_ACCESS_KEY',
+    'SSH_AUTH_SOCK',
+  ]
   const saved: Record<string, string | undefined> = {}
 
   function poisonParent(): () => void {

@@ -115,7 +115,12 @@ const DENIED_PREFIXES = [
   'KRB5_CONFIG',
 ]
 
-const GIT_IDENTITY = new Set(['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL'])
+const GIT_IDENTITY = new Set([
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+])
 
 /** Credential-shaped names (SECURITY.md table 1.3, "Secrets and credentials"). */
 const CREDENTIAL_PATTERN =
@@ -269,7 +274,9 @@ export function createEnvBuilder(policy: EnvPolicy = {}): {
 
 function inheritedTerm(base: Readonly<Record<string, string | undefined>>): string {
   const term = base.TERM
-  return term !== undefined && /^[A-Za-z0-9._+-]{1,64}$/.test(term) && term !== 'dumb' ? term : 'xterm-256color'
+  return term !== undefined && /^[A-Za-z0-9._+-]{1,64}$/.test(term) && term !== 'dumb'
+    ? term
+    : 'xterm-256color'
 }
 
 function checkOverride(
@@ -296,7 +303,9 @@ function checkOverride(
     if (isCredentialEnvName(name) && !ONLY_REFERENCE_TOKENS.test(text))
       reject('credential-named variables may only carry a secret reference such as {{secret:NAME}}')
     if (!OVERRIDE_NAME.test(name)) reject('agent env names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$')
-    if (text.length > MAX_OVERRIDE_VALUE) reject(`agent env values are limited to ${MAX_OVERRIDE_VALUE} bytes`)
-    if (AGENT_OVERRIDE_DENIED.has(upper)) reject('agents may not set PATH, HOME, TMPDIR, TERM or git identity')
+    if (text.length > MAX_OVERRIDE_VALUE)
+      reject(`agent env values are limited to ${MAX_OVERRIDE_VALUE} bytes`)
+    if (AGENT_OVERRIDE_DENIED.has(upper))
+      reject('agents may not set PATH, HOME, TMPDIR, TERM or git identity')
   }
 }

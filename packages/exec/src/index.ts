@@ -1,6 +1,6 @@
 export {
-  BackgroundProcess,
   type BackgroundOptions,
+  BackgroundProcess,
   type BackgroundSnapshot,
   type BackgroundStatus,
   type OutputRead,
@@ -31,13 +31,13 @@ export { MemoryRefStore } from './memory-ref-store.js'
 export type { ExecLogEvent, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'
 export type { SpawnOptions } from './prepare.js'
-export { ByteRingBuffer, type RingRead } from './ring-buffer.js'
 export { encodedForms, Redactor, StreamRedactor, stripAnsi } from './redact.js'
+export { ByteRingBuffer, type RingRead } from './ring-buffer.js'
 export {
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
-  run,
   type RunOptions,
   type RunResult,
+  run,
 } from './run.js'

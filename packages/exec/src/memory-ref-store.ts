@@ -30,6 +30,7 @@ export class MemoryRefStore implements RefStore {
   }
 
   *heldValues(): Iterable<{ label: string; value: string }> {
-    for (const [token, value] of this.#values) yield { label: token.slice(2, -2).split(':')[1] ?? 'secret', value }
+    for (const [token, value] of this.#values)
+      yield { label: token.slice(2, -2).split(':')[1] ?? 'secret', value }
   }
 }

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
+import { createEnvBuilder, type EnvOverrideSource, type EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
-import { type EnvOverrideSource, type EnvPolicy, createEnvBuilder } from './env.js'
 import { locateRefTokens } from './guard-temp.js'
 import type { RefStore } from './ports.js'
 import { Redactor } from './redact.js'
@@ -128,7 +128,9 @@ export function checkWorkingDirectory(cwd: string | undefined): string {
   const directory = resolvePath(cwd ?? process.cwd())
   const info = statSync(directory, { throwIfNoEntry: false })
   if (info === undefined)
-    throw new ExecError('EXEC_INVALID_CWD', `working directory does not exist: ${directory}`, { data: { cwd: directory } })
+    throw new ExecError('EXEC_INVALID_CWD', `working directory does not exist: ${directory}`, {
+      data: { cwd: directory },
+    })
   if (!info.isDirectory())
     throw new ExecError('EXEC_INVALID_CWD', `working directory is not a directory: ${directory}`, {
       data: { cwd: directory },
@@ -144,7 +146,10 @@ export async function prepareSpawn(
   if (typeof command !== 'string' || command.trim() === '')
     throw new ExecError('EXEC_INVALID_OPTION', 'command must be a non-empty string')
   if (command.length > MAX_COMMAND_LENGTH || command.includes('\0'))
-    throw new ExecError('EXEC_INVALID_OPTION', `command must be at most ${MAX_COMMAND_LENGTH} characters with no NUL`)
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `command must be at most ${MAX_COMMAND_LENGTH} characters with no NUL`,
+    )
   const cwd = checkWorkingDirectory(options.cwd)
   const redactor = new Redactor()
   const held = options.refStore?.heldValues?.()
@@ -160,5 +165,12 @@ export async function prepareSpawn(
   Object.assign(env, await resolveOverrideValues(options.env, options.refStore, redactor))
   const { shellCommand, referenceEnv } = await bindReferences(command, options.refStore, redactor)
   Object.assign(env, referenceEnv)
-  return { shell: options.shell ?? '/bin/sh', args: ['-c', shellCommand], cwd, env, redactor, droppedEnv: dropped }
+  return {
+    shell: options.shell ?? '/bin/sh',
+    args: ['-c', shellCommand],
+    cwd,
+    env,
+    redactor,
+    droppedEnv: dropped,
+  }
 }

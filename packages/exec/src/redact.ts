@@ -94,7 +94,10 @@ export class Redactor {
     if (this.#pattern === undefined && this.#labels.size > 0) {
       const forms = [...this.#labels.keys()].sort((a, b) => b.length - a.length)
       this.#maxLength = forms[0]?.length ?? 0
-      this.#pattern = new RegExp(forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g')
+      this.#pattern = new RegExp(
+        forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
+        'g',
+      )
     }
     return this.#pattern
   }
@@ -135,7 +138,9 @@ export class StreamRedactor {
   /** Returns the text that is safe to emit now. */
   push(chunk: string): string {
     const combined = this.#pending + chunk
-    const redacted = this.#terminal ? this.#redactor.redactTerminal(combined) : this.#redactor.redact(combined)
+    const redacted = this.#terminal
+      ? this.#redactor.redactTerminal(combined)
+      : this.#redactor.redact(combined)
     const hold = Math.max(0, this.#redactor.maxFormLength - 1)
     if (redacted.length <= hold) {
       this.#pending = redacted

@@ -21,7 +21,8 @@ export class ByteRingBuffer {
   #written = 0
 
   constructor(capacity: number) {
-    if (!Number.isSafeInteger(capacity) || capacity <= 0) throw new RangeError('capacity must be a positive integer')
+    if (!Number.isSafeInteger(capacity) || capacity <= 0)
+      throw new RangeError('capacity must be a positive integer')
     this.capacity = capacity
     this.#storage = Buffer.allocUnsafe(capacity)
   }
@@ -137,7 +138,8 @@ export class HeadTailCapture {
     const dropped = this.droppedBytes
     if (this.#tailSize === 0) return { text: head, truncated: false }
     const tail = Buffer.concat(this.#tail, this.#tailSize).toString('utf8')
-    if (dropped === 0) return { text: Buffer.concat([...this.#head, ...this.#tail]).toString('utf8'), truncated: false }
+    if (dropped === 0)
+      return { text: Buffer.concat([...this.#head, ...this.#tail]).toString('utf8'), truncated: false }
     return { text: `${head}\n[… ${dropped} bytes of output dropped …]\n${tail}`, truncated: true }
   }
 }

@@ -67,7 +67,9 @@ describe('run: timeouts and process groups', () => {
     expect(result.timedOut).toBe(true)
     const pids = await readPids(pidFile)
     expect(pids.length).toBeGreaterThanOrEqual(5)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(true)
+    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
+      true,
+    )
   })
 
   it('kills every grandchild when a trapped SIGTERM is ignored (SIGKILL after the grace period)', async () => {
@@ -77,7 +79,9 @@ describe('run: timeouts and process groups', () => {
     expect(result.timedOut).toBe(true)
     const pids = await readPids(pidFile)
     expect(pids).toHaveLength(2)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(true)
+    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
+      true,
+    )
   })
 
   it('leaves nothing behind when the shell exits while its background jobs hold the output open', async () => {
@@ -112,7 +116,9 @@ describe('run: cancellation', () => {
     expect(result.stdout).toBe('started\n')
     expect(result.message).toMatch(/^Command was canceled/)
     const pids = await readPids(pidFile)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(true)
+    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
+      true,
+    )
   })
 })
 
@@ -135,7 +141,9 @@ describe('run: working directory (seed 001)', () => {
 
   it('refuses a file as working directory', async () => {
     await writeFile(join(dir.path, 'plain'), '')
-    await expect(run('true', { cwd: join(dir.path, 'plain') })).rejects.toMatchObject({ code: 'EXEC_INVALID_CWD' })
+    await expect(run('true', { cwd: join(dir.path, 'plain') })).rejects.toMatchObject({
+      code: 'EXEC_INVALID_CWD',
+    })
   })
 })
 
@@ -170,7 +178,9 @@ describe('run: logging', () => {
 
 describe('run: spawn failures', () => {
   it('reports a missing shell as EXEC_SPAWN_FAILED without leaking argv', async () => {
-    const error = await run('echo secret-ish', { shell: join(dir.path, 'no-such-shell') }).catch((caught) => caught)
+    const error = await run('echo secret-ish', { shell: join(dir.path, 'no-such-shell') }).catch(
+      (caught) => caught,
+    )
     expect(error).toMatchObject({ code: 'EXEC_SPAWN_FAILED' })
     expect(JSON.stringify(error)).not.toContain('spawnargs')
     expect(await readFile(dir.path).catch(() => 'dir')).toBe('dir')

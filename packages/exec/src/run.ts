@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
 import { ExecError } from './errors.js'
-import { type SpawnOptions, prepareSpawn } from './prepare.js'
-import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
 import { type Logger, silentLogger } from './ports.js'
-import { type Redactor, type StreamRedactor } from './redact.js'
+import { prepareSpawn, type SpawnOptions } from './prepare.js'
+import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
+import type { Redactor, StreamRedactor } from './redact.js'
 import { HeadTailCapture } from './ring-buffer.js'
 
 /** Default and bounds shared by `run` and `runWithPty`. */
@@ -51,7 +51,10 @@ export interface RunResult {
 export function checkTimeout(value: number | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback
   if (!Number.isFinite(value) || value <= 0 || value > 2_147_483_647)
-    throw new ExecError('EXEC_INVALID_OPTION', `${name} must be a positive number of milliseconds up to 2147483647`)
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `${name} must be a positive number of milliseconds up to 2147483647`,
+    )
   return value
 }
 
@@ -123,7 +126,11 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
   const logger = options.logger ?? silentLogger
   const prepared = await prepareSpawn(command, options)
   options.signal?.throwIfAborted()
-  logger({ level: 'debug', message: 'exec:start', fields: { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv } })
+  logger({
+    level: 'debug',
+    message: 'exec:start',
+    fields: { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv },
+  })
 
   const startedAt = performance.now()
   const child = spawn(prepared.shell, prepared.args, {
@@ -184,9 +191,13 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       if (error !== undefined) {
         // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
         reject(
-          new ExecError('EXEC_SPAWN_FAILED', `could not start ${prepared.shell} for: ${command.slice(0, 200)}`, {
-            data: { code: (error as NodeJS.ErrnoException).code },
-          }),
+          new ExecError(
+            'EXEC_SPAWN_FAILED',
+            `could not start ${prepared.shell} for: ${command.slice(0, 200)}`,
+            {
+              data: { code: (error as NodeJS.ErrnoException).code },
+            },
+          ),
         )
         return
       }
@@ -196,7 +207,11 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       const err = stderr.capture.text()
       const outcome = { exitCode, signal: exitSignal, timedOut, isCanceled, timeoutMs }
       const durationMs = performance.now() - startedAt
-      logger({ level: 'debug', message: 'exec:end', fields: { command, exitCode, timedOut, isCanceled, durationMs } })
+      logger({
+        level: 'debug',
+        message: 'exec:end',
+        fields: { command, exitCode, timedOut, isCanceled, durationMs },
+      })
       resolve({
         command,
         exitCode,

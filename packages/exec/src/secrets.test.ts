@@ -52,7 +52,7 @@ describe('reference tokens in run (seed 001)', () => {
 
   it('runs a command without tokens unchanged', async () => {
     const result = await run('echo "{{not a token}}" \'{{x}}\'', { refStore })
-    expect(result.stdout).toBe("{{not a token}} {{x}}\n")
+    expect(result.stdout).toBe('{{not a token}} {{x}}\n')
   })
 
   it('works inside double quotes, and a hostile value cannot change the command', async () => {
@@ -69,9 +69,12 @@ describe('reference tokens in run (seed 001)', () => {
   })
 
   it('never puts the value on the command line (/proc/<pid>/cmdline)', async () => {
-    const result = await run('tr "\\0" " " < /proc/$$/cmdline; echo; test -n {{secret:api-key}} && echo set', {
-      refStore,
-    })
+    const result = await run(
+      'tr "\\0" " " < /proc/$$/cmdline; echo; test -n {{secret:api-key}} && echo set',
+      {
+        refStore,
+      },
+    )
     expect(result.stdout).toContain('__LANGO_REF_0')
     expect(result.stdout).toContain('set')
     expect(result.stdout).not.toContain(CANARY)
@@ -137,7 +140,9 @@ describe('reference tokens in PTY and background modes (seed 001)', () => {
   it('resolves tokens in background processes; BackgroundProcess.command keeps the original', async () => {
     await using registry = new ProcessRegistry({ refStore, ptyDriver: nodePtyDriver() })
     for (const pty of [false, true]) {
-      const process = await registry.start('echo {{secret:api-key}}; printf %s {{secret:api-key}} | wc -c', { pty })
+      const process = await registry.start('echo {{secret:api-key}}; printf %s {{secret:api-key}} | wc -c', {
+        pty,
+      })
       expect(process.command).toBe('echo {{secret:api-key}}; printf %s {{secret:api-key}} | wc -c')
       await process.wait()
       const { output } = process.read(0)

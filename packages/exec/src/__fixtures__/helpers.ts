@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /** A fresh temporary directory, removed by the returned cleanup. */
-export async function tempDir(prefix = 'lango-exec-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+export async function tempDir(
+  prefix = 'lango-exec-',
+): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix))
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) }
 }
@@ -21,7 +23,10 @@ export async function isAlive(pid: number): Promise<boolean> {
 }
 
 /** Polls `predicate` until it holds or `timeoutMs` passes; returns its last value. */
-export async function eventually(predicate: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<boolean> {
+export async function eventually(
+  predicate: () => Promise<boolean> | boolean,
+  timeoutMs = 5_000,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (await predicate()) return true
@@ -33,10 +38,7 @@ export async function eventually(predicate: () => Promise<boolean> | boolean, ti
 /** Reads pids written one per line by a fixture command. */
 export async function readPids(file: string): Promise<number[]> {
   const text = await readFile(file, 'utf8').catch(() => '')
-  return text
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number)
+  return text.split(/\s+/).filter(Boolean).map(Number)
 }
 
 /**

@@ -32,9 +32,13 @@ function loadNative(): NativePty {
     cachedNative = utils.loadNativeModule('pty').module
     return cachedNative
   } catch (error) {
-    throw new ExecError('EXEC_PTY_UNAVAILABLE', 'node-pty is not installed or its native module failed to load', {
-      cause: error,
-    })
+    throw new ExecError(
+      'EXEC_PTY_UNAVAILABLE',
+      'node-pty is not installed or its native module failed to load',
+      {
+        cause: error,
+      },
+    )
   }
 }
 
@@ -66,15 +70,27 @@ export function nodePtyDriver(): PtyDriver {
       }
       let term: { fd: number; pid: number; pty: string }
       try {
-        term = native.fork(file, args, env, options.cwd, options.cols, options.rows, -1, -1, true, '', (code, signal) => {
-          exitEvent = { exitCode: code, signal: signal === 0 ? null : signal }
-          // The child is gone: drop our hold on the slave so the master reaches EOF once drained.
-          setImmediate(() => {
-            if (slave >= 0) closeSync(slave)
-            slave = -1
-            report()
-          })
-        })
+        term = native.fork(
+          file,
+          args,
+          env,
+          options.cwd,
+          options.cols,
+          options.rows,
+          -1,
+          -1,
+          true,
+          '',
+          (code, signal) => {
+            exitEvent = { exitCode: code, signal: signal === 0 ? null : signal }
+            // The child is gone: drop our hold on the slave so the master reaches EOF once drained.
+            setImmediate(() => {
+              if (slave >= 0) closeSync(slave)
+              slave = -1
+              report()
+            })
+          },
+        )
       } catch (error) {
         throw new ExecError('EXEC_SPAWN_FAILED', `could not start ${file} on a PTY`, { cause: error })
       }

@@ -23,7 +23,9 @@ describe('runWithPty (seed 001)', () => {
   })
 
   it('answers an interactive prompt through input', async () => {
-    const result = await runWithPty('printf "continue? "; read answer; echo "got $answer"', { input: 'yes\r' })
+    const result = await runWithPty('printf "continue? "; read answer; echo "got $answer"', {
+      input: 'yes\r',
+    })
     expect(result.stdout).toContain('got yes')
   })
 
@@ -50,11 +52,14 @@ describe('runWithPty (seed 001)', () => {
     const driver = nodePtyDriver()
     const lost: number[] = []
     for (let round = 0; round < 50; round++) {
-      const result = await runWithPty(`head -c 20000000 /dev/zero | tr '\\0' a; printf 'END_MARKER_${round}'`, {
-        driver,
-        maxOutputBytes: 4096,
-        timeoutMs: 60_000,
-      })
+      const result = await runWithPty(
+        `head -c 20000000 /dev/zero | tr '\\0' a; printf 'END_MARKER_${round}'`,
+        {
+          driver,
+          maxOutputBytes: 4096,
+          timeoutMs: 60_000,
+        },
+      )
       if (!result.stdout.endsWith(`END_MARKER_${round}`)) lost.push(round)
     }
     expect(lost).toEqual([])
@@ -70,7 +75,12 @@ describe('runWithPty (seed 001)', () => {
         (await runWithPty(command, { stripAnsi: true })).stdout
           .split(/\r?\n/)
           .filter((line) => line.includes(' -> '))
-          .map((line) => line.slice(line.lastIndexOf(' -> ') + 4).trim().replace(/^'(.*)'$/, '$1'))
+          .map((line) =>
+            line
+              .slice(line.lastIndexOf(' -> ') + 4)
+              .trim()
+              .replace(/^'(.*)'$/, '$1'),
+          )
       const targets = await listing('ls -l /proc/self/fd')
       expect(targets.filter((target) => target.startsWith('socket:'))).toEqual([])
       expect(targets.filter((target) => target.endsWith('pty.test.ts'))).toEqual([])
@@ -84,8 +94,12 @@ describe('runWithPty (seed 001)', () => {
         })
         child.on('close', () => resolve(text))
       })
-      const inherited = new Set(plain.split('\n').map((line) => line.slice(line.lastIndexOf(' -> ') + 4).trim()))
-      const extra = targets.filter((target) => !target.startsWith('/dev/pts/') && !target.startsWith('/proc/'))
+      const inherited = new Set(
+        plain.split('\n').map((line) => line.slice(line.lastIndexOf(' -> ') + 4).trim()),
+      )
+      const extra = targets.filter(
+        (target) => !target.startsWith('/dev/pts/') && !target.startsWith('/proc/'),
+      )
       expect(extra.filter((target) => !inherited.has(target))).toEqual([])
     } finally {
       await file.close()

@@ -1,18 +1,18 @@
 import { constants } from 'node:os'
 import { ExecError } from '../errors.js'
-import { prepareSpawn } from '../prepare.js'
-import { terminateGroup, trackGroup, untrackGroup, signalGroup } from '../process-group.js'
 import { type PtyDriver, silentLogger } from '../ports.js'
+import { prepareSpawn } from '../prepare.js'
+import { signalGroup, terminateGroup, trackGroup, untrackGroup } from '../process-group.js'
 import { stripAnsi } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
+  checkTimeout,
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
+  describeOutcome,
   type RunOptions,
   type RunResult,
-  checkTimeout,
-  describeOutcome,
 } from '../run.js'
 import { nodePtyDriver } from './node-pty-driver.js'
 
@@ -42,6 +42,11 @@ function checkSize(value: number | undefined, name: string, fallback: number): n
 
 let defaultDriver: PtyDriver | undefined
 
+function sharedDriver(): PtyDriver {
+  if (defaultDriver === undefined) defaultDriver = nodePtyDriver()
+  return defaultDriver
+}
+
 /**
  * Runs `command` on a pseudo-terminal, for programs that behave differently (or prompt) when
  * attached to a terminal. Same environment, secret, timeout and process-group rules as `run`;
@@ -57,12 +62,17 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   const rows = checkSize(options.rows, 'rows', 30)
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
   const logger = options.logger ?? silentLogger
-  const driver = options.driver ?? (defaultDriver ??= nodePtyDriver())
+  const driver = options.driver ?? sharedDriver()
   const prepared = await prepareSpawn(command, { ...options, pty: true })
   options.signal?.throwIfAborted()
 
   const startedAt = performance.now()
-  const terminal = driver.spawn(prepared.shell, prepared.args, { cwd: prepared.cwd, env: prepared.env, cols, rows })
+  const terminal = driver.spawn(prepared.shell, prepared.args, {
+    cwd: prepared.cwd,
+    env: prepared.env,
+    cols,
+    rows,
+  })
   const pid = terminal.pid
   trackGroup(pid)
   const capture = new HeadTailCapture(maxOutputBytes)
@@ -105,7 +115,11 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
       const signalName = signal === null ? null : signalNameOf(signal)
       const code = signal === null ? exitCode : null
       const durationMs = performance.now() - startedAt
-      logger({ level: 'debug', message: 'exec:pty:end', fields: { command, exitCode: code, timedOut, isCanceled, durationMs } })
+      logger({
+        level: 'debug',
+        message: 'exec:pty:end',
+        fields: { command, exitCode: code, timedOut, isCanceled, durationMs },
+      })
       resolve({
         command,
         exitCode: code,
@@ -126,6 +140,7 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
 }
 
 function signalNameOf(signal: number): NodeJS.Signals {
-  for (const [name, number] of Object.entries(constants.signals)) if (number === signal) return name as NodeJS.Signals
+  for (const [name, number] of Object.entries(constants.signals))
+    if (number === signal) return name as NodeJS.Signals
   return 'SIGKILL'
 }
