@@ -148,7 +148,9 @@ export class BackgroundProcess {
       data = data.subarray(skip)
       start += skip
     }
-    const keepBack = this.#status === 'running' ? incompleteTail(data) : 0
+    // Hold back a character cut in half by the end of the read; it comes whole next time.
+    const cutShort = this.#status === 'running' || raw.nextOffset < this.#ring.endOffset
+    const keepBack = cutShort ? incompleteTail(data) : 0
     if (keepBack > 0) data = data.subarray(0, data.length - keepBack)
     return {
       output: data.toString('utf8'),

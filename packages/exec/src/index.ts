@@ -21,12 +21,22 @@ export {
 } from './env.js'
 export { ExecError, type ExecErrorCode } from './errors.js'
 export {
+  type AutomationAvailability,
+  type AutomationFeature,
+  type BlockLangoExecOptions,
   blockLangoExec,
   classifyLangoExec,
-  type LangoExecVerdict,
+  LANGO_SUBCOMMAND_GUIDANCE,
+  type LangoBlockReason,
+  type LangoExecClassification,
+  type LangoSubcommandGuidance,
+  langoExecMessage,
   locateRefTokens,
+  MAX_GUARD_INPUT_LENGTH,
+  type RefTokenContext,
+  type RefTokenKind,
   type RefTokenLocation,
-} from './guard-temp.js'
+} from './guard/index.js'
 export { MemoryRefStore } from './memory-ref-store.js'
 export type { ExecLogEvent, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'

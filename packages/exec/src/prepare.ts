@@ -2,7 +2,7 @@ import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { createEnvBuilder, type EnvOverrideSource, type EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
-import { locateRefTokens } from './guard-temp.js'
+import { locateRefTokens } from './guard/index.js'
 import type { RefStore } from './ports.js'
 import { Redactor } from './redact.js'
 

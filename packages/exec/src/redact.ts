@@ -84,10 +84,25 @@ export class Redactor {
     return this.#labels.size === 0
   }
 
-  /** Length of the longest registered form: the hold-back a streaming redactor needs. */
+  /** Length of the longest registered form. */
   get maxFormLength(): number {
     this.#compile()
     return this.#maxLength
+  }
+
+  /**
+   * Length of the longest suffix of `text` that is the start of a registered form: the part a
+   * streaming redactor must hold back, because the next chunk could complete a secret.
+   */
+  pendingSuffixLength(text: string): number {
+    this.#compile()
+    const window = Math.min(text.length, this.#maxLength - 1)
+    for (let length = window; length > 0; length--) {
+      const suffix = text.slice(text.length - length)
+      for (const form of this.#labels.keys())
+        if (form.length > length && form.startsWith(suffix)) return length
+    }
+    return 0
   }
 
   #compile(): RegExp | undefined {
@@ -141,11 +156,12 @@ export class StreamRedactor {
     const redacted = this.#terminal
       ? this.#redactor.redactTerminal(combined)
       : this.#redactor.redact(combined)
-    const hold = Math.max(0, this.#redactor.maxFormLength - 1)
-    if (redacted.length <= hold) {
-      this.#pending = redacted
-      return ''
-    }
+    // Hold back only what could be the start of a secret: a prompt such as "name? " is released
+    // at once, a half-written secret waits for the next chunk.
+    let hold = this.#redactor.pendingSuffixLength(redacted)
+    // Never split a UTF-16 surrogate pair between what is emitted and what is held.
+    const cut = redacted.length - hold
+    if (hold > 0 && cut > 0 && /[\uD800-\uDBFF]/.test(redacted.charAt(cut - 1))) hold++
     this.#pending = redacted.slice(redacted.length - hold)
     return redacted.slice(0, redacted.length - hold)
   }

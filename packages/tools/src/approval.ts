@@ -1,0 +1,102 @@
+import type { ToolContext, ToolSafety } from './tool.js'
+
+/** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
+export type ApprovalPolicy = 'all' | 'moderate' | 'dangerous' | 'none'
+
+/** What an approver is shown. */
+export interface ApprovalRequest {
+  readonly toolName: string
+  /** One human line (see {@link buildApprovalSummary}); secrets stay as unresolved tokens. */
+  readonly summary: string
+  readonly safety: ToolSafety
+  readonly params: unknown
+  readonly sessionKey?: string
+}
+
+/**
+ * Asks a human. Implemented by the server's channels (Telegram inline buttons, …) or by an MCP
+ * host. `true` approves; `false`, `undefined`, a thrown error or no answer in time all deny.
+ */
+export interface ApprovalGate {
+  request(request: ApprovalRequest, options: { readonly signal: AbortSignal }): Promise<boolean | undefined>
+}
+
+/** True when a call of this safety needs approval under `policy`. */
+export function requiresApproval(policy: ApprovalPolicy, safety: ToolSafety): boolean {
+  switch (policy) {
+    case 'all':
+      return true
+    case 'moderate':
+      return safety !== 'safe'
+    case 'dangerous':
+      return safety === 'dangerous'
+    case 'none':
+      return false
+  }
+}
+
+function clip(text: unknown, max: number): string {
+  const value = typeof text === 'string' ? text.replace(/\s+/g, ' ').trim() : String(text ?? '')
+  return value.length > max ? `${value.slice(0, max)}…` : value
+}
+
+function inlineWorkflowName(yaml: unknown): string {
+  if (typeof yaml !== 'string') return '(unnamed)'
+  const match = /^name:\s*["']?([A-Za-z0-9_-]{1,64})["']?\s*$/m.exec(yaml)
+  return match?.[1] ?? '(unnamed)'
+}
+
+type Params = Readonly<Record<string, unknown>>
+
+const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
+  cron_add: (p) =>
+    `Create cron job: ${clip(p.name, 64)} (${clip(p.schedule_type, 16)}=${clip(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${clip(p.prompt, 160)}"`}`,
+  cron_pause: (p) => `Pause cron job: ${clip(p.id, 64)}`,
+  cron_resume: (p) => `Resume cron job: ${clip(p.id, 64)}`,
+  cron_remove: (p) => `Remove cron job and its history: ${clip(p.id, 64)}`,
+  bg_submit: (p) => `Submit background task: "${clip(p.prompt, 160)}"`,
+  bg_cancel: (p) => `Cancel background task: ${clip(p.task_id, 64)}`,
+  workflow_run: (p) =>
+    p.file_path !== undefined
+      ? `Run workflow: ${clip(p.file_path, 200)}`
+      : `Run inline workflow: ${inlineWorkflowName(p.yaml_content)}`,
+  workflow_cancel: (p) => `Cancel workflow run: ${clip(p.run_id, 64)}`,
+  workflow_save: (p) =>
+    `Save workflow: ${clip(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML`,
+  manage_cron_jobs: (p) => {
+    const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
+    switch (p.action) {
+      case 'create':
+        return `Create cron job: ${clip(p.name, 64)} (${clip(p.scheduleType, 16)}=${clip(p.scheduleValue, 80)})${
+          config.command !== undefined
+            ? ` — command: ${clip(config.command, 160)}`
+            : config.prompt !== undefined
+              ? ` — prompt: "${clip(config.prompt, 160)}"`
+              : ''
+        }`
+      case 'update':
+        return `Update cron job: ${clip(p.id ?? p.name, 64)}`
+      case 'delete':
+        return `Delete cron job: ${clip(p.id ?? p.name, 64)}`
+      case 'trigger':
+        return `Trigger cron job now: ${clip(p.id ?? p.name, 64)}`
+      default:
+        return `Cron jobs: ${clip(p.action, 16)}`
+    }
+  },
+  exec: (p) => `Execute: ${clip(p.command, 200)}`,
+  exec_bg: (p) => `Execute in background: ${clip(p.command, 200)}`,
+  exec_write: (p) => `Send input to process ${clip(p.id, 64)}: ${clip(p.input, 80)}`,
+  exec_stop: (p) => `Stop process ${clip(p.id, 64)}`,
+}
+
+/**
+ * One human line describing a call, for an approval prompt: `Create cron job: backup (cron=0 3
+ * * * *)`, `Run workflow: flows/report.flow.yaml`, `Execute: <command, first 200 chars>`. Secret
+ * references appear as written (unresolved).
+ */
+export function buildApprovalSummary(toolName: string, params: unknown): string {
+  const summary = SUMMARIES[toolName]
+  const record = (typeof params === 'object' && params !== null ? params : {}) as Params
+  return summary === undefined ? `Call ${toolName}` : summary(record)
+}

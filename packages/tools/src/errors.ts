@@ -1,0 +1,39 @@
+/** Codes of errors a tool call can end with. */
+export type ToolErrorCode =
+  /** Parameters failed validation; `issues` names each field and what is accepted. */
+  | 'TOOL_INVALID_PARAMETERS'
+  /** No tool with that name. */
+  | 'TOOL_NOT_FOUND'
+  /** The approval policy required approval and it was not given (or not answered). */
+  | 'TOOL_DENIED'
+  /** The handler failed; the message says why (never with secret values). */
+  | 'TOOL_FAILED'
+  /** The call was canceled through its signal. */
+  | 'TOOL_CANCELED'
+
+const brand = Symbol.for('lango.error')
+
+/** An error raised inside a handler that should reach the model with a code. */
+export class ToolError extends Error {
+  override readonly name = 'ToolError'
+  readonly [brand] = true
+  readonly data?: Readonly<Record<string, unknown>>
+
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+    options?: { cause?: unknown; data?: Record<string, unknown> },
+  ) {
+    super(message, { cause: options?.cause })
+    if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
+  }
+
+  static is(value: unknown): value is ToolError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      brand in value &&
+      (value as { name?: unknown }).name === 'ToolError'
+    )
+  }
+}

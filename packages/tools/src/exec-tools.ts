@@ -1,0 +1,207 @@
+import * as v from 'valibot'
+import { type AnyTool, defineTool } from './tool.js'
+
+/** The result of a finished command, as `@lango/exec`'s `run` and `runWithPty` return it. */
+export interface ExecRunOutcome {
+  readonly exitCode: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly timedOut: boolean
+  readonly durationMs: number
+  readonly truncated: boolean
+}
+
+/** Options the exec tools pass to a run. */
+export interface ExecRunRequest {
+  readonly cwd?: string
+  readonly env?: Readonly<Record<string, string>>
+  readonly envSource: 'agent'
+  readonly timeoutMs: number
+  readonly signal?: AbortSignal
+  readonly stripAnsi?: boolean
+}
+
+/** A background process as `@lango/exec`'s `BackgroundProcess` exposes it. */
+export interface ExecBackgroundProcess {
+  readonly id: string
+  readonly pid: number
+  readonly command: string
+  readonly status: string
+  readonly exitCode: number | null
+  read(offset?: number, maxBytes?: number): { output: string; nextOffset: number; droppedBytes: number }
+  write(input: string): void
+  kill(): Promise<{ status: string }>
+  snapshot(): { startedAt: number; endedAt: number | null }
+}
+
+/** What the exec tools need; `@lango/exec` provides every member (`run`, `runWithPty`, a `ProcessRegistry`, `blockLangoExec`). */
+export interface ExecToolsBackend {
+  run(command: string, options: ExecRunRequest): Promise<ExecRunOutcome>
+  /** Needed for `pty: true` in `exec`. */
+  runWithPty?(command: string, options: ExecRunRequest): Promise<ExecRunOutcome>
+  readonly registry: {
+    start(
+      command: string,
+      options: { cwd?: string; env?: Readonly<Record<string, string>>; envSource: 'agent'; pty?: boolean },
+    ): Promise<ExecBackgroundProcess>
+    require(id: string): ExecBackgroundProcess
+  }
+  blockLangoExec(
+    command: string,
+    options: { automationAvailable: boolean | { cron?: boolean; background?: boolean; workflow?: boolean } },
+  ): string
+}
+
+/** Options for {@link createExecTools}. */
+export interface ExecToolsOptions {
+  readonly backend: ExecToolsBackend
+  /** Which automation features exist, for the guard's guidance (default: all). */
+  readonly automationAvailable?: boolean | { cron?: boolean; background?: boolean; workflow?: boolean }
+  /** Default timeout of `exec` in seconds (default 30). */
+  readonly defaultTimeoutSeconds?: number
+  /** The most an agent may ask for (default 600). */
+  readonly maxTimeoutSeconds?: number
+  /** Largest output chunk `exec_status` returns per call (default 64 KiB). */
+  readonly maxStatusBytes?: number
+}
+
+const command = v.pipe(
+  v.string('command must be a string'),
+  v.minLength(1, 'command must not be empty'),
+  v.maxLength(16 * 1024, 'command must be at most 16384 characters'),
+)
+const cwd = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096)))
+const env = v.optional(
+  v.pipe(
+    v.record(v.pipe(v.string(), v.maxLength(128)), v.pipe(v.string(), v.maxLength(32 * 1024))),
+    v.check((value) => Object.keys(value).length <= 64, 'env may set at most 64 variables'),
+  ),
+)
+const processId = v.pipe(v.string('id must be a string'), v.minLength(1), v.maxLength(128))
+
+/** The five exec tools of the contract: `exec`, `exec_bg`, `exec_status`, `exec_write`, `exec_stop`. */
+export function createExecTools(options: ExecToolsOptions): AnyTool[] {
+  const { backend } = options
+  const automationAvailable = options.automationAvailable ?? true
+  const maxTimeout = options.maxTimeoutSeconds ?? 600
+  const defaultTimeout = Math.min(options.defaultTimeoutSeconds ?? 30, maxTimeout)
+  const maxStatusBytes = options.maxStatusBytes ?? 64 * 1024
+  const guard = (text: string) => backend.blockLangoExec(text, { automationAvailable })
+
+  const exec = defineTool({
+    name: 'exec',
+    description:
+      'Run a shell command (/bin/sh -c) and wait for it. Returns exit_code, stdout, stderr, timed_out, duration_ms and truncated; a non-zero exit_code is a normal result to read, not a tool error. Use pty for programs that need a terminal. Never use it to run the lango CLI.',
+    safety: 'dangerous',
+    parameters: v.strictObject({
+      command,
+      timeout: v.optional(
+        v.pipe(
+          v.number('timeout must be a number of seconds'),
+          v.minValue(1, 'timeout must be at least 1 second'),
+          v.maxValue(maxTimeout, `timeout must be at most ${maxTimeout} seconds`),
+        ),
+      ),
+      cwd,
+      env,
+      pty: v.optional(v.boolean()),
+      strip_ansi: v.optional(v.boolean()),
+    }),
+    async handler(params, context) {
+      const message = guard(params.command)
+      if (message !== '') return { blocked: true, message }
+      const request: ExecRunRequest = {
+        cwd: params.cwd,
+        env: params.env,
+        envSource: 'agent',
+        timeoutMs: (params.timeout ?? defaultTimeout) * 1000,
+        signal: context.signal,
+        stripAnsi: params.strip_ansi,
+      }
+      if (params.pty === true && backend.runWithPty === undefined)
+        throw new Error('PTY execution is not available here')
+      const result =
+        params.pty === true && backend.runWithPty !== undefined
+          ? await backend.runWithPty(params.command, request)
+          : await backend.run(params.command, request)
+      return {
+        exit_code: result.exitCode,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        timed_out: result.timedOut,
+        duration_ms: Math.round(result.durationMs),
+        truncated: result.truncated,
+      }
+    },
+  })
+
+  const execBackground = defineTool({
+    name: 'exec_bg',
+    description:
+      'Start a shell command in the background and return its id at once. Read its output with exec_status, answer prompts of a pty session with exec_write, stop it with exec_stop.',
+    safety: 'dangerous',
+    parameters: v.strictObject({ command, cwd, env, pty: v.optional(v.boolean()) }),
+    async handler(params) {
+      const message = guard(params.command)
+      if (message !== '') return { blocked: true, message }
+      const process = await backend.registry.start(params.command, {
+        cwd: params.cwd,
+        env: params.env,
+        envSource: 'agent',
+        pty: params.pty,
+      })
+      return { id: process.id, pid: process.pid, status: process.status }
+    },
+  })
+
+  const execStatus = defineTool({
+    name: 'exec_status',
+    description:
+      'Status and output of a background process. Pass the previous next_offset as offset to read only new output; dropped_bytes says how much was overwritten before you read it.',
+    safety: 'safe',
+    parameters: v.strictObject({
+      id: processId,
+      offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+    }),
+    async handler(params) {
+      const process = backend.registry.require(params.id)
+      const read = process.read(params.offset ?? 0, maxStatusBytes)
+      const snapshot = process.snapshot()
+      return {
+        id: process.id,
+        command: process.command,
+        status: process.status,
+        exit_code: process.exitCode,
+        output: read.output,
+        next_offset: read.nextOffset,
+        dropped_bytes: read.droppedBytes,
+        started_at: new Date(snapshot.startedAt).toISOString(),
+        ended_at: snapshot.endedAt === null ? null : new Date(snapshot.endedAt).toISOString(),
+      }
+    },
+  })
+
+  const execWrite = defineTool({
+    name: 'exec_write',
+    description: 'Type input into a pty background session (end a line with \\r, as Enter would).',
+    safety: 'dangerous',
+    parameters: v.strictObject({ id: processId, input: v.pipe(v.string(), v.maxLength(16 * 1024)) }),
+    async handler(params) {
+      backend.registry.require(params.id).write(params.input)
+      return { id: params.id, written: Buffer.byteLength(params.input) }
+    },
+  })
+
+  const execStop = defineTool({
+    name: 'exec_stop',
+    description: 'Stop a background process and everything it started.',
+    safety: 'dangerous',
+    parameters: v.strictObject({ id: processId }),
+    async handler(params) {
+      const snapshot = await backend.registry.require(params.id).kill()
+      return { id: params.id, status: snapshot.status }
+    },
+  })
+
+  return [exec, execBackground, execStatus, execWrite, execStop]
+}

@@ -1,0 +1,123 @@
+import * as v from 'valibot'
+import { type ApprovalGate, type ApprovalPolicy, buildApprovalSummary, requiresApproval } from './approval.js'
+import { ToolError, type ToolErrorCode } from './errors.js'
+import { type AnyTool, callSafety, type ToolContext } from './tool.js'
+
+/** A parameter problem: the field's path and what is wrong and accepted. */
+export interface ParameterIssue {
+  readonly path: string
+  readonly message: string
+}
+
+/** The outcome of a call; a tool call never throws past this boundary. */
+export type ToolCallOutcome =
+  | { readonly ok: true; readonly result: unknown }
+  | {
+      readonly ok: false
+      readonly error: {
+        readonly code: ToolErrorCode
+        readonly message: string
+        readonly issues?: readonly ParameterIssue[]
+        /** The failing service's own error code (e.g. `EXEC_INVALID_CWD`, `CRON_INVALID_EXPRESSION`). */
+        readonly reason?: string
+      }
+    }
+
+/** How {@link invokeTool} applies approval. */
+export interface InvokeOptions {
+  /** Default `dangerous`. */
+  readonly policy?: ApprovalPolicy
+  /** Without a gate, any call that needs approval is denied. */
+  readonly gate?: ApprovalGate
+  /** No answer within this time denies (default 5 minutes). */
+  readonly approvalTimeoutMs?: number
+}
+
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  const keys = issue.path?.map((item) => String(item.key)) ?? []
+  return keys.length === 0 ? '(parameters)' : keys.join('.')
+}
+
+/** Formats valibot issues as `field: what is wrong`, one per problem. */
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): ParameterIssue[] {
+  return issues.map((issue) => ({ path: issuePath(issue), message: issue.message }))
+}
+
+function failure(code: ToolErrorCode, message: string, issues?: ParameterIssue[]): ToolCallOutcome {
+  return { ok: false, error: issues === undefined ? { code, message } : { code, message, issues } }
+}
+
+async function askGate(
+  gate: ApprovalGate | undefined,
+  request: Parameters<ApprovalGate['request']>[0],
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (gate === undefined) return false
+  const timeout = AbortSignal.timeout(timeoutMs)
+  const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
+  let onAbort: (() => void) | undefined
+  try {
+    const answer = await Promise.race([
+      gate.request(request, { signal: combined }),
+      new Promise<undefined>((resolve) => {
+        onAbort = () => resolve(undefined)
+        combined.addEventListener('abort', onAbort, { once: true })
+      }),
+    ])
+    return answer === true
+  } catch {
+    return false
+  } finally {
+    if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
+  }
+}
+
+/**
+ * Validates parameters, applies the approval policy, runs the handler and turns every failure
+ * into a tool error result: the one way hosts should call a tool.
+ */
+export async function invokeTool(
+  tool: AnyTool,
+  params: unknown,
+  context: ToolContext = {},
+  options: InvokeOptions = {},
+): Promise<ToolCallOutcome> {
+  const parsed = v.safeParse(tool.parameters, params ?? {})
+  if (!parsed.success) {
+    const issues = describeIssues(parsed.issues)
+    return failure(
+      'TOOL_INVALID_PARAMETERS',
+      `invalid parameters for ${tool.name}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+      issues,
+    )
+  }
+  const safety = callSafety(tool, parsed.output)
+  if (requiresApproval(options.policy ?? 'dangerous', safety)) {
+    const summary = buildApprovalSummary(tool.name, parsed.output)
+    const approved = await askGate(
+      options.gate,
+      { toolName: tool.name, summary, safety, params: parsed.output, sessionKey: context.sessionKey },
+      options.approvalTimeoutMs ?? 5 * 60 * 1000,
+      context.signal,
+    )
+    if (!approved) return failure('TOOL_DENIED', `not approved: ${summary}`)
+  }
+  try {
+    if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
+    return { ok: true, result: await tool.handler(parsed.output, context) }
+  } catch (error) {
+    if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
+    if (ToolError.is(error)) return failure(error.code, error.message)
+    const message = error instanceof Error ? error.message : String(error)
+    const reason = (error as { code?: unknown } | null)?.code
+    return {
+      ok: false,
+      error: {
+        code: 'TOOL_FAILED',
+        message: `${tool.name} failed: ${message}`,
+        ...(typeof reason === 'string' ? { reason } : {}),
+      },
+    }
+  }
+}
