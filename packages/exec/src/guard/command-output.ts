@@ -5,7 +5,7 @@ import {
   decodeHex,
   formatPrintf,
   normalizeProgramName,
-} from './shell-text.ts'
+} from './shell-text.js'
 
 /** Upper bound on the candidate outputs kept per command, so a crafted pipeline stays cheap. */
 const MAX_OUTPUTS = 8
@@ -16,7 +16,7 @@ const MAX_OUTPUTS = 8
  */
 export function literalWordValue(word: Word): string | undefined {
   const parts = word.parts
-  if (parts === undefined) return word.value
+  if (parts === undefined) return hasUnparsedExpansion(word) ? undefined : word.value
   for (const part of parts) {
     switch (part.type) {
       case 'Literal':
@@ -34,17 +34,23 @@ export function literalWordValue(word: Word): string | undefined {
   return word.value
 }
 
+/**
+ * True for a word the parser left as plain text although it holds an expansion: that happens past
+ * the parser's nesting limit, so its value is unknown rather than literal.
+ */
+export function hasUnparsedExpansion(word: Word): boolean {
+  return word.parts === undefined && /(?<!\\)(?:\$[({]|`)/.test(word.text)
+}
+
 /** The text fed to a command's stdin by its here-documents and here-strings, if any. */
 export function redirectInputs(redirects: readonly Redirection[]): string[] | undefined {
-  let inputs: string[] | undefined
+  const inputs: string[] = []
   for (const redirect of redirects) {
-    if (redirect.type === 'HereString' && redirect.target !== undefined) {
-      inputs = [...(inputs ?? []), `${redirect.target.value}\n`]
-    } else if (redirect.type === 'HereDoc') {
-      inputs = [...(inputs ?? []), redirect.body.text]
-    }
+    if (redirect.type === 'HereString' && redirect.target !== undefined)
+      inputs.push(`${redirect.target.value}\n`)
+    else if (redirect.type === 'HereDoc') inputs.push(redirect.body.text)
   }
-  return inputs
+  return inputs.length === 0 ? undefined : inputs
 }
 
 /**
@@ -60,15 +66,37 @@ export function scriptOutputs(script: ParsedScript | undefined): string[] | unde
   return undefined
 }
 
-/** Folds {@link scriptOutputs} over the stages of a pipeline; `undefined` as soon as one is unknown. */
+/** Folds {@link nextPipelineOutputs} over the stages of a pipeline; `undefined` once one is unknown. */
 export function pipelineOutputs(commands: readonly CommandNode[]): string[] | undefined {
   let outputs: string[] | undefined
   for (const node of commands) {
-    if (node.type !== 'Command') return undefined
-    outputs = commandOutputs(node, outputs)
+    outputs = nextPipelineOutputs(node, outputs)
     if (outputs === undefined) return undefined
   }
   return outputs
+}
+
+/** What one pipeline stage prints given what the previous stages printed (`piped`), when knowable. */
+export function nextPipelineOutputs(
+  node: CommandNode,
+  piped: readonly string[] | undefined,
+): string[] | undefined {
+  if (node.type === 'Command') return commandOutputs(node, piped)
+  if (node.type !== 'BraceGroup' && node.type !== 'Subshell') return undefined
+  // `{ echo a; echo b; }`: the statements' outputs in order, when each one is known.
+  let combined = ['']
+  for (const statement of node.body.commands) {
+    const inner = statement.command
+    const outputs =
+      inner.type === 'Pipeline'
+        ? pipelineOutputs(inner.commands)
+        : inner.type === 'AndOr'
+          ? undefined
+          : nextPipelineOutputs(inner, piped)
+    if (outputs === undefined || outputs.length === 0) return undefined
+    combined = combined.flatMap((before) => outputs.map((output) => before + output)).slice(0, MAX_OUTPUTS)
+  }
+  return combined
 }
 
 function commandOutputs(command: Command, piped: readonly string[] | undefined): string[] | undefined {
@@ -115,6 +143,6 @@ function reverse(line: string): string {
   return Array.from(line).reverse().join('')
 }
 
-function bounded(outputs: string[] | undefined): string[] | undefined {
+function bounded(outputs: readonly string[] | undefined): string[] | undefined {
   return outputs === undefined ? undefined : outputs.slice(0, MAX_OUTPUTS)
 }

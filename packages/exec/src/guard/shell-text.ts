@@ -89,6 +89,9 @@ export function decodeBackslashEscapes(text: string): string {
   )
 }
 
+/** Longest text the guard derives from a command (printf output), in UTF-16 code units. */
+const MAX_DERIVED_TEXT = 64 * 1024
+
 /**
  * What `printf FORMAT ARGS…` prints, approximately: escapes decoded, `%s`-style conversions filled
  * from the arguments, the format reused while arguments remain (bounded).
@@ -97,9 +100,10 @@ export function formatPrintf(format: string, values: readonly string[]): string 
   const decoded = decodeBackslashEscapes(format)
   let output = ''
   let next = 0
-  for (let round = 0; round <= values.length; round++) {
+  // Reusing the format for every argument could multiply the input; stop at the guard's input cap.
+  for (let round = 0; round <= values.length && output.length <= MAX_DERIVED_TEXT; round++) {
     let consumed = false
-    output += decoded.replace(/%(?:%|[-+ #0]*\d*(?:\.\d*)?([a-zA-Z]))/g, (whole, conversion?: string) => {
+    output += decoded.replace(/%(?:%|[-+ #0]*\d*(?:\.\d*)?([a-zA-Z]))/g, (_whole, conversion?: string) => {
       if (conversion === undefined) return '%'
       consumed = true
       const value = values[next++] ?? ''
@@ -138,6 +142,8 @@ export interface TokenScanResult {
  */
 export function scanTokensForLango(text: string): TokenScanResult {
   const tokens = text
+    // `${NAME:-WORD}` and friends: keep WORD as a token of its own.
+    .replace(/\$\{[#!]?[A-Za-z0-9_@*?]*(?:\[[^\]]*\])?(?::?[-=+?]|[#%]{1,2}|\/{1,2}|[\^,]{1,2})?/g, ' ')
     .split(/[\s;&|()<>`{}!]+/)
     .map((token) => token.replace(/['"\\]/g, '').replace(/^\$/, ''))
     .filter((token) => token !== '')

@@ -1,5 +1,5 @@
 import type { DoubleQuotedChild, ParameterExpansionPart, Word, WordPart } from 'unbash'
-import { literalWordValue, scriptOutputs } from './command-output.ts'
+import { hasUnparsedExpansion, literalWordValue, scriptOutputs } from './command-output.js'
 
 /**
  * A word's possible expansions, as glob-like patterns over single characters (lower-cased) and
@@ -11,6 +11,8 @@ export const ANY = 0
 export const ONE = 1
 /** A run-time value unknown from the text (a variable that is never assigned, `$(curl …)`). */
 export const DYNAMIC = 2
+/** End of the first field of an unquoted expansion (`c="lango cron"; $c` runs `lango`): later pieces are ignored. */
+export const END = 3
 
 /** A bracket expression such as `[a-c]` or `[!x]`. */
 export interface CharacterClass {
@@ -20,7 +22,7 @@ export interface CharacterClass {
 }
 
 /** One element of a {@link WordPattern}. */
-export type PatternPiece = string | typeof ANY | typeof ONE | typeof DYNAMIC | CharacterClass
+export type PatternPiece = string | typeof ANY | typeof ONE | typeof DYNAMIC | typeof END | CharacterClass
 
 /** One possible expansion of a word. */
 export type WordPattern = readonly PatternPiece[]
@@ -39,10 +41,10 @@ const MAX_PATTERNS = 32
 const TARGETS = ['lango', 'lango.exe', 'lango.cmd', 'lango.bat', 'lango.com'] as const
 
 /** The patterns a word may expand to, bounded by {@link MAX_PATTERNS}. */
-export function wordPatterns(word: Word, scope: WordScope): WordPattern[] {
+export function wordPatterns(word: Word, scope: WordScope): PatternPiece[][] {
   const parts = word.parts
-  if (parts === undefined) return [characters(word.value)]
-  return concatenate(parts.map((part) => partPatterns(part, scope)))
+  if (parts === undefined) return hasUnparsedExpansion(word) ? [[DYNAMIC]] : [characters(word.value)]
+  return concatenate(parts.map((part) => partPatterns(part, scope, false)))
 }
 
 /**
@@ -53,15 +55,9 @@ export function wordPatterns(word: Word, scope: WordScope): WordPattern[] {
 export function matchLango(patterns: readonly WordPattern[]): 'static' | 'dynamic' | undefined {
   let dynamic = false
   for (const pattern of patterns) {
-    for (let start = 0; start <= pattern.length; start++) {
-      const previous = pattern[start - 1]
-      const atBoundary = start === 0 || previous === '/' || previous === '\\'
-      // An unknown value may carry its own directory prefix, so a match may also begin inside it.
-      if (!atBoundary && pattern[start] !== DYNAMIC) continue
-      for (const target of TARGETS) {
-        if (atBoundary && matchesFrom(pattern, start, target, false)) return 'static'
-        if (!dynamic && matchesFrom(pattern, start, target, true)) dynamic = true
-      }
+    for (const target of TARGETS) {
+      if (scanPattern(pattern, target, false)) return 'static'
+      if (!dynamic && scanPattern(pattern, target, true)) dynamic = true
     }
   }
   return dynamic ? 'dynamic' : undefined
@@ -71,22 +67,32 @@ export function matchLango(patterns: readonly WordPattern[]): 'static' | 'dynami
 export function patternText(pattern: WordPattern): string | undefined {
   let text = ''
   for (const piece of pattern) {
+    if (piece === END) break
     if (typeof piece !== 'string') return undefined
     text += piece
   }
   return text
 }
 
-function matchesFrom(pattern: WordPattern, start: number, target: string, allowDynamic: boolean): boolean {
-  // Bit k set: the first k characters of target can be produced so far.
-  let states = 1
+/**
+ * One left-to-right pass that tries every start at once (an NFA over target positions held in a bit
+ * set): a basename starts at the beginning, after a `/`, or, when unknown values may match, inside
+ * one, since an unknown value may carry its own directory prefix. Linear in the pattern length.
+ */
+function scanPattern(pattern: WordPattern, target: string, allowDynamic: boolean): boolean {
   const full = 1 << target.length
-  for (let index = start; index < pattern.length && states !== 0; index++) {
+  const mask = (full << 1) - 1
+  let states = 0
+  for (let index = 0; index < pattern.length; index++) {
     const piece = pattern[index] as PatternPiece
+    if (piece === END) break
+    const previous = pattern[index - 1]
+    if (index === 0 || previous === '/' || previous === '\\' || (allowDynamic && piece === DYNAMIC))
+      states |= 1
+    if (states === 0) continue
     let next = 0
     if (piece === ANY || (piece === DYNAMIC && allowDynamic)) {
-      const lowest = states & -states
-      next = (full << 1) - lowest // every position at or after the lowest reachable one
+      next = (full << 1) - (states & -states) // every position at or after the lowest reachable one
     } else if (piece !== DYNAMIC) {
       for (let position = 0; position < target.length; position++) {
         if ((states & (1 << position)) === 0) continue
@@ -96,8 +102,9 @@ function matchesFrom(pattern: WordPattern, start: number, target: string, allowD
         }
       }
     }
-    states = next & ((full << 1) - 1)
+    states = next & mask
   }
+  if (pattern.length === 0) return false
   return (states & full) !== 0
 }
 
@@ -112,24 +119,28 @@ function characters(text: string): string[] {
   return Array.from(text.toLowerCase())
 }
 
-function concatenate(alternatives: readonly (readonly WordPattern[])[]): WordPattern[] {
-  let patterns: WordPattern[] = [[]]
+function concatenate(alternatives: readonly (readonly WordPattern[])[]): PatternPiece[][] {
+  // Accumulators are extended in place: copying them per part would be quadratic in the word length.
+  let patterns: PatternPiece[][] = [[]]
   for (const options of alternatives) {
-    if (options.length === 1) {
-      const only = options[0] as WordPattern
-      patterns = patterns.map((pattern) => [...pattern, ...only])
+    const only = options.length === 1 ? options[0] : undefined
+    if (only !== undefined || patterns.length * options.length > MAX_PATTERNS) {
+      for (const pattern of patterns) {
+        if (only === undefined) pattern.push(DYNAMIC)
+        else for (const piece of only) pattern.push(piece)
+      }
       continue
     }
-    if (patterns.length * options.length > MAX_PATTERNS) {
-      patterns = patterns.map((pattern) => [...pattern, DYNAMIC])
-      continue
+    const next: PatternPiece[][] = []
+    for (const pattern of patterns) {
+      for (const option of options) next.push([...pattern, ...option])
     }
-    patterns = patterns.flatMap((pattern) => options.map((option) => [...pattern, ...option]))
+    patterns = next
   }
   return patterns
 }
 
-function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope): WordPattern[] {
+function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quoted: boolean): WordPattern[] {
   switch (part.type) {
     case 'Literal':
     case 'SingleQuoted':
@@ -137,20 +148,19 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope): Wor
       return [characters(part.value)]
     case 'DoubleQuoted':
     case 'LocaleString':
-      return concatenate(part.parts.map((child) => partPatterns(child, scope)))
+      return concatenate(part.parts.map((child) => partPatterns(child, scope, true)))
     case 'SimpleExpansion':
-      return valuePatterns(variableValues(part.text.replace(/^\$\{?|\}$/g, ''), scope))
+      return fields(valuePatterns(variableValues(part.text.replace(/^\$\{?|\}$/g, ''), scope)), scope, quoted)
     case 'ParameterExpansion':
-      return parameterPatterns(part, scope)
+      return fields(parameterPatterns(part, scope), scope, quoted)
     case 'CommandExpansion': {
       const outputs = scriptOutputs(part.script)
       if (outputs === undefined) return [[DYNAMIC]]
-      // Unquoted output is split into words, so its first word may be the program name too.
-      return outputs.flatMap((output) => {
-        const trimmed = output.replace(/\n+$/, '')
-        const first = trimmed.trim().split(/\s+/)[0] ?? ''
-        return first === trimmed ? [characters(trimmed)] : [characters(trimmed), characters(first)]
-      })
+      return fields(
+        outputs.map((output) => characters(output.replace(/\n+$/, ''))),
+        scope,
+        quoted,
+      )
     }
     case 'ArithmeticExpansion':
       return [['0']]
@@ -165,6 +175,26 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope): Wor
     case 'BraceExpansion':
       return braceExpansionPatterns(part.text)
   }
+}
+
+/**
+ * Unquoted expansions are split into fields on IFS, so only the first field is the program name:
+ * keep the whole value and add the first field, cut with {@link END}. Splits on blanks and on any IFS
+ * value the text assigns.
+ */
+function fields(patterns: WordPattern[], scope: WordScope, quoted: boolean): WordPattern[] {
+  if (quoted) return patterns
+  const separators = new Set([' ', '\t', '\n', ...(scope.variableValues('IFS') ?? []).flatMap((value) => Array.from(value))])
+  const result: WordPattern[] = []
+  for (const pattern of patterns) {
+    result.push(pattern)
+    let start = 0
+    while (start < pattern.length && separators.has(pattern[start] as string)) start++
+    let end = start
+    while (end < pattern.length && !separators.has(pattern[end] as string)) end++
+    if (start > 0 || end < pattern.length) result.push([...pattern.slice(start, end), END])
+  }
+  return result.length > MAX_PATTERNS ? result.slice(0, MAX_PATTERNS) : result
 }
 
 function variableValues(name: string, scope: WordScope): readonly string[] | undefined {
@@ -196,7 +226,8 @@ function parameterPatterns(part: ParameterExpansionPart, scope: WordScope): Word
       if (operation.operator === '+' || operation.operator === ':+') return [...operand, []]
       if (operation.operator === '?' || operation.operator === ':?') return valuePatterns(values)
       // An unassigned variable may still come from the environment: keep an unknown alternative.
-      return [...(values === undefined ? [[DYNAMIC]] : valuePatterns(values)), ...operand]
+      const unknown: WordPattern[] = [[DYNAMIC]]
+      return [...(values === undefined ? unknown : valuePatterns(values)), ...operand]
     }
     case 'CaseModification':
       return valuePatterns(values)
@@ -222,12 +253,18 @@ function parameterPatterns(part: ParameterExpansionPart, scope: WordScope): Word
       if (values === undefined || search === undefined || replacement === undefined || /[*?[]/.test(search)) {
         return [[DYNAMIC]]
       }
-      return valuePatterns(values.map((value) => replaceValue(value, search, replacement, operation.operator)))
+      return valuePatterns(
+        values.map((value) => replaceValue(value, search, replacement, operation.operator)),
+      )
     }
     case 'Slice': {
       const offset = Number(literalWordValue(operation.offset))
       const length = operation.length === undefined ? undefined : Number(literalWordValue(operation.length))
-      if (values === undefined || !Number.isInteger(offset) || (length !== undefined && !Number.isInteger(length))) {
+      if (
+        values === undefined ||
+        !Number.isInteger(offset) ||
+        (length !== undefined && !Number.isInteger(length))
+      ) {
         return [[DYNAMIC]]
       }
       return valuePatterns(
@@ -273,7 +310,8 @@ function braceExpansionPatterns(text: string): WordPattern[] {
     const from = (range[1] as string).toLowerCase().charCodeAt(0)
     const to = (range[2] as string).toLowerCase().charCodeAt(0)
     const letters: WordPattern[] = []
-    for (let code = Math.min(from, to); code <= Math.max(from, to); code++) letters.push([String.fromCharCode(code)])
+    for (let code = Math.min(from, to); code <= Math.max(from, to); code++)
+      letters.push([String.fromCharCode(code)])
     return letters
   }
   const options: string[] = []

@@ -1,0 +1,395 @@
+import type { Assignment, Command, ParsedScript, Pipeline, SyntaxNode, Word } from 'unbash'
+import { forEachChild, parse } from 'unbash'
+import { literalWordValue, nextPipelineOutputs, redirectInputs, scriptOutputs } from './command-output.js'
+import { type Argument, type RunnerResult, runnerFor, type ScriptRun } from './runners.js'
+import {
+  containsLangoWord,
+  normalizeProgramName,
+  scanTokensForLango,
+  stripShellQuoting,
+  wordAfterLango,
+} from './shell-text.js'
+import { matchLango, patternText, type WordScope, wordPatterns } from './word-shape.js'
+
+/** Why the guard considers a command a lango invocation. */
+export type LangoFindingReason =
+  /** A program named lango in command position, directly or behind a runner (`sudo`, `sh -c`, …). */
+  | 'command'
+  /** A shell, interpreter or package runner executes a file or package named lango. */
+  | 'script'
+  /** A shell function named lango is defined. */
+  | 'function'
+  /** The program name is computed at run time and the text names lango (§6.2 item 6). */
+  | 'ambiguous'
+  /** A standalone word lango appears in code for another interpreter (`python -c`, `node -e`). */
+  | 'interpreter-code'
+  /** The text does not parse and one of its tokens is lango (§6.2 item 8). */
+  | 'parse-error'
+  /** The text is longer than {@link MAX_GUARD_INPUT_LENGTH}. */
+  | 'too-long'
+  /** Nested shells, eval or runners go deeper than the guard follows, or the work budget ran out. */
+  | 'too-complex'
+
+/** A lango invocation found in a command line. */
+export interface LangoFinding {
+  readonly reason: LangoFindingReason
+  /** The first operand after lango's global options, lower-cased, when the text fixes it. */
+  readonly subcommand: string | undefined
+}
+
+/** Longest command (in UTF-16 code units) the guard analyses; longer ones are blocked. */
+export const MAX_GUARD_INPUT_LENGTH = 64 * 1024
+
+/** How many times shell code may be parsed again inside itself (`sh -c`, `eval`, piped code). */
+export const MAX_GUARD_NESTING = 8
+
+/** Characters parsed in total, nested strings included, before the guard gives up and blocks. */
+const PARSE_BUDGET = 1024 * 1024
+
+/** Runner hops (`env sudo nohup …`) followed per command word before the guard blocks. */
+const MAX_RUNNER_HOPS = 64
+
+/** lango global options that take a value, so `lango --config x cron` still finds `cron`. */
+const LANGO_VALUE_OPTIONS = new Set([
+  '--config',
+  '--profile',
+  '--data-dir',
+  '--home',
+  '--log-level',
+  '--log-format',
+])
+
+/** Words that may hold nested code: parameter, command, arithmetic and process substitutions. */
+const NESTED_CODE = /[$`]|[<>]\(/
+
+interface State {
+  finding: LangoFinding | undefined
+  budget: number
+}
+
+/** What a command's stdin carries, when the text shows it. */
+interface Input {
+  /** Text piped or redirected in (here-documents, here-strings, `echo … |`). */
+  readonly texts: readonly string[] | undefined
+  /** A file redirected in with `<`. */
+  readonly file: Argument | undefined
+}
+
+const NO_INPUT: Input = { texts: undefined, file: undefined }
+
+class Scope implements WordScope {
+  readonly state: State
+  readonly depth: number
+  readonly holdsLango: boolean
+  readonly scripts: readonly ParsedScript[]
+  readonly positional: readonly string[] | undefined
+  parseErrors = false
+
+  constructor(
+    state: State,
+    depth: number,
+    holdsLango: boolean,
+    scripts: readonly ParsedScript[],
+    positional: readonly string[] | undefined,
+  ) {
+    this.state = state
+    this.depth = depth
+    this.holdsLango = holdsLango
+    this.scripts = scripts
+    this.positional = positional
+  }
+
+  variableValues(name: string): readonly string[] | undefined {
+    let values: string[] | undefined
+    for (const script of this.scripts) {
+      const found = variablesOf(script).get(name)
+      if (found !== undefined) values = values === undefined ? [...found] : [...values, ...found]
+    }
+    return values
+  }
+}
+
+/**
+ * Reads `command` as bash and reports the first lango invocation it finds (SECURITY.md §6.2), or
+ * `undefined` when there is none. Pure and synchronous; its cost is bounded by the input cap, the
+ * nesting cap and a parse budget.
+ */
+export function findLangoInvocation(command: string): LangoFinding | undefined {
+  if (command.length > MAX_GUARD_INPUT_LENGTH) return { reason: 'too-long', subcommand: undefined }
+  const state: State = { finding: undefined, budget: PARSE_BUDGET }
+  try {
+    analyzeSource(command, undefined, state, undefined)
+  } catch {
+    // The parser or the walk failed on this input: fall back to the token scan, like a parse error.
+    const scan = scanTokensForLango(command)
+    return scan.found ? { reason: 'parse-error', subcommand: scan.nextToken } : undefined
+  }
+  return state.finding
+}
+
+function record(scope: Scope, reason: LangoFindingReason, subcommand?: string): void {
+  scope.state.finding ??= { reason, subcommand }
+}
+
+function analyzeSource(
+  text: string,
+  parent: Scope | undefined,
+  state: State,
+  positional: readonly string[] | undefined,
+): void {
+  if (state.finding !== undefined) return
+  const depth = parent === undefined ? 0 : parent.depth + 1
+  state.budget -= text.length
+  if (depth > MAX_GUARD_NESTING || state.budget < 0) {
+    state.finding = { reason: 'too-complex', subcommand: undefined }
+    return
+  }
+  const script = parse(text)
+  if (exceedsParserNesting(script)) {
+    state.finding = { reason: 'too-complex', subcommand: undefined }
+    return
+  }
+  const scope = new Scope(
+    state,
+    depth,
+    (parent?.holdsLango ?? false) || containsLangoWord(stripShellQuoting(text)),
+    [...(parent?.scripts ?? []), script],
+    positional,
+  )
+  walk(script, scope, undefined)
+  if (state.finding === undefined && scope.parseErrors) {
+    const scan = scanTokensForLango(text)
+    if (scan.found) state.finding = { reason: 'parse-error', subcommand: scan.nextToken }
+  }
+}
+
+function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefined): void {
+  if (scope.state.finding !== undefined) return
+  switch (node.type) {
+    case 'Script':
+      if (exceedsParserNesting(node)) {
+        record(scope, 'too-complex')
+        return
+      }
+      if (node.errors !== undefined && node.errors.length > 0) scope.parseErrors = true
+      break
+    case 'Command':
+      analyzeCommand(node, scope, input)
+      forEachChild(node, (child) => walk(child, scope, undefined))
+      return
+    case 'Pipeline':
+      walkPipeline(node, scope, input)
+      return
+    case 'Function': {
+      const name = literalWordValue(node.name)
+      if (name !== undefined && normalizeProgramName(name) === 'lango') record(scope, 'function')
+      break
+    }
+    case 'Redirected': {
+      const redirected = redirectInputs(node.redirects)
+      walk(node.command, scope, redirected === undefined ? input : [...(input ?? []), ...redirected])
+      for (const redirect of node.redirects) walk(redirect, scope, undefined)
+      return
+    }
+    case 'ArithmeticCommand':
+      // bash reads `((cmd))` as arithmetic, but dash and other POSIX shells run it as nested subshells.
+      analyzeSource(node.body, scope, scope.state, scope.positional)
+      break
+    case 'Word':
+      if (!NESTED_CODE.test(node.text)) return
+      break
+    case 'HereDocBody':
+      if (node.parts === undefined || !/[$`]/.test(node.text)) return
+      break
+    case 'CommandExpansion':
+    case 'ProcessSubstitution':
+    case 'ArithmeticCommandExpansion':
+      forEachChild(node, (child) => walk(child, scope, undefined))
+      return
+  }
+  forEachChild(node, (child) => walk(child, scope, input))
+}
+
+/** The parser stops descending past its nesting limit; what lies deeper is unseen, so fail closed. */
+function exceedsParserNesting(script: ParsedScript): boolean {
+  return script.errors?.some((error) => error.message.includes('nesting depth exceeded')) ?? false
+}
+
+function walkPipeline(node: Pipeline, scope: Scope, input: readonly string[] | undefined): void {
+  let piped = input
+  for (const stage of node.commands) {
+    walk(stage, scope, piped)
+    if (scope.state.finding !== undefined) return
+    piped = nextPipelineOutputs(stage, piped)
+  }
+}
+
+function wordArgument(word: Word): Argument {
+  return { literal: literalWordValue(word), loose: word.value, word }
+}
+
+function assignmentArgument(assignment: Assignment): Argument {
+  const prefix = `${assignment.name}${assignment.append ? '+=' : '='}`
+  const value = assignment.value
+  const literal = value.type === 'Word' ? literalWordValue(value) : undefined
+  return {
+    literal: literal === undefined ? undefined : prefix + literal,
+    loose: value.type === 'Word' ? prefix + value.value : assignment.text,
+    word: undefined,
+  }
+}
+
+function analyzeCommand(command: Command, scope: Scope, piped: readonly string[] | undefined): void {
+  const name = command.name
+  if (name === undefined) return
+  const argv: Argument[] = [wordArgument(name)]
+  for (const argument of command.suffix) {
+    if (argument.type === 'Word') argv.push(wordArgument(argument))
+    else if (argument.type === 'Assignment') argv.push(assignmentArgument(argument))
+  }
+  let texts = piped
+  let file: Argument | undefined
+  const redirected = redirectInputs(command.redirects)
+  if (redirected !== undefined) texts = [...(texts ?? []), ...redirected]
+  for (const redirect of command.redirects) {
+    const fromStdin =
+      redirect.descriptor === undefined ||
+      (redirect.descriptor.type === 'FileDescriptor' && redirect.descriptor.value === 0)
+    if (
+      redirect.type === 'Redirect' &&
+      (redirect.operator === '<' || redirect.operator === '<>') &&
+      fromStdin
+    ) {
+      if (redirect.target !== undefined) file = wordArgument(redirect.target)
+    }
+  }
+  analyzeArgv(argv, scope, texts === undefined && file === undefined ? NO_INPUT : { texts, file }, 0)
+}
+
+function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops: number): void {
+  if (scope.state.finding !== undefined) return
+  if (hops > MAX_RUNNER_HOPS) {
+    record(scope, 'too-complex')
+    return
+  }
+  const head = argv[0]
+  if (head === undefined) return
+  const program = resolveProgram(head, scope)
+  if (program.lango === 'static') {
+    record(scope, 'command', subcommandOf(argv.slice(1)))
+    return
+  }
+  if (program.lango === 'dynamic' && scope.holdsLango) {
+    record(scope, 'ambiguous')
+    return
+  }
+  for (const name of program.names) {
+    const result = runnerFor(name)?.(argv)
+    if (result !== undefined) applyRunner(result, scope, input, hops)
+    if (scope.state.finding !== undefined) return
+  }
+}
+
+function resolveProgram(
+  head: Argument,
+  scope: Scope,
+): { lango: 'static' | 'dynamic' | undefined; names: readonly string[] } {
+  if (head.literal !== undefined) {
+    const name = normalizeProgramName(head.literal)
+    return name === 'lango' ? { lango: 'static', names: [] } : { lango: undefined, names: [name] }
+  }
+  if (head.word === undefined) return { lango: undefined, names: [] }
+  const patterns = wordPatterns(head.word, scope)
+  const names = new Set<string>()
+  for (const pattern of patterns) {
+    const text = patternText(pattern)
+    if (text !== undefined) names.add(normalizeProgramName(text))
+    if (names.size >= 4) break
+  }
+  return { lango: matchLango(patterns), names: [...names] }
+}
+
+function applyRunner(result: RunnerResult, scope: Scope, input: Input, hops: number): void {
+  const state = scope.state
+  for (const inner of result.commands ?? []) analyzeArgv(inner, scope, input, hops + 1)
+  for (const code of result.shellCode ?? [])
+    analyzeSource(code.text, scope, state, code.positional ?? scope.positional)
+  for (const code of result.interpreterCode ?? []) checkInterpreterCode(code, scope)
+  for (const run of result.scripts ?? []) checkScript(run, scope)
+  if (result.stdin === 'shell') {
+    for (const text of input.texts ?? []) analyzeSource(text, scope, state, undefined)
+    if (input.file !== undefined) checkScript({ path: input.file, args: [], kind: 'shell' }, scope)
+  } else if (result.stdin === 'code') {
+    for (const text of input.texts ?? []) checkInterpreterCode(text, scope)
+    if (input.file !== undefined) checkScript({ path: input.file, args: [], kind: 'code' }, scope)
+  }
+}
+
+function checkInterpreterCode(code: string, scope: Scope): void {
+  if (containsLangoWord(code)) record(scope, 'interpreter-code', wordAfterLango(code))
+}
+
+function checkScript(run: ScriptRun, scope: Scope): void {
+  const path = run.path
+  if (path.literal !== undefined) {
+    if (normalizeProgramName(path.literal) === 'lango') record(scope, 'script', subcommandOf(run.args))
+    return
+  }
+  const word = path.word
+  if (word === undefined) return
+  const only = word.parts?.length === 1 ? word.parts[0] : undefined
+  if (only?.type === 'ProcessSubstitution' && only.operator === '<') {
+    // `bash <(echo …)`: the script is the substitution's output.
+    for (const text of scriptOutputs(only.script) ?? []) {
+      if (run.kind === 'shell') analyzeSource(text, scope, scope.state, undefined)
+      else if (run.kind === 'code') checkInterpreterCode(text, scope)
+    }
+    return
+  }
+  const lango = matchLango(wordPatterns(word, scope))
+  if (lango === 'static') record(scope, 'script', subcommandOf(run.args))
+  else if (lango === 'dynamic' && scope.holdsLango) record(scope, 'ambiguous')
+}
+
+/** The first operand after lango's global options, lower-cased; `undefined` when not fixed by the text. */
+function subcommandOf(args: readonly Argument[]): string | undefined {
+  for (let index = 0; index < args.length; index++) {
+    const text = args[index]?.literal
+    if (text === undefined) return undefined
+    const lower = text.toLowerCase()
+    if (lower === '--') return args[index + 1]?.literal?.toLowerCase()
+    if (lower.length > 1 && lower.startsWith('-')) {
+      if (!lower.includes('=') && LANGO_VALUE_OPTIONS.has(lower)) index++
+      continue
+    }
+    return lower
+  }
+  return undefined
+}
+
+const VARIABLES = new WeakMap<ParsedScript, ReadonlyMap<string, readonly string[]>>()
+
+/** Literal values assigned to each variable anywhere in a script (flow-insensitive, bounded), cached. */
+function variablesOf(script: ParsedScript): ReadonlyMap<string, readonly string[]> {
+  const cached = VARIABLES.get(script)
+  if (cached !== undefined) return cached
+  const variables = new Map<string, string[]>()
+  const add = (name: string, value: string | undefined): void => {
+    if (value === undefined) return
+    const values = variables.get(name) ?? []
+    if (values.length < 32 && !values.includes(value)) values.push(value)
+    variables.set(name, values)
+  }
+  const visit = (node: SyntaxNode): void => {
+    if (node.type === 'Assignment') {
+      if (node.value.type === 'Word') add(node.name, literalWordValue(node.value))
+      else for (const element of node.value.elements) add(node.name, literalWordValue(element))
+    } else if (node.type === 'For' || node.type === 'Select') {
+      for (const word of node.wordlist ?? []) add(node.name.value, literalWordValue(word))
+    }
+    forEachChild(node, visit)
+  }
+  visit(script)
+  VARIABLES.set(script, variables)
+  return variables
+}
