@@ -1,0 +1,125 @@
+// Per-task overhead of BackgroundManager against a plain limited Promise.all over the same functions.
+// Run after a build: `npx tsup && node bench/background.bench.mjs` (or `pnpm bench`).
+// Prints one line per metric: `background  <metric>  manager=…µs  baseline=…µs  ratio=…  target<=2  PASS|FAIL`.
+
+import { performance } from 'node:perf_hooks'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { BackgroundManager } from '../dist/index.js'
+
+const TASKS = 10_000
+const LIMIT = 3
+const ROUNDS = 7
+const WARMUP_ROUNDS = 2
+const TARGET_RATIO = 2
+
+/** A plain limited Promise.all: LIMIT workers pull the next function until none are left. */
+async function limitedAll(functions, limit) {
+  const results = new Array(functions.length)
+  let next = 0
+  const worker = async () => {
+    while (next < functions.length) {
+      const index = next
+      next += 1
+      results[index] = await functions[index]()
+    }
+  }
+  await Promise.all(Array.from({ length: limit }, worker))
+  return results
+}
+
+/**
+ * The same functions as background tasks: submit all, resolve when the last one has ended.
+ * With `readSignal`, the runner reads its abort signal as a real agent runner would.
+ */
+async function throughManager(functions, limit, { readSignal = false, ...extra } = {}) {
+  let index = 0
+  const runner = readSignal
+    ? {
+        run: (_request, options) =>
+          options.signal.aborted ? Promise.reject(options.signal.reason) : functions[index++](),
+      }
+    : { run: () => functions[index++]() }
+  const notifier = { notify: async () => {} }
+  const manager = new BackgroundManager({
+    runner,
+    notifier,
+    maxConcurrentTasks: limit,
+    maxQueuedTasks: functions.length,
+    ...extra,
+  })
+  let ended = 0
+  let failed = 0
+  const allEnded = new Promise((resolve) => {
+    manager.on('task:end', (task) => {
+      if (task.status !== 'done') failed += 1
+      ended += 1
+      if (ended === functions.length) resolve()
+    })
+  })
+  manager.start()
+  for (let task = 0; task < functions.length; task += 1) manager.submit({ prompt: 'trivial task' })
+  await allEnded
+  await manager.stop()
+  if (failed > 0) throw new Error(`${failed} tasks did not end done`)
+}
+
+async function time(action) {
+  const start = performance.now()
+  await action()
+  return performance.now() - start
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+/** Alternates manager and baseline rounds so drift hits both; returns median per-task µs of each. */
+async function measure(makeFunctions, extra) {
+  const manager = []
+  const baseline = []
+  for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
+    const forManager = makeFunctions()
+    const forBaseline = makeFunctions()
+    const managerMs = await time(() => throughManager(forManager, LIMIT, extra))
+    const baselineMs = await time(() => limitedAll(forBaseline, LIMIT))
+    if (round >= WARMUP_ROUNDS) {
+      manager.push(managerMs)
+      baseline.push(baselineMs)
+    }
+  }
+  return { managerUs: (median(manager) * 1000) / TASKS, baselineUs: (median(baseline) * 1000) / TASKS }
+}
+
+function report(metric, { managerUs, baselineUs }, target) {
+  const ratio = managerUs / baselineUs
+  const verdict = target === undefined ? 'INFO' : ratio <= target ? 'PASS' : 'FAIL'
+  console.log(
+    `background  ${metric.padEnd(40)}  manager=${managerUs.toFixed(2)}µs  baseline=${baselineUs.toFixed(2)}µs  ` +
+      `ratio=${ratio.toFixed(2)}  target<=${target ?? '-'}  ${verdict}`,
+  )
+  return verdict !== 'FAIL'
+}
+
+// A trivial async task: one turn of the event loop, then an answer.
+const trivialTasks = () =>
+  Array.from({ length: TASKS }, (_, index) => async () => {
+    await nextTurn()
+    return { text: `result ${index}` }
+  })
+// The degenerate case: no I/O at all, the answer is ready in the same microtask.
+const instantTasks = () =>
+  Array.from({ length: TASKS }, (_, index) => async () => ({ text: `result ${index}` }))
+
+console.log(
+  `background  ${TASKS} tasks, limit ${LIMIT}, median of ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up`,
+)
+const passed = report('per-task overhead', await measure(trivialTasks, {}), TARGET_RATIO)
+report(
+  'per-task overhead (no timeout)',
+  await measure(trivialTasks, { taskTimeoutMs: Number.POSITIVE_INFINITY }),
+)
+report('per-task overhead (runner reads signal)', await measure(trivialTasks, { readSignal: true }))
+report('per-task overhead (instant tasks)', await measure(instantTasks, {}))
+// Reported, not enforced: a busy machine can push the ratio over. BENCH_STRICT=1 makes a miss fail.
+if (!passed && process.env.BENCH_STRICT === '1') process.exitCode = 1

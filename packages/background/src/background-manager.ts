@@ -1,0 +1,850 @@
+import { AUTOMATION_PREFIX, applyAutomationPrefix } from './automation-prefix.js'
+import { type DeadlineItem, Deadlines } from './deadlines.js'
+import { BackgroundError, type BackgroundErrorCode, PermanentError, toError } from './errors.js'
+import { type BackgroundEventName, type BackgroundListener, Emitter } from './events.js'
+import { Fifo } from './fifo.js'
+import { formatNotice } from './notice.js'
+import type {
+  AgentRunner,
+  AgentRunResult,
+  ChannelNotifier,
+  Clock,
+  LogFields,
+  Logger,
+  TimerHandle,
+} from './ports.js'
+import { silentLogger } from './silent-logger.js'
+import { systemClock } from './system-clock.js'
+import {
+  isTerminalStatus,
+  type SubmitRequest,
+  TASK_STATUSES,
+  type TaskId,
+  type TaskResult,
+  type TaskSnapshot,
+  type TaskStatus,
+} from './task.js'
+import { createTaskIdGenerator } from './task-id.js'
+import { capText, formatDuration } from './text.js'
+
+/** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
+const MAX_TIMER_MS = 2_147_483_647
+/** Longest stored error message, in characters. */
+const MAX_ERROR_LENGTH = 2000
+/** Longest accepted origin channel or session name, in characters. */
+const MAX_ORIGIN_LENGTH = 256
+/** Matches any text with a non-whitespace character. */
+const NON_BLANK = /\S/
+
+/** Options of a `BackgroundManager`. Only `runner` and `notifier` are required. */
+export interface BackgroundManagerOptions {
+  /** Does each task's work. */
+  readonly runner: AgentRunner
+  /** Tells the origin channel when a task starts and ends. */
+  readonly notifier: ChannelNotifier
+  /** Tasks running at once. Default 3. */
+  readonly maxConcurrentTasks?: number
+  /** Pending tasks waiting for a slot; submissions beyond it are rejected (`BACKGROUND_QUEUE_FULL`). Default 100. */
+  readonly maxQueuedTasks?: number
+  /** Default per-task timeout in ms, from start; `Infinity` for none (then no timer is set). Default 30 min. */
+  readonly taskTimeoutMs?: number
+  /** Ended tasks kept for `snapshot`/`list`/`result`; the oldest beyond it are evicted. Default 500. */
+  readonly maxFinishedTasks?: number
+  /** Longest accepted prompt, in characters. Default 100,000. */
+  readonly maxPromptLength?: number
+  /** Longest stored result, in characters; longer results are cut and marked. Default 65,536. */
+  readonly maxResultLength?: number
+  /** How long one notice may take before it is abandoned. Default 30 s. */
+  readonly notifyTimeoutMs?: number
+  /** How long `stop()` waits for runners and notices after aborting them. Default 10 s. */
+  readonly stopGraceMs?: number
+  /** Text put before every prompt. Default `AUTOMATION_PREFIX`; `''` for none. */
+  readonly automationPrefix?: string
+  /** Default `systemClock`. */
+  readonly clock?: Clock
+  /** Default `silentLogger`. Logs carry ids, statuses and sizes, never prompts or results. */
+  readonly logger?: Logger
+  /** Returns a new unique task id. Default: a random per-manager prefix and a counter (`9f86d081-12`). */
+  readonly idGenerator?: () => string
+}
+
+/** The defaults `BackgroundManager` uses for options that are not given. */
+export const DEFAULT_BACKGROUND_OPTIONS = Object.freeze({
+  maxConcurrentTasks: 3,
+  maxQueuedTasks: 100,
+  taskTimeoutMs: 30 * 60_000,
+  maxFinishedTasks: 500,
+  maxPromptLength: 100_000,
+  maxResultLength: 65_536,
+  notifyTimeoutMs: 30_000,
+  stopGraceMs: 10_000,
+  automationPrefix: AUTOMATION_PREFIX,
+})
+
+/** Lifecycle of a manager: `idle` (queueing only) → `running` → `stopping` → `stopped`. */
+export type BackgroundManagerState = 'idle' | 'running' | 'stopping' | 'stopped'
+
+/** Mutable state of one task; never handed out (see `TaskSnapshot`). */
+class TaskRecord implements DeadlineItem {
+  status: TaskStatus = 'pending'
+  startedAt: number | undefined = undefined
+  completedAt: number | undefined = undefined
+  result: string | undefined = undefined
+  resultTruncated = false
+  error: string | undefined = undefined
+  errorCode: BackgroundErrorCode | undefined = undefined
+  timedOut = false
+  retryable: boolean | undefined = undefined
+  /** Created only when the runner reads its signal (creating one costs microseconds). */
+  controller: AbortController | undefined = undefined
+  /** Why the runner's signal aborted, for a signal first read after the task ended. */
+  abortReason: unknown = undefined
+  deadlineAt = Number.POSITIVE_INFINITY
+  watchIndex = -1
+  timer: TimerHandle | undefined = undefined
+  waiters: Array<(snapshot: TaskSnapshot) => void> | undefined = undefined
+  notices: Promise<void> | undefined = undefined
+
+  constructor(
+    readonly id: TaskId,
+    readonly prompt: string,
+    readonly originChannel: string | undefined,
+    readonly originSession: string | undefined,
+    readonly timeoutMs: number,
+    readonly createdAt: number,
+  ) {}
+}
+
+/**
+ * The `options` argument of `AgentRunner.run`. Its signal is made on first read, so runners that never
+ * look at it cost no `AbortController`; a signal read after the task ended comes back already aborted.
+ */
+class RunOptions {
+  readonly #record: TaskRecord
+
+  constructor(record: TaskRecord) {
+    this.#record = record
+  }
+
+  get signal(): AbortSignal {
+    const record = this.#record
+    if (record.controller === undefined) {
+      record.controller = new AbortController()
+      if (record.abortReason !== undefined) record.controller.abort(record.abortReason)
+    }
+    return record.controller.signal
+  }
+}
+
+/** Aborts the task's runner signal (now, or whenever the runner first reads it). */
+function abortRunner(record: TaskRecord, reason: BackgroundError): void {
+  if (record.abortReason !== undefined) return
+  record.abortReason = reason
+  record.controller?.abort(reason)
+}
+
+type ResolvedOptions = Required<BackgroundManagerOptions>
+
+/**
+ * Runs agent tasks in the background, in memory: a bounded FIFO queue feeds at most
+ * `maxConcurrentTasks` runners; each task has a deadline, can be cancelled, and its origin channel
+ * hears when it starts and ends. Ended tasks are kept up to `maxFinishedTasks`.
+ *
+ * Tasks submitted before `start()` wait in the queue. `stop()` cancels everything and waits.
+ *
+ * @example
+ * const manager = new BackgroundManager({ runner, notifier })
+ * manager.start()
+ * const id = manager.submit({ prompt: 'Summarise the open issues', originChannel: 'telegram:42' })
+ * const task = await manager.wait(id)
+ * await manager.stop()
+ */
+export class BackgroundManager {
+  readonly #options: ResolvedOptions
+  readonly #emitter: Emitter
+  readonly #deadlines: Deadlines<TaskRecord>
+  /** Every known task, in submission order (so newest is last). */
+  readonly #tasks = new Map<TaskId, TaskRecord>()
+  /**
+   * Pending tasks in FIFO order. A cancelled pending task stays in it until dispatch skips it (or a
+   * compaction drops it), so `#pendingCount`, not the list length, is the queue size.
+   */
+  readonly #queue = new Fifo<TaskRecord>()
+  #pendingCount = 0
+  /** Ended tasks in the order they ended, for eviction. */
+  readonly #ended = new Fifo<TaskRecord>()
+  #runningCount = 0
+  /** Runner calls that have not settled, including ones whose task already ended. */
+  #liveRunners = 0
+  /** Notices queued or being delivered. */
+  #liveNotices = 0
+  /** Abort functions of notices being delivered, so stop() can give up on them. */
+  readonly #deliveries = new Set<(reason: BackgroundError) => void>()
+  #idleWaiters: Array<() => void> = []
+  #state: BackgroundManagerState = 'idle'
+  #pumping = false
+  /** False for the default silent logger, so per-task log fields are not even built. */
+  readonly #verbose: boolean
+  /** True for the default system clock, whose time is read with Date.now() (no Date allocation). */
+  readonly #systemTime: boolean
+  /** True when ids come from the built-in generator. */
+  readonly #builtInIds: boolean
+  #stopping: Promise<void> | undefined
+  #releaseDrain: (() => void) | undefined
+
+  constructor(options: BackgroundManagerOptions) {
+    this.#options = Object.freeze(resolveOptions(options))
+    this.#builtInIds = options.idGenerator === undefined
+    this.#verbose = this.#options.logger !== silentLogger
+    this.#systemTime = this.#options.clock === systemClock
+    this.#deadlines = new Deadlines<TaskRecord>(this.#options.clock, (record) => this.#onDeadline(record))
+    this.#emitter = new Emitter((event, error) => {
+      this.#options.logger.error('background event listener threw', { event, errorName: toError(error).name })
+    })
+  }
+
+  /** Where the manager is in its lifecycle. */
+  get state(): BackgroundManagerState {
+    return this.#state
+  }
+
+  /** Starts dispatching queued tasks. Calling it again is a no-op; after `stop()` it throws `BACKGROUND_STOPPED`. */
+  start(): void {
+    if (this.#state === 'running') return
+    if (this.#state !== 'idle') throw stoppedError()
+    this.#state = 'running'
+    this.#options.logger.info('background manager started', {
+      maxConcurrentTasks: this.#options.maxConcurrentTasks,
+      maxQueuedTasks: this.#options.maxQueuedTasks,
+    })
+    this.#pump()
+  }
+
+  /**
+   * Queues a task and returns its id at once; it starts as soon as a slot is free.
+   *
+   * @throws BackgroundError `BACKGROUND_INVALID_INPUT` for a blank or too long prompt or a bad timeout,
+   *   `BACKGROUND_QUEUE_FULL` when `maxQueuedTasks` tasks already wait, `BACKGROUND_STOPPED` after `stop()`.
+   */
+  submit(request: SubmitRequest): TaskId {
+    if (this.#state === 'stopping' || this.#state === 'stopped') throw stoppedError()
+    const options = this.#options
+    const prompt = request?.prompt
+    if (typeof prompt !== 'string' || !NON_BLANK.test(prompt)) {
+      throw invalidInput('prompt is required and must be a non-empty string', { field: 'prompt' })
+    }
+    if (prompt.length > options.maxPromptLength) {
+      throw invalidInput(`prompt is longer than ${options.maxPromptLength} characters`, {
+        field: 'prompt',
+        length: prompt.length,
+        maxPromptLength: options.maxPromptLength,
+      })
+    }
+    const originChannel = checkOrigin(request.originChannel, 'originChannel')
+    const originSession = checkOrigin(request.originSession, 'originSession')
+    const timeoutMs = request.timeoutMs ?? options.taskTimeoutMs
+    checkTimeout(timeoutMs, 'timeoutMs')
+
+    const startsNow =
+      this.#state === 'running' && this.#runningCount < options.maxConcurrentTasks && this.#pendingCount === 0
+    if (!startsNow && this.#pendingCount >= options.maxQueuedTasks) {
+      throw new BackgroundError(
+        'BACKGROUND_QUEUE_FULL',
+        `The background queue is full (${options.maxQueuedTasks} tasks waiting); try again when some have ended.`,
+        { data: { maxQueuedTasks: options.maxQueuedTasks, running: this.#runningCount } },
+      )
+    }
+
+    const id = options.idGenerator()
+    // The built-in generator cannot repeat itself; only injected ones need the check.
+    if (!this.#builtInIds && (typeof id !== 'string' || id === '' || this.#tasks.has(id))) {
+      throw new BackgroundError(
+        'BACKGROUND_DUPLICATE_ID',
+        'The id generator returned an empty or duplicate id',
+      )
+    }
+    const record = new TaskRecord(id, prompt, originChannel, originSession, timeoutMs, this.#now())
+    this.#tasks.set(id, record)
+    this.#queue.push(record)
+    this.#pendingCount += 1
+    if (this.#verbose)
+      options.logger.debug('background task submitted', { taskId: id, promptLength: prompt.length })
+    if (this.#emitter.has('task:submit')) this.#emitter.emit('task:submit', toSnapshot(record))
+    this.#pump()
+    return id
+  }
+
+  /**
+   * The current state of a task.
+   *
+   * @throws BackgroundError `BACKGROUND_TASK_NOT_FOUND` for an unknown or evicted id.
+   */
+  snapshot(taskId: TaskId): TaskSnapshot {
+    return toSnapshot(this.#get(taskId))
+  }
+
+  /**
+   * Known tasks, newest (most recently submitted) first, optionally only those with one status.
+   * At most `maxQueuedTasks + maxConcurrentTasks + maxFinishedTasks` tasks are ever known.
+   *
+   * @throws BackgroundError `BACKGROUND_INVALID_INPUT` for an unknown status.
+   */
+  list(options?: { readonly status?: TaskStatus }): readonly TaskSnapshot[] {
+    const status = options?.status
+    if (status !== undefined && !(TASK_STATUSES as readonly string[]).includes(status)) {
+      throw invalidInput(`status must be one of ${TASK_STATUSES.join(', ')}`, { field: 'status' })
+    }
+    const records = [...this.#tasks.values()]
+    const snapshots: TaskSnapshot[] = []
+    for (let index = records.length - 1; index >= 0; index -= 1) {
+      const record = records[index] as TaskRecord
+      if (status === undefined || record.status === status) snapshots.push(toSnapshot(record))
+    }
+    return snapshots
+  }
+
+  /**
+   * The result of a `done` task.
+   *
+   * @throws BackgroundError `BACKGROUND_TASK_NOT_DONE` (naming the status in the message and
+   *   `data.status`) when the task is pending, running, failed or cancelled;
+   *   `BACKGROUND_TASK_NOT_FOUND` for an unknown or evicted id.
+   */
+  result(taskId: TaskId): TaskResult {
+    const record = this.#get(taskId)
+    if (record.status !== 'done') {
+      throw new BackgroundError('BACKGROUND_TASK_NOT_DONE', notDoneMessage(record), {
+        data: { taskId: record.id, status: record.status, errorCode: record.errorCode },
+      })
+    }
+    return Object.freeze({
+      id: record.id,
+      status: 'done',
+      result: record.result ?? '',
+      resultTruncated: record.resultTruncated,
+    })
+  }
+
+  /**
+   * Cancels a pending or running task: it ends `cancelled` at once, frees its slot, its runner's
+   * signal aborts with a `BACKGROUND_TASK_CANCELLED` error, and its origin channel is told.
+   *
+   * @throws BackgroundError `BACKGROUND_TASK_ENDED` when the task already ended,
+   *   `BACKGROUND_TASK_NOT_FOUND` for an unknown or evicted id.
+   */
+  cancel(taskId: TaskId): TaskSnapshot {
+    const record = this.#get(taskId)
+    if (isTerminalStatus(record.status)) {
+      throw new BackgroundError(
+        'BACKGROUND_TASK_ENDED',
+        `Task ${record.id} already ended (${record.status}); there is nothing to cancel.`,
+        { data: { taskId: record.id, status: record.status } },
+      )
+    }
+    const reason = new BackgroundError('BACKGROUND_TASK_CANCELLED', `Task ${record.id} was cancelled`, {
+      data: { taskId: record.id },
+    })
+    abortRunner(record, reason)
+    this.#end(record, 'cancelled', reason)
+    return toSnapshot(record)
+  }
+
+  /**
+   * Resolves with the task's snapshot once it has ended (at once if it already has).
+   *
+   * @throws BackgroundError `BACKGROUND_TASK_NOT_FOUND`; rejects with `signal.reason` when `signal` aborts.
+   */
+  async wait(taskId: TaskId, options?: { readonly signal?: AbortSignal }): Promise<TaskSnapshot> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    const record = this.#get(taskId)
+    if (isTerminalStatus(record.status)) return toSnapshot(record)
+    return new Promise<TaskSnapshot>((resolve, reject) => {
+      const onAbort = (): void => {
+        const waiters = record.waiters
+        const index = waiters?.indexOf(waiter) ?? -1
+        if (index >= 0) waiters?.splice(index, 1)
+        reject(signal?.reason)
+      }
+      const waiter = (snapshot: TaskSnapshot): void => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve(snapshot)
+      }
+      record.waiters ??= []
+      record.waiters.push(waiter)
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  on<E extends BackgroundEventName>(event: E, listener: BackgroundListener<E>): () => void {
+    return this.#emitter.on(event, listener)
+  }
+
+  /**
+   * Stops for good: rejects new submissions, cancels every pending and running task (each ends
+   * `cancelled` with `BACKGROUND_STOPPED` and its channel is told), then waits for runners and
+   * notices to settle, at most `stopGraceMs`. Runners still going after that are abandoned and logged.
+   * Calling it again waits for the same stop.
+   *
+   * If `signal` aborts, stop gives up waiting at once and rejects with `signal.reason`
+   * (the tasks are already cancelled).
+   */
+  async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    if (this.#stopping === undefined) {
+      this.#state = 'stopping'
+      const reason = stoppedError()
+      // Copy first: ending a task mutates the queue and may evict from the task map.
+      for (const record of [...this.#tasks.values()]) {
+        if (isTerminalStatus(record.status)) continue
+        abortRunner(record, reason)
+        this.#end(record, 'cancelled', reason)
+      }
+      this.#stopping = this.#drain()
+    }
+    if (signal === undefined) return this.#stopping
+    const stopping = this.#stopping
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#releaseDrain?.()
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      stopping.then(() => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      }, reject)
+    })
+  }
+
+  /** Same as `stop()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop()
+  }
+
+  #get(taskId: TaskId): TaskRecord {
+    const record = typeof taskId === 'string' ? this.#tasks.get(taskId) : undefined
+    if (record === undefined) {
+      throw new BackgroundError(
+        'BACKGROUND_TASK_NOT_FOUND',
+        'No background task has this id (it may never have existed, or it ended long ago and was evicted).',
+        { data: { taskId: typeof taskId === 'string' ? taskId.slice(0, 100) : undefined } },
+      )
+    }
+    return record
+  }
+
+  /** Starts queued tasks while slots are free. Re-entrant calls (from listeners) are folded into the running loop. */
+  #pump(): void {
+    if (this.#pumping) return
+    this.#pumping = true
+    try {
+      const max = this.#options.maxConcurrentTasks
+      while (this.#state === 'running' && this.#runningCount < max && this.#pendingCount > 0) {
+        const record = this.#queue.shift() as TaskRecord
+        if (record.status !== 'pending') continue
+        this.#pendingCount -= 1
+        this.#begin(record)
+      }
+    } finally {
+      this.#pumping = false
+    }
+  }
+
+  #begin(record: TaskRecord): void {
+    const options = this.#options
+    record.status = 'running'
+    record.startedAt = this.#now()
+    this.#runningCount += 1
+    if (record.timeoutMs !== Number.POSITIVE_INFINITY) this.#deadlines.watch(record, record.timeoutMs)
+    if (this.#verbose) options.logger.info('background task started', { taskId: record.id })
+    if (this.#emitter.has('task:start')) this.#emitter.emit('task:start', toSnapshot(record))
+    this.#notify(record)
+
+    this.#liveRunners += 1
+    let running: Promise<AgentRunResult>
+    try {
+      running = options.runner.run(
+        {
+          prompt: applyAutomationPrefix(options.automationPrefix, record.prompt),
+          sessionKey: `bg:${record.id}`,
+        },
+        new RunOptions(record),
+      )
+    } catch (error) {
+      running = Promise.reject(error)
+    }
+    // The task may end first (cancel, deadline, stop); then #settle only releases the runner.
+    Promise.resolve(running).then(
+      (value) => this.#settle(record, value, undefined, true),
+      (error: unknown) => this.#settle(record, undefined, error, false),
+    )
+  }
+
+  #settle(record: TaskRecord, value: unknown, failure: unknown, ok: boolean): void {
+    this.#liveRunners -= 1
+    try {
+      if (record.status !== 'running') {
+        this.#options.logger.debug('background runner settled after its task ended; outcome discarded', {
+          taskId: record.id,
+          status: record.status,
+        })
+        return
+      }
+      if (ok) {
+        const text = resultText(value)
+        if (text.length <= this.#options.maxResultLength) {
+          record.result = text
+        } else {
+          record.result = capText(text, this.#options.maxResultLength).text
+          record.resultTruncated = true
+        }
+        this.#end(record, 'done', undefined)
+      } else {
+        const cause = toError(failure)
+        const error = new BackgroundError('BACKGROUND_TASK_FAILED', cause.message || cause.name, {
+          cause,
+          data: { taskId: record.id },
+        })
+        record.retryable = !PermanentError.is(failure)
+        this.#end(record, 'failed', error)
+      }
+    } finally {
+      this.#checkIdle()
+    }
+  }
+
+  #onDeadline(record: TaskRecord): void {
+    if (record.status !== 'running') return
+    const error = new BackgroundError(
+      'BACKGROUND_TASK_TIMEOUT',
+      `Task ${record.id} timed out after ${formatDuration(record.timeoutMs)}`,
+      { data: { taskId: record.id, timeoutMs: record.timeoutMs } },
+    )
+    this.#options.logger.warn('background task timed out', { taskId: record.id, timeoutMs: record.timeoutMs })
+    abortRunner(record, error)
+    record.timedOut = true
+    this.#end(record, 'failed', error)
+  }
+
+  /**
+   * Moves a pending or running task to a terminal status; the single place a task ends. Callers set
+   * `result`, `resultTruncated`, `timedOut` and `retryable` on the record first.
+   */
+  #end(
+    record: TaskRecord,
+    status: 'done' | 'failed' | 'cancelled',
+    error: BackgroundError | undefined,
+  ): void {
+    const wasRunning = record.status === 'running'
+    if (!wasRunning && record.status !== 'pending') return
+    const options = this.#options
+    record.status = status
+    record.completedAt = this.#now()
+    if (wasRunning) this.#deadlines.unwatch(record)
+    if (error !== undefined) {
+      record.error = capText(error.message, MAX_ERROR_LENGTH).text
+      record.errorCode = error.code
+    }
+    if (status === 'failed') record.retryable ??= true
+    if (wasRunning) {
+      this.#runningCount -= 1
+    } else {
+      this.#pendingCount -= 1
+      // Cancelled pending tasks linger in the queue until dispatch reaches them; keep that bounded.
+      if (this.#queue.length > 2 * this.#pendingCount + 64)
+        this.#queue.retain((queued) => queued.status === 'pending')
+    }
+    this.#ended.push(record)
+
+    if (this.#verbose) {
+      options.logger.info('background task ended', {
+        taskId: record.id,
+        status,
+        errorCode: record.errorCode,
+        durationMs: wasRunning
+          ? Math.max(0, record.completedAt - (record.startedAt ?? record.completedAt))
+          : 0,
+      })
+    }
+    const waiters = record.waiters
+    record.waiters = undefined
+    if (waiters !== undefined || this.#emitter.has('task:end')) {
+      const snapshot = toSnapshot(record)
+      if (waiters !== undefined) for (const waiter of waiters) waiter(snapshot)
+      this.#emitter.emit('task:end', snapshot)
+    }
+    this.#notify(record)
+    this.#evict()
+    this.#pump()
+  }
+
+  #evict(): void {
+    const max = this.#options.maxFinishedTasks
+    while (this.#ended.length > max) {
+      const oldest = this.#ended.shift() as TaskRecord
+      this.#tasks.delete(oldest.id)
+      oldest.notices = undefined
+    }
+  }
+
+  /** Queues a notice for the task's current status, after any earlier notice of the same task. */
+  #notify(record: TaskRecord): void {
+    const channel = record.originChannel
+    if (channel === undefined) return
+    const message = formatNotice(record)
+    const taskId = record.id
+    this.#liveNotices += 1
+    const previous = record.notices
+    const delivery =
+      previous === undefined
+        ? this.#deliver(taskId, channel, message)
+        : previous.then(() => this.#deliver(taskId, channel, message))
+    record.notices = isTerminalStatus(record.status) ? undefined : delivery
+  }
+
+  /** Delivers one notice; always resolves. Failures and timeouts are logged and emitted, never thrown. */
+  #deliver(taskId: TaskId, channel: string, message: string): Promise<void> {
+    const options = this.#options
+    return new Promise<void>((resolve) => {
+      if (this.#state === 'stopped') {
+        options.logger.warn('background notice dropped: manager stopped', { taskId })
+        this.#liveNotices -= 1
+        this.#checkIdle()
+        resolve()
+        return
+      }
+      const controller = new AbortController()
+      let settled = false
+      const settle = (error: BackgroundError | undefined): void => {
+        if (settled) return
+        settled = true
+        options.clock.clearTimeout(timer)
+        this.#deliveries.delete(abort)
+        this.#liveNotices -= 1
+        if (error !== undefined) {
+          options.logger.warn('background notice failed', {
+            taskId,
+            channel,
+            errorCode: error.code,
+            causeName: error.cause instanceof Error ? error.cause.name : undefined,
+          })
+          this.#emitter.emit('notify:error', { taskId, channel, error })
+        }
+        resolve()
+        this.#checkIdle()
+      }
+      const abort = (reason: BackgroundError): void => {
+        controller.abort(reason)
+        settle(reason)
+      }
+      const timer = options.clock.setTimeout(() => {
+        abort(
+          new BackgroundError(
+            'BACKGROUND_NOTIFY_FAILED',
+            `The notice for task ${taskId} was not delivered within ${options.notifyTimeoutMs} ms`,
+            { data: { taskId } },
+          ),
+        )
+      }, options.notifyTimeoutMs)
+      this.#deliveries.add(abort)
+      let sending: Promise<void>
+      try {
+        sending = options.notifier.notify(channel, message, { signal: controller.signal })
+      } catch (error) {
+        sending = Promise.reject(error)
+      }
+      Promise.resolve(sending).then(
+        () => settle(undefined),
+        (error: unknown) =>
+          settle(
+            new BackgroundError(
+              'BACKGROUND_NOTIFY_FAILED',
+              `The notice for task ${taskId} was not delivered`,
+              {
+                cause: toError(error),
+                data: { taskId },
+              },
+            ),
+          ),
+      )
+    })
+  }
+
+  /** Waits until runners and notices have settled or `stopGraceMs` passed, then gives up on the rest. */
+  async #drain(): Promise<void> {
+    const options = this.#options
+    if (!this.#isIdle() && options.stopGraceMs > 0) {
+      await new Promise<void>((resolve) => {
+        let released = false
+        const release = (): void => {
+          if (released) return
+          released = true
+          options.clock.clearTimeout(timer)
+          this.#releaseDrain = undefined
+          resolve()
+        }
+        const timer = options.clock.setTimeout(release, options.stopGraceMs)
+        this.#releaseDrain = release
+        this.#idleWaiters.push(release)
+      })
+    }
+    this.#idleWaiters = []
+    this.#state = 'stopped'
+    const reason = stoppedError()
+    for (const abort of [...this.#deliveries]) abort(reason)
+    if (this.#liveRunners > 0) {
+      options.logger.warn('background runners ignored their abort signal; abandoning them', {
+        count: this.#liveRunners,
+      })
+    }
+    options.logger.info('background manager stopped', {})
+  }
+
+  #now(): number {
+    return this.#systemTime ? Date.now() : this.#options.clock.now().getTime()
+  }
+
+  #isIdle(): boolean {
+    return this.#liveRunners === 0 && this.#liveNotices === 0
+  }
+
+  #checkIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return
+    const waiters = this.#idleWaiters
+    this.#idleWaiters = []
+    for (const waiter of waiters) waiter()
+  }
+}
+
+function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
+  if (typeof options?.runner?.run !== 'function') {
+    throw invalidInput('runner is required and must have a run() method', { field: 'runner' })
+  }
+  if (typeof options.notifier?.notify !== 'function') {
+    throw invalidInput('notifier is required and must have a notify() method', { field: 'notifier' })
+  }
+  const resolved: ResolvedOptions = {
+    runner: options.runner,
+    notifier: options.notifier,
+    maxConcurrentTasks: options.maxConcurrentTasks ?? DEFAULT_BACKGROUND_OPTIONS.maxConcurrentTasks,
+    maxQueuedTasks: options.maxQueuedTasks ?? DEFAULT_BACKGROUND_OPTIONS.maxQueuedTasks,
+    taskTimeoutMs: options.taskTimeoutMs ?? DEFAULT_BACKGROUND_OPTIONS.taskTimeoutMs,
+    maxFinishedTasks: options.maxFinishedTasks ?? DEFAULT_BACKGROUND_OPTIONS.maxFinishedTasks,
+    maxPromptLength: options.maxPromptLength ?? DEFAULT_BACKGROUND_OPTIONS.maxPromptLength,
+    maxResultLength: options.maxResultLength ?? DEFAULT_BACKGROUND_OPTIONS.maxResultLength,
+    notifyTimeoutMs: options.notifyTimeoutMs ?? DEFAULT_BACKGROUND_OPTIONS.notifyTimeoutMs,
+    stopGraceMs: options.stopGraceMs ?? DEFAULT_BACKGROUND_OPTIONS.stopGraceMs,
+    automationPrefix: options.automationPrefix ?? DEFAULT_BACKGROUND_OPTIONS.automationPrefix,
+    clock: options.clock ?? systemClock,
+    logger: options.logger === undefined ? silentLogger : safeLogger(options.logger),
+    idGenerator: options.idGenerator ?? createTaskIdGenerator(),
+  }
+  checkInteger(resolved.maxConcurrentTasks, 'maxConcurrentTasks', 1)
+  checkInteger(resolved.maxQueuedTasks, 'maxQueuedTasks', 0)
+  checkInteger(resolved.maxFinishedTasks, 'maxFinishedTasks', 0)
+  checkInteger(resolved.maxPromptLength, 'maxPromptLength', 1)
+  checkInteger(resolved.maxResultLength, 'maxResultLength', 1)
+  checkTimeout(resolved.taskTimeoutMs, 'taskTimeoutMs')
+  checkInteger(resolved.notifyTimeoutMs, 'notifyTimeoutMs', 1, MAX_TIMER_MS)
+  checkInteger(resolved.stopGraceMs, 'stopGraceMs', 0, MAX_TIMER_MS)
+  if (typeof resolved.automationPrefix !== 'string') {
+    throw invalidInput('automationPrefix must be a string', { field: 'automationPrefix' })
+  }
+  if (typeof resolved.idGenerator !== 'function') {
+    throw invalidInput('idGenerator must be a function', { field: 'idGenerator' })
+  }
+  return resolved
+}
+
+/** Wraps a logger so that a throwing logger can never break task bookkeeping. */
+function safeLogger(logger: Logger): Logger {
+  const wrap =
+    (level: keyof Logger) =>
+    (message: string, fields?: LogFields): void => {
+      try {
+        logger[level](message, fields)
+      } catch {
+        // A broken logger must not change any task's outcome; there is nowhere left to report it.
+      }
+    }
+  return Object.freeze({ debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') })
+}
+
+function checkInteger(value: number, field: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalidInput(`${field} must be an integer from ${min} to ${max}`, { field })
+  }
+}
+
+function checkTimeout(value: number, field: string): void {
+  if (value === Number.POSITIVE_INFINITY) return
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
+    throw invalidInput(
+      `${field} must be a positive number of milliseconds up to ${MAX_TIMER_MS}, or Infinity`,
+      {
+        field,
+      },
+    )
+  }
+}
+
+function checkOrigin(value: string | undefined, field: string): string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string' || value.length > MAX_ORIGIN_LENGTH) {
+    throw invalidInput(`${field} must be a string of at most ${MAX_ORIGIN_LENGTH} characters`, { field })
+  }
+  return value
+}
+
+function invalidInput(message: string, data: Readonly<Record<string, unknown>>): BackgroundError {
+  return new BackgroundError('BACKGROUND_INVALID_INPUT', message, { data })
+}
+
+function stoppedError(): BackgroundError {
+  return new BackgroundError('BACKGROUND_STOPPED', 'The background manager has stopped')
+}
+
+function notDoneMessage(record: TaskRecord): string {
+  switch (record.status) {
+    case 'pending':
+      return `Task ${record.id} is pending (waiting for a free slot); it has no result until it is done.`
+    case 'running':
+      return `Task ${record.id} is still running; it has no result until it is done.`
+    case 'failed':
+      return record.timedOut
+        ? `Task ${record.id} failed (it timed out); it has no result.`
+        : `Task ${record.id} failed; it has no result (see its error).`
+    default:
+      return `Task ${record.id} was ${record.status}; it has no result.`
+  }
+}
+
+function resultText(value: unknown): string {
+  if (typeof value === 'string') return value
+  const text = (value as { text?: unknown } | null | undefined)?.text
+  if (typeof text === 'string') return text
+  return text === undefined || text === null ? '' : String(text)
+}
+
+function toSnapshot(record: TaskRecord): TaskSnapshot {
+  return Object.freeze({
+    id: record.id,
+    status: record.status,
+    prompt: record.prompt,
+    result: record.result,
+    resultTruncated: record.resultTruncated,
+    error: record.error,
+    errorCode: record.errorCode,
+    timedOut: record.timedOut,
+    retryable: record.retryable,
+    originChannel: record.originChannel,
+    originSession: record.originSession,
+    timeoutMs: record.timeoutMs,
+    createdAt: record.createdAt,
+    startedAt: record.startedAt,
+    completedAt: record.completedAt,
+  })
+}

@@ -1,0 +1,101 @@
+import type { Clock, TimerHandle } from './ports.js'
+
+/** What `Deadlines` needs on each item it watches. */
+export interface DeadlineItem {
+  /** Monotonic time (ms) at which the item expires; set by `Deadlines.watch`. */
+  deadlineAt: number
+  /** Position in the watch list, or -1 when not watched. */
+  watchIndex: number
+  /** The item's own timer, used only when the clock has no `monotonicNow`. */
+  timer: TimerHandle | undefined
+}
+
+/**
+ * Calls `onExpired(item)` once for every watched item whose deadline passes, unless it is unwatched
+ * first.
+ *
+ * With a clock that has `monotonicNow()` it keeps ONE timer, armed for the earliest deadline, instead
+ * of one per task: a per-task setTimeout/clearTimeout pair costs more than the rest of a trivial task's
+ * bookkeeping. An item that ends early is simply dropped from the list; the timer, if it was armed for
+ * that item, fires once for nothing and re-arms. When nothing is watched, no timer is left.
+ * Without `monotonicNow()` (deadlines must not follow wall-clock jumps) each item gets its own timer.
+ */
+export class Deadlines<T extends DeadlineItem> {
+  readonly #clock: Clock
+  readonly #onExpired: (item: T) => void
+  readonly #shared: boolean
+  #items: T[] = []
+  #timer: TimerHandle | undefined = undefined
+  #armedFor = Number.POSITIVE_INFINITY
+
+  constructor(clock: Clock, onExpired: (item: T) => void) {
+    this.#clock = clock
+    this.#onExpired = onExpired
+    this.#shared = typeof clock.monotonicNow === 'function'
+  }
+
+  /** Starts watching `item`, expiring it `timeoutMs` from now (a finite timer-safe number). */
+  watch(item: T, timeoutMs: number): void {
+    if (!this.#shared) {
+      item.timer = this.#clock.setTimeout(() => {
+        item.timer = undefined
+        this.#onExpired(item)
+      }, timeoutMs)
+      return
+    }
+    item.deadlineAt = this.#monotonicNow() + timeoutMs
+    item.watchIndex = this.#items.length
+    this.#items.push(item)
+    if (item.deadlineAt < this.#armedFor) this.#arm(item.deadlineAt)
+  }
+
+  /** Stops watching `item`; a no-op when it is not watched. */
+  unwatch(item: T): void {
+    if (item.timer !== undefined) {
+      this.#clock.clearTimeout(item.timer)
+      item.timer = undefined
+    }
+    const index = item.watchIndex
+    if (index < 0) return
+    item.watchIndex = -1
+    const last = this.#items.pop() as T
+    if (last !== item) {
+      this.#items[index] = last
+      last.watchIndex = index
+    }
+    if (this.#items.length === 0) this.#disarm()
+  }
+
+  #monotonicNow(): number {
+    return (this.#clock.monotonicNow as () => number)()
+  }
+
+  #arm(deadlineAt: number): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    this.#armedFor = deadlineAt
+    const delay = Math.max(0, Math.ceil(deadlineAt - this.#monotonicNow()))
+    this.#timer = this.#clock.setTimeout(() => this.#fire(), delay)
+  }
+
+  #disarm(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#armedFor = Number.POSITIVE_INFINITY
+  }
+
+  #fire(): void {
+    this.#timer = undefined
+    this.#armedFor = Number.POSITIVE_INFINITY
+    const now = this.#monotonicNow()
+    // Collect first: expiring an item runs manager code that watches and unwatches other items.
+    const expired = this.#items.filter((item) => item.deadlineAt <= now)
+    for (const item of expired) {
+      if (item.watchIndex < 0) continue
+      this.unwatch(item)
+      this.#onExpired(item)
+    }
+    let earliest = Number.POSITIVE_INFINITY
+    for (const item of this.#items) if (item.deadlineAt < earliest) earliest = item.deadlineAt
+    if (earliest < this.#armedFor) this.#arm(earliest)
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Everything `@lango/background` needs from outside, as narrow interfaces.
+ *
+ * Terminology
+ * - **task**: one prompt submitted to run in the background. It has an id, a status and timestamps.
+ * - **runner**: the single `AgentRunner.run` call that does a task's work.
+ * - **slot**: permission to run. At most `maxConcurrentTasks` tasks are `running` at once.
+ * - **queue**: `pending` tasks waiting for a slot, first in first out, bounded by `maxQueuedTasks`.
+ * - **ended** (terminal): a task whose status is `done`, `failed` or `cancelled`. It never changes again.
+ * - **deadline**: `startedAt + timeoutMs`. At the deadline the task ends `failed` with a timeout error,
+ *   whether or not the runner honours its abort signal.
+ * - **origin channel**: the channel a task was submitted from (e.g. `telegram:123`). Notices go there.
+ * - **notice**: a short human-readable message sent through the `ChannelNotifier` when a task starts
+ *   and when it ends.
+ * - **eviction**: forgetting the oldest ended tasks beyond `maxFinishedTasks`.
+ *
+ * apps/server implements `AgentRunner` and `ChannelNotifier`; structural typing checks the fit there.
+ */
+
+/** What the manager asks an agent to do for one task. */
+export interface AgentRunRequest {
+  /** The task's prompt, already prefixed with the automation prefix. */
+  readonly prompt: string
+  /** `bg:<task id>`: one isolated agent session per task. */
+  readonly sessionKey: string
+}
+
+/** What an agent run returns. */
+export interface AgentRunResult {
+  /** The agent's final answer. The manager caps what it keeps (`maxResultLength`). */
+  readonly text: string
+}
+
+/**
+ * Runs one agent turn for a background task. Implemented in apps/server.
+ *
+ * The runner should stop and reject with `signal.reason` when `signal` aborts (cancel, timeout or
+ * stop). A runner that ignores its signal cannot hold a slot past the task's deadline: the manager
+ * ends the task without it and discards whatever it returns later.
+ */
+export interface AgentRunner {
+  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult>
+}
+
+/**
+ * Sends a notice about a task to the channel it came from. Implemented in apps/server
+ * (over its `ChannelSender`); `RecordingNotifier` in `@lango/background/testing`.
+ *
+ * A rejection, or not settling before `notifyTimeoutMs`, is logged and emitted as `'notify:error'`;
+ * it never changes the task's status.
+ */
+export interface ChannelNotifier {
+  notify(channel: string, message: string, options: { readonly signal: AbortSignal }): Promise<void>
+}
+
+/** An opaque handle returned by `Clock.setTimeout`. */
+export type TimerHandle = unknown
+
+/** Source of wall-clock time and timers. `systemClock` by default; `FakeClock` in tests. */
+export interface Clock {
+  /** The current wall-clock time, used for timestamps only (never for deadlines). */
+  now(): Date
+  /** Calls `callback` once after `ms` milliseconds. */
+  setTimeout(callback: () => void, ms: number): TimerHandle
+  /** Cancels a timer; unknown or already fired handles are ignored. */
+  clearTimeout(handle: TimerHandle): void
+  /**
+   * Optional: milliseconds from an arbitrary origin that never jump (like `performance.now()`). With
+   * it the manager watches all deadlines with one timer; without it, one timer per running task.
+   */
+  monotonicNow?(): number
+}
+
+/** Structured fields attached to a log line. Never prompts, results or secrets. */
+export type LogFields = Readonly<Record<string, unknown>>
+
+/** Narrow structured logger. `silentLogger` by default. */
+export interface Logger {
+  debug(message: string, fields?: LogFields): void
+  info(message: string, fields?: LogFields): void
+  warn(message: string, fields?: LogFields): void
+  error(message: string, fields?: LogFields): void
+}

@@ -1,0 +1,127 @@
+import type { AgentRunner, AgentRunRequest, AgentRunResult } from '../ports.js'
+
+/** One call a `FakeAgentRunner` received, with the means to finish it. */
+export interface RecordedRun {
+  /** 0 for the first call, 1 for the second, … */
+  readonly index: number
+  readonly request: AgentRunRequest
+  readonly signal: AbortSignal
+  /** True once the run's promise has resolved or rejected. */
+  readonly settled: boolean
+  /** Resolves the run with `{ text }` (ignored once settled). */
+  resolve(text: string): void
+  /** Rejects the run with `error` (ignored once settled). */
+  reject(error: unknown): void
+}
+
+/** Options of a `FakeAgentRunner`. */
+export interface FakeAgentRunnerOptions {
+  /**
+   * Answers each call automatically. Without it, each call waits until the test calls
+   * `resolve()` or `reject()` on its `RecordedRun`.
+   */
+  readonly handler?: (
+    request: AgentRunRequest,
+    options: { readonly signal: AbortSignal },
+  ) => AgentRunResult | Promise<AgentRunResult>
+  /**
+   * Behave like a badly written runner that never looks at its signal. Default false: the run
+   * rejects with `signal.reason` as soon as the signal aborts.
+   */
+  readonly ignoreSignal?: boolean
+}
+
+/** A recording `AgentRunner` for tests: every call is kept in `calls`, and concurrency is measured. */
+export class FakeAgentRunner implements AgentRunner {
+  /** Every call, in order. */
+  readonly calls: RecordedRun[] = []
+  readonly #options: FakeAgentRunnerOptions
+  #cursor = 0
+  #inFlight = 0
+  #peakInFlight = 0
+  #waiters: Array<() => void> = []
+
+  constructor(options: FakeAgentRunnerOptions = {}) {
+    this.#options = Object.freeze({ ...options })
+  }
+
+  /** Runs whose promise has not settled yet (including ones the manager already gave up on). */
+  get inFlight(): number {
+    return this.#inFlight
+  }
+
+  /** The most runs ever in flight at the same time. */
+  get peakInFlight(): number {
+    return this.#peakInFlight
+  }
+
+  /** Records the call; answers through the handler, or waits for `resolve()`/`reject()` on the recorded run. */
+  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult> {
+    const { signal } = options
+    let settle!: (outcome: { ok: true; value: AgentRunResult } | { ok: false; error: unknown }) => void
+    let settled = false
+    const promise = new Promise<AgentRunResult>((resolve, reject) => {
+      settle = (outcome) => {
+        if (settled) return
+        settled = true
+        this.#inFlight -= 1
+        if (outcome.ok) resolve(outcome.value)
+        else reject(outcome.error)
+      }
+    })
+    this.#inFlight += 1
+    this.#peakInFlight = Math.max(this.#peakInFlight, this.#inFlight)
+    const run: RecordedRun = {
+      index: this.calls.length,
+      request,
+      signal,
+      get settled() {
+        return settled
+      },
+      resolve: (text) => settle({ ok: true, value: { text } }),
+      reject: (error) => settle({ ok: false, error }),
+    }
+    this.calls.push(run)
+    if (!this.#options.ignoreSignal) {
+      if (signal.aborted) run.reject(signal.reason)
+      else signal.addEventListener('abort', () => run.reject(signal.reason), { once: true })
+    }
+    const handler = this.#options.handler
+    if (handler !== undefined) {
+      Promise.resolve()
+        .then(() => handler(request, { signal }))
+        .then(
+          (value) => settle({ ok: true, value }),
+          (error: unknown) => settle({ ok: false, error }),
+        )
+    }
+    const waiters = this.#waiters
+    this.#waiters = []
+    for (const waiter of waiters) waiter()
+    return promise
+  }
+
+  /**
+   * The next call not yet returned by `nextCall()`, waiting for it if needed. Calls are handed out
+   * in order, so `await runner.nextCall()` twice gives the first and the second call.
+   */
+  async nextCall(options?: { readonly signal?: AbortSignal }): Promise<RecordedRun> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    for (;;) {
+      const run = this.calls[this.#cursor]
+      if (run !== undefined) {
+        this.#cursor += 1
+        return run
+      }
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = (): void => reject(signal?.reason)
+        signal?.addEventListener('abort', onAbort, { once: true })
+        this.#waiters.push(() => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve()
+        })
+      })
+    }
+  }
+}

@@ -1,0 +1,9 @@
+export { agentRunnerContract, channelNotifierContract } from './contracts.js'
+export { FakeAgentRunner, type FakeAgentRunnerOptions, type RecordedRun } from './fake-agent-runner.js'
+export { FakeClock } from './fake-clock.js'
+export { type EventSource, nextEvent } from './next-event.js'
+export {
+  type RecordedNotice,
+  RecordingNotifier,
+  type RecordingNotifierOptions,
+} from './recording-notifier.js'
