@@ -6,6 +6,13 @@ export {
   buildApprovalSummary,
   requiresApproval,
 } from './approval.js'
+export {
+  type BackgroundTaskView,
+  type BackgroundToolsOptions,
+  type BackgroundToolsService,
+  createBackgroundTools,
+  TASK_STATUS_VALUES,
+} from './background-tools.js'
 export { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export {

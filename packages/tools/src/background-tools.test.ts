@@ -1,0 +1,112 @@
+import { BackgroundManager } from '@lango/background'
+import { FakeAgentRunner, RecordingNotifier } from '@lango/background/testing'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createBackgroundTools } from './background-tools.js'
+import { invokeTool } from './invoke.js'
+import type { AnyTool } from './tool.js'
+
+let runner: FakeAgentRunner
+let notifier: RecordingNotifier
+let manager: BackgroundManager
+let tools: Map<string, AnyTool>
+
+beforeEach(() => {
+  runner = new FakeAgentRunner()
+  notifier = new RecordingNotifier()
+  manager = new BackgroundManager({ runner, notifier, maxConcurrentTasks: 1 })
+  manager.start()
+  tools = new Map(
+    createBackgroundTools({ service: manager, defaultChannel: 'webhook' }).map((tool) => [tool.name, tool]),
+  )
+})
+afterEach(async () => {
+  await manager.stop()
+})
+
+const session = { sessionKey: 'telegram:4242:7' }
+const call = (name: string, params: unknown, context = session) =>
+  invokeTool(tools.get(name) as AnyTool, params, context, { policy: 'none' })
+const until = async (predicate: () => boolean) => {
+  for (let attempt = 0; attempt < 200 && !predicate(); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+}
+
+describe('background tools (seed 000)', () => {
+  it('bg_submit returns the task id immediately and auto-detects the channel from the session', async () => {
+    const outcome = await call('bg_submit', { prompt: 'Summarise the open issues' })
+    expect(outcome).toMatchObject({ ok: true, result: { status: 'submitted', task_id: expect.any(String) } })
+    const id = (outcome as { result: { task_id: string } }).result.task_id
+    expect(manager.snapshot(id).originChannel).toBe('telegram:4242')
+    await until(() => runner.calls.length === 1)
+    expect(runner.calls[0]?.request.sessionKey).toBe(`bg:${id}`)
+  })
+
+  it('bg_submit uses an explicit channel, then the configured default', async () => {
+    const explicit = await call('bg_submit', { prompt: 'a', channel: 'slack:C1' })
+    const fallback = await call('bg_submit', { prompt: 'b' }, { sessionKey: 'cron:nightly' })
+    const id = (outcome: unknown) => (outcome as { result: { task_id: string } }).result.task_id
+    expect(manager.snapshot(id(explicit)).originChannel).toBe('slack:C1')
+    expect(manager.snapshot(id(fallback)).originChannel).toBe('webhook')
+  })
+
+  it('bg_status returns the snapshot with status, prompt and timing; bg_result the text once done', async () => {
+    const submitted = await call('bg_submit', { prompt: 'Count to three' })
+    const id = (submitted as { result: { task_id: string } }).result.task_id
+    await until(() => runner.calls.length === 1)
+    expect(await call('bg_status', { task_id: id })).toMatchObject({
+      ok: true,
+      result: {
+        task_id: id,
+        status: 'running',
+        prompt: 'Count to three',
+        created_at: expect.any(String),
+        started_at: expect.any(String),
+      },
+    })
+    const early = await call('bg_result', { task_id: id })
+    expect(early).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: expect.stringMatching(/running/) },
+    })
+    runner.calls[0]?.resolve('one, two, three')
+    await manager.wait(id)
+    expect(await call('bg_result', { task_id: id })).toEqual({
+      ok: true,
+      result: { task_id: id, status: 'done', result: 'one, two, three' },
+    })
+    await until(() => notifier.notices.length >= 2)
+    expect(notifier.notices.map((notice) => notice.channel)).toEqual(['telegram:4242', 'telegram:4242'])
+  })
+
+  it('bg_list lists tasks newest first and filters by status', async () => {
+    const first = await call('bg_submit', { prompt: 'first' })
+    await call('bg_submit', { prompt: 'second' })
+    await until(() => runner.calls.length === 1)
+    const all = (await call('bg_list', {})) as { result: { tasks: Array<{ prompt: string }>; count: number } }
+    expect(all.result.count).toBe(2)
+    expect(all.result.tasks.map((task) => task.prompt)).toEqual(['second', 'first'])
+    const pending = (await call('bg_list', { status: 'pending' })) as {
+      result: { tasks: Array<{ prompt: string }> }
+    }
+    expect(pending.result.tasks.map((task) => task.prompt)).toEqual(['second'])
+    expect(first).toMatchObject({ ok: true })
+  })
+
+  it('bg_cancel cancels a running task and confirms', async () => {
+    const submitted = await call('bg_submit', { prompt: 'long job' })
+    const id = (submitted as { result: { task_id: string } }).result.task_id
+    await until(() => runner.calls.length === 1)
+    expect(await call('bg_cancel', { task_id: id })).toEqual({
+      ok: true,
+      result: { status: 'cancelled', task_id: id },
+    })
+    expect(runner.calls[0]?.signal.aborted).toBe(true)
+  })
+
+  it('unknown task ids are clear errors', async () => {
+    expect(await call('bg_status', { task_id: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED' },
+    })
+  })
+})

@@ -1,0 +1,139 @@
+import * as v from 'valibot'
+import { resolveDeliveryTargets } from './delivery.js'
+import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { type AnyTool, defineTool } from './tool.js'
+
+/** Task statuses, as `@lango/background` names them. */
+export const TASK_STATUS_VALUES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const
+
+/** A task as `@lango/background`'s `BackgroundManager.snapshot` returns it. */
+export interface BackgroundTaskView {
+  readonly id: string
+  readonly status: (typeof TASK_STATUS_VALUES)[number]
+  readonly prompt: string
+  readonly result: string | undefined
+  readonly error: string | undefined
+  readonly originChannel: string | undefined
+  readonly createdAt: number
+  readonly startedAt: number | undefined
+  readonly completedAt: number | undefined
+}
+
+/** What the bg_* tools need; `BackgroundManager` from `@lango/background` fits as is. */
+export interface BackgroundToolsService {
+  submit(request: { prompt: string; originChannel?: string; originSession?: string }): string
+  snapshot(taskId: string): BackgroundTaskView
+  list(options?: { status?: (typeof TASK_STATUS_VALUES)[number] }): readonly BackgroundTaskView[]
+  result(taskId: string): { status: string; result: string }
+  cancel(taskId: string): BackgroundTaskView
+}
+
+/** Options for {@link createBackgroundTools}. */
+export interface BackgroundToolsOptions {
+  readonly service: BackgroundToolsService
+  /** Where notices go when neither `channel` nor the session names a chat. */
+  readonly defaultChannel?: string
+  /** Longest prompt accepted (default 100,000 characters). */
+  readonly maxPromptLength?: number
+}
+
+const taskId = v.pipe(
+  v.string('task_id must be a string'),
+  v.minLength(1, 'task_id must not be empty'),
+  v.maxLength(ID_MAX_LENGTH),
+)
+
+function view(task: BackgroundTaskView) {
+  return {
+    task_id: task.id,
+    status: task.status,
+    prompt: task.prompt,
+    result: task.result ?? null,
+    error: task.error ?? null,
+    origin_channel: task.originChannel ?? null,
+    created_at: isoTime(task.createdAt),
+    started_at: isoTime(task.startedAt),
+    completed_at: isoTime(task.completedAt),
+  }
+}
+
+/** The five background tools of the contract: `bg_submit`, `bg_status`, `bg_list`, `bg_result`, `bg_cancel`. */
+export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[] {
+  const { service } = options
+  const maxPrompt = options.maxPromptLength ?? 100_000
+  const fallback = options.defaultChannel === undefined ? [] : [options.defaultChannel]
+
+  return [
+    defineTool({
+      name: 'bg_submit',
+      description:
+        'Run a prompt as a background agent task and return its task_id immediately; the result is announced on the channel when it finishes. channel is optional: it is auto-detected from the current conversation.',
+      safety: 'moderate',
+      parameters: v.strictObject({
+        prompt: v.pipe(
+          v.string('prompt must be a string'),
+          v.minLength(1, 'prompt must not be empty'),
+          v.maxLength(maxPrompt),
+        ),
+        channel: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+      }),
+      async handler(params, context) {
+        const [channel] = resolveDeliveryTargets(
+          params.channel === undefined ? undefined : [params.channel],
+          context.sessionKey,
+          fallback,
+        )
+        const id = service.submit({
+          prompt: params.prompt,
+          ...(channel === undefined ? {} : { originChannel: channel }),
+          ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
+        })
+        return {
+          status: 'submitted',
+          task_id: id,
+          message: `Background task ${id} submitted${channel === undefined ? '' : `; its result will be sent to ${channel}`}.`,
+        }
+      },
+    }),
+    defineTool({
+      name: 'bg_status',
+      description: 'The current state of a background task: status, prompt, result or error, and timing.',
+      safety: 'safe',
+      parameters: v.strictObject({ task_id: taskId }),
+      async handler(params) {
+        return view(service.snapshot(params.task_id))
+      },
+    }),
+    defineTool({
+      name: 'bg_list',
+      description: 'Background tasks, newest first, optionally only those with a given status.',
+      safety: 'safe',
+      parameters: v.strictObject({ status: v.optional(v.picklist(TASK_STATUS_VALUES)) }),
+      async handler(params) {
+        const tasks = service.list(params.status === undefined ? {} : { status: params.status }).map(view)
+        return { tasks, count: tasks.length }
+      },
+    }),
+    defineTool({
+      name: 'bg_result',
+      description:
+        'The result text of a finished (done) background task; an error names the status otherwise.',
+      safety: 'safe',
+      parameters: v.strictObject({ task_id: taskId }),
+      async handler(params) {
+        const result = service.result(params.task_id)
+        return { task_id: params.task_id, status: result.status, result: result.result }
+      },
+    }),
+    defineTool({
+      name: 'bg_cancel',
+      description: 'Cancel a pending or running background task.',
+      safety: 'moderate',
+      parameters: v.strictObject({ task_id: taskId }),
+      async handler(params) {
+        const task = service.cancel(params.task_id)
+        return { status: task.status, task_id: task.id }
+      },
+    }),
+  ]
+}
