@@ -232,14 +232,14 @@ const CORE_RUNNERS: readonly BlockCase[] = [
   ["sh -c 'cd /tmp && lango cron'", 1, 'cron'],
   ['sh -c "sh -c \'lango cron\'"', 1, 'cron'],
   ["sh -c '$0 cron' lango", 1, 'cron'],
-  ["sh -c '\"$1\" cron' _ lango", 1, 'cron'],
-  ["bash -c 'lango \"$@\"' _ cron", 2],
+  ['sh -c \'"$1" cron\' _ lango', 1, 'cron'],
+  ['bash -c \'lango "$@"\' _ cron', 2],
   ['eval lango cron', 1, 'cron'],
   ["eval 'lango cron'", 1, 'cron'],
   ['eval "lango cron"', 1, 'cron'],
   ["eval l'an'go cron", 1, 'cron'],
   ['eval "$(echo lango cron)"', 2],
-  ["eval 'eval \"lango cron\"'", 1, 'cron'],
+  ['eval \'eval "lango cron"\'', 1, 'cron'],
 ]
 
 const EXTENDED_RUNNERS: readonly BlockCase[] = [
@@ -349,18 +349,18 @@ const EXTENDED_RUNNERS: readonly BlockCase[] = [
 const INTERPRETER_CODE: readonly BlockCase[] = [
   ['python3 -c "import os; os.system(\'lango cron list\')"', 1, 'cron'],
   ['python -c \'import subprocess; subprocess.run(["lango", "memory"])\'', 1, 'memory'],
-  ['node -e "require(\'child_process\').execSync(\'lango cron list\')"', 1, 'cron'],
-  ['node --eval "require(\'child_process\').spawnSync(\'/usr/bin/lango\')"', 2],
-  ["perl -e 'system(\"lango cron\")'", 1, 'cron'],
+  ["node -e \"require('child_process').execSync('lango cron list')\"", 1, 'cron'],
+  ["node --eval \"require('child_process').spawnSync('/usr/bin/lango')\"", 2],
+  ['perl -e \'system("lango cron")\'', 1, 'cron'],
   ["perl -le 'print qx(lango cron)'", 1, 'cron'],
   ['ruby -e \'system("lango", "cron")\'', 1, 'cron'],
-  ["php -r 'shell_exec(\"lango cron\");'", 1, 'cron'],
-  ["awk 'BEGIN { system(\"lango cron\") }'", 1, 'cron'],
+  ['php -r \'shell_exec("lango cron");\'', 1, 'cron'],
+  ['awk \'BEGIN { system("lango cron") }\'', 1, 'cron'],
   ['pwsh -c "lango cron list"', 1, 'cron'],
   ['powershell -Command "& lango cron"', 1, 'cron'],
-  ["osascript -e 'do shell script \"lango cron\"'", 1, 'cron'],
-  ['bun -e "Bun.spawn([\'lango\', \'cron\'])"', 1, 'cron'],
-  ["deno eval 'new Deno.Command(\"lango\").spawn()'", 2],
+  ['osascript -e \'do shell script "lango cron"\'', 1, 'cron'],
+  ["bun -e \"Bun.spawn(['lango', 'cron'])\"", 1, 'cron'],
+  ['deno eval \'new Deno.Command("lango").spawn()\'', 2],
   ['python3 - <<EOF\nimport os\nos.system("lango cron")\nEOF', 1, 'cron'],
   ['echo \'import os; os.system("lango cron")\' | python3', 1, 'cron'],
 ]
@@ -410,6 +410,30 @@ const AMBIGUOUS: readonly BlockCase[] = [
   ['{ echo lango cron; } | (sh)', 1, 'cron'],
   ['lango() { echo hi; }', 2],
   ['function lango { :; }', 2],
+]
+
+const SPLITTING_TOOLS_AND_WRITES: readonly BlockCase[] = [
+  ['c="lango cron"; $c', 2],
+  ['IFS=,; c=lango,cron; $c', 2],
+  ['echo lango cron | xargs sh -c', 2],
+  ['echo lango | xargs -I{} sh -c "{} cron"', 1, 'cron'],
+  ['parallel {} cron ::: lango', 1, 'cron'],
+  ["PS4='$(lango cron)' bash -xc :", 1, 'cron'],
+  ["PROMPT_COMMAND='lango cron' bash -i", 1, 'cron'],
+  ['GIT_SSH_COMMAND=lango git fetch', 2],
+  ['env EDITOR="lango config" git commit', 1, 'config'],
+  ['export GIT_PAGER="lango memory"', 1, 'memory'],
+  ['SUDO_ASKPASS=/usr/bin/lango sudo -A true', 2],
+  ['BASH_ENV=./lango bash -c :', 2],
+  ["echo 'lango cron' > run.sh; sh run.sh", 1, 'cron'],
+  ["echo 'lango cron' > run.sh && chmod +x run.sh && ./run.sh", 1, 'cron'],
+  ['echo lango cron | tee x.sh >/dev/null; bash x.sh', 1, 'cron'],
+  ['cat > r.sh <<EOF\nlango cron\nEOF\nsh r.sh', 1, 'cron'],
+  ["printf 'lango cron' >> r.sh; . ./r.sh", 1, 'cron'],
+  ['ln -s "$(which lango)" ./l && ./l cron', 1, 'cron'],
+  ['cp /usr/bin/lango /tmp/x; /tmp/x cron', 1, 'cron'],
+  ['hash -p /usr/bin/lango x; x cron', 2],
+  ['echo \'import os; os.system("lango")\' > a.py; python3 a.py', 2],
 ]
 
 const PARSE_ERRORS: readonly BlockCase[] = [
@@ -552,6 +576,21 @@ const ALLOWED: readonly string[] = [
   'chmod +x lango',
   'file lango',
   'stat ./lango',
+  'c="ls -la"; $c',
+  'c="lango cron"; "$c"',
+  'c="lango cron"; echo "$c"',
+  'echo hi > out.txt; cat out.txt',
+  "echo 'lango cron' > notes.txt; cat notes.txt",
+  'echo "print(1)" > a.py; python3 a.py',
+  'EDITOR=vim git commit',
+  'export PAGER=less',
+  'GIT_SSH_COMMAND="ssh -i key" git fetch',
+  '((count++))',
+  'for ((i=0;i<3;i++)); do echo $i; done',
+  '(( x > 1 )) && echo big',
+  'echo lango | xargs -I{} echo {}',
+  'parallel echo ::: lango',
+  'cp lango.yaml backup.yaml',
 ]
 
 const BLOCK_TABLES: Readonly<Record<string, readonly BlockCase[]>> = {
@@ -562,6 +601,7 @@ const BLOCK_TABLES: Readonly<Record<string, readonly BlockCase[]>> = {
   'extended runners': EXTENDED_RUNNERS,
   'interpreter code': INTERPRETER_CODE,
   'ambiguous cases': AMBIGUOUS,
+  'field splitting, tool variables and write-then-run': SPLITTING_TOOLS_AND_WRITES,
   'parse errors fail closed': PARSE_ERRORS,
 }
 
@@ -595,7 +635,7 @@ describe('block reasons', () => {
     ['node ./node_modules/.bin/lango cron', 'script'],
     ['lango() { :; }', 'function'],
     ['echo lango; $CMD', 'ambiguous'],
-    ["python3 -c 'import os; os.system(\"lango\")'", 'interpreter-code'],
+    ['python3 -c \'import os; os.system("lango")\'', 'interpreter-code'],
     ['echo "unterminated lango', 'parse-error'],
     ['x'.repeat(MAX_GUARD_INPUT_LENGTH + 1), 'too-long'],
     [`${'eval '.repeat(20)}lango`, 'too-complex'],
@@ -627,17 +667,27 @@ describe('blockLangoExec messages', () => {
     expect(message).toMatch(/passphrase authentication/)
   })
 
-  it.each(automation)('$command says to enable $label in Settings when the feature is off', ({ command, label }) => {
-    const message = blockLangoExec(command, off)
-    expect(message).toContain(`enable ${label} in Settings`)
-    expect(message).toMatch(/passphrase authentication/)
-  })
+  it.each(automation)(
+    '$command says to enable $label in Settings when the feature is off',
+    ({ command, label }) => {
+      const message = blockLangoExec(command, off)
+      expect(message).toContain(`enable ${label} in Settings`)
+      expect(message).toMatch(/passphrase authentication/)
+    },
+  )
 
   it.each(automation)('$command honours the per-feature flag object', ({ command, label, feature }) => {
     const onlyThis: AutomationAvailability = { [feature]: true }
-    const allButThis: AutomationAvailability = { cron: true, background: true, workflow: true, [feature]: false }
+    const allButThis: AutomationAvailability = {
+      cron: true,
+      background: true,
+      workflow: true,
+      [feature]: false,
+    }
     expect(blockLangoExec(command, { automationAvailable: onlyThis })).not.toContain('in Settings')
-    expect(blockLangoExec(command, { automationAvailable: allButThis })).toContain(`enable ${label} in Settings`)
+    expect(blockLangoExec(command, { automationAvailable: allButThis })).toContain(
+      `enable ${label} in Settings`,
+    )
     expect(blockLangoExec(command, { automationAvailable: {} })).toContain(`enable ${label} in Settings`)
   })
 
@@ -645,7 +695,9 @@ describe('blockLangoExec messages', () => {
     expect(blockLangoExec('lango cron list', on)).toContain(
       'cron_add, cron_list, cron_pause, cron_resume, cron_remove, cron_history',
     )
-    expect(blockLangoExec('lango bg list', on)).toContain('bg_submit, bg_status, bg_list, bg_result, bg_cancel')
+    expect(blockLangoExec('lango bg list', on)).toContain(
+      'bg_submit, bg_status, bg_list, bg_result, bg_cancel',
+    )
     expect(blockLangoExec('lango workflow list', on)).toContain(
       'workflow_run, workflow_status, workflow_list, workflow_cancel, workflow_save',
     )
@@ -736,14 +788,22 @@ describe('limits', () => {
       for (let level = 0; level < levels; level++) command = `sh -c ${shellQuote(command)}`
       return command
     }
-    expect(classifyLangoExec(nest(6, 'lango cron'))).toMatchObject({ phase: 1, subcommand: 'cron', reason: 'command' })
+    expect(classifyLangoExec(nest(6, 'lango cron'))).toMatchObject({
+      phase: 1,
+      subcommand: 'cron',
+      reason: 'command',
+    })
     expect(classifyLangoExec(nest(6, 'echo ok'))).toEqual({ verdict: 'allow' })
     expect(classifyLangoExec(nest(9, 'echo ok'))).toMatchObject({ verdict: 'block', reason: 'too-complex' })
   })
 
   it('fails closed past the parser nesting limit', () => {
-    expect(classifyLangoExec(`${'$('.repeat(300)}${')'.repeat(300)}`)).toMatchObject({ reason: 'too-complex' })
-    expect(classifyLangoExec(`${'${a:-'.repeat(300)}lango${'}'.repeat(300)}`)).toMatchObject({ verdict: 'block' })
+    expect(classifyLangoExec(`${'$('.repeat(300)}${')'.repeat(300)}`)).toMatchObject({
+      reason: 'too-complex',
+    })
+    expect(classifyLangoExec(`${'${a:-'.repeat(300)}lango${'}'.repeat(300)}`)).toMatchObject({
+      verdict: 'block',
+    })
   })
 
   it('stays fast on adversarial input', () => {
@@ -769,7 +829,19 @@ describe('properties', () => {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T
 
   it('never blocks random mixes of safe words', () => {
-    const programs = ['echo', 'ls', 'cat', 'grep', 'wc', 'head', 'printf', 'sort', 'true', 'mylango', 'lango-helper']
+    const programs = [
+      'echo',
+      'ls',
+      'cat',
+      'grep',
+      'wc',
+      'head',
+      'printf',
+      'sort',
+      'true',
+      'mylango',
+      'lango-helper',
+    ]
     const words = [
       'lango',
       'LANGO',
@@ -801,7 +873,15 @@ describe('properties', () => {
   })
 
   it('always blocks lango in command position behind random wrappers', () => {
-    const spellings = ['lango', 'LANGO', '/usr/local/bin/lango', "l'an'go", 'l\\ango', '"lango"', '$HOME/bin/lango']
+    const spellings = [
+      'lango',
+      'LANGO',
+      '/usr/local/bin/lango',
+      "l'an'go",
+      'l\\ango',
+      '"lango"',
+      '$HOME/bin/lango',
+    ]
     const subcommands = ['cron', 'bg', 'workflow', 'memory', 'config', 'doctor']
     const argvWrappers: ((command: string) => string)[] = [
       (command) => `sudo -u root ${command}`,
@@ -945,6 +1025,16 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     'bash ./lango cron',
     'echo "$(lango memory)"',
     'lango() { command lango "$@"; }; lango cron',
+    'c="lango cron"; $c',
+    'echo lango cron | xargs sh -c',
+    'echo lango | xargs -I{} sh -c "{} cron"',
+    "PS4='$(lango cron)'; set -x; :",
+    "echo 'lango cron' > run.sh; sh run.sh",
+    "echo 'lango cron' > run.sh && chmod +x run.sh && ./run.sh",
+    'echo lango cron | tee x.sh >/dev/null; bash x.sh',
+    'ln -s "$(command -v lango)" ./l && ./l cron',
+    'hash -p "$HOME/bin/lango" x; x cron',
+    'BASH_ENV=./lango bash -c :; true',
   ]
 
   const doesNotRunLango = [
@@ -966,6 +1056,9 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     "sh -c 'echo lango'",
     "echo 'echo lango' | bash",
     'mylango 2>/dev/null; true',
+    'c="lango cron"; "$c" 2>/dev/null; true',
+    "echo 'lango cron' > notes.txt; cat notes.txt",
+    '((lango cron)) 2>/dev/null; true',
   ]
 
   it.each(runsLango)('bash really runs lango for the block case %s', (command) => {
@@ -974,8 +1067,15 @@ describe.skipIf(!hasBash)('bash oracle', () => {
   })
 
   it.each(doesNotRunLango)('bash does not run lango for the allow case %s', (command) => {
-    expect(classifyLangoExec(command)).toEqual({ verdict: 'allow' })
+    if (!command.startsWith('((')) expect(classifyLangoExec(command)).toEqual({ verdict: 'allow' })
     expect(run(command)).toBe(false)
+  })
+
+  it.skipIf(!existsSync('/bin/dash'))('blocks ((…)), which dash runs as nested subshells', () => {
+    rmSync(marker, { force: true })
+    spawnSync('/bin/dash', ['-c', '((lango cron))'], { cwd: root, env: { PATH: `${bin}:/usr/bin:/bin` } })
+    expect(existsSync(marker)).toBe(true)
+    expect(classifyLangoExec('((lango cron))')).toMatchObject({ verdict: 'block', subcommand: 'cron' })
   })
 })
 

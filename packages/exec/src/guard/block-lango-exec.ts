@@ -152,7 +152,8 @@ const ASK_USER = 'ask the user to run the command directly in their terminal.'
  * without matching message strings.
  *
  * @example
- * classifyLangoExec('cd /tmp && sudo lango cron list') // { verdict: 'block', phase: 1, subcommand: 'cron', reason: 'command' }
+ * classifyLangoExec('cd /tmp && sudo lango cron list')
+ * // → { verdict: 'block', phase: 1, subcommand: 'cron', reason: 'command' }
  * classifyLangoExec('cat lango.yaml') // { verdict: 'allow' }
  */
 export function classifyLangoExec(command: string): LangoExecClassification {
@@ -228,7 +229,10 @@ function catchAll(): string {
 function reasonNote(reason: LangoBlockReason): string {
   switch (reason) {
     case 'ambiguous':
-      return ' The program name is only known at run time and the command names lango, so it is treated as a lango call.'
+      return (
+        ' The program name is only known at run time and the command names lango, so it is treated as ' +
+        'a lango call.'
+      )
     case 'parse-error':
       return ' The command could not be parsed as shell and one of its words is lango.'
     case 'function':

@@ -1,7 +1,14 @@
 import type { Assignment, Command, ParsedScript, Pipeline, SyntaxNode, Word } from 'unbash'
 import { forEachChild, parse } from 'unbash'
 import { literalWordValue, nextPipelineOutputs, redirectInputs, scriptOutputs } from './command-output.js'
-import { type Argument, type RunnerResult, runnerFor, type ScriptRun } from './runners.js'
+import {
+  type Argument,
+  type RunnerResult,
+  runnerFor,
+  type ScriptRun,
+  textArgument,
+  variableRunKind,
+} from './runners.js'
 import {
   containsLangoWord,
   normalizeProgramName,
@@ -65,6 +72,12 @@ const NESTED_CODE = /[$`]|[<>]\(/
 interface State {
   finding: LangoFinding | undefined
   budget: number
+  /** Program names made to run lango earlier in the text (`ln -s "$(which lango)" x`). */
+  readonly aliases: Set<string>
+  /** Files written earlier in the text with known content (`echo 'lango cron' > run.sh`). */
+  readonly files: Map<string, readonly string[]>
+  /** Literal variable values per parsed script, collected on first use. */
+  readonly variables: Map<ParsedScript, ReadonlyMap<string, readonly string[]>>
 }
 
 /** What a command's stdin carries, when the text shows it. */
@@ -102,7 +115,7 @@ class Scope implements WordScope {
   variableValues(name: string): readonly string[] | undefined {
     let values: string[] | undefined
     for (const script of this.scripts) {
-      const found = variablesOf(script).get(name)
+      const found = variablesOf(script, this.state.variables).get(name)
       if (found !== undefined) values = values === undefined ? [...found] : [...values, ...found]
     }
     return values
@@ -116,7 +129,13 @@ class Scope implements WordScope {
  */
 export function findLangoInvocation(command: string): LangoFinding | undefined {
   if (command.length > MAX_GUARD_INPUT_LENGTH) return { reason: 'too-long', subcommand: undefined }
-  const state: State = { finding: undefined, budget: PARSE_BUDGET }
+  const state: State = {
+    finding: undefined,
+    budget: PARSE_BUDGET,
+    aliases: new Set(),
+    files: new Map(),
+    variables: new Map(),
+  }
   try {
     analyzeSource(command, undefined, state, undefined)
   } catch {
@@ -174,8 +193,9 @@ function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefin
       if (node.errors !== undefined && node.errors.length > 0) scope.parseErrors = true
       break
     case 'Command':
-      analyzeCommand(node, scope, input)
+      // Substitutions in the words run before the command itself, so report what they run first.
       forEachChild(node, (child) => walk(child, scope, undefined))
+      analyzeCommand(node, scope, input)
       return
     case 'Pipeline':
       walkPipeline(node, scope, input)
@@ -191,6 +211,9 @@ function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefin
       for (const redirect of node.redirects) walk(redirect, scope, undefined)
       return
     }
+    case 'Assignment':
+      checkVariableAssignment(node, scope)
+      break
     case 'ArithmeticCommand':
       // bash reads `((cmd))` as arithmetic, but dash and other POSIX shells run it as nested subshells.
       analyzeSource(node.body, scope, scope.state, scope.positional)
@@ -263,7 +286,71 @@ function analyzeCommand(command: Command, scope: Scope, piped: readonly string[]
       if (redirect.target !== undefined) file = wordArgument(redirect.target)
     }
   }
+  recordWrites(command, argv, scope, piped)
   analyzeArgv(argv, scope, texts === undefined && file === undefined ? NO_INPUT : { texts, file }, 0)
+}
+
+const WRITE_OPERATORS = new Set(['>', '>>', '>|', '&>', '&>>'])
+const COPY_PROGRAMS = new Set(['ln', 'cp', 'mv', 'install', 'link'])
+
+/**
+ * Remembers what this command writes, for the write-then-run cases of §6.2 item 6: files whose
+ * content the text shows (`echo 'lango cron' > run.sh`, `… | tee run.sh`) and copies or links of a
+ * lango binary (`ln -s "$(which lango)" x`). Order-sensitive: only later commands see them.
+ */
+function recordWrites(
+  command: Command,
+  argv: readonly Argument[],
+  scope: Scope,
+  piped: readonly string[] | undefined,
+): void {
+  const { files, aliases } = scope.state
+  const name = argv[0]?.literal === undefined ? undefined : normalizeProgramName(argv[0].literal)
+  for (const redirect of command.redirects) {
+    if (
+      redirect.type !== 'Redirect' ||
+      !WRITE_OPERATORS.has(redirect.operator) ||
+      redirect.target === undefined
+    )
+      continue
+    const descriptor = redirect.descriptor
+    if (descriptor !== undefined && !(descriptor.type === 'FileDescriptor' && descriptor.value === 1))
+      continue
+    const target = literalWordValue(redirect.target)
+    const outputs = nextPipelineOutputs(command, piped)
+    if (target !== undefined && outputs !== undefined) files.set(fileKey(target), outputs)
+  }
+  if (name === 'tee' && piped !== undefined) {
+    for (const argument of argv.slice(1)) {
+      if (argument.literal !== undefined && !argument.literal.startsWith('-'))
+        files.set(fileKey(argument.literal), piped)
+    }
+  }
+  if (name !== undefined && COPY_PROGRAMS.has(name)) {
+    const operands = argv.slice(1).filter((argument) => !(argument.literal ?? '').startsWith('-'))
+    const target = operands.at(-1)?.literal
+    const namesLango = operands
+      .slice(0, -1)
+      .some((source) =>
+        source.literal !== undefined
+          ? normalizeProgramName(source.literal) === 'lango'
+          : containsLangoWord(stripShellQuoting(source.loose)),
+      )
+    if (target !== undefined && namesLango) aliases.add(normalizeProgramName(target))
+  }
+}
+
+function fileKey(path: string): string {
+  return path.replace(/^(?:\.\/)+/, '')
+}
+
+/** Assignments to variables a shell or tool runs (`PS4='$(lango)'`, `GIT_SSH_COMMAND=lango`). */
+function checkVariableAssignment(assignment: Assignment, scope: Scope): void {
+  const kind = variableRunKind(assignment.name)
+  if (kind === undefined || assignment.value.type !== 'Word') return
+  const value = assignment.value.value
+  if (kind === 'file') checkScript({ path: textArgument(value), args: [], kind: 'shell' }, scope)
+  else analyzeSource(value.replace(/^\|/, ''), scope, scope.state, scope.positional)
 }
 
 function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops: number): void {
@@ -275,6 +362,15 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
   const head = argv[0]
   if (head === undefined) return
   const program = resolveProgram(head, scope)
+  if (head.literal !== undefined) {
+    for (const text of scope.state.files.get(fileKey(head.literal)) ?? [])
+      analyzeSource(text, scope, scope.state, undefined)
+    if (scope.state.finding !== undefined) return
+  }
+  if (program.names.some((name) => scope.state.aliases.has(name))) {
+    record(scope, 'command', subcommandOf(argv.slice(1)))
+    return
+  }
   if (program.lango === 'static') {
     record(scope, 'command', subcommandOf(argv.slice(1)))
     return
@@ -284,7 +380,7 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
     return
   }
   for (const name of program.names) {
-    const result = runnerFor(name)?.(argv)
+    const result = runnerFor(name)?.(argv, input.texts)
     if (result !== undefined) applyRunner(result, scope, input, hops)
     if (scope.state.finding !== undefined) return
   }
@@ -332,7 +428,15 @@ function checkInterpreterCode(code: string, scope: Scope): void {
 function checkScript(run: ScriptRun, scope: Scope): void {
   const path = run.path
   if (path.literal !== undefined) {
-    if (normalizeProgramName(path.literal) === 'lango') record(scope, 'script', subcommandOf(run.args))
+    const name = normalizeProgramName(path.literal)
+    if (name === 'lango' || scope.state.aliases.has(name)) {
+      record(scope, 'script', subcommandOf(run.args))
+      return
+    }
+    for (const text of scope.state.files.get(fileKey(path.literal)) ?? []) {
+      if (run.kind === 'shell') analyzeSource(text, scope, scope.state, undefined)
+      else if (run.kind === 'code') checkInterpreterCode(text, scope)
+    }
     return
   }
   const word = path.word
@@ -367,11 +471,12 @@ function subcommandOf(args: readonly Argument[]): string | undefined {
   return undefined
 }
 
-const VARIABLES = new WeakMap<ParsedScript, ReadonlyMap<string, readonly string[]>>()
-
 /** Literal values assigned to each variable anywhere in a script (flow-insensitive, bounded), cached. */
-function variablesOf(script: ParsedScript): ReadonlyMap<string, readonly string[]> {
-  const cached = VARIABLES.get(script)
+function variablesOf(
+  script: ParsedScript,
+  cache: Map<ParsedScript, ReadonlyMap<string, readonly string[]>>,
+): ReadonlyMap<string, readonly string[]> {
+  const cached = cache.get(script)
   if (cached !== undefined) return cached
   const variables = new Map<string, string[]>()
   const add = (name: string, value: string | undefined): void => {
@@ -390,6 +495,6 @@ function variablesOf(script: ParsedScript): ReadonlyMap<string, readonly string[
     forEachChild(node, visit)
   }
   visit(script)
-  VARIABLES.set(script, variables)
+  cache.set(script, variables)
   return variables
 }

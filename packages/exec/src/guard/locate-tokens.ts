@@ -151,7 +151,9 @@ function locate(command: string): Located[] {
         const span = position === start ? first : deepestSpan(spans, position)
         seen.add(span === undefined ? uncoveredContext(command, spans, position) : span.context)
       }
-      context = [...seen].reduce((strictest, next) => (STRICTNESS[next] > STRICTNESS[strictest] ? next : strictest))
+      context = [...seen].reduce((strictest, next) =>
+        STRICTNESS[next] > STRICTNESS[strictest] ? next : strictest,
+      )
       straddles = seen.size > 1 || /['"\\$`()]/.test(match[0])
     }
     located.push({

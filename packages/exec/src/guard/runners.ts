@@ -49,7 +49,7 @@ export interface RunnerResult {
  * Reads an argv (index 0 is the runner itself) and reports what it would run. `input` is what the
  * text shows arriving on stdin (for `xargs` and `parallel`, which turn it into arguments).
  */
-export type Runner = (argv: readonly Argument[], input: readonly string[] | undefined) => RunnerResult | undefined
+export type Runner = (argv: readonly Argument[], input?: readonly string[]) => RunnerResult | undefined
 
 /** Options that take a separate value; the rest are flags. */
 interface OptionSpec {
@@ -90,7 +90,7 @@ function skipOptions(argv: readonly Argument[], start: number, spec: OptionSpec 
   return index
 }
 
-/** True when a leading option (before the first operand) is a short cluster holding `letter`. */
+/** True when a leading option (before the first operand) is a short cluster holding one of `letters`. */
 function hasShortFlag(argv: readonly Argument[], letters: string, spec: OptionSpec = {}): boolean {
   const end = skipOptions(argv, 1, spec)
   for (let index = 1; index < end; index++) {
@@ -206,7 +206,9 @@ const env: Runner = (argv) => {
 export function variableRunKind(name: string): 'code' | 'file' | undefined {
   if (name === 'BASH_ENV' || name === 'ENV') return 'file'
   if (
-    /^(?:PROMPT_COMMAND|PS[0-4]|EDITOR|VISUAL|PAGER|MANPAGER|BROWSER|SHELL|TERMINAL|LESSOPEN|LESSCLOSE)$/.test(name) ||
+    /^(?:PROMPT_COMMAND|PS[0-4]|EDITOR|VISUAL|(?:MAN)?PAGER|BROWSER|SHELL|TERMINAL|LESS(?:OPEN|CLOSE))$/.test(
+      name,
+    ) ||
     /_(?:COMMAND|EDITOR|PAGER|ASKPASS|SSH|EXTERNAL_DIFF|SEQUENCE_EDITOR|PROXY)$/.test(name)
   ) {
     return 'code'
@@ -254,7 +256,8 @@ const sudo: Runner = (argv) => {
   const end = skipOptions(argv, 1, SUDO_OPTIONS)
   for (let index = 1; index < end; index++) {
     const text = argv[index]?.literal ?? ''
-    if (text === '--edit' || /^-[A-Za-z]*e[A-Za-z]*$/.test(text)) return undefined // sudoedit: files, not a command
+    // `sudo -e` is sudoedit: its operands are files to edit, not a command.
+    if (text === '--edit' || /^-[A-Za-z]*e[A-Za-z]*$/.test(text)) return undefined
   }
   return { commands: [argv.slice(skipAssignments(argv, end))] }
 }
@@ -273,7 +276,9 @@ const XARGS_OPTIONS: OptionSpec = {
 /** `hash -p PATH NAME` makes NAME run PATH. */
 const hash: Runner = (argv) => {
   const path = findOptionValue(argv, ['-p'], [])
-  return path === undefined ? undefined : { scripts: [{ path: textArgument(path.value), args: [], kind: 'program' }] }
+  return path === undefined
+    ? undefined
+    : { scripts: [{ path: textArgument(path.value), args: [], kind: 'program' }] }
 }
 
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
@@ -419,6 +424,15 @@ const PARALLEL_OPTIONS: OptionSpec = {
 /** Most substituted values tried per `xargs`/`parallel` call; each becomes one command to check. */
 const MAX_SUBSTITUTIONS = 16
 
+/** Longest text a substitution may produce (`{}{}{}…` times a long line would multiply the input). */
+const MAX_SUBSTITUTED_LENGTH = 64 * 1024
+
+/** `text` with every `search` replaced by `value`; just `value` when the result would be too long. */
+function substitute(text: string, search: string, value: string): string {
+  const count = text.split(search).length - 1
+  return count * value.length > MAX_SUBSTITUTED_LENGTH ? value : text.replaceAll(search, value)
+}
+
 const parallel: Runner = (argv, input) => {
   const start = skipOptions(argv, 1, PARALLEL_OPTIONS)
   let separator = start
@@ -434,7 +448,13 @@ const parallel: Runner = (argv, input) => {
   // Each value fills `{}` in the template, or is appended; with no template each value is a command.
   const commands = values
     .slice(0, MAX_SUBSTITUTIONS)
-    .map((value) => (template === '' ? value : template.includes('{}') ? template.replaceAll('{}', value) : `${template} ${value}`))
+    .map((value) =>
+      template === ''
+        ? value
+        : template.includes('{}')
+          ? substitute(template, '{}', value)
+          : `${template} ${value}`,
+    )
   if (template !== '') commands.unshift(template)
   return { shellCode: commands.map((text) => ({ text })) }
 }
@@ -466,8 +486,8 @@ const xargs: Runner = (argv, input) => {
     if (replace !== undefined && replace !== '') {
       commands.push(
         inner.map((argument) => ({
-          literal: argument.literal?.replaceAll(replace, line),
-          loose: argument.loose.replaceAll(replace, line),
+          literal: argument.literal === undefined ? undefined : substitute(argument.literal, replace, line),
+          loose: substitute(argument.loose, replace, line),
           word: undefined,
         })),
       )
@@ -652,17 +672,22 @@ function interpreter(spec: InterpreterSpec): Runner {
         const letter = text[position] as string
         const attached = text.slice(position + 1)
         if (spec.codeShort.includes(letter) || letter === spec.moduleShort) {
-          const value = attached !== '' ? attached : (argv[index + 1]?.loose ?? '')
+          // `node -pe CODE`, `perl -ne CODE`: one or two more flag letters, and the value follows.
+          const inline = attached !== '' && !/^[A-Za-z]{1,2}$/.test(attached)
+          const value = inline ? attached : (argv[index + 1]?.loose ?? '')
+          const next = inline ? index + 1 : index + 2
           if (letter === spec.moduleShort) {
-            const module = textArgument(value.split('.').pop() ?? value)
+            // `python -m lango.cli` runs code from the lango package.
+            const segments = value.split('.')
+            const module = segments.some((segment) => segment.toLowerCase() === 'lango')
+              ? 'lango'
+              : segments.at(-1)
             return {
-              scripts: [
-                { path: module, args: argv.slice(attached !== '' ? index + 1 : index + 2), kind: 'code' },
-              ],
+              scripts: [{ path: textArgument(module ?? value), args: argv.slice(next), kind: 'code' }],
             }
           }
           code.push(value)
-          index += attached !== '' ? 1 : 2
+          index = next
           continue scan
         }
         if (spec.options?.short?.includes(letter)) {
@@ -992,13 +1017,8 @@ const entries: [readonly string[], Runner][] = [
     ['poetry', 'pipenv', 'uv', 'pdm', 'hatch', 'rye', 'devbox', 'pixi'],
     subcommandWrapper(['run'], { long: ['with', 'from', 'python', 'env'] }),
   ],
-  [
-    ['uvx', 'pipx'],
-    (argv) =>
-      argv[0]?.literal === 'pipx'
-        ? subcommandWrapper(['run'], { long: ['spec', 'python'] })(argv)
-        : packageRunner(argv),
-  ],
+  [['uvx'], packageRunner],
+  [['pipx'], subcommandWrapper(['run'], { long: ['spec', 'python'] })],
   [['bundle', 'bundler'], subcommandWrapper(['exec'])],
   [
     ['conda', 'mamba', 'micromamba'],
@@ -1014,13 +1034,13 @@ const entries: [readonly string[], Runner][] = [
   [['dotenv'], afterDoubleDash([], { short: 'ecv' })],
 ]
 
-/** Runners by normalised program name (see {@link normalizeProgramName}). */
-export const RUNNERS: ReadonlyMap<string, Runner> = new Map(
+/** Runners by normalised program name (basename, lower case, no Windows suffix). */
+const RUNNERS: ReadonlyMap<string, Runner> = new Map(
   entries.flatMap(([names, runner]) => names.map((name) => [name, runner] as const)),
 )
 
-/** Programs whose code is not shell: a standalone `lango` in their code blocks (§6.2 item 6). */
-export function isPythonName(name: string): boolean {
+/** `python`, `python3`, `python3.12`, `pypy3`: names the table cannot list one by one. */
+function isPythonName(name: string): boolean {
   return /^(?:python[0-9.]*|pypy[0-9.]*)$/.test(name)
 }
 

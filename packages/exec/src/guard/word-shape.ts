@@ -1,17 +1,19 @@
 import type { DoubleQuotedChild, ParameterExpansionPart, Word, WordPart } from 'unbash'
 import { hasUnparsedExpansion, literalWordValue, scriptOutputs } from './command-output.js'
 
-/**
- * A word's possible expansions, as glob-like patterns over single characters (lower-cased) and
- * wildcards. `ANY` and `ONE` come from globs written in the text; `DYNAMIC` is an expansion whose
- * value the text does not reveal.
+/*
+ * A word's possible expansions are modelled as glob-like patterns over single characters (lower-cased)
+ * and markers: `ANY` and `ONE` come from globs written in the text, `DYNAMIC` is an expansion whose
+ * value the text does not reveal, `END` cuts a pattern at a field boundary.
  */
+
+/** Any run of characters, from a `*` glob. */
 export const ANY = 0
 /** One character from a `?` glob. */
 export const ONE = 1
 /** A run-time value unknown from the text (a variable that is never assigned, `$(curl …)`). */
 export const DYNAMIC = 2
-/** End of the first field of an unquoted expansion (`c="lango cron"; $c` runs `lango`): later pieces are ignored. */
+/** End of the first field of an unquoted expansion (`c="lango cron"; $c` runs lango); the rest is ignored. */
 export const END = 3
 
 /** A bracket expression such as `[a-c]` or `[!x]`. */
@@ -184,15 +186,21 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quot
  */
 function fields(patterns: WordPattern[], scope: WordScope, quoted: boolean): WordPattern[] {
   if (quoted) return patterns
-  const separators = new Set([' ', '\t', '\n', ...(scope.variableValues('IFS') ?? []).flatMap((value) => Array.from(value))])
+  const separators = new Set([
+    ' ',
+    '\t',
+    '\n',
+    ...(scope.variableValues('IFS') ?? []).flatMap((value) => Array.from(value)),
+  ])
   const result: WordPattern[] = []
   for (const pattern of patterns) {
-    result.push(pattern)
     let start = 0
     while (start < pattern.length && separators.has(pattern[start] as string)) start++
     let end = start
     while (end < pattern.length && !separators.has(pattern[end] as string)) end++
+    // The first field goes first: it is the one that can be a program name.
     if (start > 0 || end < pattern.length) result.push([...pattern.slice(start, end), END])
+    result.push(pattern)
   }
   return result.length > MAX_PATTERNS ? result.slice(0, MAX_PATTERNS) : result
 }

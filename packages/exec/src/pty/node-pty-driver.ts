@@ -1,4 +1,5 @@
-import { closeSync, constants, openSync, writeSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { closeSync, constants, openSync, write, writeSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { ReadStream } from 'node:tty'
 import { ExecError } from '../errors.js'
@@ -42,6 +43,9 @@ function loadNative(): NativePty {
   }
 }
 
+/** Longest wait for the drain marker before the driver gives up and reports the exit anyway. */
+const DRAIN_TIMEOUT_MS = 5_000
+
 /**
  * A {@link PtyDriver} over node-pty's native binding that never loses the end of the output.
  *
@@ -49,8 +53,9 @@ function loadNative(): NativePty {
  * arrive before the last kilobytes the child wrote have been delivered (node-pty issues #72 and
  * #726; measured here: the tail of a 20 MB write was lost in about half the runs). This driver
  * holds its own descriptor on the slave side, so the master never sees EIO while the child
- * runs; when the native exit callback fires, it releases that descriptor, and reports the exit
- * only after the master has read everything up to EOF/EIO. See docs/decisions/0002.
+ * runs. When the child exits, the driver writes a random marker to that slave descriptor: it
+ * travels through the same queue as the child's output, so once the master reads it, everything
+ * the child wrote has been delivered. Only then is the exit reported. See docs/decisions/0002.
  */
 export function nodePtyDriver(): PtyDriver {
   const native = loadNative()
@@ -59,15 +64,40 @@ export function nodePtyDriver(): PtyDriver {
       const env = Object.entries(options.env).map(([name, value]) => `${name}=${value}`)
       const dataListeners: Array<(data: string) => void> = []
       const exitListeners: Array<(event: { exitCode: number; signal: number | null }) => void> = []
+      const emit = (data: string) => {
+        if (data.length > 0) for (const listener of dataListeners) listener(data)
+      }
       let exitEvent: { exitCode: number; signal: number | null } | undefined
-      let drained = false
+      let finished = false
       let slave = -1
-      const report = () => {
-        if (exitEvent === undefined || !drained) return
-        const event = exitEvent
-        exitEvent = undefined
+      let marker: string | undefined
+      let pending = ''
+      let drainTimer: NodeJS.Timeout | undefined
+      let master: ReadStream | undefined
+      let masterEnded = false
+
+      const finish = () => {
+        if (finished) return
+        finished = true
+        clearTimeout(drainTimer)
+        emit(pending)
+        pending = ''
+        if (slave >= 0) closeSync(slave)
+        slave = -1
+        master?.destroy()
+        const event = exitEvent ?? { exitCode: 1, signal: null }
         for (const listener of exitListeners.splice(0)) listener(event)
       }
+
+      const startDrain = () => {
+        if (slave < 0) return // no hold: the master reaches EOF/EIO by itself once drained
+        marker = `\u001b_lango-drain-${randomBytes(12).toString('hex')}\u001b\\`
+        drainTimer = setTimeout(finish, DRAIN_TIMEOUT_MS)
+        write(slave, marker, (error) => {
+          if (error !== null) finish()
+        })
+      }
+
       let term: { fd: number; pid: number; pty: string }
       try {
         term = native.fork(
@@ -83,12 +113,8 @@ export function nodePtyDriver(): PtyDriver {
           '',
           (code, signal) => {
             exitEvent = { exitCode: code, signal: signal === 0 ? null : signal }
-            // The child is gone: drop our hold on the slave so the master reaches EOF once drained.
-            setImmediate(() => {
-              if (slave >= 0) closeSync(slave)
-              slave = -1
-              report()
-            })
+            if (masterEnded) finish()
+            else startDrain()
           },
         )
       } catch (error) {
@@ -96,44 +122,60 @@ export function nodePtyDriver(): PtyDriver {
       }
       try {
         slave = openSync(term.pty, constants.O_RDWR | constants.O_NOCTTY)
+        // The child may have exited before we opened it; then the native callback found no hold.
+        if (exitEvent !== undefined) startDrain()
       } catch {
-        // The child already exited and the slave is gone: the master will drain as usual.
+        // The slave is already gone: the master drains to EOF/EIO by itself.
       }
-      const master = new ReadStream(term.fd)
+      master = new ReadStream(term.fd)
       master.setEncoding('utf8')
       master.on('data', (data: string) => {
-        for (const listener of dataListeners) listener(data)
+        if (finished) return
+        if (marker === undefined) {
+          emit(data)
+          return
+        }
+        // Draining: everything before the marker is the child's; the marker ends the stream.
+        pending += data
+        const at = pending.indexOf(marker)
+        if (at >= 0) {
+          pending = pending.slice(0, at)
+          finish()
+          return
+        }
+        const keep = marker.length - 1
+        if (pending.length > keep) {
+          emit(pending.slice(0, pending.length - keep))
+          pending = pending.slice(pending.length - keep)
+        }
       })
-      const onDrained = () => {
-        if (drained) return
-        drained = true
-        master.destroy()
-        report()
+      const onEnd = () => {
+        // EOF/EIO: nothing more can come. Report once the exit status is known too.
+        masterEnded = true
+        if (exitEvent !== undefined) finish()
       }
       master.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code === 'EAGAIN') return
-        onDrained()
+        if (error.code !== 'EAGAIN') onEnd()
       })
-      master.on('end', onDrained)
-      master.on('close', onDrained)
+      master.on('end', onEnd)
       return {
         pid: term.pid,
         onData: (listener) => void dataListeners.push(listener),
         onExit: (listener) => void exitListeners.push(listener),
         write(data) {
-          if (drained) return
+          if (finished) return
           const buffer = Buffer.from(data, 'utf8')
           let offset = 0
-          while (offset < buffer.length) {
+          for (let attempts = 0; offset < buffer.length; attempts++) {
             try {
               offset += writeSync(term.fd, buffer, offset)
             } catch (error) {
-              if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error
+              if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || attempts > 10_000) throw error
             }
           }
         },
         resize(cols, rows) {
-          if (!drained) native.resize(term.fd, cols, rows)
+          if (!finished) native.resize(term.fd, cols, rows)
         },
       }
     },
