@@ -18,10 +18,14 @@ console.log('timeout  →', slow.message, '| output so far:', JSON.stringify(slo
 const terminal = await runWithPty('test -t 1 && echo "a real terminal: $(tty)"', { stripAnsi: true })
 console.log('pty      →', terminal.stdout.trim())
 
-await using registry = new ProcessRegistry({ refStore, ptyDriver: nodePtyDriver() })
-const job = await registry.start('for i in 1 2 3; do echo tick $i; sleep 0.1; done')
-await job.wait()
-console.log('bg       →', job.snapshot().status, JSON.stringify(job.read(0).output))
+const registry = new ProcessRegistry({ refStore, ptyDriver: nodePtyDriver() })
+try {
+  const job = await registry.start('for i in 1 2 3; do echo tick $i; sleep 0.1; done')
+  await job.wait()
+  console.log('bg       →', job.snapshot().status, JSON.stringify(job.read(0).output))
+} finally {
+  await registry.stop()
+}
 
 for (const command of ['lango cron list', 'sudo /usr/local/bin/LANGO doctor', 'cat lango.yaml']) {
   const message = blockLangoExec(command, { automationAvailable: true })
