@@ -13,6 +13,16 @@ export {
   createBackgroundTools,
   TASK_STATUS_VALUES,
 } from './background-tools.js'
+export {
+  type CronJobView,
+  type CronRunView,
+  type CronToolJobInput,
+  type CronToolsOptions,
+  type CronToolsService,
+  createCronTools,
+  createManageCronJobsTool,
+  type NextRunView,
+} from './cron-tools.js'
 export { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export {

@@ -1,0 +1,344 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CronService, type ShellRunner } from '@lango/cron'
+import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
+import { RecordingAgentRunner, RecordingChannelSender } from '@lango/cron/testing'
+import { blockLangoExec, run } from '@lango/exec'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
+import { invokeTool } from './invoke.js'
+import type { AnyTool } from './tool.js'
+
+let dir: string
+let db: Kysely<CronDatabase>
+let cron: CronService
+let tools: Map<string, AnyTool>
+let agent: RecordingAgentRunner
+let sender: RecordingChannelSender
+
+/** The server's ShellRunner, in miniature: the guard first, then @lango/exec. */
+const shellRunner: ShellRunner = {
+  async run(request) {
+    const message = blockLangoExec(request.command, { automationAvailable: true })
+    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
+    return run(request.command, {
+      cwd: request.cwd,
+      timeoutMs: request.timeoutMs,
+      signal: request.signal,
+      envSource: 'trusted',
+    })
+  },
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'lango-tools-cron-'))
+  db = new Kysely<CronDatabase>({
+    dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }),
+  })
+  await migrateCron(db)
+  agent = new RecordingAgentRunner()
+  sender = new RecordingChannelSender()
+  cron = new CronService({
+    store: new SqliteCronStore(db),
+    agentRunner: agent,
+    shellRunner,
+    channelSender: sender,
+    defaultTimezone: 'Europe/Berlin',
+  })
+  await cron.start()
+  const service = cron
+  tools = new Map(
+    [
+      ...createCronTools({ service, defaultDeliverTo: ['webhook'] }),
+      createManageCronJobsTool({ service }),
+    ].map((tool) => [tool.name, tool]),
+  )
+})
+afterEach(async () => {
+  await cron.stop()
+  await db.destroy()
+  await rm(dir, { recursive: true, force: true })
+})
+
+const session = { sessionKey: 'telegram:555:9' }
+const call = (name: string, params: unknown) =>
+  invokeTool(tools.get(name) as AnyTool, params, session, { policy: 'none' })
+const result = <T>(outcome: unknown) => (outcome as { ok: true; result: T }).result
+
+describe('cron tools (seed 000)', () => {
+  it('cron_add creates and registers a job and confirms name, schedule and next runs', async () => {
+    const outcome = await call('cron_add', {
+      name: 'morning-news',
+      schedule_type: 'cron',
+      schedule: '0 8 * * *',
+      prompt: 'Collect the headlines',
+      timezone: 'America/New_York',
+    })
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: {
+        status: 'created',
+        job: { name: 'morning-news', schedule_type: 'cron', schedule: '0 8 * * *', enabled: true },
+        message: expect.stringContaining('morning-news'),
+      },
+    })
+    const added = result<{
+      next_runs: Array<{ local: string }>
+      job: { deliver_to: string[]; next_run_at: string }
+    }>(outcome)
+    expect(added.next_runs).toHaveLength(3)
+    expect(added.next_runs[0]?.local).toMatch(/T08:00:00-0[45]:00$/)
+    expect(added.job.deliver_to).toEqual(['telegram:555'])
+    expect(added.job.next_run_at).toEqual(expect.any(String))
+    const again = await call('cron_add', {
+      name: 'morning-news',
+      schedule_type: 'every',
+      schedule: '2h',
+      prompt: 'x',
+    })
+    expect(again).toMatchObject({ ok: true, result: { status: 'updated', job: { schedule_type: 'every' } } })
+  })
+
+  it('cron_list returns ids, names, schedules and enabled state', async () => {
+    await call('cron_add', { name: 'a', schedule_type: 'every', schedule: '30m', prompt: 'A' })
+    await call('cron_add', { name: 'b', schedule_type: 'cron', schedule: '*/5 * * * *', prompt: 'B' })
+    const listed = result<{ jobs: Array<Record<string, unknown>>; count: number }>(
+      await call('cron_list', {}),
+    )
+    expect(listed.count).toBe(2)
+    for (const job of listed.jobs)
+      expect(Object.keys(job)).toEqual(
+        expect.arrayContaining([
+          'id',
+          'name',
+          'kind',
+          'schedule_type',
+          'schedule',
+          'timezone',
+          'enabled',
+          'next_run_at',
+          'last_run_at',
+          'last_status',
+          'deliver_to',
+        ]),
+      )
+  })
+
+  it('cron_pause disables and unregisters; cron_resume re-registers with a next run', async () => {
+    await call('cron_add', { name: 'pausable', schedule_type: 'every', schedule: '1h', prompt: 'P' })
+    expect(await call('cron_pause', { id: 'pausable' })).toMatchObject({
+      ok: true,
+      result: { status: 'paused', name: 'pausable' },
+    })
+    expect((await cron.get('pausable')).enabled).toBe(false)
+    const resumed = await call('cron_resume', { id: 'pausable' })
+    expect(resumed).toMatchObject({
+      ok: true,
+      result: { status: 'resumed', name: 'pausable', next_run_at: expect.any(String) },
+    })
+    expect((await cron.get('pausable')).enabled).toBe(true)
+  })
+
+  it('cron_remove deletes the job from the store', async () => {
+    const added = result<{ job: { id: string } }>(
+      await call('cron_add', { name: 'gone', schedule_type: 'every', schedule: '1h', prompt: 'G' }),
+    )
+    expect(await call('cron_remove', { id: added.job.id })).toEqual({
+      ok: true,
+      result: { status: 'removed', id: added.job.id, name: 'gone' },
+    })
+    expect(await call('cron_list', {})).toMatchObject({ ok: true, result: { count: 0 } })
+    expect(await call('cron_pause', { id: 'gone' })).toMatchObject({
+      ok: false,
+      error: { reason: 'CRON_JOB_NOT_FOUND' },
+    })
+  })
+
+  it('cron_history returns entries filtered by job', async () => {
+    await call('manage_cron_jobs', {
+      action: 'create',
+      name: 'echo-a',
+      type: 'shell',
+      scheduleType: 'interval',
+      scheduleValue: '1h',
+      config: { command: 'echo from-a' },
+    })
+    await call('manage_cron_jobs', {
+      action: 'create',
+      name: 'echo-b',
+      type: 'shell',
+      scheduleType: 'interval',
+      scheduleValue: '1h',
+      config: { command: 'echo from-b' },
+    })
+    await call('manage_cron_jobs', { action: 'trigger', id: 'echo-a' })
+    await call('manage_cron_jobs', { action: 'trigger', id: 'echo-b' })
+    const done = async () => {
+      const all = result<{ entries: Array<{ status: string }> }>(await call('cron_history', {}))
+      return all.entries.length === 2 && all.entries.every((entry) => entry.status === 'completed')
+    }
+    for (let attempt = 0; attempt < 200 && !(await done()); attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    const onlyA = result<{
+      entries: Array<{ job_name: string; result: string; trigger: string }>
+      count: number
+    }>(await call('cron_history', { job_id: 'echo-a', limit: 5 }))
+    expect(onlyA.count).toBe(1)
+    expect(onlyA.entries[0]).toMatchObject({
+      job_name: 'echo-a',
+      trigger: 'manual',
+      result: expect.stringContaining('from-a'),
+    })
+  })
+
+  it('refuses schedules that fire too often or never, with the accepted forms', async () => {
+    for (const schedule of ['* * * * * *', '0 0 31 2 *']) {
+      const outcome = await call('cron_add', { name: 'bad', schedule_type: 'cron', schedule, prompt: 'x' })
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED' } })
+    }
+    expect(await call('cron_list', {})).toMatchObject({ ok: true, result: { count: 0 } })
+  })
+})
+
+describe('manage_cron_jobs (seed 002)', () => {
+  it('create registers a shell job and returns it with its generated id', async () => {
+    const outcome = await call('manage_cron_jobs', {
+      action: 'create',
+      name: 'daily-backup',
+      type: 'shell',
+      scheduleType: 'cron',
+      scheduleValue: '0 3 * * *',
+      config: { command: 'tar -czf backup.tar.gz .' },
+    })
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: {
+        id: expect.any(String),
+        name: 'daily-backup',
+        type: 'shell',
+        scheduleType: 'cron',
+        scheduleValue: '0 3 * * *',
+        config: { command: 'tar -czf backup.tar.gz .' },
+        enabled: true,
+        nextRunAt: expect.any(String),
+      },
+    })
+    const listed = result<{
+      jobs: Array<{ id: string; name: string; scheduleValue: string; enabled: boolean }>
+    }>(await call('manage_cron_jobs', { action: 'list' }))
+    expect(listed.jobs).toEqual([
+      expect.objectContaining({ name: 'daily-backup', scheduleValue: '0 3 * * *', enabled: true }),
+    ])
+  })
+
+  it('create without name answers { error: "name is required" }', async () => {
+    expect(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        type: 'ai',
+        scheduleType: 'cron',
+        scheduleValue: '0 3 * * *',
+      }),
+    ).toEqual({ ok: true, result: { error: 'name is required' } })
+  })
+
+  it('update enabled: false disables and unregisters the job', async () => {
+    const created = result<{ id: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'j',
+        type: 'ai',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { prompt: 'p' },
+      }),
+    )
+    const updated = await call('manage_cron_jobs', { action: 'update', id: created.id, enabled: false })
+    expect(updated).toMatchObject({ ok: true, result: { id: created.id, enabled: false, nextRunAt: null } })
+  })
+
+  it('update of a job that does not exist answers { error: "Job not found" }', async () => {
+    expect(await call('manage_cron_jobs', { action: 'update', id: 'nonexistent' })).toEqual({
+      ok: true,
+      result: { error: 'Job not found' },
+    })
+  })
+
+  it('delete removes the job and answers { ok: true }', async () => {
+    const created = result<{ id: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'del',
+        type: 'ai',
+        scheduleType: 'once',
+        scheduleValue: '2099-01-01T00:00:00Z',
+        config: { prompt: 'p' },
+      }),
+    )
+    expect(await call('manage_cron_jobs', { action: 'delete', id: created.id })).toEqual({
+      ok: true,
+      result: { ok: true },
+    })
+    expect(await call('manage_cron_jobs', { action: 'get', id: created.id })).toEqual({
+      ok: true,
+      result: { error: 'Job not found' },
+    })
+  })
+
+  it('trigger answers at once and runs the job asynchronously', async () => {
+    const marker = join(dir, 'triggered.txt')
+    const created = result<{ id: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'touch',
+        type: 'shell',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { command: `sleep 0.2; echo yes > ${marker}` },
+      }),
+    )
+    expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({
+      ok: true,
+      result: { ok: true, message: 'Job triggered' },
+    })
+    await expect(readFile(marker, 'utf8')).rejects.toThrow()
+    let text = ''
+    for (let attempt = 0; attempt < 200 && text === ''; attempt++) {
+      text = await readFile(marker, 'utf8').catch(() => '')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(text).toBe('yes\n')
+  })
+
+  it('an ai job created in conversation delivers to that chat', async () => {
+    const created = result<{ id: string; deliverTo: string[] }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'ask',
+        type: 'ai',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { prompt: 'Say hi' },
+      }),
+    )
+    expect(created.deliverTo).toEqual(['telegram:555'])
+    await call('manage_cron_jobs', { action: 'trigger', id: created.id })
+    for (let attempt = 0; attempt < 200 && sender.sent.length === 0; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(agent.calls[0]?.sessionKey).toMatch(/^cron:ask/)
+    expect(sender.sent[0]).toMatchObject({
+      target: 'telegram:555',
+      text: expect.stringContaining('[Cron] ask'),
+    })
+  })
+
+  it('safety depends on the action', () => {
+    const tool = tools.get('manage_cron_jobs') as AnyTool
+    expect(tool.safetyFor?.({ action: 'list' })).toBe('safe')
+    expect(tool.safetyFor?.({ action: 'create' })).toBe('moderate')
+    expect(tool.safetyFor?.({ action: 'delete' })).toBe('dangerous')
+  })
+})

@@ -1,0 +1,425 @@
+import * as v from 'valibot'
+import { resolveDeliveryTargets } from './delivery.js'
+import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
+
+/** A job as `@lango/cron`'s `CronService` returns it. */
+export interface CronJobView {
+  readonly id: string
+  readonly name: string
+  readonly kind: 'ai' | 'shell'
+  readonly scheduleType: 'cron' | 'every' | 'at'
+  readonly schedule: string
+  readonly timezone: string
+  readonly prompt: string | null
+  readonly command: string | null
+  readonly cwd: string | null
+  readonly model: string | null
+  readonly sessionMode: string
+  readonly deliverTo: readonly string[]
+  readonly enabled: boolean
+  readonly timeoutMs: number
+  readonly overlap: string
+  readonly createdAt: number
+  readonly lastRunAt: number | null
+  readonly nextRunAt: number | null
+  readonly lastStatus: string | null
+  readonly pauseReason: string | null
+  readonly createdBy: string | null
+}
+
+/** A fire time as `@lango/cron` reports it. */
+export interface NextRunView {
+  readonly utc: string
+  readonly local: string
+  readonly timezone: string
+}
+
+/** A ledger row as `@lango/cron` returns it. */
+export interface CronRunView {
+  readonly id: string
+  readonly jobId: string
+  readonly jobName: string
+  readonly trigger: string
+  readonly status: string
+  readonly scheduledFor: number
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+  readonly durationMs: number | null
+  readonly result: string | null
+  readonly error: string | null
+  readonly skipReason: string | null
+  readonly deliveryStatus: string
+}
+
+/** A job definition as the cron tools pass it to the service. */
+export interface CronToolJobInput {
+  readonly name?: string
+  readonly kind?: 'ai' | 'shell'
+  readonly scheduleType?: string
+  readonly schedule?: string
+  readonly timezone?: string
+  readonly prompt?: string
+  readonly command?: string
+  readonly cwd?: string
+  readonly model?: string
+  readonly sessionMode?: 'isolated' | 'main'
+  readonly deliverTo?: readonly string[]
+  readonly timeout?: string | number
+  readonly overlap?: 'skip' | 'queue_one' | 'allow'
+  readonly enabled?: boolean
+  readonly createdBy?: string
+}
+
+/** What the cron tools need; `CronService` from `@lango/cron` fits as is. */
+export interface CronToolsService {
+  add(
+    input: CronToolJobInput & { name: string; scheduleType: string; schedule: string },
+  ): Promise<{ status: 'created' | 'updated'; job: CronJobView; nextRuns: readonly NextRunView[] }>
+  create(
+    input: CronToolJobInput & { name: string; scheduleType: string; schedule: string },
+  ): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
+  list(): Promise<readonly CronJobView[]>
+  get(idOrName: string): Promise<CronJobView>
+  update(
+    idOrName: string,
+    changes: CronToolJobInput,
+  ): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
+  pause(idOrName: string): Promise<CronJobView>
+  resume(idOrName: string): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
+  remove(idOrName: string): Promise<CronJobView>
+  trigger(idOrName: string): Promise<unknown>
+  history(options: { job?: string; limit?: number }): Promise<readonly CronRunView[]>
+}
+
+/** Options for {@link createCronTools}. */
+export interface CronToolsOptions {
+  readonly service: CronToolsService
+  /** Delivery targets when neither `deliver_to` nor the session names one. */
+  readonly defaultDeliverTo?: readonly string[]
+}
+
+const jobId = v.pipe(
+  v.string('id must be a string'),
+  v.minLength(1, 'id must not be empty'),
+  v.maxLength(ID_MAX_LENGTH),
+)
+const name = v.pipe(
+  v.string('name must be a string'),
+  v.minLength(1, 'name must not be empty'),
+  v.maxLength(64),
+)
+const schedule = v.pipe(v.string('schedule must be a string'), v.minLength(1), v.maxLength(200))
+const prompt = v.pipe(
+  v.string('prompt must be a string'),
+  v.minLength(1, 'prompt must not be empty'),
+  v.maxLength(16_000),
+)
+const deliverTo = v.optional(
+  v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))), v.maxLength(10)),
+)
+const timezone = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64)))
+const timeout = v.optional(v.union([v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))]))
+
+function jobView(job: CronJobView) {
+  return {
+    id: job.id,
+    name: job.name,
+    kind: job.kind,
+    schedule_type: job.scheduleType,
+    schedule: job.schedule,
+    timezone: job.timezone,
+    enabled: job.enabled,
+    next_run_at: isoTime(job.nextRunAt),
+    last_run_at: isoTime(job.lastRunAt),
+    last_status: job.lastStatus,
+    deliver_to: [...job.deliverTo],
+    prompt: job.prompt,
+    command: job.command,
+    session_mode: job.sessionMode,
+    overlap: job.overlap,
+    timeout_ms: job.timeoutMs,
+    pause_reason: job.pauseReason,
+    created_by: job.createdBy,
+  }
+}
+
+function runView(run: CronRunView) {
+  return {
+    id: run.id,
+    job_id: run.jobId,
+    job_name: run.jobName,
+    trigger: run.trigger,
+    status: run.status,
+    scheduled_for: isoTime(run.scheduledFor),
+    started_at: isoTime(run.startedAt),
+    completed_at: isoTime(run.completedAt),
+    duration_ms: run.durationMs,
+    result: run.result,
+    error: run.error,
+    skip_reason: run.skipReason,
+    delivery_status: run.deliveryStatus,
+  }
+}
+
+function nextRunsView(runs: readonly NextRunView[]) {
+  return runs.map((run) => ({ utc: run.utc, local: run.local, timezone: run.timezone }))
+}
+
+/** The six cron tools of the contract: `cron_add`, `cron_list`, `cron_pause`, `cron_resume`, `cron_remove`, `cron_history`. */
+export function createCronTools(options: CronToolsOptions): AnyTool[] {
+  const { service } = options
+  return [
+    defineTool({
+      name: 'cron_add',
+      description:
+        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: results go to the current conversation when omitted. Returns the next run times: tell the user.',
+      safety: 'moderate',
+      parameters: v.strictObject({
+        name,
+        schedule_type: v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+        schedule,
+        prompt,
+        timezone,
+        session_mode: v.optional(v.picklist(['isolated', 'main'])),
+        deliver_to: deliverTo,
+        timeout,
+        overlap: v.optional(v.picklist(['skip', 'queue_one', 'allow'])),
+      }),
+      async handler(params, context) {
+        const result = await service.add({
+          name: params.name,
+          kind: 'ai',
+          scheduleType: params.schedule_type,
+          schedule: params.schedule,
+          prompt: params.prompt,
+          ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
+          ...(params.session_mode === undefined ? {} : { sessionMode: params.session_mode }),
+          ...(params.timeout === undefined ? {} : { timeout: params.timeout }),
+          ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
+          deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
+          ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
+        })
+        const next = result.nextRuns[0]
+        return {
+          status: result.status,
+          job: jobView(result.job),
+          next_runs: nextRunsView(result.nextRuns),
+          message: `Cron job "${result.job.name}" ${result.status} (${result.job.scheduleType} ${result.job.schedule}, ${result.job.timezone}).${
+            next === undefined ? '' : ` Next run: ${next.local}.`
+          }`,
+        }
+      },
+    }),
+    defineTool({
+      name: 'cron_list',
+      description: 'All cron jobs with their ids, names, schedules, enabled state and next run.',
+      safety: 'safe',
+      parameters: v.strictObject({}),
+      async handler() {
+        const jobs = (await service.list()).map(jobView)
+        return { jobs, count: jobs.length }
+      },
+    }),
+    defineTool({
+      name: 'cron_pause',
+      description: 'Pause a cron job (by id or name): it stops firing and a run in progress is cancelled.',
+      safety: 'moderate',
+      parameters: v.strictObject({ id: jobId }),
+      async handler(params) {
+        const job = await service.pause(params.id)
+        return { status: 'paused', id: job.id, name: job.name }
+      },
+    }),
+    defineTool({
+      name: 'cron_resume',
+      description: 'Resume a paused cron job (by id or name).',
+      safety: 'moderate',
+      parameters: v.strictObject({ id: jobId }),
+      async handler(params) {
+        const { job } = await service.resume(params.id)
+        return { status: 'resumed', id: job.id, name: job.name, next_run_at: isoTime(job.nextRunAt) }
+      },
+    }),
+    defineTool({
+      name: 'cron_remove',
+      description: 'Delete a cron job (by id or name) and its run history permanently.',
+      safety: 'dangerous',
+      parameters: v.strictObject({ id: jobId }),
+      async handler(params) {
+        const job = await service.remove(params.id)
+        return { status: 'removed', id: job.id, name: job.name }
+      },
+    }),
+    defineTool({
+      name: 'cron_history',
+      description: 'Recent runs, newest first, of one job (job_id: id or name) or of all jobs.',
+      safety: 'safe',
+      parameters: v.strictObject({
+        job_id: v.optional(jobId),
+        limit: v.optional(
+          v.pipe(
+            v.number('limit must be a number'),
+            v.integer('limit must be a whole number'),
+            v.minValue(1, 'limit must be at least 1'),
+            v.maxValue(200, 'limit must be at most 200'),
+          ),
+        ),
+      }),
+      async handler(params) {
+        const entries = (
+          await service.history({
+            ...(params.job_id === undefined ? {} : { job: params.job_id }),
+            limit: params.limit ?? 20,
+          })
+        ).map(runView)
+        return { entries, count: entries.length }
+      },
+    }),
+  ]
+}
+
+const ACTION_SAFETY: Readonly<Record<string, ToolSafety>> = {
+  list: 'safe',
+  get: 'safe',
+  create: 'moderate',
+  update: 'moderate',
+  trigger: 'moderate',
+  delete: 'dangerous',
+}
+
+const SCHEDULE_ALIASES: Readonly<Record<string, string>> = { cron: 'cron', every: 'interval', at: 'once' }
+
+/** A job in seed 002's camelCase shape. */
+function seedJobView(job: CronJobView) {
+  return {
+    id: job.id,
+    name: job.name,
+    type: job.kind,
+    scheduleType: SCHEDULE_ALIASES[job.scheduleType] ?? job.scheduleType,
+    scheduleValue: job.schedule,
+    timezone: job.timezone,
+    config:
+      job.kind === 'shell'
+        ? { command: job.command, ...(job.cwd === null ? {} : { cwd: job.cwd }) }
+        : {
+            prompt: job.prompt,
+            ...(job.model === null ? {} : { model: job.model }),
+            ...(job.cwd === null ? {} : { cwd: job.cwd }),
+          },
+    enabled: job.enabled,
+    deliverTo: [...job.deliverTo],
+    nextRunAt: isoTime(job.nextRunAt),
+    lastRunAt: isoTime(job.lastRunAt),
+    lastStatus: job.lastStatus,
+    createdAt: isoTime(job.createdAt),
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'CRON_JOB_NOT_FOUND'
+}
+
+const configSchema = v.strictObject({
+  prompt: v.optional(v.pipe(v.string(), v.maxLength(16_000))),
+  command: v.optional(v.pipe(v.string(), v.maxLength(8_000))),
+  model: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  cwd: v.optional(v.pipe(v.string(), v.maxLength(4096))),
+})
+
+/** Seed 002's `manage_cron_jobs`: one tool with actions list, get, create, update, delete, trigger. */
+export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
+  const { service } = options
+  return defineTool({
+    name: 'manage_cron_jobs',
+    description:
+      'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background.',
+    safety: 'dangerous',
+    safetyFor: (params) => ACTION_SAFETY[params.action] ?? 'dangerous',
+    parameters: v.strictObject({
+      action: v.picklist(
+        ['list', 'get', 'create', 'update', 'delete', 'trigger'],
+        'action must be one of list, get, create, update, delete, trigger',
+      ),
+      id: v.optional(jobId),
+      name: v.optional(v.pipe(v.string(), v.maxLength(64))),
+      type: v.optional(v.picklist(['ai', 'shell'], 'type must be ai or shell')),
+      scheduleType: v.optional(
+        v.picklist(['cron', 'interval', 'once'], 'scheduleType must be cron, interval or once'),
+      ),
+      scheduleValue: v.optional(v.pipe(v.string(), v.maxLength(200))),
+      config: v.optional(configSchema),
+      enabled: v.optional(v.boolean()),
+    }),
+    async handler(params, context) {
+      const required = (field: string, value: unknown) =>
+        value === undefined || value === '' ? { error: `${field} is required` } : undefined
+      try {
+        switch (params.action) {
+          case 'list':
+            return { jobs: (await service.list()).map(seedJobView) }
+          case 'get': {
+            const missing = required('id', params.id)
+            if (missing !== undefined) return missing
+            return seedJobView(await service.get(params.id as string))
+          }
+          case 'create': {
+            const missing =
+              required('name', params.name) ??
+              required('type', params.type) ??
+              required('scheduleType', params.scheduleType) ??
+              required('scheduleValue', params.scheduleValue)
+            if (missing !== undefined) return missing
+            const config = params.config ?? {}
+            const { job } = await service.create({
+              name: params.name as string,
+              kind: params.type,
+              scheduleType: params.scheduleType as string,
+              schedule: params.scheduleValue as string,
+              ...(config.prompt === undefined ? {} : { prompt: config.prompt }),
+              ...(config.command === undefined ? {} : { command: config.command }),
+              ...(config.model === undefined ? {} : { model: config.model }),
+              ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+              ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+              deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
+              ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
+            })
+            return seedJobView(job)
+          }
+          case 'update': {
+            const missing = required('id', params.id)
+            if (missing !== undefined) return missing
+            const config = params.config ?? {}
+            const { job } = await service.update(params.id as string, {
+              ...(params.name === undefined ? {} : { name: params.name }),
+              ...(params.type === undefined ? {} : { kind: params.type }),
+              ...(params.scheduleType === undefined ? {} : { scheduleType: params.scheduleType }),
+              ...(params.scheduleValue === undefined ? {} : { schedule: params.scheduleValue }),
+              ...(config.prompt === undefined ? {} : { prompt: config.prompt }),
+              ...(config.command === undefined ? {} : { command: config.command }),
+              ...(config.model === undefined ? {} : { model: config.model }),
+              ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+              ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+            })
+            return seedJobView(job)
+          }
+          case 'delete': {
+            const missing = required('id', params.id)
+            if (missing !== undefined) return missing
+            await service.remove(params.id as string)
+            return { ok: true }
+          }
+          case 'trigger': {
+            const missing = required('id', params.id)
+            if (missing !== undefined) return missing
+            await service.trigger(params.id as string)
+            return { ok: true, message: 'Job triggered' }
+          }
+        }
+      } catch (error) {
+        if (isNotFound(error)) return { error: 'Job not found' }
+        return { error: error instanceof Error ? error.message : String(error) }
+      }
+    },
+  })
+}
