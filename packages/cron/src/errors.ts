@@ -1,0 +1,69 @@
+/** Codes carried by every {@link CronError}; callers branch on these, never on messages. */
+export type CronErrorCode =
+  /** A field of a job (name, kind, prompt, command, deliver_to, timeout, overlap …) is missing or malformed. */
+  | 'CRON_INVALID_INPUT'
+  /** The schedule type is unknown or the schedule text cannot be parsed (cron expression, duration, date-time). */
+  | 'CRON_INVALID_SCHEDULE'
+  /** The time zone is not a known IANA name. */
+  | 'CRON_INVALID_TIMEZONE'
+  /** The schedule fires more often than `minIntervalMs` (checked over the next 20 fires). */
+  | 'CRON_INTERVAL_TOO_SHORT'
+  /** The cron expression has no next fire time (for example `0 0 31 2 *`). */
+  | 'CRON_NEVER_FIRES'
+  /** An `at` schedule names a time that has already passed. */
+  | 'CRON_AT_IN_PAST'
+  /** Another job already has this name. */
+  | 'CRON_DUPLICATE_NAME'
+  /** No job has this id or name. */
+  | 'CRON_JOB_NOT_FOUND'
+  /** Creating the job would exceed `maxJobs`. */
+  | 'CRON_TOO_MANY_JOBS'
+  /** The operation needs a started scheduler (manual trigger). */
+  | 'CRON_NOT_RUNNING'
+  /** A run exceeded its job's `timeout_ms`; recorded on the run as status `timed_out`. */
+  | 'CRON_RUN_TIMEOUT'
+  /** A run was cancelled because its job was paused or removed, or the scheduler stopped. */
+  | 'CRON_RUN_CANCELLED'
+  /** The agent or shell runner reported a failure; recorded on the run as status `failed`. */
+  | 'CRON_RUN_FAILED'
+  /** A stored row failed validation on read (corrupt JSON column, unknown enum value). */
+  | 'CRON_STORE_CORRUPT'
+
+const brand = Symbol.for('lango.error')
+
+/** The one error type `@lango/cron` throws. Messages say what was wrong and what is accepted. */
+export class CronError extends Error {
+  override readonly name = 'CronError'
+  readonly [brand] = true
+  readonly data?: Readonly<Record<string, unknown>>
+
+  constructor(
+    readonly code: CronErrorCode,
+    message: string,
+    options?: { cause?: unknown; data?: Record<string, unknown> },
+  ) {
+    super(message, { cause: options?.cause })
+    if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
+  }
+
+  /** True for a `CronError` from any copy of this package (checked by brand, not `instanceof`). */
+  static is(value: unknown): value is CronError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      brand in value &&
+      (value as { name?: unknown }).name === 'CronError'
+    )
+  }
+}
+
+/** Normalises anything thrown into an `Error` (strings and plain objects become messages). */
+export function toError(value: unknown): Error {
+  if (value instanceof Error) return value
+  if (typeof value === 'string') return new Error(value)
+  try {
+    return new Error(JSON.stringify(value))
+  } catch {
+    return new Error(String(value))
+  }
+}

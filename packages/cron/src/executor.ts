@@ -1,0 +1,190 @@
+import { formatDuration } from './duration.js'
+import { CronError, toError } from './errors.js'
+import type { CronJob, CronRunStatus, DeliveryStatus } from './model.js'
+import type { AgentRunner, ChannelSender, ShellRunner } from './ports.js'
+
+/** Default text put before every automated `ai` prompt. */
+export const DEFAULT_AUTOMATION_PREFIX =
+  '[Automated run] This message comes from a scheduled job, not from a person. Nobody is present to answer questions or approve actions: do the task and reply with the result only.'
+
+/** How many characters of each earlier result are shown to the agent. */
+const RECENT_RESULT_CHARS = 500
+
+/** The outcome of executing one run, before it is stored. */
+export interface ExecutionOutcome {
+  readonly status: Extract<CronRunStatus, 'completed' | 'failed' | 'timed_out'>
+  readonly result: string | null
+  readonly error: string | null
+}
+
+/** Session key for an `ai` run: `cron:<name>` (main) or `cron:<name>:<runId>` (isolated). */
+export function sessionKeyFor(job: Pick<CronJob, 'name' | 'sessionMode'>, runId: string): string {
+  return job.sessionMode === 'main' ? `cron:${job.name}` : `cron:${job.name}:${runId}`
+}
+
+/**
+ * The prompt an `ai` job sends: the automation prefix, the job's prompt, and its last few
+ * results so the agent does not repeat itself.
+ */
+export function buildAgentPrompt(
+  job: Pick<CronJob, 'name' | 'prompt'>,
+  recentResults: readonly string[],
+  prefix: string = DEFAULT_AUTOMATION_PREFIX,
+): string {
+  const parts = [`${prefix}\nJob: ${job.name}`, job.prompt ?? '']
+  if (recentResults.length > 0) {
+    const listed = recentResults.map(
+      (result, index) => `${index + 1}. ${truncate(result.trim(), RECENT_RESULT_CHARS)}`,
+    )
+    parts.push(
+      `Results of the previous runs of this job, most recent first. Do not repeat them; report only what is new or changed:\n${listed.join('\n')}`,
+    )
+  }
+  return parts.join('\n\n')
+}
+
+/** Cuts `text` to `max` characters, marking the cut. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text
+  const marker = `… [truncated ${text.length - max} characters]`
+  return `${text.slice(0, Math.max(0, max - marker.length))}${marker}`
+}
+
+/** The ports execution needs; a missing runner fails the run with a clear error. */
+export interface ExecutionPorts {
+  readonly agentRunner?: AgentRunner
+  readonly shellRunner?: ShellRunner
+  readonly automationPrefix?: string
+  readonly maxResultChars: number
+}
+
+/** Executes one run of `job` through the right port. Rejects with `signal.reason` when aborted. */
+export async function executeJob(
+  job: CronJob,
+  runId: string,
+  recentResults: readonly string[],
+  signal: AbortSignal,
+  ports: ExecutionPorts,
+): Promise<ExecutionOutcome> {
+  signal.throwIfAborted()
+  if (job.kind === 'ai') {
+    const runner = ports.agentRunner
+    if (runner === undefined) {
+      return { status: 'failed', result: null, error: 'no agent runner configured: ai jobs cannot run' }
+    }
+    const answer = await raceAbort(
+      runner.run({
+        prompt: buildAgentPrompt(job, recentResults, ports.automationPrefix),
+        sessionKey: sessionKeyFor(job, runId),
+        ...(job.model === null ? {} : { model: job.model }),
+        jobName: job.name,
+        runId,
+        signal,
+      }),
+      signal,
+    )
+    return {
+      status: 'completed',
+      result: truncate(String(answer?.text ?? ''), ports.maxResultChars),
+      error: null,
+    }
+  }
+  const runner = ports.shellRunner
+  if (runner === undefined) {
+    return { status: 'failed', result: null, error: 'no shell runner configured: shell jobs cannot run' }
+  }
+  const output = await raceAbort(
+    runner.run({
+      command: job.command ?? '',
+      ...(job.cwd === null ? {} : { cwd: job.cwd }),
+      timeoutMs: job.timeoutMs,
+      jobName: job.name,
+      runId,
+      signal,
+    }),
+    signal,
+  )
+  const stdout = truncate(output.stdout ?? '', ports.maxResultChars)
+  if (output.blocked === true) {
+    return {
+      status: 'failed',
+      result: null,
+      error: truncate(`blocked: ${output.message ?? 'the command was refused'}`, 2000),
+    }
+  }
+  if (output.timedOut === true) {
+    return {
+      status: 'timed_out',
+      result: stdout || null,
+      error: `timed out after ${formatDuration(job.timeoutMs)}`,
+    }
+  }
+  if (output.exitCode !== 0) {
+    const stderr = (output.stderr ?? '').trim()
+    const detail = stderr.length > 0 ? `: ${truncate(stderr.slice(-2000), 2000)}` : ''
+    return {
+      status: 'failed',
+      result: stdout || null,
+      error: `exit code ${output.exitCode ?? 'none'}${detail}`,
+    }
+  }
+  return { status: 'completed', result: stdout, error: null }
+}
+
+/**
+ * Sends `text` to every target, each with its own failure; returns `none` without targets,
+ * `delivered` when all succeeded, else `failed` with the errors joined.
+ */
+export async function deliver(
+  sender: ChannelSender | undefined,
+  targets: readonly string[],
+  text: string,
+  signal: AbortSignal | undefined,
+): Promise<{ readonly status: DeliveryStatus; readonly error: string | null }> {
+  if (targets.length === 0) return { status: 'none', error: null }
+  if (sender === undefined) return { status: 'failed', error: 'no channel sender configured' }
+  const errors: string[] = []
+  for (const target of targets) {
+    try {
+      await sender.send(target, text, signal === undefined ? undefined : { signal })
+    } catch (error) {
+      errors.push(`${target}: ${truncate(toError(error).message, 300)}`)
+    }
+  }
+  return errors.length === 0
+    ? { status: 'delivered', error: null }
+    : { status: 'failed', error: errors.join('; ') }
+}
+
+/** The message delivered after a run: a `[Cron] <name>` header, then the result or the error. */
+export function deliveryText(job: Pick<CronJob, 'name'>, outcome: ExecutionOutcome): string {
+  if (outcome.status === 'completed') return `[Cron] ${job.name}\n${outcome.result ?? ''}`
+  const verb = outcome.status === 'timed_out' ? 'timed out' : 'failed'
+  return `[Cron] ${job.name} ${verb}\n${outcome.error ?? ''}`
+}
+
+/** Resolves with `promise`, or rejects with `signal.reason` as soon as `signal` aborts. */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  // The abandoned promise may still reject later; keep that from becoming unhandled.
+  promise.catch(() => {})
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
+
+/** The abort reason used when a run is stopped by its job being paused/removed or by stop(). */
+export function cancellation(status: 'cancelled' | 'interrupted', message: string): CronError {
+  return new CronError('CRON_RUN_CANCELLED', message, { data: { status } })
+}

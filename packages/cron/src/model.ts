@@ -1,0 +1,107 @@
+/** What a job runs: an agent prompt (`ai`) or a shell command (`shell`). */
+export type CronJobKind = 'ai' | 'shell'
+
+/** How the schedule text is read. `interval` and `once` (seed 002) are accepted as aliases on input. */
+export type ScheduleType = 'cron' | 'every' | 'at'
+
+/** Which agent session an `ai` job runs in: one per run (`isolated`) or one shared per job (`main`). */
+export type SessionMode = 'isolated' | 'main'
+
+/** What happens when an occurrence comes due while the job's previous run is still going. */
+export type OverlapPolicy = 'skip' | 'queue_one' | 'allow'
+
+/** What happens on start to occurrences missed while no scheduler was running. */
+export type CatchupPolicy = 'latest' | 'none'
+
+/** Why a run row exists. */
+export type RunTrigger = 'schedule' | 'manual' | 'catchup'
+
+/** Life cycle of a run row; only `running` is not final. */
+export type CronRunStatus =
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'timed_out'
+  | 'cancelled'
+  | 'skipped'
+  | 'interrupted'
+
+/** Outcome of delivering a run's result to its targets, recorded separately from the run status. */
+export type DeliveryStatus = 'delivered' | 'failed' | 'none'
+
+/** A stored job (ARCHITECTURE.md §3). Times are epoch milliseconds (UTC). */
+export interface CronJob {
+  readonly id: string
+  readonly name: string
+  readonly kind: CronJobKind
+  readonly scheduleType: ScheduleType
+  readonly schedule: string
+  /** IANA zone the schedule is evaluated in; resolved and stored at creation. */
+  readonly timezone: string
+  readonly prompt: string | null
+  /** The unresolved command text (secret tokens stay tokens; SECURITY.md CRON-4). */
+  readonly command: string | null
+  readonly cwd: string | null
+  readonly model: string | null
+  readonly sessionMode: SessionMode
+  /** Delivery targets, each `channel` or `channel:id`. */
+  readonly deliverTo: readonly string[]
+  readonly enabled: boolean
+  readonly timeoutMs: number
+  readonly overlap: OverlapPolicy
+  readonly catchup: CatchupPolicy
+  readonly createdAt: number
+  /** Last change to the job's definition (not to its run state). */
+  readonly updatedAt: number
+  readonly lastRunAt: number | null
+  readonly nextRunAt: number | null
+  readonly lastStatus: CronRunStatus | null
+  readonly consecutiveFailures: number
+  /** Why the job is disabled when the scheduler disabled it (auto-pause, `at` done). */
+  readonly pauseReason: string | null
+  /** Who created the job (a session key such as `telegram:1:2`), shown when listing (SECURITY.md CRON-5). */
+  readonly createdBy: string | null
+}
+
+/** One row of the occurrence ledger `cron_runs`, unique on `(jobId, scheduledFor)`. */
+export interface CronRun {
+  readonly id: string
+  readonly jobId: string
+  readonly jobName: string
+  readonly trigger: RunTrigger
+  readonly status: CronRunStatus
+  readonly scheduledFor: number
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+  readonly durationMs: number | null
+  /** Bounded result text (agent reply or shell stdout). */
+  readonly result: string | null
+  readonly error: string | null
+  readonly skipReason: string | null
+  readonly deliveryStatus: DeliveryStatus
+  readonly deliveryError: string | null
+  /** Instance id of the scheduler that claimed the row. */
+  readonly owner: string | null
+}
+
+/** A fire time reported after create/update: the same instant in UTC and in the job's zone. */
+export interface NextRun {
+  /** Epoch milliseconds. */
+  readonly at: number
+  /** ISO 8601 in UTC, e.g. `2026-03-08T07:00:00.000Z`. */
+  readonly utc: string
+  /** ISO 8601 in the job's zone with its offset, e.g. `2026-03-08T03:00:00-04:00`. */
+  readonly local: string
+  readonly timezone: string
+}
+
+/** Every value of {@link CronRunStatus}. */
+export const RUN_STATUSES: readonly CronRunStatus[] = [
+  'running',
+  'completed',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'skipped',
+  'interrupted',
+]

@@ -1,0 +1,229 @@
+/**
+ * Terminology
+ * - job: a stored schedule plus what it runs (an agent prompt or a shell command); see {@link CronJob}.
+ * - occurrence: one instant at which a job's schedule fires, identified by `(jobId, scheduledFor)`.
+ * - ledger: the `cron_runs` table. An occurrence is *claimed* by inserting its row (unique on
+ *   `(job_id, scheduled_for)`) before any side effect, so it runs at most once even with several
+ *   schedulers on one database. A row that lost the insert race means another scheduler owns it.
+ * - run: the execution of a claimed occurrence, or of a manual trigger (its own row).
+ * - owner: the instance id of the scheduler that claimed a run; owners heartbeat, and `running`
+ *   rows of owners whose lease expired become `interrupted`.
+ * - catch-up: on start, the one latest occurrence missed while no scheduler ran, if it is inside
+ *   the job's catch-up window; every other missed occurrence is recorded `skipped` with a reason.
+ * - wall time: a date and clock reading in a job's time zone, which may not exist (spring gap) or
+ *   exist twice (fall back).
+ */
+import type { CronJob, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
+
+/** Opaque handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown
+
+/** Source of time and timers. Inject {@link FakeClock} (from `@lango/cron/testing`) in tests. */
+export interface Clock {
+  /** Current time as epoch milliseconds. */
+  now(): number
+  setTimeout(callback: () => void, ms: number): TimerHandle
+  clearTimeout(handle: TimerHandle): void
+}
+
+/** The real clock; wraps the globals in arrows so `vi.useFakeTimers()` also applies. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+}
+
+/** Structured log event. Library code never calls `console.*`. */
+export interface CronLogEvent {
+  readonly level: 'debug' | 'info' | 'warn' | 'error'
+  readonly message: string
+  readonly fields?: Readonly<Record<string, unknown>>
+}
+
+/** Receives structured events, scoped by `jobId` / `runId` fields. Never receives prompts or commands. */
+export type Logger = (event: CronLogEvent) => void
+
+/** The logger used when none is given: drops everything. */
+export const silentLogger: Logger = () => {}
+
+/** Makes unique ids for jobs, runs and scheduler instances. */
+export type IdGenerator = () => string
+
+/** What an `ai` job asks of the agent. */
+export interface AgentRunRequest {
+  /** The job prompt wrapped with the automation prefix and the recent results. */
+  readonly prompt: string
+  /** `cron:<name>` (main session) or `cron:<name>:<runId>` (isolated). */
+  readonly sessionKey: string
+  readonly model?: string
+  readonly jobName: string
+  readonly runId: string
+  /** Aborted on timeout, pause, remove and scheduler stop. */
+  readonly signal: AbortSignal
+}
+
+/** The agent's answer. */
+export interface AgentRunResult {
+  readonly text: string
+}
+
+/** Runs one agent turn for a fired `ai` job. Implemented in apps/server. */
+export interface AgentRunner {
+  run(request: AgentRunRequest): Promise<AgentRunResult>
+}
+
+/** What a `shell` job asks of the shell. The command is the stored, unresolved text. */
+export interface ShellRunRequest {
+  readonly command: string
+  readonly cwd?: string
+  readonly timeoutMs: number
+  readonly jobName: string
+  readonly runId: string
+  readonly signal: AbortSignal
+}
+
+/** Result of a shell run; a non-zero exit code or `blocked` makes the run `failed`. */
+export interface ShellRunResult {
+  readonly exitCode: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly timedOut?: boolean
+  /** The implementation's guard refused the command (SECURITY.md CRON-4); `message` says why. */
+  readonly blocked?: boolean
+  readonly message?: string
+}
+
+/**
+ * Runs a `shell` job's command. Implemented in apps/server over `@lango/exec`, which applies the
+ * CLI guard, the env builder, secret resolution and output caps at every fire (SECURITY.md CRON-4).
+ */
+export interface ShellRunner {
+  run(request: ShellRunRequest): Promise<ShellRunResult>
+}
+
+/** Sends text to a delivery target (`telegram`, `telegram:123`, `slack:C1` …). Implemented by the channels. */
+export interface ChannelSender {
+  send(target: string, text: string, options?: { readonly signal?: AbortSignal }): Promise<void>
+}
+
+/** Options every store call accepts. */
+export interface StoreCallOptions {
+  readonly signal?: AbortSignal
+}
+
+/** Fields of a job the store can change; run-state fields do not touch `updatedAt`. */
+export type CronJobPatch = Partial<Omit<CronJob, 'id' | 'createdAt'>>
+
+/** A ledger row to insert; conflicts on `(jobId, scheduledFor)` are ignored. */
+export interface NewCronRun {
+  readonly id: string
+  readonly jobId: string
+  readonly jobName: string
+  readonly trigger: RunTrigger
+  /** `running` (a claim that starts now) or `skipped` (a recorded miss). */
+  readonly status: 'running' | 'skipped'
+  readonly scheduledFor: number
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+  readonly skipReason: string | null
+  readonly owner: string | null
+}
+
+/** The final state of a run. */
+export interface RunCompletion {
+  readonly status: Exclude<CronRunStatus, 'running' | 'skipped'>
+  readonly completedAt: number
+  readonly durationMs: number
+  readonly result: string | null
+  readonly error: string | null
+}
+
+/** Run-state update for one job after its occurrence was handled. */
+export interface JobScheduleUpdate {
+  readonly id: string
+  readonly nextRunAt: number | null
+  readonly lastRunAt?: number
+  /** Set to disable the job (an `at` job that fired, or an auto-pause). */
+  readonly disable?: { readonly reason: string }
+}
+
+/** Filter for {@link CronStore.listRuns}. */
+export interface ListRunsOptions extends StoreCallOptions {
+  readonly jobId?: string
+  /** Capped by the store at 500 (SECURITY.md SQL-4). */
+  readonly limit?: number
+  readonly status?: CronRunStatus
+}
+
+/**
+ * Persists jobs and the occurrence ledger. Implementations: `SqliteCronStore`
+ * (`@lango/cron/sqlite`, portable kysely queries) and `MemoryCronStore` (`@lango/cron/testing`).
+ * Every state change is a single statement, so two schedulers on one database never hold a
+ * transaction across an `await`.
+ */
+export interface CronStore {
+  /** Inserts a job; throws `CRON_DUPLICATE_NAME` when the name is taken. */
+  insertJob(job: CronJob, options?: StoreCallOptions): Promise<void>
+  /** Applies a patch and returns the updated job, or `undefined` when it does not exist. */
+  updateJob(id: string, patch: CronJobPatch, options?: StoreCallOptions): Promise<CronJob | undefined>
+  /** Deletes a job and its runs; false when it did not exist. */
+  deleteJob(id: string, options?: StoreCallOptions): Promise<boolean>
+  getJob(id: string, options?: StoreCallOptions): Promise<CronJob | undefined>
+  getJobByName(name: string, options?: StoreCallOptions): Promise<CronJob | undefined>
+  /** Jobs ordered by name; `ids` restricts to those ids, `enabled` to enabled or disabled jobs. */
+  listJobs(
+    options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
+  ): Promise<CronJob[]>
+  countJobs(options?: StoreCallOptions): Promise<number>
+  /** Cheap freshness check at fire time: `enabled` and `updatedAt` of the given jobs (missing ids are absent). */
+  jobVersions(
+    ids: readonly string[],
+    options?: StoreCallOptions,
+  ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>>
+  /** Sets next/last run times (and optionally disables) for many jobs. */
+  updateSchedules(updates: readonly JobScheduleUpdate[], options?: StoreCallOptions): Promise<void>
+  /**
+   * Inserts ledger rows, ignoring those whose `(jobId, scheduledFor)` exists; returns the ids
+   * of the rows this call inserted. This is the claim.
+   */
+  insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<ReadonlySet<string>>
+  /** Finalises a `running` row; a row no longer `running` is left as it is. Returns true if updated. */
+  completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean>
+  setDelivery(
+    id: string,
+    status: DeliveryStatus,
+    error: string | null,
+    options?: StoreCallOptions,
+  ): Promise<void>
+  /**
+   * Records a final run status on its job: `lastStatus`, and `consecutiveFailures` reset to 0
+   * or incremented when `failed`. Returns the new `consecutiveFailures`, or undefined if no job.
+   */
+  recordOutcome(
+    jobId: string,
+    status: CronRunStatus,
+    failed: boolean,
+    options?: StoreCallOptions,
+  ): Promise<number | undefined>
+  getRun(id: string, options?: StoreCallOptions): Promise<CronRun | undefined>
+  /** Runs newest first (by `scheduledFor`). */
+  listRuns(options?: ListRunsOptions): Promise<CronRun[]>
+  /** Results of the job's latest `completed` runs, newest first. */
+  recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]>
+  /** Records that scheduler `owner` is alive at `now`. */
+  heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void>
+  removeOwner(owner: string, options?: StoreCallOptions): Promise<void>
+  /**
+   * Marks `running` rows whose owner has not heartbeated since `aliveSince` (or is unknown)
+   * `interrupted`; returns how many.
+   */
+  interruptOrphanedRuns(
+    input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
+    options?: StoreCallOptions,
+  ): Promise<number>
+  /** Deletes final runs scheduled before `olderThan` and all but the newest `keepPerJob` per job. */
+  pruneRuns(
+    input: { readonly olderThan: number; readonly keepPerJob: number },
+    options?: StoreCallOptions,
+  ): Promise<number>
+}

@@ -1,0 +1,703 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createHarness, type Harness } from './__fixtures__/harness.js'
+import { systemClock } from './ports.js'
+import { CronService } from './service.js'
+import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
+import { FakeClock } from './testing/fake-clock.js'
+import { MemoryCronStore } from './testing/memory-cron-store.js'
+import { createDeferred, RecordingAgentRunner } from './testing/recording-runners.js'
+
+const MINUTE = 60_000
+let harness: Harness | undefined
+
+afterEach(async () => {
+  await harness?.cleanup()
+  harness = undefined
+  vi.useRealTimers()
+})
+
+async function settle(target: Harness): Promise<void> {
+  await target.service.scheduler.whenIdle()
+}
+
+describe('firing on time', () => {
+  it('fires exactly at the due time and computes the next fire from the due time', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    await harness.service.add({ name: 'five', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
+    await harness.clock.advance(15 * MINUTE)
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(
+      runs.map((run) => [
+        new Date(run.scheduledFor).toISOString(),
+        (run.startedAt ?? Number.NaN) - run.scheduledFor,
+      ]),
+    ).toEqual([
+      ['2026-01-01T00:05:00.000Z', 0],
+      ['2026-01-01T00:10:00.000Z', 0],
+      ['2026-01-01T00:15:00.000Z', 0],
+    ])
+    expect(await harness.service.get('five')).toMatchObject({
+      nextRunAt: Date.parse('2026-01-01T00:20:00Z'),
+      lastRunAt: Date.parse('2026-01-01T00:15:00Z'),
+      lastStatus: 'completed',
+    })
+  })
+
+  it('a timer that fires 2 ms early re-arms and never fires before the due time', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', {
+      clockFor: (clock) => ({
+        now: () => clock.now(),
+        // like Node: up to 2 ms early, but a timer never fires in the same instant it was set
+        setTimeout: (callback, ms) => clock.setTimeout(callback, Math.max(1, ms - 2)),
+        clearTimeout: (handle) => clock.clearTimeout(handle),
+      }),
+    })
+    await harness.service.start()
+    await harness.service.add({ name: 'early', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(MINUTE - 2)
+    await settle(harness)
+    expect(await harness.runs()).toHaveLength(0)
+    await harness.clock.advance(2)
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs).toHaveLength(1)
+    const [first] = runs
+    expect((first?.startedAt ?? Number.NaN) - (first?.scheduledFor ?? 0)).toBeGreaterThanOrEqual(0)
+    expect(first?.scheduledFor).toBe(Date.parse('2026-01-01T00:01:00Z'))
+  })
+
+  it('uses one timer for all jobs (a heap), not one per job', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    for (let index = 0; index < 20; index++) {
+      await harness.service.add({
+        name: `job-${index}`,
+        scheduleType: 'every',
+        schedule: `${index + 1}m`,
+        prompt: 'x',
+      })
+    }
+    // one scheduling timer plus the maintenance timer
+    expect(harness.clock.pendingTimers).toBe(2)
+    await harness.clock.advance(20 * MINUTE)
+    await settle(harness)
+    await harness.service.scheduler.flushPendingWrites() // clears the batching timer
+    expect(harness.clock.pendingTimers).toBe(2)
+    const expected = Array.from({ length: 20 }, (_, index) => Math.floor(20 / (index + 1))).reduce(
+      (a, b) => a + b,
+    )
+    expect(await harness.runs()).toHaveLength(expected)
+  })
+
+  it('works with vi.useFakeTimers and the system clock', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-01-01T00:00:00Z') })
+    harness = await createHarness('2026-01-01T00:00:00Z', { clock: systemClock })
+    await harness.service.start()
+    await harness.service.add({ name: 'vi', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await vi.advanceTimersByTimeAsync(3 * MINUTE)
+    await settle(harness)
+    expect(
+      (await harness.runs()).map((run) => run.scheduledFor - Date.parse('2026-01-01T00:00:00Z')),
+    ).toEqual([MINUTE, 2 * MINUTE, 3 * MINUTE])
+  })
+
+  it('clock set back: nothing fires until the due time comes again, and nothing twice', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    await harness.service.add({ name: 'skew', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
+    await harness.clock.advance(5 * MINUTE)
+    harness.clock.jump(-60 * MINUTE)
+    await harness.clock.advance(64 * MINUTE)
+    await settle(harness)
+    expect((await harness.runs()).map((run) => new Date(run.scheduledFor).toISOString())).toEqual([
+      '2026-01-01T00:05:00.000Z',
+    ])
+    await harness.clock.advance(MINUTE)
+    await settle(harness)
+    expect(await harness.runs()).toHaveLength(2)
+  })
+
+  it('clock jumped forward (or a blocked loop): only the latest occurrence runs, the others are skipped with a reason', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    await harness.service.add({ name: 'jump', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
+    harness.clock.jump(21 * MINUTE) // 00:21: 00:05 … 00:20 are due
+    await harness.clock.advance(0)
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(
+      runs.map((run) => [new Date(run.scheduledFor).toISOString().slice(11, 16), run.status, run.trigger]),
+    ).toEqual([
+      ['00:05', 'skipped', 'schedule'],
+      ['00:10', 'skipped', 'schedule'],
+      ['00:15', 'skipped', 'schedule'],
+      ['00:20', 'completed', 'catchup'],
+    ])
+    expect(runs[0]?.skipReason).toMatch(/late .*only the latest occurrence runs/)
+    expect(harness.agent.calls).toHaveLength(1)
+    expect((await harness.service.get('jump')).nextRunAt).toBe(Date.parse('2026-01-01T00:25:00Z'))
+  })
+})
+
+describe('DST and time zones through the scheduler', () => {
+  it('30 2 * * * in America/New_York: 03:00 EDT on 2026-03-08, once on 2026-11-01', async () => {
+    harness = await createHarness('2026-03-07T12:00:00Z')
+    await harness.service.start()
+    const { nextRuns } = await harness.service.add({
+      name: 'ny',
+      scheduleType: 'cron',
+      schedule: '30 2 * * *',
+      timezone: 'America/New_York',
+      prompt: 'x',
+    })
+    expect(nextRuns.map((run) => run.local)).toEqual([
+      '2026-03-08T03:00:00-04:00',
+      '2026-03-09T02:30:00-04:00',
+      '2026-03-10T02:30:00-04:00',
+    ])
+    await harness.clock.advanceTo(Date.parse('2026-03-09T12:00:00Z'))
+    await settle(harness)
+    expect((await harness.runs()).map((run) => new Date(run.scheduledFor).toISOString())).toEqual([
+      '2026-03-08T07:00:00.000Z',
+      '2026-03-09T06:30:00.000Z',
+    ])
+  })
+
+  it('fall back: 30 1 * * * and */30 * * * * fire once per wall time on 2026-11-01', async () => {
+    harness = await createHarness('2026-11-01T03:00:00Z')
+    await harness.service.start()
+    await harness.service.add({
+      name: 'daily',
+      scheduleType: 'cron',
+      schedule: '30 1 * * *',
+      timezone: 'America/New_York',
+      prompt: 'x',
+    })
+    await harness.service.add({
+      name: 'half',
+      scheduleType: 'cron',
+      schedule: '*/30 * * * *',
+      timezone: 'America/New_York',
+      prompt: 'x',
+    })
+    await harness.clock.advanceTo(Date.parse('2026-11-01T08:00:00Z'))
+    await settle(harness)
+    const runs = await harness.runs()
+    const times = (name: string) =>
+      runs
+        .filter((run) => run.jobName === name)
+        .map((run) => new Date(run.scheduledFor).toISOString().slice(11, 16))
+    expect(times('daily')).toEqual(['05:30'])
+    // 23:30 EDT … 01:30 EDT, then 02:00 EST; 01:00/01:30 EST (06:00Z, 06:30Z) are repeats
+    expect(times('half')).toEqual(['03:30', '04:00', '04:30', '05:00', '05:30', '07:00', '07:30', '08:00'])
+  })
+
+  it('Asia/Kolkata (half-hour offset) and a host zone different from the job zone', async () => {
+    const original = process.env.TZ
+    process.env.TZ = 'America/Los_Angeles'
+    try {
+      harness = await createHarness('2026-01-01T00:00:00Z')
+      await harness.service.start()
+      const { nextRuns } = await harness.service.add({
+        name: 'india',
+        scheduleType: 'cron',
+        schedule: '0 9 * * *',
+        timezone: 'Asia/Kolkata',
+        prompt: 'x',
+      })
+      expect(nextRuns[0]).toMatchObject({
+        utc: '2026-01-01T03:30:00.000Z',
+        local: '2026-01-01T09:00:00+05:30',
+      })
+      await harness.clock.advanceTo(Date.parse('2026-01-02T04:00:00Z'))
+      await settle(harness)
+      expect((await harness.runs()).map((run) => new Date(run.scheduledFor).toISOString())).toEqual([
+        '2026-01-01T03:30:00.000Z',
+        '2026-01-02T03:30:00.000Z',
+      ])
+    } finally {
+      if (original === undefined) delete process.env.TZ
+      else process.env.TZ = original
+    }
+  })
+})
+
+describe('overlap, concurrency and timeouts', () => {
+  it('overlap skip: an occurrence due while the previous run is going is recorded skipped', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    const gate = createDeferred<string>()
+    harness.agent.respond(() => gate.promise)
+    await harness.service.start()
+    await harness.service.add({
+      name: 'slow',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      timeout: '1h',
+    })
+    await harness.clock.advance(3 * MINUTE)
+    gate.resolve('done')
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs.map((run) => run.status)).toEqual(['completed', 'skipped', 'skipped'])
+    expect(runs[1]?.skipReason).toMatch(/still in progress \(overlap: skip\)/)
+  })
+
+  it('overlap queue_one: one occurrence waits behind the running one, further ones are skipped', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    const gate = createDeferred<string>()
+    harness.agent.respond((_request, index) => (index === 0 ? gate.promise : 'quick'))
+    await harness.service.start()
+    await harness.service.add({
+      name: 'q',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      overlap: 'queue_one',
+      timeout: '1h',
+    })
+    await harness.clock.advance(3 * MINUTE)
+    expect(harness.agent.calls).toHaveLength(1)
+    gate.resolve('slow')
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(
+      runs.map((run) => [(run.scheduledFor - Date.parse('2026-01-01T00:00:00Z')) / MINUTE, run.status]),
+    ).toEqual([
+      [1, 'completed'],
+      [2, 'completed'],
+      [3, 'skipped'],
+    ])
+    expect(harness.agent.calls).toHaveLength(2)
+  })
+
+  it('overlap allow: runs overlap', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    const gate = createDeferred<string>()
+    harness.agent.respond(() => gate.promise)
+    await harness.service.start()
+    await harness.service.add({
+      name: 'a',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      overlap: 'allow',
+      timeout: '1h',
+    })
+    await harness.clock.advance(3 * MINUTE)
+    expect(harness.service.scheduler.runningCount).toBe(3)
+    gate.resolve('ok')
+    await settle(harness)
+    expect((await harness.runs()).map((run) => run.status)).toEqual(['completed', 'completed', 'completed'])
+  })
+
+  it('caps concurrency; due runs wait for a slot and start when one frees', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxConcurrentJobs: 2 })
+    const gates = [createDeferred<string>(), createDeferred<string>(), createDeferred<string>()]
+    harness.agent.respond((_request, index) => (gates[index] ?? createDeferred<string>()).promise)
+    await harness.service.start()
+    for (const name of ['a', 'b', 'c']) {
+      await harness.service.add({
+        name,
+        scheduleType: 'cron',
+        schedule: '0 * * * *',
+        prompt: 'x',
+        timeout: '2h',
+      })
+    }
+    await harness.clock.advance(60 * MINUTE)
+    expect(harness.agent.calls).toHaveLength(2)
+    expect(harness.service.scheduler.runningCount).toBe(2)
+    await harness.clock.advance(5 * MINUTE)
+    gates[0]?.resolve('first')
+    await harness.clock.advance(0)
+    expect(harness.agent.calls).toHaveLength(2 + 1)
+    gates[1]?.resolve('second')
+    gates[2]?.resolve('third')
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs.every((run) => run.status === 'completed')).toBe(true)
+    const waited = runs.find((run) => run.startedAt !== run.scheduledFor)
+    expect((waited?.startedAt ?? Number.NaN) - (waited?.scheduledFor ?? 0)).toBe(5 * MINUTE)
+  })
+
+  it('times a run out per job, records timed_out and frees the slot', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => new Promise(() => {}))
+    await harness.service.start()
+    await harness.service.add({
+      name: 'hang',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      timeout: '30s',
+    })
+    await harness.clock.advance(60 * MINUTE + 30_000)
+    await settle(harness)
+    const [run] = await harness.runs()
+    expect(run).toMatchObject({ status: 'timed_out', error: 'timed out after 30s', durationMs: 30_000 })
+    expect(harness.service.scheduler.runningCount).toBe(0)
+    expect(harness.agent.calls[0]?.signal.aborted).toBe(true)
+  })
+})
+
+describe('pause, remove and failures', () => {
+  it('pause cancels the run in flight (status cancelled) and unregisters at once', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => new Promise(() => {}))
+    await harness.service.start()
+    await harness.service.add({ name: 'p', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
+    await harness.clock.advance(5 * MINUTE)
+    expect(harness.service.scheduler.runningCount).toBe(1)
+    await harness.service.pause('p')
+    const [run] = await harness.runs()
+    expect(run).toMatchObject({
+      status: 'cancelled',
+      error: 'cancelled: the job was paused while the run was in progress',
+    })
+    expect(harness.agent.calls[0]?.signal.aborted).toBe(true)
+    await harness.clock.advance(60 * MINUTE)
+    expect(await harness.runs()).toHaveLength(1)
+  })
+
+  it('remove cancels the run in flight and deletes the history', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => new Promise(() => {}))
+    await harness.service.start()
+    await harness.service.add({ name: 'r', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
+    await harness.clock.advance(5 * MINUTE)
+    await harness.service.remove('r')
+    expect(harness.agent.calls[0]?.signal.aborted).toBe(true)
+    expect(harness.service.scheduler.runningCount).toBe(0)
+    expect(await harness.runs()).toEqual([])
+  })
+
+  it('auto-pauses after 5 consecutive failures and tells the delivery target why', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => {
+      throw new Error('model unavailable')
+    })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'flaky',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      deliverTo: ['telegram:7'],
+    })
+    const paused = harness.service.scheduler.events.next('job:pause')
+    await harness.clock.advance(10 * MINUTE)
+    await settle(harness)
+    expect((await paused).reason).toMatch(
+      /paused after 5 consecutive failures; last error: model unavailable/,
+    )
+    const runs = await harness.runs()
+    expect(runs.map((run) => run.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed'])
+    expect(await harness.service.get('flaky')).toMatchObject({
+      enabled: false,
+      consecutiveFailures: 5,
+      lastStatus: 'failed',
+    })
+    expect(harness.sender.sent.at(-1)?.text).toMatch(
+      /^\[Cron\] flaky\nThis job was paused after 5 consecutive failures/,
+    )
+    // resuming resets the count
+    const resumed = await harness.service.resume('flaky')
+    expect(resumed.job).toMatchObject({ enabled: true, consecutiveFailures: 0, pauseReason: null })
+  })
+
+  it('a success resets the consecutive failure count', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond((_request, index) => {
+      if (index % 4 !== 3) throw new Error('no')
+      return 'yes'
+    })
+    await harness.service.start()
+    await harness.service.add({ name: 'mixed', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(12 * MINUTE)
+    await settle(harness)
+    expect(await harness.service.get('mixed')).toMatchObject({ enabled: true, consecutiveFailures: 0 })
+    expect(await harness.runs()).toHaveLength(12)
+  })
+})
+
+describe('execution and delivery', () => {
+  it('ai jobs: automation prefix, prompt, recent results, session keys per mode', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    await harness.service.add({
+      name: 'iso',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'What is new?',
+      model: 'small',
+    })
+    await harness.service.add({
+      name: 'main',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'Go',
+      sessionMode: 'main',
+    })
+    await harness.clock.advance(3 * MINUTE)
+    await settle(harness)
+    const iso = harness.agent.calls.filter((call) => call.jobName === 'iso')
+    expect(iso[0]?.prompt).toMatch(/^\[Automated run\][\s\S]*Job: iso\n\nWhat is new\?$/)
+    expect(iso[2]?.prompt).toMatch(/Do not repeat them[\s\S]*\n1\. result \d\n2\. result \d$/)
+    expect(iso[0]?.sessionKey).toBe(`cron:iso:${iso[0]?.runId}`)
+    expect(iso[0]?.model).toBe('small')
+    const main = harness.agent.calls.filter((call) => call.jobName === 'main')
+    expect(main.map((call) => call.sessionKey)).toEqual(['cron:main', 'cron:main', 'cron:main'])
+  })
+
+  it('shell jobs: non-zero exit and guard blocks fail the run; stdout is the result', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.shell.respond((request) => {
+      if (request.command === 'false') return { exitCode: 1, stdout: '', stderr: 'boom' }
+      if (request.command.startsWith('lango'))
+        return { exitCode: null, stdout: '', stderr: '', blocked: true, message: 'use the cron tools' }
+      return { exitCode: 0, stdout: 'hello\n', stderr: '' }
+    })
+    await harness.service.start()
+    for (const [name, command] of [
+      ['ok', 'echo hello {{secret:token}}'],
+      ['bad', 'false'],
+      ['blocked', 'lango cron list'],
+    ] as const) {
+      await harness.service.add({
+        name,
+        kind: 'shell',
+        scheduleType: 'every',
+        schedule: '1m',
+        command,
+        cwd: '/tmp',
+      })
+    }
+    await harness.clock.advance(MINUTE)
+    await settle(harness)
+    const byName = Object.fromEntries((await harness.runs()).map((run) => [run.jobName, run]))
+    expect(byName.ok).toMatchObject({ status: 'completed', result: 'hello\n' })
+    expect(byName.bad).toMatchObject({ status: 'failed', error: 'exit code 1: boom' })
+    expect(byName.blocked).toMatchObject({ status: 'failed', error: 'blocked: use the cron tools' })
+    // the unresolved command reaches the ShellRunner (it resolves secrets at fire time)
+    expect(harness.shell.calls.find((call) => call.jobName === 'ok')).toMatchObject({
+      command: 'echo hello {{secret:token}}',
+      cwd: '/tmp',
+    })
+  })
+
+  it('records delivery status separately from run status', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.sender.failingTargets.add('slack:down')
+    await harness.service.start()
+    await harness.service.add({
+      name: 'good',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      deliverTo: ['telegram:1'],
+    })
+    await harness.service.add({
+      name: 'half',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      deliverTo: ['telegram:1', 'slack:down'],
+    })
+    await harness.service.add({ name: 'quiet', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(MINUTE)
+    await settle(harness)
+    const byName = Object.fromEntries((await harness.runs()).map((run) => [run.jobName, run]))
+    expect(byName.good).toMatchObject({
+      status: 'completed',
+      deliveryStatus: 'delivered',
+      deliveryError: null,
+    })
+    expect(byName.half).toMatchObject({ status: 'completed', deliveryStatus: 'failed' })
+    expect(byName.half?.deliveryError).toMatch(/slack:down: channel slack:down is unavailable/)
+    expect(byName.quiet).toMatchObject({ status: 'completed', deliveryStatus: 'none' })
+    expect(
+      harness.sender.sent.filter((message) => message.target === 'telegram:1').map((message) => message.text),
+    ).toEqual([
+      expect.stringMatching(/^\[Cron\] good\nresult \d$/),
+      expect.stringMatching(/^\[Cron\] half\nresult \d$/),
+    ])
+  })
+
+  it('an ai job without an AgentRunner fails with a clear error', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { agentRunner: undefined })
+    await harness.service.start()
+    await harness.service.add({ name: 'nobody', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(MINUTE)
+    await settle(harness)
+    expect((await harness.runs())[0]).toMatchObject({
+      status: 'failed',
+      error: 'no agent runner configured: ai jobs cannot run',
+    })
+  })
+
+  it('emits schedule:fire, run:start, run:end and run:error', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond((_request, index) => {
+      if (index === 1) throw new Error('second fails')
+      return 'fine'
+    })
+    await harness.service.start()
+    const seen: string[] = []
+    const events = harness.service.scheduler.events
+    events.on('schedule:fire', (event) => seen.push(`fire:${event.outcome}`))
+    events.on('run:start', () => seen.push('start'))
+    events.on('run:end', (event) => seen.push(`end:${event.run.status}`))
+    events.on('run:error', (event) => seen.push(`error:${event.error.message}`))
+    await harness.service.add({ name: 'ev', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(2 * MINUTE)
+    await settle(harness)
+    expect(seen).toEqual([
+      'fire:started',
+      'start',
+      'end:completed',
+      'fire:started',
+      'start',
+      'end:failed',
+      'error:second fails',
+    ])
+  })
+})
+
+describe('retention', () => {
+  it('prunes history by age and by count per job', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', {
+      retention: { maxAgeMs: 30 * MINUTE, maxRunsPerJob: 10 },
+    })
+    await harness.service.start()
+    await harness.service.add({ name: 'busy', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.service.add({ name: 'rare', scheduleType: 'every', schedule: '20m', prompt: 'x' })
+    await harness.clock.advance(60 * MINUTE)
+    await settle(harness)
+    await harness.service.scheduler.pruneHistory()
+    const busy = await harness.service.history({ job: 'busy', limit: 200 })
+    expect(busy).toHaveLength(10)
+    expect(busy[0]?.scheduledFor).toBe(Date.parse('2026-01-01T01:00:00Z'))
+    const rare = await harness.service.history({ job: 'rare', limit: 200 })
+    expect(rare.map((run) => new Date(run.scheduledFor).toISOString().slice(11, 16))).toEqual([
+      '01:00',
+      '00:40',
+    ])
+  })
+
+  it('maintenance prunes on its own with the defaults (30 days / 1000 per job)', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { leaseMs: 6 * 3_600_000 })
+    await harness.service.start()
+    await harness.service.add({ name: 'daily', scheduleType: 'cron', schedule: '0 0 * * *', prompt: 'x' })
+    await harness.clock.advance(40 * 24 * 60 * MINUTE)
+    await settle(harness)
+    const history = await harness.service.history({ job: 'daily', limit: 200 })
+    expect(history.length).toBeGreaterThanOrEqual(30)
+    expect(history.length).toBeLessThanOrEqual(31)
+  })
+})
+
+describe('a job changed by another process', () => {
+  it('re-reads the job at fire time: paused elsewhere means not fired', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    const { job } = await harness.service.add({
+      name: 'shared',
+      scheduleType: 'cron',
+      schedule: '*/5 * * * *',
+      prompt: 'x',
+    })
+    // another process pauses it directly in the database
+    const other = new SqliteCronStore(harness.database.connect())
+    await other.updateJob(job.id, { enabled: false, updatedAt: job.updatedAt + 1 })
+    await harness.clock.advance(10 * MINUTE)
+    await settle(harness)
+    expect(await harness.runs()).toEqual([])
+    expect(harness.service.scheduler.armedCount).toBe(0)
+  })
+
+  it('a separate service with its own clock still validates against its own now', async () => {
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    const lone = new CronService({
+      store: harness.store,
+      clock,
+      agentRunner: new RecordingAgentRunner(),
+      defaultTimezone: 'UTC',
+    })
+    const error = await lone
+      .create({ name: 'past', scheduleType: 'at', schedule: '2025-12-31T23:59:00Z', prompt: 'x' })
+      .then(
+        () => {
+          throw new Error('expected a rejection')
+        },
+        (caught: unknown) => caught as Error,
+      )
+    expect(error.message).toMatch(/in the past/)
+  })
+})
+
+describe('life cycle', () => {
+  it('await using stops the service (timers cleared, owner removed, runs interrupted)', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => new Promise(() => {}))
+    {
+      await using service = harness.another()
+      await service.start()
+      await service.start() // idempotent
+      await service.add({ name: 'scoped', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+      await harness.clock.advance(MINUTE)
+      expect(service.scheduler.runningCount).toBe(1)
+    }
+    expect(harness.clock.pendingTimers).toBe(0)
+    expect((await harness.runs()).map((run) => run.status)).toEqual(['interrupted'])
+    const owners = await harness.database.db.selectFrom('cron_owners').selectAll().execute()
+    expect(owners).toEqual([])
+  })
+
+  it('start and stop reject an already aborted signal with its reason', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    const controller = new AbortController()
+    const reason = new Error('no')
+    controller.abort(reason)
+    await expect(harness.service.start({ signal: controller.signal })).rejects.toBe(reason)
+    expect(harness.service.scheduler.isRunning).toBe(false)
+    await expect(harness.service.stop({ signal: controller.signal })).rejects.toBe(reason)
+  })
+})
+
+describe('a failing database', () => {
+  it('a claim that fails is reported and retried, not dropped', async () => {
+    const memory = new MemoryCronStore()
+    let failures = 1
+    const store = new Proxy(memory, {
+      get(target, key) {
+        if (key === 'insertRuns' && failures > 0) {
+          return async () => {
+            failures--
+            throw new Error('database is locked')
+          }
+        }
+        const value = Reflect.get(target, key)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+    const agent = new RecordingAgentRunner()
+    const service = new CronService({ store, clock, agentRunner: agent, defaultTimezone: 'UTC' })
+    const errors: string[] = []
+    service.scheduler.events.on('run:error', (event) => errors.push(event.error.message))
+    await service.start()
+    await service.add({ name: 'retry', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await clock.advance(MINUTE + 250)
+    await service.scheduler.whenIdle()
+    expect(errors).toEqual(['database is locked'])
+    const runs = await memory.listRuns()
+    expect(runs).toHaveLength(1)
+    expect(runs[0]).toMatchObject({ status: 'completed', scheduledFor: Date.parse('2026-01-01T00:01:00Z') })
+    expect((runs[0]?.startedAt ?? 0) - (runs[0]?.scheduledFor ?? 0)).toBe(250)
+    await service.stop()
+  })
+})

@@ -1,0 +1,232 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createHarness, type Harness } from './__fixtures__/harness.js'
+import { CronError } from './errors.js'
+import type { CronJobInput } from './service.js'
+
+let harness: Harness
+beforeEach(async () => {
+  harness = await createHarness('2026-03-01T12:00:00Z')
+  await harness.service.start()
+})
+afterEach(async () => {
+  await harness.cleanup()
+})
+
+async function rejection(promise: Promise<unknown>): Promise<CronError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  )
+  if (!CronError.is(error)) throw new Error(`expected a CronError, got ${String(error)}`)
+  return error
+}
+
+const base: CronJobInput = { name: 'job', scheduleType: 'cron', schedule: '0 9 * * *', prompt: 'x' }
+
+describe('bad input: clear errors, nothing stored', () => {
+  it.each<[string, Partial<CronJobInput>, string, RegExp]>([
+    [
+      'invalid expression',
+      { schedule: '0 25 * * *' },
+      'CRON_INVALID_SCHEDULE',
+      /expected range 0-23\. Expected 5 fields/,
+    ],
+    [
+      'wrong field count',
+      { schedule: '0 9 * *' },
+      'CRON_INVALID_SCHEDULE',
+      /has 4 fields; expected 5 fields/,
+    ],
+    [
+      'seconds wildcard',
+      { schedule: '* * * * * *' },
+      'CRON_INVALID_SCHEDULE',
+      /seconds field is a single number/,
+    ],
+    [
+      'every 10 seconds',
+      { schedule: '*/10 * * * * *' },
+      'CRON_INVALID_SCHEDULE',
+      /seconds field is a single number/,
+    ],
+    ['never fires', { schedule: '0 0 31 2 *' }, 'CRON_NEVER_FIRES', /never fires/],
+    ['never fires (Feb 31 23:59)', { schedule: '59 23 31 2 *' }, 'CRON_NEVER_FIRES', /never fires/],
+    [
+      'every 1s',
+      { scheduleType: 'every', schedule: '1s' },
+      'CRON_INTERVAL_TOO_SHORT',
+      /below the minimum of 1m/,
+    ],
+    [
+      'unknown zone',
+      { timezone: 'Europe/Atlantis' },
+      'CRON_INVALID_TIMEZONE',
+      /Unknown time zone .* IANA name/,
+    ],
+    ['past at', { scheduleType: 'at', schedule: '2026-02-28T09:00' }, 'CRON_AT_IN_PAST', /in the past/],
+    ['bad at', { scheduleType: 'at', schedule: 'next friday' }, 'CRON_INVALID_SCHEDULE', /ISO 8601/],
+    ['unknown type', { scheduleType: 'hourly' }, 'CRON_INVALID_SCHEDULE', /Accepted: cron, every, at/],
+    ['empty name', { name: '' }, 'CRON_INVALID_INPUT', /^name is required/],
+    ['blank name', { name: '   ' }, 'CRON_INVALID_INPUT', /^name is required/],
+    ['bad name', { name: '../etc' }, 'CRON_INVALID_INPUT', /names are 1-64 characters/],
+    ['ai without prompt', { prompt: '' }, 'CRON_INVALID_INPUT', /prompt is required for an ai job/],
+    [
+      'shell without command',
+      { kind: 'shell', prompt: undefined },
+      'CRON_INVALID_INPUT',
+      /command is required/,
+    ],
+    ['bad kind', { kind: 'python' as never }, 'CRON_INVALID_INPUT', /kind must be "ai" or "shell"/],
+    ['bad target', { deliverTo: ['telegram chat'] }, 'CRON_INVALID_INPUT', /"channel" or "channel:id"/],
+    ['bad timeout', { timeout: '0s' }, 'CRON_INVALID_INPUT', /timeout must be/],
+    ['huge timeout', { timeout: '3d' }, 'CRON_INVALID_INPUT', /between 1s and 1d/],
+    ['bad overlap', { overlap: 'never' as never }, 'CRON_INVALID_INPUT', /overlap must be "skip"/],
+    ['bad session mode', { sessionMode: 'shared' as never }, 'CRON_INVALID_INPUT', /session_mode must be/],
+    ['missing schedule type', { scheduleType: '' }, 'CRON_INVALID_INPUT', /scheduleType is required/],
+  ])('%s', async (_label, change, code, message) => {
+    const error = await rejection(harness.service.add({ ...base, ...change } as CronJobInput))
+    expect(error.code).toBe(code)
+    expect(error.message).toMatch(message)
+    expect(await harness.service.list()).toEqual([])
+    expect(harness.service.scheduler.armedCount).toBe(0)
+  })
+
+  it('duplicate names: create refuses, nothing changes', async () => {
+    const { job } = await harness.service.create(base)
+    const error = await rejection(harness.service.create({ ...base, prompt: 'other' }))
+    expect(error.code).toBe('CRON_DUPLICATE_NAME')
+    expect(error.message).toBe('A job named "job" already exists; choose another name or update that job.')
+    expect(await harness.service.list()).toEqual([job])
+  })
+
+  it('renaming onto a taken name is refused', async () => {
+    await harness.service.create(base)
+    const { job } = await harness.service.create({ ...base, name: 'second' })
+    const error = await rejection(harness.service.update(job.id, { name: 'job' }))
+    expect(error.code).toBe('CRON_DUPLICATE_NAME')
+    expect((await harness.service.get(job.id)).name).toBe('second')
+  })
+
+  it('unknown ids: get, update, pause, resume, remove, trigger, history say Job not found', async () => {
+    for (const operation of [
+      () => harness.service.get('nope'),
+      () => harness.service.update('nope', { enabled: false }),
+      () => harness.service.pause('nope'),
+      () => harness.service.resume('nope'),
+      () => harness.service.remove('nope'),
+      () => harness.service.trigger('nope'),
+      () => harness.service.history({ job: 'nope' }),
+    ]) {
+      const error = await rejection(operation())
+      expect(error.code).toBe('CRON_JOB_NOT_FOUND')
+      expect(error.message).toMatch(/^Job not found/)
+    }
+    expect((await rejection(harness.service.get(''))).message).toMatch(/^id is required/)
+  })
+
+  it('an invalid update leaves the stored job and its schedule untouched', async () => {
+    const { job } = await harness.service.create(base)
+    const error = await rejection(harness.service.update(job.id, { schedule: '*/1 * * * * *' }))
+    expect(error.code).toBe('CRON_INVALID_SCHEDULE')
+    expect(await harness.service.get(job.id)).toEqual(job)
+  })
+
+  it('caps the number of jobs', async () => {
+    const small = harness.another({ maxJobs: 2 })
+    await small.create({ ...base, name: 'a' })
+    await small.create({ ...base, name: 'b' })
+    const error = await rejection(small.create({ ...base, name: 'c' }))
+    expect(error.code).toBe('CRON_TOO_MANY_JOBS')
+    expect(await small.list()).toHaveLength(2)
+  })
+
+  it('minInterval is configurable', async () => {
+    const strict = harness.another({ minIntervalMs: 300_000 })
+    const error = await rejection(strict.create({ ...base, name: 'fast', schedule: '*/2 * * * *' }))
+    expect(error.code).toBe('CRON_INTERVAL_TOO_SHORT')
+    expect((await strict.create({ ...base, name: 'ok', schedule: '*/5 * * * *' })).job.name).toBe('ok')
+  })
+
+  it('honours an aborted signal', async () => {
+    const controller = new AbortController()
+    const reason = new Error('stop')
+    controller.abort(reason)
+    await expect(harness.service.add(base, { signal: controller.signal })).rejects.toBe(reason)
+    await expect(harness.service.list({ signal: controller.signal })).rejects.toBe(reason)
+  })
+})
+
+describe('create/update results', () => {
+  it('returns the next 3 runs in the job zone and UTC, and stores the canonical schedule', async () => {
+    const { job, nextRuns } = await harness.service.create({
+      ...base,
+      schedule: '0   9 * *   1-5',
+      timezone: 'America/New_York',
+      deliverTo: 'telegram:5',
+      createdBy: 'telegram:5:9',
+      timeout: '90s',
+    })
+    expect(job).toMatchObject({
+      schedule: '0 9 * * 1-5',
+      timezone: 'America/New_York',
+      deliverTo: ['telegram:5'],
+      createdBy: 'telegram:5:9',
+      timeoutMs: 90_000,
+      overlap: 'skip',
+      catchup: 'latest',
+      sessionMode: 'isolated',
+    })
+    expect(nextRuns).toEqual([
+      {
+        at: Date.parse('2026-03-02T14:00:00Z'),
+        utc: '2026-03-02T14:00:00.000Z',
+        local: '2026-03-02T09:00:00-05:00',
+        timezone: 'America/New_York',
+      },
+      {
+        at: Date.parse('2026-03-03T14:00:00Z'),
+        utc: '2026-03-03T14:00:00.000Z',
+        local: '2026-03-03T09:00:00-05:00',
+        timezone: 'America/New_York',
+      },
+      {
+        at: Date.parse('2026-03-04T14:00:00Z'),
+        utc: '2026-03-04T14:00:00.000Z',
+        local: '2026-03-04T09:00:00-05:00',
+        timezone: 'America/New_York',
+      },
+    ])
+    expect(await harness.service.nextRuns(job.id)).toEqual(nextRuns)
+  })
+
+  it('update changes the schedule and re-arms at once', async () => {
+    const { job } = await harness.service.create(base)
+    const updated = await harness.service.update(job.id, { schedule: '*/15 * * * *' })
+    expect(updated.nextRuns.map((run) => run.utc)).toEqual([
+      '2026-03-01T12:15:00.000Z',
+      '2026-03-01T12:30:00.000Z',
+      '2026-03-01T12:45:00.000Z',
+    ])
+    await harness.clock.advance(15 * 60_000)
+    await harness.service.scheduler.whenIdle()
+    expect(harness.agent.calls).toHaveLength(1)
+  })
+
+  it('infers shell from a command and stores it unresolved', async () => {
+    const { job } = await harness.service.create({
+      name: 'backup',
+      scheduleType: 'cron',
+      schedule: '0 3 * * *',
+      command: 'curl -H "Authorization: {{secret:api}}" https://example.com',
+    })
+    expect(job.kind).toBe('shell')
+    expect(job.command).toBe('curl -H "Authorization: {{secret:api}}" https://example.com')
+  })
+
+  it('trigger needs a running scheduler', async () => {
+    const { job } = await harness.service.create(base)
+    const idle = harness.another()
+    const error = await rejection(idle.trigger(job.id))
+    expect(error.code).toBe('CRON_NOT_RUNNING')
+  })
+})

@@ -1,0 +1,548 @@
+import { randomUUID } from 'node:crypto'
+import { formatDuration, parseDuration } from './duration.js'
+import { CronError } from './errors.js'
+import type {
+  CatchupPolicy,
+  CronJob,
+  CronJobKind,
+  CronRun,
+  CronRunStatus,
+  NextRun,
+  OverlapPolicy,
+  SessionMode,
+} from './model.js'
+import type { Clock, CronJobPatch, CronStore, IdGenerator } from './ports.js'
+import { systemClock } from './ports.js'
+import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
+import { CronScheduler, type CronSchedulerOptions, type TriggerResult } from './scheduler.js'
+import { hostTimeZone, resolveTimeZone } from './time-zone.js'
+
+/** Options of {@link CronService}: the scheduler's, plus validation limits and defaults. */
+export interface CronServiceOptions extends CronSchedulerOptions {
+  /** Zone for jobs created without one (default: the host zone, resolved at construction). */
+  readonly defaultTimezone?: string
+  /** Smallest gap between two fires of a job (default 60 s; SECURITY.md CRON-2). */
+  readonly minIntervalMs?: number
+  /** Most jobs the store may hold (default 500; SECURITY.md CRON-3). */
+  readonly maxJobs?: number
+  /** Run timeout for jobs created without one (default 10 min). */
+  readonly defaultTimeoutMs?: number
+  /** Largest accepted run timeout (default 24 h). */
+  readonly maxTimeoutMs?: number
+  /** Use this scheduler instead of building one from the options. */
+  readonly scheduler?: CronScheduler
+}
+
+/** A job definition as the tools pass it. Only `name`, `scheduleType` and `schedule` are always required. */
+export interface CronJobInput {
+  readonly name: string
+  /** `ai` (default when a prompt is given) or `shell` (default when only a command is given). */
+  readonly kind?: CronJobKind
+  /** `cron`, `every` or `at`; seed 002's `interval` and `once` are aliases. */
+  readonly scheduleType: string
+  /** Cron expression, duration (`5m`, `@every 1h`, or ms) or ISO 8601 date-time. */
+  readonly schedule: string | number
+  /** IANA zone; default from the service options. */
+  readonly timezone?: string
+  readonly prompt?: string
+  /** Shell command, stored unresolved (secret tokens stay tokens). */
+  readonly command?: string
+  readonly cwd?: string
+  readonly model?: string
+  readonly sessionMode?: SessionMode
+  /** Targets `channel` or `channel:id`; a single string is accepted. */
+  readonly deliverTo?: readonly string[] | string
+  /** Run timeout: a duration such as `5m` or milliseconds. */
+  readonly timeout?: string | number
+  readonly overlap?: OverlapPolicy
+  readonly catchup?: CatchupPolicy
+  readonly enabled?: boolean
+  /** Session key of whoever created the job (SECURITY.md CRON-5). */
+  readonly createdBy?: string
+}
+
+/** A change to a job: any field of {@link CronJobInput}. */
+export type CronJobUpdate = Partial<CronJobInput>
+
+/** A job with its next fire times (job zone and UTC). */
+export interface JobWithNextRuns {
+  readonly job: CronJob
+  readonly nextRuns: readonly NextRun[]
+}
+
+/** Result of {@link CronService.add}. */
+export interface AddJobResult extends JobWithNextRuns {
+  readonly status: 'created' | 'updated'
+}
+
+/** Options of {@link CronService.history}. */
+export interface HistoryOptions {
+  /** Job id or name; all jobs when omitted. */
+  readonly job?: string
+  /** Default 20, at most 200. */
+  readonly limit?: number
+  readonly status?: CronRunStatus
+  readonly signal?: AbortSignal
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+const TARGET_PATTERN = /^[a-z][a-z0-9_-]{0,31}(?::[^\s]{1,200})?$/
+const MAX_PROMPT_CHARS = 16_000
+const MAX_COMMAND_CHARS = 8_000
+const MAX_TARGETS = 10
+const NAME_RULE =
+  'names are 1-64 characters of letters, digits, "-", "_" or ".", starting with a letter or digit'
+
+/**
+ * The operations the agent tools need (cron_add/list/pause/resume/remove/history and
+ * manage_cron_jobs): validation before storage, the store, and a {@link CronScheduler} kept in
+ * sync so changes take effect at once. Every create/update returns the next 3 fire times.
+ * @example
+ * const cron = new CronService({ store, agentRunner, channelSender, defaultTimezone: 'Europe/Berlin' })
+ * await cron.start()
+ * const { job, nextRuns } = await cron.create({ name: 'news', scheduleType: 'cron', schedule: '0 8 * * *', prompt: 'Headlines' })
+ */
+export class CronService {
+  /** The scheduler this service drives (events live on `scheduler.events`). */
+  readonly scheduler: CronScheduler
+  readonly #store: CronStore
+  readonly #clock: Clock
+  readonly #newId: IdGenerator
+  readonly #defaultTimezone: string
+  readonly #minIntervalMs: number
+  readonly #maxJobs: number
+  readonly #defaultTimeoutMs: number
+  readonly #maxTimeoutMs: number
+
+  constructor(options: CronServiceOptions) {
+    this.scheduler = options.scheduler ?? new CronScheduler(options)
+    this.#store = options.store
+    this.#clock = options.clock ?? systemClock
+    this.#newId = options.idGenerator ?? randomUUID
+    this.#defaultTimezone = resolveTimeZone(options.defaultTimezone ?? hostTimeZone())
+    this.#minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS
+    this.#maxJobs = options.maxJobs ?? 500
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 600_000
+    this.#maxTimeoutMs = options.maxTimeoutMs ?? 86_400_000
+  }
+
+  /** Starts the scheduler (see {@link CronScheduler.start}). */
+  async start(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    await this.scheduler.start(options)
+  }
+
+  /** Stops the scheduler (see {@link CronScheduler.stop}). */
+  async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    await this.scheduler.stop(options)
+  }
+
+  /** Same as {@link CronService.stop}; for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop()
+  }
+
+  /** Creates a job, or updates the job with the same name (cron_add). */
+  async add(input: CronJobInput, options?: { readonly signal?: AbortSignal }): Promise<AddJobResult> {
+    options?.signal?.throwIfAborted()
+    const name = checkName(input?.name)
+    const existing = await this.#store.getJobByName(name, options)
+    if (existing !== undefined)
+      return { status: 'updated', ...(await this.update(existing.id, input, options)) }
+    return { status: 'created', ...(await this.create(input, options)) }
+  }
+
+  /** Creates a job; a taken name is a `CRON_DUPLICATE_NAME` error (manage_cron_jobs create). */
+  async create(input: CronJobInput, options?: { readonly signal?: AbortSignal }): Promise<JobWithNextRuns> {
+    options?.signal?.throwIfAborted()
+    const now = this.#clock.now()
+    const definition = this.#definition(input, undefined)
+    const schedule = validateSchedule({
+      scheduleType: input.scheduleType,
+      schedule: input.schedule,
+      timezone: input.timezone ?? this.#defaultTimezone,
+      now,
+      minIntervalMs: this.#minIntervalMs,
+    })
+    if ((await this.#store.getJobByName(definition.name, options)) !== undefined) {
+      throw duplicateName(definition.name)
+    }
+    if ((await this.#store.countJobs(options)) >= this.#maxJobs) {
+      throw new CronError(
+        'CRON_TOO_MANY_JOBS',
+        `There are already ${this.#maxJobs} jobs, the maximum; remove jobs you no longer need first.`,
+        { data: { maxJobs: this.#maxJobs } },
+      )
+    }
+    const enabled = input.enabled ?? true
+    const job: CronJob = {
+      id: this.#newId(),
+      ...definition,
+      scheduleType: schedule.scheduleType,
+      schedule: schedule.schedule,
+      timezone: schedule.timezone,
+      enabled,
+      createdAt: now,
+      updatedAt: now,
+      lastRunAt: null,
+      nextRunAt: enabled ? (schedule.nextRuns[0]?.at ?? null) : null,
+      lastStatus: null,
+      consecutiveFailures: 0,
+      pauseReason: enabled ? null : 'created disabled',
+      createdBy: input.createdBy ?? null,
+    }
+    await this.#store.insertJob(job, options)
+    this.scheduler.register(job)
+    return { job, nextRuns: schedule.nextRuns }
+  }
+
+  /** Jobs ordered by name; `enabled` filters. */
+  async list(options?: { readonly enabled?: boolean; readonly signal?: AbortSignal }): Promise<CronJob[]> {
+    options?.signal?.throwIfAborted()
+    await this.scheduler.flushPendingWrites()
+    return this.#store.listJobs(options)
+  }
+
+  /** A job by id or name; `CRON_JOB_NOT_FOUND` when none. */
+  async get(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    return this.#resolve(idOrName, options)
+  }
+
+  /** The next `count` fire times of a job (none when disabled). */
+  async nextRuns(
+    idOrName: string,
+    count = 3,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<NextRun[]> {
+    return nextRunsOf(await this.#resolve(idOrName, options), count)
+  }
+
+  /**
+   * Changes a job. Schedule changes are validated and take effect at once; `enabled: false`
+   * pauses (cancelling a run in flight), `enabled: true` resumes.
+   */
+  async update(
+    idOrName: string,
+    changes: CronJobUpdate,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<JobWithNextRuns> {
+    options?.signal?.throwIfAborted()
+    const current = await this.#resolve(idOrName, options)
+    const now = this.#clock.now()
+    const definition = this.#definition(
+      { ...inputOf(current), ...stripUndefined(changes) } as CronJobInput,
+      current,
+    )
+    const enabled = changes.enabled ?? current.enabled
+    const scheduleChanged =
+      (changes.scheduleType !== undefined && changes.scheduleType !== current.scheduleType) ||
+      (changes.schedule !== undefined && String(changes.schedule) !== current.schedule) ||
+      (changes.timezone !== undefined && changes.timezone !== current.timezone)
+    if (definition.name !== current.name) {
+      const holder = await this.#store.getJobByName(definition.name, options)
+      if (holder !== undefined && holder.id !== current.id) throw duplicateName(definition.name)
+    }
+    const patch: { -readonly [K in keyof CronJobPatch]: CronJobPatch[K] } = {
+      ...definition,
+      updatedAt: now,
+      enabled,
+    }
+    if (scheduleChanged || (enabled && !current.enabled)) {
+      const schedule = validateSchedule({
+        scheduleType: changes.scheduleType ?? current.scheduleType,
+        schedule: changes.schedule ?? current.schedule,
+        timezone: changes.timezone ?? current.timezone,
+        now,
+        minIntervalMs: this.#minIntervalMs,
+      })
+      patch.scheduleType = schedule.scheduleType
+      patch.schedule = schedule.schedule
+      patch.timezone = schedule.timezone
+      patch.nextRunAt = enabled ? (schedule.nextRuns[0]?.at ?? null) : null
+    }
+    if (!enabled) {
+      patch.nextRunAt = null
+      if (current.enabled) patch.pauseReason = 'paused by request'
+    } else if (!current.enabled) {
+      patch.pauseReason = null
+      patch.consecutiveFailures = 0
+    }
+    const updated = await this.#store.updateJob(current.id, patch, options)
+    if (updated === undefined) throw notFound(idOrName)
+    if (updated.enabled) this.scheduler.register(updated)
+    else await this.scheduler.unregister(updated.id, 'paused')
+    return { job: updated, nextRuns: nextRunsOf(updated, 3) }
+  }
+
+  /** Disables a job and unregisters it at once, cancelling a run in flight (cron_pause). */
+  async pause(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    const current = await this.#resolve(idOrName, options)
+    if (!current.enabled) return current
+    return (await this.update(current.id, { enabled: false }, options)).job
+  }
+
+  /** Enables a job again, with a fresh next fire and its failure count reset (cron_resume). */
+  async resume(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<JobWithNextRuns> {
+    const current = await this.#resolve(idOrName, options)
+    if (current.enabled) return { job: current, nextRuns: nextRunsOf(current, 3) }
+    return this.update(current.id, { enabled: true }, options)
+  }
+
+  /** Deletes a job and its history, cancelling a run in flight (cron_remove). */
+  async remove(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    const current = await this.#resolve(idOrName, options)
+    await this.scheduler.unregister(current.id, 'removed')
+    await this.#store.deleteJob(current.id, options)
+    return current
+  }
+
+  /** Runs a job now, asynchronously, as a `manual` ledger row (manage_cron_jobs trigger). */
+  async trigger(
+    idOrName: string,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<TriggerResult & { readonly job: CronJob }> {
+    const job = await this.#resolve(idOrName, options)
+    return { ...(await this.scheduler.trigger(job)), job }
+  }
+
+  /** Run history, newest first, for one job (id or name) or all (cron_history). */
+  async history(options?: HistoryOptions): Promise<CronRun[]> {
+    const limit = Math.min(200, Math.max(1, Math.floor(options?.limit ?? 20)))
+    const signal = options?.signal === undefined ? {} : { signal: options.signal }
+    if (options?.job === undefined) {
+      return this.#store.listRuns({
+        limit,
+        ...(options?.status === undefined ? {} : { status: options.status }),
+        ...signal,
+      })
+    }
+    const job = await this.#resolve(options.job, signal)
+    return this.#store.listRuns({
+      jobId: job.id,
+      limit,
+      ...(options.status === undefined ? {} : { status: options.status }),
+      ...signal,
+    })
+  }
+
+  async #resolve(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    options?.signal?.throwIfAborted()
+    await this.scheduler.flushPendingWrites()
+    if (typeof idOrName !== 'string' || idOrName.trim().length === 0) {
+      throw new CronError('CRON_INVALID_INPUT', 'id is required: give the job id or its name.')
+    }
+    const key = idOrName.trim()
+    const job = (await this.#store.getJob(key, options)) ?? (await this.#store.getJobByName(key, options))
+    if (job === undefined) throw notFound(key)
+    return job
+  }
+
+  /** Validates everything but the schedule; throws CRON_INVALID_INPUT naming the field. */
+  #definition(
+    input: CronJobInput,
+    current: CronJob | undefined,
+  ): Pick<
+    CronJob,
+    | 'name'
+    | 'kind'
+    | 'prompt'
+    | 'command'
+    | 'cwd'
+    | 'model'
+    | 'sessionMode'
+    | 'deliverTo'
+    | 'timeoutMs'
+    | 'overlap'
+    | 'catchup'
+  > {
+    if (typeof input !== 'object' || input === null) {
+      throw new CronError('CRON_INVALID_INPUT', 'A job definition object is required.')
+    }
+    const name = checkName(input.name)
+    if (
+      input.scheduleType === undefined ||
+      input.scheduleType === null ||
+      String(input.scheduleType).trim() === ''
+    ) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'scheduleType is required: one of cron, every, at (aliases interval, once).',
+      )
+    }
+    const hasPrompt = typeof input.prompt === 'string' && input.prompt.trim().length > 0
+    const hasCommand = typeof input.command === 'string' && input.command.trim().length > 0
+    const kind = input.kind ?? current?.kind ?? (hasCommand && !hasPrompt ? 'shell' : 'ai')
+    if (kind !== 'ai' && kind !== 'shell') {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        `kind must be "ai" or "shell"; got "${String(kind).slice(0, 20)}".`,
+      )
+    }
+    if (kind === 'ai') {
+      if (!hasPrompt)
+        throw new CronError(
+          'CRON_INVALID_INPUT',
+          'prompt is required for an ai job: say what the agent should do.',
+        )
+      checkLength('prompt', input.prompt as string, MAX_PROMPT_CHARS)
+    } else {
+      if (!hasCommand) throw new CronError('CRON_INVALID_INPUT', 'command is required for a shell job.')
+      checkLength('command', input.command as string, MAX_COMMAND_CHARS)
+    }
+    const sessionMode = input.sessionMode ?? 'isolated'
+    if (sessionMode !== 'isolated' && sessionMode !== 'main') {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'session_mode must be "isolated" (a new session per run) or "main" (one shared session).',
+      )
+    }
+    const overlap = input.overlap ?? 'skip'
+    if (overlap !== 'skip' && overlap !== 'queue_one' && overlap !== 'allow') {
+      throw new CronError('CRON_INVALID_INPUT', 'overlap must be "skip" (default), "queue_one" or "allow".')
+    }
+    const catchup = input.catchup ?? 'latest'
+    if (catchup !== 'latest' && catchup !== 'none') {
+      throw new CronError('CRON_INVALID_INPUT', 'catchup must be "latest" (default) or "none".')
+    }
+    return {
+      name,
+      kind,
+      prompt: kind === 'ai' ? (input.prompt as string) : null,
+      command: kind === 'shell' ? (input.command as string) : null,
+      cwd: optionalText('cwd', input.cwd, 1024),
+      model: kind === 'ai' ? optionalText('model', input.model, 200) : null,
+      sessionMode,
+      deliverTo: checkTargets(input.deliverTo),
+      timeoutMs: this.#timeout(input.timeout),
+      overlap,
+      catchup,
+    }
+  }
+
+  #timeout(value: string | number | undefined): number {
+    if (value === undefined || value === null || value === '') return this.#defaultTimeoutMs
+    let milliseconds: number
+    try {
+      milliseconds = parseDuration(value)
+    } catch (error) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'timeout must be a duration such as "30s", "5m" or "1h", or milliseconds.',
+        {
+          cause: error,
+        },
+      )
+    }
+    if (milliseconds < 1000 || milliseconds > this.#maxTimeoutMs) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        `timeout must be between 1s and ${formatDuration(this.#maxTimeoutMs)}; got ${formatDuration(milliseconds)}.`,
+      )
+    }
+    return milliseconds
+  }
+}
+
+/** The next `count` fires of a stored job, starting at its persisted `nextRunAt`. */
+export function nextRunsOf(job: CronJob, count: number): NextRun[] {
+  if (!job.enabled || job.nextRunAt === null) return []
+  const compiled = compileJobSchedule(job)
+  const runs: NextRun[] = [toNextRun(job.nextRunAt, job.timezone)]
+  let cursor = job.nextRunAt
+  while (runs.length < count) {
+    const next = compiled.next(cursor, cursor)
+    if (next === undefined) break
+    runs.push(toNextRun(next, job.timezone))
+    cursor = next
+  }
+  return runs
+}
+
+function checkName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim().length === 0) {
+    throw new CronError('CRON_INVALID_INPUT', `name is required: ${NAME_RULE}.`)
+  }
+  const trimmed = name.trim()
+  if (!NAME_PATTERN.test(trimmed)) {
+    throw new CronError('CRON_INVALID_INPUT', `name is not valid: ${NAME_RULE}.`, {
+      data: { name: trimmed.slice(0, 100) },
+    })
+  }
+  return trimmed
+}
+
+function checkLength(field: string, value: string, max: number): void {
+  if (value.length > max)
+    throw new CronError('CRON_INVALID_INPUT', `${field} is longer than ${max} characters.`)
+  if (value.includes('\u0000'))
+    throw new CronError('CRON_INVALID_INPUT', `${field} contains a NUL character.`)
+}
+
+function optionalText(field: string, value: unknown, max: number): string | null {
+  if (value === undefined || value === null || value === '') return null
+  if (typeof value !== 'string') throw new CronError('CRON_INVALID_INPUT', `${field} must be a string.`)
+  checkLength(field, value, max)
+  return value
+}
+
+function checkTargets(value: readonly string[] | string | undefined): string[] {
+  if (value === undefined || value === null) return []
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list))
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      'deliver_to must be a list of targets such as ["telegram:123"].',
+    )
+  if (list.length > MAX_TARGETS)
+    throw new CronError('CRON_INVALID_INPUT', `deliver_to accepts at most ${MAX_TARGETS} targets.`)
+  const targets: string[] = []
+  for (const target of list) {
+    if (typeof target !== 'string' || !TARGET_PATTERN.test(target.trim())) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'Each deliver_to target must be "channel" or "channel:id" (e.g. "telegram", "telegram:123", "slack:C0123").',
+        { data: { target: String(target).slice(0, 100) } },
+      )
+    }
+    if (!targets.includes(target.trim())) targets.push(target.trim())
+  }
+  return targets
+}
+
+function inputOf(job: CronJob): CronJobInput {
+  return {
+    name: job.name,
+    kind: job.kind,
+    scheduleType: job.scheduleType,
+    schedule: job.schedule,
+    timezone: job.timezone,
+    ...(job.prompt === null ? {} : { prompt: job.prompt }),
+    ...(job.command === null ? {} : { command: job.command }),
+    ...(job.cwd === null ? {} : { cwd: job.cwd }),
+    ...(job.model === null ? {} : { model: job.model }),
+    sessionMode: job.sessionMode,
+    deliverTo: job.deliverTo,
+    timeout: job.timeoutMs,
+    overlap: job.overlap,
+    catchup: job.catchup,
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>
+}
+
+function duplicateName(name: string): CronError {
+  return new CronError(
+    'CRON_DUPLICATE_NAME',
+    `A job named "${name}" already exists; choose another name or update that job.`,
+    {
+      data: { name },
+    },
+  )
+}
+
+function notFound(idOrName: string): CronError {
+  return new CronError('CRON_JOB_NOT_FOUND', 'Job not found: no job has this id or name.', {
+    data: { id: idOrName.slice(0, 200) },
+  })
+}

@@ -1,0 +1,213 @@
+import * as v from 'valibot'
+import { CronError } from '../errors.js'
+import type { CronJob, CronRun } from '../model.js'
+import type { CronJobPatch } from '../ports.js'
+import type { CronJobsTable, CronRunsTable } from './schema.js'
+
+/** PostgreSQL returns bigint as string; SQLite as number. */
+const integer = v.pipe(
+  v.union([v.number(), v.string(), v.bigint()]),
+  v.transform((value) => Number(value)),
+  v.number(),
+  v.integer(),
+)
+const nullableInteger = v.nullable(integer)
+const nullableString = v.nullable(v.string())
+
+const RUN_STATUS = v.picklist([
+  'running',
+  'completed',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'skipped',
+  'interrupted',
+])
+
+const deliverToSchema = v.pipe(
+  v.string(),
+  v.parseJson(),
+  v.array(v.pipe(v.string(), v.maxLength(200))),
+  v.maxLength(50),
+)
+
+const jobRowSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  kind: v.picklist(['ai', 'shell']),
+  schedule_type: v.picklist(['cron', 'every', 'at']),
+  schedule: v.string(),
+  timezone: v.string(),
+  prompt: nullableString,
+  command: nullableString,
+  cwd: nullableString,
+  model: nullableString,
+  session_mode: v.picklist(['isolated', 'main']),
+  deliver_to: deliverToSchema,
+  enabled: integer,
+  timeout_ms: integer,
+  overlap: v.picklist(['skip', 'queue_one', 'allow']),
+  catchup: v.picklist(['latest', 'none']),
+  created_at: integer,
+  updated_at: integer,
+  last_run_at: nullableInteger,
+  next_run_at: nullableInteger,
+  last_status: v.nullable(RUN_STATUS),
+  consecutive_failures: integer,
+  pause_reason: nullableString,
+  created_by: nullableString,
+})
+
+const runRowSchema = v.object({
+  id: v.string(),
+  job_id: v.string(),
+  job_name: v.string(),
+  trigger: v.picklist(['schedule', 'manual', 'catchup']),
+  status: RUN_STATUS,
+  scheduled_for: integer,
+  started_at: nullableInteger,
+  completed_at: nullableInteger,
+  duration_ms: nullableInteger,
+  result: nullableString,
+  error: nullableString,
+  skip_reason: nullableString,
+  delivery_status: v.picklist(['delivered', 'failed', 'none']),
+  delivery_error: nullableString,
+  owner: nullableString,
+})
+
+function parseRow<TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  row: unknown,
+  table: string,
+): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, row)
+  if (result.success) return result.output
+  const issue = result.issues[0]
+  const path = issue?.path?.map((item) => String(item.key)).join('.') ?? ''
+  throw new CronError(
+    'CRON_STORE_CORRUPT',
+    `A row of ${table} failed validation at "${path}": ${issue?.message ?? 'invalid'}.`,
+    {
+      data: { table, id: (row as { id?: unknown } | undefined)?.id, path },
+    },
+  )
+}
+
+/** Validates and maps a `cron_jobs` row. */
+export function jobFromRow(row: unknown): CronJob {
+  const parsed = parseRow(jobRowSchema, row, 'cron_jobs')
+  return {
+    id: parsed.id,
+    name: parsed.name,
+    kind: parsed.kind,
+    scheduleType: parsed.schedule_type,
+    schedule: parsed.schedule,
+    timezone: parsed.timezone,
+    prompt: parsed.prompt,
+    command: parsed.command,
+    cwd: parsed.cwd,
+    model: parsed.model,
+    sessionMode: parsed.session_mode,
+    deliverTo: parsed.deliver_to,
+    enabled: parsed.enabled !== 0,
+    timeoutMs: parsed.timeout_ms,
+    overlap: parsed.overlap,
+    catchup: parsed.catchup,
+    createdAt: parsed.created_at,
+    updatedAt: parsed.updated_at,
+    lastRunAt: parsed.last_run_at,
+    nextRunAt: parsed.next_run_at,
+    lastStatus: parsed.last_status,
+    consecutiveFailures: parsed.consecutive_failures,
+    pauseReason: parsed.pause_reason,
+    createdBy: parsed.created_by,
+  }
+}
+
+/** Validates and maps a `cron_runs` row. */
+export function runFromRow(row: unknown): CronRun {
+  const parsed = parseRow(runRowSchema, row, 'cron_runs')
+  return {
+    id: parsed.id,
+    jobId: parsed.job_id,
+    jobName: parsed.job_name,
+    trigger: parsed.trigger,
+    status: parsed.status,
+    scheduledFor: parsed.scheduled_for,
+    startedAt: parsed.started_at,
+    completedAt: parsed.completed_at,
+    durationMs: parsed.duration_ms,
+    result: parsed.result,
+    error: parsed.error,
+    skipReason: parsed.skip_reason,
+    deliveryStatus: parsed.delivery_status,
+    deliveryError: parsed.delivery_error,
+    owner: parsed.owner,
+  }
+}
+
+const JOB_COLUMNS: Readonly<Record<keyof CronJobPatch, keyof CronJobsTable>> = {
+  name: 'name',
+  kind: 'kind',
+  scheduleType: 'schedule_type',
+  schedule: 'schedule',
+  timezone: 'timezone',
+  prompt: 'prompt',
+  command: 'command',
+  cwd: 'cwd',
+  model: 'model',
+  sessionMode: 'session_mode',
+  deliverTo: 'deliver_to',
+  enabled: 'enabled',
+  timeoutMs: 'timeout_ms',
+  overlap: 'overlap',
+  catchup: 'catchup',
+  updatedAt: 'updated_at',
+  lastRunAt: 'last_run_at',
+  nextRunAt: 'next_run_at',
+  lastStatus: 'last_status',
+  consecutiveFailures: 'consecutive_failures',
+  pauseReason: 'pause_reason',
+  createdBy: 'created_by',
+}
+
+/** Maps a patch to column values (a fixed allowlist of columns; SECURITY.md SQL-2). */
+export function patchToRow(patch: CronJobPatch): Partial<CronJobsTable> {
+  const row: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue
+    const column = JOB_COLUMNS[key as keyof CronJobPatch]
+    if (column === undefined) continue
+    if (key === 'deliverTo') row[column] = JSON.stringify(value)
+    else if (key === 'enabled') row[column] = value ? 1 : 0
+    else row[column] = value
+  }
+  return row as Partial<CronJobsTable>
+}
+
+/** Maps a job to a full row. */
+export function jobToRow(job: CronJob): CronJobsTable {
+  return { id: job.id, created_at: job.createdAt, ...patchToRow(job) } as CronJobsTable
+}
+
+/** Maps a run to a full row. */
+export function runToRow(run: CronRun): CronRunsTable {
+  return {
+    id: run.id,
+    job_id: run.jobId,
+    job_name: run.jobName,
+    trigger: run.trigger,
+    status: run.status,
+    scheduled_for: run.scheduledFor,
+    started_at: run.startedAt,
+    completed_at: run.completedAt,
+    duration_ms: run.durationMs,
+    result: run.result,
+    error: run.error,
+    skip_reason: run.skipReason,
+    delivery_status: run.deliveryStatus,
+    delivery_error: run.deliveryError,
+    owner: run.owner,
+  }
+}

@@ -1,0 +1,175 @@
+import type { Kysely, Migration } from 'kysely'
+import { Migrator, sql } from 'kysely'
+
+/**
+ * The `cron_jobs` table. Times are epoch milliseconds (`bigint`; PostgreSQL drivers may return
+ * them as strings, which the store coerces). `enabled` is 0/1 on every database.
+ */
+export interface CronJobsTable {
+  id: string
+  name: string
+  kind: string
+  schedule_type: string
+  schedule: string
+  timezone: string
+  prompt: string | null
+  command: string | null
+  cwd: string | null
+  model: string | null
+  session_mode: string
+  /** JSON array of targets, validated on read. */
+  deliver_to: string
+  enabled: number
+  timeout_ms: number
+  overlap: string
+  catchup: string
+  created_at: number
+  updated_at: number
+  last_run_at: number | null
+  next_run_at: number | null
+  last_status: string | null
+  consecutive_failures: number
+  pause_reason: string | null
+  created_by: string | null
+}
+
+/** The occurrence ledger `cron_runs`, unique on `(job_id, scheduled_for)`. */
+export interface CronRunsTable {
+  id: string
+  job_id: string
+  job_name: string
+  trigger: string
+  status: string
+  scheduled_for: number
+  started_at: number | null
+  completed_at: number | null
+  duration_ms: number | null
+  result: string | null
+  error: string | null
+  skip_reason: string | null
+  delivery_status: string
+  delivery_error: string | null
+  owner: string | null
+}
+
+/** Live scheduler instances (`owner` of runs), with their last heartbeat. */
+export interface CronOwnersTable {
+  id: string
+  started_at: number
+  heartbeat_at: number
+}
+
+/** The tables `@lango/cron` owns. Narrow the app's Kysely to this at the composition root. */
+export interface CronDatabase {
+  cron_jobs: CronJobsTable
+  cron_runs: CronRunsTable
+  cron_owners: CronOwnersTable
+}
+
+/** The migration table name apps must always use for this package (kysely: "ALWAYS use the same value"). */
+export const CRON_MIGRATION_TABLE = 'lango_cron_migration'
+
+/** Migrations of `@lango/cron`, runnable on SQLite and PostgreSQL. */
+export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001_create_cron_tables': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .createTable('cron_jobs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('name', 'text', (column) => column.notNull().unique())
+        .addColumn('kind', 'text', (column) => column.notNull())
+        .addColumn('schedule_type', 'text', (column) => column.notNull())
+        .addColumn('schedule', 'text', (column) => column.notNull())
+        .addColumn('timezone', 'text', (column) => column.notNull())
+        .addColumn('prompt', 'text')
+        .addColumn('command', 'text')
+        .addColumn('cwd', 'text')
+        .addColumn('model', 'text')
+        .addColumn('session_mode', 'text', (column) => column.notNull())
+        .addColumn('deliver_to', 'text', (column) => column.notNull())
+        .addColumn('enabled', 'integer', (column) => column.notNull())
+        .addColumn('timeout_ms', 'bigint', (column) => column.notNull())
+        .addColumn('overlap', 'text', (column) => column.notNull())
+        .addColumn('catchup', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'bigint', (column) => column.notNull())
+        .addColumn('updated_at', 'bigint', (column) => column.notNull())
+        .addColumn('last_run_at', 'bigint')
+        .addColumn('next_run_at', 'bigint')
+        .addColumn('last_status', 'text')
+        .addColumn('consecutive_failures', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('pause_reason', 'text')
+        .addColumn('created_by', 'text')
+        .execute()
+      await db.schema
+        .createIndex('cron_jobs_enabled_next_run')
+        .on('cron_jobs')
+        .columns(['enabled', 'next_run_at'])
+        .execute()
+      await db.schema
+        .createTable('cron_runs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('job_id', 'text', (column) => column.notNull())
+        .addColumn('job_name', 'text', (column) => column.notNull())
+        .addColumn('trigger', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('scheduled_for', 'bigint', (column) => column.notNull())
+        .addColumn('started_at', 'bigint')
+        .addColumn('completed_at', 'bigint')
+        .addColumn('duration_ms', 'bigint')
+        .addColumn('result', 'text')
+        .addColumn('error', 'text')
+        .addColumn('skip_reason', 'text')
+        .addColumn('delivery_status', 'text', (column) => column.notNull().defaultTo('none'))
+        .addColumn('delivery_error', 'text')
+        .addColumn('owner', 'text')
+        .execute()
+      // The occurrence ledger's key: one row per (job, scheduled instant), claimed by INSERT.
+      await db.schema
+        .createIndex('cron_runs_job_occurrence')
+        .on('cron_runs')
+        .columns(['job_id', 'scheduled_for'])
+        .unique()
+        .execute()
+      // Partial: only running rows, so finishing a run frees its entry instead of moving it.
+      await db.schema
+        .createIndex('cron_runs_running_owner')
+        .on('cron_runs')
+        .column('owner')
+        .where(sql.ref('status'), '=', 'running')
+        .execute()
+      await db.schema.createIndex('cron_runs_scheduled_for').on('cron_runs').column('scheduled_for').execute()
+      await db.schema
+        .createTable('cron_owners')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('started_at', 'bigint', (column) => column.notNull())
+        .addColumn('heartbeat_at', 'bigint', (column) => column.notNull())
+        .execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropTable('cron_owners').execute()
+      await db.schema.dropTable('cron_runs').execute()
+      await db.schema.dropTable('cron_jobs').execute()
+    },
+  },
+})
+
+/**
+ * Runs {@link cronMigrations} to the latest version with kysely's Migrator and the fixed
+ * migration table `lango_cron_migration`; throws if any migration failed.
+ * @example await migrateCron(db as unknown as Kysely<CronDatabase>)
+ */
+export async function migrateCron(db: Kysely<CronDatabase>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...cronMigrations }) },
+    migrationTableName: CRON_MIGRATION_TABLE,
+    migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+  })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error !== undefined) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName
+    throw new Error(`@lango/cron migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
+  }
+}

@@ -1,0 +1,399 @@
+import { type Kysely, sql } from 'kysely'
+import { CronError } from '../errors.js'
+import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
+import type {
+  CronJobPatch,
+  CronStore,
+  JobScheduleUpdate,
+  ListRunsOptions,
+  NewCronRun,
+  RunCompletion,
+  StoreCallOptions,
+} from '../ports.js'
+import { jobFromRow, jobToRow, patchToRow, runFromRow } from './rows.js'
+import type { CronDatabase, CronRunsTable } from './schema.js'
+
+/** Largest page any list query returns (SECURITY.md SQL-4). */
+export const MAX_LIST_LIMIT = 500
+/** Rows per multi-row INSERT, well under SQLite's and PostgreSQL's parameter limits. */
+const INSERT_CHUNK = 200
+/** Ids per `IN (…)` list. */
+const IN_CHUNK = 500
+
+/**
+ * {@link CronStore} over kysely. Named for its default database; every query is plain kysely
+ * (parameterised, `ON CONFLICT … DO NOTHING`, `RETURNING`) and also runs on PostgreSQL.
+ * Takes a Kysely handle, never a path: the app owns the connection, its pragmas (WAL,
+ * `busy_timeout`, `synchronous=NORMAL`) and runs {@link migrateCron} first.
+ * Every method is one statement (or a sequence of independent ones), never an interactive
+ * transaction, so two instances on one file in one process cannot deadlock on `busy_timeout`.
+ */
+export class SqliteCronStore implements CronStore {
+  readonly #db: Kysely<CronDatabase>
+
+  constructor(db: Kysely<CronDatabase>) {
+    this.#db = db
+  }
+
+  async insertJob(job: CronJob, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    try {
+      await this.#db.insertInto('cron_jobs').values(jobToRow(job)).execute()
+    } catch (error) {
+      throw mapConstraintError(error, job.name)
+    }
+  }
+
+  async updateJob(id: string, patch: CronJobPatch, options?: StoreCallOptions): Promise<CronJob | undefined> {
+    options?.signal?.throwIfAborted()
+    const values = patchToRow(patch)
+    if (Object.keys(values).length === 0) return this.getJob(id, options)
+    try {
+      const row = await this.#db
+        .updateTable('cron_jobs')
+        .set(values)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return row === undefined ? undefined : jobFromRow(row)
+    } catch (error) {
+      throw mapConstraintError(error, patch.name)
+    }
+  }
+
+  async deleteJob(id: string, options?: StoreCallOptions): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    await this.#db.deleteFrom('cron_runs').where('job_id', '=', id).execute()
+    const result = await this.#db.deleteFrom('cron_jobs').where('id', '=', id).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+
+  async getJob(id: string, options?: StoreCallOptions): Promise<CronJob | undefined> {
+    options?.signal?.throwIfAborted()
+    const row = await this.#db.selectFrom('cron_jobs').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : jobFromRow(row)
+  }
+
+  async getJobByName(name: string, options?: StoreCallOptions): Promise<CronJob | undefined> {
+    options?.signal?.throwIfAborted()
+    const row = await this.#db.selectFrom('cron_jobs').selectAll().where('name', '=', name).executeTakeFirst()
+    return row === undefined ? undefined : jobFromRow(row)
+  }
+
+  async listJobs(
+    options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
+  ): Promise<CronJob[]> {
+    options?.signal?.throwIfAborted()
+    const ids = options?.ids
+    if (ids !== undefined) {
+      const jobs: CronJob[] = []
+      for (let start = 0; start < ids.length; start += IN_CHUNK) {
+        let query = this.#db
+          .selectFrom('cron_jobs')
+          .selectAll()
+          .where('id', 'in', ids.slice(start, start + IN_CHUNK))
+        if (options?.enabled !== undefined) query = query.where('enabled', '=', options.enabled ? 1 : 0)
+        for (const row of await query.execute()) jobs.push(jobFromRow(row))
+      }
+      return jobs.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+    }
+    let query = this.#db.selectFrom('cron_jobs').selectAll().orderBy('name')
+    if (options?.enabled !== undefined) query = query.where('enabled', '=', options.enabled ? 1 : 0)
+    return (await query.execute()).map(jobFromRow)
+  }
+
+  async countJobs(options?: StoreCallOptions): Promise<number> {
+    options?.signal?.throwIfAborted()
+    const row = await this.#db
+      .selectFrom('cron_jobs')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .executeTakeFirstOrThrow()
+    return Number(row.count)
+  }
+
+  async jobVersions(
+    ids: readonly string[],
+    options?: StoreCallOptions,
+  ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>> {
+    options?.signal?.throwIfAborted()
+    const versions = new Map<string, { enabled: boolean; updatedAt: number }>()
+    for (let start = 0; start < ids.length; start += IN_CHUNK) {
+      const rows = await this.#db
+        .selectFrom('cron_jobs')
+        .select(['id', 'enabled', 'updated_at'])
+        .where('id', 'in', ids.slice(start, start + IN_CHUNK))
+        .execute()
+      for (const row of rows)
+        versions.set(row.id, { enabled: Number(row.enabled) !== 0, updatedAt: Number(row.updated_at) })
+    }
+    return versions
+  }
+
+  async updateSchedules(updates: readonly JobScheduleUpdate[], options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    const plain = updates.filter((update) => update.disable === undefined)
+    // One statement per chunk (CASE over ids): one write transaction instead of one per job.
+    for (let start = 0; start < plain.length; start += IN_CHUNK) {
+      const batch = plain.slice(start, start + IN_CHUNK)
+      const withLastRun = batch.filter((update) => update.lastRunAt !== undefined)
+      const nextRunAt = sql<number | null>`case ${sql.ref('id')} ${sql.join(
+        batch.map((update) => sql`when ${update.id} then ${update.nextRunAt}`),
+        sql` `,
+      )} else ${sql.ref('next_run_at')} end`
+      const lastRunAt =
+        withLastRun.length === 0
+          ? undefined
+          : sql<number | null>`case ${sql.ref('id')} ${sql.join(
+              withLastRun.map((update) => sql`when ${update.id} then ${update.lastRunAt}`),
+              sql` `,
+            )} else ${sql.ref('last_run_at')} end`
+      await this.#db
+        .updateTable('cron_jobs')
+        .set({ next_run_at: nextRunAt, ...(lastRunAt === undefined ? {} : { last_run_at: lastRunAt }) })
+        .where(
+          'id',
+          'in',
+          batch.map((update) => update.id),
+        )
+        .execute()
+    }
+    for (const update of updates) {
+      if (update.disable === undefined) continue
+      await this.#db
+        .updateTable('cron_jobs')
+        .set({
+          next_run_at: update.nextRunAt,
+          ...(update.lastRunAt === undefined ? {} : { last_run_at: update.lastRunAt }),
+          enabled: 0,
+          pause_reason: update.disable.reason,
+        })
+        .where('id', '=', update.id)
+        .execute()
+    }
+  }
+
+  async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<ReadonlySet<string>> {
+    options?.signal?.throwIfAborted()
+    const inserted = new Set<string>()
+    for (let start = 0; start < runs.length; start += INSERT_CHUNK) {
+      const rows: CronRunsTable[] = runs.slice(start, start + INSERT_CHUNK).map((run) => ({
+        id: run.id,
+        job_id: run.jobId,
+        job_name: run.jobName,
+        trigger: run.trigger,
+        status: run.status,
+        scheduled_for: run.scheduledFor,
+        started_at: run.startedAt,
+        completed_at: run.completedAt,
+        duration_ms: null,
+        result: null,
+        error: null,
+        skip_reason: run.skipReason,
+        delivery_status: 'none',
+        delivery_error: null,
+        owner: run.owner,
+      }))
+      // The claim: the unique (job_id, scheduled_for) index decides who owns an occurrence.
+      const claimed = await this.#db
+        .insertInto('cron_runs')
+        .values(rows)
+        .onConflict((conflict) => conflict.columns(['job_id', 'scheduled_for']).doNothing())
+        .returning('id')
+        .execute()
+      for (const row of claimed) inserted.add(row.id)
+    }
+    return inserted
+  }
+
+  async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    const result = await this.#db
+      .updateTable('cron_runs')
+      .set({
+        status: completion.status,
+        completed_at: completion.completedAt,
+        duration_ms: completion.durationMs,
+        result: completion.result,
+        error: completion.error,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  async setDelivery(
+    id: string,
+    status: DeliveryStatus,
+    error: string | null,
+    options?: StoreCallOptions,
+  ): Promise<void> {
+    options?.signal?.throwIfAborted()
+    await this.#db
+      .updateTable('cron_runs')
+      .set({ delivery_status: status, delivery_error: error })
+      .where('id', '=', id)
+      .execute()
+  }
+
+  async recordOutcome(
+    jobId: string,
+    status: CronRunStatus,
+    failed: boolean,
+    options?: StoreCallOptions,
+  ): Promise<number | undefined> {
+    options?.signal?.throwIfAborted()
+    const row = await this.#db
+      .updateTable('cron_jobs')
+      .set((eb) => ({
+        last_status: status,
+        consecutive_failures: failed ? eb('consecutive_failures', '+', 1) : 0,
+      }))
+      .where('id', '=', jobId)
+      .returning('consecutive_failures')
+      .executeTakeFirst()
+    return row === undefined ? undefined : Number(row.consecutive_failures)
+  }
+
+  async getRun(id: string, options?: StoreCallOptions): Promise<CronRun | undefined> {
+    options?.signal?.throwIfAborted()
+    const row = await this.#db.selectFrom('cron_runs').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : runFromRow(row)
+  }
+
+  async listRuns(options?: ListRunsOptions): Promise<CronRun[]> {
+    options?.signal?.throwIfAborted()
+    const limit = clampLimit(options?.limit)
+    let query = this.#db
+      .selectFrom('cron_runs')
+      .selectAll()
+      .orderBy('scheduled_for', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+    if (options?.jobId !== undefined) query = query.where('job_id', '=', options.jobId)
+    if (options?.status !== undefined) query = query.where('status', '=', options.status)
+    return (await query.execute()).map(runFromRow)
+  }
+
+  async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_runs')
+      .select('result')
+      .where('job_id', '=', jobId)
+      .where('status', '=', 'completed')
+      .where('result', 'is not', null)
+      .orderBy('scheduled_for', 'desc')
+      .limit(clampLimit(limit))
+      .execute()
+    return rows.map((row) => row.result as string)
+  }
+
+  async heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    await this.#db
+      .insertInto('cron_owners')
+      .values({ id: owner, started_at: now, heartbeat_at: now })
+      .onConflict((conflict) => conflict.column('id').doUpdateSet({ heartbeat_at: now }))
+      .execute()
+  }
+
+  async removeOwner(owner: string, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    await this.#db.deleteFrom('cron_owners').where('id', '=', owner).execute()
+  }
+
+  async interruptOrphanedRuns(
+    input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
+    options?: StoreCallOptions,
+  ): Promise<number> {
+    options?.signal?.throwIfAborted()
+    const result = await this.#db
+      .updateTable('cron_runs')
+      .set((eb) => ({
+        status: 'interrupted',
+        completed_at: input.now,
+        duration_ms: eb(eb.val(input.now), '-', eb.fn.coalesce('started_at', eb.val(input.now))),
+        error: input.reason,
+      }))
+      .where('status', '=', 'running')
+      .where((eb) =>
+        eb.or([
+          eb('owner', 'is', null),
+          eb(
+            'owner',
+            'not in',
+            eb
+              .selectFrom('cron_owners')
+              .select('cron_owners.id')
+              .where('cron_owners.heartbeat_at', '>=', input.aliveSince),
+          ),
+        ]),
+      )
+      .executeTakeFirst()
+    await this.#db.deleteFrom('cron_owners').where('heartbeat_at', '<', input.aliveSince).execute()
+    return Number(result.numUpdatedRows)
+  }
+
+  async pruneRuns(
+    input: { readonly olderThan: number; readonly keepPerJob: number },
+    options?: StoreCallOptions,
+  ): Promise<number> {
+    options?.signal?.throwIfAborted()
+    let deleted = 0
+    const byAge = await this.#db
+      .deleteFrom('cron_runs')
+      .where('status', '!=', 'running')
+      .where('scheduled_for', '<', input.olderThan)
+      .executeTakeFirst()
+    deleted += Number(byAge.numDeletedRows)
+    const keep = Math.max(1, Math.floor(input.keepPerJob))
+    const crowded = await this.#db
+      .selectFrom('cron_runs')
+      .select('job_id')
+      .groupBy('job_id')
+      .having((eb) => eb.fn.countAll(), '>', keep)
+      .execute()
+    for (const { job_id: jobId } of crowded) {
+      const boundary = await this.#db
+        .selectFrom('cron_runs')
+        .select('scheduled_for')
+        .where('job_id', '=', jobId)
+        .orderBy('scheduled_for', 'desc')
+        .limit(1)
+        .offset(keep - 1)
+        .executeTakeFirst()
+      if (boundary === undefined) continue
+      const byCount = await this.#db
+        .deleteFrom('cron_runs')
+        .where('job_id', '=', jobId)
+        .where('status', '!=', 'running')
+        .where('scheduled_for', '<', Number(boundary.scheduled_for))
+        .executeTakeFirst()
+      deleted += Number(byCount.numDeletedRows)
+    }
+    return deleted
+  }
+}
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined || !Number.isFinite(limit)) return 100
+  return Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(limit)))
+}
+
+function mapConstraintError(error: unknown, name: string | undefined): unknown {
+  const message = error instanceof Error ? error.message : ''
+  const code = (error as { code?: unknown } | null)?.code
+  const isUnique = /unique/i.test(message) || code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE'
+  if (isUnique && /name/i.test(`${message} ${(error as { constraint?: string }).constraint ?? ''}`)) {
+    return new CronError(
+      'CRON_DUPLICATE_NAME',
+      `A job named "${name ?? ''}" already exists; choose another name or update that job.`,
+      {
+        cause: error,
+        data: { name },
+      },
+    )
+  }
+  return error
+}

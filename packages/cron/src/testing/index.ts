@@ -1,0 +1,11 @@
+export { FakeClock, flush } from './fake-clock.js'
+export { MemoryCronStore } from './memory-cron-store.js'
+export type { Deferred } from './recording-runners.js'
+export {
+  createDeferred,
+  RecordingAgentRunner,
+  RecordingChannelSender,
+  RecordingShellRunner,
+} from './recording-runners.js'
+export type { StoreFixture } from './store-contract.js'
+export { createTestJob, cronStoreContract } from './store-contract.js'

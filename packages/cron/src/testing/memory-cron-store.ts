@@ -1,0 +1,294 @@
+import { CronError } from '../errors.js'
+import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
+import type {
+  CronJobPatch,
+  CronStore,
+  JobScheduleUpdate,
+  ListRunsOptions,
+  NewCronRun,
+  RunCompletion,
+  StoreCallOptions,
+} from '../ports.js'
+
+const MAX_LIST_LIMIT = 500
+
+/** In-memory {@link CronStore} with the same semantics as `SqliteCronStore`; for tests and demos. */
+export class MemoryCronStore implements CronStore {
+  readonly #jobs = new Map<string, CronJob>()
+  readonly #runs = new Map<string, CronRun>()
+  readonly #occurrences = new Set<string>()
+  readonly #owners = new Map<string, number>()
+
+  async insertJob(job: CronJob, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    this.#assertNameFree(job.name, job.id)
+    if (this.#jobs.has(job.id)) throw new Error(`job id ${job.id} exists`)
+    this.#jobs.set(job.id, freezeJob(job))
+  }
+
+  async updateJob(id: string, patch: CronJobPatch, options?: StoreCallOptions): Promise<CronJob | undefined> {
+    options?.signal?.throwIfAborted()
+    const job = this.#jobs.get(id)
+    if (job === undefined) return undefined
+    if (patch.name !== undefined) this.#assertNameFree(patch.name, id)
+    const defined = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
+    const updated = freezeJob({ ...job, ...defined, id: job.id, createdAt: job.createdAt })
+    this.#jobs.set(id, updated)
+    return updated
+  }
+
+  async deleteJob(id: string, options?: StoreCallOptions): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    for (const run of [...this.#runs.values()]) if (run.jobId === id) this.#deleteRun(run)
+    return this.#jobs.delete(id)
+  }
+
+  async getJob(id: string, options?: StoreCallOptions): Promise<CronJob | undefined> {
+    options?.signal?.throwIfAborted()
+    return this.#jobs.get(id)
+  }
+
+  async getJobByName(name: string, options?: StoreCallOptions): Promise<CronJob | undefined> {
+    options?.signal?.throwIfAborted()
+    for (const job of this.#jobs.values()) if (job.name === name) return job
+    return undefined
+  }
+
+  async listJobs(
+    options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
+  ): Promise<CronJob[]> {
+    options?.signal?.throwIfAborted()
+    const ids = options?.ids === undefined ? undefined : new Set(options.ids)
+    return [...this.#jobs.values()]
+      .filter(
+        (job) =>
+          (ids === undefined || ids.has(job.id)) &&
+          (options?.enabled === undefined || job.enabled === options.enabled),
+      )
+      .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+  }
+
+  async countJobs(options?: StoreCallOptions): Promise<number> {
+    options?.signal?.throwIfAborted()
+    return this.#jobs.size
+  }
+
+  async jobVersions(
+    ids: readonly string[],
+    options?: StoreCallOptions,
+  ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>> {
+    options?.signal?.throwIfAborted()
+    const versions = new Map<string, { enabled: boolean; updatedAt: number }>()
+    for (const id of ids) {
+      const job = this.#jobs.get(id)
+      if (job !== undefined) versions.set(id, { enabled: job.enabled, updatedAt: job.updatedAt })
+    }
+    return versions
+  }
+
+  async updateSchedules(updates: readonly JobScheduleUpdate[], options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    for (const update of updates) {
+      const job = this.#jobs.get(update.id)
+      if (job === undefined) continue
+      this.#jobs.set(
+        update.id,
+        freezeJob({
+          ...job,
+          nextRunAt: update.nextRunAt,
+          ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
+          ...(update.disable === undefined ? {} : { enabled: false, pauseReason: update.disable.reason }),
+        }),
+      )
+    }
+  }
+
+  async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<ReadonlySet<string>> {
+    options?.signal?.throwIfAborted()
+    const inserted = new Set<string>()
+    for (const run of runs) {
+      const key = occurrenceKey(run.jobId, run.scheduledFor)
+      if (this.#occurrences.has(key) || this.#runs.has(run.id)) continue
+      this.#occurrences.add(key)
+      this.#runs.set(
+        run.id,
+        Object.freeze({
+          ...run,
+          durationMs: null,
+          result: null,
+          error: null,
+          deliveryStatus: 'none',
+          deliveryError: null,
+        }),
+      )
+      inserted.add(run.id)
+    }
+    return inserted
+  }
+
+  async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    const run = this.#runs.get(id)
+    if (run === undefined || run.status !== 'running') return false
+    this.#runs.set(id, Object.freeze({ ...run, ...completion }))
+    return true
+  }
+
+  async setDelivery(
+    id: string,
+    status: DeliveryStatus,
+    error: string | null,
+    options?: StoreCallOptions,
+  ): Promise<void> {
+    options?.signal?.throwIfAborted()
+    const run = this.#runs.get(id)
+    if (run !== undefined)
+      this.#runs.set(id, Object.freeze({ ...run, deliveryStatus: status, deliveryError: error }))
+  }
+
+  async recordOutcome(
+    jobId: string,
+    status: CronRunStatus,
+    failed: boolean,
+    options?: StoreCallOptions,
+  ): Promise<number | undefined> {
+    options?.signal?.throwIfAborted()
+    const job = this.#jobs.get(jobId)
+    if (job === undefined) return undefined
+    const consecutiveFailures = failed ? job.consecutiveFailures + 1 : 0
+    this.#jobs.set(jobId, freezeJob({ ...job, lastStatus: status, consecutiveFailures }))
+    return consecutiveFailures
+  }
+
+  async getRun(id: string, options?: StoreCallOptions): Promise<CronRun | undefined> {
+    options?.signal?.throwIfAborted()
+    return this.#runs.get(id)
+  }
+
+  async listRuns(options?: ListRunsOptions): Promise<CronRun[]> {
+    options?.signal?.throwIfAborted()
+    const limit = clampLimit(options?.limit)
+    return [...this.#runs.values()]
+      .filter(
+        (run) =>
+          (options?.jobId === undefined || run.jobId === options.jobId) &&
+          (options?.status === undefined || run.status === options.status),
+      )
+      .sort(newestFirst)
+      .slice(0, limit)
+  }
+
+  async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {
+    options?.signal?.throwIfAborted()
+    return [...this.#runs.values()]
+      .filter((run) => run.jobId === jobId && run.status === 'completed' && run.result !== null)
+      .sort(newestFirst)
+      .slice(0, clampLimit(limit))
+      .map((run) => run.result as string)
+  }
+
+  async heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    this.#owners.set(owner, now)
+  }
+
+  async removeOwner(owner: string, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    this.#owners.delete(owner)
+  }
+
+  async interruptOrphanedRuns(
+    input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
+    options?: StoreCallOptions,
+  ): Promise<number> {
+    options?.signal?.throwIfAborted()
+    let count = 0
+    for (const run of this.#runs.values()) {
+      if (run.status !== 'running') continue
+      const heartbeat = run.owner === null ? undefined : this.#owners.get(run.owner)
+      if (heartbeat !== undefined && heartbeat >= input.aliveSince) continue
+      this.#runs.set(
+        run.id,
+        Object.freeze({
+          ...run,
+          status: 'interrupted',
+          completedAt: input.now,
+          durationMs: input.now - (run.startedAt ?? input.now),
+          error: input.reason,
+        }),
+      )
+      count++
+    }
+    for (const [owner, heartbeat] of this.#owners)
+      if (heartbeat < input.aliveSince) this.#owners.delete(owner)
+    return count
+  }
+
+  async pruneRuns(
+    input: { readonly olderThan: number; readonly keepPerJob: number },
+    options?: StoreCallOptions,
+  ): Promise<number> {
+    options?.signal?.throwIfAborted()
+    let deleted = 0
+    const byJob = new Map<string, CronRun[]>()
+    for (const run of [...this.#runs.values()]) {
+      if (run.status !== 'running' && run.scheduledFor < input.olderThan) {
+        this.#deleteRun(run)
+        deleted++
+        continue
+      }
+      const list = byJob.get(run.jobId) ?? []
+      list.push(run)
+      byJob.set(run.jobId, list)
+    }
+    const keep = Math.max(1, Math.floor(input.keepPerJob))
+    for (const runs of byJob.values()) {
+      if (runs.length <= keep) continue
+      runs.sort(newestFirst)
+      const boundary = (runs[keep - 1] as CronRun).scheduledFor
+      for (const run of runs) {
+        if (run.status !== 'running' && run.scheduledFor < boundary) {
+          this.#deleteRun(run)
+          deleted++
+        }
+      }
+    }
+    return deleted
+  }
+
+  #deleteRun(run: CronRun): void {
+    this.#runs.delete(run.id)
+    this.#occurrences.delete(occurrenceKey(run.jobId, run.scheduledFor))
+  }
+
+  #assertNameFree(name: string, id: string): void {
+    for (const job of this.#jobs.values()) {
+      if (job.name === name && job.id !== id) {
+        throw new CronError(
+          'CRON_DUPLICATE_NAME',
+          `A job named "${name}" already exists; choose another name or update that job.`,
+          {
+            data: { name },
+          },
+        )
+      }
+    }
+  }
+}
+
+function occurrenceKey(jobId: string, scheduledFor: number): string {
+  return `${jobId}\u0000${scheduledFor}`
+}
+
+function freezeJob(job: CronJob): CronJob {
+  return Object.freeze({ ...job, deliverTo: Object.freeze([...job.deliverTo]) })
+}
+
+function newestFirst(left: CronRun, right: CronRun): number {
+  return right.scheduledFor - left.scheduledFor || (right.id < left.id ? -1 : right.id > left.id ? 1 : 0)
+}
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined || !Number.isFinite(limit)) return 100
+  return Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(limit)))
+}

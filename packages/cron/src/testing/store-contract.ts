@@ -1,0 +1,303 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { CronError } from '../errors.js'
+import type { CronJob } from '../model.js'
+import type { CronStore, NewCronRun } from '../ports.js'
+
+let sequence = 0
+
+/** A complete, valid job for tests; override any field. */
+export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
+  sequence++
+  return {
+    id: `job-${sequence}`,
+    name: `job-${sequence}`,
+    kind: 'ai',
+    scheduleType: 'cron',
+    schedule: '*/5 * * * *',
+    timezone: 'UTC',
+    prompt: 'Summarise the news',
+    command: null,
+    cwd: null,
+    model: null,
+    sessionMode: 'isolated',
+    deliverTo: [],
+    enabled: true,
+    timeoutMs: 60_000,
+    overlap: 'skip',
+    catchup: 'latest',
+    createdAt: 1_000,
+    updatedAt: 1_000,
+    lastRunAt: null,
+    nextRunAt: 300_000,
+    lastStatus: null,
+    consecutiveFailures: 0,
+    pauseReason: null,
+    createdBy: null,
+    ...overrides,
+  }
+}
+
+function newRun(job: CronJob, scheduledFor: number, overrides: Partial<NewCronRun> = {}): NewCronRun {
+  sequence++
+  return {
+    id: `run-${sequence}`,
+    jobId: job.id,
+    jobName: job.name,
+    trigger: 'schedule',
+    status: 'running',
+    scheduledFor,
+    startedAt: scheduledFor,
+    completedAt: null,
+    skipReason: null,
+    owner: 'owner-a',
+    ...overrides,
+  }
+}
+
+/** What a contract run needs: a fresh, empty store and how to dispose of it. */
+export interface StoreFixture {
+  readonly store: CronStore
+  cleanup?(): Promise<void>
+}
+
+/**
+ * The behaviour every {@link CronStore} adapter must show. Call it from each adapter's test file:
+ * @example cronStoreContract('SqliteCronStore', async () => ({ store: new SqliteCronStore(db), cleanup }))
+ */
+export function cronStoreContract(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`CronStore contract: ${name}`, () => {
+    let fixture: StoreFixture
+    let store: CronStore
+    beforeEach(async () => {
+      fixture = await makeStore()
+      store = fixture.store
+    })
+    afterEach(async () => {
+      await fixture.cleanup?.()
+    })
+
+    it('inserts, reads by id and name, and lists jobs ordered by name', async () => {
+      const beta = createTestJob({ name: 'beta', deliverTo: ['telegram:1', 'slack'] })
+      const alpha = createTestJob({
+        name: 'alpha',
+        enabled: false,
+        kind: 'shell',
+        prompt: null,
+        command: 'echo hi',
+      })
+      await store.insertJob(beta)
+      await store.insertJob(alpha)
+      expect(await store.getJob(beta.id)).toEqual(beta)
+      expect(await store.getJobByName('alpha')).toEqual(alpha)
+      expect(await store.getJob('missing')).toBeUndefined()
+      expect((await store.listJobs()).map((job) => job.name)).toEqual(['alpha', 'beta'])
+      expect((await store.listJobs({ enabled: true })).map((job) => job.name)).toEqual(['beta'])
+      expect((await store.listJobs({ ids: [alpha.id] })).map((job) => job.name)).toEqual(['alpha'])
+      expect(await store.countJobs()).toBe(2)
+    })
+
+    it('reports enabled and updatedAt of existing jobs for the fire-time freshness check', async () => {
+      const on = createTestJob({ updatedAt: 5 })
+      const off = createTestJob({ enabled: false, updatedAt: 7 })
+      await store.insertJob(on)
+      await store.insertJob(off)
+      const versions = await store.jobVersions([on.id, off.id, 'missing'])
+      expect(versions.get(on.id)).toEqual({ enabled: true, updatedAt: 5 })
+      expect(versions.get(off.id)).toEqual({ enabled: false, updatedAt: 7 })
+      expect(versions.has('missing')).toBe(false)
+    })
+
+    it('rejects a duplicate name with CRON_DUPLICATE_NAME and stores nothing', async () => {
+      await store.insertJob(createTestJob({ name: 'daily' }))
+      const error = await store.insertJob(createTestJob({ name: 'daily' })).catch((caught: unknown) => caught)
+      expect(CronError.is(error) && error.code).toBe('CRON_DUPLICATE_NAME')
+      expect(await store.countJobs()).toBe(1)
+      const other = createTestJob({ name: 'other' })
+      await store.insertJob(other)
+      const renamed = await store.updateJob(other.id, { name: 'daily' }).catch((caught: unknown) => caught)
+      expect(CronError.is(renamed) && renamed.code).toBe('CRON_DUPLICATE_NAME')
+      expect((await store.getJob(other.id))?.name).toBe('other')
+    })
+
+    it('updates a job with a patch and returns it; unknown ids give undefined', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      const updated = await store.updateJob(job.id, {
+        enabled: false,
+        deliverTo: ['discord:9'],
+        pauseReason: 'why',
+      })
+      expect(updated).toEqual({ ...job, enabled: false, deliverTo: ['discord:9'], pauseReason: 'why' })
+      expect(await store.updateJob('missing', { enabled: false })).toBeUndefined()
+    })
+
+    it('claims an occurrence once: a second insert of (job, scheduled_for) is ignored', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      const first = newRun(job, 300_000)
+      const second = newRun(job, 300_000, { owner: 'owner-b' })
+      const third = newRun(job, 600_000)
+      expect([...(await store.insertRuns([first]))]).toEqual([first.id])
+      expect([...(await store.insertRuns([second, third]))]).toEqual([third.id])
+      const runs = await store.listRuns({ jobId: job.id })
+      expect(runs.map((run) => [run.scheduledFor, run.owner])).toEqual([
+        [600_000, 'owner-a'],
+        [300_000, 'owner-a'],
+      ])
+      expect(runs[1]).toMatchObject({
+        status: 'running',
+        deliveryStatus: 'none',
+        result: null,
+        trigger: 'schedule',
+      })
+    })
+
+    it('inserts large batches (more than one chunk)', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      const runs = Array.from({ length: 450 }, (_, index) =>
+        newRun(job, index * 1000, {
+          status: 'skipped',
+          startedAt: null,
+          completedAt: 5,
+          skipReason: 'missed',
+        }),
+      )
+      expect((await store.insertRuns(runs)).size).toBe(450)
+      expect((await store.insertRuns(runs)).size).toBe(0)
+    })
+
+    it('completes only running runs, records delivery separately, and reads recent results', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      const run = newRun(job, 300_000)
+      await store.insertRuns([run])
+      const completion = {
+        status: 'completed',
+        completedAt: 301_000,
+        durationMs: 1000,
+        result: 'done',
+        error: null,
+      } as const
+      expect(await store.completeRun(run.id, completion)).toBe(true)
+      expect(await store.completeRun(run.id, { ...completion, status: 'failed' })).toBe(false)
+      await store.setDelivery(run.id, 'failed', 'telegram down')
+      expect(await store.getRun(run.id)).toMatchObject({
+        status: 'completed',
+        result: 'done',
+        durationMs: 1000,
+        deliveryStatus: 'failed',
+        deliveryError: 'telegram down',
+      })
+      const later = newRun(job, 600_000)
+      await store.insertRuns([later])
+      await store.completeRun(later.id, { ...completion, result: 'second' })
+      const failed = newRun(job, 900_000)
+      await store.insertRuns([failed])
+      await store.completeRun(failed.id, { ...completion, status: 'failed', result: null, error: 'x' })
+      expect(await store.recentResults(job.id, 5)).toEqual(['second', 'done'])
+    })
+
+    it('counts consecutive failures and resets them on success', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      expect(await store.recordOutcome(job.id, 'failed', true)).toBe(1)
+      expect(await store.recordOutcome(job.id, 'timed_out', true)).toBe(2)
+      expect((await store.getJob(job.id))?.lastStatus).toBe('timed_out')
+      expect(await store.recordOutcome(job.id, 'completed', false)).toBe(0)
+      expect(await store.recordOutcome('missing', 'completed', false)).toBeUndefined()
+    })
+
+    it('updates next/last run times and disables jobs in bulk', async () => {
+      const one = createTestJob()
+      const two = createTestJob()
+      await store.insertJob(one)
+      await store.insertJob(two)
+      await store.updateSchedules([
+        { id: one.id, nextRunAt: 900_000, lastRunAt: 600_000 },
+        { id: two.id, nextRunAt: null, disable: { reason: 'at job fired' } },
+      ])
+      expect(await store.getJob(one.id)).toMatchObject({
+        nextRunAt: 900_000,
+        lastRunAt: 600_000,
+        enabled: true,
+      })
+      expect(await store.getJob(two.id)).toMatchObject({
+        nextRunAt: null,
+        enabled: false,
+        pauseReason: 'at job fired',
+      })
+    })
+
+    it('interrupts running rows whose owner stopped heartbeating, and only those', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      await store.heartbeat('alive', 10_000)
+      await store.heartbeat('dead', 1_000)
+      const alive = newRun(job, 100, { owner: 'alive' })
+      const dead = newRun(job, 200, { owner: 'dead', startedAt: 250 })
+      const orphan = newRun(job, 300, { owner: null })
+      await store.insertRuns([alive, dead, orphan])
+      expect(
+        await store.interruptOrphanedRuns({ now: 12_000, aliveSince: 5_000, reason: 'owner died' }),
+      ).toBe(2)
+      expect((await store.getRun(alive.id))?.status).toBe('running')
+      expect(await store.getRun(dead.id)).toMatchObject({
+        status: 'interrupted',
+        error: 'owner died',
+        completedAt: 12_000,
+        durationMs: 11_750,
+      })
+      expect((await store.getRun(orphan.id))?.status).toBe('interrupted')
+    })
+
+    it('prunes by age and by count per job, never running rows', async () => {
+      const job = createTestJob()
+      const other = createTestJob()
+      await store.insertJob(job)
+      await store.insertJob(other)
+      const old = Array.from({ length: 5 }, (_, index) =>
+        newRun(job, 1_000 + index, { status: 'skipped', completedAt: 1, startedAt: null }),
+      )
+      const recent = Array.from({ length: 6 }, (_, index) =>
+        newRun(job, 100_000 + index, { status: 'skipped', completedAt: 1, startedAt: null }),
+      )
+      const running = newRun(job, 500)
+      const otherRuns = Array.from({ length: 2 }, (_, index) =>
+        newRun(other, 100_000 + index, { status: 'skipped' }),
+      )
+      await store.insertRuns([...old, ...recent, running, ...otherRuns])
+      expect(await store.pruneRuns({ olderThan: 50_000, keepPerJob: 4 })).toBe(5 + 2)
+      const left = await store.listRuns({ jobId: job.id, limit: 100 })
+      expect(left.map((run) => run.scheduledFor)).toEqual([100_005, 100_004, 100_003, 100_002, 500])
+      expect(await store.listRuns({ jobId: other.id })).toHaveLength(2)
+    })
+
+    it('deletes a job with its runs and frees its occurrences', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      await store.insertRuns([newRun(job, 300_000)])
+      expect(await store.deleteJob(job.id)).toBe(true)
+      expect(await store.deleteJob(job.id)).toBe(false)
+      expect(await store.listRuns({ jobId: job.id })).toEqual([])
+    })
+
+    it('caps list limits at 500 and filters by status', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      await store.insertRuns(
+        Array.from({ length: 520 }, (_, index) => newRun(job, index, { status: 'skipped' })),
+      )
+      expect(await store.listRuns({ limit: 10_000 })).toHaveLength(500)
+      expect(await store.listRuns({ status: 'running' })).toHaveLength(0)
+      expect(await store.listRuns({ limit: 3 })).toHaveLength(3)
+    })
+
+    it('honours an aborted signal before touching the store', async () => {
+      const controller = new AbortController()
+      const reason = new Error('stop')
+      controller.abort(reason)
+      await expect(store.listJobs({ signal: controller.signal })).rejects.toBe(reason)
+    })
+  })
+}
