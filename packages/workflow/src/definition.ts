@@ -1,0 +1,58 @@
+/** `prompt` steps go to the `AgentRunner`, `run` steps to the `ShellRunner`. */
+export type StepKind = 'prompt' | 'run'
+
+/** How often a step is tried and how long to wait in between. */
+export interface RetryPolicy {
+  /** Attempts in total, including the first (1 = no retry). */
+  readonly attempts: number
+  /** Delay before the second attempt; doubled after each further failure, capped at 10 minutes. */
+  readonly backoffMs: number
+}
+
+/** One validated step. */
+export interface StepDefinition {
+  readonly id: string
+  readonly kind: StepKind
+  /** The `prompt` or `run` text as written, templates not yet substituted. */
+  readonly text: string
+  /** The `agent` routing hint of a prompt step. */
+  readonly agent?: string
+  readonly dependsOn: readonly string[]
+  readonly timeoutMs?: number
+  readonly retry?: RetryPolicy
+  /** When true, a failure of this step neither fails the run nor skips its dependents. */
+  readonly continueOnError: boolean
+  /** Per-step delivery targets, told when this step ends (completed or failed). */
+  readonly deliverTo?: readonly string[]
+  /** Step ids referenced as `{{id.result}}` in `text`, each once, in order of appearance. */
+  readonly references: readonly string[]
+}
+
+/** A validated workflow (the YAML's keys in camelCase, durations in milliseconds). */
+export interface WorkflowDefinition {
+  readonly name: string
+  readonly description?: string
+  /** A cron expression: saved workflows with a schedule are run by `@lango/cron` (not by this package). */
+  readonly schedule?: string
+  readonly timezone?: string
+  /** Run-level delivery targets; when absent, the caller's auto-detected targets are used. */
+  readonly deliverTo?: readonly string[]
+  readonly maxParallel?: number
+  readonly steps: readonly StepDefinition[]
+}
+
+/** The dependency structure, for display and validation. */
+export interface WorkflowPlan {
+  /** A topological order of step ids (ties keep file order). */
+  readonly order: readonly string[]
+  /** Topological layers: each step sits one layer below its deepest dependency. For display only; execution uses a ready queue. */
+  readonly layers: readonly (readonly string[])[]
+}
+
+/** A parsed, fully validated workflow with its source text and plan. */
+export interface LoadedWorkflow {
+  /** The YAML text; stored with each run so resume re-reads exactly what ran. */
+  readonly source: string
+  readonly definition: WorkflowDefinition
+  readonly plan: WorkflowPlan
+}

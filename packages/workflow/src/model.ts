@@ -1,0 +1,154 @@
+/** Status of a run. `completed`, `failed` and `cancelled` are terminal. */
+export type RunStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled'
+
+/** Status of one step in a run. `completed`, `failed`, `skipped` and `cancelled` are terminal. */
+export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled'
+
+/** Every run status, in lifecycle order. */
+export const RUN_STATUSES: readonly RunStatus[] = Object.freeze([
+  'pending',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+])
+
+/** Every step status, in lifecycle order. */
+export const STEP_STATUSES: readonly StepStatus[] = Object.freeze([
+  'pending',
+  'running',
+  'completed',
+  'failed',
+  'skipped',
+  'cancelled',
+])
+
+/** True when a run can no longer change. */
+export function isTerminalRunStatus(status: RunStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled'
+}
+
+/** True when a step can no longer change. */
+export function isTerminalStepStatus(status: StepStatus): boolean {
+  return status !== 'pending' && status !== 'running'
+}
+
+/** A stored run (`workflow_runs`). Times are epoch milliseconds (UTC). */
+export interface WorkflowRunRecord {
+  readonly id: string
+  readonly workflowName: string
+  /** The YAML text the run was started from; resume re-reads it. */
+  readonly definition: string
+  readonly status: RunStatus
+  readonly totalSteps: number
+  /** Steps whose status is `completed`. */
+  readonly completedSteps: number
+  readonly error: string | null
+  /** Run-level delivery targets (`channel` or `channel:id`). */
+  readonly deliverTo: readonly string[]
+  /** The session that started the run (e.g. `telegram:1:2`), if any. */
+  readonly originSession: string | null
+  /** The engine instance working on the run; another takes over when its lease expires. */
+  readonly owner: string | null
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}
+
+/** A stored step of a run (`workflow_step_runs`, unique on `(run_id, step_id)`). */
+export interface StepRunRecord {
+  readonly runId: string
+  readonly stepId: string
+  /** The step's index in the definition (display order). */
+  readonly position: number
+  readonly status: StepStatus
+  /** The rendered prompt or command of the latest attempt (templates substituted). */
+  readonly input: string | null
+  readonly result: string | null
+  readonly error: string | null
+  /** Attempts started so far. */
+  readonly attempt: number
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}
+
+/** One step of a {@link WorkflowRunSnapshot}. */
+export interface StepSnapshot {
+  readonly stepId: string
+  readonly status: StepStatus
+  readonly result: string | null
+  readonly error: string | null
+  readonly attempt: number
+  readonly input: string | null
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}
+
+/** A run with its steps, as `getRun`/`waitForRun` return it (the shape `workflow_status` serves). */
+export interface WorkflowRunSnapshot {
+  readonly runId: string
+  readonly workflowName: string
+  readonly status: RunStatus
+  readonly totalSteps: number
+  readonly completedSteps: number
+  readonly error: string | null
+  readonly deliverTo: readonly string[]
+  readonly originSession: string | null
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+  /** In definition order. */
+  readonly steps: readonly StepSnapshot[]
+}
+
+/** A run without its steps or definition, as `listRuns` returns it. */
+export interface WorkflowRunSummary {
+  readonly runId: string
+  readonly workflowName: string
+  readonly status: RunStatus
+  readonly totalSteps: number
+  readonly completedSteps: number
+  readonly error: string | null
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}
+
+/** Builds a snapshot from stored rows. */
+export function toRunSnapshot(run: WorkflowRunRecord, steps: readonly StepRunRecord[]): WorkflowRunSnapshot {
+  return {
+    runId: run.id,
+    workflowName: run.workflowName,
+    status: run.status,
+    totalSteps: run.totalSteps,
+    completedSteps: run.completedSteps,
+    error: run.error,
+    deliverTo: run.deliverTo,
+    originSession: run.originSession,
+    startedAt: run.startedAt,
+    completedAt: run.completedAt,
+    steps: [...steps]
+      .sort((left, right) => left.position - right.position)
+      .map((step) => ({
+        stepId: step.stepId,
+        status: step.status,
+        result: step.result,
+        error: step.error,
+        attempt: step.attempt,
+        input: step.input,
+        startedAt: step.startedAt,
+        completedAt: step.completedAt,
+      })),
+  }
+}
+
+/** Builds a summary from a stored run. */
+export function toRunSummary(run: WorkflowRunRecord): WorkflowRunSummary {
+  return {
+    runId: run.id,
+    workflowName: run.workflowName,
+    status: run.status,
+    totalSteps: run.totalSteps,
+    completedSteps: run.completedSteps,
+    error: run.error,
+    startedAt: run.startedAt,
+    completedAt: run.completedAt,
+  }
+}

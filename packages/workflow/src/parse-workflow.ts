@@ -1,0 +1,459 @@
+import * as v from 'valibot'
+import { type Document, isCollection, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml'
+import type { LoadedWorkflow, StepDefinition, StepKind, WorkflowDefinition } from './definition.js'
+import { parseDuration } from './duration.js'
+import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
+import { buildGraph, isAncestor, layersOf, type StepGraph } from './graph.js'
+import { resolveLimits, type WorkflowLimits } from './limits.js'
+import {
+  findSkippedKeys,
+  formatPath,
+  IDENTIFIER,
+  isValidWorkflowShape,
+  type PathSegment,
+  toWorkflowIssues,
+  workflowSchema,
+} from './schema.js'
+import { findUnsafeReferences } from './shell-context.js'
+import { scanTemplates } from './template.js'
+
+/** Options of {@link parseWorkflow}. */
+export interface ParseWorkflowOptions {
+  /** Caps; default {@link AGENT_WORKFLOW_LIMITS} (agent-supplied YAML). Trusted callers may raise them. */
+  readonly limits?: Partial<WorkflowLimits>
+}
+
+/** The outcome of {@link parseWorkflow}: the workflow, or every problem found. */
+export type WorkflowParseResult =
+  | { readonly ok: true; readonly workflow: LoadedWorkflow }
+  | { readonly ok: false; readonly issues: readonly WorkflowIssue[] }
+
+/** `yaml` options fixed by SECURITY.md WF-6: no source excerpts in errors, no merge keys, duplicate keys rejected. */
+const YAML_OPTIONS = Object.freeze({
+  prettyErrors: false,
+  uniqueKeys: true,
+  merge: false,
+  schema: 'core',
+  strict: true,
+  // 'silent' would also drop the MULTIPLE_DOCS error; 'error' keeps errors and silences warnings.
+  logLevel: 'error',
+  keepSourceTokens: false,
+} as const)
+
+/** Fixed messages per `yaml` error code; `yaml`'s own messages may quote the source. */
+const YAML_MESSAGES: Readonly<Record<string, string>> = {
+  ALIAS_PROPS: 'an alias cannot have an anchor or tag',
+  BAD_ALIAS: 'invalid alias',
+  BAD_DIRECTIVE: 'invalid directive',
+  BAD_DQ_ESCAPE: 'invalid escape in a double-quoted string',
+  BAD_INDENT: 'bad indentation',
+  BAD_PROP_ORDER: 'anchors and tags must come before the value',
+  BAD_SCALAR_START: 'a plain value cannot start here',
+  BLOCK_AS_IMPLICIT_KEY: 'a block collection cannot be an implicit key',
+  BLOCK_IN_FLOW: 'block collections are not allowed inside flow collections',
+  DUPLICATE_KEY: 'duplicate key',
+  IMPOSSIBLE: 'unparseable input',
+  KEY_OVER_1024_CHARS: 'a key is longer than 1024 characters',
+  MISSING_CHAR: 'a closing character is missing',
+  MULTILINE_IMPLICIT_KEY: 'an implicit key cannot span lines',
+  MULTIPLE_ANCHORS: 'a node has more than one anchor',
+  MULTIPLE_DOCS: 'only one YAML document is allowed',
+  MULTIPLE_TAGS: 'a node has more than one tag',
+  NON_STRING_KEY: 'keys must be strings',
+  TAB_AS_INDENT: 'tabs are not allowed as indentation',
+  TAG_RESOLVE_FAILED: 'unknown tag',
+  UNEXPECTED_TOKEN: 'unexpected token',
+  BAD_COLLECTION_TYPE: 'unexpected collection type',
+}
+
+/**
+ * Parses and fully validates a workflow: YAML (safe options, alias and depth caps), the schema
+ * (unknown keys, types, ranges, durations), unique ids, known dependencies, no cycles (each cycle
+ * reported), templates that reference ancestors only and, in `run` steps, only where quoting is safe.
+ * Collects every problem before returning; never throws on bad input. Messages never include
+ * source text or values (SECURITY.md WF-6).
+ * @example
+ * const parsed = parseWorkflow(yamlText)
+ * if (!parsed.ok) for (const issue of parsed.issues) console.log(issue.path, issue.message)
+ */
+export function parseWorkflow(source: string, options?: ParseWorkflowOptions): WorkflowParseResult {
+  const limits = resolveLimits(options?.limits)
+  if (typeof source !== 'string') return fail('', 'the workflow must be YAML text', 'invalid_type')
+  if (
+    source.length > limits.maxSourceBytes ||
+    (source.length * 3 > limits.maxSourceBytes && Buffer.byteLength(source) > limits.maxSourceBytes)
+  ) {
+    return fail('', `the workflow is larger than ${limits.maxSourceBytes} bytes`, 'source_too_large')
+  }
+
+  let document: Document.Parsed | undefined
+  try {
+    document = parseDocument(source, YAML_OPTIONS)
+  } catch (error) {
+    // The parser's own recursion can overflow on pathological nesting; report it, never crash.
+    return fail(
+      '',
+      error instanceof RangeError ? 'the YAML nests too deeply' : 'the YAML could not be parsed',
+      error instanceof RangeError ? 'too_deep' : 'yaml_syntax',
+    )
+  }
+  if (document.errors.length > 0) {
+    const lines = lineStarts(source)
+    return {
+      ok: false,
+      issues: document.errors.map((error) => ({
+        path: '',
+        code: 'yaml_syntax' as const,
+        message: `YAML syntax error: ${YAML_MESSAGES[error.code] ?? 'invalid YAML'} (${error.code})`,
+        ...position(lines, error.pos[0]),
+      })),
+    }
+  }
+  if (exceedsDepth(document.contents, limits.maxDepth)) {
+    return fail('', `the YAML nests deeper than ${limits.maxDepth} levels`, 'too_deep')
+  }
+
+  let value: unknown
+  try {
+    value = document.toJS({ maxAliasCount: limits.maxAliasCount })
+  } catch (error) {
+    if (error instanceof ReferenceError) {
+      return fail(
+        '',
+        limits.maxAliasCount === 0
+          ? 'YAML aliases are not allowed'
+          : `the YAML uses more aliases than allowed (${limits.maxAliasCount})`,
+        'yaml_alias_limit',
+      )
+    }
+    return fail(
+      '',
+      error instanceof RangeError ? 'the YAML nests too deeply' : 'the YAML could not be converted',
+      error instanceof RangeError ? 'too_deep' : 'yaml_syntax',
+    )
+  }
+  // The syntax tree is many times the size of the value: let it go before validating, so garbage
+  // collection during validation does not have to trace it. Failures re-parse to locate issues.
+  document = undefined
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return fail('', 'the workflow must be a YAML mapping with name and steps', 'invalid_type')
+  }
+  const root = value as Record<string, unknown>
+  const rawSteps = root.steps
+  if (Array.isArray(rawSteps) && rawSteps.length > limits.maxSteps) {
+    return withPositions(source, [
+      {
+        path: 'steps',
+        segments: ['steps'],
+        message: `must list at most ${limits.maxSteps} steps`,
+        code: 'too_many_steps',
+      },
+    ])
+  }
+
+  const issues: Array<WorkflowIssue & { segments: PathSegment[] }> = []
+  // Valid documents take the allocation-free check; anything else gets valibot's complete report.
+  let typed = isValidWorkflowShape(root, limits)
+  if (!typed) {
+    const checked = v.safeParse(workflowSchema(limits), root, { abortEarly: false })
+    typed = checked.success
+    if (!checked.success) issues.push(...toWorkflowIssues(checked.issues))
+    issues.push(...findSkippedKeys(root))
+  }
+
+  const steps = Array.isArray(rawSteps) ? rawSteps : []
+  const { graph, definitions } = checkSteps(steps, typed, issues)
+  if (issues.length > 0) return withPositions(source, issues)
+
+  const definition: WorkflowDefinition = {
+    name: root.name as string,
+    ...(root.description === undefined ? {} : { description: root.description as string }),
+    ...(root.schedule === undefined ? {} : { schedule: root.schedule as string }),
+    ...(root.timezone === undefined ? {} : { timezone: root.timezone as string }),
+    ...(root.deliver_to === undefined
+      ? {}
+      : { deliverTo: Object.freeze([...(root.deliver_to as string[])]) }),
+    ...(root.max_parallel === undefined ? {} : { maxParallel: root.max_parallel as number }),
+    steps: definitions,
+  }
+  const workflow: LoadedWorkflow = Object.freeze({
+    source,
+    definition,
+    plan: { order: Array.from(graph.order, (index) => graph.ids[index] as string), layers: layersOf(graph) },
+  })
+  validated.set(workflow, graph)
+  return { ok: true, workflow }
+}
+
+const validated = new WeakMap<LoadedWorkflow, StepGraph>()
+
+/** The graph of a workflow `parseWorkflow` produced; `undefined` for any other object (not trusted as validated). */
+export function validatedGraph(workflow: LoadedWorkflow): StepGraph | undefined {
+  return validated.get(workflow)
+}
+
+/**
+ * The checks the schema cannot express: one step kind, unique ids, known and non-self
+ * dependencies, cycles and templates. Works on whatever parts of each step are well-typed, so these
+ * problems are reported alongside schema problems. When the schema passed (`typed`), per-value type
+ * checks are skipped: this loop runs over every step of every load.
+ */
+function checkSteps(
+  steps: readonly unknown[],
+  typed: boolean,
+  issues: Array<WorkflowIssue & { segments: PathSegment[] }>,
+): { graph: StepGraph; definitions: StepDefinition[] } {
+  const add = (segments: PathSegment[], message: string, code: WorkflowIssueCode) =>
+    issues.push({ path: formatPath(segments), segments, message, code })
+  const count = steps.length
+  const ids: string[] = []
+  const dependsOn: (readonly string[])[] = []
+  const kinds: StepKind[] = []
+  const texts: (string | undefined)[] = []
+  const indexOf = new Map<string, number>()
+  for (let index = 0; index < count; index += 1) {
+    const step = steps[index]
+    const record =
+      typed || (typeof step === 'object' && step !== null && !Array.isArray(step))
+        ? (step as Record<string, unknown>)
+        : {}
+    const rawId = record.id
+    const id =
+      typed || (typeof rawId === 'string' && IDENTIFIER.test(rawId)) ? (rawId as string) : `\u0000${index}`
+    ids.push(id)
+    const first = indexOf.get(id)
+    if (first === undefined) indexOf.set(id, index)
+    else
+      add(['steps', index, 'id'], `duplicate step id "${id}" (first used by steps[${first}])`, 'duplicate_id')
+    const prompt = record.prompt
+    const run = record.run
+    if (prompt === undefined ? run === undefined : run !== undefined) {
+      if (step === record)
+        add(
+          ['steps', index],
+          prompt === undefined ? 'a step needs prompt or run' : 'a step has either prompt or run, not both',
+          'step_kind',
+        )
+    }
+    const kind: StepKind = run !== undefined && prompt === undefined ? 'run' : 'prompt'
+    const text = kind === 'run' ? run : prompt
+    kinds.push(kind)
+    texts.push(typeof text === 'string' ? text : undefined)
+    const names = record.depends_on
+    if (typed) dependsOn.push((names as string[] | undefined) ?? NO_DEPENDENCIES)
+    else {
+      dependsOn.push(
+        Array.isArray(names)
+          ? names.filter((name): name is string => typeof name === 'string' && IDENTIFIER.test(name))
+          : NO_DEPENDENCIES,
+      )
+    }
+  }
+
+  const graph = buildGraph(ids, dependsOn, indexOf)
+  // The graph skipped unknown and self dependencies; look for them only when it skipped any.
+  if (graph.unresolved > 0) {
+    for (let index = 0; index < count; index += 1) {
+      const names = dependsOn[index] as readonly string[]
+      for (let at = 0; at < names.length; at += 1) {
+        const name = names[at] as string
+        if (name === ids[index])
+          add(['steps', index, 'depends_on', at], 'a step cannot depend on itself', 'self_dependency')
+        else if (!indexOf.has(name))
+          add(['steps', index, 'depends_on', at], `depends on unknown step "${name}"`, 'unknown_dependency')
+      }
+    }
+  }
+  for (const cycle of graph.cycles) {
+    const at = graph.indexOf.get(cycle[0] as string) as number
+    add(['steps', at, 'depends_on'], `dependency cycle: ${cycle.join(' → ')}`, 'cycle')
+  }
+
+  let visited: Int32Array | undefined
+  let stamp = 0
+  const definitions: StepDefinition[] = []
+  for (let index = 0; index < count; index += 1) {
+    const text = texts[index]
+    if (text === undefined) continue
+    const field = kinds[index] as StepKind
+    const scan = scanTemplates(text)
+    if (scan.invalid > 0)
+      add(
+        ['steps', index, field],
+        'unsupported template: only {{step-id.result}} is allowed',
+        'template_invalid',
+      )
+    let referenced: string[] = NO_REFERENCES
+    if (scan.references.length > 0) {
+      referenced = []
+      visited ??= new Int32Array(count)
+      for (const reference of scan.references) {
+        const target = graph.indexOf.get(reference.stepId)
+        if (target === undefined) {
+          add(
+            ['steps', index, field],
+            `template refers to unknown step "${reference.stepId}"`,
+            'template_unknown_step',
+          )
+        } else if (!referenced.includes(reference.stepId)) {
+          referenced.push(reference.stepId)
+          stamp += 1
+          if (target === index || !isAncestor(graph, target, index, visited, stamp)) {
+            add(
+              ['steps', index, field],
+              `template refers to "${reference.stepId}", which is not an ancestor through depends_on`,
+              'template_not_ancestor',
+            )
+          }
+        }
+      }
+      if (field === 'run') {
+        for (const unsafe of findUnsafeReferences(text, scan.references)) {
+          add(
+            ['steps', index, 'run'],
+            `{{${unsafe.stepId}.result}} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
+            'template_unsafe_context',
+          )
+        }
+      }
+    }
+    if (issues.length === 0) {
+      definitions.push(
+        toStepDefinition(
+          steps[index] as Record<string, unknown>,
+          field,
+          text,
+          dependsOn[index] as readonly string[],
+          referenced,
+        ),
+      )
+    }
+  }
+  return { graph, definitions }
+}
+
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([])
+const NO_REFERENCES: string[] = []
+
+function toStepDefinition(
+  record: Record<string, unknown>,
+  kind: StepKind,
+  text: string,
+  dependsOn: readonly string[],
+  references: readonly string[],
+): StepDefinition {
+  const retry = record.retry as { attempts: number; backoff?: string } | undefined
+  // One object shape for every step (absent options are undefined): monomorphic and cheap.
+  return {
+    id: record.id as string,
+    kind,
+    text,
+    agent: record.agent as string | undefined,
+    dependsOn,
+    timeoutMs: record.timeout === undefined ? undefined : (parseDuration(record.timeout as string) as number),
+    retry:
+      retry === undefined
+        ? undefined
+        : {
+            attempts: retry.attempts,
+            backoffMs: retry.backoff === undefined ? 1000 : (parseDuration(retry.backoff) as number),
+          },
+    continueOnError: record.continue_on_error === true,
+    deliverTo: record.deliver_to as string[] | undefined,
+    references,
+  }
+}
+
+/** Iterative walk of the syntax tree (no recursion-depth DoS). Aliases are leaves here. */
+function exceedsDepth(root: unknown, maxDepth: number): boolean {
+  if (!isCollection(root)) return false
+  const nodes: unknown[] = [root]
+  const depths: number[] = [1]
+  while (nodes.length > 0) {
+    const node = nodes.pop()
+    const depth = depths.pop() as number
+    if (depth > maxDepth) return true
+    if (!isCollection(node)) continue
+    for (const item of node.items as unknown[]) {
+      if (isPair(item)) {
+        if (isCollection(item.key)) {
+          nodes.push(item.key)
+          depths.push(depth + 1)
+        }
+        if (isCollection(item.value)) {
+          nodes.push(item.value)
+          depths.push(depth + 1)
+        }
+      } else if (isCollection(item)) {
+        nodes.push(item)
+        depths.push(depth + 1)
+      }
+    }
+  }
+  return false
+}
+
+function fail(path: string, message: string, code: WorkflowIssueCode): WorkflowParseResult {
+  return { ok: false, issues: [{ path, message, code }] }
+}
+
+function lineStarts(source: string): number[] {
+  const starts = [0]
+  for (let index = source.indexOf('\n'); index !== -1; index = source.indexOf('\n', index + 1))
+    starts.push(index + 1)
+  return starts
+}
+
+function position(starts: readonly number[], offset: number | undefined): { line?: number; column?: number } {
+  if (offset === undefined || offset < 0) return {}
+  let low = 0
+  let high = starts.length - 1
+  while (low < high) {
+    const middle = (low + high + 1) >> 1
+    if ((starts[middle] as number) <= offset) low = middle
+    else high = middle - 1
+  }
+  return { line: low + 1, column: offset - (starts[low] as number) + 1 }
+}
+
+/** Adds line and column to each issue by following its path through the syntax tree (only on failure). */
+function withPositions(
+  source: string,
+  issues: ReadonlyArray<WorkflowIssue & { segments: PathSegment[] }>,
+): WorkflowParseResult {
+  const document = parseDocument(source, YAML_OPTIONS)
+  const starts = lineStarts(source)
+  return {
+    ok: false,
+    issues: issues
+      .map(({ segments, ...issue }) => ({
+        ...issue,
+        ...position(starts, locate(document, segments, issue.code === 'unknown_key')),
+      }))
+      .sort(
+        (left, right) => (left.line ?? 0) - (right.line ?? 0) || (left.column ?? 0) - (right.column ?? 0),
+      ),
+  }
+}
+
+function locate(
+  document: Document.Parsed,
+  segments: readonly PathSegment[],
+  wantKey: boolean,
+): number | undefined {
+  let node: unknown = document.contents
+  for (let at = 0; at < segments.length; at += 1) {
+    const segment = segments[at]
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === segment)
+      if (pair === undefined) break
+      node = wantKey && at === segments.length - 1 ? pair.key : pair.value
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment]
+      if (item === undefined) break
+      node = item
+    } else break
+  }
+  const range = (node as { range?: readonly number[] } | null)?.range
+  return range?.[0]
+}

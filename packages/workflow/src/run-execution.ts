@@ -1,0 +1,652 @@
+import { setMaxListeners } from 'node:events'
+import { childController, raceAbort, sleep } from './abort.js'
+import type { LoadedWorkflow, StepDefinition } from './definition.js'
+import { formatDuration } from './duration.js'
+import { toError, WorkflowError } from './errors.js'
+import type { Emitter } from './events.js'
+import type { StepGraph } from './graph.js'
+import type { RunStatus, StepRunRecord, StepStatus } from './model.js'
+import type { AgentRunner, ChannelSender, Clock, Logger, ShellRunner, WorkflowStore } from './ports.js'
+import { ReadyQueue } from './ready-queue.js'
+import { renderCommand, renderPrompt } from './template.js'
+
+/** What a run needs from its engine. */
+export interface RunContext {
+  readonly store: WorkflowStore
+  readonly agentRunner?: AgentRunner
+  readonly shellRunner?: ShellRunner
+  readonly channelSender?: ChannelSender
+  readonly clock: Clock
+  readonly logger: Logger
+  readonly emitter: Emitter
+  readonly owner: string
+  readonly defaultMaxParallel: number
+  readonly defaultStepTimeoutMs: number
+  readonly runTimeoutMs: number
+  readonly maxResultLength: number
+  readonly maxRenderedInputLength: number
+  readonly deliveryTimeoutMs: number
+}
+
+/** A run as the engine starts or resumes it. */
+export interface RunInit {
+  readonly runId: string
+  readonly workflow: LoadedWorkflow
+  readonly graph: StepGraph
+  readonly deliverTo: readonly string[]
+  readonly startedAt: number
+  /** Stored step rows when resuming; absent for a fresh run (all pending). */
+  readonly steps?: readonly StepRunRecord[]
+}
+
+const MAX_BACKOFF_MS = 10 * 60 * 1000
+const ERROR_TEXT_LIMIT = 2000
+const DELIVERY_TEXT_LIMIT = 3500
+
+type Outcome =
+  | { readonly ok: true; readonly result: string }
+  | { readonly ok: false; readonly error: WorkflowError }
+
+/**
+ * Executes one run: a ready queue fed as dependencies finish, at most `max_parallel` steps at once,
+ * every state change written to the store before it is acted on. Internal to the engine.
+ */
+export class RunExecution {
+  readonly runId: string
+  readonly workflowName: string
+  /** Settles when the run ended (recorded and delivered) or was interrupted (stop, lost lease). Never rejects. */
+  readonly done: Promise<void>
+  #resolveDone!: () => void
+  readonly #context: RunContext
+  readonly #init: RunInit
+  readonly #steps: readonly StepDefinition[]
+  readonly #graph: StepGraph
+  readonly #controller = new AbortController()
+  readonly #status: StepStatus[]
+  readonly #results: (string | null)[]
+  readonly #attempts: Int32Array
+  readonly #remaining: Int32Array
+  readonly #ready: ReadyQueue
+  readonly #maxParallel: number
+  readonly #deliveries = new Set<Promise<void>>()
+  #running = 0
+  #failure: string | null = null
+  #finishing = false
+  #runTimer: unknown
+
+  constructor(context: RunContext, init: RunInit) {
+    this.#context = context
+    this.#init = init
+    this.runId = init.runId
+    this.workflowName = init.workflow.definition.name
+    this.#steps = init.workflow.definition.steps
+    this.#graph = init.graph
+    const count = this.#steps.length
+    this.#status = new Array<StepStatus>(count).fill('pending')
+    this.#results = new Array<string | null>(count).fill(null)
+    this.#attempts = new Int32Array(count)
+    this.#remaining = new Int32Array(count)
+    this.#ready = new ReadyQueue(init.graph.height)
+    this.#maxParallel = init.workflow.definition.maxParallel ?? context.defaultMaxParallel
+    // Each running step listens on the run's signal (up to max_parallel at once, plus backoff waits).
+    setMaxListeners(0, this.#controller.signal)
+    this.done = new Promise<void>((resolve) => {
+      this.#resolveDone = resolve
+    })
+    for (const row of init.steps ?? []) {
+      const index = init.graph.indexOf.get(row.stepId)
+      if (index === undefined) continue
+      this.#status[index] = row.status === 'running' ? 'pending' : row.status
+      this.#results[index] = row.result
+      this.#attempts[index] = row.attempt
+      if (row.status === 'failed' && !(this.#steps[index] as StepDefinition).continueOnError) {
+        this.#failure ??= `Step "${row.stepId}" failed: ${row.error ?? 'unknown error'}`
+      }
+    }
+  }
+
+  /** Cancels the run: running steps are aborted, the run ends `cancelled`. */
+  cancel(): void {
+    this.#controller.abort(
+      new WorkflowError('WORKFLOW_RUN_CANCELLED', 'The run was cancelled', { data: { runId: this.runId } }),
+    )
+  }
+
+  /** Stops working on the run without ending it (engine stop, lost lease); it stays resumable. */
+  interrupt(reason: WorkflowError): void {
+    this.#controller.abort(reason)
+  }
+
+  /** Starts executing. Call once. */
+  begin(resumed: boolean): void {
+    const { clock } = this.#context
+    const remainingMs = this.#init.startedAt + this.#context.runTimeoutMs - clock.now().getTime()
+    const timeout = () =>
+      this.#controller.abort(
+        new WorkflowError(
+          'WORKFLOW_RUN_TIMEOUT',
+          `The run timed out after ${formatDuration(this.#context.runTimeoutMs)}`,
+          {
+            data: { runId: this.runId },
+          },
+        ),
+      )
+    if (remainingMs <= 0) timeout()
+    else this.#runTimer = clock.setTimeout(timeout, remainingMs)
+    this.#context.emitter.emit('run:start', { runId: this.runId, workflowName: this.workflowName, resumed })
+    this.#seed().then(
+      () => this.#pump(),
+      (error: unknown) => this.#lost(error),
+    )
+  }
+
+  get #signal(): AbortSignal {
+    return this.#controller.signal
+  }
+
+  /** Fills the ready queue from the current statuses; on resume, skips steps behind a failure that were not yet marked. */
+  async #seed(): Promise<void> {
+    const skipped: number[] = []
+    for (const index of this.#graph.order) {
+      if (this.#status[index] !== 'pending') continue
+      let waiting = 0
+      let blockedBy: number | undefined
+      const { dependencyStart, dependencyList } = this.#graph
+      for (let at = dependencyStart[index] as number; at < (dependencyStart[index + 1] as number); at += 1) {
+        const dependency = dependencyList[at] as number
+        if (this.#satisfied(dependency)) continue
+        if (this.#blocking(dependency)) blockedBy ??= dependency
+        else waiting += 1
+      }
+      if (blockedBy !== undefined) {
+        this.#status[index] = 'skipped'
+        skipped.push(index)
+      } else {
+        this.#remaining[index] = waiting
+        if (waiting === 0) this.#ready.push(index)
+      }
+    }
+    if (skipped.length > 0) await this.#writeSkipped(skipped, 'a dependency did not complete')
+  }
+
+  #satisfied(index: number): boolean {
+    const status = this.#status[index]
+    return (
+      status === 'completed' ||
+      (status === 'failed' && (this.#steps[index] as StepDefinition).continueOnError)
+    )
+  }
+
+  #blocking(index: number): boolean {
+    const status = this.#status[index]
+    return (
+      status === 'skipped' ||
+      status === 'cancelled' ||
+      (status === 'failed' && !(this.#steps[index] as StepDefinition).continueOnError)
+    )
+  }
+
+  #pump(): void {
+    while (!this.#signal.aborted && this.#running < this.#maxParallel && this.#ready.size > 0) {
+      const index = this.#ready.pop() as number
+      if (this.#status[index] !== 'pending') continue
+      this.#running += 1
+      this.#execute(index).then(
+        () => {
+          this.#running -= 1
+          this.#pump()
+        },
+        (error: unknown) => {
+          this.#running -= 1
+          this.#lost(error)
+          this.#pump()
+        },
+      )
+    }
+    if (this.#running === 0 && (this.#ready.size === 0 || this.#signal.aborted)) void this.#finish()
+  }
+
+  /** A store write failed or the lease was lost: stop here and leave the run for resume. */
+  #lost(error: unknown): void {
+    const reason = WorkflowError.is(error)
+      ? error
+      : new WorkflowError('WORKFLOW_OWNERSHIP_LOST', 'Stopped working on the run after a store error', {
+          cause: error,
+          data: { runId: this.runId },
+        })
+    this.#context.logger.error('workflow run interrupted', { runId: this.runId, code: reason.code })
+    this.#context.emitter.emit('run:error', { runId: this.runId, error: reason })
+    this.#controller.abort(reason)
+    if (this.#running === 0) void this.#finish()
+  }
+
+  #owned(): { owner: string } {
+    return { owner: this.#context.owner }
+  }
+
+  async #write(stepId: string, patch: Parameters<WorkflowStore['updateStep']>[2]): Promise<void> {
+    const changed = await this.#context.store.updateStep(this.runId, stepId, patch, this.#owned())
+    if (!changed) {
+      throw new WorkflowError(
+        'WORKFLOW_OWNERSHIP_LOST',
+        'The run is no longer owned by this engine or has ended',
+        {
+          data: { runId: this.runId, stepId },
+        },
+      )
+    }
+  }
+
+  async #execute(index: number): Promise<void> {
+    const step = this.#steps[index] as StepDefinition
+    const { clock } = this.#context
+    const budget = step.retry?.attempts ?? 1
+    const first = (this.#attempts[index] as number) + 1
+    const last = first + budget - 1
+    let failure: WorkflowError | undefined
+    let input: string
+    try {
+      input = this.#render(step)
+    } catch (error) {
+      const reason = error as WorkflowError
+      await this.#write(step.id, {
+        status: 'running',
+        attempt: first,
+        input: null,
+        startedAt: clock.now().getTime(),
+      })
+      this.#attempts[index] = first
+      return this.#fail(index, reason)
+    }
+    for (let attempt = first; attempt <= last; attempt += 1) {
+      if (this.#signal.aborted) return
+      this.#status[index] = 'running'
+      this.#attempts[index] = attempt
+      await this.#write(step.id, {
+        status: 'running',
+        attempt,
+        input,
+        result: null,
+        error: failure === undefined ? null : failure.message,
+        startedAt: clock.now().getTime(),
+        completedAt: null,
+      })
+      this.#context.emitter.emit('step:start', { runId: this.runId, stepId: step.id, attempt })
+      const outcome = await this.#attempt(step, input, attempt)
+      if (this.#signal.aborted) {
+        // Cancel and run timeout are recorded by #finish; stop and lost lease leave the step for resume.
+        this.#status[index] = 'pending'
+        const reason = this.#signal.reason
+        if (
+          WorkflowError.is(reason) &&
+          (reason.code === 'WORKFLOW_RUN_CANCELLED' || reason.code === 'WORKFLOW_RUN_TIMEOUT')
+        ) {
+          this.#status[index] = 'cancelled'
+          this.#context.emitter.emit('step:end', {
+            runId: this.runId,
+            stepId: step.id,
+            status: 'cancelled',
+            attempt,
+            error: reason.message,
+          })
+        }
+        return
+      }
+      if (outcome.ok) return this.#complete(index, outcome.result)
+      failure = outcome.error
+      if (attempt < last) {
+        const delay = Math.min(MAX_BACKOFF_MS, (step.retry?.backoffMs ?? 0) * 2 ** (attempt - first))
+        this.#context.logger.info('workflow step attempt failed, retrying', {
+          runId: this.runId,
+          stepId: step.id,
+          attempt,
+          delayMs: delay,
+        })
+        try {
+          await sleep(clock, delay, this.#signal)
+        } catch {}
+      }
+    }
+    if (failure !== undefined) await this.#fail(index, failure)
+  }
+
+  #render(step: StepDefinition): string {
+    let text = step.text
+    if (step.references.length > 0) {
+      const results = new Map<string, string | null>()
+      for (const id of step.references)
+        results.set(id, this.#results[this.#graph.indexOf.get(id) as number] ?? null)
+      text = step.kind === 'run' ? renderCommand(step.text, results) : renderPrompt(step.text, results)
+    }
+    if (text.length > this.#context.maxRenderedInputLength) {
+      throw new WorkflowError(
+        'WORKFLOW_INPUT_TOO_LARGE',
+        `The rendered ${step.kind === 'run' ? 'command' : 'prompt'} is longer than ${this.#context.maxRenderedInputLength} characters`,
+        { data: { runId: this.runId, stepId: step.id, length: text.length } },
+      )
+    }
+    return text
+  }
+
+  async #attempt(step: StepDefinition, input: string, attempt: number): Promise<Outcome> {
+    const { clock } = this.#context
+    const timeoutMs = step.timeoutMs ?? this.#context.defaultStepTimeoutMs
+    const { controller, dispose } = childController(this.#signal)
+    const timer = clock.setTimeout(
+      () =>
+        controller.abort(
+          new WorkflowError(
+            'WORKFLOW_STEP_TIMEOUT',
+            `The step timed out after ${formatDuration(timeoutMs)}`,
+            {
+              data: { runId: this.runId, stepId: step.id, attempt },
+            },
+          ),
+        ),
+      timeoutMs,
+    )
+    const signal = controller.signal
+    try {
+      if (signal.aborted) return { ok: false, error: signal.reason as WorkflowError }
+      if (step.kind === 'run') {
+        const runner = this.#context.shellRunner
+        if (runner === undefined)
+          throw new WorkflowError('WORKFLOW_RUNNER_MISSING', 'No ShellRunner is configured for run steps')
+        const request = {
+          command: input,
+          timeoutMs,
+          workflowName: this.workflowName,
+          runId: this.runId,
+          stepId: step.id,
+        }
+        const result = await raceAbort(runner.run(request, { signal }), signal)
+        if (result.timedOut === true) {
+          return {
+            ok: false,
+            error: new WorkflowError(
+              'WORKFLOW_STEP_TIMEOUT',
+              `The command timed out after ${formatDuration(timeoutMs)}`,
+            ),
+          }
+        }
+        if (result.exitCode !== 0) {
+          const stderr = tail(result.stderr.trim(), 1000)
+          const message = `The command exited with ${result.exitCode === null ? 'a signal' : `code ${result.exitCode}`}${stderr === '' ? '' : `: ${stderr}`}`
+          return {
+            ok: false,
+            error: new WorkflowError('WORKFLOW_STEP_FAILED', message, {
+              data: { exitCode: result.exitCode },
+            }),
+          }
+        }
+        return { ok: true, result: result.stdout.replace(/\n+$/, '') }
+      }
+      const runner = this.#context.agentRunner
+      if (runner === undefined)
+        throw new WorkflowError('WORKFLOW_RUNNER_MISSING', 'No AgentRunner is configured for prompt steps')
+      const request = {
+        prompt: input,
+        sessionKey: `workflow:${this.workflowName}:${this.runId}:${step.id}`,
+        ...(step.agent === undefined ? {} : { agent: step.agent }),
+        workflowName: this.workflowName,
+        runId: this.runId,
+        stepId: step.id,
+      }
+      const answer = await raceAbort(runner.run(request, { signal }), signal)
+      if (typeof answer?.text !== 'string') {
+        return { ok: false, error: new WorkflowError('WORKFLOW_STEP_FAILED', 'The agent returned no text') }
+      }
+      return { ok: true, result: answer.text }
+    } catch (error) {
+      if (signal.aborted && WorkflowError.is(signal.reason)) return { ok: false, error: signal.reason }
+      if (WorkflowError.is(error)) return { ok: false, error }
+      const message = toError(error).message
+      return {
+        ok: false,
+        error: new WorkflowError(
+          'WORKFLOW_STEP_FAILED',
+          `The step failed: ${message.slice(0, ERROR_TEXT_LIMIT)}`,
+          { cause: error },
+        ),
+      }
+    } finally {
+      clock.clearTimeout(timer)
+      dispose()
+    }
+  }
+
+  async #complete(index: number, raw: string): Promise<void> {
+    const step = this.#steps[index] as StepDefinition
+    const result = capResult(raw, this.#context.maxResultLength)
+    await this.#write(step.id, {
+      status: 'completed',
+      result,
+      error: null,
+      completedAt: this.#context.clock.now().getTime(),
+    })
+    this.#status[index] = 'completed'
+    this.#results[index] = result
+    this.#context.emitter.emit('step:end', {
+      runId: this.runId,
+      stepId: step.id,
+      status: 'completed',
+      attempt: this.#attempts[index] as number,
+      error: null,
+    })
+    this.#deliverStep(step, 'completed', result)
+    this.#release(index)
+  }
+
+  async #fail(index: number, error: WorkflowError): Promise<void> {
+    const step = this.#steps[index] as StepDefinition
+    const message = error.message.slice(0, ERROR_TEXT_LIMIT)
+    await this.#write(step.id, {
+      status: 'failed',
+      error: message,
+      completedAt: this.#context.clock.now().getTime(),
+    })
+    this.#status[index] = 'failed'
+    this.#context.emitter.emit('step:end', {
+      runId: this.runId,
+      stepId: step.id,
+      status: 'failed',
+      attempt: this.#attempts[index] as number,
+      error: message,
+    })
+    this.#deliverStep(step, 'failed', message)
+    if (step.continueOnError) {
+      this.#release(index)
+      return
+    }
+    this.#failure ??= `Step "${step.id}" failed: ${message}`
+    // Every descendant still pending can never run: mark them all in one transaction.
+    const skipped: number[] = []
+    const { dependentStart, dependentList } = this.#graph
+    const stack = [index]
+    while (stack.length > 0) {
+      const node = stack.pop() as number
+      for (let at = dependentStart[node] as number; at < (dependentStart[node + 1] as number); at += 1) {
+        const next = dependentList[at] as number
+        if (this.#status[next] !== 'pending') continue
+        this.#status[next] = 'skipped'
+        skipped.push(next)
+        stack.push(next)
+      }
+    }
+    if (skipped.length > 0) await this.#writeSkipped(skipped, `step "${step.id}" failed`)
+  }
+
+  async #writeSkipped(indices: readonly number[], why: string): Promise<void> {
+    const ids = indices.map((index) => (this.#steps[index] as StepDefinition).id)
+    const changed = await this.#context.store.updateSteps(
+      this.runId,
+      ids,
+      { status: 'skipped', error: `Skipped: ${why}`, completedAt: this.#context.clock.now().getTime() },
+      this.#owned(),
+    )
+    if (!changed)
+      throw new WorkflowError('WORKFLOW_OWNERSHIP_LOST', 'The run is no longer owned by this engine', {
+        data: { runId: this.runId },
+      })
+  }
+
+  /** A finished dependency: dependents whose last dependency this was become ready. */
+  #release(index: number): void {
+    const { dependentStart, dependentList } = this.#graph
+    for (let at = dependentStart[index] as number; at < (dependentStart[index + 1] as number); at += 1) {
+      const dependent = dependentList[at] as number
+      const left = (this.#remaining[dependent] as number) - 1
+      this.#remaining[dependent] = left
+      if (left === 0 && this.#status[dependent] === 'pending') this.#ready.push(dependent)
+    }
+  }
+
+  async #finish(): Promise<void> {
+    if (this.#finishing) return
+    this.#finishing = true
+    const { clock, store, emitter, logger } = this.#context
+    clock.clearTimeout(this.#runTimer)
+    try {
+      const reason = this.#signal.aborted ? this.#signal.reason : undefined
+      let status: RunStatus
+      let error: string | null
+      if (reason !== undefined && WorkflowError.is(reason) && reason.code === 'WORKFLOW_RUN_CANCELLED') {
+        status = 'cancelled'
+        error = 'The run was cancelled'
+      } else if (reason !== undefined && WorkflowError.is(reason) && reason.code === 'WORKFLOW_RUN_TIMEOUT') {
+        status = 'failed'
+        error = reason.message
+      } else if (reason !== undefined) {
+        // Engine stop or lost lease: leave the run as it is, resumable.
+        await Promise.allSettled(this.#deliveries)
+        return
+      } else if (this.#status.some((stepStatus) => stepStatus === 'pending' || stepStatus === 'running')) {
+        // Cannot happen in a validated DAG; fail loudly rather than record a half-run as completed.
+        status = 'failed'
+        error = this.#failure ?? 'Some steps could not be scheduled'
+      } else {
+        status = this.#failure === null ? 'completed' : 'failed'
+        error = this.#failure
+      }
+      const completedAt = clock.now().getTime()
+      let recorded = false
+      try {
+        recorded = await store.finishRun(
+          this.runId,
+          {
+            status,
+            error,
+            completedAt,
+            ...(status === 'completed' ? {} : { remainingSteps: 'cancelled' as const }),
+          },
+          { owner: this.#context.owner },
+        )
+      } catch (caught) {
+        logger.error('workflow run end not recorded', { runId: this.runId })
+        emitter.emit('run:error', { runId: this.runId, error: toError(caught) })
+      }
+      await Promise.allSettled(this.#deliveries)
+      if (!recorded) return
+      for (let index = 0; index < this.#status.length; index += 1) {
+        if (this.#status[index] === 'pending' || this.#status[index] === 'running')
+          this.#status[index] = 'cancelled'
+      }
+      await this.#deliverRun(status, error)
+      emitter.emit('run:end', { runId: this.runId, workflowName: this.workflowName, status, error })
+    } finally {
+      this.#resolveDone()
+    }
+  }
+
+  #deliverStep(step: StepDefinition, status: StepStatus, text: string): void {
+    if (step.deliverTo === undefined || step.deliverTo.length === 0) return
+    const message = truncate(
+      `[Workflow] ${this.workflowName} › ${step.id}: ${status}\n\n${text}`,
+      DELIVERY_TEXT_LIMIT,
+    )
+    this.#track(this.#deliver(step.deliverTo, message, step.id))
+  }
+
+  async #deliverRun(status: RunStatus, error: string | null): Promise<void> {
+    const targets = this.#init.deliverTo
+    if (targets.length === 0) return
+    const lines: string[] = []
+    let completed = 0
+    for (let index = 0; index < this.#steps.length; index += 1) {
+      const stepStatus = this.#status[index] as StepStatus
+      if (stepStatus === 'completed') completed += 1
+      lines.push(`- ${(this.#steps[index] as StepDefinition).id}: ${stepStatus}`)
+    }
+    const header = `[Workflow] ${this.workflowName}: ${status} (${completed}/${this.#steps.length} steps completed)`
+    const results: string[] = []
+    for (let index = 0; index < this.#steps.length; index += 1) {
+      // Sinks (no dependents) hold the workflow's outcome.
+      const { dependentStart } = this.#graph
+      if (dependentStart[index + 1] !== dependentStart[index] || this.#status[index] !== 'completed') continue
+      results.push(`${(this.#steps[index] as StepDefinition).id}:\n${this.#results[index] ?? ''}`)
+    }
+    const body = [
+      header,
+      error === null ? '' : `Error: ${error}`,
+      lines.join('\n'),
+      results.join('\n\n'),
+    ].filter((part) => part !== '')
+    await this.#deliver(targets, truncate(body.join('\n\n'), DELIVERY_TEXT_LIMIT))
+  }
+
+  #track(promise: Promise<void>): void {
+    this.#deliveries.add(promise)
+    void promise.finally(() => this.#deliveries.delete(promise))
+  }
+
+  async #deliver(targets: readonly string[], text: string, stepId?: string): Promise<void> {
+    const sender = this.#context.channelSender
+    if (sender === undefined) return
+    const { clock, logger, emitter } = this.#context
+    await Promise.all(
+      targets.map(async (target) => {
+        const controller = new AbortController()
+        const timer = clock.setTimeout(
+          () =>
+            controller.abort(
+              new WorkflowError('WORKFLOW_DELIVERY_FAILED', `Delivery to ${target} timed out`),
+            ),
+          this.#context.deliveryTimeoutMs,
+        )
+        try {
+          await raceAbort(sender.send(target, text, { signal: controller.signal }), controller.signal)
+        } catch (caught) {
+          const error = WorkflowError.is(caught)
+            ? caught
+            : new WorkflowError('WORKFLOW_DELIVERY_FAILED', `Delivery to ${target} failed`, {
+                cause: caught,
+                data: { target },
+              })
+          logger.warn('workflow delivery failed', { runId: this.runId, stepId, target })
+          emitter.emit('delivery:error', {
+            runId: this.runId,
+            ...(stepId === undefined ? {} : { stepId }),
+            target,
+            error,
+          })
+        } finally {
+          clock.clearTimeout(timer)
+        }
+      }),
+    )
+  }
+}
+
+function capResult(value: string, limit: number): string {
+  const clean = value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value
+  if (clean.length <= limit) return clean
+  return `${clean.slice(0, limit)}\n… [truncated ${clean.length - limit} characters]`
+}
+
+function truncate(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`
+}
+
+function tail(text: string, limit: number): string {
+  return text.length <= limit ? text : `…${text.slice(text.length - limit)}`
+}

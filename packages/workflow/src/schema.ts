@@ -1,0 +1,377 @@
+import * as v from 'valibot'
+import { parseDuration } from './duration.js'
+import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
+import type { WorkflowLimits } from './limits.js'
+
+/** Workflow names and step ids: `[A-Za-z0-9_-]`, 1 to 64 characters. */
+export const IDENTIFIER = /^[A-Za-z0-9_-]{1,64}$/
+/** A delivery target: `channel` or `channel:id`. */
+export const DELIVERY_TARGET = /^[A-Za-z0-9_-]{1,32}(?::[^\s:][^\s]{0,255})?$/
+
+const MAX_TARGETS = 16
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value })
+    return true
+  } catch {
+    return false
+  }
+}
+
+function durationWithin(maxMs: number) {
+  return (value: string): boolean => {
+    const ms = parseDuration(value)
+    return ms !== undefined && ms <= maxMs
+  }
+}
+
+/** Every key a workflow may have (unknown keys are errors). */
+export const WORKFLOW_KEYS = [
+  'name',
+  'description',
+  'schedule',
+  'timezone',
+  'deliver_to',
+  'max_parallel',
+  'steps',
+] as const
+/** Every key a step may have. */
+export const STEP_KEYS = [
+  'id',
+  'prompt',
+  'run',
+  'agent',
+  'depends_on',
+  'timeout',
+  'retry',
+  'continue_on_error',
+  'deliver_to',
+] as const
+
+function buildSchema(limits: WorkflowLimits) {
+  const identifier = v.pipe(v.string(), v.regex(IDENTIFIER, 'must match [A-Za-z0-9_-]{1,64}'))
+  const targets = v.pipe(
+    v.array(v.pipe(v.string(), v.regex(DELIVERY_TARGET, 'must be "channel" or "channel:id"'))),
+    v.maxLength(MAX_TARGETS, `must list at most ${MAX_TARGETS} targets`),
+  )
+  const text = v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(limits.maxStringLength, `must be at most ${limits.maxStringLength} characters`),
+  )
+  const step = v.objectWithRest(
+    {
+      id: identifier,
+      prompt: v.optional(text),
+      run: v.optional(text),
+      agent: v.optional(identifier),
+      depends_on: v.optional(
+        v.pipe(
+          v.array(identifier),
+          v.maxLength(limits.maxDependencies, `must list at most ${limits.maxDependencies} steps`),
+        ),
+      ),
+      timeout: v.optional(
+        v.pipe(
+          v.string(),
+          v.check(
+            durationWithin(limits.maxTimeoutMs),
+            `must be a duration like 30s, 5m or 1h30m, at most ${limits.maxTimeoutMs / 60_000} minutes`,
+          ),
+        ),
+      ),
+      retry: v.optional(
+        v.objectWithRest(
+          {
+            attempts: v.pipe(
+              v.number(),
+              v.integer('must be a whole number'),
+              v.minValue(1, `must be from 1 to ${limits.maxAttempts}`),
+              v.maxValue(limits.maxAttempts, `must be from 1 to ${limits.maxAttempts}`),
+            ),
+            backoff: v.optional(
+              v.pipe(
+                v.string(),
+                v.check(durationWithin(3_600_000), 'must be a duration like 10s, at most 1h'),
+              ),
+            ),
+          },
+          v.never(),
+        ),
+      ),
+      continue_on_error: v.optional(v.boolean()),
+      deliver_to: v.optional(targets),
+    },
+    v.never(),
+  )
+  return v.objectWithRest(
+    {
+      name: identifier,
+      description: v.optional(v.pipe(v.string(), v.maxLength(1024, 'must be at most 1024 characters'))),
+      schedule: v.optional(
+        v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(128, 'is too long')),
+      ),
+      timezone: v.optional(
+        v.pipe(v.string(), v.maxLength(64, 'is too long'), v.check(isTimeZone, 'must be an IANA time zone')),
+      ),
+      deliver_to: v.optional(targets),
+      max_parallel: v.optional(
+        v.pipe(
+          v.number(),
+          v.integer('must be a whole number'),
+          v.minValue(1, `must be from 1 to ${limits.maxParallel}`),
+          v.maxValue(limits.maxParallel, `must be from 1 to ${limits.maxParallel}`),
+        ),
+      ),
+      steps: v.pipe(v.array(step), v.minLength(1, 'must list at least one step')),
+    },
+    v.never(),
+  )
+}
+
+const schemas = new WeakMap<WorkflowLimits, ReturnType<typeof buildSchema>>()
+
+/** The valibot schema for these limits (built once per limits object). */
+export function workflowSchema(limits: WorkflowLimits): ReturnType<typeof buildSchema> {
+  let schema = schemas.get(limits)
+  if (schema === undefined) {
+    schema = buildSchema(limits)
+    schemas.set(limits, schema)
+  }
+  return schema
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  Array: 'a list',
+  Object: 'a mapping',
+}
+
+/** A path segment: a mapping key or a list index. */
+export type PathSegment = string | number
+
+/** Formats `['steps', 2, 'id']` as `steps[2].id`. */
+export function formatPath(segments: readonly PathSegment[]): string {
+  let text = ''
+  for (const segment of segments) {
+    if (typeof segment === 'number') text += `[${segment}]`
+    else text += text === '' ? segment : `.${segment}`
+  }
+  return text
+}
+
+const KNOWN_KEYS = new Set<string>([
+  ...WORKFLOW_KEYS,
+  ...STEP_KEYS,
+  'attempts',
+  'backoff',
+  '__proto__',
+  'constructor',
+  'prototype',
+])
+
+/** Levenshtein distance, stopping early above `limit`. Keys are short. */
+function editDistance(left: string, right: string, limit: number): number {
+  if (Math.abs(left.length - right.length) > limit) return limit + 1
+  let previous = Array.from({ length: right.length + 1 }, (_, index) => index)
+  for (let row = 1; row <= left.length; row += 1) {
+    const current = [row]
+    let best = row
+    for (let column = 1; column <= right.length; column += 1) {
+      const cost = left[row - 1] === right[column - 1] ? 0 : 1
+      const value = Math.min(
+        (previous[column] as number) + 1,
+        (current[column - 1] as number) + 1,
+        (previous[column - 1] as number) + cost,
+      )
+      current.push(value)
+      if (value < best) best = value
+    }
+    if (best > limit) return limit + 1
+    previous = current
+  }
+  return previous[right.length] as number
+}
+
+/** The known key an unknown key is a likely typo of, if any. */
+function suggestionFor(key: string): string | undefined {
+  if (key.length > 24) return undefined
+  const limit = key.length <= 5 ? 1 : 2
+  for (const known of KNOWN_KEYS) if (editDistance(key.toLowerCase(), known, limit) <= limit) return known
+  return undefined
+}
+
+/**
+ * A key is echoed in a path only when it is a schema key or a near-typo of one; any other key could
+ * be source text (a secret used as a key), so it shows as `<unknown>` and line/column locate it.
+ */
+function safeKey(key: unknown): PathSegment {
+  if (typeof key === 'number') return key
+  if (typeof key !== 'string') return '<unknown>'
+  if (KNOWN_KEYS.has(key) || key === '<<' || suggestionFor(key) !== undefined) return key
+  return '<unknown>'
+}
+
+/**
+ * Turns valibot issues into workflow issues with fixed messages. valibot's own messages quote the
+ * received value, so they are never used (SECURITY.md WF-6).
+ */
+export function toWorkflowIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+): Array<WorkflowIssue & { segments: PathSegment[] }> {
+  const result: Array<WorkflowIssue & { segments: PathSegment[] }> = []
+  for (const issue of issues) {
+    // Raw keys locate the node (line/column); only safe keys are shown in the path.
+    const segments = (issue.path ?? []).map((item) => item.key as PathSegment)
+    const shown = segments.map(safeKey)
+    const last = shown[shown.length - 1]
+    let code: WorkflowIssueCode
+    let message: string
+    if (issue.kind === 'schema') {
+      if (issue.type === 'never') {
+        code = 'unknown_key'
+        const suggestion = typeof last === 'string' && last !== '<unknown>' ? suggestionFor(last) : undefined
+        message =
+          last === '<<'
+            ? 'merge keys (<<) are not supported'
+            : suggestion === undefined
+              ? 'unknown key'
+              : `unknown key (did you mean ${suggestion}?)`
+      } else if (
+        issue.input === undefined &&
+        (issue.type === 'object_with_rest' || issue.type === 'object')
+      ) {
+        code = 'missing_key'
+        message = 'is required'
+      } else {
+        code = 'invalid_type'
+        message = `must be ${TYPE_NAMES[issue.expected ?? ''] ?? 'of another type'}`
+      }
+    } else {
+      code = last === 'timeout' || last === 'backoff' ? 'invalid_duration' : 'invalid_value'
+      if (last === 'depends_on' && issue.type === 'max_length') code = 'too_many_dependencies'
+      message = issue.message
+    }
+    result.push({ path: formatPath(shown), message, code, segments })
+  }
+  return result
+}
+
+/** Keys valibot's object schemas skip silently; we report them as unknown keys instead. */
+const SKIPPED_BY_VALIBOT = ['__proto__', 'constructor', 'prototype'] as const
+
+/**
+ * Own keys valibot does not look at (`__proto__`, `constructor`, `prototype`; yaml makes
+ * `__proto__:` an own property). Reported as unknown keys so the schema stays strict.
+ */
+export function findSkippedKeys(
+  root: Record<string, unknown>,
+): Array<WorkflowIssue & { segments: PathSegment[] }> {
+  const found: Array<WorkflowIssue & { segments: PathSegment[] }> = []
+  const check = (record: unknown, at: PathSegment[]) => {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) return
+    for (const key of SKIPPED_BY_VALIBOT) {
+      if (Object.hasOwn(record, key)) {
+        const segments = [...at, key]
+        found.push({ path: formatPath(segments), segments, message: 'unknown key', code: 'unknown_key' })
+      }
+    }
+  }
+  check(root, [])
+  if (Array.isArray(root.steps)) {
+    root.steps.forEach((step: unknown, index) => {
+      check(step, ['steps', index])
+      if (typeof step === 'object' && step !== null)
+        check((step as Record<string, unknown>).retry, ['steps', index, 'retry'])
+    })
+  }
+  return found
+}
+
+const WORKFLOW_KEY_SET: ReadonlySet<string> = new Set(WORKFLOW_KEYS)
+const STEP_KEY_SET: ReadonlySet<string> = new Set(STEP_KEYS)
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function hasOnlyKeys(record: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const key in record) if (!allowed.has(key)) return false
+  return true
+}
+
+function isIdentifier(value: unknown): boolean {
+  return typeof value === 'string' && IDENTIFIER.test(value)
+}
+
+function isTargets(value: unknown): boolean {
+  if (value === undefined) return true
+  if (!Array.isArray(value) || value.length > MAX_TARGETS) return false
+  for (const target of value) if (typeof target !== 'string' || !DELIVERY_TARGET.test(target)) return false
+  return true
+}
+
+function isIntegerWithin(value: unknown, max: number): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max
+}
+
+function isText(value: unknown, limits: WorkflowLimits): boolean {
+  return typeof value === 'string' && value.length >= 1 && value.length <= limits.maxStringLength
+}
+
+/**
+ * The allocation-free fast path of {@link workflowSchema}: true only if valibot would accept `root`
+ * (a differential test checks this on thousands of mutated documents). Loads of valid workflows take
+ * this path; anything it rejects goes through valibot for the complete list of issues.
+ */
+export function isValidWorkflowShape(root: Record<string, unknown>, limits: WorkflowLimits): boolean {
+  if (!hasOnlyKeys(root, WORKFLOW_KEY_SET) || !isIdentifier(root.name)) return false
+  const { description, schedule, timezone, max_parallel: maxParallel, steps } = root
+  if (description !== undefined && (typeof description !== 'string' || description.length > 1024))
+    return false
+  if (
+    schedule !== undefined &&
+    (typeof schedule !== 'string' || schedule.length < 1 || schedule.length > 128)
+  )
+    return false
+  if (
+    timezone !== undefined &&
+    (typeof timezone !== 'string' || timezone.length > 64 || !isTimeZone(timezone))
+  )
+    return false
+  if (!isTargets(root.deliver_to)) return false
+  if (maxParallel !== undefined && !isIntegerWithin(maxParallel, limits.maxParallel)) return false
+  if (!Array.isArray(steps) || steps.length < 1) return false
+  const timeoutWithin = durationWithin(limits.maxTimeoutMs)
+  const backoffWithin = durationWithin(3_600_000)
+  for (const step of steps) {
+    if (!isRecord(step) || !hasOnlyKeys(step, STEP_KEY_SET) || !isIdentifier(step.id)) return false
+    const { prompt, run, agent, depends_on: dependsOn, timeout, retry } = step
+    if (prompt !== undefined && !isText(prompt, limits)) return false
+    if (run !== undefined && !isText(run, limits)) return false
+    if (agent !== undefined && !isIdentifier(agent)) return false
+    if (dependsOn !== undefined) {
+      if (!Array.isArray(dependsOn) || dependsOn.length > limits.maxDependencies) return false
+      for (const name of dependsOn) if (!isIdentifier(name)) return false
+    }
+    if (timeout !== undefined && (typeof timeout !== 'string' || !timeoutWithin(timeout))) return false
+    if (retry !== undefined) {
+      if (
+        !isRecord(retry) ||
+        !hasOnlyKeys(retry, RETRY_KEY_SET) ||
+        !isIntegerWithin(retry.attempts, limits.maxAttempts)
+      )
+        return false
+      if (retry.backoff !== undefined && (typeof retry.backoff !== 'string' || !backoffWithin(retry.backoff)))
+        return false
+    }
+    if (step.continue_on_error !== undefined && typeof step.continue_on_error !== 'boolean') return false
+    if (!isTargets(step.deliver_to)) return false
+  }
+  return true
+}
+
+const RETRY_KEY_SET: ReadonlySet<string> = new Set(['attempts', 'backoff'])

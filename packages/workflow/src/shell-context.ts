@@ -1,0 +1,123 @@
+import type { TemplateReference } from './template.js'
+
+type Context =
+  | 'plain'
+  | 'substitution'
+  | 'single'
+  | 'double'
+  | 'ansi'
+  | 'backtick'
+  | 'parameter'
+  | 'arithmetic'
+  | 'comment'
+
+/** Characters that can open a context other than plain text. */
+const SPECIAL = /['"`$\\#<]/
+
+const WORD_BREAK = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')'])
+
+/**
+ * Returns the references in a `run` command that sit where a single-quoted value would not stay one
+ * plain shell word (SECURITY.md WF-8): inside `'…'`, `"…"`, `$'…'`, backticks, `${…}`, `$((…))`, a
+ * comment (a newline in the value would end it), after a backslash, or anywhere after a heredoc
+ * `<<` (its body is not parsed for quotes). Unquoted text and `$(…)` are safe.
+ * One pass over the command; conservative on purpose: a false alarm asks the author to move the
+ * placeholder out of quotes, a miss would be an injection.
+ */
+export function findUnsafeReferences(
+  command: string,
+  references: readonly TemplateReference[],
+): TemplateReference[] {
+  if (references.length === 0) return []
+  // No quote, escape, expansion, comment or redirection character at all: every placeholder is plain.
+  if (!SPECIAL.test(command)) return []
+  const unsafe: TemplateReference[] = []
+  const stack: Context[] = ['plain']
+  let heredoc = false
+  let next = 0
+  let index = 0
+  const length = command.length
+  while (index < length) {
+    let reference = references[next]
+    // A reference whose start was jumped over (e.g. after a backslash) is not in a clean context.
+    while (reference !== undefined && reference.start < index) {
+      unsafe.push(reference)
+      next += 1
+      reference = references[next]
+    }
+    const context = stack[stack.length - 1] as Context
+    if (reference !== undefined && reference.start === index) {
+      if (heredoc || (context !== 'plain' && context !== 'substitution')) unsafe.push(reference)
+      next += 1
+      index = reference.end
+      continue
+    }
+    const char = command[index] as string
+    const following = command[index + 1]
+    switch (context) {
+      case 'plain':
+      case 'substitution':
+        if (char === '\\') index += 1
+        else if (char === "'") stack.push('single')
+        else if (char === '"') stack.push('double')
+        else if (char === '`') stack.push('backtick')
+        else if (char === '$') {
+          if (following === '(' && command[index + 2] === '(') {
+            stack.push('arithmetic')
+            index += 2
+          } else if (following === '(') {
+            stack.push('substitution')
+            index += 1
+          } else if (following === '{') {
+            stack.push('parameter')
+            index += 1
+          } else if (following === "'") {
+            stack.push('ansi')
+            index += 1
+          }
+        } else if (char === ')' && context === 'substitution') stack.pop()
+        else if (char === '<' && following === '<') heredoc = true
+        else if (char === '#' && (index === 0 || WORD_BREAK.has(command[index - 1] as string)))
+          stack.push('comment')
+        break
+      case 'single':
+        if (char === "'") stack.pop()
+        break
+      case 'ansi':
+        if (char === '\\') index += 1
+        else if (char === "'") stack.pop()
+        break
+      case 'double':
+        if (char === '\\') index += 1
+        else if (char === '"') stack.pop()
+        else if (char === '`') stack.push('backtick')
+        else if (char === '$' && following === '(') {
+          stack.push('substitution')
+          index += 1
+        } else if (char === '$' && following === '{') {
+          stack.push('parameter')
+          index += 1
+        }
+        break
+      case 'backtick':
+        if (char === '\\') index += 1
+        else if (char === '`') stack.pop()
+        break
+      case 'parameter':
+        if (char === '}') stack.pop()
+        break
+      case 'arithmetic':
+        if (char === ')' && following === ')') {
+          stack.pop()
+          index += 1
+        }
+        break
+      case 'comment':
+        if (char === '\n') stack.pop()
+        break
+    }
+    index += 1
+  }
+  for (; next < references.length; next += 1) unsafe.push(references[next] as TemplateReference)
+  return unsafe
+}

@@ -1,0 +1,138 @@
+import type { Kysely, Migration } from 'kysely'
+import { Migrator } from 'kysely'
+
+/** `workflow_runs`: one row per run, keeping the YAML it was started from. Times are epoch ms. */
+export interface WorkflowRunsTable {
+  id: string
+  workflow_name: string
+  /** The YAML text; resume re-reads it. */
+  definition: string
+  status: string
+  total_steps: number
+  completed_steps: number
+  error: string | null
+  /** JSON array of targets, validated on read. */
+  deliver_to: string
+  origin_session: string | null
+  owner: string | null
+  started_at: number | null
+  completed_at: number | null
+}
+
+/** `workflow_step_runs`: one row per step of a run, primary key `(run_id, step_id)`. */
+export interface WorkflowStepRunsTable {
+  run_id: string
+  step_id: string
+  position: number
+  status: string
+  /** The rendered prompt or command (templates substituted). */
+  input: string | null
+  result: string | null
+  error: string | null
+  attempt: number
+  started_at: number | null
+  completed_at: number | null
+}
+
+/** `workflow_owners`: live engine instances and their last heartbeat (the lease). */
+export interface WorkflowOwnersTable {
+  id: string
+  started_at: number
+  heartbeat_at: number
+}
+
+/** The tables `@lango/workflow` owns. Narrow the app's Kysely to this at the composition root. */
+export interface WorkflowDatabase {
+  workflow_runs: WorkflowRunsTable
+  workflow_step_runs: WorkflowStepRunsTable
+  workflow_owners: WorkflowOwnersTable
+}
+
+/** The migration table apps must always use for this package (kysely: "ALWAYS use the same value"). */
+export const WORKFLOW_MIGRATION_TABLE = 'lango_workflow_migration'
+
+/** Migrations of `@lango/workflow`, portable across SQLite and PostgreSQL (plain kysely schema builder). */
+export const workflowMigrations: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001_create_workflow_tables': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema
+        .createTable('workflow_runs')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('workflow_name', 'text', (column) => column.notNull())
+        .addColumn('definition', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('total_steps', 'integer', (column) => column.notNull())
+        .addColumn('completed_steps', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('deliver_to', 'text', (column) => column.notNull())
+        .addColumn('origin_session', 'text')
+        .addColumn('owner', 'text')
+        .addColumn('started_at', 'bigint')
+        .addColumn('completed_at', 'bigint')
+        .execute()
+      await db.schema
+        .createIndex('workflow_runs_status_owner')
+        .on('workflow_runs')
+        .columns(['status', 'owner'])
+        .execute()
+      await db.schema
+        .createIndex('workflow_runs_started_at')
+        .on('workflow_runs')
+        .column('started_at')
+        .execute()
+      await db.schema
+        .createIndex('workflow_runs_completed_at')
+        .on('workflow_runs')
+        .column('completed_at')
+        .execute()
+      await db.schema
+        .createTable('workflow_step_runs')
+        .addColumn('run_id', 'text', (column) => column.notNull())
+        .addColumn('step_id', 'text', (column) => column.notNull())
+        .addColumn('position', 'integer', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('input', 'text')
+        .addColumn('result', 'text')
+        .addColumn('error', 'text')
+        .addColumn('attempt', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('started_at', 'bigint')
+        .addColumn('completed_at', 'bigint')
+        .addPrimaryKeyConstraint('workflow_step_runs_pk', ['run_id', 'step_id'])
+        .execute()
+      await db.schema
+        .createTable('workflow_owners')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('started_at', 'bigint', (column) => column.notNull())
+        .addColumn('heartbeat_at', 'bigint', (column) => column.notNull())
+        .execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropTable('workflow_owners').execute()
+      await db.schema.dropTable('workflow_step_runs').execute()
+      await db.schema.dropTable('workflow_runs').execute()
+    },
+  },
+})
+
+/**
+ * Runs {@link workflowMigrations} to the latest version with kysely's Migrator and the fixed
+ * migration table `lango_workflow_migration`; throws if any migration failed.
+ * @example await migrateWorkflow(db as unknown as Kysely<WorkflowDatabase>)
+ */
+export async function migrateWorkflow(db: Kysely<WorkflowDatabase>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...workflowMigrations }) },
+    migrationTableName: WORKFLOW_MIGRATION_TABLE,
+    migrationLockTableName: `${WORKFLOW_MIGRATION_TABLE}_lock`,
+  })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error !== undefined) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName
+    throw new Error(`@lango/workflow migration${failed === undefined ? '' : ` ${failed}`} failed`, {
+      cause: error,
+    })
+  }
+}

@@ -1,0 +1,220 @@
+import type { RunStatus, StepRunRecord, StepStatus, WorkflowRunRecord } from '../model.js'
+import type {
+  ListRunsQuery,
+  NewWorkflowRun,
+  OwnedCallOptions,
+  RunCompletion,
+  StepPatch,
+  StoreCallOptions,
+  WorkflowStore,
+} from '../ports.js'
+
+const ACTIVE = new Set<RunStatus>(['pending', 'running'])
+const UNFINISHED_STEPS = new Set<StepStatus>(['pending', 'running'])
+
+/**
+ * An in-memory {@link WorkflowStore} with the same semantics as `SqliteWorkflowStore` (it passes
+ * `workflowStoreContract()`). For tests and hosts without a database; nothing survives the process.
+ */
+export class MemoryWorkflowStore implements WorkflowStore {
+  readonly #runs = new Map<string, WorkflowRunRecord>()
+  readonly #steps = new Map<string, StepRunRecord[]>()
+  readonly #owners = new Map<string, number>()
+
+  async insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    if (this.#runs.has(run.id)) throw new Error(`A run with id ${run.id} already exists`)
+    if (new Set(run.stepIds).size !== run.stepIds.length)
+      throw new Error('Step ids must be unique within a run')
+    this.#runs.set(run.id, {
+      id: run.id,
+      workflowName: run.workflowName,
+      definition: run.definition,
+      status: run.status,
+      totalSteps: run.stepIds.length,
+      completedSteps: 0,
+      error: null,
+      deliverTo: [...run.deliverTo],
+      originSession: run.originSession,
+      owner: run.owner,
+      startedAt: run.startedAt,
+      completedAt: null,
+    })
+    this.#steps.set(
+      run.id,
+      run.stepIds.map((stepId, position) => ({
+        runId: run.id,
+        stepId,
+        position,
+        status: 'pending',
+        input: null,
+        result: null,
+        error: null,
+        attempt: 0,
+        startedAt: null,
+        completedAt: null,
+      })),
+    )
+  }
+
+  async updateStep(
+    runId: string,
+    stepId: string,
+    patch: StepPatch,
+    options: OwnedCallOptions,
+  ): Promise<boolean> {
+    return this.updateSteps(runId, [stepId], patch, options)
+  }
+
+  async updateSteps(
+    runId: string,
+    stepIds: readonly string[],
+    patch: StepPatch,
+    options: OwnedCallOptions,
+  ): Promise<boolean> {
+    options.signal?.throwIfAborted()
+    if (stepIds.length === 0) return true
+    const run = this.#runs.get(runId)
+    const steps = this.#steps.get(runId)
+    if (run === undefined || steps === undefined || run.owner !== options.owner || !ACTIVE.has(run.status))
+      return false
+    const wanted = new Set(stepIds)
+    let updated = 0
+    let completed = 0
+    for (let index = 0; index < steps.length; index += 1) {
+      const step = steps[index] as StepRunRecord
+      if (!wanted.has(step.stepId)) continue
+      if (patch.status === 'completed' && step.status === 'completed') continue
+      steps[index] = applyPatch(step, patch)
+      updated += 1
+      if (patch.status === 'completed') completed += 1
+    }
+    if (completed > 0) this.#runs.set(runId, { ...run, completedSteps: run.completedSteps + completed })
+    return updated > 0
+  }
+
+  async finishRun(
+    runId: string,
+    completion: RunCompletion,
+    options?: StoreCallOptions & { readonly owner?: string },
+  ): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    const run = this.#runs.get(runId)
+    if (run === undefined || !ACTIVE.has(run.status)) return false
+    if (options?.owner !== undefined && run.owner !== options.owner) return false
+    this.#runs.set(runId, {
+      ...run,
+      status: completion.status,
+      error: completion.error,
+      completedAt: completion.completedAt,
+    })
+    const remaining = completion.remainingSteps
+    if (remaining !== undefined) {
+      const steps = this.#steps.get(runId) ?? []
+      for (let index = 0; index < steps.length; index += 1) {
+        const step = steps[index] as StepRunRecord
+        if (UNFINISHED_STEPS.has(step.status))
+          steps[index] = { ...step, status: remaining, completedAt: completion.completedAt }
+      }
+    }
+    return true
+  }
+
+  async getRun(runId: string, options?: StoreCallOptions): Promise<WorkflowRunRecord | undefined> {
+    options?.signal?.throwIfAborted()
+    const run = this.#runs.get(runId)
+    return run === undefined ? undefined : { ...run }
+  }
+
+  async listSteps(runId: string, options?: StoreCallOptions): Promise<StepRunRecord[]> {
+    options?.signal?.throwIfAborted()
+    return (this.#steps.get(runId) ?? []).map((step) => ({ ...step }))
+  }
+
+  async listRuns(query?: ListRunsQuery, options?: StoreCallOptions): Promise<WorkflowRunRecord[]> {
+    options?.signal?.throwIfAborted()
+    const limit =
+      query?.limit === undefined
+        ? 20
+        : Number.isFinite(query.limit)
+          ? Math.min(500, Math.max(1, Math.trunc(query.limit)))
+          : 500
+    return [...this.#runs.values()]
+      .filter((run) => query?.status === undefined || run.status === query.status)
+      .filter((run) => query?.workflowName === undefined || run.workflowName === query.workflowName)
+      .sort(
+        (left, right) =>
+          (right.startedAt ?? 0) - (left.startedAt ?? 0) ||
+          (left.id < right.id ? 1 : left.id > right.id ? -1 : 0),
+      )
+      .slice(0, limit)
+      .map((run) => ({ ...run }))
+  }
+
+  async heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    this.#owners.set(owner, now)
+  }
+
+  async releaseOwner(owner: string, options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    this.#owners.delete(owner)
+  }
+
+  async claimRuns(owner: string, staleBefore: number, options?: StoreCallOptions): Promise<string[]> {
+    options?.signal?.throwIfAborted()
+    const claimed: string[] = []
+    const candidates = [...this.#runs.values()].sort(
+      (left, right) => (left.startedAt ?? 0) - (right.startedAt ?? 0),
+    )
+    for (const run of candidates) {
+      if (!ACTIVE.has(run.status) || run.owner === owner) continue
+      const heartbeat = run.owner === null ? undefined : this.#owners.get(run.owner)
+      if (heartbeat !== undefined && heartbeat >= staleBefore) continue
+      this.#runs.set(run.id, { ...run, owner, status: 'running' })
+      const steps = this.#steps.get(run.id) ?? []
+      for (let index = 0; index < steps.length; index += 1) {
+        const step = steps[index] as StepRunRecord
+        if (step.status === 'running') steps[index] = { ...step, status: 'pending' }
+      }
+      claimed.push(run.id)
+    }
+    for (const [id, heartbeat] of this.#owners)
+      if (heartbeat < staleBefore && id !== owner) this.#owners.delete(id)
+    return claimed
+  }
+
+  async pruneRuns(
+    policy: { readonly completedBefore: number; readonly keep: number },
+    options?: StoreCallOptions,
+  ): Promise<number> {
+    options?.signal?.throwIfAborted()
+    const ended = [...this.#runs.values()]
+      .filter((run) => !ACTIVE.has(run.status))
+      .sort(
+        (left, right) => (right.completedAt ?? 0) - (left.completedAt ?? 0) || (left.id < right.id ? 1 : -1),
+      )
+    let deleted = 0
+    ended.forEach((run, index) => {
+      if (index >= policy.keep || (run.completedAt !== null && run.completedAt < policy.completedBefore)) {
+        this.#runs.delete(run.id)
+        this.#steps.delete(run.id)
+        deleted += 1
+      }
+    })
+    return deleted
+  }
+}
+
+function applyPatch(step: StepRunRecord, patch: StepPatch): StepRunRecord {
+  return {
+    ...step,
+    status: patch.status,
+    ...(patch.input === undefined ? {} : { input: patch.input }),
+    ...(patch.result === undefined ? {} : { result: patch.result }),
+    ...(patch.error === undefined ? {} : { error: patch.error }),
+    ...(patch.attempt === undefined ? {} : { attempt: patch.attempt }),
+    ...(patch.startedAt === undefined ? {} : { startedAt: patch.startedAt }),
+    ...(patch.completedAt === undefined ? {} : { completedAt: patch.completedAt }),
+  }
+}

@@ -1,0 +1,539 @@
+import { randomUUID } from 'node:crypto'
+import { raceAbort, sleep } from './abort.js'
+import type { LoadedWorkflow } from './definition.js'
+import { invalidWorkflowError, toError, WorkflowError } from './errors.js'
+import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
+import type { StepGraph } from './graph.js'
+import { resolveLimits, TRUSTED_WORKFLOW_LIMITS, type WorkflowLimits, widestLimits } from './limits.js'
+import {
+  isTerminalRunStatus,
+  type RunStatus,
+  toRunSnapshot,
+  toRunSummary,
+  type WorkflowRunSnapshot,
+  type WorkflowRunSummary,
+} from './model.js'
+import { parseWorkflow, validatedGraph } from './parse-workflow.js'
+import type { AgentRunner, ChannelSender, Clock, Logger, ShellRunner, WorkflowStore } from './ports.js'
+import { RunExecution } from './run-execution.js'
+import { silentLogger } from './silent-logger.js'
+import { systemClock, unrefTimer } from './system-clock.js'
+
+/** Options of {@link WorkflowEngine}. Only `store` is required. */
+export interface WorkflowEngineOptions {
+  readonly store: WorkflowStore
+  /** Runs `prompt` steps. Without it, workflows with prompt steps are rejected at start. */
+  readonly agentRunner?: AgentRunner
+  /** Runs `run` steps. Without it, workflows with run steps are rejected at start. */
+  readonly shellRunner?: ShellRunner
+  /** Delivers step and run messages. Without it, `deliver_to` is recorded but nothing is sent. */
+  readonly channelSender?: ChannelSender
+  readonly clock?: Clock
+  readonly logger?: Logger
+  /** Generates run ids; default `crypto.randomUUID`. */
+  readonly idGenerator?: () => string
+  /** This instance's owner id (runs it works on carry it); default a random UUID. */
+  readonly ownerId?: string
+  /** Caps for YAML text passed to `startRun`; default {@link AGENT_WORKFLOW_LIMITS}. */
+  readonly limits?: Partial<WorkflowLimits>
+  /** `max_parallel` when the workflow sets none. Default 4. */
+  readonly defaultMaxParallel?: number
+  /** Step timeout when the step sets none. Default 10 minutes. */
+  readonly defaultStepTimeoutMs?: number
+  /** Whole-run timeout, counted from the run's start (also across resumes). Default 2 hours. */
+  readonly runTimeoutMs?: number
+  /** Runs this engine executes at once; more are rejected (`WORKFLOW_TOO_MANY_RUNS`). Default 16. */
+  readonly maxConcurrentRuns?: number
+  /** Runs of one workflow name this engine executes at once. Default 4. */
+  readonly maxRunsPerWorkflow?: number
+  /** Deepest nesting of runs started from inside runs (SECURITY.md WF-7). Default 2. */
+  readonly maxNesting?: number
+  /** Longest stored result, in characters; longer results are cut with a notice. Default 64 KiB. */
+  readonly maxResultLength?: number
+  /** Longest rendered prompt or command; longer fails the step. Default 128 KiB (the kernel's single-argument cap). */
+  readonly maxRenderedInputLength?: number
+  /** How long an owner's heartbeat stays valid; runs of an owner silent for longer are taken over. Default 30 s. */
+  readonly ownerLeaseMs?: number
+  /** Time allowed for one delivery. Default 15 s. */
+  readonly deliveryTimeoutMs?: number
+  /** How often `waitForRun` polls the store for runs another engine executes. Default 500 ms. */
+  readonly pollIntervalMs?: number
+  /** Ended runs are pruned beyond this age and count. Default 30 days / 1000 runs. */
+  readonly retention?: { readonly maxAgeMs: number; readonly maxRuns: number }
+}
+
+/** Options of {@link WorkflowEngine.startRun}. */
+export interface StartRunOptions {
+  /** Targets auto-detected from the caller (e.g. the session's chat); the YAML's own `deliver_to` wins. */
+  readonly deliverTo?: readonly string[]
+  /** The session that asked for the run, recorded on it. */
+  readonly originSession?: string
+  /** How deep in a chain of runs this start is (0 for a person or cron; +1 from inside a step). */
+  readonly nesting?: number
+  /** Caps for this YAML text when trusted callers need other limits than the engine's. */
+  readonly limits?: Partial<WorkflowLimits>
+  readonly signal?: AbortSignal
+}
+
+/** Options of {@link WorkflowEngine.waitForRun}. */
+export interface WaitForRunOptions {
+  /** Return the current snapshot after this long even if the run has not ended; default: wait for the end. */
+  readonly timeoutMs?: number
+  readonly signal?: AbortSignal
+}
+
+type EngineState = 'idle' | 'starting' | 'started' | 'stopping' | 'stopped'
+
+const PRUNE_INTERVAL_MS = 10 * 60 * 1000
+
+/**
+ * Runs workflows: validates, persists, executes steps as soon as their dependencies finish (capped
+ * by `max_parallel`), retries, delivers, cancels, and on `start()` resumes runs a dead process left
+ * behind (completed steps are kept, interrupted ones run again).
+ * @example
+ * await using engine = new WorkflowEngine({ store, shellRunner, agentRunner, channelSender })
+ * await engine.start()
+ * const { runId } = await engine.startRun(yamlText, { deliverTo: ['telegram:123'] })
+ * const snapshot = await engine.waitForRun(runId, { timeoutMs: 30_000 })
+ */
+export class WorkflowEngine {
+  readonly #options: Required<
+    Omit<WorkflowEngineOptions, 'agentRunner' | 'shellRunner' | 'channelSender' | 'limits'>
+  > & {
+    readonly agentRunner?: AgentRunner
+    readonly shellRunner?: ShellRunner
+    readonly channelSender?: ChannelSender
+  }
+  readonly #limits: WorkflowLimits
+  readonly #emitter: Emitter
+  readonly #runs = new Map<string, RunExecution>()
+  #state: EngineState = 'idle'
+  #heartbeatTimer: unknown
+  #tick: Promise<void> = Promise.resolve()
+  #lastPrune = Number.NEGATIVE_INFINITY
+
+  constructor(options: WorkflowEngineOptions) {
+    this.#options = Object.freeze({
+      ...options,
+      clock: options.clock ?? systemClock,
+      logger: options.logger ?? silentLogger,
+      idGenerator: options.idGenerator ?? randomUUID,
+      ownerId: options.ownerId ?? randomUUID(),
+      defaultMaxParallel: positive(options.defaultMaxParallel, 4, 'defaultMaxParallel'),
+      defaultStepTimeoutMs: positive(options.defaultStepTimeoutMs, 10 * 60 * 1000, 'defaultStepTimeoutMs'),
+      runTimeoutMs: positive(options.runTimeoutMs, 2 * 60 * 60 * 1000, 'runTimeoutMs'),
+      maxConcurrentRuns: positive(options.maxConcurrentRuns, 16, 'maxConcurrentRuns'),
+      maxRunsPerWorkflow: positive(options.maxRunsPerWorkflow, 4, 'maxRunsPerWorkflow'),
+      maxNesting: positive(options.maxNesting, 2, 'maxNesting'),
+      maxResultLength: positive(options.maxResultLength, 64 * 1024, 'maxResultLength'),
+      maxRenderedInputLength: positive(options.maxRenderedInputLength, 128 * 1024, 'maxRenderedInputLength'),
+      ownerLeaseMs: positive(options.ownerLeaseMs, 30_000, 'ownerLeaseMs'),
+      deliveryTimeoutMs: positive(options.deliveryTimeoutMs, 15_000, 'deliveryTimeoutMs'),
+      pollIntervalMs: positive(options.pollIntervalMs, 500, 'pollIntervalMs'),
+      retention: options.retention ?? { maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxRuns: 1000 },
+    })
+    this.#limits = resolveLimits(options.limits)
+    this.#emitter = new Emitter((event, error) =>
+      this.#options.logger.error('workflow event listener threw', { event, error: toError(error).message }),
+    )
+  }
+
+  /** This engine's owner id. */
+  get ownerId(): string {
+    return this.#options.ownerId
+  }
+
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<E extends WorkflowEventName>(event: E, listener: WorkflowListener<E>): () => void {
+    return this.#emitter.on(event, listener)
+  }
+
+  /**
+   * Registers this engine as an owner, prunes old runs, and resumes every run whose owner's lease
+   * expired (a crashed or stopped process): completed steps are kept, interrupted steps run again.
+   * Then keeps heartbeating and taking over expired runs every `ownerLeaseMs / 3`.
+   * @returns the ids of the runs resumed now.
+   */
+  async start(options?: { readonly signal?: AbortSignal }): Promise<{ readonly resumed: readonly string[] }> {
+    options?.signal?.throwIfAborted()
+    if (this.#state === 'started' || this.#state === 'starting') return { resumed: [] }
+    if (this.#state !== 'idle')
+      throw new WorkflowError('WORKFLOW_ENGINE_STOPPED', 'A stopped engine cannot be started again')
+    this.#state = 'starting'
+    try {
+      await this.#options.store.heartbeat(this.ownerId, this.#now(), options)
+      await this.#prune()
+      const resumed = await this.#takeOver()
+      this.#state = 'started'
+      this.#scheduleHeartbeat()
+      return { resumed }
+    } catch (error) {
+      this.#state = 'idle'
+      throw error
+    }
+  }
+
+  /**
+   * Stops: interrupts every run this engine executes (they stay `running`, resumable by the next
+   * engine), waits for them to settle, and releases the lease so another engine may take over at once.
+   */
+  async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'idle') {
+      this.#state = 'stopped'
+      return
+    }
+    this.#state = 'stopping'
+    this.#options.clock.clearTimeout(this.#heartbeatTimer)
+    const reason = new WorkflowError('WORKFLOW_ENGINE_STOPPED', 'The workflow engine stopped')
+    for (const execution of this.#runs.values()) execution.interrupt(reason)
+    const settled = Promise.allSettled([
+      this.#tick,
+      ...[...this.#runs.values()].map((execution) => execution.done),
+    ])
+    await (options?.signal === undefined ? settled : raceAbort(settled, options.signal))
+    try {
+      await this.#options.store.releaseOwner(this.ownerId)
+    } catch (error) {
+      this.#options.logger.warn('workflow owner not released', { error: toError(error).message })
+    }
+    this.#state = 'stopped'
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop()
+  }
+
+  /**
+   * Validates a workflow and starts a run of it; returns once the run is stored, without waiting for
+   * it. YAML text is parsed with the engine's limits (agent-safe by default); an invalid workflow
+   * throws `WORKFLOW_INVALID` with every issue, and nothing is written.
+   */
+  async startRun(
+    workflow: string | LoadedWorkflow,
+    options?: StartRunOptions,
+  ): Promise<{ readonly runId: string; readonly workflowName: string }> {
+    options?.signal?.throwIfAborted()
+    this.#assertStarted()
+    let loaded: LoadedWorkflow
+    let graph: StepGraph
+    if (typeof workflow === 'string') {
+      const parsed = parseWorkflow(workflow, {
+        limits: options?.limits === undefined ? this.#limits : resolveLimits(options.limits, this.#limits),
+      })
+      if (!parsed.ok) throw invalidWorkflowError(parsed.issues)
+      loaded = parsed.workflow
+      graph = validatedGraph(loaded) as StepGraph
+    } else {
+      // Only objects parseWorkflow produced are trusted as validated; anything else is re-read from its source.
+      const known = validatedGraph(workflow)
+      if (known !== undefined) {
+        loaded = workflow
+        graph = known
+      } else {
+        const parsed = parseWorkflow(workflow.source, { limits: this.#limits })
+        if (!parsed.ok) throw invalidWorkflowError(parsed.issues)
+        loaded = parsed.workflow
+        graph = validatedGraph(loaded) as StepGraph
+      }
+    }
+    const { definition } = loaded
+    const nesting = options?.nesting ?? 0
+    if (!Number.isInteger(nesting) || nesting < 0 || nesting > this.#options.maxNesting) {
+      throw new WorkflowError(
+        'WORKFLOW_NESTING_TOO_DEEP',
+        `Runs may nest at most ${this.#options.maxNesting} deep`,
+        {
+          data: { nesting, maxNesting: this.#options.maxNesting },
+        },
+      )
+    }
+    for (const kind of ['prompt', 'run'] as const) {
+      const runner = kind === 'run' ? this.#options.shellRunner : this.#options.agentRunner
+      if (runner === undefined && definition.steps.some((step) => step.kind === kind)) {
+        throw new WorkflowError(
+          'WORKFLOW_RUNNER_MISSING',
+          `This engine has no ${kind === 'run' ? 'ShellRunner for run' : 'AgentRunner for prompt'} steps`,
+          { data: { kind } },
+        )
+      }
+    }
+    let sameName = 0
+    for (const execution of this.#runs.values()) if (execution.workflowName === definition.name) sameName += 1
+    if (this.#runs.size >= this.#options.maxConcurrentRuns || sameName >= this.#options.maxRunsPerWorkflow) {
+      throw new WorkflowError(
+        'WORKFLOW_TOO_MANY_RUNS',
+        'Too many workflow runs are in progress; try again later',
+        {
+          data: {
+            running: this.#runs.size,
+            maxConcurrentRuns: this.#options.maxConcurrentRuns,
+            maxRunsPerWorkflow: this.#options.maxRunsPerWorkflow,
+          },
+        },
+      )
+    }
+    const runId = this.#options.idGenerator()
+    const startedAt = this.#now()
+    const deliverTo = definition.deliverTo ?? options?.deliverTo ?? []
+    await this.#options.store.insertRun(
+      {
+        id: runId,
+        workflowName: definition.name,
+        definition: loaded.source,
+        status: 'running',
+        deliverTo,
+        originSession: options?.originSession ?? null,
+        owner: this.ownerId,
+        startedAt,
+        stepIds: definition.steps.map((step) => step.id),
+      },
+      { ...(options?.signal === undefined ? {} : { signal: options.signal }) },
+    )
+    this.#launch({ runId, workflow: loaded, graph, deliverTo, startedAt }, false)
+    return { runId, workflowName: definition.name }
+  }
+
+  /**
+   * Waits until the run ends, or `timeoutMs` passes, then returns its snapshot (check `status`).
+   * Works for runs another engine executes too (by polling the store). This is `workflow_run`'s wait.
+   */
+  async waitForRun(runId: string, options?: WaitForRunOptions): Promise<WorkflowRunSnapshot> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    const { clock } = this.#options
+    const deadline =
+      options?.timeoutMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : clock.now().getTime() + Math.max(0, options.timeoutMs)
+    for (;;) {
+      const left = deadline - clock.now().getTime()
+      const execution = this.#runs.get(runId)
+      if (execution !== undefined) {
+        if (left <= 0) break
+        const waits: Promise<unknown>[] = [execution.done]
+        let timer: unknown
+        if (Number.isFinite(left))
+          waits.push(new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, left))))
+        try {
+          await (signal === undefined ? Promise.race(waits) : raceAbort(Promise.race(waits), signal))
+        } finally {
+          clock.clearTimeout(timer)
+        }
+        // An ended execution has left #runs by now (its cleanup was registered first); look again.
+        continue
+      }
+      const run = await this.#options.store.getRun(runId, signal === undefined ? undefined : { signal })
+      if (run === undefined) throw notFound(runId)
+      if (isTerminalRunStatus(run.status) || left <= 0) break
+      await sleep(clock, Math.min(this.#options.pollIntervalMs, left), signal)
+    }
+    return this.#snapshot(runId, signal)
+  }
+
+  /** The run with its steps, or `undefined` if there is no such run (`workflow_status`). */
+  async getRun(
+    runId: string,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<WorkflowRunSnapshot | undefined> {
+    options?.signal?.throwIfAborted()
+    const run = await this.#options.store.getRun(runId, options)
+    if (run === undefined) return undefined
+    return toRunSnapshot(run, await this.#options.store.listSteps(runId, options))
+  }
+
+  /** Runs newest first, optionally filtered by status (`workflow_list`). */
+  async listRuns(
+    query?: { readonly limit?: number; readonly status?: RunStatus; readonly workflowName?: string },
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<WorkflowRunSummary[]> {
+    options?.signal?.throwIfAborted()
+    return (await this.#options.store.listRuns(query, options)).map(toRunSummary)
+  }
+
+  /**
+   * Cancels a run: running steps are aborted, unfinished steps end `cancelled`, the run ends
+   * `cancelled` and its targets are told. Works on runs no live engine holds as well.
+   * Throws `WORKFLOW_RUN_NOT_FOUND`, or `WORKFLOW_RUN_ENDED` (with `data.status`) for an ended run.
+   */
+  async cancelRun(runId: string, options?: { readonly signal?: AbortSignal }): Promise<WorkflowRunSnapshot> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    const execution = this.#runs.get(runId)
+    if (execution !== undefined) {
+      execution.cancel()
+      await (signal === undefined ? execution.done : raceAbort(execution.done, signal))
+    } else {
+      const run = await this.#options.store.getRun(runId, options)
+      if (run === undefined) throw notFound(runId)
+      if (isTerminalRunStatus(run.status)) {
+        throw new WorkflowError('WORKFLOW_RUN_ENDED', `The run already ended (${run.status})`, {
+          data: { runId, status: run.status },
+        })
+      }
+      const changed = await this.#options.store.finishRun(
+        runId,
+        {
+          status: 'cancelled',
+          error: 'The run was cancelled',
+          completedAt: this.#now(),
+          remainingSteps: 'cancelled',
+        },
+        options,
+      )
+      if (!changed) {
+        const current = await this.#options.store.getRun(runId, options)
+        throw new WorkflowError('WORKFLOW_RUN_ENDED', 'The run already ended', {
+          data: { runId, status: current?.status },
+        })
+      }
+    }
+    return this.#snapshot(runId, signal)
+  }
+
+  async #snapshot(runId: string, signal: AbortSignal | undefined): Promise<WorkflowRunSnapshot> {
+    const snapshot = await this.getRun(runId, signal === undefined ? undefined : { signal })
+    if (snapshot === undefined) throw notFound(runId)
+    return snapshot
+  }
+
+  #launch(init: ConstructorParameters<typeof RunExecution>[1], resumed: boolean): void {
+    const execution = new RunExecution(
+      {
+        store: this.#options.store,
+        ...(this.#options.agentRunner === undefined ? {} : { agentRunner: this.#options.agentRunner }),
+        ...(this.#options.shellRunner === undefined ? {} : { shellRunner: this.#options.shellRunner }),
+        ...(this.#options.channelSender === undefined ? {} : { channelSender: this.#options.channelSender }),
+        clock: this.#options.clock,
+        logger: this.#options.logger,
+        emitter: this.#emitter,
+        owner: this.ownerId,
+        defaultMaxParallel: this.#options.defaultMaxParallel,
+        defaultStepTimeoutMs: this.#options.defaultStepTimeoutMs,
+        runTimeoutMs: this.#options.runTimeoutMs,
+        maxResultLength: this.#options.maxResultLength,
+        maxRenderedInputLength: this.#options.maxRenderedInputLength,
+        deliveryTimeoutMs: this.#options.deliveryTimeoutMs,
+      },
+      init,
+    )
+    this.#runs.set(init.runId, execution)
+    void execution.done.then(() => {
+      if (this.#runs.get(init.runId) === execution) this.#runs.delete(init.runId)
+      if (this.#state === 'started') void this.#prune()
+    })
+    execution.begin(resumed)
+  }
+
+  /** Claims runs whose owner's lease expired and resumes each from its stored definition and steps. */
+  async #takeOver(): Promise<string[]> {
+    const { store, logger } = this.#options
+    const claimed = await store.claimRuns(this.ownerId, this.#now() - this.#options.ownerLeaseMs)
+    const resumed: string[] = []
+    for (const runId of claimed) {
+      // Stopping: leave claimed runs alone; releasing the lease lets the next engine take them.
+      if (this.#state !== 'started' && this.#state !== 'starting') break
+      try {
+        const run = await store.getRun(runId)
+        if (run === undefined || this.#runs.has(runId)) continue
+        const steps = await store.listSteps(runId)
+        // The stored definition was validated when the run started; re-read it with room for any caps it met.
+        const parsed = parseWorkflow(run.definition, {
+          limits: widestLimits(this.#limits, TRUSTED_WORKFLOW_LIMITS),
+        })
+        if (!parsed.ok) {
+          await store.finishRun(
+            runId,
+            {
+              status: 'failed',
+              error: 'The stored definition no longer validates',
+              completedAt: this.#now(),
+              remainingSteps: 'cancelled',
+            },
+            { owner: this.ownerId },
+          )
+          continue
+        }
+        logger.info('workflow run resumed', {
+          runId,
+          completedSteps: run.completedSteps,
+          totalSteps: run.totalSteps,
+        })
+        this.#launch(
+          {
+            runId,
+            workflow: parsed.workflow,
+            graph: validatedGraph(parsed.workflow) as StepGraph,
+            deliverTo: run.deliverTo,
+            startedAt: run.startedAt ?? this.#now(),
+            steps,
+          },
+          true,
+        )
+        resumed.push(runId)
+      } catch (error) {
+        logger.error('workflow run could not be resumed', { runId, error: toError(error).message })
+        this.#emitter.emit('run:error', { runId, error: toError(error) })
+      }
+    }
+    return resumed
+  }
+
+  #scheduleHeartbeat(): void {
+    if (this.#state !== 'started') return
+    this.#heartbeatTimer = this.#options.clock.setTimeout(
+      () => {
+        this.#tick = this.#heartbeat().finally(() => this.#scheduleHeartbeat())
+      },
+      Math.max(1, Math.floor(this.#options.ownerLeaseMs / 3)),
+    )
+    unrefTimer(this.#heartbeatTimer)
+  }
+
+  async #heartbeat(): Promise<void> {
+    if (this.#state !== 'started') return
+    try {
+      await this.#options.store.heartbeat(this.ownerId, this.#now())
+      if (this.#state === 'started') await this.#takeOver()
+    } catch (error) {
+      this.#options.logger.error('workflow heartbeat failed', { error: toError(error).message })
+      this.#emitter.emit('run:error', { error: toError(error) })
+    }
+  }
+
+  async #prune(): Promise<void> {
+    const now = this.#now()
+    if (now - this.#lastPrune < PRUNE_INTERVAL_MS) return
+    this.#lastPrune = now
+    try {
+      const { maxAgeMs, maxRuns } = this.#options.retention
+      await this.#options.store.pruneRuns({ completedBefore: now - maxAgeMs, keep: maxRuns })
+    } catch (error) {
+      this.#options.logger.warn('workflow prune failed', { error: toError(error).message })
+    }
+  }
+
+  #assertStarted(): void {
+    if (this.#state !== 'started') {
+      throw new WorkflowError(
+        'WORKFLOW_ENGINE_STOPPED',
+        this.#state === 'idle' || this.#state === 'starting'
+          ? 'Call start() before starting runs'
+          : 'The workflow engine is stopped',
+      )
+    }
+  }
+
+  #now(): number {
+    return this.#options.clock.now().getTime()
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`)
+  return value
+}
+
+function notFound(runId: string): WorkflowError {
+  return new WorkflowError('WORKFLOW_RUN_NOT_FOUND', 'No workflow run with this id', { data: { runId } })
+}
