@@ -1,0 +1,225 @@
+import * as v from 'valibot'
+import { describe, expect, it } from 'vitest'
+import { toFunctionTool, toMcpTool } from './adapters.js'
+import { type ApprovalGate, buildApprovalSummary, requiresApproval } from './approval.js'
+import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
+import { invokeTool } from './invoke.js'
+import { defineTool } from './tool.js'
+
+describe('buildApprovalSummary (seed 000)', () => {
+  it('cron_add includes the job name, schedule type and schedule value', () => {
+    expect(
+      buildApprovalSummary('cron_add', { name: 'backup', schedule_type: 'cron', schedule: '0 3 * * *' }),
+    ).toBe('Create cron job: backup (cron=0 3 * * *)')
+    expect(
+      buildApprovalSummary('cron_add', {
+        name: 'news',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'Fetch  the\nnews',
+      }),
+    ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the news"')
+  })
+
+  it('workflow_run includes the file path, or the inline workflow name', () => {
+    expect(buildApprovalSummary('workflow_run', { file_path: 'flows/report.flow.yaml' })).toBe(
+      'Run workflow: flows/report.flow.yaml',
+    )
+    expect(buildApprovalSummary('workflow_run', { yaml_content: 'name: nightly\nsteps: []' })).toBe(
+      'Run inline workflow: nightly',
+    )
+  })
+
+  it('exec shows the first 200 characters of the command, secrets unresolved', () => {
+    expect(buildApprovalSummary('exec', { command: 'curl -H "Auth: {{secret:k}}" x' })).toBe(
+      'Execute: curl -H "Auth: {{secret:k}}" x',
+    )
+    expect(buildApprovalSummary('exec', { command: 'x'.repeat(500) })).toBe(`Execute: ${'x'.repeat(200)}…`)
+  })
+
+  it('has a line for every moderate and dangerous tool, and for manage_cron_jobs actions', () => {
+    const lines = {
+      cron_pause: buildApprovalSummary('cron_pause', { id: 'j' }),
+      cron_resume: buildApprovalSummary('cron_resume', { id: 'j' }),
+      cron_remove: buildApprovalSummary('cron_remove', { id: 'j' }),
+      bg_submit: buildApprovalSummary('bg_submit', { prompt: 'p' }),
+      bg_cancel: buildApprovalSummary('bg_cancel', { task_id: 't' }),
+      workflow_cancel: buildApprovalSummary('workflow_cancel', { run_id: 'r' }),
+      workflow_save: buildApprovalSummary('workflow_save', { name: 'w', yaml_content: 'name: w' }),
+      exec_bg: buildApprovalSummary('exec_bg', { command: 'npm start' }),
+      exec_write: buildApprovalSummary('exec_write', { id: 'p', input: 'y\r' }),
+      exec_stop: buildApprovalSummary('exec_stop', { id: 'p' }),
+      create: buildApprovalSummary('manage_cron_jobs', {
+        action: 'create',
+        name: 'daily-backup',
+        scheduleType: 'cron',
+        scheduleValue: '0 3 * * *',
+        config: { command: 'tar -czf b.tgz .' },
+      }),
+      delete: buildApprovalSummary('manage_cron_jobs', { action: 'delete', id: 'abc123' }),
+    }
+    for (const line of Object.values(lines)) expect(line).not.toMatch(/^Call /)
+    expect(lines.create).toBe('Create cron job: daily-backup (cron=0 3 * * *) — command: tar -czf b.tgz .')
+    expect(lines.delete).toBe('Delete cron job: abc123')
+  })
+})
+
+describe('approval policy and gate', () => {
+  it('decides which safety levels need approval', () => {
+    expect(['safe', 'moderate', 'dangerous'].map((s) => requiresApproval('all', s as never))).toEqual([
+      true,
+      true,
+      true,
+    ])
+    expect(['safe', 'moderate', 'dangerous'].map((s) => requiresApproval('moderate', s as never))).toEqual([
+      false,
+      true,
+      true,
+    ])
+    expect(['safe', 'moderate', 'dangerous'].map((s) => requiresApproval('dangerous', s as never))).toEqual([
+      false,
+      false,
+      true,
+    ])
+    expect(['safe', 'moderate', 'dangerous'].map((s) => requiresApproval('none', s as never))).toEqual([
+      false,
+      false,
+      false,
+    ])
+  })
+
+  const calls: string[] = []
+  const risky = defineTool({
+    name: 'exec',
+    description: 'test tool',
+    safety: 'dangerous',
+    parameters: v.strictObject({ command: v.string() }),
+    async handler(params) {
+      calls.push(params.command)
+      return { done: params.command }
+    },
+  })
+
+  it('asks the gate with the summary and runs only when approved', async () => {
+    const seen: unknown[] = []
+    const gate: ApprovalGate = {
+      async request(request) {
+        seen.push(request)
+        return request.summary.includes('ok')
+      },
+    }
+    expect(await invokeTool(risky, { command: 'echo ok' }, { sessionKey: 'telegram:1:2' }, { gate })).toEqual(
+      {
+        ok: true,
+        result: { done: 'echo ok' },
+      },
+    )
+    expect(seen[0]).toMatchObject({
+      toolName: 'exec',
+      summary: 'Execute: echo ok',
+      safety: 'dangerous',
+      sessionKey: 'telegram:1:2',
+    })
+    expect(await invokeTool(risky, { command: 'rm -rf x' }, {}, { gate })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_DENIED', message: 'not approved: Execute: rm -rf x' },
+    })
+    expect(calls).toEqual(['echo ok'])
+  })
+
+  it('treats no gate, no answer, a thrown error and a timeout as denied', async () => {
+    const before = calls.length
+    const gates: Array<ApprovalGate | undefined> = [
+      undefined,
+      { request: async () => undefined },
+      { request: async () => Promise.reject(new Error('chat is down')) },
+      { request: () => new Promise<boolean>(() => {}) },
+    ]
+    for (const gate of gates) {
+      const outcome = await invokeTool(risky, { command: 'echo x' }, {}, { gate, approvalTimeoutMs: 50 })
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    }
+    expect(calls.length).toBe(before)
+  })
+
+  it('skips approval when the policy does not require it', async () => {
+    expect(await invokeTool(risky, { command: 'echo free' }, {}, { policy: 'none' })).toMatchObject({
+      ok: true,
+    })
+  })
+
+  it('turns a handler error into a tool error result', async () => {
+    const broken = defineTool({
+      name: 'broken',
+      description: 'always fails',
+      safety: 'safe',
+      parameters: v.strictObject({}),
+      async handler() {
+        throw Object.assign(new Error('disk on fire'), { code: 'SOME_CODE' })
+      },
+    })
+    expect(await invokeTool(broken, {})).toEqual({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: 'broken failed: disk on fire', reason: 'SOME_CODE' },
+    })
+  })
+})
+
+describe('adapters', () => {
+  const tool = defineTool({
+    name: 'cron_list',
+    description: 'List jobs',
+    safety: 'safe',
+    parameters: v.strictObject({ limit: v.optional(v.number()) }),
+    async handler() {
+      return {}
+    },
+  })
+
+  it('publishes MCP tool definitions with safety as annotations', () => {
+    expect(toMcpTool(tool)).toEqual({
+      name: 'cron_list',
+      description: 'List jobs',
+      inputSchema: {
+        type: 'object',
+        properties: { limit: { type: 'number' } },
+        required: [],
+        additionalProperties: false,
+      },
+      annotations: { title: 'cron_list', readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+    })
+  })
+
+  it('publishes the function-calling format', () => {
+    expect(toFunctionTool(tool)).toEqual({
+      type: 'function',
+      function: {
+        name: 'cron_list',
+        description: 'List jobs',
+        parameters: {
+          type: 'object',
+          properties: { limit: { type: 'number' } },
+          required: [],
+          additionalProperties: false,
+        },
+      },
+    })
+  })
+})
+
+describe('delivery auto-detection', () => {
+  it('derives the chat from chat session keys only', () => {
+    expect(deliveryTargetFromSession('telegram:123:456')).toBe('telegram:123')
+    expect(deliveryTargetFromSession('slack:C1:U1')).toBe('slack:C1')
+    expect(deliveryTargetFromSession('discord:9:8')).toBe('discord:9')
+    expect(deliveryTargetFromSession('cron:nightly')).toBeUndefined()
+    expect(deliveryTargetFromSession(undefined)).toBeUndefined()
+  })
+
+  it('prefers explicit targets, then the session, then the configured default', () => {
+    expect(resolveDeliveryTargets(['slack:C2'], 'telegram:1:2', ['webhook'])).toEqual(['slack:C2'])
+    expect(resolveDeliveryTargets(undefined, 'telegram:1:2', ['webhook'])).toEqual(['telegram:1'])
+    expect(resolveDeliveryTargets([], 'bg:abc', ['webhook'])).toEqual(['webhook'])
+    expect(resolveDeliveryTargets(undefined, undefined)).toEqual([])
+  })
+})

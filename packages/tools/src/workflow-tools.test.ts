@@ -1,0 +1,192 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { blockLangoExec, run } from '@lango/exec'
+import { type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import { RecordingAgentRunner, RecordingChannelSender } from '@lango/workflow/testing'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { invokeTool } from './invoke.js'
+import type { AnyTool } from './tool.js'
+import { createWorkflowTools } from './workflow-tools.js'
+
+let dir: string
+let db: Kysely<never>
+let engine: WorkflowEngine
+let directory: WorkflowDirectory
+let tools: Map<string, AnyTool>
+let agent: RecordingAgentRunner
+let sender: RecordingChannelSender
+
+/** The server's ShellRunner in miniature: guard on the rendered command, then @lango/exec. */
+const shellRunner: ShellRunner = {
+  async run(request, { signal }) {
+    const message = blockLangoExec(request.command, { automationAvailable: true })
+    if (message !== '') return { exitCode: 126, stdout: '', stderr: message }
+    return run(request.command, { timeoutMs: request.timeoutMs, signal, killGraceMs: 200 })
+  },
+}
+
+const REPORT = `name: report
+steps:
+  - id: host
+    run: "echo web-01"
+  - id: summary
+    depends_on: [host]
+    prompt: "Summarise the state of {{host.result}}"
+`
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'lango-tools-wf-'))
+  db = new Kysely<never>({ dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }) })
+  await migrateWorkflow(db as never)
+  agent = new RecordingAgentRunner((request) => `summary of: ${request.prompt.slice(-40)}`)
+  sender = new RecordingChannelSender()
+  engine = new WorkflowEngine({
+    store: new SqliteWorkflowStore(db as never),
+    shellRunner,
+    agentRunner: agent,
+    channelSender: sender,
+  })
+  await engine.start()
+  directory = await WorkflowDirectory.open(join(dir, 'workflows'))
+  tools = new Map(createWorkflowTools({ service: { engine, directory } }).map((tool) => [tool.name, tool]))
+})
+afterEach(async () => {
+  await engine.stop()
+  await db.destroy()
+  await rm(dir, { recursive: true, force: true })
+})
+
+const session = { sessionKey: 'telegram:77:1' }
+const call = (name: string, params: unknown) =>
+  invokeTool(tools.get(name) as AnyTool, params, session, { policy: 'none' })
+type RunResult = {
+  run_id: string
+  status: string
+  steps: Array<{ step_id: string; status: string; result: string | null }>
+}
+
+describe('workflow tools (seed 000)', () => {
+  it('workflow_run with yaml_content parses, validates and executes, returning run_id, status and step results', async () => {
+    const outcome = await call('workflow_run', { yaml_content: REPORT, wait_seconds: 20 })
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: {
+        run_id: expect.any(String),
+        status: 'completed',
+        steps: [
+          { step_id: 'host', status: 'completed', result: 'web-01', error: null },
+          {
+            step_id: 'summary',
+            status: 'completed',
+            result: expect.stringContaining('summary of'),
+            error: null,
+          },
+        ],
+      },
+    })
+    expect(agent.calls[0]?.prompt).toContain('web-01')
+    expect(sender.messages.some((message) => message.target === 'telegram:77')).toBe(true)
+  })
+
+  it('workflow_save validates and saves <name>.flow.yaml; workflow_run runs it by file_path', async () => {
+    const saved = await call('workflow_save', { name: 'report', yaml_content: REPORT })
+    expect(saved).toEqual({
+      ok: true,
+      result: { status: 'saved', name: 'report', file_path: join(dir, 'workflows', 'report.flow.yaml') },
+    })
+    expect(await readFile(join(dir, 'workflows', 'report.flow.yaml'), 'utf8')).toBe(REPORT)
+    const byName = (await call('workflow_run', { file_path: 'report' })) as { result: RunResult }
+    expect(byName.result.status).toBe('completed')
+    const byPath = (await call('workflow_run', {
+      file_path: join(dir, 'workflows', 'report.flow.yaml'),
+    })) as { result: RunResult }
+    expect(byPath.result.status).toBe('completed')
+    const listed = await call('workflow_list', {})
+    expect(listed).toMatchObject({ ok: true, result: { count: 2, saved: ['report'] } })
+  })
+
+  it('workflow_save refuses to overwrite without overwrite: true, and refuses invalid YAML and bad names', async () => {
+    await call('workflow_save', { name: 'report', yaml_content: REPORT })
+    expect(await call('workflow_save', { name: 'report', yaml_content: REPORT })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED' },
+    })
+    expect(
+      await call('workflow_save', { name: 'report', yaml_content: REPORT, overwrite: true }),
+    ).toMatchObject({ ok: true })
+    for (const name of ['../escape', 'a/b', 'CON']) {
+      expect(await call('workflow_save', { name, yaml_content: REPORT })).toMatchObject({ ok: false })
+    }
+    expect(
+      await call('workflow_save', { name: 'broken', yaml_content: 'name: broken\nsteps: [' }),
+    ).toMatchObject({ ok: false })
+    expect(await directory.list()).toEqual(['report'])
+  })
+
+  it('workflow_run refuses files outside the workflows directory', async () => {
+    await writeFile(join(dir, 'outside.flow.yaml'), REPORT)
+    for (const file_path of ['/etc/passwd', join(dir, 'outside.flow.yaml'), '../outside.flow.yaml']) {
+      const outcome = await call('workflow_run', { file_path })
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED' } })
+      expect(JSON.stringify(outcome)).not.toContain('root:')
+    }
+  })
+
+  it('workflow_run returns a running run after wait_seconds; workflow_status follows it; workflow_cancel cancels it', async () => {
+    const slow = `name: slow\nsteps:\n  - id: wait\n    run: "sleep 30"\n  - id: after\n    depends_on: [wait]\n    run: "echo never"\n`
+    const started = (await call('workflow_run', { yaml_content: slow, wait_seconds: 0.2 })) as {
+      result: RunResult
+    }
+    expect(started.result.status).toBe('running')
+    const id = started.result.run_id
+    expect(await call('workflow_status', { run_id: id })).toMatchObject({
+      ok: true,
+      result: {
+        run_id: id,
+        workflow_name: 'slow',
+        status: 'running',
+        steps: [
+          { step_id: 'wait', status: 'running' },
+          { step_id: 'after', status: 'pending' },
+        ],
+      },
+    })
+    expect(await call('workflow_cancel', { run_id: id })).toEqual({
+      ok: true,
+      result: { status: 'cancelled', run_id: id },
+    })
+    const final = (await call('workflow_status', { run_id: id })) as { result: RunResult }
+    expect(final.result.status).toBe('cancelled')
+    expect(await call('workflow_list', { status: 'cancelled' })).toMatchObject({
+      ok: true,
+      result: { count: 1 },
+    })
+  })
+
+  it('a step result cannot inject a lango command or shell syntax into a later run step', async () => {
+    const yaml = `name: inject
+steps:
+  - id: evil
+    run: "printf '%s' \\"'; lango cron list; echo '\\""
+  - id: use
+    depends_on: [evil]
+    run: "printf 'got:%s' {{evil.result}}"
+`
+    const outcome = (await call('workflow_run', { yaml_content: yaml })) as { result: RunResult }
+    expect(outcome.result.steps[1]).toMatchObject({
+      status: 'completed',
+      result: "got:'; lango cron list; echo '",
+    })
+  })
+
+  it('unknown run ids are clear errors', async () => {
+    expect(await call('workflow_status', { run_id: 'nope' })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('nope') },
+    })
+  })
+})
