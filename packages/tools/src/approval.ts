@@ -1,4 +1,4 @@
-import type { ToolContext, ToolSafety } from './tool.js'
+import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
 export type ApprovalPolicy = 'all' | 'moderate' | 'dangerous' | 'none'
