@@ -53,3 +53,61 @@ export function terminateGroup(pgid: number, graceMs: number, onKilled?: () => v
   }, graceMs)
   return () => clearTimeout(timer)
 }
+
+/**
+ * Watches one spawned process group for its caller: a timeout and an abort signal each stop the
+ * group (SIGTERM, then SIGKILL after the grace period); `finish()` releases the watch and kills
+ * whatever the leader left behind. Shared by `run` and `runWithPty`.
+ */
+export class GroupSupervisor {
+  timedOut = false
+  isCanceled = false
+  readonly #pid: number | undefined
+  readonly #graceMs: number
+  readonly #signal: AbortSignal | undefined
+  readonly #onKilled: (() => void) | undefined
+  readonly #timer: NodeJS.Timeout
+  readonly #onAbort = () => {
+    this.isCanceled = true
+    this.stop()
+  }
+  #cancelKill: (() => void) | undefined
+
+  constructor(
+    pid: number | undefined,
+    options: { timeoutMs: number; graceMs: number; signal?: AbortSignal; onKilled?: () => void },
+  ) {
+    this.#pid = pid
+    this.#graceMs = options.graceMs
+    this.#signal = options.signal
+    this.#onKilled = options.onKilled
+    this.#timer = setTimeout(() => {
+      this.timedOut = true
+      this.stop()
+    }, options.timeoutMs)
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true })
+    if (pid !== undefined) trackGroup(pid)
+  }
+
+  /** Stops the group now (once): SIGTERM, SIGKILL after the grace period. */
+  stop(): void {
+    if (this.#pid === undefined || this.#cancelKill !== undefined) return
+    this.#cancelKill = terminateGroup(this.#pid, this.#graceMs, this.#onKilled)
+  }
+
+  /** The leader exited but left members behind: stop them too. */
+  stopStrays(): void {
+    if (this.#pid !== undefined && this.#cancelKill === undefined && signalGroup(this.#pid, 0)) this.stop()
+  }
+
+  /** Ends the watch: clears the timer and listener, and SIGKILLs anything left in the group. */
+  finish(): void {
+    clearTimeout(this.#timer)
+    this.#cancelKill?.()
+    this.#signal?.removeEventListener('abort', this.#onAbort)
+    if (this.#pid !== undefined) {
+      signalGroup(this.#pid, 'SIGKILL')
+      untrackGroup(this.#pid)
+    }
+  }
+}

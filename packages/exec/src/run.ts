@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { ExecError } from './errors.js'
 import { type Logger, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
-import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
+import { GroupSupervisor } from './process-group.js'
 import type { Redactor, StreamRedactor } from './redact.js'
 import { HeadTailCapture } from './ring-buffer.js'
 
@@ -150,44 +150,25 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
   }
 
   return new Promise<RunResult>((resolve, reject) => {
-    const pid = child.pid
-    let timedOut = false
-    let isCanceled = false
     let exitCode: number | null = null
     let exitSignal: NodeJS.Signals | null = null
-    let cancelKill: (() => void) | undefined
     let settled = false
-
-    const stopGroup = () => {
-      if (pid === undefined || cancelKill !== undefined) return
-      cancelKill = terminateGroup(pid, graceMs, () => {
+    const supervisor = new GroupSupervisor(child.pid, {
+      timeoutMs,
+      graceMs,
+      signal: options.signal,
+      onKilled: () => {
         // Descendants that escaped the group may still hold our pipes: stop waiting for them.
         child.stdout?.destroy()
         child.stderr?.destroy()
-      })
-    }
-    const timer = setTimeout(() => {
-      timedOut = true
-      stopGroup()
-    }, timeoutMs)
-    const onAbort = () => {
-      isCanceled = true
-      stopGroup()
-    }
-    options.signal?.addEventListener('abort', onAbort, { once: true })
-    if (pid !== undefined) trackGroup(pid)
+      },
+    })
 
     const finish = (error?: Error) => {
       if (settled) return
       settled = true
-      clearTimeout(timer)
-      cancelKill?.()
-      options.signal?.removeEventListener('abort', onAbort)
-      if (pid !== undefined) {
-        // The leader is gone; make sure nothing it started lingers in its group.
-        signalGroup(pid, 'SIGKILL')
-        untrackGroup(pid)
-      }
+      // The leader is gone; nothing it started may linger in its group.
+      supervisor.finish()
       if (error !== undefined) {
         // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
         reject(
@@ -205,6 +186,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       stderr.finish()
       const out = stdout.capture.text()
       const err = stderr.capture.text()
+      const { timedOut, isCanceled } = supervisor
       const outcome = { exitCode, signal: exitSignal, timedOut, isCanceled, timeoutMs }
       const durationMs = performance.now() - startedAt
       logger({
@@ -232,12 +214,8 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       exitCode = code
       exitSignal = signal
       // Background jobs of the shell may keep our pipes open: ask the group to leave.
-      if (pid !== undefined && !settled) stopGroupAfterExit()
+      if (!settled) supervisor.stopStrays()
     })
-    const stopGroupAfterExit = () => {
-      if (pid === undefined || cancelKill !== undefined) return
-      if (signalGroup(pid, 0)) stopGroup()
-    }
     child.once('close', () => finish())
   })
 }

@@ -327,6 +327,12 @@ const configSchema = v.strictObject({
   cwd: v.optional(v.pipe(v.string(), v.maxLength(4096))),
 })
 
+/** The job fields a seed 002 `config` object sets (only those present). */
+function configFields(config: v.InferOutput<typeof configSchema> | undefined): CronToolJobInput {
+  if (config === undefined) return {}
+  return Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined))
+}
+
 /** Seed 002's `manage_cron_jobs`: one tool with actions list, get, create, update, delete, trigger. */
 export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
   const { service } = options
@@ -370,16 +376,12 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               required('scheduleType', params.scheduleType) ??
               required('scheduleValue', params.scheduleValue)
             if (missing !== undefined) return missing
-            const config = params.config ?? {}
             const { job } = await service.create({
               name: params.name as string,
               kind: params.type,
               scheduleType: params.scheduleType as string,
               schedule: params.scheduleValue as string,
-              ...(config.prompt === undefined ? {} : { prompt: config.prompt }),
-              ...(config.command === undefined ? {} : { command: config.command }),
-              ...(config.model === undefined ? {} : { model: config.model }),
-              ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+              ...configFields(params.config),
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
               deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
               ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
@@ -389,16 +391,12 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           case 'update': {
             const missing = required('id', params.id)
             if (missing !== undefined) return missing
-            const config = params.config ?? {}
             const { job } = await service.update(params.id as string, {
               ...(params.name === undefined ? {} : { name: params.name }),
               ...(params.type === undefined ? {} : { kind: params.type }),
               ...(params.scheduleType === undefined ? {} : { scheduleType: params.scheduleType }),
               ...(params.scheduleValue === undefined ? {} : { schedule: params.scheduleValue }),
-              ...(config.prompt === undefined ? {} : { prompt: config.prompt }),
-              ...(config.command === undefined ? {} : { command: config.command }),
-              ...(config.model === undefined ? {} : { model: config.model }),
-              ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+              ...configFields(params.config),
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
             })
             return seedJobView(job)

@@ -2,7 +2,7 @@ import { constants } from 'node:os'
 import { ExecError } from '../errors.js'
 import { type PtyDriver, silentLogger } from '../ports.js'
 import { prepareSpawn } from '../prepare.js'
-import { signalGroup, terminateGroup, trackGroup, untrackGroup } from '../process-group.js'
+import { GroupSupervisor } from '../process-group.js'
 import { stripAnsi } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
@@ -74,7 +74,6 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
     rows,
   })
   const pid = terminal.pid
-  trackGroup(pid)
   const capture = new HeadTailCapture(maxOutputBytes)
   const redactor = prepared.redactor.isEmpty ? undefined : prepared.redactor.stream({ terminal: true })
   const strip = options.stripAnsi === true
@@ -86,27 +85,10 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   if (options.input !== undefined) terminal.write(options.input)
 
   return new Promise<PtyRunResult>((resolve) => {
-    let timedOut = false
-    let isCanceled = false
-    let cancelKill: (() => void) | undefined
-    const stopGroup = () => {
-      cancelKill ??= terminateGroup(pid, graceMs)
-    }
-    const timer = setTimeout(() => {
-      timedOut = true
-      stopGroup()
-    }, timeoutMs)
-    const onAbort = () => {
-      isCanceled = true
-      stopGroup()
-    }
-    options.signal?.addEventListener('abort', onAbort, { once: true })
+    const supervisor = new GroupSupervisor(pid, { timeoutMs, graceMs, signal: options.signal })
     terminal.onExit(({ exitCode, signal }) => {
-      clearTimeout(timer)
-      cancelKill?.()
-      options.signal?.removeEventListener('abort', onAbort)
-      signalGroup(pid, 'SIGKILL')
-      untrackGroup(pid)
+      supervisor.finish()
+      const { timedOut, isCanceled } = supervisor
       if (redactor !== undefined) {
         const rest = redactor.flush()
         if (rest.length > 0) capture.push(Buffer.from(rest, 'utf8'))
