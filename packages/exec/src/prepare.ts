@@ -125,7 +125,9 @@ async function resolveOverrideValues(
  * purpose: a stat takes microseconds, while a thread-pool round trip costs ~0.15 ms per command.
  */
 export function checkWorkingDirectory(cwd: string | undefined): string {
-  const directory = resolvePath(cwd ?? process.cwd())
+  // The host's own working directory exists by definition (or process.cwd() throws).
+  if (cwd === undefined) return process.cwd()
+  const directory = resolvePath(cwd)
   const info = statSync(directory, { throwIfNoEntry: false })
   if (info === undefined)
     throw new ExecError('EXEC_INVALID_CWD', `working directory does not exist: ${directory}`, {

@@ -59,6 +59,9 @@ const DRAIN_TIMEOUT_MS = 5_000
  */
 export function nodePtyDriver(): PtyDriver {
   const native = loadNative()
+  // One unguessable prefix per driver, a counter per spawn: cheaper than random bytes each time.
+  const markerPrefix = `\u001b_lango-drain-${randomBytes(16).toString('hex')}-`
+  let spawnCount = 0
   return {
     spawn(file, args, options): PtyProcess {
       const env = Object.entries(options.env).map(([name, value]) => `${name}=${value}`)
@@ -91,11 +94,22 @@ export function nodePtyDriver(): PtyDriver {
 
       const startDrain = () => {
         if (slave < 0) return // no hold: the master reaches EOF/EIO by itself once drained
-        marker = `\u001b_lango-drain-${randomBytes(12).toString('hex')}\u001b\\`
+        spawnCount += 1
+        marker = `${markerPrefix}${spawnCount}\u001b\\`
         drainTimer = setTimeout(finish, DRAIN_TIMEOUT_MS)
-        write(slave, marker, (error) => {
-          if (error !== null) finish()
-        })
+        // The slave is non-blocking: a write that fits goes out now, without a thread-pool round
+        // trip; if the terminal's buffer is full, fall back to an asynchronous write.
+        const bytes = Buffer.from(marker, 'utf8')
+        let written = 0
+        try {
+          written = writeSync(slave, bytes)
+        } catch {
+          // EAGAIN: nothing went out; the asynchronous write below sends it all.
+        }
+        if (written < bytes.length)
+          write(slave, bytes.subarray(written), (error) => {
+            if (error !== null) finish()
+          })
       }
 
       let term: { fd: number; pid: number; pty: string }
@@ -121,7 +135,7 @@ export function nodePtyDriver(): PtyDriver {
         throw new ExecError('EXEC_SPAWN_FAILED', `could not start ${file} on a PTY`, { cause: error })
       }
       try {
-        slave = openSync(term.pty, constants.O_RDWR | constants.O_NOCTTY)
+        slave = openSync(term.pty, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK)
         // The child may have exited before we opened it; then the native callback found no hold.
         if (exitEvent !== undefined) startDrain()
       } catch {
