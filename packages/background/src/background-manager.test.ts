@@ -1002,3 +1002,45 @@ describe('options', () => {
     ).toBe('BACKGROUND_INVALID_INPUT')
   })
 })
+
+describe('whenIdle()', () => {
+  it('resolves once every submitted task has ended, including tasks cancelled while pending', async () => {
+    const runner = new FakeAgentRunner({ handler: async () => ({ text: 'ok' }) })
+    const manager = new BackgroundManager({
+      runner,
+      notifier: new RecordingNotifier(),
+      maxConcurrentTasks: 2,
+    })
+    manager.start()
+    const ids = Array.from({ length: 10 }, (_, index) => manager.submit({ prompt: `task ${index}` }))
+    manager.cancel(ids[9] as string)
+    await manager.whenIdle()
+    expect(manager.list({ status: 'done' })).toHaveLength(9)
+    expect(manager.list({ status: 'cancelled' })).toHaveLength(1)
+    expect(manager.list({ status: 'pending' })).toHaveLength(0)
+    await manager.whenIdle() // already idle: resolves at once
+    await manager.stop()
+  })
+
+  it('waits for running tasks and rethrows the abort reason', async () => {
+    const runner = new FakeAgentRunner()
+    const manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    manager.start()
+    manager.submit({ prompt: 'slow' })
+    const controller = new AbortController()
+    const reason = new Error('enough')
+    const waiting = manager.whenIdle({ signal: controller.signal })
+    controller.abort(reason)
+    await expect(waiting).rejects.toBe(reason)
+    let idle = false
+    const later = manager.whenIdle().then(() => {
+      idle = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(idle).toBe(false)
+    runner.calls[0]?.resolve('done')
+    await later
+    expect(idle).toBe(true)
+    await manager.stop()
+  })
+})

@@ -181,6 +181,8 @@ export class BackgroundManager {
   /** Abort functions of notices being delivered, so stop() can give up on them. */
   readonly #deliveries = new Set<(reason: BackgroundError) => void>()
   #idleWaiters: Array<() => void> = []
+  /** Callers of whenIdle(): released once no task is pending or running and no notice is in flight. */
+  #drainWaiters: Array<() => void> = []
   #state: BackgroundManagerState = 'idle'
   #pumping = false
   /** False for the default silent logger, so per-task log fields are not even built. */
@@ -347,6 +349,37 @@ export class BackgroundManager {
     abortRunner(record, reason)
     this.#end(record, 'cancelled', reason)
     return toSnapshot(record)
+  }
+
+  /**
+   * Resolves once no task is pending or running and every notice has been delivered (or given
+   * up on): the way to wait for a batch without listening to every `task:end`.
+   *
+   * Rejects with `signal.reason` when `signal` aborts.
+   */
+  async whenIdle(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    if (this.#isIdle() && this.#pendingCount === 0 && this.#runningCount === 0) return
+    let release!: () => void
+    const idle = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    this.#drainWaiters.push(release)
+    if (signal === undefined) return idle
+    let onAbort: (() => void) | undefined
+    try {
+      await Promise.race([
+        idle,
+        new Promise<never>((_, reject) => {
+          onAbort = () => reject(signal.reason)
+          signal.addEventListener('abort', onAbort, { once: true })
+        }),
+      ])
+    } finally {
+      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
+      this.#drainWaiters = this.#drainWaiters.filter((waiter) => waiter !== release)
+    }
   }
 
   /**
@@ -579,6 +612,7 @@ export class BackgroundManager {
     this.#notify(record)
     this.#evict()
     this.#pump()
+    this.#checkIdle()
   }
 
   #evict(): void {
@@ -712,10 +746,17 @@ export class BackgroundManager {
   }
 
   #checkIdle(): void {
-    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return
-    const waiters = this.#idleWaiters
-    this.#idleWaiters = []
-    for (const waiter of waiters) waiter()
+    if (!this.#isIdle()) return
+    if (this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters
+      this.#idleWaiters = []
+      for (const waiter of waiters) waiter()
+    }
+    if (this.#drainWaiters.length > 0 && this.#pendingCount === 0 && this.#runningCount === 0) {
+      const waiters = this.#drainWaiters
+      this.#drainWaiters = []
+      for (const waiter of waiters) waiter()
+    }
   }
 }
 
