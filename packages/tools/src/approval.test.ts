@@ -2,9 +2,11 @@ import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { toFunctionTool, toMcpTool } from './adapters.js'
 import { type ApprovalGate, buildApprovalSummary, requiresApproval } from './approval.js'
+import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
 import { invokeTool } from './invoke.js'
-import { defineTool } from './tool.js'
+import { type AnyTool, callSafety, defineTool } from './tool.js'
+import { createWorkflowTools } from './workflow-tools.js'
 
 describe('buildApprovalSummary (seed 000)', () => {
   it('cron_add includes the job name, schedule type and schedule value', () => {
@@ -221,5 +223,44 @@ describe('delivery auto-detection', () => {
     expect(resolveDeliveryTargets(undefined, 'telegram:1:2', ['webhook'])).toEqual(['telegram:1'])
     expect(resolveDeliveryTargets([], 'bg:abc', ['webhook'])).toEqual(['webhook'])
     expect(resolveDeliveryTargets(undefined, undefined)).toEqual([])
+  })
+})
+
+describe('persisted shell commands and secrets need confirmation (SECURITY.md CRON-5, WF-10)', () => {
+  const service = {} as never
+  const byName = new Map(
+    [
+      ...createCronTools({ service }),
+      createManageCronJobsTool({ service }),
+      ...createWorkflowTools({ service }),
+    ].map((tool) => [tool.name, tool]),
+  )
+  const safety = (name: string, params: unknown) => callSafety(byName.get(name) as AnyTool, params)
+
+  it('escalates cron jobs with shell commands or secret references to dangerous', () => {
+    expect(safety('cron_add', { prompt: 'Summarise the news' })).toBe('moderate')
+    expect(safety('cron_add', { prompt: 'Call the API with {{secret:api-key}}' })).toBe('dangerous')
+    expect(safety('manage_cron_jobs', { action: 'create', type: 'ai', config: { prompt: 'p' } })).toBe(
+      'moderate',
+    )
+    expect(safety('manage_cron_jobs', { action: 'create', type: 'shell', config: { command: 'ls' } })).toBe(
+      'dangerous',
+    )
+    expect(safety('manage_cron_jobs', { action: 'update', id: 'x', config: { command: 'ls' } })).toBe(
+      'dangerous',
+    )
+    expect(safety('manage_cron_jobs', { action: 'trigger', id: 'x' })).toBe('moderate')
+  })
+
+  it('escalates inline or saved workflows with run steps or secret references to dangerous', () => {
+    const agentOnly = 'name: a\nsteps:\n  - id: s\n    prompt: "hi"\n'
+    const withShell = 'name: a\nsteps:\n  - id: s\n    run: "ls"\n'
+    const withSecret = 'name: a\nsteps:\n  - id: s\n    prompt: "use {{secret:k}}"\n'
+    expect(safety('workflow_run', { yaml_content: agentOnly })).toBe('moderate')
+    expect(safety('workflow_run', { yaml_content: withShell })).toBe('dangerous')
+    expect(safety('workflow_run', { yaml_content: withSecret })).toBe('dangerous')
+    expect(safety('workflow_run', { file_path: 'report' })).toBe('moderate')
+    expect(safety('workflow_save', { name: 'a', yaml_content: agentOnly })).toBe('moderate')
+    expect(safety('workflow_save', { name: 'a', yaml_content: withShell })).toBe('dangerous')
   })
 })

@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { mentionsSecret } from './persistence-risk.js'
 import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
 
 /** A job as `@lango/cron`'s `CronService` returns it. */
@@ -175,6 +176,9 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       description:
         'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: results go to the current conversation when omitted. Returns the next run times: tell the user.',
       safety: 'moderate',
+      // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
+      // secret reference needs the same confirmation as running it now.
+      safetyFor: (params) => (mentionsSecret(params.prompt) ? 'dangerous' : 'moderate'),
       parameters: v.strictObject({
         name,
         schedule_type: v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
@@ -341,7 +345,17 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     description:
       'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background.',
     safety: 'dangerous',
-    safetyFor: (params) => ACTION_SAFETY[params.action] ?? 'dangerous',
+    safetyFor: (params) => {
+      const base = ACTION_SAFETY[params.action] ?? 'dangerous'
+      // Persisted shell commands and secret references run later with nobody watching
+      // (SECURITY.md CRON-5): creating or changing such a job needs confirmation.
+      const persistsRisk =
+        (params.action === 'create' || params.action === 'update') &&
+        (params.type === 'shell' ||
+          params.config?.command !== undefined ||
+          mentionsSecret(params.config?.prompt, params.config?.command))
+      return persistsRisk ? 'dangerous' : base
+    },
     parameters: v.strictObject({
       action: v.picklist(
         ['list', 'get', 'create', 'update', 'delete', 'trigger'],

@@ -19,9 +19,12 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   readonly name: string
   /** Written for a model: what the tool does, when to use it, what comes back. */
   readonly description: string
-  /** The highest safety level any call can have. */
+  /** The tool's published level (the contract's; what MCP annotations show). */
   readonly safety: ToolSafety
-  /** Per-call safety when it depends on the parameters (e.g. `manage_cron_jobs` actions). */
+  /**
+   * Per-call safety when it depends on the parameters: `manage_cron_jobs` actions, or a call that
+   * persists a shell command or secret reference, which is raised to `dangerous`.
+   */
   readonly safetyFor?: (params: v.InferOutput<TSchema>) => ToolSafety
   readonly parameters: TSchema
   /** `parameters` as JSON Schema (draft-07). */

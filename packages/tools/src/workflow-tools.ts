@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { declaresShellStep, mentionsSecret } from './persistence-risk.js'
 import { type AnyTool, defineTool } from './tool.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
@@ -132,6 +133,12 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description:
         "Run a YAML workflow, from file_path (a saved workflow name or a .flow.yaml file in the workflows directory) or from yaml_content. Waits up to wait_seconds (default 30) and returns run_id, status and each step's status and result; poll workflow_status for runs still going. deliver_to in the YAML is optional: results go to the current conversation when omitted.",
       safety: 'moderate',
+      // Inline YAML with shell steps or secret references runs commands nobody has reviewed
+      // (SECURITY.md WF-10); a saved file was confirmed when it was saved.
+      safetyFor: (params) =>
+        declaresShellStep(params.yaml_content) || mentionsSecret(params.yaml_content)
+          ? 'dangerous'
+          : 'moderate',
       parameters: v.pipe(
         v.strictObject({
           file_path: v.optional(
@@ -232,6 +239,12 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description:
         'Validate a YAML workflow and save it as <name>.flow.yaml in the workflows directory (name: letters, digits, - and _). An existing file is replaced only with overwrite: true.',
       safety: 'moderate',
+      // A saved workflow with shell steps or secret references runs later, possibly on a
+      // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation.
+      safetyFor: (params) =>
+        declaresShellStep(params.yaml_content) || mentionsSecret(params.yaml_content)
+          ? 'dangerous'
+          : 'moderate',
       parameters: v.strictObject({
         name: v.pipe(
           v.string('name must be a string'),
