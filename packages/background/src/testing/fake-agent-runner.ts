@@ -1,4 +1,5 @@
 import type { AgentRunner, AgentRunRequest, AgentRunResult } from '../ports.js'
+import { RecordCursor } from './record-cursor.js'
 
 /** One call a `FakeAgentRunner` received, with the means to finish it. */
 export interface RecordedRun {
@@ -36,10 +37,9 @@ export class FakeAgentRunner implements AgentRunner {
   /** Every call, in order. */
   readonly calls: RecordedRun[] = []
   readonly #options: FakeAgentRunnerOptions
-  #cursor = 0
   #inFlight = 0
   #peakInFlight = 0
-  #waiters: Array<() => void> = []
+  readonly #cursor = new RecordCursor(this.calls)
 
   constructor(options: FakeAgentRunnerOptions = {}) {
     this.#options = Object.freeze({ ...options })
@@ -95,9 +95,7 @@ export class FakeAgentRunner implements AgentRunner {
           (error: unknown) => settle({ ok: false, error }),
         )
     }
-    const waiters = this.#waiters
-    this.#waiters = []
-    for (const waiter of waiters) waiter()
+    this.#cursor.notify()
     return promise
   }
 
@@ -106,22 +104,6 @@ export class FakeAgentRunner implements AgentRunner {
    * in order, so `await runner.nextCall()` twice gives the first and the second call.
    */
   async nextCall(options?: { readonly signal?: AbortSignal }): Promise<RecordedRun> {
-    const signal = options?.signal
-    signal?.throwIfAborted()
-    for (;;) {
-      const run = this.calls[this.#cursor]
-      if (run !== undefined) {
-        this.#cursor += 1
-        return run
-      }
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = (): void => reject(signal?.reason)
-        signal?.addEventListener('abort', onAbort, { once: true })
-        this.#waiters.push(() => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve()
-        })
-      })
-    }
+    return this.#cursor.next(options?.signal)
   }
 }

@@ -1,4 +1,5 @@
 import type { ChannelNotifier } from '../ports.js'
+import { RecordCursor } from './record-cursor.js'
 
 /** One notice a `RecordingNotifier` received. */
 export interface RecordedNotice {
@@ -22,8 +23,7 @@ export class RecordingNotifier implements ChannelNotifier {
   /** Every notice, in the order `notify` was called. */
   readonly notices: RecordedNotice[] = []
   readonly #handler: RecordingNotifierOptions['handler']
-  #cursor = 0
-  #waiters: Array<() => void> = []
+  readonly #cursor = new RecordCursor(this.notices)
 
   constructor(options: RecordingNotifierOptions = {}) {
     this.#handler = options.handler
@@ -38,9 +38,7 @@ export class RecordingNotifier implements ChannelNotifier {
   async notify(channel: string, message: string, options: { readonly signal: AbortSignal }): Promise<void> {
     options.signal.throwIfAborted()
     this.notices.push({ channel, message, signal: options.signal })
-    const waiters = this.#waiters
-    this.#waiters = []
-    for (const waiter of waiters) waiter()
+    this.#cursor.notify()
     if (this.#handler !== undefined) await this.#handler(channel, message, options)
   }
 
@@ -49,22 +47,6 @@ export class RecordingNotifier implements ChannelNotifier {
    * in order.
    */
   async next(options?: { readonly signal?: AbortSignal }): Promise<RecordedNotice> {
-    const signal = options?.signal
-    signal?.throwIfAborted()
-    for (;;) {
-      const notice = this.notices[this.#cursor]
-      if (notice !== undefined) {
-        this.#cursor += 1
-        return notice
-      }
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = (): void => reject(signal?.reason)
-        signal?.addEventListener('abort', onAbort, { once: true })
-        this.#waiters.push(() => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve()
-        })
-      })
-    }
+    return this.#cursor.next(options?.signal)
   }
 }
