@@ -5,7 +5,7 @@ import type { EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
-import { signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js'
+import { GroupSupervisor } from './process-group.js'
 import { type StreamRedactor, stripAnsi } from './redact.js'
 import { ByteRingBuffer } from './ring-buffer.js'
 import { checkTimeout, DEFAULT_KILL_GRACE_MS } from './run.js'
@@ -92,16 +92,14 @@ export class BackgroundProcess {
   readonly startedAt: number
   readonly #ring: ByteRingBuffer
   readonly #exited: Promise<void>
-  readonly #graceMs: number
+  readonly #supervisor: GroupSupervisor
   #resolveExited!: () => void
   #child: ChildHandle | undefined
   #status: BackgroundStatus = 'running'
   #exitCode: number | null = null
   #signal: string | null = null
   #endedAt: number | null = null
-  #cancelKill: (() => void) | undefined
-  #requested: 'killed' | 'timed_out' | undefined
-  #lifetimeTimer: NodeJS.Timeout | undefined
+  #killRequested = false
 
   /** @internal Created by {@link ProcessRegistry.start}. */
   readonly #onEnd: () => void
@@ -113,6 +111,7 @@ export class BackgroundProcess {
     pty: boolean
     bufferBytes: number
     graceMs: number
+    lifetimeMs: number
     onEnd: () => void
   }) {
     this.#onEnd = init.onEnd
@@ -121,7 +120,12 @@ export class BackgroundProcess {
     this.command = init.command
     this.pty = init.pty
     this.startedAt = Date.now()
-    this.#graceMs = init.graceMs
+    // The lifetime limit is the supervisor's timeout; it also tracks the group for host exit.
+    this.#supervisor = new GroupSupervisor(init.pid, {
+      timeoutMs: init.lifetimeMs,
+      graceMs: init.graceMs,
+      unrefTimer: true,
+    })
     this.#ring = new ByteRingBuffer(init.bufferBytes)
     this.#exited = new Promise((resolve) => {
       this.#resolveExited = resolve
@@ -170,7 +174,11 @@ export class BackgroundProcess {
 
   /** Terminates the whole process group (SIGTERM, then SIGKILL after the grace period) and waits. */
   async kill(): Promise<BackgroundSnapshot> {
-    this.#terminate('killed')
+    if (this.#endedAt === null) {
+      // The first reason wins: a process already timing out stays `timed_out`.
+      if (!this.#supervisor.timedOut) this.#killRequested = true
+      this.#supervisor.stop()
+    }
     await this.#exited
     return this.snapshot()
   }
@@ -215,11 +223,8 @@ export class BackgroundProcess {
   }
 
   /** @internal */
-  attach(child: ChildHandle, lifetimeMs: number): void {
+  attach(child: ChildHandle): void {
     this.#child = child
-    if (this.#endedAt !== null) return
-    this.#lifetimeTimer = setTimeout(() => this.#terminate('timed_out'), lifetimeMs)
-    this.#lifetimeTimer.unref()
   }
 
   /** @internal */
@@ -230,13 +235,10 @@ export class BackgroundProcess {
   /** @internal Called once the child has exited and its output has been drained. */
   settle(exitCode: number | null, signal: string | null): void {
     if (this.#endedAt !== null) return
-    clearTimeout(this.#lifetimeTimer)
-    this.#cancelKill?.()
-    signalGroup(this.pid, 'SIGKILL')
-    untrackGroup(this.pid)
+    this.#supervisor.finish()
     this.#exitCode = exitCode
     this.#signal = signal
-    this.#status = this.#requested ?? 'exited'
+    this.#status = this.#killRequested ? 'killed' : this.#supervisor.timedOut ? 'timed_out' : 'exited'
     this.#endedAt = Date.now()
     this.#resolveExited()
     this.#onEnd()
@@ -244,15 +246,7 @@ export class BackgroundProcess {
 
   /** @internal Shell exited but may have left descendants holding the output open. */
   reapGroup(): void {
-    if (this.#cancelKill === undefined && signalGroup(this.pid, 0)) {
-      this.#cancelKill = terminateGroup(this.pid, this.#graceMs)
-    }
-  }
-
-  #terminate(reason: 'killed' | 'timed_out'): void {
-    if (this.#endedAt !== null || this.#requested !== undefined) return
-    this.#requested = reason
-    this.#cancelKill = terminateGroup(this.pid, this.#graceMs)
+    this.#supervisor.stopStrays()
   }
 }
 
@@ -346,9 +340,9 @@ export class ProcessRegistry {
         : prepared.redactor.stream({ terminal: ptySettings !== undefined })
       const [process, handle] =
         ptySettings === undefined
-          ? this.#startPiped(id, command, prepared, redactor)
-          : this.#startPty(id, command, prepared, redactor, ptySettings)
-      process.attach(handle, lifetimeMs)
+          ? this.#startPiped(id, command, prepared, redactor, lifetimeMs)
+          : this.#startPty(id, command, prepared, redactor, ptySettings, lifetimeMs)
+      process.attach(handle)
       this.#processes.set(id, process)
       this.#evictFinished()
       this.#options.logger({
@@ -367,6 +361,7 @@ export class ProcessRegistry {
     command: string,
     prepared: Awaited<ReturnType<typeof prepareSpawn>>,
     redactor: StreamRedactor | undefined,
+    lifetimeMs: number,
   ): [BackgroundProcess, ChildHandle] {
     const child = spawn(prepared.shell, prepared.args, {
       cwd: prepared.cwd,
@@ -387,9 +382,9 @@ export class ProcessRegistry {
       pty: false,
       bufferBytes: this.#options.outputBufferBytes,
       graceMs: this.#options.killGraceMs,
+      lifetimeMs,
       onEnd: () => this.#evictFinished(),
     })
-    trackGroup(child.pid)
     const decoders =
       redactor === undefined ? undefined : [new StringDecoder('utf8'), new StringDecoder('utf8')]
     const sink = (index: number) => (chunk: Buffer) => {
@@ -417,6 +412,7 @@ export class ProcessRegistry {
     prepared: Awaited<ReturnType<typeof prepareSpawn>>,
     redactor: StreamRedactor | undefined,
     settings: PtySettings,
+    lifetimeMs: number,
   ): [BackgroundProcess, ChildHandle] {
     const driver = this.#options.ptyDriver as PtyDriver
     const terminal = driver.spawn(prepared.shell, prepared.args, {
@@ -432,9 +428,9 @@ export class ProcessRegistry {
       pty: true,
       bufferBytes: this.#options.outputBufferBytes,
       graceMs: this.#options.killGraceMs,
+      lifetimeMs,
       onEnd: () => this.#evictFinished(),
     })
-    trackGroup(terminal.pid)
     terminal.onData((data) => {
       const text = settings.stripAnsi === true ? stripAnsi(data) : data
       process.append(Buffer.from(redactor === undefined ? text : redactor.push(text), 'utf8'))

@@ -35,6 +35,21 @@ export interface PreparedSpawn {
   readonly droppedEnv: readonly string[]
 }
 
+type EnvBuilder = ReturnType<typeof createEnvBuilder>
+const defaultEnvBuilder = createEnvBuilder()
+const compiledPolicies = new WeakMap<EnvPolicy, EnvBuilder>()
+
+/** A policy's compiled builder, made once per policy object rather than on every spawn. */
+function envBuilderFor(policy: EnvPolicy | undefined): EnvBuilder {
+  if (policy === undefined) return defaultEnvBuilder
+  let builder = compiledPolicies.get(policy)
+  if (builder === undefined) {
+    builder = createEnvBuilder(policy)
+    compiledPolicies.set(policy, builder)
+  }
+  return builder
+}
+
 /** Name of the variable that carries the n-th resolved value; outside every deny rule on purpose. */
 function referenceVariable(index: number): string {
   return `__LANGO_REF_${index}`
@@ -158,7 +173,7 @@ export async function prepareSpawn(
   if (held !== undefined) for (const entry of held) redactor.add(entry.value, entry.label)
   // Overrides are validated as written (a credential-named key must hold only a reference
   // token), then their tokens are resolved into the finished environment.
-  const { env, dropped } = createEnvBuilder(options.envPolicy).build({
+  const { env, dropped } = envBuilderFor(options.envPolicy).build({
     overrides: options.env,
     overrideSource: options.envSource ?? 'agent',
     replace: options.replaceEnv === true,

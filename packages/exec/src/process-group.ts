@@ -57,7 +57,7 @@ export function terminateGroup(pgid: number, graceMs: number, onKilled?: () => v
 /**
  * Watches one spawned process group for its caller: a timeout and an abort signal each stop the
  * group (SIGTERM, then SIGKILL after the grace period); `finish()` releases the watch and kills
- * whatever the leader left behind. Shared by `run` and `runWithPty`.
+ * whatever the leader left behind. Shared by `run`, `runWithPty` and background processes.
  */
 export class GroupSupervisor {
   timedOut = false
@@ -75,7 +75,14 @@ export class GroupSupervisor {
 
   constructor(
     pid: number | undefined,
-    options: { timeoutMs: number; graceMs: number; signal?: AbortSignal; onKilled?: () => void },
+    options: {
+      timeoutMs: number
+      graceMs: number
+      signal?: AbortSignal
+      onKilled?: () => void
+      /** Let the host exit while the timeout is pending (background processes). */
+      unrefTimer?: boolean
+    },
   ) {
     this.#pid = pid
     this.#graceMs = options.graceMs
@@ -85,6 +92,7 @@ export class GroupSupervisor {
       this.timedOut = true
       this.stop()
     }, options.timeoutMs)
+    if (options.unrefTimer === true) this.#timer.unref()
     this.#signal?.addEventListener('abort', this.#onAbort, { once: true })
     if (pid !== undefined) trackGroup(pid)
   }
