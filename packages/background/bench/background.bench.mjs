@@ -29,22 +29,18 @@ async function limitedAll(functions, limit) {
 
 /**
  * The same functions as background tasks: submit all, then `whenIdle()`. Returns the elapsed
- * milliseconds; the check that every task ended `done` runs after the clock stops.
- * With `readSignal`, the runner reads its abort signal as a real agent runner would.
+ * milliseconds; the checks that every function ran and every task ended `done` run after the clock
+ * stops. The runner calls the next function and returns its promise, as a host's adapter would;
+ * with `readSignal` it also reads its abort signal as a real agent runner does.
  */
 async function throughManager(functions, limit, { readSignal = false, ...extra } = {}) {
   let index = 0
-  let completed = 0
-  const call = async () => {
-    const result = await functions[index++]()
-    completed += 1
-    return result
-  }
   const runner = readSignal
     ? {
-        run: (_request, options) => (options.signal.aborted ? Promise.reject(options.signal.reason) : call()),
+        run: (_request, options) =>
+          options.signal.aborted ? Promise.reject(options.signal.reason) : functions[index++](),
       }
-    : { run: call }
+    : { run: () => functions[index++]() }
   const notifier = { notify: async () => {} }
   const manager = new BackgroundManager({
     runner,
@@ -60,15 +56,18 @@ async function throughManager(functions, limit, { readSignal = false, ...extra }
   const elapsed = performance.now() - start
   const notDone = manager.list().filter((task) => task.status !== 'done').length
   await manager.stop()
-  if (completed !== functions.length || notDone > 0)
-    throw new Error(`${functions.length - completed} tasks did not complete`)
+  if (index !== functions.length || functions.completed !== functions.length || notDone > 0)
+    throw new Error(`${functions.length - functions.completed} tasks did not complete`)
   return elapsed
 }
 
-async function time(action) {
+/** Times the baseline and checks, after the clock stops, that every function completed. */
+async function time(functions, action) {
   const start = performance.now()
   await action()
-  return performance.now() - start
+  const elapsed = performance.now() - start
+  if (functions.completed !== functions.length) throw new Error('the baseline did not complete every task')
+  return elapsed
 }
 
 function median(values) {
@@ -84,7 +83,7 @@ async function measure(makeFunctions, extra) {
     const forManager = makeFunctions()
     const forBaseline = makeFunctions()
     const managerMs = await throughManager(forManager, LIMIT, extra)
-    const baselineMs = await time(() => limitedAll(forBaseline, LIMIT))
+    const baselineMs = await time(forBaseline, () => limitedAll(forBaseline, LIMIT))
     if (round >= WARMUP_ROUNDS) {
       manager.push(managerMs)
       baseline.push(baselineMs)
@@ -103,15 +102,29 @@ function report(metric, { managerUs, baselineUs }, target) {
   return verdict !== 'FAIL'
 }
 
+/** TASKS functions made by `make(index, done)`, which call `done()` when they finish; `.completed` counts. */
+function taskList(make) {
+  const functions = []
+  functions.completed = 0
+  const done = () => {
+    functions.completed += 1
+  }
+  for (let index = 0; index < TASKS; index += 1) functions.push(make(index, done))
+  return functions
+}
 // A trivial async task: one turn of the event loop, then an answer.
 const trivialTasks = () =>
-  Array.from({ length: TASKS }, (_, index) => async () => {
+  taskList((index, done) => async () => {
     await nextTurn()
+    done()
     return { text: `result ${index}` }
   })
 // The degenerate case: no I/O at all, the answer is ready in the same microtask.
 const instantTasks = () =>
-  Array.from({ length: TASKS }, (_, index) => async () => ({ text: `result ${index}` }))
+  taskList((index, done) => async () => {
+    done()
+    return { text: `result ${index}` }
+  })
 
 console.log(
   `background  ${TASKS} tasks, limit ${LIMIT}, median of ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up`,

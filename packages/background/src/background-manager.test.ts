@@ -54,9 +54,54 @@ describe('BackgroundManager.submit', () => {
     const manager = make()
     const first = manager.submit({ prompt: 'a' })
     const second = manager.submit({ prompt: 'b' })
-    expect(first).toMatch(/^[0-9a-f]{8}-1$/)
+    expect(first).toMatch(/^[0-9a-z]{5}-1$/)
     expect(second).toBe(first.replace(/-1$/, '-2'))
     expect(make().submit({ prompt: 'c' }).split('-')[0]).not.toBe(first.split('-')[0])
+  })
+
+  it('counts built-in ids and finds every one of them, and nothing else', async () => {
+    const runner = new FakeAgentRunner()
+    const manager = new BackgroundManager({
+      runner,
+      notifier: new RecordingNotifier(),
+      maxQueuedTasks: 100,
+      maxFinishedTasks: 10,
+    })
+    const ids = Array.from({ length: 40 }, (_, index) => manager.submit({ prompt: `task ${index}` }))
+    const prefix = (ids[0] as string).slice(0, 6)
+    expect(ids.slice(8, 11)).toEqual([`${prefix}9`, `${prefix}10`, `${prefix}11`])
+    for (const [index, id] of ids.entries()) {
+      expect(id.length).toBeLessThanOrEqual(12)
+      expect(manager.snapshot(id)).toMatchObject({ id, prompt: `task ${index}`, status: 'pending' })
+    }
+    const other = new BackgroundManager({ runner, notifier: new RecordingNotifier() }).submit({ prompt: 'x' })
+    for (const unknown of [
+      other,
+      `${prefix}0`,
+      `${prefix}01`,
+      `${prefix}a`,
+      `${prefix}+1`,
+      `${prefix}1e1`,
+      `${prefix} 1`,
+      `${prefix}-1`,
+      `${prefix}1.0`,
+      `${prefix}41`,
+      `${prefix}${Number.MAX_SAFE_INTEGER}`,
+      `${prefix}${'9'.repeat(30)}`,
+      prefix,
+      '',
+    ]) {
+      expect(
+        codeOf(() => manager.snapshot(unknown)),
+        unknown,
+      ).toBe('BACKGROUND_TASK_NOT_FOUND')
+    }
+    // Finished tasks beyond maxFinishedTasks are evicted: their ids are no longer found.
+    manager.start()
+    for (const id of ids) manager.cancel(id)
+    expect(codeOf(() => manager.snapshot(ids[0] as string))).toBe('BACKGROUND_TASK_NOT_FOUND')
+    expect(manager.snapshot(ids[39] as string).status).toBe('cancelled')
+    await manager.stop()
   })
 
   it.each([
@@ -222,6 +267,40 @@ describe('AgentRunner port', () => {
     rejecting.manager.start()
     const other = rejecting.manager.submit({ prompt: 'y' })
     expect(await rejecting.manager.wait(other)).toMatchObject({ status: 'failed', error: 'plain string' })
+  })
+
+  it('fails the task, and frees its slot, when the result text cannot be read', async () => {
+    const unreadable = [
+      {
+        text: {
+          toString: () => {
+            throw new Error('no text for you')
+          },
+        },
+      },
+      {
+        get text(): string {
+          throw new Error('getter broke')
+        },
+      },
+    ]
+    let call = 0
+    const { manager } = createHarness({
+      maxConcurrentTasks: 1,
+      runner: { run: async () => (unreadable[call++] ?? { text: 'fine' }) as AgentRunResult },
+    })
+    manager.start()
+    const ids = [
+      manager.submit({ prompt: 'a' }),
+      manager.submit({ prompt: 'b' }),
+      manager.submit({ prompt: 'c' }),
+    ]
+    await manager.whenIdle()
+    expect(ids.map((id) => manager.snapshot(id))).toMatchObject([
+      { status: 'failed', errorCode: 'BACKGROUND_TASK_FAILED', error: 'no text for you' },
+      { status: 'failed', errorCode: 'BACKGROUND_TASK_FAILED', error: 'getter broke' },
+      { status: 'done', result: 'fine' },
+    ])
   })
 })
 

@@ -1,5 +1,6 @@
 import { AUTOMATION_PREFIX, applyAutomationPrefix } from './automation-prefix.js'
-import { type DeadlineItem, Deadlines } from './deadlines.js'
+import { ClockReader, type Instant } from './clock-reader.js'
+import { Deadlines } from './deadlines.js'
 import { BackgroundError, type BackgroundErrorCode, PermanentError, toError } from './errors.js'
 import { type BackgroundEventName, type BackgroundListener, Emitter } from './events.js'
 import { Fifo } from './fifo.js'
@@ -24,7 +25,9 @@ import {
   type TaskSnapshot,
   type TaskStatus,
 } from './task.js'
-import { createTaskIdGenerator } from './task-id.js'
+import { TaskIds } from './task-id.js'
+import { MapIndex, SequenceIndex, type TaskIndex } from './task-index.js'
+import { abortRunner, RunOptions, TaskRecord } from './task-record.js'
 import { capText, formatDuration } from './text.js'
 
 /** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
@@ -64,7 +67,7 @@ export interface BackgroundManagerOptions {
   readonly clock?: Clock
   /** Default `silentLogger`. Logs carry ids, statuses and sizes, never prompts or results. */
   readonly logger?: Logger
-  /** Returns a new unique task id. Default: a random per-manager prefix and a counter (`9f86d081-12`). */
+  /** Returns a new unique task id. Default: a random per-manager prefix and a counter (`k3x9a-12`). */
   readonly idGenerator?: () => string
 }
 
@@ -84,66 +87,9 @@ export const DEFAULT_BACKGROUND_OPTIONS = Object.freeze({
 /** Lifecycle of a manager: `idle` (queueing only) → `running` → `stopping` → `stopped`. */
 export type BackgroundManagerState = 'idle' | 'running' | 'stopping' | 'stopped'
 
-/** Mutable state of one task; never handed out (see `TaskSnapshot`). */
-class TaskRecord implements DeadlineItem {
-  status: TaskStatus = 'pending'
-  startedAt: number | undefined = undefined
-  completedAt: number | undefined = undefined
-  result: string | undefined = undefined
-  resultTruncated = false
-  error: string | undefined = undefined
-  errorCode: BackgroundErrorCode | undefined = undefined
-  timedOut = false
-  retryable: boolean | undefined = undefined
-  /** Created only when the runner reads its signal (creating one costs microseconds). */
-  controller: AbortController | undefined = undefined
-  /** Why the runner's signal aborted, for a signal first read after the task ended. */
-  abortReason: unknown = undefined
-  deadlineAt = Number.POSITIVE_INFINITY
-  watchIndex = -1
-  timer: TimerHandle | undefined = undefined
-  waiters: Array<(snapshot: TaskSnapshot) => void> | undefined = undefined
-  notices: Promise<void> | undefined = undefined
-
-  constructor(
-    readonly id: TaskId,
-    readonly prompt: string,
-    readonly originChannel: string | undefined,
-    readonly originSession: string | undefined,
-    readonly timeoutMs: number,
-    readonly createdAt: number,
-  ) {}
-}
-
-/**
- * The `options` argument of `AgentRunner.run`. Its signal is made on first read, so runners that never
- * look at it cost no `AbortController`; a signal read after the task ended comes back already aborted.
- */
-class RunOptions {
-  readonly #record: TaskRecord
-
-  constructor(record: TaskRecord) {
-    this.#record = record
-  }
-
-  get signal(): AbortSignal {
-    const record = this.#record
-    if (record.controller === undefined) {
-      record.controller = new AbortController()
-      if (record.abortReason !== undefined) record.controller.abort(record.abortReason)
-    }
-    return record.controller.signal
-  }
-}
-
-/** Aborts the task's runner signal (now, or whenever the runner first reads it). */
-function abortRunner(record: TaskRecord, reason: BackgroundError): void {
-  if (record.abortReason !== undefined) return
-  record.abortReason = reason
-  record.controller?.abort(reason)
-}
-
-type ResolvedOptions = Required<BackgroundManagerOptions>
+/** Every option with its default; `idGenerator` stays undefined for the built-in ids. */
+type ResolvedOptions = Required<Omit<BackgroundManagerOptions, 'idGenerator'>> &
+  Pick<BackgroundManagerOptions, 'idGenerator'>
 
 /**
  * Runs agent tasks in the background, in memory: a bounded FIFO queue feeds at most
@@ -164,7 +110,7 @@ export class BackgroundManager {
   readonly #emitter: Emitter
   readonly #deadlines: Deadlines<TaskRecord>
   /** Every known task, in submission order (so newest is last). */
-  readonly #tasks = new Map<TaskId, TaskRecord>()
+  readonly #tasks: TaskIndex<TaskRecord>
   /**
    * Pending tasks in FIFO order. A cancelled pending task stays in it until dispatch skips it (or a
    * compaction drops it), so `#pendingCount`, not the list length, is the queue size.
@@ -187,18 +133,19 @@ export class BackgroundManager {
   #pumping = false
   /** False for the default silent logger, so per-task log fields are not even built. */
   readonly #verbose: boolean
-  /** True for the default system clock, whose time is read with Date.now() (no Date allocation). */
-  readonly #systemTime: boolean
-  /** True when ids come from the built-in generator. */
-  readonly #builtInIds: boolean
+  /** Read once per synchronous step (`this.#clock.read()`); see `Instant`. */
+  readonly #clock: ClockReader
+  /** The built-in ids, or undefined when an `idGenerator` was given. */
+  readonly #ids: TaskIds | undefined
   #stopping: Promise<void> | undefined
   #releaseDrain: (() => void) | undefined
 
   constructor(options: BackgroundManagerOptions) {
     this.#options = Object.freeze(resolveOptions(options))
-    this.#builtInIds = options.idGenerator === undefined
+    this.#ids = this.#options.idGenerator === undefined ? new TaskIds() : undefined
+    this.#tasks = this.#ids === undefined ? new MapIndex() : new SequenceIndex()
     this.#verbose = this.#options.logger !== silentLogger
-    this.#systemTime = this.#options.clock === systemClock
+    this.#clock = new ClockReader(this.#options.clock)
     this.#deadlines = new Deadlines<TaskRecord>(this.#options.clock, (record) => this.#onDeadline(record))
     this.#emitter = new Emitter((event, error) => {
       this.#options.logger.error('background event listener threw', { event, errorName: toError(error).name })
@@ -219,7 +166,7 @@ export class BackgroundManager {
       maxConcurrentTasks: this.#options.maxConcurrentTasks,
       maxQueuedTasks: this.#options.maxQueuedTasks,
     })
-    this.#pump()
+    this.#pump(this.#clock.read())
   }
 
   /**
@@ -257,22 +204,31 @@ export class BackgroundManager {
       )
     }
 
-    const id = options.idGenerator()
-    // The built-in generator cannot repeat itself; only injected ones need the check.
-    if (!this.#builtInIds && (typeof id !== 'string' || id === '' || this.#tasks.has(id))) {
-      throw new BackgroundError(
-        'BACKGROUND_DUPLICATE_ID',
-        'The id generator returned an empty or duplicate id',
-      )
+    let id: TaskId
+    let key: number | string
+    if (this.#ids !== undefined) {
+      // Built-in ids cannot repeat; the map is keyed by their sequence number.
+      key = this.#ids.nextSequence()
+      id = this.#ids.format(key)
+    } else {
+      id = (options.idGenerator as () => string)()
+      if (typeof id !== 'string' || id === '' || this.#tasks.get(id) !== undefined) {
+        throw new BackgroundError(
+          'BACKGROUND_DUPLICATE_ID',
+          'The id generator returned an empty or duplicate id',
+        )
+      }
+      key = id
     }
-    const record = new TaskRecord(id, prompt, originChannel, originSession, timeoutMs, this.#now())
-    this.#tasks.set(id, record)
+    const at = this.#clock.read()
+    const record = new TaskRecord(id, key, prompt, originChannel, originSession, timeoutMs, at.wallMs)
+    this.#tasks.add(record)
     this.#queue.push(record)
     this.#pendingCount += 1
     if (this.#verbose)
       options.logger.debug('background task submitted', { taskId: id, promptLength: prompt.length })
     if (this.#emitter.has('task:submit')) this.#emitter.emit('task:submit', toSnapshot(record))
-    this.#pump()
+    this.#pump(at)
     return id
   }
 
@@ -347,7 +303,7 @@ export class BackgroundManager {
       data: { taskId: record.id },
     })
     abortRunner(record, reason)
-    this.#end(record, 'cancelled', reason)
+    this.#end(record, 'cancelled', reason, this.#clock.read())
     return toSnapshot(record)
   }
 
@@ -394,7 +350,7 @@ export class BackgroundManager {
     if (isTerminalStatus(record.status)) return toSnapshot(record)
     return new Promise<TaskSnapshot>((resolve, reject) => {
       const onAbort = (): void => {
-        const waiters = record.waiters
+        const waiters = record.extras?.waiters
         const index = waiters?.indexOf(waiter) ?? -1
         if (index >= 0) waiters?.splice(index, 1)
         reject(signal?.reason)
@@ -403,8 +359,9 @@ export class BackgroundManager {
         signal?.removeEventListener('abort', onAbort)
         resolve(snapshot)
       }
-      record.waiters ??= []
-      record.waiters.push(waiter)
+      const extras = record.more()
+      extras.waiters ??= []
+      extras.waiters.push(waiter)
       signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
@@ -429,11 +386,12 @@ export class BackgroundManager {
     if (this.#stopping === undefined) {
       this.#state = 'stopping'
       const reason = stoppedError()
+      const at = this.#clock.read()
       // Copy first: ending a task mutates the queue and may evict from the task map.
       for (const record of [...this.#tasks.values()]) {
         if (isTerminalStatus(record.status)) continue
         abortRunner(record, reason)
-        this.#end(record, 'cancelled', reason)
+        this.#end(record, 'cancelled', reason, at)
       }
       this.#stopping = this.#drain()
     }
@@ -458,7 +416,9 @@ export class BackgroundManager {
   }
 
   #get(taskId: TaskId): TaskRecord {
-    const record = typeof taskId === 'string' ? this.#tasks.get(taskId) : undefined
+    const key =
+      typeof taskId !== 'string' ? undefined : this.#ids === undefined ? taskId : this.#ids.parse(taskId)
+    const record = key === undefined ? undefined : this.#tasks.get(key)
     if (record === undefined) {
       throw new BackgroundError(
         'BACKGROUND_TASK_NOT_FOUND',
@@ -470,7 +430,7 @@ export class BackgroundManager {
   }
 
   /** Starts queued tasks while slots are free. Re-entrant calls (from listeners) are folded into the running loop. */
-  #pump(): void {
+  #pump(at: Instant): void {
     if (this.#pumping) return
     this.#pumping = true
     try {
@@ -479,19 +439,20 @@ export class BackgroundManager {
         const record = this.#queue.shift() as TaskRecord
         if (record.status !== 'pending') continue
         this.#pendingCount -= 1
-        this.#begin(record)
+        this.#begin(record, at)
       }
     } finally {
       this.#pumping = false
     }
   }
 
-  #begin(record: TaskRecord): void {
+  #begin(record: TaskRecord, at: Instant): void {
     const options = this.#options
     record.status = 'running'
-    record.startedAt = this.#now()
+    record.startedAt = at.wallMs
     this.#runningCount += 1
-    if (record.timeoutMs !== Number.POSITIVE_INFINITY) this.#deadlines.watch(record, record.timeoutMs)
+    if (record.timeoutMs !== Number.POSITIVE_INFINITY)
+      this.#deadlines.watch(record, record.timeoutMs, at.monoMs)
     if (this.#verbose) options.logger.info('background task started', { taskId: record.id })
     if (this.#emitter.has('task:start')) this.#emitter.emit('task:start', toSnapshot(record))
     this.#notify(record)
@@ -518,34 +479,40 @@ export class BackgroundManager {
 
   #settle(record: TaskRecord, value: unknown, failure: unknown, ok: boolean): void {
     this.#liveRunners -= 1
-    try {
-      if (record.status !== 'running') {
-        this.#options.logger.debug('background runner settled after its task ended; outcome discarded', {
-          taskId: record.id,
-          status: record.status,
-        })
-        return
-      }
-      if (ok) {
-        const text = resultText(value)
-        if (text.length <= this.#options.maxResultLength) {
-          record.result = text
-        } else {
-          record.result = capText(text, this.#options.maxResultLength).text
-          record.resultTruncated = true
-        }
-        this.#end(record, 'done', undefined)
-      } else {
-        const cause = toError(failure)
-        const error = new BackgroundError('BACKGROUND_TASK_FAILED', cause.message || cause.name, {
-          cause,
-          data: { taskId: record.id },
-        })
-        record.retryable = !PermanentError.is(failure)
-        this.#end(record, 'failed', error)
-      }
-    } finally {
+    if (record.status !== 'running') {
+      this.#options.logger.debug('background runner settled after its task ended; outcome discarded', {
+        taskId: record.id,
+        status: record.status,
+      })
       this.#checkIdle()
+      return
+    }
+    let text: string | undefined
+    if (ok) {
+      try {
+        text = resultText(value)
+      } catch (error) {
+        // A result whose text cannot be read (a throwing toString) fails the task instead of leaving it running.
+        failure = error
+      }
+    }
+    // #end also releases whenIdle()/stop() waiters.
+    if (text !== undefined) {
+      if (text.length <= this.#options.maxResultLength) {
+        record.result = text
+      } else {
+        record.result = capText(text, this.#options.maxResultLength).text
+        record.more().resultTruncated = true
+      }
+      this.#end(record, 'done', undefined, this.#clock.read())
+    } else {
+      const cause = toError(failure)
+      const error = new BackgroundError('BACKGROUND_TASK_FAILED', cause.message || cause.name, {
+        cause,
+        data: { taskId: record.id },
+      })
+      record.more().retryable = !PermanentError.is(failure)
+      this.#end(record, 'failed', error, this.#clock.read())
     }
   }
 
@@ -558,8 +525,8 @@ export class BackgroundManager {
     )
     this.#options.logger.warn('background task timed out', { taskId: record.id, timeoutMs: record.timeoutMs })
     abortRunner(record, error)
-    record.timedOut = true
-    this.#end(record, 'failed', error)
+    record.more().timedOut = true
+    this.#end(record, 'failed', error, this.#clock.read())
   }
 
   /**
@@ -570,18 +537,20 @@ export class BackgroundManager {
     record: TaskRecord,
     status: 'done' | 'failed' | 'cancelled',
     error: BackgroundError | undefined,
+    at: Instant,
   ): void {
     const wasRunning = record.status === 'running'
     if (!wasRunning && record.status !== 'pending') return
     const options = this.#options
     record.status = status
-    record.completedAt = this.#now()
+    record.completedAt = at.wallMs
     if (wasRunning) this.#deadlines.unwatch(record)
     if (error !== undefined) {
-      record.error = capText(error.message, MAX_ERROR_LENGTH).text
-      record.errorCode = error.code
+      const extras = record.more()
+      extras.error = capText(error.message, MAX_ERROR_LENGTH).text
+      extras.errorCode = error.code
+      if (status === 'failed') extras.retryable ??= true
     }
-    if (status === 'failed') record.retryable ??= true
     if (wasRunning) {
       this.#runningCount -= 1
     } else {
@@ -602,8 +571,9 @@ export class BackgroundManager {
           : 0,
       })
     }
-    const waiters = record.waiters
-    record.waiters = undefined
+    const extras = record.extras
+    const waiters = extras?.waiters
+    if (extras !== undefined) extras.waiters = undefined
     if (waiters !== undefined || this.#emitter.has('task:end')) {
       const snapshot = toSnapshot(record)
       if (waiters !== undefined) for (const waiter of waiters) waiter(snapshot)
@@ -611,7 +581,7 @@ export class BackgroundManager {
     }
     this.#notify(record)
     this.#evict()
-    this.#pump()
+    this.#pump(at)
     this.#checkIdle()
   }
 
@@ -619,8 +589,8 @@ export class BackgroundManager {
     const max = this.#options.maxFinishedTasks
     while (this.#ended.length > max) {
       const oldest = this.#ended.shift() as TaskRecord
-      this.#tasks.delete(oldest.id)
-      oldest.notices = undefined
+      this.#tasks.delete(oldest)
+      if (oldest.extras !== undefined) oldest.extras.notices = undefined
     }
   }
 
@@ -631,12 +601,13 @@ export class BackgroundManager {
     const message = formatNotice(record)
     const taskId = record.id
     this.#liveNotices += 1
-    const previous = record.notices
+    const extras = record.more()
+    const previous = extras.notices
     const delivery =
       previous === undefined
         ? this.#deliver(taskId, channel, message)
         : previous.then(() => this.#deliver(taskId, channel, message))
-    record.notices = isTerminalStatus(record.status) ? undefined : delivery
+    extras.notices = isTerminalStatus(record.status) ? undefined : delivery
   }
 
   /** Delivers one notice; always resolves. Failures and timeouts are logged and emitted, never thrown. */
@@ -737,10 +708,6 @@ export class BackgroundManager {
     options.logger.info('background manager stopped', {})
   }
 
-  #now(): number {
-    return this.#systemTime ? Date.now() : this.#options.clock.now().getTime()
-  }
-
   #isIdle(): boolean {
     return this.#liveRunners === 0 && this.#liveNotices === 0
   }
@@ -781,7 +748,7 @@ function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
     automationPrefix: options.automationPrefix ?? DEFAULT_BACKGROUND_OPTIONS.automationPrefix,
     clock: options.clock ?? systemClock,
     logger: options.logger === undefined ? silentLogger : safeLogger(options.logger),
-    idGenerator: options.idGenerator ?? createTaskIdGenerator(),
+    idGenerator: options.idGenerator,
   }
   checkInteger(resolved.maxConcurrentTasks, 'maxConcurrentTasks', 1)
   checkInteger(resolved.maxQueuedTasks, 'maxQueuedTasks', 0)
@@ -794,7 +761,7 @@ function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
   if (typeof resolved.automationPrefix !== 'string') {
     throw invalidInput('automationPrefix must be a string', { field: 'automationPrefix' })
   }
-  if (typeof resolved.idGenerator !== 'function') {
+  if (resolved.idGenerator !== undefined && typeof resolved.idGenerator !== 'function') {
     throw invalidInput('idGenerator must be a function', { field: 'idGenerator' })
   }
   return resolved

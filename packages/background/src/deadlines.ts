@@ -6,8 +6,6 @@ export interface DeadlineItem {
   deadlineAt: number
   /** Position in the watch list, or -1 when not watched. */
   watchIndex: number
-  /** The item's own timer, used only when the clock has no `monotonicNow`. */
-  timer: TimerHandle | undefined
 }
 
 /**
@@ -25,6 +23,8 @@ export class Deadlines<T extends DeadlineItem> {
   readonly #onExpired: (item: T) => void
   readonly #shared: boolean
   #items: T[] = []
+  /** Each item's own timer, used only when the clock has no `monotonicNow`. */
+  readonly #ownTimers = new Map<T, TimerHandle>()
   #timer: TimerHandle | undefined = undefined
   #armedFor = Number.POSITIVE_INFINITY
 
@@ -34,16 +34,20 @@ export class Deadlines<T extends DeadlineItem> {
     this.#shared = typeof clock.monotonicNow === 'function'
   }
 
-  /** Starts watching `item`, expiring it `timeoutMs` from now (a finite timer-safe number). */
-  watch(item: T, timeoutMs: number): void {
+  /**
+   * Starts watching `item`, expiring it `timeoutMs` (a finite timer-safe number) after `nowMs`, the
+   * clock's current `monotonicNow()` (the caller has just read it; ignored without one).
+   */
+  watch(item: T, timeoutMs: number, nowMs: number): void {
     if (!this.#shared) {
-      item.timer = this.#clock.setTimeout(() => {
-        item.timer = undefined
+      const timer = this.#clock.setTimeout(() => {
+        this.#ownTimers.delete(item)
         this.#onExpired(item)
       }, timeoutMs)
+      this.#ownTimers.set(item, timer)
       return
     }
-    item.deadlineAt = this.#monotonicNow() + timeoutMs
+    item.deadlineAt = nowMs + timeoutMs
     item.watchIndex = this.#items.length
     this.#items.push(item)
     if (item.deadlineAt < this.#armedFor) this.#arm(item.deadlineAt)
@@ -51,9 +55,13 @@ export class Deadlines<T extends DeadlineItem> {
 
   /** Stops watching `item`; a no-op when it is not watched. */
   unwatch(item: T): void {
-    if (item.timer !== undefined) {
-      this.#clock.clearTimeout(item.timer)
-      item.timer = undefined
+    if (!this.#shared) {
+      const timer = this.#ownTimers.get(item)
+      if (timer !== undefined) {
+        this.#clock.clearTimeout(timer)
+        this.#ownTimers.delete(item)
+      }
+      return
     }
     const index = item.watchIndex
     if (index < 0) return
