@@ -8,8 +8,8 @@ import { BackgroundManager } from '../dist/index.js'
 
 const TASKS = 10_000
 const LIMIT = 3
-const ROUNDS = 7
-const WARMUP_ROUNDS = 2
+const ROUNDS = 15
+const WARMUP_ROUNDS = 3
 const TARGET_RATIO = 2
 
 /** A plain limited Promise.all: LIMIT workers pull the next function until none are left. */
@@ -75,15 +75,27 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)]
 }
 
-/** Alternates manager and baseline rounds so drift hits both; returns median per-task µs of each. */
+/**
+ * Alternates manager and baseline rounds, and which of them goes first, so drift and heap state hit
+ * both alike; returns the median per-task µs of each.
+ */
 async function measure(makeFunctions, extra) {
   const manager = []
   const baseline = []
   for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
     const forManager = makeFunctions()
     const forBaseline = makeFunctions()
-    const managerMs = await throughManager(forManager, LIMIT, extra)
-    const baselineMs = await time(forBaseline, () => limitedAll(forBaseline, LIMIT))
+    const runManager = () => throughManager(forManager, LIMIT, extra)
+    const runBaseline = () => time(forBaseline, () => limitedAll(forBaseline, LIMIT))
+    let managerMs
+    let baselineMs
+    if (round % 2 === 0) {
+      managerMs = await runManager()
+      baselineMs = await runBaseline()
+    } else {
+      baselineMs = await runBaseline()
+      managerMs = await runManager()
+    }
     if (round >= WARMUP_ROUNDS) {
       manager.push(managerMs)
       baseline.push(baselineMs)

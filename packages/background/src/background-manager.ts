@@ -1,19 +1,11 @@
 import { AUTOMATION_PREFIX, applyAutomationPrefix } from './automation-prefix.js'
 import { ClockReader, type Instant } from './clock-reader.js'
 import { Deadlines } from './deadlines.js'
-import { BackgroundError, type BackgroundErrorCode, PermanentError, toError } from './errors.js'
+import { BackgroundError, PermanentError, toError } from './errors.js'
 import { type BackgroundEventName, type BackgroundListener, Emitter } from './events.js'
 import { Fifo } from './fifo.js'
 import { formatNotice } from './notice.js'
-import type {
-  AgentRunner,
-  AgentRunResult,
-  ChannelNotifier,
-  Clock,
-  LogFields,
-  Logger,
-  TimerHandle,
-} from './ports.js'
+import type { AgentRunner, AgentRunResult, ChannelNotifier, Clock, LogFields, Logger } from './ports.js'
 import { silentLogger } from './silent-logger.js'
 import { systemClock } from './system-clock.js'
 import {
