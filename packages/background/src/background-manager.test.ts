@@ -305,6 +305,43 @@ describe('AgentRunner port', () => {
 })
 
 describe('timeouts (fake clock)', () => {
+  it('times each task from its own start when the runner or a listener takes time synchronously', async () => {
+    const clock = new FakeClock(REFERENCE_TIME)
+    let calls = 0
+    const runner = {
+      run: () => {
+        calls += 1
+        if (calls <= 2) clock.advance(300) // works 300 ms before it returns its promise
+        return new Promise<AgentRunResult>(() => {})
+      },
+    }
+    const { manager } = createHarness({
+      runner,
+      clock,
+      maxConcurrentTasks: 3,
+      taskTimeoutMs: 1000,
+      stopGraceMs: 0,
+    })
+    const ids = [1, 2, 3].map((n) => manager.submit({ prompt: `task ${n}` }))
+    manager.on('task:start', () => clock.advance(50)) // a slow listener
+    manager.start()
+    expect(ids.map((id) => (manager.snapshot(id).startedAt ?? Number.NaN) - REFERENCE_TIME)).toEqual([
+      0, 350, 700,
+    ])
+    const statuses = () => ids.map((id) => manager.snapshot(id).status)
+    clock.advance(249) // t = 999
+    expect(statuses()).toEqual(['running', 'running', 'running'])
+    clock.advance(1)
+    expect(statuses()).toEqual(['failed', 'running', 'running'])
+    clock.advance(349)
+    expect(statuses()).toEqual(['failed', 'running', 'running'])
+    clock.advance(1)
+    expect(statuses()).toEqual(['failed', 'failed', 'running'])
+    clock.advance(350)
+    expect(statuses()).toEqual(['failed', 'failed', 'failed'])
+    await manager.stop()
+  })
+
   it('a timed-out task ends failed with a timeout error, aborts its runner and frees its slot', async () => {
     const { manager, runner, clock } = createHarness({ maxConcurrentTasks: 1, taskTimeoutMs: 1000 })
     manager.start()

@@ -158,7 +158,8 @@ export class BackgroundManager {
       maxConcurrentTasks: this.#options.maxConcurrentTasks,
       maxQueuedTasks: this.#options.maxQueuedTasks,
     })
-    this.#pump(this.#clock.read())
+    this.#clock.read()
+    this.#pump()
   }
 
   /**
@@ -217,10 +218,15 @@ export class BackgroundManager {
     this.#tasks.add(record)
     this.#queue.push(record)
     this.#pendingCount += 1
-    if (this.#verbose)
+    if (this.#verbose) {
       options.logger.debug('background task submitted', { taskId: id, promptLength: prompt.length })
-    if (this.#emitter.has('task:submit')) this.#emitter.emit('task:submit', toSnapshot(record))
-    this.#pump(at)
+      this.#clock.invalidate()
+    }
+    if (this.#emitter.has('task:submit')) {
+      this.#emitter.emit('task:submit', toSnapshot(record))
+      this.#clock.invalidate()
+    }
+    this.#pump()
     return id
   }
 
@@ -422,7 +428,11 @@ export class BackgroundManager {
   }
 
   /** Starts queued tasks while slots are free. Re-entrant calls (from listeners) are folded into the running loop. */
-  #pump(at: Instant): void {
+  /**
+   * Starts queued tasks while slots are free. Callers read the clock first (`this.#clock.read()`):
+   * each task's start time is that reading, or a fresh one once foreign code has run.
+   */
+  #pump(): void {
     if (this.#pumping) return
     this.#pumping = true
     try {
@@ -431,15 +441,16 @@ export class BackgroundManager {
         const record = this.#queue.shift() as TaskRecord
         if (record.status !== 'pending') continue
         this.#pendingCount -= 1
-        this.#begin(record, at)
+        this.#begin(record)
       }
     } finally {
       this.#pumping = false
     }
   }
 
-  #begin(record: TaskRecord, at: Instant): void {
+  #begin(record: TaskRecord): void {
     const options = this.#options
+    const at = this.#clock.current()
     record.status = 'running'
     record.startedAt = at.wallMs
     this.#runningCount += 1
@@ -462,6 +473,8 @@ export class BackgroundManager {
     } catch (error) {
       running = Promise.reject(error)
     }
+    // The runner, and the listeners, notifier and logger called above, may have taken time.
+    this.#clock.invalidate()
     // The task may end first (cancel, deadline, stop); then #settle only releases the runner.
     Promise.resolve(running).then(
       (value) => this.#settle(record, value, undefined, true),
@@ -479,6 +492,16 @@ export class BackgroundManager {
       this.#checkIdle()
       return
     }
+    try {
+      this.#finish(record, value, failure, ok)
+    } finally {
+      // #finish ends the task, and #end releases whenIdle()/stop(); this also covers a throw half way.
+      this.#checkIdle()
+    }
+  }
+
+  /** Ends a running task with its runner's outcome. */
+  #finish(record: TaskRecord, value: unknown, failure: unknown, ok: boolean): void {
     let text: string | undefined
     if (ok) {
       try {
@@ -488,7 +511,6 @@ export class BackgroundManager {
         failure = error
       }
     }
-    // #end also releases whenIdle()/stop() waiters.
     if (text !== undefined) {
       if (text.length <= this.#options.maxResultLength) {
         record.result = text
@@ -562,6 +584,7 @@ export class BackgroundManager {
           ? Math.max(0, record.completedAt - (record.startedAt ?? record.completedAt))
           : 0,
       })
+      this.#clock.invalidate()
     }
     const extras = record.extras
     const waiters = extras?.waiters
@@ -570,10 +593,11 @@ export class BackgroundManager {
       const snapshot = toSnapshot(record)
       if (waiters !== undefined) for (const waiter of waiters) waiter(snapshot)
       this.#emitter.emit('task:end', snapshot)
+      this.#clock.invalidate()
     }
     this.#notify(record)
     this.#evict()
-    this.#pump(at)
+    this.#pump()
     this.#checkIdle()
   }
 
@@ -653,6 +677,7 @@ export class BackgroundManager {
       } catch (error) {
         sending = Promise.reject(error)
       }
+      this.#clock.invalidate()
       Promise.resolve(sending).then(
         () => settle(undefined),
         (error: unknown) =>

@@ -2,44 +2,38 @@ import type { Clock } from './ports.js'
 import { systemClock } from './system-clock.js'
 
 /**
- * One reading of the clock. Everything the manager does in one synchronous step (a task ends, its
- * slot goes to the next task, which starts) shares one reading instead of reading the clock for each
- * timestamp and deadline: at about a microsecond of bookkeeping per task, clock reads mattered.
+ * One reading of the clock. The manager reads the clock when something happens to it (a submit, a
+ * runner settling, a deadline, a cancel) and uses that reading for everything that follows in the
+ * same synchronous step until it calls out to code it does not own (a runner, a listener, the
+ * notifier, a logger): a task's end and the next task's start share one reading. At about a
+ * microsecond of bookkeeping per task, clock reads mattered (ADR 0003).
  *
- * The object is the reader's own and is overwritten by its next `read()`: use it within the step that
- * read it, never keep it.
+ * The object is the reader's own and is overwritten by its next reading: use it at once, never keep it.
  */
 export interface Instant {
   /** Wall-clock time in epoch milliseconds, for timestamps. */
   readonly wallMs: number
-  /** Monotonic milliseconds, for deadlines; `NaN` when the clock has no `monotonicNow()`. */
+  /**
+   * The clock's `monotonicNow()`, for deadlines, read on first use within the reading (a step that
+   * starts no task with a timeout never reads it); `NaN` for a clock without one.
+   */
   readonly monoMs: number
 }
 
 /**
- * How long the system reader trusts its wall-to-monotonic offset, in wall-clock milliseconds. A wall
- * clock step (NTP, a manual change) can move deadlines set within this window by less than this much;
- * a step back past the last re-read is caught at once.
- */
-export const OFFSET_TRUST_MS = 1000
-
-/**
- * Reads a `Clock` into one reused `Instant`, without allocating.
- *
- * For `systemClock` a reading is one `Date.now()` (a builtin the compiler inlines): monotonic time is
- * derived from it with an offset to `performance.now()` re-read at most every `OFFSET_TRUST_MS`, or
- * at once when the wall clock went back. Both globals are read at call time, so fake timers installed
- * later still apply. Any other clock is read as it is: `now()` and `monotonicNow()` on every reading.
+ * Reads a `Clock` into one reused `Instant`, without allocating. For `systemClock` the wall time is
+ * `Date.now()` (a builtin the compiler inlines; `new Date()` costs an object) and the monotonic time
+ * `performance.now()`, both looked up when called, so fake timers installed later still apply.
  */
 export class ClockReader implements Instant {
   wallMs = 0
-  monoMs = 0
   readonly #clock: Clock
   readonly #system: boolean
   readonly #hasMonotonic: boolean
-  /** `Date.now() - performance.now()` at the last re-read. */
-  #offsetMs = 0
-  #offsetReadAt = Number.NEGATIVE_INFINITY
+  #monoMs = 0
+  #monoRead = false
+  /** False once code the manager does not own ran after the last reading. */
+  #current = false
 
   constructor(clock: Clock) {
     this.#clock = clock
@@ -47,22 +41,29 @@ export class ClockReader implements Instant {
     this.#hasMonotonic = typeof clock.monotonicNow === 'function'
   }
 
-  /** Reads the clock now; returns this reader as the step's `Instant`. */
+  /** Reads the clock now: the start of a step. */
   read(): Instant {
-    if (!this.#system) {
-      this.wallMs = this.#clock.now().getTime()
-      this.monoMs = this.#hasMonotonic ? (this.#clock.monotonicNow as () => number)() : Number.NaN
-      return this
-    }
-    const wallMs = Date.now()
-    const sinceOffset = wallMs - this.#offsetReadAt
-    if (sinceOffset >= OFFSET_TRUST_MS || sinceOffset < 0) {
-      const monoMs = globalThis.performance.now()
-      this.#offsetMs = Date.now() - monoMs
-      this.#offsetReadAt = wallMs
-    }
-    this.wallMs = wallMs
-    this.monoMs = wallMs - this.#offsetMs
+    this.wallMs = this.#system ? Date.now() : this.#clock.now().getTime()
+    this.#monoRead = false
+    this.#current = true
     return this
+  }
+
+  /** The step's reading, read again if foreign code ran since (see `invalidate`). */
+  current(): Instant {
+    return this.#current ? this : this.read()
+  }
+
+  /** Marks the reading stale: the manager just called code that may have taken time. */
+  invalidate(): void {
+    this.#current = false
+  }
+
+  get monoMs(): number {
+    if (!this.#monoRead) {
+      this.#monoMs = this.#hasMonotonic ? (this.#clock.monotonicNow as () => number)() : Number.NaN
+      this.#monoRead = true
+    }
+    return this.#monoMs
   }
 }

@@ -143,4 +143,43 @@ describe('per-task timeout on fake timers', () => {
     await manager.stop()
     expect(vi.getTimerCount()).toBe(0)
   })
+
+  it('keeps deadlines exact when fake timers are installed after the manager first read the clock', async () => {
+    vi.useRealTimers()
+    const manager = new BackgroundManager({
+      runner: new FakeAgentRunner(),
+      notifier: new RecordingNotifier(),
+      taskTimeoutMs: 1000,
+    })
+    manager.start()
+    manager.submit({ prompt: 'under real timers' })
+    // Fake Date starts at the real time; fake performance.now() starts again near zero.
+    vi.useFakeTimers()
+    const id = manager.submit({ prompt: 'under fake timers', timeoutMs: 1000 })
+    await vi.advanceTimersByTimeAsync(999)
+    expect(manager.snapshot(id).status).toBe('running')
+    await vi.advanceTimersByTimeAsync(1)
+    expect(manager.snapshot(id)).toMatchObject({ status: 'failed', timedOut: true })
+    vi.useRealTimers()
+    await manager.stop()
+  })
+
+  it('never fires a deadline early or late when the wall clock steps back or forward', async () => {
+    const manager = new BackgroundManager({
+      runner: new FakeAgentRunner(),
+      notifier: new RecordingNotifier(),
+      taskTimeoutMs: 500,
+    })
+    manager.start()
+    await vi.advanceTimersByTimeAsync(900)
+    vi.setSystemTime(Date.now() - 800)
+    const back = manager.submit({ prompt: 'after a step back' })
+    vi.setSystemTime(Date.now() + 5000)
+    const forward = manager.submit({ prompt: 'after a step forward' })
+    await vi.advanceTimersByTimeAsync(499)
+    expect([manager.snapshot(back).status, manager.snapshot(forward).status]).toEqual(['running', 'running'])
+    await vi.advanceTimersByTimeAsync(1)
+    expect([manager.snapshot(back).status, manager.snapshot(forward).status]).toEqual(['failed', 'failed'])
+    await manager.stop()
+  })
 })
