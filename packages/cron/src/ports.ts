@@ -174,7 +174,8 @@ export interface CronStore {
   listJobs(
     options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
   ): Promise<CronJob[]>
-  countJobs(options?: StoreCallOptions): Promise<number>
+  /** How many jobs there are; with `createdBy`, only those created by that session key (CRON-3). */
+  countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number>
   /** Cheap freshness check at fire time: `enabled` and `updatedAt` of the given jobs (missing ids are absent). */
   jobVersions(
     ids: readonly string[],

@@ -140,6 +140,28 @@ describe('bad input: clear errors, nothing stored', () => {
     expect(await small.list()).toHaveLength(2)
   })
 
+  it('caps the jobs of each session key (user and channel), and only theirs', async () => {
+    const capped = harness.another({ maxJobsPerCreator: 2 })
+    const alice = 'telegram:100:7'
+    await capped.create({ ...base, name: 'a1', createdBy: alice })
+    await capped.create({ ...base, name: 'a2', createdBy: alice })
+    const error = await rejection(capped.create({ ...base, name: 'a3', createdBy: alice }))
+    expect(error.code).toBe('CRON_TOO_MANY_JOBS')
+    expect(error.message).toMatch(/already has 2 jobs in this channel/)
+    expect(error.data).toEqual({ maxJobsPerCreator: 2 })
+    // The same user in another channel, another user, and the host itself are not affected.
+    await capped.create({ ...base, name: 'a-slack', createdBy: 'slack:C1:7' })
+    await capped.create({ ...base, name: 'b1', createdBy: 'telegram:100:8' })
+    await capped.create({ ...base, name: 'host1' })
+    await capped.create({ ...base, name: 'host2' })
+    await capped.create({ ...base, name: 'host3' })
+    // Removing one of alice's jobs makes room again.
+    const [first] = (await capped.list()).filter((job) => job.name === 'a1')
+    await capped.remove(first?.id as string)
+    await capped.create({ ...base, name: 'a3', createdBy: alice })
+    expect((await capped.list()).filter((job) => job.createdBy === alice)).toHaveLength(2)
+  })
+
   it('minInterval is configurable', async () => {
     const strict = harness.another({ minIntervalMs: 300_000 })
     const error = await rejection(strict.create({ ...base, name: 'fast', schedule: '*/2 * * * *' }))

@@ -25,6 +25,12 @@ export interface CronServiceOptions extends CronSchedulerOptions {
   readonly minIntervalMs?: number
   /** Most jobs the store may hold (default 500; SECURITY.md CRON-3). */
   readonly maxJobs?: number
+  /**
+   * Most jobs one session key (`<channel>:<chat>:<user>`, the job's `createdBy`) may keep (default
+   * 50; SECURITY.md CRON-3: a cap per user and channel). Jobs without `createdBy`, made by the host
+   * itself, count only against `maxJobs`.
+   */
+  readonly maxJobsPerCreator?: number
   /** Run timeout for jobs created without one (default 10 min). */
   readonly defaultTimeoutMs?: number
   /** Largest accepted run timeout (default 24 h). */
@@ -111,6 +117,7 @@ export class CronService {
   readonly #defaultTimezone: string
   readonly #minIntervalMs: number
   readonly #maxJobs: number
+  readonly #maxJobsPerCreator: number
   readonly #defaultTimeoutMs: number
   readonly #maxTimeoutMs: number
 
@@ -122,6 +129,7 @@ export class CronService {
     this.#defaultTimezone = resolveTimeZone(options.defaultTimezone ?? hostTimeZone())
     this.#minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS
     this.#maxJobs = options.maxJobs ?? 500
+    this.#maxJobsPerCreator = options.maxJobsPerCreator ?? 50
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 600_000
     this.#maxTimeoutMs = options.maxTimeoutMs ?? 86_400_000
   }
@@ -171,6 +179,17 @@ export class CronService {
         'CRON_TOO_MANY_JOBS',
         `There are already ${this.#maxJobs} jobs, the maximum; remove jobs you no longer need first.`,
         { data: { maxJobs: this.#maxJobs } },
+      )
+    }
+    const createdBy = input.createdBy ?? undefined
+    if (
+      createdBy !== undefined &&
+      (await this.#store.countJobs({ ...options, createdBy })) >= this.#maxJobsPerCreator
+    ) {
+      throw new CronError(
+        'CRON_TOO_MANY_JOBS',
+        `This user already has ${this.#maxJobsPerCreator} jobs in this channel, the maximum; remove jobs they no longer need first.`,
+        { data: { maxJobsPerCreator: this.#maxJobsPerCreator } },
       )
     }
     const enabled = input.enabled ?? true

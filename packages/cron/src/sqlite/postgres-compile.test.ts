@@ -65,6 +65,7 @@ describe('PostgreSQL portability (compile only)', () => {
       () => store.listJobs({ enabled: true }),
       () => store.listJobs({ ids: [job.id] }),
       () => store.countJobs(),
+      () => store.countJobs({ createdBy: 'telegram:1:2' }),
       () => store.jobVersions([job.id]),
       () =>
         store.updateSchedules([

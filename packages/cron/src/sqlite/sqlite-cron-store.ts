@@ -102,11 +102,13 @@ export class SqliteCronStore implements CronStore {
     return (await query.execute()).map(jobFromRow)
   }
 
-  async countJobs(options?: StoreCallOptions): Promise<number> {
+  async countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number> {
     options?.signal?.throwIfAborted()
+    const createdBy = options?.createdBy
     const row = await this.#db
       .selectFrom('cron_jobs')
       .select((eb) => eb.fn.countAll().as('count'))
+      .$if(createdBy !== undefined, (query) => query.where('created_by', '=', createdBy as string))
       .executeTakeFirstOrThrow()
     return Number(row.count)
   }

@@ -68,9 +68,13 @@ export class MemoryCronStore implements CronStore {
       .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
   }
 
-  async countJobs(options?: StoreCallOptions): Promise<number> {
+  async countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number> {
     options?.signal?.throwIfAborted()
-    return this.#jobs.size
+    const createdBy = options?.createdBy
+    if (createdBy === undefined) return this.#jobs.size
+    let count = 0
+    for (const job of this.#jobs.values()) if (job.createdBy === createdBy) count += 1
+    return count
   }
 
   async jobVersions(

@@ -96,6 +96,17 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.countJobs()).toBe(2)
     })
 
+    it('counts the jobs one session key created', async () => {
+      await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
+      await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
+      await store.insertJob(createTestJob({ createdBy: 'telegram:1:8' }))
+      await store.insertJob(createTestJob({ createdBy: null }))
+      expect(await store.countJobs()).toBe(4)
+      expect(await store.countJobs({ createdBy: 'telegram:1:7' })).toBe(2)
+      expect(await store.countJobs({ createdBy: 'telegram:1:8' })).toBe(1)
+      expect(await store.countJobs({ createdBy: 'slack:1:7' })).toBe(0)
+    })
+
     it('reports enabled and updatedAt of existing jobs for the fire-time freshness check', async () => {
       const on = createTestJob({ updatedAt: 5 })
       const off = createTestJob({ enabled: false, updatedAt: 7 })
