@@ -209,6 +209,14 @@ export interface CronStore {
   getRun(id: string, options?: StoreCallOptions): Promise<CronRun | undefined>
   /** Runs newest first (by `scheduledFor`). */
   listRuns(options?: ListRunsOptions): Promise<CronRun[]>
+  /**
+   * Start times of runs of `ai` jobs that started at or after `since` (skipped rows excluded), newest
+   * first, at most `limit` (capped at 100,000): what the daily AI run budget counts (CRON-3).
+   */
+  aiRunStartTimes(
+    input: { readonly since: number; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<number[]>
   /** Results of the job's latest `completed` runs, newest first. */
   recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]>
   /** Records that scheduler `owner` is alive at `now`. */

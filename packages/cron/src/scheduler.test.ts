@@ -343,6 +343,62 @@ describe('overlap, concurrency and timeouts', () => {
   })
 })
 
+describe('daily AI run budget (CRON-3)', () => {
+  it('skips ai runs beyond maxAiRunsPerDay with the reason, runs shell jobs, and resumes a day later', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiRunsPerDay: 3 })
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.service.add({ name: 'sh', scheduleType: 'every', schedule: '1h', command: 'echo hi' })
+    await harness.clock.advance(5 * 60 * MINUTE)
+    await settle(harness)
+    const ai = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    expect(ai.map((run) => run.status)).toEqual(['completed', 'completed', 'completed', 'skipped', 'skipped'])
+    expect(ai[3]?.skipReason).toBe(
+      'budget: 3 AI runs already started in the last 24 hours (maxAiRunsPerDay); ' +
+        'the next can start after 2026-01-02T01:00:00.000Z',
+    )
+    expect(
+      (await harness.runs()).filter((run) => run.jobName === 'sh' && run.status === 'completed'),
+    ).toHaveLength(5)
+    // A manual trigger obeys the budget too.
+    const job = await harness.service.get('ask')
+    expect(await harness.service.trigger(job.id)).toMatchObject({ status: 'skipped' })
+    // 24 hours after the first run, the window has room again.
+    await harness.clock.advance(20 * 60 * MINUTE)
+    await settle(harness)
+    const later = (await harness.runs()).filter((run) => run.jobName === 'ask' && run.status === 'completed')
+    expect(later.map((run) => new Date(run.startedAt ?? 0).toISOString()).slice(3)).toEqual([
+      '2026-01-02T01:00:00.000Z',
+    ])
+  })
+
+  it('counts the runs already in the store when a scheduler starts (a restart does not reset it)', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiRunsPerDay: 2 })
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.clock.advance(2 * 60 * MINUTE)
+    await settle(harness)
+    await harness.service.stop()
+    const restarted = harness.another({ maxAiRunsPerDay: 2 })
+    await restarted.start()
+    await harness.clock.advance(60 * MINUTE)
+    await restarted.scheduler.whenIdle()
+    const runs = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    expect(runs.map((run) => run.status)).toEqual(['completed', 'completed', 'skipped'])
+  })
+
+  it('rejects a negative or non-numeric budget, and Infinity means none', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    expect(() => harness?.another({ maxAiRunsPerDay: -1 })).toThrow(/maxAiRunsPerDay/)
+    const open = harness.another({ maxAiRunsPerDay: Number.POSITIVE_INFINITY })
+    await open.start()
+    await open.add({ name: 'ask', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(30 * MINUTE)
+    await open.scheduler.whenIdle()
+    expect((await harness.runs()).filter((run) => run.status === 'completed')).toHaveLength(30)
+  })
+})
+
 describe('pause, remove and failures', () => {
   it('pause cancels the run in flight (status cancelled) and unregisters at once', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z')

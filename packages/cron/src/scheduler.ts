@@ -25,6 +25,7 @@ import type {
   ShellRunner,
 } from './ports.js'
 import { silentLogger, systemClock } from './ports.js'
+import { RunBudget } from './run-budget.js'
 import { compileJobSchedule } from './schedule.js'
 
 /** Options of {@link CronScheduler}. Only `store` is required. */
@@ -59,6 +60,12 @@ export interface CronSchedulerOptions {
   readonly catchupWindow?: { readonly minMs?: number; readonly maxMs?: number }
   /** History retention (defaults 30 days and 1000 rows per job). */
   readonly retention?: { readonly maxAgeMs?: number; readonly maxRunsPerJob?: number }
+  /**
+   * Most `ai` runs started in any 24 hours (default 1000; `Infinity` for none; SECURITY.md CRON-3).
+   * Beyond it an `ai` occurrence is recorded `skipped` with the reason and when the next may run.
+   * Counted from the store at start and from this scheduler's own starts after that.
+   */
+  readonly maxAiRunsPerDay?: number
 }
 
 /** What {@link CronScheduler.trigger} did. */
@@ -160,6 +167,7 @@ export class CronScheduler {
   readonly #newId: IdGenerator
   readonly #options: CronSchedulerOptions
   readonly #maxConcurrent: number
+  readonly #aiBudget: RunBudget
   readonly #maxFailures: number
   readonly #leaseMs: number
   readonly #heap = new MinHeap<HeapEntry>()
@@ -186,6 +194,15 @@ export class CronScheduler {
     this.#newId = options.idGenerator ?? randomUUID
     this.ownerId = options.ownerId ?? this.#newId()
     this.#maxConcurrent = Math.max(1, options.maxConcurrentJobs ?? 5)
+    const maxAiRunsPerDay = options.maxAiRunsPerDay ?? 1000
+    if (typeof maxAiRunsPerDay !== 'number' || !(maxAiRunsPerDay >= 0)) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'maxAiRunsPerDay must be a number of runs, 0 or more (Infinity for no budget)',
+        { data: { field: 'maxAiRunsPerDay' } },
+      )
+    }
+    this.#aiBudget = new RunBudget(maxAiRunsPerDay)
     this.#maxFailures = Math.max(1, options.maxConsecutiveFailures ?? 5)
     this.#leaseMs = Math.max(1000, options.leaseMs ?? 60_000)
     this.events = new TypedEmitter((error) =>
@@ -246,6 +263,14 @@ export class CronScheduler {
       reason: 'interrupted: the scheduler that ran it stopped before the run ended (process exit or crash)',
     })
     const jobs = await this.#store.listJobs({ enabled: true })
+    if (!this.#aiBudget.unlimited) {
+      this.#aiBudget.seed(
+        await this.#store.aiRunStartTimes({
+          since: now - this.#aiBudget.windowMs,
+          limit: this.#aiBudget.max,
+        }),
+      )
+    }
     this.#started = true
     const missed: { armed: ArmedJob; firstDue: number }[] = []
     const updates: JobScheduleUpdate[] = []
@@ -763,6 +788,17 @@ export class CronScheduler {
       }
       return { kind: 'behind' }
     }
+    if (job.kind === 'ai') {
+      const until = this.#aiBudget.blockedUntil(this.#clock.now())
+      if (until !== undefined) {
+        return {
+          kind: 'skip',
+          reason:
+            `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)` +
+            (Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : ''),
+        }
+      }
+    }
     if (this.#running >= this.#maxConcurrent) return { kind: 'wait' }
     this.#running++
     return { kind: 'start' }
@@ -836,6 +872,7 @@ export class CronScheduler {
       this.#active.set(job.id, set)
     }
     set.add(active)
+    if (job.kind === 'ai') this.#aiBudget.record(row.startedAt ?? this.#clock.now())
     const run: CronRun = {
       ...row,
       durationMs: null,

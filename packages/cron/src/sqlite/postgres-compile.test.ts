@@ -66,6 +66,7 @@ describe('PostgreSQL portability (compile only)', () => {
       () => store.listJobs({ ids: [job.id] }),
       () => store.countJobs(),
       () => store.countJobs({ createdBy: 'telegram:1:2' }),
+      () => store.aiRunStartTimes({ since: 5, limit: 10 }),
       () => store.jobVersions([job.id]),
       () =>
         store.updateSchedules([

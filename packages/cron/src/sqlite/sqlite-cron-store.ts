@@ -277,6 +277,24 @@ export class SqliteCronStore implements CronStore {
     return (await query.execute()).map(runFromRow)
   }
 
+  async aiRunStartTimes(
+    input: { readonly since: number; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<number[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_runs')
+      .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
+      .select('cron_runs.started_at')
+      .where('cron_jobs.kind', '=', 'ai')
+      .where('cron_runs.status', '!=', 'skipped')
+      .where('cron_runs.started_at', '>=', input.since)
+      .orderBy('cron_runs.started_at', 'desc')
+      .limit(clampBudgetLimit(input.limit))
+      .execute()
+    return rows.map((row) => Number(row.started_at))
+  }
+
   async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {
     options?.signal?.throwIfAborted()
     const rows = await this.#db
@@ -376,6 +394,15 @@ export class SqliteCronStore implements CronStore {
     }
     return deleted
   }
+}
+
+/** Largest `aiRunStartTimes` answer: a budget beyond it is not a budget. */
+const MAX_BUDGET_LIMIT = 100_000
+
+function clampBudgetLimit(limit: number): number {
+  return Number.isFinite(limit)
+    ? Math.min(MAX_BUDGET_LIMIT, Math.max(0, Math.floor(limit)))
+    : MAX_BUDGET_LIMIT
 }
 
 function clampLimit(limit: number | undefined): number {

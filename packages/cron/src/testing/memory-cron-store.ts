@@ -182,6 +182,23 @@ export class MemoryCronStore implements CronStore {
       .slice(0, limit)
   }
 
+  async aiRunStartTimes(
+    input: { readonly since: number; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<number[]> {
+    options?.signal?.throwIfAborted()
+    const limit = Number.isFinite(input.limit)
+      ? Math.min(100_000, Math.max(0, Math.floor(input.limit)))
+      : 100_000
+    const times: number[] = []
+    for (const run of this.#runs.values()) {
+      const kind = this.#jobs.get(run.jobId)?.kind
+      if (kind === 'ai' && run.status !== 'skipped' && run.startedAt !== null && run.startedAt >= input.since)
+        times.push(run.startedAt)
+    }
+    return times.sort((a, b) => b - a).slice(0, limit)
+  }
+
   async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {
     options?.signal?.throwIfAborted()
     return [...this.#runs.values()]

@@ -209,6 +209,24 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.recentResults(job.id, 5)).toEqual(['second', 'done'])
     })
 
+    it('lists start times of ai runs since a time, newest first, for the daily AI run budget', async () => {
+      const ai = createTestJob({ kind: 'ai', prompt: 'p', command: null })
+      const shell = createTestJob({ kind: 'shell', prompt: null, command: 'echo hi' })
+      await store.insertJob(ai)
+      await store.insertJob(shell)
+      await store.insertRuns([
+        newRun(ai, 1000),
+        newRun(ai, 2000),
+        newRun(ai, 3000, { status: 'skipped', skipReason: 'overlap', completedAt: 3000 }),
+        newRun(ai, 4000),
+        newRun(shell, 5000),
+      ])
+      expect(await store.aiRunStartTimes({ since: 1500, limit: 10 })).toEqual([4000, 2000])
+      expect(await store.aiRunStartTimes({ since: 0, limit: 2 })).toEqual([4000, 2000])
+      expect(await store.aiRunStartTimes({ since: 0, limit: 0 })).toEqual([])
+      expect(await store.aiRunStartTimes({ since: 10_000, limit: 10 })).toEqual([])
+    })
+
     it('counts consecutive failures and resets them on success', async () => {
       const job = createTestJob()
       await store.insertJob(job)
