@@ -193,7 +193,12 @@ async function lateness({ checkpointInWorker }) {
     for (let index = 0; index < JOBS; index++)
       setDue.run(first + Math.floor((index * spread) / JOBS), `job-${index}`)
   })()
-  const scheduler = new CronScheduler({ store, agentRunner: noopRunner })
+  // 10,000 ai runs in a minute measure the scheduler, not the daily AI run budget (CRON-3): lift it.
+  const scheduler = new CronScheduler({
+    store,
+    agentRunner: noopRunner,
+    maxAiRunsPerDay: Number.POSITIVE_INFINITY,
+  })
   await scheduler.start()
   const last = first + spread
   await new Promise((resolve) => setTimeout(resolve, last - Date.now() + 1500))

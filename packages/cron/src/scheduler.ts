@@ -61,7 +61,8 @@ export interface CronSchedulerOptions {
   /** History retention (defaults 30 days and 1000 rows per job). */
   readonly retention?: { readonly maxAgeMs?: number; readonly maxRunsPerJob?: number }
   /**
-   * Most `ai` runs started in any 24 hours (default 1000; `Infinity` for none; SECURITY.md CRON-3).
+   * Most `ai` runs started in any 24 hours (default 5000, room for three jobs every minute;
+   * `Infinity` for none; SECURITY.md CRON-3).
    * Beyond it an `ai` occurrence is recorded `skipped` with the reason and when the next may run.
    * Counted from the store at start and from this scheduler's own starts after that.
    */
@@ -194,7 +195,7 @@ export class CronScheduler {
     this.#newId = options.idGenerator ?? randomUUID
     this.ownerId = options.ownerId ?? this.#newId()
     this.#maxConcurrent = Math.max(1, options.maxConcurrentJobs ?? 5)
-    const maxAiRunsPerDay = options.maxAiRunsPerDay ?? 1000
+    const maxAiRunsPerDay = options.maxAiRunsPerDay ?? 5000
     if (typeof maxAiRunsPerDay !== 'number' || !(maxAiRunsPerDay >= 0)) {
       throw new CronError(
         'CRON_INVALID_INPUT',
