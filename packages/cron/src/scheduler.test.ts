@@ -399,6 +399,82 @@ describe('daily AI run budget (CRON-3)', () => {
   })
 })
 
+describe('jitter (CRON-6)', () => {
+  it('spreads jobs due at the same minute by a fixed per-job delay within maxJitterMs', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxJitterMs: 30_000 })
+    await harness.service.start()
+    for (let index = 0; index < 20; index++) {
+      await harness.service.add({
+        name: `job-${index}`,
+        scheduleType: 'cron',
+        schedule: '*/5 * * * *',
+        prompt: 'x',
+      })
+    }
+    await harness.clock.advance(10 * MINUTE + 30_000)
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs).toHaveLength(40)
+    const delays = new Map<string, number[]>()
+    for (const run of runs) {
+      expect([Date.parse('2026-01-01T00:05:00Z'), Date.parse('2026-01-01T00:10:00Z')]).toContain(
+        run.scheduledFor,
+      )
+      expect(run.status).toBe('completed')
+      const delay = (run.startedAt ?? Number.NaN) - run.scheduledFor
+      expect(delay).toBeGreaterThanOrEqual(0)
+      expect(delay).toBeLessThanOrEqual(30_000)
+      delays.set(run.jobName, [...(delays.get(run.jobName) ?? []), delay])
+    }
+    // The same job is delayed alike each time; different jobs are spread out.
+    for (const [, each] of delays) expect(new Set(each).size).toBe(1)
+    expect(new Set([...delays.values()].map((each) => each[0])).size).toBeGreaterThan(10)
+  })
+
+  it('never delays one-time jobs or manual triggers, and is off by default', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxJitterMs: 60_000 })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'once',
+      scheduleType: 'at',
+      schedule: '2026-01-01T00:03:00Z',
+      prompt: 'x',
+    })
+    const { job } = await harness.service.add({
+      name: 'manual',
+      scheduleType: 'every',
+      schedule: '1h',
+      prompt: 'x',
+    })
+    await harness.service.trigger(job.id)
+    await harness.clock.advance(3 * MINUTE)
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs.map((run) => [run.jobName, (run.startedAt ?? Number.NaN) - run.scheduledFor])).toEqual([
+      ['manual', 0],
+      ['once', 0],
+    ])
+    const plain = await createHarness('2026-01-01T00:00:00Z')
+    try {
+      await plain.service.start()
+      await plain.service.add({ name: 'five', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
+      await plain.clock.advance(5 * MINUTE)
+      await plain.service.scheduler.whenIdle()
+      expect((await plain.runs()).map((run) => (run.startedAt ?? Number.NaN) - run.scheduledFor)).toEqual([0])
+    } finally {
+      await plain.cleanup()
+    }
+  })
+
+  it('rejects a jitter beyond half the smallest catch-up window', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    expect(() => harness?.another({ maxJitterMs: 60_001 })).toThrow(/maxJitterMs must be .* from 0 to 60000/)
+    expect(() => harness?.another({ maxJitterMs: -1 })).toThrow(/maxJitterMs/)
+    expect(() => harness?.another({ maxJitterMs: 1.5 })).toThrow(/maxJitterMs/)
+    expect(() => harness?.another({ maxJitterMs: 90_000, catchupWindow: { minMs: 180_000 } })).not.toThrow()
+  })
+})
+
 describe('pause, remove and failures', () => {
   it('pause cancels the run in flight (status cancelled) and unregisters at once', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z')

@@ -67,6 +67,14 @@ export interface CronSchedulerOptions {
    * Counted from the store at start and from this scheduler's own starts after that.
    */
   readonly maxAiRunsPerDay?: number
+  /**
+   * Spreads jobs that fall due at the same moment (SECURITY.md CRON-6): each recurring job fires a
+   * fixed delay after each of its due times, from 0 to this many ms, derived from its id, so the
+   * same job is always delayed alike. `scheduledFor` stays the due time; `startedAt` shows the
+   * delay. One-time (`at`) jobs and manual triggers are never delayed. Default 0 (off); at most half
+   * the smallest catch-up window (60 s by default).
+   */
+  readonly maxJitterMs?: number
 }
 
 /** What {@link CronScheduler.trigger} did. */
@@ -100,6 +108,9 @@ export interface CronSchedulerEvents {
   'job:pause': { readonly job: CronJob; readonly reason: string }
 }
 
+/** Smallest catch-up window unless `catchupWindow.minMs` says otherwise. */
+const DEFAULT_CATCHUP_MIN_MS = 120_000
+
 /** A job in the heap; its schedule is compiled on first use (start-up arms without compiling). */
 class ArmedJob {
   job: CronJob
@@ -117,7 +128,10 @@ class ArmedJob {
 }
 
 interface HeapEntry {
+  /** When to fire: the occurrence plus the job's jitter. Orders the heap and sets the timer. */
   readonly dueAt: number
+  /** The occurrence itself (the ledger's `scheduledFor`). */
+  readonly occurrence: number
   readonly armed: ArmedJob
 }
 
@@ -169,6 +183,7 @@ export class CronScheduler {
   readonly #options: CronSchedulerOptions
   readonly #maxConcurrent: number
   readonly #aiBudget: RunBudget
+  readonly #maxJitterMs: number
   readonly #maxFailures: number
   readonly #leaseMs: number
   readonly #heap = new MinHeap<HeapEntry>()
@@ -204,6 +219,16 @@ export class CronScheduler {
       )
     }
     this.#aiBudget = new RunBudget(maxAiRunsPerDay)
+    const maxJitterMs = options.maxJitterMs ?? 0
+    const jitterLimit = Math.floor((options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS) / 2)
+    if (!Number.isSafeInteger(maxJitterMs) || maxJitterMs < 0 || maxJitterMs > jitterLimit) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        `maxJitterMs must be a whole number of milliseconds from 0 to ${jitterLimit} (half the smallest catch-up window)`,
+        { data: { field: 'maxJitterMs', max: jitterLimit } },
+      )
+    }
+    this.#maxJitterMs = maxJitterMs
     this.#maxFailures = Math.max(1, options.maxConsecutiveFailures ?? 5)
     this.#leaseMs = Math.max(1000, options.leaseMs ?? 60_000)
     this.events = new TypedEmitter((error) =>
@@ -465,7 +490,7 @@ export class CronScheduler {
       if (top === undefined || top.dueAt > now) break
       this.#heap.pop()
       top.armed.dueAt = undefined
-      due.push({ armed: top.armed, firstDue: top.dueAt })
+      due.push({ armed: top.armed, firstDue: top.occurrence })
     }
     if (due.length > 0) this.#track(this.#handleDue(due, now, 'runtime'))
     this.#arm()
@@ -759,7 +784,7 @@ export class CronScheduler {
   }
 
   #windowFor(compiled: CompiledSchedule, occurrence: number, following?: number): number {
-    const minMs = this.#options.catchupWindow?.minMs ?? 120_000
+    const minMs = this.#options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS
     const maxMs = this.#options.catchupWindow?.maxMs ?? 7_200_000
     const period =
       compiled.type === 'at'
@@ -1041,9 +1066,23 @@ export class CronScheduler {
     }
   }
 
-  #push(armed: ArmedJob, dueAt: number | undefined): void {
+  /** Arms `armed` for its occurrence at `occurrence`, firing after the job's jitter. */
+  #push(armed: ArmedJob, occurrence: number | undefined): void {
+    const dueAt = occurrence === undefined ? undefined : occurrence + this.#jitterFor(armed.job)
     armed.dueAt = dueAt
-    if (dueAt !== undefined) this.#heap.push({ dueAt, armed })
+    if (dueAt !== undefined && occurrence !== undefined) this.#heap.push({ dueAt, occurrence, armed })
+  }
+
+  /** The job's fixed delay after each occurrence (CRON-6): 0 to `maxJitterMs`, from a hash of its id. */
+  #jitterFor(job: CronJob): number {
+    if (this.#maxJitterMs === 0 || job.scheduleType === 'at') return 0
+    // FNV-1a: stable across processes, so every scheduler delays a job alike.
+    let hash = 0x811c9dc5
+    for (let index = 0; index < job.id.length; index++) {
+      hash ^= job.id.charCodeAt(index)
+      hash = Math.imul(hash, 0x01000193)
+    }
+    return (hash >>> 0) % (this.#maxJitterMs + 1)
   }
 
   #peekValid(): HeapEntry | undefined {
