@@ -466,6 +466,25 @@ describe('jitter (CRON-6)', () => {
     }
   })
 
+  it('keeps a delay below half the gap to the next due time, so no occurrence is skipped as missed', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxJitterMs: 60_000 })
+    await harness.service.start()
+    for (let index = 0; index < 10; index++) {
+      await harness.service.add({
+        name: `minute-${index}`,
+        scheduleType: 'every',
+        schedule: '1m',
+        prompt: 'x',
+      })
+    }
+    await harness.clock.advance(10 * MINUTE)
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs.filter((run) => run.status === 'skipped')).toEqual([])
+    for (const run of runs) expect((run.startedAt ?? Number.NaN) - run.scheduledFor).toBeLessThan(30_000)
+    expect(new Set(runs.map((run) => (run.startedAt ?? 0) - run.scheduledFor)).size).toBeGreaterThan(3)
+  })
+
   it('rejects a jitter beyond half the smallest catch-up window', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z')
     expect(() => harness?.another({ maxJitterMs: 60_001 })).toThrow(/maxJitterMs must be .* from 0 to 60000/)

@@ -71,8 +71,9 @@ export interface CronSchedulerOptions {
    * Spreads jobs that fall due at the same moment (SECURITY.md CRON-6): each recurring job fires a
    * fixed delay after each of its due times, from 0 to this many ms, derived from its id, so the
    * same job is always delayed alike. `scheduledFor` stays the due time; `startedAt` shows the
-   * delay. One-time (`at`) jobs and manual triggers are never delayed. Default 0 (off); at most half
-   * the smallest catch-up window (60 s by default).
+   * delay, which also stays below half the gap to the job's next due time. One-time (`at`) jobs and
+   * manual triggers are never delayed. Default 0 (off); at most half the smallest catch-up window
+   * (60 s by default). With jitter on, schedules are compiled when armed rather than when they fire.
    */
   readonly maxJitterMs?: number
 }
@@ -1068,21 +1069,34 @@ export class CronScheduler {
 
   /** Arms `armed` for its occurrence at `occurrence`, firing after the job's jitter. */
   #push(armed: ArmedJob, occurrence: number | undefined): void {
-    const dueAt = occurrence === undefined ? undefined : occurrence + this.#jitterFor(armed.job)
+    const dueAt = occurrence === undefined ? undefined : occurrence + this.#jitterFor(armed, occurrence)
     armed.dueAt = dueAt
     if (dueAt !== undefined && occurrence !== undefined) this.#heap.push({ dueAt, occurrence, armed })
   }
 
-  /** The job's fixed delay after each occurrence (CRON-6): 0 to `maxJitterMs`, from a hash of its id. */
-  #jitterFor(job: CronJob): number {
+  /**
+   * The job's delay after `occurrence` (CRON-6): a hash of its id, 0 to `maxJitterMs`, and below half
+   * the gap to the job's next occurrence, so a delayed fire never reaches the next one (which would
+   * make `#plan` skip this occurrence as missed). Compiles the schedule; only when jitter is on.
+   */
+  #jitterFor(armed: ArmedJob, occurrence: number): number {
+    const job = armed.job
     if (this.#maxJitterMs === 0 || job.scheduleType === 'at') return 0
+    let cap = this.#maxJitterMs
+    try {
+      const following = armed.compiled.next(occurrence, occurrence)
+      if (following !== undefined) cap = Math.min(cap, Math.floor((following - occurrence - 1) / 2))
+    } catch {
+      return 0 // a schedule that no longer compiles is reported when it fires
+    }
+    if (cap <= 0) return 0
     // FNV-1a: stable across processes, so every scheduler delays a job alike.
     let hash = 0x811c9dc5
     for (let index = 0; index < job.id.length; index++) {
       hash ^= job.id.charCodeAt(index)
       hash = Math.imul(hash, 0x01000193)
     }
-    return (hash >>> 0) % (this.#maxJitterMs + 1)
+    return (hash >>> 0) % (cap + 1)
   }
 
   #peekValid(): HeapEntry | undefined {
