@@ -518,6 +518,60 @@ describe('runner signal', () => {
   })
 })
 
+describe('runner options', () => {
+  /** An adapter written the natural way: it spreads the options to add its own before calling on. */
+  function spreadingRunner(inner: FakeAgentRunner) {
+    return {
+      run: (request: AgentRunRequest, options: { readonly signal: AbortSignal }) =>
+        inner.run(request, { ...options, model: 'small' } as { readonly signal: AbortSignal }),
+    }
+  }
+
+  it('keeps the signal when an adapter spreads the options: cancel aborts the spread signal', async () => {
+    const inner = new FakeAgentRunner()
+    const { manager } = createHarness({ runner: spreadingRunner(inner) })
+    manager.start()
+    const id = manager.submit({ prompt: 'spread me' })
+    const call = await inner.nextCall()
+    expect(manager.snapshot(id).status).toBe('running')
+    expect(call.signal).toBeInstanceOf(AbortSignal)
+    manager.cancel(id)
+    expect(call.signal.aborted).toBe(true)
+    expect(BackgroundError.is(call.signal.reason) && call.signal.reason.code).toBe('BACKGROUND_TASK_CANCELLED')
+    expect(call.settled).toBe(true)
+  })
+
+  it('keeps the signal when an adapter spreads the options: the deadline aborts the spread signal', async () => {
+    const inner = new FakeAgentRunner()
+    const { manager, clock } = createHarness({ runner: spreadingRunner(inner), taskTimeoutMs: 1000 })
+    manager.start()
+    const id = manager.submit({ prompt: 'spread me' })
+    const call = await inner.nextCall()
+    clock.advance(1000)
+    expect(manager.snapshot(id)).toMatchObject({ status: 'failed', timedOut: true })
+    expect(call.signal.aborted).toBe(true)
+    expect(BackgroundError.is(call.signal.reason) && call.signal.reason.code).toBe('BACKGROUND_TASK_TIMEOUT')
+    expect(call.settled).toBe(true)
+  })
+
+  it('passes a plain object whose signal is an own enumerable property', async () => {
+    let seen: { readonly signal: AbortSignal } | undefined
+    const { manager } = createHarness({
+      runner: {
+        run: (_request: AgentRunRequest, options: { readonly signal: AbortSignal }) => {
+          seen = options
+          return new Promise<AgentRunResult>(() => {})
+        },
+      },
+    })
+    manager.start()
+    manager.submit({ prompt: 'inspect my options' })
+    expect(Object.getPrototypeOf(seen)).toBe(Object.prototype)
+    expect(Object.keys(seen as object)).toEqual(['signal'])
+    expect(Object.assign({}, seen).signal).toBe(seen?.signal)
+  })
+})
+
 describe('queue housekeeping', () => {
   it('drops many cancelled pending tasks from the queue and keeps FIFO order for the rest', async () => {
     const { manager, runner } = createHarness({ maxConcurrentTasks: 1, maxQueuedTasks: 1000 })

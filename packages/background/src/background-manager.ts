@@ -19,7 +19,7 @@ import {
 } from './task.js'
 import { TaskIds } from './task-id.js'
 import { MapIndex, SequenceIndex, type TaskIndex } from './task-index.js'
-import { abortRunner, RunOptions, TaskRecord } from './task-record.js'
+import { abortRunner, runOptions, TaskRecord } from './task-record.js'
 import { capText, formatDuration } from './text.js'
 
 /** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
@@ -468,7 +468,7 @@ export class BackgroundManager {
           prompt: applyAutomationPrefix(options.automationPrefix, record.prompt),
           sessionKey: `bg:${record.id}`,
         },
-        new RunOptions(record),
+        runOptions(record),
       )
     } catch (error) {
       running = Promise.reject(error)
