@@ -537,7 +537,9 @@ describe('runner options', () => {
     expect(call.signal).toBeInstanceOf(AbortSignal)
     manager.cancel(id)
     expect(call.signal.aborted).toBe(true)
-    expect(BackgroundError.is(call.signal.reason) && call.signal.reason.code).toBe('BACKGROUND_TASK_CANCELLED')
+    expect(BackgroundError.is(call.signal.reason) && call.signal.reason.code).toBe(
+      'BACKGROUND_TASK_CANCELLED',
+    )
     expect(call.settled).toBe(true)
   })
 
