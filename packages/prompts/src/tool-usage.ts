@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs'
+import { TOOL_USAGE_TEXT } from './tool-usage-text.js'
 
 /**
- * The text of `TOOL_USAGE.md`, the system-prompt guide to every tool. The same file ships in the
- * package (`@lango/prompts/TOOL_USAGE.md`) for hosts that read prompts from disk.
+ * The text of `TOOL_USAGE.md`, the system-prompt guide to every tool, embedded in the module (no
+ * file is read at import, so bundled hosts work). The same file ships in the package
+ * (`@lango/prompts/TOOL_USAGE.md`) for hosts that read prompts from disk.
  */
-export const TOOL_USAGE: string = readFileSync(new URL('../TOOL_USAGE.md', import.meta.url), 'utf8')
+export const TOOL_USAGE: string = TOOL_USAGE_TEXT
