@@ -26,6 +26,8 @@ export type CronErrorCode =
   | 'CRON_RUN_CANCELLED'
   /** The agent or shell runner reported a failure; recorded on the run as status `failed`. */
   | 'CRON_RUN_FAILED'
+  /** A channel did not accept a delivery within `deliveryTimeoutMs`; recorded as the run's `deliveryError`. */
+  | 'CRON_DELIVERY_TIMEOUT'
   /** A stored row failed validation on read (corrupt JSON column, unknown enum value). */
   | 'CRON_STORE_CORRUPT'
 

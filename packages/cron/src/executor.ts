@@ -1,7 +1,7 @@
 import { formatDuration } from './duration.js'
 import { CronError, toError } from './errors.js'
 import type { CronJob, CronRunStatus, DeliveryStatus } from './model.js'
-import type { AgentRunner, ChannelSender, ShellRunner } from './ports.js'
+import type { AgentRunner, ChannelSender, Clock, ShellRunner } from './ports.js'
 
 /** Default text put before every automated `ai` prompt. */
 export const DEFAULT_AUTOMATION_PREFIX =
@@ -133,22 +133,39 @@ export async function executeJob(
 
 /**
  * Sends `text` to every target, each with its own failure; returns `none` without targets,
- * `delivered` when all succeeded, else `failed` with the errors joined.
+ * `delivered` when all succeeded, else `failed` with the errors joined. Each send gets a signal
+ * that `options.signal` aborts and that times out after `options.timeoutMs`; a send that does not
+ * settle by then is abandoned (a hung channel cannot hold the run).
  */
 export async function deliver(
   sender: ChannelSender | undefined,
   targets: readonly string[],
   text: string,
-  signal: AbortSignal | undefined,
+  options: { readonly signal: AbortSignal; readonly clock: Clock; readonly timeoutMs: number },
 ): Promise<{ readonly status: DeliveryStatus; readonly error: string | null }> {
   if (targets.length === 0) return { status: 'none', error: null }
   if (sender === undefined) return { status: 'failed', error: 'no channel sender configured' }
   const errors: string[] = []
   for (const target of targets) {
+    const timeout = new AbortController()
+    const timer = options.clock.setTimeout(() => {
+      timeout.abort(
+        new CronError(
+          'CRON_DELIVERY_TIMEOUT',
+          `delivery timed out after ${formatDuration(options.timeoutMs)}`,
+          {
+            data: { timeoutMs: options.timeoutMs },
+          },
+        ),
+      )
+    }, options.timeoutMs)
+    const signal = AbortSignal.any([options.signal, timeout.signal])
     try {
-      await sender.send(target, text, signal === undefined ? undefined : { signal })
+      await raceAbort(Promise.resolve(sender.send(target, text, { signal })), signal)
     } catch (error) {
       errors.push(`${target}: ${truncate(toError(error).message, 300)}`)
+    } finally {
+      options.clock.clearTimeout(timer)
     }
   }
   return errors.length === 0

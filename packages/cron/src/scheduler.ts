@@ -11,7 +11,7 @@ import {
   truncate,
 } from './executor.js'
 import { MinHeap } from './heap.js'
-import type { CronJob, CronRun, CronRunStatus, RunTrigger } from './model.js'
+import type { CronJob, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
 import type { CompiledSchedule } from './next-fire-time.js'
 import type {
   AgentRunner,
@@ -76,6 +76,12 @@ export interface CronSchedulerOptions {
    * (60 s by default). With jitter on, schedules are compiled when armed rather than when they fire.
    */
   readonly maxJitterMs?: number
+  /**
+   * Bound on each delivery send (default 30 s): a channel that has not answered by then is
+   * aborted and the delivery recorded `failed` with the reason. Pause, remove and stop abort
+   * deliveries in flight too.
+   */
+  readonly deliveryTimeoutMs?: number
 }
 
 /** What {@link CronScheduler.trigger} did. */
@@ -143,7 +149,10 @@ interface Occurrence {
 
 interface ActiveRun {
   readonly runId: string
+  /** Aborted on timeout (the run only), pause, remove and stop; deliveries listen to it too. */
   readonly controller: AbortController
+  /** What the run is doing, so an abort says what it interrupted. */
+  phase: 'run' | 'deliver'
   done: Promise<unknown>
 }
 
@@ -185,6 +194,7 @@ export class CronScheduler {
   readonly #maxConcurrent: number
   readonly #aiBudget: RunBudget
   readonly #maxJitterMs: number
+  readonly #deliveryTimeoutMs: number
   readonly #maxFailures: number
   readonly #leaseMs: number
   readonly #heap = new MinHeap<HeapEntry>()
@@ -230,6 +240,15 @@ export class CronScheduler {
       )
     }
     this.#maxJitterMs = maxJitterMs
+    const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 30_000
+    if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'deliveryTimeoutMs must be a whole number of milliseconds, 1 or more',
+        { data: { field: 'deliveryTimeoutMs' } },
+      )
+    }
+    this.#deliveryTimeoutMs = deliveryTimeoutMs
     this.#maxFailures = Math.max(1, options.maxConsecutiveFailures ?? 5)
     this.#leaseMs = Math.max(1000, options.leaseMs ?? 60_000)
     this.events = new TypedEmitter((error) =>
@@ -344,8 +363,16 @@ export class CronScheduler {
     this.#clearTimer()
     if (this.#maintenanceTimer !== undefined) this.#clock.clearTimeout(this.#maintenanceTimer)
     this.#maintenanceTimer = undefined
-    const reason = cancellation('interrupted', 'interrupted: the scheduler stopped before the run ended')
-    for (const runs of this.#active.values()) for (const run of runs) run.controller.abort(reason)
+    for (const runs of this.#active.values()) {
+      for (const run of runs) {
+        run.controller.abort(
+          cancellation(
+            'interrupted',
+            `interrupted: the scheduler stopped before the ${run.phase === 'run' ? 'run' : 'delivery'} ended`,
+          ),
+        )
+      }
+    }
     const waiting = this.#waiting.splice(0)
     for (const [jobId, occurrence] of this.#queuedBehind) {
       const armed = this.#jobs.get(jobId)
@@ -407,9 +434,15 @@ export class CronScheduler {
     const armed = this.#jobs.get(jobId)
     this.#jobs.delete(jobId)
     this.#pendingWrites.delete(jobId)
-    const abort = cancellation('cancelled', `cancelled: the job was ${reason} while the run was in progress`)
     const active = [...(this.#active.get(jobId) ?? [])]
-    for (const run of active) run.controller.abort(abort)
+    for (const run of active) {
+      run.controller.abort(
+        cancellation(
+          'cancelled',
+          `cancelled: the job was ${reason} while the ${run.phase === 'run' ? 'run' : 'delivery'} was in progress`,
+        ),
+      )
+    }
     const dropped = this.#dropPending(jobId, armed?.job)
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {
@@ -452,7 +485,7 @@ export class CronScheduler {
     const now = this.#clock.now()
     const admission = this.#admit(job)
     if (admission.kind === 'skip') {
-      const recorded = await this.#claimManual(job, now, 'skipped', admission.reason)
+      const recorded = await this.#claimManual(job, now, 'skipped', admission.reason, 1)
       return {
         status: 'skipped',
         reason: admission.reason,
@@ -468,7 +501,14 @@ export class CronScheduler {
       this.#queuedBehind.set(job.id, occurrence)
       return { status: 'queued', reason: 'queued behind the running occurrence (overlap queue_one)' }
     }
-    const claimed = await this.#claimManual(job, now, 'running', null)
+    let claimed: { id: string; row: NewCronRun } | undefined
+    try {
+      claimed = await this.#claimManual(job, now, 'running', null, 1)
+    } catch (error) {
+      // The slot was taken by #admit: a failing store must not keep it (the caller may retry).
+      this.#releaseSlot()
+      throw error
+    }
     if (claimed === undefined) {
       this.#releaseSlot()
       throw new CronError('CRON_RUN_FAILED', 'Could not record the manual run; try again.')
@@ -617,33 +657,33 @@ export class CronScheduler {
     this.#arm()
 
     let claimed: ReadonlySet<string> = new Set()
-    let pending = rows
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      try {
-        claimed = await this.#store.insertRuns(pending)
-        break
-      } catch (error) {
-        // A busy or failing database: report it and retry a few times; the occurrences are not
-        // dropped silently (every failure is logged and emitted as run:error).
-        this.#reportError(error)
-        if (attempt >= 3 || !this.#started) {
-          for (const _start of starts) this.#releaseSlot()
+    // Every start holds a slot taken by #admit: each is handed to a run or released, whatever throws.
+    let unstarted = starts.length
+    try {
+      if (rows.length > 0) {
+        let inserted: readonly NewCronRun[]
+        try {
+          ;({ claimed, rows: inserted } = await this.#insertRuns(rows, 3))
+        } catch (error) {
+          // Retried and still failing: reported, not dropped silently.
+          this.#reportError(error)
           return
         }
-        await this.#sleep(250 * attempt)
-        const retryAt = this.#clock.now()
-        pending = pending.map((row) => (row.status === 'running' ? { ...row, startedAt: retryAt } : row))
-        for (const start of starts) start.row = pending.find((row) => row.id === start.row.id) ?? start.row
+        const byId = new Map(inserted.map((row) => [row.id, row]))
+        for (const start of starts) start.row = byId.get(start.row.id) ?? start.row
       }
-    }
-    for (const { job, row } of starts) {
-      if (claimed.has(row.id)) {
-        this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'started'))
-        this.#startRun(job, row)
-      } else {
-        this.#releaseSlot()
-        this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'claimed-elsewhere'))
+      for (const { job, row } of starts) {
+        unstarted--
+        if (claimed.has(row.id)) {
+          this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'started'))
+          this.#startRun(job, row)
+        } else {
+          this.#releaseSlot()
+          this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'claimed-elsewhere'))
+        }
       }
+    } finally {
+      for (; unstarted > 0; unstarted--) this.#releaseSlot()
     }
     for (const fire of fires) {
       if (fire.outcome === 'skipped' && fire.runId !== undefined && !claimed.has(fire.runId)) continue
@@ -682,6 +722,29 @@ export class CronScheduler {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.#clock.setTimeout(resolve, ms))
+  }
+
+  /**
+   * Inserts ledger rows (the claim). A busy or failing database is reported and retried up to
+   * `attempts` times in all, 250 ms apart and more; retried `running` rows take the retry's start
+   * time. Throws the last error. Returns the claimed ids and the rows as inserted.
+   */
+  async #insertRuns(
+    rows: readonly NewCronRun[],
+    attempts: number,
+  ): Promise<{ claimed: ReadonlySet<string>; rows: readonly NewCronRun[] }> {
+    let pending = rows
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { claimed: await this.#store.insertRuns(pending), rows: pending }
+      } catch (error) {
+        if (attempt >= attempts || !this.#started) throw error
+        this.#reportError(error)
+        await this.#sleep(250 * attempt)
+        const retryAt = this.#clock.now()
+        pending = pending.map((row) => (row.status === 'running' ? { ...row, startedAt: retryAt } : row))
+      }
+    }
   }
 
   /**
@@ -846,38 +909,58 @@ export class CronScheduler {
     }
   }
 
+  /** Claims and starts an occurrence that holds a slot; the slot is released unless a run starts. */
   async #startWaiting({ job, occurrence }: WaitingStart): Promise<void> {
-    const now = this.#clock.now()
-    if (occurrence.trigger === 'manual') {
-      const claimed = await this.#claimManual(job, now, 'running', null)
-      if (claimed === undefined) this.#releaseSlot()
-      else this.#startRun(job, claimed.row)
-      return
-    }
-    const row = this.#row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null)
-    const claimed = await this.#store.insertRuns([row])
-    if (claimed.has(row.id)) {
-      this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'started'))
-      this.#startRun(job, row)
-    } else {
-      this.#releaseSlot()
-      this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'claimed-elsewhere'))
+    let started = false
+    try {
+      const now = this.#clock.now()
+      if (occurrence.trigger === 'manual') {
+        const claimed = await this.#claimManual(job, now, 'running', null, 3)
+        if (claimed !== undefined) {
+          this.#startRun(job, claimed.row)
+          started = true
+        }
+        return
+      }
+      const { claimed, rows } = await this.#insertRuns(
+        [this.#row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null)],
+        3,
+      )
+      const row = rows[0] as NewCronRun
+      if (claimed.has(row.id)) {
+        this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'started'))
+        this.#startRun(job, row)
+        started = true
+      } else {
+        this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'claimed-elsewhere'))
+      }
+    } catch (error) {
+      this.#reportError(error, job.id)
+    } finally {
+      if (!started) this.#releaseSlot()
     }
   }
 
-  /** Inserts a manual row at `now`, moving back 1 ms per collision; never on the job's pending next fire. */
+  /**
+   * Inserts a manual row at `now`, moving back 1 ms per collision; never on the job's pending next
+   * fire. Each insert is tried up to `attempts` times (see #insertRuns).
+   */
   async #claimManual(
     job: CronJob,
     now: number,
     status: 'running' | 'skipped',
     reason: string | null,
+    attempts: number,
   ): Promise<{ id: string; row: NewCronRun } | undefined> {
     let scheduledFor = now
     for (let attempt = 0; attempt < 1000; attempt++, scheduledFor--) {
       // The pending scheduled occurrence must stay claimable by the schedule itself.
       if (scheduledFor === (this.#jobs.get(job.id)?.job.nextRunAt ?? job.nextRunAt)) continue
-      const row = this.#row(job, scheduledFor, 'manual', status, now, reason)
-      const claimed = await this.#store.insertRuns([row])
+      const { claimed, rows } = await this.#insertRuns(
+        [this.#row(job, scheduledFor, 'manual', status, now, reason)],
+        attempts,
+      )
+      const row = rows[0] as NewCronRun
       if (claimed.has(row.id)) return { id: row.id, row }
     }
     return undefined
@@ -892,7 +975,7 @@ export class CronScheduler {
       controller.abort(
         cancellation('interrupted', 'interrupted: the scheduler stopped before the run started'),
       )
-    const active: ActiveRun = { runId: row.id, controller, done: Promise.resolve() }
+    const active: ActiveRun = { runId: row.id, controller, phase: 'run', done: Promise.resolve() }
     let set = this.#active.get(job.id)
     if (set === undefined) {
       set = new Set()
@@ -909,7 +992,7 @@ export class CronScheduler {
       deliveryError: null,
     }
     this.events.emit('run:start', { job, run })
-    const task = this.#execute(job, run, controller).finally(() => {
+    const task = this.#execute(job, run, active).finally(() => {
       set.delete(active)
       if (set.size === 0) this.#active.delete(job.id)
       this.#releaseSlot()
@@ -928,7 +1011,8 @@ export class CronScheduler {
     this.#track(task)
   }
 
-  async #execute(job: CronJob, run: CronRun, controller: AbortController): Promise<void> {
+  async #execute(job: CronJob, run: CronRun, active: ActiveRun): Promise<void> {
+    const { controller } = active
     const startedAt = run.startedAt ?? this.#clock.now()
     const timeout = this.#clock.setTimeout(() => {
       controller.abort(
@@ -997,20 +1081,16 @@ export class CronScheduler {
         if (armed !== undefined && failures !== undefined) {
           armed.job = { ...armed.job, lastStatus: status, consecutiveFailures: failures }
         }
+        active.phase = 'deliver'
         if (outcome !== undefined) {
-          const delivery = await deliver(
-            this.#options.channelSender,
-            job.deliverTo,
-            deliveryText(job, outcome),
-            undefined,
-          )
+          const delivery = await this.#deliver(job.deliverTo, deliveryText(job, outcome), controller.signal)
           if (delivery.status !== 'none') {
             await this.#store.setDelivery(run.id, delivery.status, delivery.error)
             final = { ...final, deliveryStatus: delivery.status, deliveryError: delivery.error }
           }
         }
         if (failed && failures !== undefined && failures >= this.#maxFailures)
-          await this.#autoPause(job, failures, error)
+          await this.#autoPause(job, failures, error, controller.signal)
       }
     } catch (storeError) {
       this.#reportError(storeError, job.id, run.id)
@@ -1025,7 +1105,12 @@ export class CronScheduler {
     }
   }
 
-  async #autoPause(job: CronJob, failures: number, lastError: string | null): Promise<void> {
+  async #autoPause(
+    job: CronJob,
+    failures: number,
+    lastError: string | null,
+    signal: AbortSignal,
+  ): Promise<void> {
     const reason = `paused after ${failures} consecutive failures; last error: ${truncate(lastError ?? 'unknown', 500)}`
     const paused = await this.#store.updateJob(job.id, {
       enabled: false,
@@ -1045,13 +1130,25 @@ export class CronScheduler {
       )
     }
     this.#logger({ level: 'warn', message: 'cron job auto-paused', fields: { jobId: job.id, failures } })
-    await deliver(
-      this.#options.channelSender,
+    await this.#deliver(
       job.deliverTo,
       `[Cron] ${job.name}\nThis job was paused after ${failures} consecutive failures. Last error: ${truncate(lastError ?? 'unknown', 500)}\nFix the job, then resume it (cron_resume).`,
-      undefined,
+      signal,
     )
     this.events.emit('job:pause', { job: paused ?? { ...job, enabled: false, pauseReason: reason }, reason })
+  }
+
+  /** Sends to every target, each send bounded by `deliveryTimeoutMs` and aborted with `signal`. */
+  #deliver(
+    targets: readonly string[],
+    text: string,
+    signal: AbortSignal,
+  ): Promise<{ readonly status: DeliveryStatus; readonly error: string | null }> {
+    return deliver(this.#options.channelSender, targets, text, {
+      signal,
+      clock: this.#clock,
+      timeoutMs: this.#deliveryTimeoutMs,
+    })
   }
 
   // ---------------------------------------------------------------- helpers

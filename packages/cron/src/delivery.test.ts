@@ -1,0 +1,125 @@
+/**
+ * Deliveries are bounded (issue 10 §3): each send gets a signal that a timeout, `stop()` and
+ * removing the job abort, so a hung channel never holds a run slot or blocks `stop()`.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHarness, type Harness } from './__fixtures__/harness.js'
+import type { ChannelSender } from './ports.js'
+
+const MINUTE = 60_000
+let harness: Harness | undefined
+
+afterEach(async () => {
+  await harness?.cleanup()
+  harness = undefined
+})
+
+/** A channel that never answers and ignores its signal: the worst a chat platform can do. */
+function hungChannel(): ChannelSender & { readonly signals: (AbortSignal | undefined)[] } {
+  const signals: (AbortSignal | undefined)[] = []
+  return {
+    signals,
+    send(_target, _text, options) {
+      signals.push(options?.signal)
+      return new Promise<void>(() => {})
+    },
+  }
+}
+
+/** Resolves with `label` when `promise` settles, or with 'still waiting' after two real seconds. */
+function within<T>(promise: Promise<T>, label: string): Promise<string> {
+  return Promise.race([
+    promise.then(() => label),
+    new Promise<string>((resolve) => setTimeout(resolve, 2000, 'still waiting')),
+  ])
+}
+
+describe('delivery timeout and cancellation', () => {
+  it('a delivery that hangs times out after deliveryTimeoutMs (default 30 s): recorded failed, slot freed', async () => {
+    const channel = hungChannel()
+    harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'news',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      deliverTo: ['telegram:1'],
+    })
+    const ended = harness.service.scheduler.events.next('run:end')
+    await harness.clock.advance(60 * MINUTE)
+    expect(harness.service.scheduler.runningCount).toBe(1)
+    expect(channel.signals).toHaveLength(1)
+    expect(channel.signals[0]?.aborted).toBe(false)
+    await harness.clock.advance(30_000)
+    const { run } = await ended
+    expect(run).toMatchObject({ status: 'completed', deliveryStatus: 'failed' })
+    expect(run.deliveryError).toBe('telegram:1: delivery timed out after 30s')
+    expect(channel.signals[0]?.aborted).toBe(true)
+    expect(harness.service.scheduler.runningCount).toBe(0)
+    const [stored] = await harness.runs()
+    expect(stored).toMatchObject({
+      deliveryStatus: 'failed',
+      deliveryError: 'telegram:1: delivery timed out after 30s',
+    })
+  })
+
+  it('deliveryTimeoutMs sets the bound', async () => {
+    const channel = hungChannel()
+    harness = await createHarness('2026-01-01T00:00:00Z', {
+      channelSender: channel,
+      deliveryTimeoutMs: 5000,
+    })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'news',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      deliverTo: ['telegram:1', 'slack:C1'],
+    })
+    const ended = harness.service.scheduler.events.next('run:end')
+    await harness.clock.advance(60 * MINUTE + 10_000)
+    const { run } = await ended
+    expect(run.deliveryError).toBe(
+      'telegram:1: delivery timed out after 5s; slack:C1: delivery timed out after 5s',
+    )
+  })
+
+  it('stop() returns promptly while a delivery hangs, and records the delivery failed', async () => {
+    const channel = hungChannel()
+    harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'news',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      deliverTo: ['telegram:1'],
+    })
+    await harness.clock.advance(60 * MINUTE)
+    expect(channel.signals).toHaveLength(1)
+    expect(await within(harness.service.stop(), 'stopped')).toBe('stopped')
+    expect(channel.signals[0]?.aborted).toBe(true)
+    const [run] = await harness.runs()
+    expect(run).toMatchObject({ status: 'completed', deliveryStatus: 'failed' })
+    expect(run?.deliveryError).toMatch(/^telegram:1: interrupted: the scheduler stopped/)
+  })
+
+  it('removing the job aborts its hung delivery at once', async () => {
+    const channel = hungChannel()
+    harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'news',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      deliverTo: ['telegram:1'],
+    })
+    await harness.clock.advance(60 * MINUTE)
+    expect(await within(harness.service.remove('news'), 'removed')).toBe('removed')
+    expect(channel.signals[0]?.aborted).toBe(true)
+    expect(harness.service.scheduler.runningCount).toBe(0)
+  })
+})

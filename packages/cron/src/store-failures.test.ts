@@ -1,0 +1,135 @@
+/**
+ * A store that throws while a run slot is held (issue 10 §3): the slot is released on every
+ * failure path, so a transient `database is locked` never blocks the job (or the cap) for good.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from './__fixtures__/database.js'
+import type { NewCronRun, StoreCallOptions } from './ports.js'
+import { CronService } from './service.js'
+import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
+import { FakeClock } from './testing/fake-clock.js'
+import { createDeferred, RecordingAgentRunner } from './testing/recording-runners.js'
+
+const MINUTE = 60_000
+const T0 = Date.parse('2026-01-01T00:00:00Z')
+
+/** The real SQLite store, whose next `failures` ledger inserts fail as a busy database does. */
+class LockedSqliteCronStore extends SqliteCronStore {
+  failures = 0
+
+  override async insertRuns(
+    runs: readonly NewCronRun[],
+    options?: StoreCallOptions,
+  ): Promise<ReadonlySet<string>> {
+    if (this.failures > 0) {
+      this.failures--
+      throw new Error('database is locked')
+    }
+    return super.insertRuns(runs, options)
+  }
+}
+
+let database: TestDatabase | undefined
+let service: CronService | undefined
+
+afterEach(async () => {
+  await service?.stop()
+  await database?.cleanup()
+  service = undefined
+  database = undefined
+})
+
+async function setUp(agent: RecordingAgentRunner) {
+  database = await createTestDatabase()
+  const store = new LockedSqliteCronStore(database.db)
+  const clock = new FakeClock(T0)
+  const errors: string[] = []
+  service = new CronService({
+    store,
+    clock,
+    agentRunner: agent,
+    defaultTimezone: 'UTC',
+    maxConcurrentJobs: 1,
+    leaseMs: 3_600_000,
+  })
+  service.scheduler.events.on('run:error', (event) => errors.push(event.error.message))
+  await service.start()
+  return { store, clock, errors, service }
+}
+
+const statusesOf = async (store: SqliteCronStore, name: string) =>
+  (await store.listRuns({ limit: 500 }))
+    .filter((run) => run.jobName === name)
+    .reverse()
+    .map((run) => run.status)
+
+describe('a run slot is released when the ledger insert throws', () => {
+  it('waiting path: the insert for an occurrence that waited for a slot fails; later occurrences still run', async () => {
+    const gate = createDeferred<string>()
+    const agent = new RecordingAgentRunner((_request, index) => (index === 0 ? gate.promise : 'ok'))
+    const { store, clock, errors, service } = await setUp(agent)
+    await service.add({
+      name: 'a-slow',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      timeout: '2h',
+    })
+    await service.add({ name: 'b-waits', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
+    await clock.advance(60 * MINUTE) // 01:00: a-slow runs, b-waits waits for the only slot
+    expect(service.scheduler.runningCount).toBe(1)
+    // The claim of the waiting occurrence fails however often it is tried.
+    store.failures = 100
+    gate.resolve('done')
+    await clock.advance(MINUTE)
+    await service.scheduler.whenIdle()
+    expect(errors.filter((message) => message === 'database is locked').length).toBeGreaterThan(0)
+    expect(service.scheduler.runningCount).toBe(0)
+    store.failures = 0
+    await clock.advance(3 * 60 * MINUTE) // 02:00, 03:00, 04:00
+    await service.scheduler.whenIdle()
+    expect(await statusesOf(store, 'a-slow')).toEqual(['completed', 'completed', 'completed', 'completed'])
+    expect((await statusesOf(store, 'b-waits')).slice(-3)).toEqual(['completed', 'completed', 'completed'])
+  })
+
+  it('waiting path, one failure: the claim is retried and the waiting occurrence runs', async () => {
+    const gate = createDeferred<string>()
+    const agent = new RecordingAgentRunner((_request, index) => (index === 0 ? gate.promise : 'ok'))
+    const { store, clock, service } = await setUp(agent)
+    await service.add({
+      name: 'a-slow',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      timeout: '2h',
+    })
+    await service.add({ name: 'b-waits', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
+    await clock.advance(60 * MINUTE)
+    store.failures = 1
+    gate.resolve('done')
+    await clock.advance(MINUTE)
+    await service.scheduler.whenIdle()
+    expect(await statusesOf(store, 'b-waits')).toEqual(['completed'])
+    expect(service.scheduler.runningCount).toBe(0)
+    await clock.advance(60 * MINUTE)
+    await service.scheduler.whenIdle()
+    expect(await statusesOf(store, 'b-waits')).toEqual(['completed', 'completed'])
+  })
+
+  it('manual claim: a trigger whose insert fails rejects, and the slot is free for the schedule', async () => {
+    const agent = new RecordingAgentRunner()
+    const { store, clock, service } = await setUp(agent)
+    const { job } = await service.add({
+      name: 'hourly',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+    })
+    store.failures = 1
+    await expect(service.trigger(job.id)).rejects.toThrow('database is locked')
+    expect(service.scheduler.runningCount).toBe(0)
+    await clock.advance(3 * 60 * MINUTE)
+    await service.scheduler.whenIdle()
+    expect(await statusesOf(store, 'hourly')).toEqual(['completed', 'completed', 'completed'])
+  })
+})
