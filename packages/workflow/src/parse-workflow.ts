@@ -9,7 +9,6 @@ import {
   findSkippedKeys,
   formatPath,
   IDENTIFIER,
-  isValidWorkflowShape,
   type PathSegment,
   toWorkflowIssues,
   workflowSchema,
@@ -132,8 +131,7 @@ export function parseWorkflow(source: string, options?: ParseWorkflowOptions): W
       error instanceof RangeError ? 'too_deep' : 'yaml_syntax',
     )
   }
-  // The syntax tree is many times the size of the value: let it go before validating, so garbage
-  // collection during validation does not have to trace it. Failures re-parse to locate issues.
+  // Failures re-parse the source to locate issues; the syntax tree is not needed past this point.
   document = undefined
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return fail('', 'the workflow must be a YAML mapping with name and steps', 'invalid_type')
@@ -151,18 +149,12 @@ export function parseWorkflow(source: string, options?: ParseWorkflowOptions): W
     ])
   }
 
-  const issues: Array<WorkflowIssue & { segments: PathSegment[] }> = []
-  // Valid documents take the allocation-free check; anything else gets valibot's complete report.
-  let typed = isValidWorkflowShape(root, limits)
-  if (!typed) {
-    const checked = v.safeParse(workflowSchema(limits), root, { abortEarly: false })
-    typed = checked.success
-    if (!checked.success) issues.push(...toWorkflowIssues(checked.issues))
-    issues.push(...findSkippedKeys(root))
-  }
+  const checked = v.safeParse(workflowSchema(limits), root, { abortEarly: false })
+  const issues = checked.success ? [] : toWorkflowIssues(checked.issues)
+  issues.push(...findSkippedKeys(root))
 
   const steps = Array.isArray(rawSteps) ? rawSteps : []
-  const { graph, definitions } = checkSteps(steps, typed, issues)
+  const { graph, definitions } = checkSteps(steps, issues)
   if (issues.length > 0) return withPositions(source, issues)
 
   const definition: WorkflowDefinition = {
@@ -179,7 +171,7 @@ export function parseWorkflow(source: string, options?: ParseWorkflowOptions): W
   const workflow: LoadedWorkflow = Object.freeze({
     source,
     definition,
-    plan: { order: Array.from(graph.order, (index) => graph.ids[index] as string), layers: layersOf(graph) },
+    plan: { order: graph.order.map((index) => graph.ids[index] as string), layers: layersOf(graph) },
   })
   validated.set(workflow, graph)
   return { ok: true, workflow }
@@ -195,12 +187,10 @@ export function validatedGraph(workflow: LoadedWorkflow): StepGraph | undefined 
 /**
  * The checks the schema cannot express: one step kind, unique ids, known and non-self
  * dependencies, cycles and templates. Works on whatever parts of each step are well-typed, so these
- * problems are reported alongside schema problems. When the schema passed (`typed`), per-value type
- * checks are skipped: this loop runs over every step of every load.
+ * problems are reported alongside schema problems.
  */
 function checkSteps(
   steps: readonly unknown[],
-  typed: boolean,
   issues: Array<WorkflowIssue & { segments: PathSegment[] }>,
 ): { graph: StepGraph; definitions: StepDefinition[] } {
   const add = (segments: PathSegment[], message: string, code: WorkflowIssueCode) =>
@@ -214,12 +204,12 @@ function checkSteps(
   for (let index = 0; index < count; index += 1) {
     const step = steps[index]
     const record =
-      typed || (typeof step === 'object' && step !== null && !Array.isArray(step))
+      typeof step === 'object' && step !== null && !Array.isArray(step)
         ? (step as Record<string, unknown>)
         : {}
     const rawId = record.id
-    const id =
-      typed || (typeof rawId === 'string' && IDENTIFIER.test(rawId)) ? (rawId as string) : `\u0000${index}`
+    // An id that is not one cannot be depended on or named in a message.
+    const id = typeof rawId === 'string' && IDENTIFIER.test(rawId) ? rawId : `\u0000${index}`
     ids.push(id)
     const first = indexOf.get(id)
     if (first === undefined) indexOf.set(id, index)
@@ -240,17 +230,14 @@ function checkSteps(
     kinds.push(kind)
     texts.push(typeof text === 'string' ? text : undefined)
     const names = record.depends_on
-    if (typed) dependsOn.push((names as string[] | undefined) ?? NO_DEPENDENCIES)
-    else {
-      dependsOn.push(
-        Array.isArray(names)
-          ? names.filter((name): name is string => typeof name === 'string' && IDENTIFIER.test(name))
-          : NO_DEPENDENCIES,
-      )
-    }
+    dependsOn.push(
+      Array.isArray(names)
+        ? names.filter((name): name is string => typeof name === 'string' && IDENTIFIER.test(name))
+        : NO_DEPENDENCIES,
+    )
   }
 
-  const graph = buildGraph(ids, dependsOn, indexOf)
+  const graph = buildGraph(ids, dependsOn)
   // The graph skipped unknown and self dependencies; look for them only when it skipped any.
   if (graph.unresolved > 0) {
     for (let index = 0; index < count; index += 1) {
@@ -269,8 +256,6 @@ function checkSteps(
     add(['steps', at, 'depends_on'], `dependency cycle: ${cycle.join(' → ')}`, 'cycle')
   }
 
-  let visited: Int32Array | undefined
-  let stamp = 0
   const definitions: StepDefinition[] = []
   for (let index = 0; index < count; index += 1) {
     const text = texts[index]
@@ -286,7 +271,6 @@ function checkSteps(
     let referenced: string[] = NO_REFERENCES
     if (scan.references.length > 0) {
       referenced = []
-      visited ??= new Int32Array(count)
       for (const reference of scan.references) {
         const target = graph.indexOf.get(reference.stepId)
         if (target === undefined) {
@@ -297,8 +281,7 @@ function checkSteps(
           )
         } else if (!referenced.includes(reference.stepId)) {
           referenced.push(reference.stepId)
-          stamp += 1
-          if (target === index || !isAncestor(graph, target, index, visited, stamp)) {
+          if (target === index || !isAncestor(graph, target, index)) {
             add(
               ['steps', index, field],
               `template refers to "${reference.stepId}", which is not an ancestor through depends_on`,
@@ -343,7 +326,6 @@ function toStepDefinition(
   references: readonly string[],
 ): StepDefinition {
   const retry = record.retry as { attempts: number; backoff?: string } | undefined
-  // One object shape for every step (absent options are undefined): monomorphic and cheap.
   return {
     id: record.id as string,
     kind,

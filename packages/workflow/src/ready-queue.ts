@@ -5,9 +5,9 @@
  */
 export class ReadyQueue {
   readonly #heap: number[] = []
-  readonly #priority: Int32Array
+  readonly #priority: readonly number[]
 
-  constructor(priority: Int32Array) {
+  constructor(priority: readonly number[]) {
     this.#priority = priority
   }
 

@@ -64,8 +64,9 @@ export class RunExecution {
   readonly #controller = new AbortController()
   readonly #status: StepStatus[]
   readonly #results: (string | null)[]
-  readonly #attempts: Int32Array
-  readonly #remaining: Int32Array
+  readonly #attempts: number[]
+  /** Per step: dependencies not yet finished; the step is ready at 0. */
+  readonly #remaining: number[]
   readonly #ready: ReadyQueue
   readonly #maxParallel: number
   readonly #deliveries = new Set<Promise<void>>()
@@ -84,8 +85,8 @@ export class RunExecution {
     const count = this.#steps.length
     this.#status = new Array<StepStatus>(count).fill('pending')
     this.#results = new Array<string | null>(count).fill(null)
-    this.#attempts = new Int32Array(count)
-    this.#remaining = new Int32Array(count)
+    this.#attempts = new Array<number>(count).fill(0)
+    this.#remaining = new Array<number>(count).fill(0)
     this.#ready = new ReadyQueue(init.graph.height)
     this.#maxParallel = init.workflow.definition.maxParallel ?? context.defaultMaxParallel
     // Each running step listens on the run's signal (up to max_parallel at once, plus backoff waits).
@@ -151,9 +152,7 @@ export class RunExecution {
       if (this.#status[index] !== 'pending') continue
       let waiting = 0
       let blockedBy: number | undefined
-      const { dependencyStart, dependencyList } = this.#graph
-      for (let at = dependencyStart[index] as number; at < (dependencyStart[index + 1] as number); at += 1) {
-        const dependency = dependencyList[at] as number
+      for (const dependency of this.#graph.dependencies[index] as readonly number[]) {
         if (this.#satisfied(dependency)) continue
         if (this.#blocking(dependency)) blockedBy ??= dependency
         else waiting += 1
@@ -461,12 +460,9 @@ export class RunExecution {
     this.#failure ??= `Step "${step.id}" failed: ${message}`
     // Every descendant still pending can never run: mark them all in one transaction.
     const skipped: number[] = []
-    const { dependentStart, dependentList } = this.#graph
     const stack = [index]
     while (stack.length > 0) {
-      const node = stack.pop() as number
-      for (let at = dependentStart[node] as number; at < (dependentStart[node + 1] as number); at += 1) {
-        const next = dependentList[at] as number
+      for (const next of this.#graph.dependents[stack.pop() as number] as readonly number[]) {
         if (this.#status[next] !== 'pending') continue
         this.#status[next] = 'skipped'
         skipped.push(next)
@@ -492,9 +488,7 @@ export class RunExecution {
 
   /** A finished dependency: dependents whose last dependency this was become ready. */
   #release(index: number): void {
-    const { dependentStart, dependentList } = this.#graph
-    for (let at = dependentStart[index] as number; at < (dependentStart[index + 1] as number); at += 1) {
-      const dependent = dependentList[at] as number
+    for (const dependent of this.#graph.dependents[index] as readonly number[]) {
       const left = (this.#remaining[dependent] as number) - 1
       this.#remaining[dependent] = left
       if (left === 0 && this.#status[dependent] === 'pending') this.#ready.push(dependent)
@@ -581,8 +575,7 @@ export class RunExecution {
     const results: string[] = []
     for (let index = 0; index < this.#steps.length; index += 1) {
       // Sinks (no dependents) hold the workflow's outcome.
-      const { dependentStart } = this.#graph
-      if (dependentStart[index + 1] !== dependentStart[index] || this.#status[index] !== 'completed') continue
+      if (this.#graph.dependents[index]?.length !== 0 || this.#status[index] !== 'completed') continue
       results.push(`${(this.#steps[index] as StepDefinition).id}:\n${this.#results[index] ?? ''}`)
     }
     const body = [

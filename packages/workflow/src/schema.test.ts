@@ -1,7 +1,8 @@
-import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
+import { stringify } from 'yaml'
 import { AGENT_WORKFLOW_LIMITS, TRUSTED_WORKFLOW_LIMITS, type WorkflowLimits } from './limits.js'
-import { findSkippedKeys, isValidWorkflowShape, workflowSchema } from './schema.js'
+import { parseWorkflow } from './parse-workflow.js'
+import { findSkippedKeys } from './schema.js'
 
 /** A small deterministic PRNG (mulberry32), so failures reproduce. */
 function random(seed: number): () => number {
@@ -130,7 +131,10 @@ function mutate(next: () => number): unknown {
   return document
 }
 
-describe('isValidWorkflowShape (the fast path) agrees with the valibot schema', () => {
+/** Values of VALUES that are not identifiers: they must never appear in an issue. */
+const SECRET_LOOKING = ['Mars/Olympus', 'bad id!', 'bad target', 'p'.repeat(64)]
+
+describe('the schema on mutated documents', () => {
   it('reports __proto__, constructor and prototype keys, which valibot skips', () => {
     const document = base()
     set(document, '__proto__', { polluted: true })
@@ -142,25 +146,23 @@ describe('isValidWorkflowShape (the fast path) agrees with the valibot schema', 
     ['agent limits', AGENT_WORKFLOW_LIMITS],
     ['trusted limits', TRUSTED_WORKFLOW_LIMITS],
   ] as Array<[string, WorkflowLimits]>) {
-    it(`on 5000 mutated documents (${name})`, () => {
+    it(`never throws, and never echoes a value, on 300 mutated documents (${name})`, () => {
       const next = random(name.length)
-      const schema = workflowSchema(limits)
+      expect(parseWorkflow(stringify(base()), { limits }).ok).toBe(true)
       let valid = 0
-      expect(isValidWorkflowShape(base(), limits)).toBe(true)
-      for (let round = 0; round < 5000; round += 1) {
-        const document = mutate(next) as Record<string, unknown>
-        // The slow path is valibot plus the keys valibot skips (reported as unknown keys).
-        const slow =
-          v.safeParse(schema, document, { abortEarly: false }).success &&
-          findSkippedKeys(document).length === 0
-        const fast = typeof document === 'object' && isValidWorkflowShape(document, limits)
-        if (fast !== slow)
-          throw new Error(`disagreement (fast=${fast}) on ${JSON.stringify(document).slice(0, 400)}`)
-        if (slow) valid += 1
+      for (let round = 0; round < 300; round += 1) {
+        const parsed = parseWorkflow(stringify(mutate(next)), { limits })
+        if (parsed.ok) {
+          valid += 1
+          continue
+        }
+        expect(parsed.issues.length).toBeGreaterThan(0)
+        const text = JSON.stringify(parsed.issues)
+        for (const value of SECRET_LOOKING) expect(text).not.toContain(value)
       }
       // Both outcomes are well represented.
-      expect(valid).toBeGreaterThan(150)
-      expect(valid).toBeLessThan(4500)
+      expect(valid).toBeGreaterThan(5)
+      expect(valid).toBeLessThan(270)
     })
   }
 })
