@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
-import { toFunctionTool, toMcpTool } from './adapters.js'
+import { toFunctionTool } from './adapters.js'
 import { type ApprovalGate, buildApprovalSummary, requiresApproval } from './approval.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
@@ -93,6 +93,7 @@ describe('approval policy and gate', () => {
   const calls: string[] = []
   const risky = defineTool({
     name: 'exec',
+    title: 'Test exec',
     description: 'test tool',
     safety: 'dangerous',
     parameters: v.strictObject({ command: v.string() }),
@@ -153,6 +154,7 @@ describe('approval policy and gate', () => {
   it('turns a handler error into a tool error result', async () => {
     const broken = defineTool({
       name: 'broken',
+      title: 'Broken',
       description: 'always fails',
       safety: 'safe',
       parameters: v.strictObject({}),
@@ -170,26 +172,13 @@ describe('approval policy and gate', () => {
 describe('adapters', () => {
   const tool = defineTool({
     name: 'cron_list',
+    title: 'List cron jobs',
     description: 'List jobs',
     safety: 'safe',
     parameters: v.strictObject({ limit: v.optional(v.number()) }),
     async handler() {
       return {}
     },
-  })
-
-  it('publishes MCP tool definitions with safety as annotations', () => {
-    expect(toMcpTool(tool)).toEqual({
-      name: 'cron_list',
-      description: 'List jobs',
-      inputSchema: {
-        type: 'object',
-        properties: { limit: { type: 'number' } },
-        required: [],
-        additionalProperties: false,
-      },
-      annotations: { title: 'cron_list', readOnlyHint: true, destructiveHint: false, openWorldHint: false },
-    })
   })
 
   it('publishes the function-calling format', () => {

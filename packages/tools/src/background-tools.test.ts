@@ -75,7 +75,7 @@ describe('background tools (seed 000)', () => {
       result: { task_id: id, status: 'done', result: 'one, two, three' },
     })
     await until(() => notifier.notices.length >= 2)
-    expect(notifier.notices.map((notice) => notice.channel)).toEqual(['telegram:4242', 'telegram:4242'])
+    expect(notifier.notices.map((notice) => notice.target)).toEqual(['telegram:4242', 'telegram:4242'])
   })
 
   it('bg_list lists tasks newest first and filters by status', async () => {

@@ -41,6 +41,7 @@ const taskId = v.pipe(
   v.string('task_id must be a string'),
   v.minLength(1, 'task_id must not be empty'),
   v.maxLength(ID_MAX_LENGTH),
+  v.description('The task id, as bg_submit returned it (also listed by bg_list).'),
 )
 
 function view(task: BackgroundTaskView) {
@@ -66,6 +67,8 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
   return [
     defineTool({
       name: 'bg_submit',
+      title: 'Submit background task',
+      openWorld: true,
       description:
         'Run a prompt as a background agent task and return its task_id immediately; the result is announced on the channel when it finishes. channel is optional: it is auto-detected from the current conversation.',
       safety: 'moderate',
@@ -74,8 +77,20 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           v.string('prompt must be a string'),
           v.minLength(1, 'prompt must not be empty'),
           v.maxLength(maxPrompt),
+          v.description(
+            `What the background agent should do, written as an instruction to it (at most ${maxPrompt} characters); it does not see this conversation, so include everything it needs.`,
+          ),
         ),
-        channel: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+        channel: v.optional(
+          v.pipe(
+            v.string(),
+            v.minLength(1),
+            v.maxLength(256),
+            v.description(
+              'Where the result is announced: telegram:<chat id>, slack:<channel>, discord:<channel> or webhook. Optional: omitted, the current conversation is used.',
+            ),
+          ),
+        ),
       }),
       async handler(params, context) {
         const [channel] = resolveDeliveryTargets(
@@ -97,6 +112,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
     }),
     defineTool({
       name: 'bg_status',
+      title: 'Background task status',
       description: 'The current state of a background task: status, prompt, result or error, and timing.',
       safety: 'safe',
       parameters: v.strictObject({ task_id: taskId }),
@@ -106,9 +122,19 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
     }),
     defineTool({
       name: 'bg_list',
+      title: 'List background tasks',
       description: 'Background tasks, newest first, optionally only those with a given status.',
       safety: 'safe',
-      parameters: v.strictObject({ status: v.optional(v.picklist(TASK_STATUS_VALUES)) }),
+      parameters: v.strictObject({
+        status: v.optional(
+          v.pipe(
+            v.picklist(TASK_STATUS_VALUES),
+            v.description(
+              'Only tasks in this state: pending (queued), running, done, failed or cancelled. Default: all.',
+            ),
+          ),
+        ),
+      }),
       async handler(params) {
         const tasks = service.list(params.status === undefined ? {} : { status: params.status }).map(view)
         return { tasks, count: tasks.length }
@@ -116,6 +142,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
     }),
     defineTool({
       name: 'bg_result',
+      title: 'Background task result',
       description:
         'The result text of a finished (done) background task; an error names the status otherwise.',
       safety: 'safe',
@@ -127,6 +154,8 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
     }),
     defineTool({
       name: 'bg_cancel',
+      title: 'Cancel background task',
+      idempotent: true,
       description: 'Cancel a pending or running background task.',
       safety: 'moderate',
       parameters: v.strictObject({ task_id: taskId }),

@@ -104,23 +104,64 @@ const jobId = v.pipe(
   v.string('id must be a string'),
   v.minLength(1, 'id must not be empty'),
   v.maxLength(ID_MAX_LENGTH),
+  v.description(`The job's id or its name (at most ${ID_MAX_LENGTH} characters), as cron_list shows them.`),
 )
 const name = v.pipe(
   v.string('name must be a string'),
   v.minLength(1, 'name must not be empty'),
   v.maxLength(64),
+  v.description(
+    'Unique job name, 1-64 letters, digits, -, _ or . (e.g. daily-news). Adding a job with an existing name updates that job.',
+  ),
 )
-const schedule = v.pipe(v.string('schedule must be a string'), v.minLength(1), v.maxLength(200))
+const schedule = v.pipe(
+  v.string('schedule must be a string'),
+  v.minLength(1),
+  v.maxLength(200),
+  v.description(
+    'For cron: 5 fields "minute hour day-of-month month day-of-week" or a macro such as @daily (e.g. "0 8 * * 1-5"). For every: a duration such as 30m, 2h or 1h30m (at least 1 minute). For at: an ISO 8601 date-time, e.g. 2026-03-01T09:00 (local to timezone) or with an offset.',
+  ),
+)
 const prompt = v.pipe(
   v.string('prompt must be a string'),
   v.minLength(1, 'prompt must not be empty'),
   v.maxLength(16_000),
+  v.description(
+    'What the agent should do on each run, written as an instruction to it (at most 16000 characters); the run has no memory of this conversation, so include everything it needs.',
+  ),
 )
 const deliverTo = v.optional(
-  v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))), v.maxLength(10)),
+  v.pipe(
+    v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+    v.maxLength(10),
+    v.description(
+      "Where each run's result is sent: targets such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel> or webhook (at most 10). Optional: omitted, the current conversation is used.",
+    ),
+  ),
 )
-const timezone = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64)))
-const timeout = v.optional(v.union([v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))]))
+const timezone = v.optional(
+  v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(64),
+    v.description(
+      "IANA time zone the schedule is read in, e.g. Europe/Berlin; default: the server's configured zone.",
+    ),
+  ),
+)
+const timeout = v.optional(
+  v.pipe(
+    v.union([v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))]),
+    v.description(
+      'How long one run may take before it is cancelled: a duration such as 90s, 10m or 2h, or a number of seconds. 1 second to 24 hours; default 10 minutes.',
+    ),
+  ),
+)
+
+/** A cron_add timeout as the service takes it: a number of seconds becomes milliseconds. */
+function timeoutForService(value: string | number): string | number {
+  return typeof value === 'number' ? Math.round(value * 1000) : value
+}
 
 function jobView(job: CronJobView) {
   return {
@@ -173,22 +214,44 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
   return [
     defineTool({
       name: 'cron_add',
+      title: 'Add or update cron job',
       description:
         'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: results go to the current conversation when omitted. Returns the next run times: tell the user.',
       safety: 'moderate',
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
       safetyFor: (params) => (mentionsSecret(params.prompt) ? 'dangerous' : 'moderate'),
+      // An upsert by name: the same call again leaves the same job.
+      idempotent: true,
       parameters: v.strictObject({
         name,
-        schedule_type: v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+        schedule_type: v.pipe(
+          v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+          v.description(
+            'cron: a cron expression, evaluated in timezone; every: a fixed interval; at: once, at a date-time.',
+          ),
+        ),
         schedule,
         prompt,
         timezone,
-        session_mode: v.optional(v.picklist(['isolated', 'main'])),
+        session_mode: v.optional(
+          v.pipe(
+            v.picklist(['isolated', 'main']),
+            v.description(
+              'isolated (default): each run starts a fresh agent session; main: runs share one session and see earlier runs.',
+            ),
+          ),
+        ),
         deliver_to: deliverTo,
         timeout,
-        overlap: v.optional(v.picklist(['skip', 'queue_one', 'allow'])),
+        overlap: v.optional(
+          v.pipe(
+            v.picklist(['skip', 'queue_one', 'allow']),
+            v.description(
+              'When a run is due while the previous one still runs: skip it (default), queue_one (run it after, at most one waiting) or allow (run both).',
+            ),
+          ),
+        ),
       }),
       async handler(params, context) {
         const result = await service.add({
@@ -199,7 +262,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           prompt: params.prompt,
           ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
           ...(params.session_mode === undefined ? {} : { sessionMode: params.session_mode }),
-          ...(params.timeout === undefined ? {} : { timeout: params.timeout }),
+          ...(params.timeout === undefined ? {} : { timeout: timeoutForService(params.timeout) }),
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
@@ -217,6 +280,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'cron_list',
+      title: 'List cron jobs',
       description: 'All cron jobs with their ids, names, schedules, enabled state and next run.',
       safety: 'safe',
       parameters: v.strictObject({}),
@@ -227,6 +291,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'cron_pause',
+      title: 'Pause cron job',
+      idempotent: true,
       description: 'Pause a cron job (by id or name): it stops firing and a run in progress is cancelled.',
       safety: 'moderate',
       parameters: v.strictObject({ id: jobId }),
@@ -237,6 +303,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'cron_resume',
+      title: 'Resume cron job',
+      idempotent: true,
       description: 'Resume a paused cron job (by id or name).',
       safety: 'moderate',
       parameters: v.strictObject({ id: jobId }),
@@ -247,6 +315,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'cron_remove',
+      title: 'Remove cron job',
+      idempotent: true,
       description: 'Delete a cron job (by id or name) and its run history permanently.',
       safety: 'dangerous',
       parameters: v.strictObject({ id: jobId }),
@@ -257,16 +327,20 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'cron_history',
+      title: 'Cron run history',
       description: 'Recent runs, newest first, of one job (job_id: id or name) or of all jobs.',
       safety: 'safe',
       parameters: v.strictObject({
-        job_id: v.optional(jobId),
+        job_id: v.optional(
+          v.pipe(jobId, v.description('Only runs of this job (its id or name); default: runs of all jobs.')),
+        ),
         limit: v.optional(
           v.pipe(
             v.number('limit must be a number'),
             v.integer('limit must be a whole number'),
             v.minValue(1, 'limit must be at least 1'),
             v.maxValue(200, 'limit must be at most 200'),
+            v.description('How many runs to return, newest first: 1 to 200, default 20.'),
           ),
         ),
       }),
@@ -324,12 +398,43 @@ function isNotFound(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'CRON_JOB_NOT_FOUND'
 }
 
-const configSchema = v.strictObject({
-  prompt: v.optional(v.pipe(v.string(), v.maxLength(16_000))),
-  command: v.optional(v.pipe(v.string(), v.maxLength(8_000))),
-  model: v.optional(v.pipe(v.string(), v.maxLength(128))),
-  cwd: v.optional(v.pipe(v.string(), v.maxLength(4096))),
-})
+const configSchema = v.pipe(
+  v.strictObject({
+    prompt: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(16_000),
+        v.description('ai jobs: what the agent should do on each run (at most 16000 characters).'),
+      ),
+    ),
+    command: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(8_000),
+        v.description(
+          'shell jobs: the command line run by /bin/sh -c (at most 8000 characters); {{secret:NAME}} references are resolved at run time.',
+        ),
+      ),
+    ),
+    model: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(128),
+        v.description('ai jobs: the model to use instead of the default (at most 128 characters).'),
+      ),
+    ),
+    cwd: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(4096),
+        v.description("Working directory of the run; default: the server's working directory."),
+      ),
+    ),
+  }),
+  v.description(
+    "The job's work: {prompt, model, cwd} for type ai, {command, cwd} for type shell. Needed by create; update changes only the fields given.",
+  ),
+)
 
 /** The job fields a seed 002 `config` object sets (only those present). */
 function configFields(config: v.InferOutput<typeof configSchema> | undefined): CronToolJobInput {
@@ -342,6 +447,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
   const { service } = options
   return defineTool({
     name: 'manage_cron_jobs',
+    title: 'Manage cron jobs',
     description:
       'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background.',
     safety: 'dangerous',
@@ -357,20 +463,59 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       return persistsRisk ? 'dangerous' : base
     },
     parameters: v.strictObject({
-      action: v.picklist(
-        ['list', 'get', 'create', 'update', 'delete', 'trigger'],
-        'action must be one of list, get, create, update, delete, trigger',
+      action: v.pipe(
+        v.picklist(
+          ['list', 'get', 'create', 'update', 'delete', 'trigger'],
+          'action must be one of list, get, create, update, delete, trigger',
+        ),
+        v.description(
+          'list: all jobs; get: one job; create: a new job; update: change fields of a job; delete: remove a job and its schedule; trigger: run a job once now, in the background.',
+        ),
       ),
-      id: v.optional(jobId),
-      name: v.optional(v.pipe(v.string(), v.maxLength(64))),
-      type: v.optional(v.picklist(['ai', 'shell'], 'type must be ai or shell')),
+      id: v.optional(
+        v.pipe(jobId, v.description('The job id (or name), for get, update, delete and trigger.')),
+      ),
+      name: v.optional(
+        v.pipe(
+          v.string(),
+          v.maxLength(64),
+          v.description(
+            'Job name for create (required), or a new name for update: 1-64 letters, digits, -, _ or ., unique.',
+          ),
+        ),
+      ),
+      type: v.optional(
+        v.pipe(
+          v.picklist(['ai', 'shell'], 'type must be ai or shell'),
+          v.description('ai: an agent runs config.prompt; shell: config.command runs. Required by create.'),
+        ),
+      ),
       scheduleType: v.optional(
-        v.picklist(['cron', 'interval', 'once'], 'scheduleType must be cron, interval or once'),
+        v.pipe(
+          v.picklist(['cron', 'interval', 'once'], 'scheduleType must be cron, interval or once'),
+          v.description(
+            'cron: a cron expression; interval: a fixed interval; once: a single date-time. Required by create.',
+          ),
+        ),
       ),
-      scheduleValue: v.optional(v.pipe(v.string(), v.maxLength(200))),
+      scheduleValue: v.optional(
+        v.pipe(
+          v.string(),
+          v.maxLength(200),
+          v.description(
+            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration such as 30m or 2h (at least 1 minute); for once: an ISO 8601 date-time. Required by create.',
+          ),
+        ),
+      ),
       config: v.optional(configSchema),
-      enabled: v.optional(v.boolean()),
+      enabled: v.optional(
+        v.pipe(
+          v.boolean(),
+          v.description('false pauses the job (it stops firing), true resumes it. Default true on create.'),
+        ),
+      ),
     }),
+    isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {
       const required = (field: string, value: unknown) =>
         value === undefined || value === '' ? { error: `${field} is required` } : undefined

@@ -17,6 +17,7 @@ const brand = Symbol.for('lango.error')
 export class ToolError extends Error {
   override readonly name = 'ToolError'
   readonly [brand] = true
+  /** Ids, limits and statuses; never secrets or user text. */
   readonly data?: Readonly<Record<string, unknown>>
 
   constructor(
@@ -28,6 +29,7 @@ export class ToolError extends Error {
     if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
   }
 
+  /** True for a `ToolError` from any copy of this package (by brand and name, not `instanceof`). */
   static is(value: unknown): value is ToolError {
     return (
       typeof value === 'object' &&
@@ -35,5 +37,20 @@ export class ToolError extends Error {
       brand in value &&
       (value as { name?: unknown }).name === 'ToolError'
     )
+  }
+
+  /** What a server may return to a caller: never `cause` or `stack` (ADR 0006). */
+  toJSON(): {
+    name: 'ToolError'
+    code: ToolErrorCode
+    message: string
+    data?: Readonly<Record<string, unknown>>
+  } {
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      ...(this.data === undefined ? {} : { data: this.data }),
+    }
   }
 }

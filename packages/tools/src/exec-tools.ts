@@ -69,15 +69,45 @@ const command = v.pipe(
   v.string('command must be a string'),
   v.minLength(1, 'command must not be empty'),
   v.maxLength(16 * 1024, 'command must be at most 16384 characters'),
+  v.description(
+    'The command line, run by /bin/sh -c; at most 16384 characters. Secret references such as {{secret:NAME}} are resolved when it runs and masked in the output. Never a lango CLI command (those are refused: use the automation tools or ask the user).',
+  ),
 )
-const cwd = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096)))
+const cwd = v.optional(
+  v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(4096),
+    v.description(
+      "Working directory of the command (an existing directory, at most 4096 characters); default: the server's working directory.",
+    ),
+  ),
+)
 const env = v.optional(
   v.pipe(
     v.record(v.pipe(v.string(), v.maxLength(128)), v.pipe(v.string(), v.maxLength(32 * 1024))),
     v.check((value) => Object.keys(value).length <= 64, 'env may set at most 64 variables'),
+    v.description(
+      'Extra environment variables, name to value: at most 64, names of letters, digits and _, values up to 32 KiB. PATH, HOME, TMPDIR, TERM, loader and credential variables cannot be set. Values may be {{secret:NAME}} references.',
+    ),
   ),
 )
-const processId = v.pipe(v.string('id must be a string'), v.minLength(1), v.maxLength(128))
+const processId = v.pipe(
+  v.string('id must be a string'),
+  v.minLength(1),
+  v.maxLength(128),
+  v.description('The id of a background process, as exec_bg returned it.'),
+)
+
+/** What exec and exec_bg return when the lango guard refuses the command. */
+interface Blocked {
+  readonly blocked: true
+  readonly message: string
+}
+
+function isBlocked(result: unknown): boolean {
+  return (result as { blocked?: unknown } | null)?.blocked === true
+}
 
 /** The five exec tools of the contract: `exec`, `exec_bg`, `exec_status`, `exec_write`, `exec_stop`. */
 export function createExecTools(options: ExecToolsOptions): AnyTool[] {
@@ -86,13 +116,19 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
   const maxTimeout = options.maxTimeoutSeconds ?? 600
   const defaultTimeout = Math.min(options.defaultTimeoutSeconds ?? 30, maxTimeout)
   const maxStatusBytes = options.maxStatusBytes ?? 64 * 1024
-  const guard = (text: string) => backend.blockLangoExec(text, { automationAvailable })
+  /** The lango guard: `{ blocked, message }` for a refused command, else `undefined`. */
+  const guard = (params: { command: string }): Blocked | undefined => {
+    const message = backend.blockLangoExec(params.command, { automationAvailable })
+    return message === '' ? undefined : { blocked: true, message }
+  }
 
   const exec = defineTool({
     name: 'exec',
+    title: 'Run shell command',
     description:
-      'Run a shell command (/bin/sh -c) and wait for it. Returns exit_code, stdout, stderr, timed_out, duration_ms and truncated; a non-zero exit_code is a normal result to read, not a tool error. Use pty for programs that need a terminal. Never use it to run the lango CLI.',
+      'Run a shell command (/bin/sh -c) and wait for it. Returns exit_code, stdout, stderr, timed_out, duration_ms and truncated; a non-zero exit_code is a normal result to read, not a tool error. Use pty for programs that need a terminal. For commands that run longer than the timeout, use exec_bg. Never use it to run the lango CLI: such commands return { blocked: true, message } without running.',
     safety: 'dangerous',
+    openWorld: true,
     parameters: v.strictObject({
       command,
       timeout: v.optional(
@@ -100,16 +136,33 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
           v.number('timeout must be a number of seconds'),
           v.minValue(1, 'timeout must be at least 1 second'),
           v.maxValue(maxTimeout, `timeout must be at most ${maxTimeout} seconds`),
+          v.description(
+            `Seconds to wait before the command and everything it started are killed (then timed_out is true and the output so far is returned); 1 to ${maxTimeout}, default ${defaultTimeout}.`,
+          ),
         ),
       ),
       cwd,
       env,
-      pty: v.optional(v.boolean()),
-      strip_ansi: v.optional(v.boolean()),
+      pty: v.optional(
+        v.pipe(
+          v.boolean(),
+          v.description(
+            'true runs the command in a pseudo-terminal, for programs that need one (prompts, colour, progress bars); stdout then holds the terminal output and stderr is empty. Default false.',
+          ),
+        ),
+      ),
+      strip_ansi: v.optional(
+        v.pipe(
+          v.boolean(),
+          v.description('true removes ANSI colour and cursor codes from the output. Default false.'),
+        ),
+      ),
     }),
+    preflight: guard,
+    isFailure: isBlocked,
     async handler(params, context) {
-      const message = guard(params.command)
-      if (message !== '') return { blocked: true, message }
+      const blocked = guard(params)
+      if (blocked !== undefined) return blocked
       const request: ExecRunRequest = {
         cwd: params.cwd,
         env: params.env,
@@ -137,13 +190,29 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
 
   const execBackground = defineTool({
     name: 'exec_bg',
+    title: 'Start background command',
     description:
-      'Start a shell command in the background and return its id at once. Read its output with exec_status, answer prompts of a pty session with exec_write, stop it with exec_stop.',
+      'Start a shell command in the background and return its id, pid and status at once. Read its output with exec_status, answer prompts of a pty session with exec_write, stop it with exec_stop. lango CLI commands return { blocked: true, message } without running.',
     safety: 'dangerous',
-    parameters: v.strictObject({ command, cwd, env, pty: v.optional(v.boolean()) }),
+    openWorld: true,
+    parameters: v.strictObject({
+      command,
+      cwd,
+      env,
+      pty: v.optional(
+        v.pipe(
+          v.boolean(),
+          v.description(
+            'true starts it in a pseudo-terminal, so exec_write can answer its prompts. Default false.',
+          ),
+        ),
+      ),
+    }),
+    preflight: guard,
+    isFailure: isBlocked,
     async handler(params) {
-      const message = guard(params.command)
-      if (message !== '') return { blocked: true, message }
+      const blocked = guard(params)
+      if (blocked !== undefined) return blocked
       const process = await backend.registry.start(params.command, {
         cwd: params.cwd,
         env: params.env,
@@ -156,12 +225,22 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
 
   const execStatus = defineTool({
     name: 'exec_status',
+    title: 'Background command status',
     description:
       'Status and output of a background process. Pass the previous next_offset as offset to read only new output; dropped_bytes says how much was overwritten before you read it.',
     safety: 'safe',
     parameters: v.strictObject({
       id: processId,
-      offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+      offset: v.optional(
+        v.pipe(
+          v.number(),
+          v.integer(),
+          v.minValue(0),
+          v.description(
+            `Byte offset to read from: the next_offset of your previous exec_status call. Default 0 (all output still buffered). At most ${maxStatusBytes} bytes come back per call.`,
+          ),
+        ),
+      ),
     }),
     async handler(params) {
       const process = backend.registry.require(params.id)
@@ -183,9 +262,19 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
 
   const execWrite = defineTool({
     name: 'exec_write',
+    title: 'Type into background command',
     description: 'Type input into a pty background session (end a line with \\r, as Enter would).',
     safety: 'dangerous',
-    parameters: v.strictObject({ id: processId, input: v.pipe(v.string(), v.maxLength(16 * 1024)) }),
+    parameters: v.strictObject({
+      id: processId,
+      input: v.pipe(
+        v.string(),
+        v.maxLength(16 * 1024),
+        v.description(
+          'Text to type, at most 16384 characters; end a line with \\r, as the Enter key would. Sent as is (no secret resolution).',
+        ),
+      ),
+    }),
     async handler(params) {
       backend.registry.require(params.id).write(params.input)
       return { id: params.id, written: Buffer.byteLength(params.input) }
@@ -194,8 +283,10 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
 
   const execStop = defineTool({
     name: 'exec_stop',
-    description: 'Stop a background process and everything it started.',
+    title: 'Stop background command',
+    description: 'Stop a background process and everything it started (its whole process group).',
     safety: 'dangerous',
+    idempotent: true,
     parameters: v.strictObject({ id: processId }),
     async handler(params) {
       const snapshot = await backend.registry.require(params.id).kill()

@@ -1,4 +1,4 @@
-export { type FunctionToolDefinition, type McpToolDefinition, toFunctionTool, toMcpTool } from './adapters.js'
+export { type FunctionToolDefinition, toFunctionTool } from './adapters.js'
 export {
   type ApprovalGate,
   type ApprovalPolicy,
@@ -11,7 +11,6 @@ export {
   type BackgroundToolsOptions,
   type BackgroundToolsService,
   createBackgroundTools,
-  TASK_STATUS_VALUES,
 } from './background-tools.js'
 export {
   type CronJobView,
@@ -23,7 +22,6 @@ export {
   createManageCronJobsTool,
   type NextRunView,
 } from './cron-tools.js'
-export { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export {
   createExecTools,
@@ -33,13 +31,7 @@ export {
   type ExecToolsBackend,
   type ExecToolsOptions,
 } from './exec-tools.js'
-export {
-  describeIssues,
-  type InvokeOptions,
-  invokeTool,
-  type ParameterIssue,
-  type ToolCallOutcome,
-} from './invoke.js'
+export { type InvokeOptions, invokeTool, type ParameterIssue, type ToolCallOutcome } from './invoke.js'
 export {
   type AnyTool,
   callSafety,
@@ -47,5 +39,15 @@ export {
   type JsonSchema,
   type Tool,
   type ToolContext,
+  type ToolProgress,
   type ToolSafety,
 } from './tool.js'
+export {
+  createWorkflowTools,
+  type WorkflowHandle,
+  type WorkflowRunSummaryView,
+  type WorkflowRunView,
+  type WorkflowStepView,
+  type WorkflowToolsOptions,
+  type WorkflowToolsService,
+} from './workflow-tools.js'

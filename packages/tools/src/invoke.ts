@@ -73,8 +73,21 @@ async function askGate(
   }
 }
 
+/** The tool's own approval line when it has one (it may read a file), else the generic one. */
+async function approvalLine(tool: AnyTool, params: unknown, context: ToolContext): Promise<string> {
+  if (tool.approvalSummary !== undefined) {
+    try {
+      return await tool.approvalSummary(params, context)
+    } catch {
+      // The handler meets the same problem and reports it; the approver still sees a line.
+    }
+  }
+  return buildApprovalSummary(tool.name, params)
+}
+
 /**
- * Validates parameters, applies the approval policy, runs the handler and turns every failure
+ * Validates parameters, runs the tool's preflight (a blocked `lango` command returns here, before
+ * anyone is asked), applies the approval policy, runs the handler and turns every failure
  * into a tool error result: the one way hosts should call a tool.
  */
 export async function invokeTool(
@@ -92,9 +105,12 @@ export async function invokeTool(
       issues,
     )
   }
+  // A refusal that runs nothing (the lango guard) never asks anyone.
+  const early = tool.preflight?.(parsed.output)
+  if (early !== undefined) return { ok: true, result: early }
   const safety = callSafety(tool, parsed.output)
   if (requiresApproval(options.policy ?? 'dangerous', safety)) {
-    const summary = buildApprovalSummary(tool.name, parsed.output)
+    const summary = await approvalLine(tool, parsed.output, context)
     const approved = await askGate(
       options.gate,
       { toolName: tool.name, summary, safety, params: parsed.output, sessionKey: context.sessionKey },

@@ -4,11 +4,24 @@ import type * as v from 'valibot'
 /** How much harm a call can do; drives approval. */
 export type ToolSafety = 'safe' | 'moderate' | 'dangerous'
 
+/** A progress report of a call that waits (`workflow_run`); hosts forward it (MCP `notifications/progress`). */
+export interface ToolProgress {
+  /** Grows with every report (seconds waited so far for `workflow_run`). */
+  readonly progress: number
+  /** The value `progress` would reach at the end, when known (the wait's limit in seconds). */
+  readonly total?: number
+  /** One human line, e.g. `2 of 5 steps done; running: fetch`. */
+  readonly message?: string
+}
+
 /** Who is calling and how to cancel. Delivery targets are auto-detected from `sessionKey`. */
 export interface ToolContext {
   /** The conversation the call comes from, e.g. `telegram:<chat>:<user>`; `cron:<job>` for automation. */
   readonly sessionKey?: string
+  /** Aborts the call (the wait of `workflow_run`, a running `exec`). */
   readonly signal?: AbortSignal
+  /** Receives progress while a call waits; tools that do not wait never call it. */
+  readonly onProgress?: (progress: ToolProgress) => void
 }
 
 /** A JSON Schema object as published to models and MCP clients. */
@@ -17,6 +30,8 @@ export type JsonSchema = Record<string, unknown>
 /** One agent tool. Handlers receive validated parameters. */
 export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult = unknown> {
   readonly name: string
+  /** A short human title (MCP `title`), e.g. `Run shell command`. */
+  readonly title: string
   /** Written for a model: what the tool does, when to use it, what comes back. */
   readonly description: string
   /** The tool's published level (the contract's; what MCP annotations show). */
@@ -26,9 +41,28 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
    * persists a shell command or secret reference, which is raised to `dangerous`.
    */
   readonly safetyFor?: (params: v.InferOutput<TSchema>) => ToolSafety
+  /** Calling it again with the same parameters changes nothing more (MCP `idempotentHint`). */
+  readonly idempotent?: boolean
+  /** It reaches beyond Lango's own state: the shell, the network, a model (MCP `openWorldHint`). */
+  readonly openWorld?: boolean
   readonly parameters: TSchema
-  /** `parameters` as JSON Schema (draft-07). */
+  /** `parameters` as JSON Schema (draft-07), every property with a description. */
   readonly jsonSchema: JsonSchema
+  /**
+   * A result returned before approval is asked and without running anything (the `lango` guard of
+   * `exec`/`exec_bg`), or `undefined` to go on.
+   */
+  readonly preflight?: (params: v.InferOutput<TSchema>) => TResult | undefined
+  /**
+   * The approval line when it needs the service (`workflow_run` reads its file to show the
+   * commands); {@link buildApprovalSummary} otherwise.
+   */
+  readonly approvalSummary?: (params: v.InferOutput<TSchema>, context: ToolContext) => Promise<string>
+  /**
+   * True when a returned result reports a failure in its payload (`manage_cron_jobs`' `{ error }`,
+   * exec's `{ blocked: true }`); hosts mark such results as errors (MCP `isError`).
+   */
+  isFailure?(result: TResult): boolean
   readonly handler: (params: v.InferOutput<TSchema>, context: ToolContext) => Promise<TResult>
 }
 

@@ -1,9 +1,11 @@
 import * as v from 'valibot'
+import { buildApprovalSummary, clip } from './approval.js'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { declaresShellStep, mentionsSecret } from './persistence-risk.js'
-import { type AnyTool, defineTool } from './tool.js'
+import { type AnyTool, defineTool, type ToolContext } from './tool.js'
+import { describeShellSteps } from './workflow-summary.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
 export const RUN_STATUS_VALUES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const
@@ -36,9 +38,14 @@ export interface WorkflowRunView extends WorkflowRunSummaryView {
   readonly steps: readonly WorkflowStepView[]
 }
 
-/** A loaded workflow file, passed back to the engine as is. */
+/** A loaded workflow file, passed back to the engine as is (`@lango/workflow`'s `LoadedWorkflow`). */
 export interface WorkflowHandle {
   readonly source: string
+  /** The parsed workflow; its `run` steps are shown in the approval line of `workflow_run`. */
+  readonly definition?: {
+    readonly name: string
+    readonly steps: ReadonlyArray<{ readonly id: string; readonly kind: string; readonly text: string }>
+  }
 }
 
 /** What the workflow tools need; `WorkflowEngine` and `WorkflowDirectory` from `@lango/workflow` fit as they are. */
@@ -74,19 +81,37 @@ export interface WorkflowToolsOptions {
   readonly defaultDeliverTo?: readonly string[]
   /** Longest wait `workflow_run` accepts (default 300 s). */
   readonly maxWaitSeconds?: number
+  /** How often `workflow_run` reports progress while it waits, when the caller listens (default 5 s). */
+  readonly progressIntervalSeconds?: number
 }
 
 const runId = v.pipe(
   v.string('run_id must be a string'),
   v.minLength(1, 'run_id must not be empty'),
   v.maxLength(ID_MAX_LENGTH),
+  v.description('The run id, as workflow_run returned it (also listed by workflow_list).'),
 )
 const MAX_YAML = 256 * 1024
-const yamlContent = v.pipe(
+const yamlText = v.pipe(
   v.string('yaml_content must be a string'),
   v.minLength(1, 'yaml_content must not be empty'),
   v.maxLength(MAX_YAML, `yaml_content must be at most ${MAX_YAML} characters`),
 )
+const YAML_FORMAT =
+  'name, then steps: a list of {id, prompt (a task for an agent) or run (a shell command), depends_on: [step ids]}; {{<step id>.result}} inserts the result of an earlier step.'
+const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled'])
+
+/** The `run` steps of a loaded workflow as the approval line shows them. */
+function shellStepsOf(workflow: WorkflowHandle): string {
+  const steps = workflow.definition?.steps.filter((step) => step.kind === 'run') ?? []
+  return describeShellSteps(steps.map((step) => ({ id: step.id, command: step.text })))
+}
+
+/** One line on a run in progress, for a progress notification. */
+function progressLine(run: WorkflowRunView): string {
+  const running = run.steps.filter((step) => step.status === 'running').map((step) => step.stepId)
+  return `${run.completedSteps} of ${run.totalSteps} steps done${running.length === 0 ? '' : `; running: ${running.slice(0, 5).join(', ')}`}`
+}
 
 function stepView(step: WorkflowStepView) {
   return {
@@ -126,12 +151,37 @@ function nestingOf(sessionKey: string | undefined): number {
 export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   const { engine, directory } = options.service
   const maxWait = options.maxWaitSeconds ?? 300
+  const progressIntervalMs = Math.max(50, (options.progressIntervalSeconds ?? 5) * 1000)
+  // The file an approver was shown is the file that runs: the approval line's read is kept for
+  // the handler, keyed by the validated parameters object invokeTool hands to both.
+  const approvedFiles = new WeakMap<object, WorkflowHandle>()
+
+  /** Waits for the run, in slices that each end with a progress report when the caller listens. */
+  async function waitWithProgress(
+    id: string,
+    waitMs: number,
+    context: ToolContext,
+  ): Promise<WorkflowRunView> {
+    const signal = context.signal === undefined ? {} : { signal: context.signal }
+    const report = context.onProgress
+    if (report === undefined) return engine.waitForRun(id, { timeoutMs: waitMs, ...signal })
+    report({ progress: 0, total: waitMs / 1000, message: `run ${id} started` })
+    let waited = 0
+    for (;;) {
+      const slice = Math.min(progressIntervalMs, waitMs - waited)
+      const run = await engine.waitForRun(id, { timeoutMs: slice, ...signal })
+      waited += slice
+      if (TERMINAL_RUN_STATUSES.has(run.status) || waited >= waitMs) return run
+      report({ progress: waited / 1000, total: waitMs / 1000, message: progressLine(run) })
+    }
+  }
 
   return [
     defineTool({
       name: 'workflow_run',
+      title: 'Run workflow',
       description:
-        "Run a YAML workflow, from file_path (a saved workflow name or a .flow.yaml file in the workflows directory) or from yaml_content. Waits up to wait_seconds (default 30) and returns run_id, status and each step's status and result; poll workflow_status for runs still going. deliver_to in the YAML is optional: results go to the current conversation when omitted.",
+        "Run a YAML workflow, from file_path (a saved workflow name or a .flow.yaml file in the workflows directory) or from yaml_content. Waits up to wait_seconds (default 30) and returns run_id, status and each step's status and result; a run still going keeps running: follow it with workflow_status. deliver_to in the YAML is optional: results go to the current conversation when omitted.",
       safety: 'moderate',
       // Inline YAML with shell steps or secret references runs commands nobody has reviewed
       // (SECURITY.md WF-10); a saved file was confirmed when it was saved.
@@ -142,14 +192,31 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       parameters: v.pipe(
         v.strictObject({
           file_path: v.optional(
-            v.pipe(v.string('file_path must be a string'), v.minLength(1), v.maxLength(4096)),
+            v.pipe(
+              v.string('file_path must be a string'),
+              v.minLength(1),
+              v.maxLength(4096),
+              v.description(
+                'A saved workflow name (as workflow_list shows under saved) or the path of a .flow.yaml file in the workflows directory or the workspace (at most 4096 characters). Give this or yaml_content, not both.',
+              ),
+            ),
           ),
-          yaml_content: v.optional(yamlContent),
+          yaml_content: v.optional(
+            v.pipe(
+              yamlText,
+              v.description(
+                `The workflow as YAML text, at most ${MAX_YAML} characters: ${YAML_FORMAT} Give this or file_path, not both.`,
+              ),
+            ),
+          ),
           wait_seconds: v.optional(
             v.pipe(
               v.number('wait_seconds must be a number of seconds'),
               v.minValue(0, 'wait_seconds must be at least 0'),
               v.maxValue(maxWait, `wait_seconds must be at most ${maxWait}`),
+              v.description(
+                `Seconds to wait for the run to end before returning its current state: 0 to ${maxWait}, default 30. 0 returns the run_id at once.`,
+              ),
             ),
           ),
         }),
@@ -158,10 +225,16 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           'exactly one of file_path or yaml_content is required',
         ),
       ),
+      async approvalSummary(params) {
+        if (params.file_path === undefined) return buildApprovalSummary('workflow_run', params)
+        const { workflow } = await directory.read(params.file_path)
+        approvedFiles.set(params, workflow)
+        return `Run workflow: ${clip(params.file_path, 200)}${shellStepsOf(workflow)}`
+      },
       async handler(params, context) {
         const workflow =
           params.file_path !== undefined
-            ? (await directory.read(params.file_path)).workflow
+            ? (approvedFiles.get(params) ?? (await directory.read(params.file_path)).workflow)
             : (params.yaml_content as string)
         const deliverTo = resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo)
         const { runId: id } = await engine.startRun(workflow, {
@@ -169,10 +242,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
           nesting: nestingOf(context.sessionKey),
         })
-        const run = await engine.waitForRun(id, {
-          timeoutMs: (params.wait_seconds ?? 30) * 1000,
-          ...(context.signal === undefined ? {} : { signal: context.signal }),
-        })
+        const run = await waitWithProgress(id, (params.wait_seconds ?? 30) * 1000, context)
         return {
           run_id: run.runId,
           workflow_name: run.workflowName,
@@ -188,6 +258,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'workflow_status',
+      title: 'Workflow run status',
       description: 'A workflow run with its steps, their status, results and errors.',
       safety: 'safe',
       parameters: v.strictObject({ run_id: runId }),
@@ -200,6 +271,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'workflow_list',
+      title: 'List workflow runs',
       description:
         'Recent workflow runs, newest first (optionally by status), and the names of saved workflows.',
       safety: 'safe',
@@ -210,9 +282,17 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
             v.integer('limit must be a whole number'),
             v.minValue(1, 'limit must be at least 1'),
             v.maxValue(200, 'limit must be at most 200'),
+            v.description('How many runs to return, newest first: 1 to 200, default 20.'),
           ),
         ),
-        status: v.optional(v.picklist(RUN_STATUS_VALUES)),
+        status: v.optional(
+          v.pipe(
+            v.picklist(RUN_STATUS_VALUES),
+            v.description(
+              'Only runs in this state: pending, running, completed, failed or cancelled. Default: all.',
+            ),
+          ),
+        ),
       }),
       async handler(params) {
         const runs = (
@@ -226,6 +306,8 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'workflow_cancel',
+      title: 'Cancel workflow run',
+      idempotent: true,
       description: 'Cancel a running workflow: running steps are stopped and the run ends cancelled.',
       safety: 'moderate',
       parameters: v.strictObject({ run_id: runId }),
@@ -236,6 +318,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     }),
     defineTool({
       name: 'workflow_save',
+      title: 'Save workflow',
       description:
         'Validate a YAML workflow and save it as <name>.flow.yaml in the workflows directory (name: letters, digits, - and _). An existing file is replaced only with overwrite: true.',
       safety: 'moderate',
@@ -250,9 +333,24 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           v.string('name must be a string'),
           v.minLength(1, 'name must not be empty'),
           v.maxLength(64, 'name must be at most 64 characters'),
+          v.description(
+            'Name to save under: 1-64 letters, digits, - and _, starting with a letter or digit; the file is <name>.flow.yaml. Run it later with workflow_run file_path: <name>.',
+          ),
         ),
-        yaml_content: yamlContent,
-        overwrite: v.optional(v.boolean('overwrite must be true or false')),
+        yaml_content: v.pipe(
+          yamlText,
+          v.description(
+            `The workflow as YAML text, validated before it is written (at most ${MAX_YAML} characters): ${YAML_FORMAT}`,
+          ),
+        ),
+        overwrite: v.optional(
+          v.pipe(
+            v.boolean('overwrite must be true or false'),
+            v.description(
+              'true replaces a saved workflow of the same name; default false, where an existing name is an error.',
+            ),
+          ),
+        ),
       }),
       async handler(params) {
         const saved = await directory.save(params.name, params.yaml_content, {

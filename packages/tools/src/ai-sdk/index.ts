@@ -1,0 +1,75 @@
+import { dynamicTool, type JSONSchema7, jsonSchema, type Tool, type ToolExecutionOptions } from 'ai'
+import * as v from 'valibot'
+import type { ApprovalGate, ApprovalPolicy } from '../approval.js'
+import { describeIssues, invokeTool } from '../invoke.js'
+import type { AnyTool } from '../tool.js'
+
+/** Options of {@link toAiSdkTools}. */
+export interface AiSdkToolsOptions {
+  /**
+   * The session key calls run under (delivery targets are detected from it; cron jobs record it as
+   * their creator), or a function deriving it from the call (e.g. from `experimental_context`).
+   */
+  readonly sessionKey?: string | ((options: ToolExecutionOptions) => string | undefined)
+  /** Which calls need approval; default `dangerous`. */
+  readonly policy?: ApprovalPolicy
+  /** Asks a human inside `execute`; without one, calls the policy selects are denied. */
+  readonly gate?: ApprovalGate
+  /** No answer within this time denies (default 5 minutes). */
+  readonly approvalTimeoutMs?: number
+}
+
+/**
+ * Turns tools into AI SDK (v6) tools, keyed by name, for `generateText`/`streamText`'s `tools`.
+ * The model sees each tool's JSON Schema; its input is validated with the tool's own valibot
+ * schema (an invalid call goes back to the model naming the field). `execute` runs through
+ * `invokeTool` with the approval policy and gate (the approval lives inside `execute`, so
+ * unattended runs work without `needsApproval`), the call's `abortSignal`, and returns the result
+ * or `{ error: { code, message, … } }` — failures are results the model reads, never throws.
+ * @example
+ * const { text } = await generateText({ model, tools: toAiSdkTools(tools, { gate }), stopWhen: stepCountIs(5), prompt })
+ */
+export function toAiSdkTools(
+  tools: readonly AnyTool[],
+  options: AiSdkToolsOptions = {},
+): Record<string, Tool> {
+  const entries = tools.map((tool): [string, Tool] => [
+    tool.name,
+    dynamicTool({
+      title: tool.title,
+      description: tool.description,
+      inputSchema: jsonSchema({ type: 'object', ...tool.jsonSchema } as JSONSchema7, {
+        validate(value) {
+          const parsed = v.safeParse(tool.parameters, value)
+          if (parsed.success) return { success: true, value: parsed.output }
+          const issues = describeIssues(parsed.issues).map((issue) => `${issue.path}: ${issue.message}`)
+          return {
+            success: false,
+            error: new TypeError(`invalid parameters for ${tool.name}: ${issues.join('; ')}`),
+          }
+        },
+      }),
+      async execute(input, execution) {
+        const sessionKey =
+          typeof options.sessionKey === 'function' ? options.sessionKey(execution) : options.sessionKey
+        const outcome = await invokeTool(
+          tool,
+          input,
+          {
+            ...(sessionKey === undefined ? {} : { sessionKey }),
+            ...(execution.abortSignal === undefined ? {} : { signal: execution.abortSignal }),
+          },
+          {
+            ...(options.policy === undefined ? {} : { policy: options.policy }),
+            ...(options.gate === undefined ? {} : { gate: options.gate }),
+            ...(options.approvalTimeoutMs === undefined
+              ? {}
+              : { approvalTimeoutMs: options.approvalTimeoutMs }),
+          },
+        )
+        return outcome.ok ? outcome.result : { error: outcome.error }
+      },
+    }),
+  ])
+  return Object.fromEntries(entries)
+}

@@ -1,0 +1,180 @@
+import type {
+  CallToolResult,
+  McpServer,
+  RegisteredTool,
+  ServerContext,
+  StandardSchemaWithJSON,
+  ToolAnnotations,
+} from '@modelcontextprotocol/server'
+import type { ApprovalGate, ApprovalPolicy, ApprovalRequest } from '../approval.js'
+import { type InvokeOptions, invokeTool } from '../invoke.js'
+import type { AnyTool, JsonSchema, ToolContext, ToolProgress } from '../tool.js'
+
+/**
+ * A second approval for calls over MCP, on top of the host's own prompt: calls the `policy`
+ * selects are put to `request`, which also gets the MCP request context (to ask through the
+ * client, for example). No answer, `false` or an error deny.
+ */
+export interface McpApproval {
+  /** Which calls need it: `all`, `moderate`, `dangerous` or `none`. */
+  readonly policy: ApprovalPolicy
+  request(
+    request: ApprovalRequest,
+    options: { readonly signal: AbortSignal; readonly context: ServerContext },
+  ): Promise<boolean | undefined>
+  /** No answer within this time denies (default 5 minutes). */
+  readonly timeoutMs?: number
+}
+
+/** Options of {@link registerTools}. */
+export interface RegisterToolsOptions {
+  /**
+   * A second approval step. Default none: over MCP the host (Claude Desktop, an IDE, another
+   * agent) shows its own prompt before each call, guided by the annotations, and is the approver.
+   */
+  readonly approval?: McpApproval
+  /**
+   * The session key calls run under (cron jobs record it as their creator; delivery targets are
+   * detected from it). Default `mcp`; a function can derive it per request.
+   */
+  readonly sessionKey?: string | ((context: ServerContext) => string | undefined)
+}
+
+/**
+ * MCP annotations from a tool's safety, so a host can decide on its own approval prompt: `title`;
+ * safe → `readOnlyHint: true`; moderate → `destructiveHint: false`; dangerous → `destructiveHint:
+ * true` (a tool whose safety depends on the call, `manage_cron_jobs`, publishes its worst case);
+ * `idempotentHint` where true; `openWorldHint` only for tools that reach the shell or a model.
+ */
+export function toolAnnotations(tool: AnyTool): ToolAnnotations {
+  return {
+    title: tool.title,
+    readOnlyHint: tool.safety === 'safe',
+    ...(tool.safety === 'safe' ? {} : { destructiveHint: tool.safety === 'dangerous' }),
+    ...(tool.idempotent === true ? { idempotentHint: true } : {}),
+    openWorldHint: tool.openWorld === true,
+  }
+}
+
+/**
+ * The tool's JSON Schema as the SDK publishes it in `tools/list`. Validation is left to
+ * `invokeTool` (the tool's own valibot schema), so a bad call comes back as an `isError` result
+ * naming each field, like every other failure.
+ */
+function publishedSchema(tool: AnyTool): StandardSchemaWithJSON {
+  const json: JsonSchema = { type: 'object', ...tool.jsonSchema }
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'lango',
+      validate: (value) => ({ value }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  }
+}
+
+/** A call's JSON payload as MCP content: the same JSON as text and as `structuredContent`. */
+function toResult(payload: unknown, isError: boolean): CallToolResult {
+  const text = JSON.stringify(payload) ?? 'null'
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: JSON.parse(text) as Record<string, unknown>,
+    ...(isError ? { isError: true } : {}),
+  }
+}
+
+function progressSender(context: ServerContext): ((progress: ToolProgress) => void) | undefined {
+  const token = context.mcpReq._meta?.progressToken
+  if (token === undefined) return undefined
+  return (progress) => {
+    context.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
+      // A client that went away cannot be told; the call itself goes on.
+      .catch(() => {})
+  }
+}
+
+/**
+ * Registers tools on an MCP SDK v2 `McpServer`, in the order given (so `tools/list` is
+ * deterministic): each with its title, description, JSON Schema and annotations. A call runs
+ * through `invokeTool` with the request's abort signal; a success returns the result as JSON text
+ * and the same `structuredContent`; every failure (invalid parameters, denied, a service error, a
+ * blocked `lango` command, `manage_cron_jobs`' `{ error }`) returns `isError: true` with its JSON
+ * payload. While `workflow_run` waits it sends `notifications/progress` when the client asked for
+ * them (`_meta.progressToken`). Nothing is written to stdout.
+ * @example
+ * const server = new McpServer({ name: 'lango', version: '1.0.0' }, { instructions: mcpInstructions(tools) })
+ * registerTools(server, tools)
+ */
+export function registerTools(
+  server: McpServer,
+  tools: readonly AnyTool[],
+  options: RegisterToolsOptions = {},
+): RegisteredTool[] {
+  const names = new Set<string>()
+  for (const tool of tools) {
+    if (names.has(tool.name)) throw new TypeError(`two tools are named ${tool.name}`)
+    names.add(tool.name)
+  }
+  const { approval } = options
+  return tools.map((tool) =>
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: publishedSchema(tool),
+        annotations: toolAnnotations(tool),
+      },
+      async (args, context) => {
+        const sessionKey =
+          typeof options.sessionKey === 'function'
+            ? options.sessionKey(context)
+            : (options.sessionKey ?? 'mcp')
+        const onProgress = progressSender(context)
+        const toolContext: ToolContext = {
+          signal: context.mcpReq.signal,
+          ...(sessionKey === undefined ? {} : { sessionKey }),
+          ...(onProgress === undefined ? {} : { onProgress }),
+        }
+        const gate: ApprovalGate | undefined =
+          approval === undefined
+            ? undefined
+            : { request: (request, { signal }) => approval.request(request, { signal, context }) }
+        const invokeOptions: InvokeOptions =
+          approval === undefined
+            ? { policy: 'none' }
+            : {
+                policy: approval.policy,
+                ...(gate === undefined ? {} : { gate }),
+                ...(approval.timeoutMs === undefined ? {} : { approvalTimeoutMs: approval.timeoutMs }),
+              }
+        const outcome = await invokeTool(tool, args, toolContext, invokeOptions)
+        if (!outcome.ok) return toResult({ error: outcome.error }, true)
+        return toResult(outcome.result, tool.isFailure?.(outcome.result) === true)
+      },
+    ),
+  )
+}
+
+/**
+ * A short server `instructions` text for the tools registered: how long work is followed (handles
+ * and status tools) and that the `lango` CLI is never run through exec.
+ */
+export function mcpInstructions(tools: readonly AnyTool[]): string {
+  const has = (name: string) => tools.some((tool) => tool.name === name)
+  const lines = ['Lango automation tools. Results are JSON; a failed call has isError set and says why.']
+  const handles = [
+    has('workflow_run') && 'workflow_run returns a run_id (follow it with workflow_status)',
+    has('bg_submit') && 'bg_submit returns a task_id (bg_status, bg_result)',
+    has('exec_bg') && 'exec_bg returns a process id (exec_status, exec_write, exec_stop)',
+  ].filter((line): line is string => typeof line === 'string')
+  if (handles.length > 0) lines.push(`Long work returns a handle at once: ${handles.join('; ')}.`)
+  if (has('cron_add') || has('manage_cron_jobs'))
+    lines.push('Scheduled jobs run later without anyone watching: confirm what they do with the user first.')
+  if (has('exec'))
+    lines.push(
+      'Never run the lango CLI through exec or exec_bg: it is refused. Use the cron, bg and workflow tools, or ask the user to run it in a terminal.',
+    )
+  return lines.join('\n')
+}
