@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { StringDecoder } from 'node:string_decoder'
 import type { EnvPolicy } from './env.js'
-import { ExecError } from './errors.js'
+import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor } from './process-group.js'
@@ -340,7 +340,7 @@ export class ProcessRegistry {
         : prepared.redactor.stream({ terminal: ptySettings !== undefined })
       const [process, handle] =
         ptySettings === undefined
-          ? this.#startPiped(id, command, prepared, redactor, lifetimeMs)
+          ? await this.#startPiped(id, command, prepared, redactor, lifetimeMs)
           : this.#startPty(id, command, prepared, redactor, ptySettings, lifetimeMs)
       process.attach(handle)
       this.#processes.set(id, process)
@@ -356,13 +356,13 @@ export class ProcessRegistry {
     }
   }
 
-  #startPiped(
+  async #startPiped(
     id: string,
     command: string,
     prepared: Awaited<ReturnType<typeof prepareSpawn>>,
     redactor: StreamRedactor | undefined,
     lifetimeMs: number,
-  ): [BackgroundProcess, ChildHandle] {
+  ): Promise<[BackgroundProcess, ChildHandle]> {
     const child = spawn(prepared.shell, prepared.args, {
       cwd: prepared.cwd,
       env: prepared.env,
@@ -370,10 +370,9 @@ export class ProcessRegistry {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     if (child.pid === undefined) {
-      throw new ExecError(
-        'EXEC_SPAWN_FAILED',
-        `could not start ${prepared.shell} for: ${command.slice(0, 200)}`,
-      )
+      // The 'error' event follows on the next tick; unheard, it would crash the host.
+      const error = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve))
+      throw spawnFailed(prepared.shell, command, error)
     }
     const process = new BackgroundProcess({
       id,

@@ -49,3 +49,13 @@ export class ExecError extends Error {
     )
   }
 }
+
+/**
+ * `EXEC_SPAWN_FAILED` for a child that could not be started. Built from the unresolved command and
+ * the errno code only: Node's spawn errors carry argv (`spawnargs`) and must not travel (SEC-6).
+ */
+export function spawnFailed(shell: string, command: string, error: unknown): ExecError {
+  return new ExecError('EXEC_SPAWN_FAILED', `could not start ${shell} for: ${command.slice(0, 200)}`, {
+    data: { code: (error as NodeJS.ErrnoException | undefined)?.code },
+  })
+}

@@ -136,14 +136,28 @@ async function resolveOverrideValues(
 }
 
 /**
- * Checks that `cwd` exists and is a directory, before anything is spawned. Synchronous on
- * purpose: a stat takes microseconds, while a thread-pool round trip costs ~0.15 ms per command.
+ * Checks that `cwd` is a usable directory, before anything is spawned: a non-empty string without
+ * NUL that names an existing directory (symlinks followed, loops refused). Synchronous on purpose:
+ * a stat takes microseconds, while a thread-pool round trip costs ~0.15 ms per command.
  */
-export function checkWorkingDirectory(cwd: string | undefined): string {
+export function checkWorkingDirectory(cwd: unknown): string {
   // The host's own working directory exists by definition (or process.cwd() throws).
   if (cwd === undefined) return process.cwd()
+  if (typeof cwd !== 'string' || cwd === '' || cwd.includes('\0'))
+    throw new ExecError('EXEC_INVALID_CWD', 'working directory must be a non-empty path string without NUL', {
+      data: { type: typeof cwd },
+    })
   const directory = resolvePath(cwd)
-  const info = statSync(directory, { throwIfNoEntry: false })
+  let info: ReturnType<typeof statSync>
+  try {
+    info = statSync(directory, { throwIfNoEntry: false })
+  } catch (error) {
+    // ELOOP (a symlink loop), ENOTDIR (a file on the way), EACCES, ENAMETOOLONG …
+    const code = (error as NodeJS.ErrnoException).code
+    throw new ExecError('EXEC_INVALID_CWD', `working directory is not usable (${code}): ${directory}`, {
+      data: { cwd: directory, code },
+    })
+  }
   if (info === undefined)
     throw new ExecError('EXEC_INVALID_CWD', `working directory does not exist: ${directory}`, {
       data: { cwd: directory },

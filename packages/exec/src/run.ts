@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
-import { ExecError } from './errors.js'
+import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor } from './process-group.js'
@@ -171,15 +171,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       supervisor.finish()
       if (error !== undefined) {
         // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
-        reject(
-          new ExecError(
-            'EXEC_SPAWN_FAILED',
-            `could not start ${prepared.shell} for: ${command.slice(0, 200)}`,
-            {
-              data: { code: (error as NodeJS.ErrnoException).code },
-            },
-          ),
-        )
+        reject(spawnFailed(prepared.shell, command, error))
         return
       }
       stdout.finish()
