@@ -20,9 +20,42 @@ describe('BackgroundError', () => {
   })
 })
 
+describe('BackgroundError.toJSON', () => {
+  it('serialises name, code, message and data, never cause or stack', () => {
+    const cause = new Error('secret detail from the runner')
+    const error = new BackgroundError('BACKGROUND_TASK_FAILED', 'Task t1 failed', {
+      cause,
+      data: { taskId: 't1' },
+    })
+    expect(error.toJSON()).toEqual({
+      name: 'BackgroundError',
+      code: 'BACKGROUND_TASK_FAILED',
+      message: 'Task t1 failed',
+      data: { taskId: 't1' },
+    })
+    const text = JSON.stringify({ error })
+    expect(JSON.parse(text)).toEqual({ error: error.toJSON() })
+    expect(text).not.toContain('secret detail')
+    expect(text).not.toContain('stack')
+    expect(error.cause).toBe(cause)
+  })
+
+  it('leaves data out when there is none', () => {
+    const json = new BackgroundError('BACKGROUND_STOPPED', 'The background manager has stopped').toJSON()
+    expect(json).toEqual({
+      name: 'BackgroundError',
+      code: 'BACKGROUND_STOPPED',
+      message: 'The background manager has stopped',
+    })
+    expect(Object.keys(json)).toEqual(['name', 'code', 'message'])
+  })
+})
+
 describe('PermanentError', () => {
   it('is recognised by its brand', () => {
     expect(PermanentError.is(new PermanentError('gone'))).toBe(true)
+    expect(PermanentError.is(new PermanentError('gone', { cause: new Error('404') }))).toBe(true)
+    expect(new PermanentError('gone', { cause: 'x' }).cause).toBe('x')
     expect(PermanentError.is(new Error('gone'))).toBe(false)
     expect(new PermanentError('gone')).toBeInstanceOf(Error)
   })

@@ -50,6 +50,18 @@ export class BackgroundError extends Error {
       (value as { name?: unknown }).name === 'BackgroundError'
     )
   }
+
+  /** What a server may return to a caller: `name`, `code`, `message` and `data`, never `cause` or `stack`. */
+  toJSON(): {
+    name: 'BackgroundError'
+    code: BackgroundErrorCode
+    message: string
+    data?: Readonly<Record<string, unknown>>
+  } {
+    return this.data === undefined
+      ? { name: this.name, code: this.code, message: this.message }
+      : { name: this.name, code: this.code, message: this.message, data: this.data }
+  }
 }
 
 /**
@@ -75,7 +87,7 @@ export class PermanentError extends Error {
   }
 }
 
-/** Normalises anything thrown into an `Error`, keeping the original as `cause` when it was not one. */
+/** Normalises anything thrown into an `Error`, keeping the original as `cause` when it was not one. Internal. */
 export function toError(value: unknown): Error {
   if (value instanceof Error) return value
   let text: string
