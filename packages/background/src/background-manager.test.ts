@@ -48,60 +48,18 @@ describe('BackgroundManager.submit', () => {
     expect(runner.calls).toHaveLength(1)
   })
 
-  it('by default makes short ids: a random prefix per manager and a counter', () => {
-    const make = () =>
-      new BackgroundManager({ runner: new FakeAgentRunner(), notifier: new RecordingNotifier() })
-    const manager = make()
-    const first = manager.submit({ prompt: 'a' })
-    const second = manager.submit({ prompt: 'b' })
-    expect(first).toMatch(/^[0-9a-z]{5}-1$/)
-    expect(second).toBe(first.replace(/-1$/, '-2'))
-    expect(make().submit({ prompt: 'c' }).split('-')[0]).not.toBe(first.split('-')[0])
-  })
-
-  it('counts built-in ids and finds every one of them, and nothing else', async () => {
-    const runner = new FakeAgentRunner()
+  it('by default gives each task a random UUID, and finds each task by it', () => {
     const manager = new BackgroundManager({
-      runner,
+      runner: new FakeAgentRunner(),
       notifier: new RecordingNotifier(),
-      maxQueuedTasks: 100,
-      maxFinishedTasks: 10,
     })
-    const ids = Array.from({ length: 40 }, (_, index) => manager.submit({ prompt: `task ${index}` }))
-    const prefix = (ids[0] as string).slice(0, 6)
-    expect(ids.slice(8, 11)).toEqual([`${prefix}9`, `${prefix}10`, `${prefix}11`])
+    const ids = Array.from({ length: 20 }, (_, index) => manager.submit({ prompt: `task ${index}` }))
     for (const [index, id] of ids.entries()) {
-      expect(id.length).toBeLessThanOrEqual(12)
-      expect(manager.snapshot(id)).toMatchObject({ id, prompt: `task ${index}`, status: 'pending' })
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(manager.snapshot(id)).toMatchObject({ id, prompt: `task ${index}` })
     }
-    const other = new BackgroundManager({ runner, notifier: new RecordingNotifier() }).submit({ prompt: 'x' })
-    for (const unknown of [
-      other,
-      `${prefix}0`,
-      `${prefix}01`,
-      `${prefix}a`,
-      `${prefix}+1`,
-      `${prefix}1e1`,
-      `${prefix} 1`,
-      `${prefix}-1`,
-      `${prefix}1.0`,
-      `${prefix}41`,
-      `${prefix}${Number.MAX_SAFE_INTEGER}`,
-      `${prefix}${'9'.repeat(30)}`,
-      prefix,
-      '',
-    ]) {
-      expect(
-        codeOf(() => manager.snapshot(unknown)),
-        unknown,
-      ).toBe('BACKGROUND_TASK_NOT_FOUND')
-    }
-    // Finished tasks beyond maxFinishedTasks are evicted: their ids are no longer found.
-    manager.start()
-    for (const id of ids) manager.cancel(id)
-    expect(codeOf(() => manager.snapshot(ids[0] as string))).toBe('BACKGROUND_TASK_NOT_FOUND')
-    expect(manager.snapshot(ids[39] as string).status).toBe('cancelled')
-    await manager.stop()
+    expect(new Set(ids).size).toBe(20)
+    expect(codeOf(() => manager.snapshot(ids[0]?.toUpperCase() as string))).toBe('BACKGROUND_TASK_NOT_FOUND')
   })
 
   it.each([
@@ -435,7 +393,7 @@ describe('timeouts (fake clock)', () => {
     expect((task.completedAt ?? 0) < (task.startedAt ?? 0)).toBe(true)
     // A negative wall-clock duration is shown as 0, never as a negative number.
     await vi.waitFor(() => expect(notifier.notices).toHaveLength(4))
-    expect(notifier.notices[3]?.message).toMatch(/done in 0ms/)
+    expect(notifier.notices[3]?.text).toMatch(/done in 0ms/)
   })
 })
 
@@ -780,14 +738,14 @@ describe('ChannelNotifier port', () => {
     manager.start()
     const id = manager.submit({ prompt: 'Count the open issues', originChannel: 'telegram:42' })
     const started = await notifier.next()
-    expect(started.channel).toBe('telegram:42')
-    expect(started.message).toBe(
+    expect(started.target).toBe('telegram:42')
+    expect(started.text).toBe(
       `[Background] Task ${id} started: Count the open issues\nI will post the result here when it ends.`,
     )
     ;(await runner.nextCall()).resolve('There are 7 open issues.')
     const ended = await notifier.next()
-    expect(ended.channel).toBe('telegram:42')
-    expect(ended.message).toBe(
+    expect(ended.target).toBe('telegram:42')
+    expect(ended.text).toBe(
       `[Background] Task ${id} done in 0ms: Count the open issues\n\nThere are 7 open issues.`,
     )
   })
@@ -809,7 +767,7 @@ describe('ChannelNotifier port', () => {
     await vi.waitFor(() => expect(notifier.notices).toHaveLength(7))
 
     const byChannel = (channel: string) =>
-      notifier.notices.filter((notice) => notice.channel === channel).map((notice) => notice.message)
+      notifier.notices.filter((notice) => notice.target === channel).map((notice) => notice.text)
     expect(byChannel('c:failed')).toEqual([
       expect.stringContaining(`Task ${failed} started`),
       `[Background] Task ${failed} failed after 0ms: will fail\nError: disk full`,
@@ -830,8 +788,8 @@ describe('ChannelNotifier port', () => {
   it('sends the end notice after the start notice even when the start notice is slow', async () => {
     let releaseStart!: () => void
     const notifier = new RecordingNotifier({
-      handler: (_channel, message) =>
-        message.includes('started') ? new Promise<void>((resolve) => (releaseStart = resolve)) : undefined,
+      handler: (_target, text) =>
+        text.includes('started') ? new Promise<void>((resolve) => (releaseStart = resolve)) : undefined,
     })
     const { manager, runner } = createHarness({ notifier })
     manager.start()
@@ -842,7 +800,7 @@ describe('ChannelNotifier port', () => {
     expect(notifier.notices).toHaveLength(1)
     releaseStart()
     await notifier.next()
-    expect((await notifier.next()).message).toMatch(/done/)
+    expect((await notifier.next()).text).toMatch(/done/)
   })
 
   it('sends nothing for a task without an origin channel', async () => {
@@ -899,10 +857,10 @@ describe('ChannelNotifier port', () => {
     const id = manager.submit({ prompt: 'p'.repeat(500), originChannel: 'c' })
     ;(await runner.nextCall()).resolve('word '.repeat(10_000))
     await notifier.next()
-    const { message } = await notifier.next()
-    expect(message.length).toBeLessThan(800)
-    expect(message).toContain(`Shortened; ask for the result of task ${id}`)
-    expect(message).toContain(`${'p'.repeat(80)}…`)
+    const { text } = await notifier.next()
+    expect(text.length).toBeLessThan(800)
+    expect(text).toContain(`Shortened; ask for the result of task ${id}`)
+    expect(text).toContain(`${'p'.repeat(80)}…`)
   })
 })
 
@@ -941,16 +899,16 @@ describe('lifecycle and stop()', () => {
     expect(stopped).toBe(true)
     expect(call.settled).toBe(true)
     // Notices of one task keep their order; notices of different tasks may interleave.
-    expect(notifier.messages).toHaveLength(3)
-    expect(notifier.messages).toEqual(
+    expect(notifier.texts).toHaveLength(3)
+    expect(notifier.texts).toEqual(
       expect.arrayContaining([
         `[Background] Task ${running} started: running\nI will post the result here when it ends.`,
         `[Background] Task ${running} cancelled because the background service stopped: running`,
         `[Background] Task ${pending} cancelled because the background service stopped: pending`,
       ]),
     )
-    expect(notifier.messages.findIndex((message) => message.includes('started'))).toBeLessThan(
-      notifier.messages.findIndex((message) => message.includes(`${running} cancelled`)),
+    expect(notifier.texts.findIndex((text) => text.includes('started'))).toBeLessThan(
+      notifier.texts.findIndex((text) => text.includes(`${running} cancelled`)),
     )
     expect(clock.pendingTimerCount).toBe(0)
   })

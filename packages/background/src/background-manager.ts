@@ -1,11 +1,18 @@
 import { AUTOMATION_PREFIX, applyAutomationPrefix } from './automation-prefix.js'
-import { ClockReader, type Instant } from './clock-reader.js'
 import { Deadlines } from './deadlines.js'
 import { BackgroundError, PermanentError, toError } from './errors.js'
 import { type BackgroundEventName, type BackgroundListener, Emitter } from './events.js'
 import { Fifo } from './fifo.js'
 import { formatNotice } from './notice.js'
-import type { AgentRunner, AgentRunResult, ChannelNotifier, Clock, LogFields, Logger } from './ports.js'
+import type {
+  AgentRunner,
+  AgentRunResult,
+  ChannelNotifier,
+  Clock,
+  IdGenerator,
+  LogFields,
+  Logger,
+} from './ports.js'
 import { silentLogger } from './silent-logger.js'
 import { systemClock } from './system-clock.js'
 import {
@@ -17,8 +24,6 @@ import {
   type TaskSnapshot,
   type TaskStatus,
 } from './task.js'
-import { TaskIds } from './task-id.js'
-import { MapIndex, SequenceIndex, type TaskIndex } from './task-index.js'
 import { abortRunner, runOptions, TaskRecord } from './task-record.js'
 import { capText, formatDuration } from './text.js'
 
@@ -59,12 +64,12 @@ export interface BackgroundManagerOptions {
   readonly clock?: Clock
   /** Default `silentLogger`. Logs carry ids, statuses and sizes, never prompts or results. */
   readonly logger?: Logger
-  /** Returns a new unique task id. Default: a random per-manager prefix and a counter (`k3x9a-12`). */
-  readonly idGenerator?: () => string
+  /** Returns a new unique task id. Default `crypto.randomUUID`. */
+  readonly idGenerator?: IdGenerator
 }
 
 /** The defaults `BackgroundManager` uses for options that are not given. */
-export const DEFAULT_BACKGROUND_OPTIONS = Object.freeze({
+const DEFAULT_OPTIONS = Object.freeze({
   maxConcurrentTasks: 3,
   maxQueuedTasks: 100,
   taskTimeoutMs: 30 * 60_000,
@@ -79,9 +84,8 @@ export const DEFAULT_BACKGROUND_OPTIONS = Object.freeze({
 /** Lifecycle of a manager: `idle` (queueing only) → `running` → `stopping` → `stopped`. */
 export type BackgroundManagerState = 'idle' | 'running' | 'stopping' | 'stopped'
 
-/** Every option with its default; `idGenerator` stays undefined for the built-in ids. */
-type ResolvedOptions = Required<Omit<BackgroundManagerOptions, 'idGenerator'>> &
-  Pick<BackgroundManagerOptions, 'idGenerator'>
+/** Every option with its default. */
+type ResolvedOptions = Required<BackgroundManagerOptions>
 
 /**
  * Runs agent tasks in the background, in memory: a bounded FIFO queue feeds at most
@@ -101,8 +105,8 @@ export class BackgroundManager {
   readonly #options: ResolvedOptions
   readonly #emitter: Emitter
   readonly #deadlines: Deadlines<TaskRecord>
-  /** Every known task, in submission order (so newest is last). */
-  readonly #tasks: TaskIndex<TaskRecord>
+  /** Every known task by id, in submission order (so newest is last). */
+  readonly #tasks = new Map<TaskId, TaskRecord>()
   /**
    * Pending tasks in FIFO order. A cancelled pending task stays in it until dispatch skips it (or a
    * compaction drops it), so `#pendingCount`, not the list length, is the queue size.
@@ -123,21 +127,11 @@ export class BackgroundManager {
   #drainWaiters: Array<() => void> = []
   #state: BackgroundManagerState = 'idle'
   #pumping = false
-  /** False for the default silent logger, so per-task log fields are not even built. */
-  readonly #verbose: boolean
-  /** Read once per synchronous step (`this.#clock.read()`); see `Instant`. */
-  readonly #clock: ClockReader
-  /** The built-in ids, or undefined when an `idGenerator` was given. */
-  readonly #ids: TaskIds | undefined
   #stopping: Promise<void> | undefined
   #releaseDrain: (() => void) | undefined
 
   constructor(options: BackgroundManagerOptions) {
     this.#options = Object.freeze(resolveOptions(options))
-    this.#ids = this.#options.idGenerator === undefined ? new TaskIds() : undefined
-    this.#tasks = this.#ids === undefined ? new MapIndex() : new SequenceIndex()
-    this.#verbose = this.#options.logger !== silentLogger
-    this.#clock = new ClockReader(this.#options.clock)
     this.#deadlines = new Deadlines<TaskRecord>(this.#options.clock, (record) => this.#onDeadline(record))
     this.#emitter = new Emitter((event, error) => {
       this.#options.logger.error('background event listener threw', { event, errorName: toError(error).name })
@@ -158,7 +152,6 @@ export class BackgroundManager {
       maxConcurrentTasks: this.#options.maxConcurrentTasks,
       maxQueuedTasks: this.#options.maxQueuedTasks,
     })
-    this.#clock.read()
     this.#pump()
   }
 
@@ -197,35 +190,19 @@ export class BackgroundManager {
       )
     }
 
-    let id: TaskId
-    let key: number | string
-    if (this.#ids !== undefined) {
-      // Built-in ids cannot repeat; the map is keyed by their sequence number.
-      key = this.#ids.nextSequence()
-      id = this.#ids.format(key)
-    } else {
-      id = (options.idGenerator as () => string)()
-      if (typeof id !== 'string' || id === '' || this.#tasks.get(id) !== undefined) {
-        throw new BackgroundError(
-          'BACKGROUND_DUPLICATE_ID',
-          'The id generator returned an empty or duplicate id',
-        )
-      }
-      key = id
+    const id = options.idGenerator()
+    if (typeof id !== 'string' || id === '' || this.#tasks.has(id)) {
+      throw new BackgroundError(
+        'BACKGROUND_DUPLICATE_ID',
+        'The id generator returned an empty or duplicate id',
+      )
     }
-    const at = this.#clock.read()
-    const record = new TaskRecord(id, key, prompt, originChannel, originSession, timeoutMs, at.wallMs)
-    this.#tasks.add(record)
+    const record = new TaskRecord(id, prompt, originChannel, originSession, timeoutMs, this.#now())
+    this.#tasks.set(id, record)
     this.#queue.push(record)
     this.#pendingCount += 1
-    if (this.#verbose) {
-      options.logger.debug('background task submitted', { taskId: id, promptLength: prompt.length })
-      this.#clock.invalidate()
-    }
-    if (this.#emitter.has('task:submit')) {
-      this.#emitter.emit('task:submit', toSnapshot(record))
-      this.#clock.invalidate()
-    }
+    options.logger.debug('background task submitted', { taskId: id, promptLength: prompt.length })
+    if (this.#emitter.has('task:submit')) this.#emitter.emit('task:submit', toSnapshot(record))
     this.#pump()
     return id
   }
@@ -301,7 +278,7 @@ export class BackgroundManager {
       data: { taskId: record.id },
     })
     abortRunner(record, reason)
-    this.#end(record, 'cancelled', reason, this.#clock.read())
+    this.#end(record, 'cancelled', reason)
     return toSnapshot(record)
   }
 
@@ -348,18 +325,15 @@ export class BackgroundManager {
     if (isTerminalStatus(record.status)) return toSnapshot(record)
     return new Promise<TaskSnapshot>((resolve, reject) => {
       const onAbort = (): void => {
-        const waiters = record.extras?.waiters
-        const index = waiters?.indexOf(waiter) ?? -1
-        if (index >= 0) waiters?.splice(index, 1)
+        const index = record.waiters.indexOf(waiter)
+        if (index >= 0) record.waiters.splice(index, 1)
         reject(signal?.reason)
       }
       const waiter = (snapshot: TaskSnapshot): void => {
         signal?.removeEventListener('abort', onAbort)
         resolve(snapshot)
       }
-      const extras = record.more()
-      extras.waiters ??= []
-      extras.waiters.push(waiter)
+      record.waiters.push(waiter)
       signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
@@ -384,12 +358,11 @@ export class BackgroundManager {
     if (this.#stopping === undefined) {
       this.#state = 'stopping'
       const reason = stoppedError()
-      const at = this.#clock.read()
       // Copy first: ending a task mutates the queue and may evict from the task map.
       for (const record of [...this.#tasks.values()]) {
         if (isTerminalStatus(record.status)) continue
         abortRunner(record, reason)
-        this.#end(record, 'cancelled', reason, at)
+        this.#end(record, 'cancelled', reason)
       }
       this.#stopping = this.#drain()
     }
@@ -414,9 +387,7 @@ export class BackgroundManager {
   }
 
   #get(taskId: TaskId): TaskRecord {
-    const key =
-      typeof taskId !== 'string' ? undefined : this.#ids === undefined ? taskId : this.#ids.parse(taskId)
-    const record = key === undefined ? undefined : this.#tasks.get(key)
+    const record = typeof taskId === 'string' ? this.#tasks.get(taskId) : undefined
     if (record === undefined) {
       throw new BackgroundError(
         'BACKGROUND_TASK_NOT_FOUND',
@@ -427,11 +398,12 @@ export class BackgroundManager {
     return record
   }
 
+  /** The clock's wall time in epoch milliseconds, for timestamps. */
+  #now(): number {
+    return this.#options.clock.now().getTime()
+  }
+
   /** Starts queued tasks while slots are free. Re-entrant calls (from listeners) are folded into the running loop. */
-  /**
-   * Starts queued tasks while slots are free. Callers read the clock first (`this.#clock.read()`):
-   * each task's start time is that reading, or a fresh one once foreign code has run.
-   */
   #pump(): void {
     if (this.#pumping) return
     this.#pumping = true
@@ -450,13 +422,11 @@ export class BackgroundManager {
 
   #begin(record: TaskRecord): void {
     const options = this.#options
-    const at = this.#clock.current()
     record.status = 'running'
-    record.startedAt = at.wallMs
+    record.startedAt = this.#now()
     this.#runningCount += 1
-    if (record.timeoutMs !== Number.POSITIVE_INFINITY)
-      this.#deadlines.watch(record, record.timeoutMs, at.monoMs)
-    if (this.#verbose) options.logger.info('background task started', { taskId: record.id })
+    if (record.timeoutMs !== Number.POSITIVE_INFINITY) this.#deadlines.watch(record, record.timeoutMs)
+    options.logger.info('background task started', { taskId: record.id })
     if (this.#emitter.has('task:start')) this.#emitter.emit('task:start', toSnapshot(record))
     this.#notify(record)
 
@@ -473,8 +443,6 @@ export class BackgroundManager {
     } catch (error) {
       running = Promise.reject(error)
     }
-    // The runner, and the listeners, notifier and logger called above, may have taken time.
-    this.#clock.invalidate()
     // The task may end first (cancel, deadline, stop); then #settle only releases the runner.
     Promise.resolve(running).then(
       (value) => this.#settle(record, value, undefined, true),
@@ -512,21 +480,17 @@ export class BackgroundManager {
       }
     }
     if (text !== undefined) {
-      if (text.length <= this.#options.maxResultLength) {
-        record.result = text
-      } else {
-        record.result = capText(text, this.#options.maxResultLength).text
-        record.more().resultTruncated = true
-      }
-      this.#end(record, 'done', undefined, this.#clock.read())
+      record.result = capText(text, this.#options.maxResultLength)
+      record.resultTruncated = text.length > this.#options.maxResultLength
+      this.#end(record, 'done', undefined)
     } else {
       const cause = toError(failure)
       const error = new BackgroundError('BACKGROUND_TASK_FAILED', cause.message || cause.name, {
         cause,
         data: { taskId: record.id },
       })
-      record.more().retryable = !PermanentError.is(failure)
-      this.#end(record, 'failed', error, this.#clock.read())
+      record.retryable = !PermanentError.is(failure)
+      this.#end(record, 'failed', error)
     }
   }
 
@@ -539,8 +503,8 @@ export class BackgroundManager {
     )
     this.#options.logger.warn('background task timed out', { taskId: record.id, timeoutMs: record.timeoutMs })
     abortRunner(record, error)
-    record.more().timedOut = true
-    this.#end(record, 'failed', error, this.#clock.read())
+    record.timedOut = true
+    this.#end(record, 'failed', error)
   }
 
   /**
@@ -551,19 +515,17 @@ export class BackgroundManager {
     record: TaskRecord,
     status: 'done' | 'failed' | 'cancelled',
     error: BackgroundError | undefined,
-    at: Instant,
   ): void {
     const wasRunning = record.status === 'running'
     if (!wasRunning && record.status !== 'pending') return
     const options = this.#options
     record.status = status
-    record.completedAt = at.wallMs
+    record.completedAt = this.#now()
     if (wasRunning) this.#deadlines.unwatch(record)
     if (error !== undefined) {
-      const extras = record.more()
-      extras.error = capText(error.message, MAX_ERROR_LENGTH).text
-      extras.errorCode = error.code
-      if (status === 'failed') extras.retryable ??= true
+      record.error = capText(error.message, MAX_ERROR_LENGTH)
+      record.errorCode = error.code
+      if (status === 'failed') record.retryable ??= true
     }
     if (wasRunning) {
       this.#runningCount -= 1
@@ -575,25 +537,18 @@ export class BackgroundManager {
     }
     this.#ended.push(record)
 
-    if (this.#verbose) {
-      options.logger.info('background task ended', {
-        taskId: record.id,
-        status,
-        errorCode: record.errorCode,
-        durationMs: wasRunning
-          ? Math.max(0, record.completedAt - (record.startedAt ?? record.completedAt))
-          : 0,
-      })
-      this.#clock.invalidate()
-    }
-    const extras = record.extras
-    const waiters = extras?.waiters
-    if (extras !== undefined) extras.waiters = undefined
-    if (waiters !== undefined || this.#emitter.has('task:end')) {
+    options.logger.info('background task ended', {
+      taskId: record.id,
+      status,
+      errorCode: record.errorCode,
+      durationMs: wasRunning ? Math.max(0, record.completedAt - (record.startedAt ?? record.completedAt)) : 0,
+    })
+    const waiters = record.waiters
+    record.waiters = []
+    if (waiters.length > 0 || this.#emitter.has('task:end')) {
       const snapshot = toSnapshot(record)
-      if (waiters !== undefined) for (const waiter of waiters) waiter(snapshot)
+      for (const waiter of waiters) waiter(snapshot)
       this.#emitter.emit('task:end', snapshot)
-      this.#clock.invalidate()
     }
     this.#notify(record)
     this.#evict()
@@ -605,8 +560,8 @@ export class BackgroundManager {
     const max = this.#options.maxFinishedTasks
     while (this.#ended.length > max) {
       const oldest = this.#ended.shift() as TaskRecord
-      this.#tasks.delete(oldest)
-      if (oldest.extras !== undefined) oldest.extras.notices = undefined
+      this.#tasks.delete(oldest.id)
+      oldest.notices = undefined
     }
   }
 
@@ -614,20 +569,19 @@ export class BackgroundManager {
   #notify(record: TaskRecord): void {
     const channel = record.originChannel
     if (channel === undefined) return
-    const message = formatNotice(record)
+    const text = formatNotice(record)
     const taskId = record.id
     this.#liveNotices += 1
-    const extras = record.more()
-    const previous = extras.notices
+    const previous = record.notices
     const delivery =
       previous === undefined
-        ? this.#deliver(taskId, channel, message)
-        : previous.then(() => this.#deliver(taskId, channel, message))
-    extras.notices = isTerminalStatus(record.status) ? undefined : delivery
+        ? this.#deliver(taskId, channel, text)
+        : previous.then(() => this.#deliver(taskId, channel, text))
+    record.notices = isTerminalStatus(record.status) ? undefined : delivery
   }
 
   /** Delivers one notice; always resolves. Failures and timeouts are logged and emitted, never thrown. */
-  #deliver(taskId: TaskId, channel: string, message: string): Promise<void> {
+  #deliver(taskId: TaskId, channel: string, text: string): Promise<void> {
     const options = this.#options
     return new Promise<void>((resolve) => {
       if (this.#state === 'stopped') {
@@ -673,11 +627,10 @@ export class BackgroundManager {
       this.#deliveries.add(abort)
       let sending: Promise<void>
       try {
-        sending = options.notifier.notify(channel, message, { signal: controller.signal })
+        sending = options.notifier.send(channel, text, { signal: controller.signal })
       } catch (error) {
         sending = Promise.reject(error)
       }
-      this.#clock.invalidate()
       Promise.resolve(sending).then(
         () => settle(undefined),
         (error: unknown) =>
@@ -744,28 +697,33 @@ export class BackgroundManager {
   }
 }
 
+/** The default task id: a random UUID (Web Crypto, a global on Node 20). */
+function randomId(): string {
+  return globalThis.crypto.randomUUID()
+}
+
 function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
   if (typeof options?.runner?.run !== 'function') {
     throw invalidInput('runner is required and must have a run() method', { field: 'runner' })
   }
-  if (typeof options.notifier?.notify !== 'function') {
-    throw invalidInput('notifier is required and must have a notify() method', { field: 'notifier' })
+  if (typeof options.notifier?.send !== 'function') {
+    throw invalidInput('notifier is required and must have a send() method', { field: 'notifier' })
   }
   const resolved: ResolvedOptions = {
     runner: options.runner,
     notifier: options.notifier,
-    maxConcurrentTasks: options.maxConcurrentTasks ?? DEFAULT_BACKGROUND_OPTIONS.maxConcurrentTasks,
-    maxQueuedTasks: options.maxQueuedTasks ?? DEFAULT_BACKGROUND_OPTIONS.maxQueuedTasks,
-    taskTimeoutMs: options.taskTimeoutMs ?? DEFAULT_BACKGROUND_OPTIONS.taskTimeoutMs,
-    maxFinishedTasks: options.maxFinishedTasks ?? DEFAULT_BACKGROUND_OPTIONS.maxFinishedTasks,
-    maxPromptLength: options.maxPromptLength ?? DEFAULT_BACKGROUND_OPTIONS.maxPromptLength,
-    maxResultLength: options.maxResultLength ?? DEFAULT_BACKGROUND_OPTIONS.maxResultLength,
-    notifyTimeoutMs: options.notifyTimeoutMs ?? DEFAULT_BACKGROUND_OPTIONS.notifyTimeoutMs,
-    stopGraceMs: options.stopGraceMs ?? DEFAULT_BACKGROUND_OPTIONS.stopGraceMs,
-    automationPrefix: options.automationPrefix ?? DEFAULT_BACKGROUND_OPTIONS.automationPrefix,
+    maxConcurrentTasks: options.maxConcurrentTasks ?? DEFAULT_OPTIONS.maxConcurrentTasks,
+    maxQueuedTasks: options.maxQueuedTasks ?? DEFAULT_OPTIONS.maxQueuedTasks,
+    taskTimeoutMs: options.taskTimeoutMs ?? DEFAULT_OPTIONS.taskTimeoutMs,
+    maxFinishedTasks: options.maxFinishedTasks ?? DEFAULT_OPTIONS.maxFinishedTasks,
+    maxPromptLength: options.maxPromptLength ?? DEFAULT_OPTIONS.maxPromptLength,
+    maxResultLength: options.maxResultLength ?? DEFAULT_OPTIONS.maxResultLength,
+    notifyTimeoutMs: options.notifyTimeoutMs ?? DEFAULT_OPTIONS.notifyTimeoutMs,
+    stopGraceMs: options.stopGraceMs ?? DEFAULT_OPTIONS.stopGraceMs,
+    automationPrefix: options.automationPrefix ?? DEFAULT_OPTIONS.automationPrefix,
     clock: options.clock ?? systemClock,
     logger: options.logger === undefined ? silentLogger : safeLogger(options.logger),
-    idGenerator: options.idGenerator,
+    idGenerator: options.idGenerator ?? randomId,
   }
   checkInteger(resolved.maxConcurrentTasks, 'maxConcurrentTasks', 1)
   checkInteger(resolved.maxQueuedTasks, 'maxQueuedTasks', 0)
@@ -778,7 +736,7 @@ function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
   if (typeof resolved.automationPrefix !== 'string') {
     throw invalidInput('automationPrefix must be a string', { field: 'automationPrefix' })
   }
-  if (resolved.idGenerator !== undefined && typeof resolved.idGenerator !== 'function') {
+  if (typeof resolved.idGenerator !== 'function') {
     throw invalidInput('idGenerator must be a function', { field: 'idGenerator' })
   }
   return resolved

@@ -13,10 +13,12 @@ export interface DeadlineItem {
  * first.
  *
  * With a clock that has `monotonicNow()` it keeps ONE timer, armed for the earliest deadline, instead
- * of one per task: a per-task setTimeout/clearTimeout pair costs more than the rest of a trivial task's
- * bookkeeping. An item that ends early is simply dropped from the list; the timer, if it was armed for
- * that item, fires once for nothing and re-arms. When nothing is watched, no timer is left.
- * Without `monotonicNow()` (deadlines must not follow wall-clock jumps) each item gets its own timer.
+ * of one per running task. An item that ends early is dropped from the list; the timer, if it was
+ * armed for that item, fires once for nothing and re-arms. When nothing is watched, no timer is left.
+ * The list holds running tasks only (at most `maxConcurrentTasks`), so a scan on fire is cheap.
+ *
+ * Deadlines never follow the wall clock: a wall-clock step must not fire one early or late. Without
+ * `monotonicNow()` each item gets its own timer, which measures elapsed time by itself.
  */
 export class Deadlines<T extends DeadlineItem> {
   readonly #clock: Clock
@@ -34,11 +36,8 @@ export class Deadlines<T extends DeadlineItem> {
     this.#shared = typeof clock.monotonicNow === 'function'
   }
 
-  /**
-   * Starts watching `item`, expiring it `timeoutMs` (a finite timer-safe number) after `nowMs`, the
-   * clock's current `monotonicNow()` (the caller has just read it; ignored without one).
-   */
-  watch(item: T, timeoutMs: number, nowMs: number): void {
+  /** Starts watching `item`, expiring it `timeoutMs` (a finite timer-safe number) from now. */
+  watch(item: T, timeoutMs: number): void {
     if (!this.#shared) {
       const timer = this.#clock.setTimeout(() => {
         this.#ownTimers.delete(item)
@@ -47,10 +46,11 @@ export class Deadlines<T extends DeadlineItem> {
       this.#ownTimers.set(item, timer)
       return
     }
-    item.deadlineAt = nowMs + timeoutMs
+    const now = this.#monotonicNow()
+    item.deadlineAt = now + timeoutMs
     item.watchIndex = this.#items.length
     this.#items.push(item)
-    if (item.deadlineAt < this.#armedFor) this.#arm(item.deadlineAt)
+    if (item.deadlineAt < this.#armedFor) this.#arm(item.deadlineAt, now)
   }
 
   /** Stops watching `item`; a no-op when it is not watched. */
@@ -78,10 +78,10 @@ export class Deadlines<T extends DeadlineItem> {
     return (this.#clock.monotonicNow as () => number)()
   }
 
-  #arm(deadlineAt: number): void {
+  #arm(deadlineAt: number, now = this.#monotonicNow()): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
     this.#armedFor = deadlineAt
-    const delay = Math.max(0, Math.ceil(deadlineAt - this.#monotonicNow()))
+    const delay = Math.max(0, Math.ceil(deadlineAt - now))
     this.#timer = this.#clock.setTimeout(() => this.#fire(), delay)
   }
 

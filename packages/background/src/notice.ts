@@ -5,7 +5,7 @@ import { excerpt, formatDuration } from './text.js'
 /** Longest prompt excerpt in a notice. */
 const PROMPT_EXCERPT_LENGTH = 80
 /** Longest result excerpt in a notice. */
-export const RESULT_EXCERPT_LENGTH = 500
+const RESULT_EXCERPT_LENGTH = 500
 /** Longest error excerpt in a notice. */
 const ERROR_EXCERPT_LENGTH = 300
 

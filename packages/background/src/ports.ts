@@ -10,11 +10,12 @@
  * - **deadline**: `startedAt + timeoutMs`. At the deadline the task ends `failed` with a timeout error,
  *   whether or not the runner honours its abort signal.
  * - **origin channel**: the channel a task was submitted from (e.g. `telegram:123`). Notices go there.
- * - **notice**: a short human-readable message sent through the `ChannelNotifier` when a task starts
- *   and when it ends.
+ * - **notice**: a short human-readable text sent through the `ChannelNotifier` to the origin channel
+ *   when a task starts and when it ends.
  * - **eviction**: forgetting the oldest ended tasks beyond `maxFinishedTasks`.
  *
  * apps/server implements `AgentRunner` and `ChannelNotifier`; structural typing checks the fit there.
+ * The shapes are the ones every Lango package uses (ADR 0006), so one host adapter serves them all.
  */
 
 /** What the manager asks an agent to do for one task. */
@@ -43,20 +44,25 @@ export interface AgentRunner {
 }
 
 /**
- * Sends a notice about a task to the channel it came from. Implemented in apps/server
- * (over its `ChannelSender`); `RecordingNotifier` in `@lango/background/testing`.
+ * Sends a notice about a task to the channel it came from: the seed's name for ADR 0006's
+ * `ChannelSender`, with the same `send` method, so a host's sender fits as it is. Implemented in
+ * apps/server; `RecordingNotifier` in `@lango/background/testing`.
  *
- * A rejection, or not settling before `notifyTimeoutMs`, is logged and emitted as `'notify:error'`;
- * it never changes the task's status.
+ * A rejection, or not settling before `notifyTimeoutMs` (then `signal` aborts), is logged and
+ * emitted as `'notify:error'`; it never changes the task's status.
  */
 export interface ChannelNotifier {
-  notify(channel: string, message: string, options: { readonly signal: AbortSignal }): Promise<void>
+  /** Sends `text` to `target`, the task's origin channel (`telegram:123`, `slack:C1`, `webhook`). */
+  send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
 }
 
 /** An opaque handle returned by `Clock.setTimeout`. */
 export type TimerHandle = unknown
 
-/** Source of wall-clock time and timers. `systemClock` by default; `FakeClock` in tests. */
+/**
+ * Source of wall-clock time and timers. `systemClock` by default; `FakeClock` in tests. The three
+ * required members are ADR 0006's `Clock`, shared by every Lango package.
+ */
 export interface Clock {
   /** The current wall-clock time, used for timestamps only (never for deadlines). */
   now(): Date
@@ -67,6 +73,7 @@ export interface Clock {
   /**
    * Optional: milliseconds from an arbitrary origin that never jump (like `performance.now()`). With
    * it the manager watches all deadlines with one timer; without it, one timer per running task.
+   * Either way deadlines run on elapsed time, so wall-clock steps never move them.
    */
   monotonicNow?(): number
 }
@@ -81,3 +88,6 @@ export interface Logger {
   warn(message: string, fields?: LogFields): void
   error(message: string, fields?: LogFields): void
 }
+
+/** Makes a new unique task id. The default is `crypto.randomUUID`. */
+export type IdGenerator = () => string

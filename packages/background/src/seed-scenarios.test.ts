@@ -80,7 +80,7 @@ describe('seed 000 — background task agent tools', () => {
     expect(call.signal.aborted).toBe(true)
     expect(manager.snapshot(id).status).toBe('cancelled')
     await notifier.next()
-    expect((await notifier.next()).message).toBe(`[Background] Task ${id} cancelled: Long crawl`)
+    expect((await notifier.next()).text).toBe(`[Background] Task ${id} cancelled: Long crawl`)
   })
 
   it('bg_list: lists tasks newest first, filtered by status', async () => {
@@ -135,8 +135,8 @@ describe('seed 003 — background task design', () => {
     const id = manager.submit({ prompt: 'Weekly report', originChannel: 'discord:general' })
     const started = await notifier.next()
     const ended = await notifier.next()
-    expect([started.channel, ended.channel]).toEqual(['discord:general', 'discord:general'])
-    expect(ended.message).toMatch(
+    expect([started.target, ended.target]).toEqual(['discord:general', 'discord:general'])
+    expect(ended.text).toMatch(
       new RegExp(`^\\[Background\\] Task ${id} done in \\S+: Weekly report\\n\\nanswer to: Weekly report$`),
     )
   })
@@ -241,9 +241,9 @@ describe('regressions of the reference Go implementation', () => {
     const timedOut = manager.submit({ prompt: 'time me out', originChannel: 'telegram:2' })
     manager.cancel(cancelled)
     await manager.wait(timedOut)
-    const messages: string[] = []
-    while (messages.length < 4) messages.push((await notifier.next()).message)
-    expect(messages).toEqual(
+    const texts: string[] = []
+    while (texts.length < 4) texts.push((await notifier.next()).text)
+    expect(texts).toEqual(
       expect.arrayContaining([
         `[Background] Task ${cancelled} cancelled: cancel me`,
         `[Background] Task ${timedOut} failed: it timed out after 20ms and was stopped: time me out`,

@@ -7,16 +7,13 @@ function cut(text: string, maxLength: number): string {
 }
 
 /**
- * Caps stored text: at most `maxLength` characters of `text`, followed by a marker saying how many
- * characters were dropped.
+ * Caps stored text: `text` itself when it fits, else at most `maxLength` characters of it followed
+ * by a marker saying how many characters were dropped.
  */
-export function capText(
-  text: string,
-  maxLength: number,
-): { readonly text: string; readonly truncated: boolean } {
-  if (text.length <= maxLength) return { text, truncated: false }
+export function capText(text: string, maxLength: number): string {
+  if (text.length <= maxLength) return text
   const kept = cut(text, maxLength)
-  return { text: `${kept}\n[… truncated ${text.length - kept.length} characters]`, truncated: true }
+  return `${kept}\n[… truncated ${text.length - kept.length} characters]`
 }
 
 /** A one-line excerpt for notices: whitespace collapsed, at most `maxLength` characters plus an ellipsis. */

@@ -1,4 +1,3 @@
-export { agentRunnerContract, channelNotifierContract } from './contracts.js'
 export { FakeAgentRunner, type FakeAgentRunnerOptions, type RecordedRun } from './fake-agent-runner.js'
 export { FakeClock } from './fake-clock.js'
 export { type EventSource, nextEvent } from './next-event.js'

@@ -1,10 +1,11 @@
 import type { ChannelNotifier } from '../ports.js'
 import { RecordCursor } from './record-cursor.js'
 
-/** One notice a `RecordingNotifier` received. */
+/** One notice a `RecordingNotifier` was asked to send. */
 export interface RecordedNotice {
-  readonly channel: string
-  readonly message: string
+  /** The task's origin channel. */
+  readonly target: string
+  readonly text: string
   readonly signal: AbortSignal
 }
 
@@ -12,15 +13,15 @@ export interface RecordedNotice {
 export interface RecordingNotifierOptions {
   /** Decides how each delivery ends: throw or reject to fail it, never settle to hang it. Default: succeed. */
   readonly handler?: (
-    channel: string,
-    message: string,
+    target: string,
+    text: string,
     options: { readonly signal: AbortSignal },
   ) => void | Promise<void>
 }
 
 /** A `ChannelNotifier` for tests that records every notice it is asked to send. */
 export class RecordingNotifier implements ChannelNotifier {
-  /** Every notice, in the order `notify` was called. */
+  /** Every notice, in the order `send` was called. */
   readonly notices: RecordedNotice[] = []
   readonly #handler: RecordingNotifierOptions['handler']
   readonly #cursor = new RecordCursor(this.notices)
@@ -29,17 +30,17 @@ export class RecordingNotifier implements ChannelNotifier {
     this.#handler = options.handler
   }
 
-  /** The message texts, in order. */
-  get messages(): readonly string[] {
-    return this.notices.map((notice) => notice.message)
+  /** The notice texts, in order. */
+  get texts(): readonly string[] {
+    return this.notices.map((notice) => notice.text)
   }
 
   /** Records the notice (unless the signal already aborted), then lets the handler decide how delivery ends. */
-  async notify(channel: string, message: string, options: { readonly signal: AbortSignal }): Promise<void> {
+  async send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void> {
     options.signal.throwIfAborted()
-    this.notices.push({ channel, message, signal: options.signal })
+    this.notices.push({ target, text, signal: options.signal })
     this.#cursor.notify()
-    if (this.#handler !== undefined) await this.#handler(channel, message, options)
+    if (this.#handler !== undefined) await this.#handler(target, text, options)
   }
 
   /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { agentRunnerContract, channelNotifierContract } from './contracts.js'
 import { FakeAgentRunner } from './fake-agent-runner.js'
 import { FakeClock } from './fake-clock.js'
 import { nextEvent } from './next-event.js'
 import { RecordingNotifier } from './recording-notifier.js'
+import { agentRunnerContract, channelNotifierContract } from './vitest.js'
 
 agentRunnerContract('FakeAgentRunner', () => new FakeAgentRunner({ handler: () => ({ text: 'ok' }) }))
 channelNotifierContract('RecordingNotifier', () => new RecordingNotifier())
@@ -83,11 +83,11 @@ describe('RecordingNotifier', () => {
   it('records notices and hands them out in order', async () => {
     const notifier = new RecordingNotifier()
     const next = notifier.next()
-    await notifier.notify('a', 'first', { signal: new AbortController().signal })
-    await notifier.notify('b', 'second', { signal: new AbortController().signal })
-    expect((await next).message).toBe('first')
-    expect((await notifier.next()).channel).toBe('b')
-    expect(notifier.messages).toEqual(['first', 'second'])
+    await notifier.send('a', 'first', { signal: new AbortController().signal })
+    await notifier.send('b', 'second', { signal: new AbortController().signal })
+    expect((await next).text).toBe('first')
+    expect((await notifier.next()).target).toBe('b')
+    expect(notifier.texts).toEqual(['first', 'second'])
   })
 })
 

@@ -1,3 +1,8 @@
+/**
+ * `@lango/background/testing/vitest`: contract suites for adapters of the ports, written for vitest
+ * (an optional peer dependency). The fakes live in `@lango/background/testing`, which imports no
+ * test runner.
+ */
 import { describe, expect, it } from 'vitest'
 import type { AgentRunner, ChannelNotifier } from '../ports.js'
 
@@ -49,28 +54,28 @@ export function agentRunnerContract(
  * The behaviour every `ChannelNotifier` adapter should show. Call it from the adapter's test file.
  *
  * @example
- * channelNotifierContract('ChannelSenderNotifier', () => new ChannelSenderNotifier(fakeSender))
+ * channelNotifierContract('TelegramSender', () => new TelegramSender({ bot: fakeBot }))
  */
 export function channelNotifierContract(
   name: string,
   makeNotifier: () => ChannelNotifier | Promise<ChannelNotifier>,
-  options?: { readonly channel?: string },
+  options?: { readonly target?: string },
 ): void {
-  const channel = options?.channel ?? 'test:contract'
+  const target = options?.target ?? 'test:contract'
   describe(`ChannelNotifier contract: ${name}`, () => {
-    it('resolves once the message is handed over', async () => {
+    it('resolves once the text is handed over', async () => {
       const notifier = await makeNotifier()
       await expect(
-        notifier.notify(channel, '[Background] Task contract done', { signal: new AbortController().signal }),
+        notifier.send(target, '[Background] Task contract done', { signal: new AbortController().signal }),
       ).resolves.toBeUndefined()
     })
 
     it('rejects with signal.reason when the signal aborted before the call', async () => {
       const notifier = await makeNotifier()
       const reason = new Error('aborted before')
-      await expect(
-        notifier.notify(channel, 'never sent', { signal: AbortSignal.abort(reason) }),
-      ).rejects.toBe(reason)
+      await expect(notifier.send(target, 'never sent', { signal: AbortSignal.abort(reason) })).rejects.toBe(
+        reason,
+      )
     })
   })
 }
