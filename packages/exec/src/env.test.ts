@@ -228,3 +228,58 @@ describe('env: every spawner gives children the filtered environment (ENV-8)', (
     })
   })
 })
+
+describe('agent overrides that run programs or move trust roots (issue 11, finding 9)', () => {
+  const builder = createEnvBuilder()
+
+  it.each([
+    ['MANOPT', '--pager=sh -c id'],
+    ['PAGER', 'sh -c id'],
+    ['GIT_PAGER', 'sh -c id'],
+    ['SYSTEMD_PAGER', 'sh -c id'],
+    ['PSQL_PAGER', 'sh -c id'],
+    ['AWS_PAGER', 'sh -c id'],
+    ['EDITOR', 'sh -c id'],
+    ['VISUAL', 'sh -c id'],
+    ['KUBE_EDITOR', 'sh -c id'],
+    ['GIT_EDITOR', 'sh -c id'],
+    ['AWS_CONFIG_FILE', '/tmp/evil-aws-config'],
+    ['OPENSSL_MODULES', '/tmp/evil-modules'],
+    ['OPENSSL_CONF', '/tmp/evil.cnf'],
+    ['PYTHONPLATLIBDIR', '../../tmp/evil'],
+    ['PYTHONSAFEPATH', '0'],
+    ['PERL5SHELL', 'sh -c id'],
+    ['LESS', '+!id'],
+    ['LC_ALL', '/tmp/evil-locale'],
+    ['LC_MESSAGES', '../../tmp/x'],
+    ['LANG', 'en_US.UTF-8/../../tmp'],
+    ['TZ', '/tmp/evil-zone'],
+    ['TZ', ':/tmp/evil-zone'],
+    ['TZ', '../../../tmp/evil'],
+  ])('rejects %s=%s', (name, value) => {
+    let caught: unknown
+    try {
+      builder.build({ base: {}, overrides: { [name]: value } })
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toMatchObject({ code: 'EXEC_ENV_REJECTED', data: { name } })
+    expect((caught as Error).message).not.toContain(value)
+  })
+
+  it('still accepts ordinary locale and zone names', () => {
+    const { env } = builder.build({
+      base: {},
+      overrides: { LC_ALL: 'C.UTF-8', LANG: 'de_DE.UTF-8', TZ: 'Europe/Berlin' },
+    })
+    expect(env).toMatchObject({ LC_ALL: 'C.UTF-8', LANG: 'de_DE.UTF-8', TZ: 'Europe/Berlin' })
+  })
+
+  it('drops every PYTHON* and PERL5* variable from the inherited set too', () => {
+    const { env } = createEnvBuilder({ inherit: 'all' }).build({
+      base: { PYTHONPLATLIBDIR: 'x', PYTHONSAFEPATH: '0', PERL5SHELL: 'x', MANOPT: 'x', KUBE_EDITOR: 'x' },
+    })
+    for (const name of ['PYTHONPLATLIBDIR', 'PYTHONSAFEPATH', 'PERL5SHELL', 'MANOPT', 'KUBE_EDITOR'])
+      expect(env).not.toHaveProperty(name)
+  })
+})

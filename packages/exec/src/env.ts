@@ -82,7 +82,9 @@ const DENIED_NAMES = new Set(
   REDIS_URL MONGODB_URI AMQP_URL SSH_AUTH_SOCK GPG_AGENT_INFO DBUS_SESSION_BUS_ADDRESS KRB5CCNAME
   BW_SESSION PGPASSWORD MYSQL_PWD AWS_ACCESS_KEY_ID AWS_CONTAINER_CREDENTIALS_FULL_URI
   AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_WEB_IDENTITY_TOKEN_FILE AWS_SHARED_CREDENTIALS_FILE
-  AZURE_CLIENT_CERTIFICATE_PATH AZURE_AUTH_LOCATION GOOGLE_APPLICATION_CREDENTIALS ACTIONS_ID_TOKEN_REQUEST_URL`
+  AZURE_CLIENT_CERTIFICATE_PATH AZURE_AUTH_LOCATION GOOGLE_APPLICATION_CREDENTIALS ACTIONS_ID_TOKEN_REQUEST_URL
+  MANOPT MANPATH MANROFFOPT MANROFFSEQ LESS MORE LESSKEY LESSKEYIN LESSKEY_SYSTEM LESSKEYIN_SYSTEM LESSHISTFILE
+  AWS_CONFIG_FILE BOTO_CONFIG CLOUDSDK_CONFIG AZURE_CONFIG_DIR OPENSSL_MODULES GNUTLS_SYSTEM_PRIORITY_FILE`
     .split(/\s+/)
     .filter(Boolean),
 )
@@ -96,6 +98,9 @@ const DENIED_PREFIXES = [
   'BASH_FUNC_',
   '__BASH_FUNC',
   'LANGO_',
+  'PYTHON',
+  'PERL5',
+  'CARGO_',
   'NPM_CONFIG_',
   'YARN_',
   'PNPM_',
@@ -106,7 +111,6 @@ const DENIED_PREFIXES = [
   'R_PROFILE',
   'R_ENVIRON',
   'BZR_',
-  'CARGO_BUILD_RUSTC',
   'CARGO_REGISTRIES_',
   'HELM_',
   'ANSIBLE_',
@@ -159,10 +163,17 @@ const NON_INTERACTIVE: Readonly<Record<string, string>> = {
   MANPAGER: 'cat',
 }
 
+/**
+ * Name suffixes denied: every `*PAGER` and `*EDITOR` names a program that tools run for you
+ * (`SYSTEMD_PAGER`, `PSQL_PAGER`, `KUBE_EDITOR`, `GIT_EDITOR`, `HGEDITOR`, …).
+ */
+const DENIED_SUFFIXES = ['PAGER', 'EDITOR']
+
 /** True when `name` is denied for every child, whoever asks (table 1.3 of SECURITY.md). */
 export function isDeniedEnvName(name: string): boolean {
   const upper = name.toUpperCase()
   if (DENIED_NAMES.has(upper)) return true
+  for (const suffix of DENIED_SUFFIXES) if (upper.endsWith(suffix)) return true
   if (upper.startsWith('GIT_')) return !GIT_IDENTITY.has(upper)
   for (const prefix of DENIED_PREFIXES) if (upper.startsWith(prefix)) return true
   return upper.startsWith('XDG_') && upper.endsWith('_HOME')
@@ -204,7 +215,8 @@ export function cleanPath(path: string): string {
 /** PATH rarely changes between spawns: remember the last cleaning. */
 let lastPath = { input: '', output: '' }
 
-function inheritedValueAllowed(upper: string, value: string): boolean {
+/** Locale names never contain `/` or `%` and zones are zoneinfo names (sudo's checks): no paths. */
+function localeValueAllowed(upper: string, value: string): boolean {
   if (upper === 'LANG' || upper === 'LANGUAGE' || upper.startsWith('LC_')) return !/[/%]/.test(value)
   if (upper === 'TZ') return ZONEINFO_NAME.test(value) && !value.includes('..')
   return true
@@ -248,7 +260,7 @@ export function createEnvBuilder(policy: EnvPolicy = {}): {
             isCredentialEnvName(name) ||
             configDenied(upper) ||
             isDeniedValue(value) ||
-            !inheritedValueAllowed(upper, value)
+            !localeValueAllowed(upper, value)
           ) {
             dropped.push(name)
             continue
@@ -299,6 +311,8 @@ function checkOverride(
   const upper = name.toUpperCase()
   if (isDeniedEnvName(name) || configDenied(upper))
     reject('this variable can change what the child runs, and is never passed')
+  if (!localeValueAllowed(upper, text))
+    reject('locale values may not contain "/" or "%", and TZ must be a zone name such as Europe/Berlin')
   if (source === 'agent') {
     if (isCredentialEnvName(name) && !ONLY_REFERENCE_TOKENS.test(text))
       reject('credential-named variables may only carry a secret reference such as {{secret:NAME}}')
