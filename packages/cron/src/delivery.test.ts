@@ -15,12 +15,12 @@ afterEach(async () => {
 })
 
 /** A channel that never answers and ignores its signal: the worst a chat platform can do. */
-function hungChannel(): ChannelSender & { readonly signals: (AbortSignal | undefined)[] } {
-  const signals: (AbortSignal | undefined)[] = []
+function hungChannel(): ChannelSender & { readonly signals: AbortSignal[] } {
+  const signals: AbortSignal[] = []
   return {
     signals,
     send(_target, _text, options) {
-      signals.push(options?.signal)
+      signals.push(options.signal)
       return new Promise<void>(() => {})
     },
   }

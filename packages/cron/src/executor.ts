@@ -73,14 +73,16 @@ export async function executeJob(
       return { status: 'failed', result: null, error: 'no agent runner configured: ai jobs cannot run' }
     }
     const answer = await raceAbort(
-      runner.run({
-        prompt: buildAgentPrompt(job, recentResults, ports.automationPrefix),
-        sessionKey: sessionKeyFor(job, runId),
-        ...(job.model === null ? {} : { model: job.model }),
-        jobName: job.name,
-        runId,
-        signal,
-      }),
+      runner.run(
+        {
+          prompt: buildAgentPrompt(job, recentResults, ports.automationPrefix),
+          sessionKey: sessionKeyFor(job, runId),
+          ...(job.model === null ? {} : { model: job.model }),
+          jobName: job.name,
+          runId,
+        },
+        { signal },
+      ),
       signal,
     )
     return {
@@ -94,14 +96,16 @@ export async function executeJob(
     return { status: 'failed', result: null, error: 'no shell runner configured: shell jobs cannot run' }
   }
   const output = await raceAbort(
-    runner.run({
-      command: job.command ?? '',
-      ...(job.cwd === null ? {} : { cwd: job.cwd }),
-      timeoutMs: job.timeoutMs,
-      jobName: job.name,
-      runId,
-      signal,
-    }),
+    runner.run(
+      {
+        command: job.command ?? '',
+        ...(job.cwd === null ? {} : { cwd: job.cwd }),
+        timeoutMs: job.timeoutMs,
+        jobName: job.name,
+        runId,
+      },
+      { signal },
+    ),
     signal,
   )
   const stdout = truncate(output.stdout ?? '', ports.maxResultChars)

@@ -18,33 +18,42 @@ import type { CronJob, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from
 /** Opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown
 
-/** Source of time and timers. Inject {@link FakeClock} (from `@lango/cron/testing`) in tests. */
+/** Time and timers. Inject {@link FakeClock} (from `@lango/cron/testing`) in tests. */
 export interface Clock {
-  /** Current time as epoch milliseconds. */
-  now(): number
+  /** The current wall-clock time. */
+  now(): Date
   setTimeout(callback: () => void, ms: number): TimerHandle
   clearTimeout(handle: TimerHandle): void
 }
 
 /** The real clock; wraps the globals in arrows so `vi.useFakeTimers()` also applies. */
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: () => new Date(),
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 }
 
-/** Structured log event. Library code never calls `console.*`. */
-export interface CronLogEvent {
-  readonly level: 'debug' | 'info' | 'warn' | 'error'
-  readonly message: string
-  readonly fields?: Readonly<Record<string, unknown>>
+/** Structured fields of a log line, scoped by `jobId` / `runId`. Never prompts, results or commands. */
+export type LogFields = Readonly<Record<string, unknown>>
+
+/**
+ * Narrow structured logger; {@link silentLogger} by default. Library code never calls `console.*`.
+ * A pino logger fits with `(message, fields) => pino.info(fields ?? {}, message)` per level.
+ */
+export interface Logger {
+  debug(message: string, fields?: LogFields): void
+  info(message: string, fields?: LogFields): void
+  warn(message: string, fields?: LogFields): void
+  error(message: string, fields?: LogFields): void
 }
 
-/** Receives structured events, scoped by `jobId` / `runId` fields. Never receives prompts or commands. */
-export type Logger = (event: CronLogEvent) => void
-
 /** The logger used when none is given: drops everything. */
-export const silentLogger: Logger = () => {}
+export const silentLogger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+}
 
 /** Makes unique ids for jobs, runs and scheduler instances. */
 export type IdGenerator = () => string
@@ -58,8 +67,6 @@ export interface AgentRunRequest {
   readonly model?: string
   readonly jobName: string
   readonly runId: string
-  /** Aborted on timeout, pause, remove and scheduler stop. */
-  readonly signal: AbortSignal
 }
 
 /** The agent's answer. */
@@ -67,19 +74,22 @@ export interface AgentRunResult {
   readonly text: string
 }
 
-/** Runs one agent turn for a fired `ai` job. Implemented in apps/server. */
+/**
+ * Runs one agent turn for a fired `ai` job. Implemented by the host. `options.signal` is aborted on
+ * the job's timeout, pause, remove and scheduler stop.
+ */
 export interface AgentRunner {
-  run(request: AgentRunRequest): Promise<AgentRunResult>
+  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult>
 }
 
 /** What a `shell` job asks of the shell. The command is the stored, unresolved text. */
 export interface ShellRunRequest {
   readonly command: string
+  /** The job's working directory, when it has one; the runner's default otherwise. */
   readonly cwd?: string
   readonly timeoutMs: number
   readonly jobName: string
   readonly runId: string
-  readonly signal: AbortSignal
 }
 
 /** Result of a shell run; a non-zero exit code or `blocked` makes the run `failed`. */
@@ -88,22 +98,27 @@ export interface ShellRunResult {
   readonly stdout: string
   readonly stderr: string
   readonly timedOut?: boolean
-  /** The implementation's guard refused the command (SECURITY.md CRON-4); `message` says why. */
+  /** The runner's guard refused the command (SECURITY.md CRON-4); the run fails with `message`. */
   readonly blocked?: boolean
   readonly message?: string
 }
 
 /**
- * Runs a `shell` job's command. Implemented in apps/server over `@lango/exec`, which applies the
- * CLI guard, the env builder, secret resolution and output caps at every fire (SECURITY.md CRON-4).
+ * Runs a `shell` job's command. Implemented by the host over `@lango/exec`, applying the CLI
+ * guard, the env builder, secret resolution and output caps at every fire (SECURITY.md CRON-4).
+ * `options.signal` is aborted as for {@link AgentRunner}.
  */
 export interface ShellRunner {
-  run(request: ShellRunRequest): Promise<ShellRunResult>
+  run(request: ShellRunRequest, options: { readonly signal: AbortSignal }): Promise<ShellRunResult>
 }
 
-/** Sends text to a delivery target (`telegram`, `telegram:123`, `slack:C1` …). Implemented by the channels. */
+/**
+ * Sends text to a delivery target (`telegram`, `telegram:123`, `slack:C1`, `webhook`). Implemented
+ * by the host's channels. `options.signal` is aborted after `deliveryTimeoutMs` and on pause,
+ * remove and stop.
+ */
 export interface ChannelSender {
-  send(target: string, text: string, options?: { readonly signal?: AbortSignal }): Promise<void>
+  send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
 }
 
 /** Options every store call accepts. */

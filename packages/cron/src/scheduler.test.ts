@@ -339,7 +339,7 @@ describe('overlap, concurrency and timeouts', () => {
     const [run] = await harness.runs()
     expect(run).toMatchObject({ status: 'timed_out', error: 'timed out after 30s', durationMs: 30_000 })
     expect(harness.service.scheduler.runningCount).toBe(0)
-    expect(harness.agent.calls[0]?.signal.aborted).toBe(true)
+    expect(harness.agent.signals[0]?.aborted).toBe(true)
   })
 })
 
@@ -508,7 +508,7 @@ describe('pause, remove and failures', () => {
       status: 'cancelled',
       error: 'cancelled: the job was paused while the run was in progress',
     })
-    expect(harness.agent.calls[0]?.signal.aborted).toBe(true)
+    expect(harness.agent.signals[0]?.aborted).toBe(true)
     await harness.clock.advance(60 * MINUTE)
     expect(await harness.runs()).toHaveLength(1)
   })
@@ -520,7 +520,7 @@ describe('pause, remove and failures', () => {
     await harness.service.add({ name: 'r', scheduleType: 'cron', schedule: '*/5 * * * *', prompt: 'x' })
     await harness.clock.advance(5 * MINUTE)
     await harness.service.remove('r')
-    expect(harness.agent.calls[0]?.signal.aborted).toBe(true)
+    expect(harness.agent.signals[0]?.aborted).toBe(true)
     expect(harness.service.scheduler.runningCount).toBe(0)
     expect(await harness.runs()).toEqual([])
   })

@@ -252,12 +252,13 @@ export class CronScheduler {
     this.#maxFailures = Math.max(1, options.maxConsecutiveFailures ?? 5)
     this.#leaseMs = Math.max(1000, options.leaseMs ?? 60_000)
     this.events = new TypedEmitter((error) =>
-      this.#logger({
-        level: 'error',
-        message: 'cron event listener threw',
-        fields: { error: toError(error).message },
-      }),
+      this.#logger.error('cron event listener threw', { error: toError(error).message }),
     )
+  }
+
+  /** The clock's time as epoch milliseconds (the ledger's unit). */
+  #now(): number {
+    return this.#clock.now().getTime()
   }
 
   /** True between `start()` and `stop()`. */
@@ -301,7 +302,7 @@ export class CronScheduler {
   }
 
   async #doStart(): Promise<void> {
-    const now = this.#clock.now()
+    const now = this.#now()
     await this.#store.heartbeat(this.ownerId, now)
     const interrupted = await this.#store.interruptOrphanedRuns({
       now,
@@ -341,10 +342,11 @@ export class CronScheduler {
       }
     }
     if (updates.length > 0) await this.#store.updateSchedules(updates)
-    this.#logger({
-      level: 'info',
-      message: 'cron scheduler started',
-      fields: { owner: this.ownerId, jobs: this.#jobs.size, missed: missed.length, interrupted },
+    this.#logger.info('cron scheduler started', {
+      owner: this.ownerId,
+      jobs: this.#jobs.size,
+      missed: missed.length,
+      interrupted,
     })
     if (missed.length > 0) await this.#handleDue(missed, now, 'startup')
     this.#arm()
@@ -394,7 +396,7 @@ export class CronScheduler {
     this.#heap.clear()
     this.#jobs.clear()
     await this.#store.removeOwner(this.ownerId).catch((error: unknown) => this.#reportError(error))
-    this.#logger({ level: 'info', message: 'cron scheduler stopped', fields: { owner: this.ownerId } })
+    this.#logger.info('cron scheduler stopped', { owner: this.ownerId })
   }
 
   /** Same as {@link CronScheduler.stop}; for `await using`. */
@@ -422,7 +424,7 @@ export class CronScheduler {
     // The caller just stored this job: its row is newer than any batched write for it.
     this.#pendingWrites.delete(job.id)
     this.#jobs.set(job.id, armed)
-    this.#push(armed, job.nextRunAt ?? armed.compiled.next(this.#clock.now()))
+    this.#push(armed, job.nextRunAt ?? armed.compiled.next(this.#now()))
     this.#arm()
   }
 
@@ -482,7 +484,7 @@ export class CronScheduler {
         'The scheduler is not running; start it before triggering jobs.',
       )
     }
-    const now = this.#clock.now()
+    const now = this.#now()
     const admission = this.#admit(job)
     if (admission.kind === 'skip') {
       const recorded = await this.#claimManual(job, now, 'skipped', admission.reason, 1)
@@ -523,7 +525,7 @@ export class CronScheduler {
     this.#timer = undefined
     this.#timerAt = undefined
     if (!this.#started) return
-    const now = this.#clock.now()
+    const now = this.#now()
     const due: { armed: ArmedJob; firstDue: number }[] = []
     for (;;) {
       const top = this.#peekValid()
@@ -556,7 +558,7 @@ export class CronScheduler {
         return
       }
     }
-    const startedAt = this.#clock.now()
+    const startedAt = this.#now()
     const rows: NewCronRun[] = []
     const starts: { job: CronJob; row: NewCronRun }[] = []
     const updates = new Map<string, JobScheduleUpdate>()
@@ -705,7 +707,7 @@ export class CronScheduler {
       } catch (error) {
         this.#reportError(error, jobId)
         const stale = this.#jobs.get(jobId)
-        if (stale !== undefined) this.#push(stale, this.#clock.now() + 1000)
+        if (stale !== undefined) this.#push(stale, this.#now() + 1000)
         continue
       }
       if (job === undefined || !job.enabled || !this.#started) {
@@ -741,7 +743,7 @@ export class CronScheduler {
         if (attempt >= attempts || !this.#started) throw error
         this.#reportError(error)
         await this.#sleep(250 * attempt)
-        const retryAt = this.#clock.now()
+        const retryAt = this.#now()
         pending = pending.map((row) => (row.status === 'running' ? { ...row, startedAt: retryAt } : row))
       }
     }
@@ -879,7 +881,7 @@ export class CronScheduler {
       return { kind: 'behind' }
     }
     if (job.kind === 'ai') {
-      const until = this.#aiBudget.blockedUntil(this.#clock.now())
+      const until = this.#aiBudget.blockedUntil(this.#now())
       if (until !== undefined) {
         return {
           kind: 'skip',
@@ -913,7 +915,7 @@ export class CronScheduler {
   async #startWaiting({ job, occurrence }: WaitingStart): Promise<void> {
     let started = false
     try {
-      const now = this.#clock.now()
+      const now = this.#now()
       if (occurrence.trigger === 'manual') {
         const claimed = await this.#claimManual(job, now, 'running', null, 3)
         if (claimed !== undefined) {
@@ -982,7 +984,7 @@ export class CronScheduler {
       this.#active.set(job.id, set)
     }
     set.add(active)
-    if (job.kind === 'ai') this.#aiBudget.record(row.startedAt ?? this.#clock.now())
+    if (job.kind === 'ai') this.#aiBudget.record(row.startedAt ?? this.#now())
     const run: CronRun = {
       ...row,
       durationMs: null,
@@ -1013,7 +1015,7 @@ export class CronScheduler {
 
   async #execute(job: CronJob, run: CronRun, active: ActiveRun): Promise<void> {
     const { controller } = active
-    const startedAt = run.startedAt ?? this.#clock.now()
+    const startedAt = run.startedAt ?? this.#now()
     const timeout = this.#clock.setTimeout(() => {
       controller.abort(
         new CronError('CRON_RUN_TIMEOUT', `timed out after ${formatDuration(job.timeoutMs)}`, {
@@ -1056,7 +1058,7 @@ export class CronScheduler {
     } finally {
       this.#clock.clearTimeout(timeout)
     }
-    const completedAt = this.#clock.now()
+    const completedAt = this.#now()
     let final: CronRun = { ...run, status, completedAt, durationMs: completedAt - startedAt, result, error }
     try {
       const updated = await this.#store.completeRun(run.id, {
@@ -1129,7 +1131,7 @@ export class CronScheduler {
         })),
       )
     }
-    this.#logger({ level: 'warn', message: 'cron job auto-paused', fields: { jobId: job.id, failures } })
+    this.#logger.warn('cron job auto-paused', { jobId: job.id, failures })
     await this.#deliver(
       job.deliverTo,
       `[Cron] ${job.name}\nThis job was paused after ${failures} consecutive failures. Last error: ${truncate(lastError ?? 'unknown', 500)}\nFix the job, then resume it (cron_resume).`,
@@ -1214,7 +1216,7 @@ export class CronScheduler {
     }
     if (this.#timer !== undefined && this.#timerAt === top.dueAt) return
     this.#clearTimer()
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, top.dueAt - this.#clock.now()))
+    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, top.dueAt - this.#now()))
     this.#timerAt = top.dueAt
     this.#timer = this.#clock.setTimeout(() => this.#onTimer(), delay)
   }
@@ -1238,7 +1240,7 @@ export class CronScheduler {
   /** Heartbeat, interrupt runs of dead owners, prune history (hourly). */
   async #maintain(): Promise<void> {
     if (!this.#started) return
-    const now = this.#clock.now()
+    const now = this.#now()
     try {
       await this.#store.heartbeat(this.ownerId, now)
       await this.#store.interruptOrphanedRuns({
@@ -1252,7 +1254,7 @@ export class CronScheduler {
           olderThan: now - (this.#options.retention?.maxAgeMs ?? 30 * 86_400_000),
           keepPerJob: this.#options.retention?.maxRunsPerJob ?? 1000,
         })
-        if (pruned > 0) this.#logger({ level: 'debug', message: 'cron history pruned', fields: { pruned } })
+        if (pruned > 0) this.#logger.debug('cron history pruned', { pruned })
       }
     } catch (error) {
       this.#reportError(error)
@@ -1262,7 +1264,7 @@ export class CronScheduler {
 
   /** Runs pruning now (also done hourly by maintenance); returns how many rows were deleted. */
   async pruneHistory(): Promise<number> {
-    const now = this.#clock.now()
+    const now = this.#now()
     this.#lastPrune = now
     return this.#store.pruneRuns({
       olderThan: now - (this.#options.retention?.maxAgeMs ?? 30 * 86_400_000),
@@ -1295,7 +1297,7 @@ export class CronScheduler {
   async #recordSkips(
     skips: readonly { job: CronJob; scheduledFor: number; trigger: RunTrigger; reason: string }[],
   ): Promise<void> {
-    const now = this.#clock.now()
+    const now = this.#now()
     await this.#store.insertRuns(
       skips.map((skip) => this.#row(skip.job, skip.scheduledFor, skip.trigger, 'skipped', now, skip.reason)),
     )
@@ -1328,11 +1330,7 @@ export class CronScheduler {
 
   #reportError(error: unknown, jobId?: string, runId?: string): void {
     const normalized = toError(error)
-    this.#logger({
-      level: 'error',
-      message: 'cron scheduler error',
-      fields: { jobId, runId, error: normalized.message },
-    })
+    this.#logger.error('cron scheduler error', { jobId, runId, error: normalized.message })
     this.events.emit('run:error', {
       ...(jobId === undefined ? {} : { jobId }),
       ...(runId === undefined ? {} : { runId }),

@@ -162,7 +162,7 @@ export class CronService {
   /** Creates a job; a taken name is a `CRON_DUPLICATE_NAME` error (manage_cron_jobs create). */
   async create(input: CronJobInput, options?: { readonly signal?: AbortSignal }): Promise<JobWithNextRuns> {
     options?.signal?.throwIfAborted()
-    const now = this.#clock.now()
+    const now = this.#clock.now().getTime()
     const definition = this.#definition(input, undefined)
     const schedule = validateSchedule({
       scheduleType: input.scheduleType,
@@ -246,7 +246,7 @@ export class CronService {
   ): Promise<JobWithNextRuns> {
     options?.signal?.throwIfAborted()
     const current = await this.#resolve(idOrName, options)
-    const now = this.#clock.now()
+    const now = this.#clock.now().getTime()
     const definition = this.#definition(
       { ...inputOf(current), ...stripUndefined(changes) } as CronJobInput,
       current,

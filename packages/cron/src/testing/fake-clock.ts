@@ -25,8 +25,9 @@ export class FakeClock implements Clock {
     this.#now = typeof start === 'number' ? start : start.getTime()
   }
 
-  now(): number {
-    return this.#now
+  /** The virtual wall-clock time. */
+  now(): Date {
+    return new Date(this.#now)
   }
 
   setTimeout(callback: () => void, ms: number): TimerHandle {
@@ -44,22 +45,9 @@ export class FakeClock implements Clock {
     return this.#timers.size
   }
 
-  /** Instant of the earliest pending timer, if any. */
-  get nextTimerAt(): number | undefined {
-    let earliest: number | undefined
-    for (const timer of this.#timers.values())
-      if (earliest === undefined || timer.at < earliest) earliest = timer.at
-    return earliest
-  }
-
   /** Moves time by `ms` (may be negative) without firing timers. */
   jump(ms: number): void {
     this.#now += ms
-  }
-
-  /** Sets the time without firing timers. */
-  set(time: number | Date): void {
-    this.#now = typeof time === 'number' ? time : time.getTime()
   }
 
   /**
@@ -96,6 +84,6 @@ export class FakeClock implements Clock {
 }
 
 /** Lets pending promise chains (and synchronous SQLite calls behind them) settle. */
-export async function flush(rounds = 3): Promise<void> {
+async function flush(rounds = 3): Promise<void> {
   for (let round = 0; round < rounds; round++) await new Promise<void>((resolve) => realSetImmediate(resolve))
 }

@@ -1,4 +1,4 @@
-export { FakeClock, flush } from './fake-clock.js'
+export { FakeClock } from './fake-clock.js'
 export { MemoryCronStore } from './memory-cron-store.js'
 export type { Deferred } from './recording-runners.js'
 export {

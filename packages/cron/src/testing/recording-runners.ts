@@ -26,76 +26,100 @@ export function createDeferred<T>(): Deferred<T> {
   return { promise, resolve, reject }
 }
 
+/** The options every port call gets: the signal that cancels it. */
+export interface PortCallOptions {
+  readonly signal: AbortSignal
+}
+
+/** Answers a recorded agent request: a result, a text, or a promise of either (or a throw). */
+export type AgentHandler = (
+  request: AgentRunRequest,
+  index: number,
+  options: PortCallOptions,
+) => Promise<AgentRunResult | string> | AgentRunResult | string
+
+/** Answers a recorded shell request. */
+export type ShellHandler = (
+  request: ShellRunRequest,
+  index: number,
+  options: PortCallOptions,
+) => Promise<ShellRunResult> | ShellRunResult
+
+/** Decides what a recorded send does: resolve, throw, or wait (for the signal, say). */
+export type SendHandler = (target: string, text: string, options: PortCallOptions) => Promise<void> | void
+
 /**
- * Fake {@link AgentRunner} that records every request. By default it answers `result <n>`;
- * pass a handler to answer, throw or wait.
+ * Fake {@link AgentRunner} that records every request and its signal. By default it answers
+ * `result <n>`; pass a handler to answer, throw or wait.
  */
 export class RecordingAgentRunner implements AgentRunner {
   readonly calls: AgentRunRequest[] = []
-  #handler: (
-    request: AgentRunRequest,
-    index: number,
-  ) => Promise<AgentRunResult | string> | AgentRunResult | string
+  /** The signal of each call, by index. */
+  readonly signals: AbortSignal[] = []
+  #handler: AgentHandler
 
-  constructor(
-    handler?: (
-      request: AgentRunRequest,
-      index: number,
-    ) => Promise<AgentRunResult | string> | AgentRunResult | string,
-  ) {
+  constructor(handler?: AgentHandler) {
     this.#handler = handler ?? ((_request, index) => ({ text: `result ${index + 1}` }))
   }
 
   /** Replaces the handler for later calls. */
-  respond(
-    handler: (
-      request: AgentRunRequest,
-      index: number,
-    ) => Promise<AgentRunResult | string> | AgentRunResult | string,
-  ): void {
+  respond(handler: AgentHandler): void {
     this.#handler = handler
   }
 
-  async run(request: AgentRunRequest): Promise<AgentRunResult> {
+  async run(request: AgentRunRequest, options: PortCallOptions): Promise<AgentRunResult> {
     const index = this.calls.length
     this.calls.push(request)
-    const answer = await this.#handler(request, index)
+    this.signals.push(options.signal)
+    const answer = await this.#handler(request, index, options)
     return typeof answer === 'string' ? { text: answer } : answer
   }
 }
 
-/** Fake {@link ShellRunner} that records every request; exits 0 with `ok` unless told otherwise. */
+/** Fake {@link ShellRunner} that records every request and its signal; exits 0 with `ok` unless told otherwise. */
 export class RecordingShellRunner implements ShellRunner {
   readonly calls: ShellRunRequest[] = []
-  #handler: (request: ShellRunRequest, index: number) => Promise<ShellRunResult> | ShellRunResult
+  /** The signal of each call, by index. */
+  readonly signals: AbortSignal[] = []
+  #handler: ShellHandler
 
-  constructor(
-    handler?: (request: ShellRunRequest, index: number) => Promise<ShellRunResult> | ShellRunResult,
-  ) {
+  constructor(handler?: ShellHandler) {
     this.#handler = handler ?? (() => ({ exitCode: 0, stdout: 'ok', stderr: '' }))
   }
 
   /** Replaces the handler for later calls. */
-  respond(
-    handler: (request: ShellRunRequest, index: number) => Promise<ShellRunResult> | ShellRunResult,
-  ): void {
+  respond(handler: ShellHandler): void {
     this.#handler = handler
   }
 
-  async run(request: ShellRunRequest): Promise<ShellRunResult> {
+  async run(request: ShellRunRequest, options: PortCallOptions): Promise<ShellRunResult> {
     const index = this.calls.length
     this.calls.push(request)
-    return this.#handler(request, index)
+    this.signals.push(options.signal)
+    return this.#handler(request, index, options)
   }
 }
 
-/** Fake {@link ChannelSender} that records messages; targets listed in `failingTargets` throw. */
+/**
+ * Fake {@link ChannelSender}: records delivered messages in `sent`; targets listed in
+ * `failingTargets` throw, and a handler set with `respond` runs before a message counts as sent.
+ */
 export class RecordingChannelSender implements ChannelSender {
   readonly sent: { readonly target: string; readonly text: string }[] = []
+  /** The signal of every send, delivered or not, in call order. */
+  readonly signals: AbortSignal[] = []
   readonly failingTargets = new Set<string>()
+  #handler: SendHandler | undefined
 
-  async send(target: string, text: string): Promise<void> {
+  /** Sets what later sends do before they are recorded (throw to fail, wait to hang). */
+  respond(handler: SendHandler): void {
+    this.#handler = handler
+  }
+
+  async send(target: string, text: string, options: PortCallOptions): Promise<void> {
+    this.signals.push(options.signal)
     if (this.failingTargets.has(target)) throw new Error(`channel ${target} is unavailable`)
+    await this.#handler?.(target, text, options)
     this.sent.push({ target, text })
   }
 }

@@ -1,0 +1,80 @@
+/** The port shapes of ADR 0006, exercised through the service. */
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHarness, type Harness } from './__fixtures__/harness.js'
+import { type LogFields, type Logger, silentLogger, systemClock } from './ports.js'
+import { FakeClock } from './testing/fake-clock.js'
+
+const MINUTE = 60_000
+let harness: Harness | undefined
+
+afterEach(async () => {
+  await harness?.cleanup()
+  harness = undefined
+})
+
+describe('ports (ADR 0006)', () => {
+  it('clocks return a Date', () => {
+    expect(systemClock.now()).toBeInstanceOf(Date)
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+    expect(clock.now()).toEqual(new Date('2026-01-01T00:00:00Z'))
+    clock.jump(MINUTE)
+    expect(clock.now().toISOString()).toBe('2026-01-01T00:01:00.000Z')
+  })
+
+  it('agent and shell runners get (request, { signal }); the request carries no signal; sends get a signal', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    await harness.service.add({
+      name: 'ask',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      deliverTo: ['telegram:1'],
+    })
+    await harness.service.add({
+      name: 'sh',
+      scheduleType: 'every',
+      schedule: '1m',
+      command: 'ls',
+      cwd: '/srv',
+    })
+    await harness.clock.advance(MINUTE)
+    await harness.service.scheduler.whenIdle()
+    expect(harness.agent.calls).toHaveLength(1)
+    expect(Object.keys(harness.agent.calls[0] ?? {}).sort()).toEqual([
+      'jobName',
+      'prompt',
+      'runId',
+      'sessionKey',
+    ])
+    expect(harness.agent.signals[0]).toBeInstanceOf(AbortSignal)
+    expect(harness.shell.calls[0]).toEqual({
+      command: 'ls',
+      cwd: '/srv',
+      timeoutMs: 600_000,
+      jobName: 'sh',
+      runId: expect.any(String),
+    })
+    expect(harness.shell.signals[0]?.aborted).toBe(false)
+    expect(harness.sender.signals).toHaveLength(1)
+    expect(harness.sender.signals[0]).toBeInstanceOf(AbortSignal)
+  })
+
+  it('logs through the object logger with structured fields', async () => {
+    const lines: [string, string, LogFields | undefined][] = []
+    const logger: Logger = {
+      debug: (message, fields) => lines.push(['debug', message, fields]),
+      info: (message, fields) => lines.push(['info', message, fields]),
+      warn: (message, fields) => lines.push(['warn', message, fields]),
+      error: (message, fields) => lines.push(['error', message, fields]),
+    }
+    harness = await createHarness('2026-01-01T00:00:00Z', { logger })
+    await harness.service.start()
+    await harness.service.stop()
+    expect(lines).toEqual([
+      ['info', 'cron scheduler started', { owner: 'owner-0', jobs: 0, missed: 0, interrupted: 0 }],
+      ['info', 'cron scheduler stopped', { owner: 'owner-0' }],
+    ])
+    expect(() => silentLogger.error('dropped', { any: 1 })).not.toThrow()
+  })
+})
