@@ -26,6 +26,8 @@ export type WorkflowErrorCode =
   | 'WORKFLOW_RUNNER_MISSING'
   /** A step's runner threw, or its shell command exited non-zero; the runner's error is the `cause`. */
   | 'WORKFLOW_STEP_FAILED'
+  /** The ShellRunner's guard refused a step's command (`blocked: true`); the step fails with the runner's message, without retries. */
+  | 'WORKFLOW_COMMAND_BLOCKED'
   /** A step attempt ran past its `timeout`. */
   | 'WORKFLOW_STEP_TIMEOUT'
   /** A step's rendered input exceeds `maxRenderedInputLength` (results spliced in made it too long). */

@@ -26,8 +26,8 @@ export type { ParseWorkflowOptions, WorkflowParseResult } from './parse-workflow
 export { parseWorkflow } from './parse-workflow.js'
 export type {
   AgentRunner,
-  AgentStepRequest,
-  AgentStepResult,
+  AgentRunRequest,
+  AgentRunResult,
   ChannelSender,
   Clock,
   ListRunsQuery,
@@ -37,8 +37,8 @@ export type {
   OwnedCallOptions,
   RunCompletion,
   ShellRunner,
-  ShellStepRequest,
-  ShellStepResult,
+  ShellRunRequest,
+  ShellRunResult,
   StepPatch,
   StoreCallOptions,
   TimerHandle,

@@ -18,76 +18,102 @@ import type { RunStatus, StepRunRecord, StepStatus, WorkflowRunRecord } from './
  * - **owner** / **lease**: the engine instance working on a run, and how long its heartbeat stays
  *   valid. An engine takes over runs whose owner's lease expired (a crashed process), and resumes them.
  *
- * apps/server implements `AgentRunner`, `ShellRunner` and `ChannelSender`; structural typing checks
- * the fit there. `SqliteWorkflowStore` (`@lango/workflow/sqlite`) implements `WorkflowStore`.
+ * The host implements `AgentRunner`, `ShellRunner` and `ChannelSender`, in the shapes every Lango
+ * package shares (docs/decisions/0006-one-port-vocabulary.md), so one adapter serves them all.
+ * `SqliteWorkflowStore` (`@lango/workflow/sqlite`) implements `WorkflowStore`.
  */
 
-/** What an agent step asks the agent to do. */
-export interface AgentStepRequest {
+/**
+ * What a `prompt` step asks the agent to do. `prompt` and `sessionKey` are the shared
+ * `AgentRunRequest` of every Lango package (docs/decisions/0006); the rest are this package's extras.
+ */
+export interface AgentRunRequest {
   /** The rendered prompt: templates substituted, earlier results marked as untrusted data. */
   readonly prompt: string
   /** `workflow:<name>:<run id>:<step id>`: one isolated session per step. */
   readonly sessionKey: string
   /** The step's `agent` routing hint, if any. */
   readonly agent?: string
+  /** The workflow's `name`. */
   readonly workflowName: string
+  /** The run this step belongs to. */
   readonly runId: string
+  /** The step's `id`. */
   readonly stepId: string
 }
 
-/** What an agent step returns. */
-export interface AgentStepResult {
+/** What the agent answers. */
+export interface AgentRunResult {
   /** The agent's final answer; becomes the step's result (capped at `maxResultLength`). */
   readonly text: string
 }
 
 /**
- * Runs one agent turn for a `prompt` step. Implemented in apps/server (LLM tool-calling loop with
- * the automation prefix). Should reject with `signal.reason` when `signal` aborts (cancel, timeout,
- * stop); a runner that ignores it is abandoned and its late answer discarded.
+ * Runs one agent turn for a `prompt` step. Implemented by the host (an LLM tool-calling loop);
+ * `RecordingAgentRunner` in `@lango/workflow/testing`. Should reject with `signal.reason` when
+ * `signal` aborts (cancel, timeout, stop); a runner that ignores it is abandoned and its late
+ * answer discarded.
  */
 export interface AgentRunner {
-  run(request: AgentStepRequest, options: { readonly signal: AbortSignal }): Promise<AgentStepResult>
+  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult>
 }
 
-/** What a shell step asks the shell to run. */
-export interface ShellStepRequest {
+/**
+ * What a `run` step asks the shell to run. `command`, `cwd` and `timeoutMs` are the shared
+ * `ShellRunRequest` of every Lango package (docs/decisions/0006); the rest are this package's extras.
+ */
+export interface ShellRunRequest {
   /**
    * The final rendered command: every `{{id.result}}` replaced by a POSIX single-quoted value.
    * `{{secret:…}}` tokens written in the YAML are passed through for the runner to resolve.
    */
   readonly command: string
+  /** The engine's `cwd` option when it has one; otherwise absent and the runner uses its default. */
+  readonly cwd?: string
   /** The step's timeout; the engine also aborts `signal` when it passes. */
   readonly timeoutMs: number
+  /** The workflow's `name`. */
   readonly workflowName: string
+  /** The run this step belongs to. */
   readonly runId: string
+  /** The step's `id`. */
   readonly stepId: string
 }
 
-/** What a shell step returns. A non-zero `exitCode` (or `null`: killed) fails the attempt. */
-export interface ShellStepResult {
+/**
+ * What the shell returns. A non-zero `exitCode` (or `null`: killed) fails the attempt;
+ * `blocked: true` fails the step at once, without further attempts, with `message` as its error.
+ */
+export interface ShellRunResult {
   readonly exitCode: number | null
   /** Becomes the step's result, trailing newlines removed (like `$(…)`). */
   readonly stdout: string
   /** Its tail goes into the step's error when the command fails. */
   readonly stderr: string
+  /** The runner's own timeout ended the command; the attempt fails with `WORKFLOW_STEP_TIMEOUT`. */
   readonly timedOut?: boolean
+  /** The runner's guard refused the command (e.g. a `lango` CLI call); nothing ran. */
+  readonly blocked?: boolean
+  /** Why the command was blocked; becomes the step's error. */
+  readonly message?: string
 }
 
 /**
- * Runs a `run` step's command. apps/server implements it over `@lango/exec` `run()`, which applies
- * the `lango` CLI guard and the environment builder to this final rendered command at execution
- * time (SECURITY.md WF-9), runs `sh -c` in its own process group and caps output.
- * `ChildProcessShellRunner` in `@lango/workflow/testing` is a bare `sh -c` runner for tests only.
+ * Runs a `run` step's command. The host implements it over `@lango/exec` `run()`: the `lango` CLI
+ * guard first (a refused command returns `{ blocked: true, message }`), then the environment
+ * builder, on this final rendered command at execution time (SECURITY.md WF-9), with `sh -c` in
+ * its own process group and capped output. `ChildProcessShellRunner` in `@lango/workflow/testing`
+ * is a bare `sh -c` runner for tests only.
  */
 export interface ShellRunner {
-  run(request: ShellStepRequest, options: { readonly signal: AbortSignal }): Promise<ShellStepResult>
+  run(request: ShellRunRequest, options: { readonly signal: AbortSignal }): Promise<ShellRunResult>
 }
 
 /**
- * Sends a message to a delivery target (`telegram:123`, `slack:C1`, `webhook`). Implemented in
- * apps/server; `RecordingChannelSender` in `@lango/workflow/testing`. A rejection is logged and
- * emitted as `'delivery:error'`; it never changes a run's or step's status.
+ * Sends text to a delivery target (`telegram`, `telegram:123`, `slack:C1`, `webhook`). Implemented
+ * by the host; `RecordingChannelSender` in `@lango/workflow/testing`. `signal` aborts after
+ * `deliveryTimeoutMs`. A rejection is logged and emitted as `'delivery:error'`; it never changes a
+ * run's or step's status.
  */
 export interface ChannelSender {
   send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
@@ -201,10 +227,10 @@ export interface WorkflowStore {
   ): Promise<number>
 }
 
-/** An opaque handle returned by `Clock.setTimeout`. */
+/** Opaque handle returned by `Clock.setTimeout`. */
 export type TimerHandle = unknown
 
-/** Source of wall-clock time and timers. `systemClock` by default. */
+/** Time and timers; `systemClock` by default (it wraps the globals in arrows, so fake timers apply). */
 export interface Clock {
   /** The current wall-clock time (timestamps, leases). */
   now(): Date
@@ -214,10 +240,10 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void
 }
 
-/** Structured fields attached to a log line. Never prompts, results or secrets. */
+/** Structured fields of a log line. Never prompts, results, commands' secrets or env values. */
 export type LogFields = Readonly<Record<string, unknown>>
 
-/** Narrow structured logger. `silentLogger` by default. */
+/** Narrow structured logger; `silentLogger` by default. A pino logger fits with `(m, f) => pino.info(f ?? {}, m)`. */
 export interface Logger {
   debug(message: string, fields?: LogFields): void
   info(message: string, fields?: LogFields): void

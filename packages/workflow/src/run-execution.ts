@@ -6,7 +6,16 @@ import { toError, WorkflowError } from './errors.js'
 import type { Emitter } from './events.js'
 import type { StepGraph } from './graph.js'
 import type { RunStatus, StepRunRecord, StepStatus } from './model.js'
-import type { AgentRunner, ChannelSender, Clock, Logger, ShellRunner, WorkflowStore } from './ports.js'
+import type {
+  AgentRunner,
+  AgentRunRequest,
+  ChannelSender,
+  Clock,
+  Logger,
+  ShellRunner,
+  ShellRunRequest,
+  WorkflowStore,
+} from './ports.js'
 import { ReadyQueue } from './ready-queue.js'
 import { renderCommand, renderPrompt } from './template.js'
 
@@ -16,6 +25,8 @@ export interface RunContext {
   readonly agentRunner?: AgentRunner
   readonly shellRunner?: ShellRunner
   readonly channelSender?: ChannelSender
+  /** Passed as `ShellRunRequest.cwd` when set. */
+  readonly cwd?: string
   readonly clock: Clock
   readonly logger: Logger
   readonly emitter: Emitter
@@ -45,7 +56,8 @@ const DELIVERY_TEXT_LIMIT = 3500
 
 type Outcome =
   | { readonly ok: true; readonly result: string }
-  | { readonly ok: false; readonly error: WorkflowError }
+  /** `final`: another attempt cannot help (the runner's guard blocked the command). */
+  | { readonly ok: false; readonly error: WorkflowError; readonly final?: boolean }
 
 /**
  * Executes one run: a ready queue fed as dependencies finish, at most `max_parallel` steps at once,
@@ -293,6 +305,7 @@ export class RunExecution {
       }
       if (outcome.ok) return this.#complete(index, outcome.result)
       failure = outcome.error
+      if (outcome.final === true) break
       if (attempt < last) {
         const delay = Math.min(MAX_BACKOFF_MS, (step.retry?.backoffMs ?? 0) * 2 ** (attempt - first))
         this.#context.logger.info('workflow step attempt failed, retrying', {
@@ -351,14 +364,28 @@ export class RunExecution {
         const runner = this.#context.shellRunner
         if (runner === undefined)
           throw new WorkflowError('WORKFLOW_RUNNER_MISSING', 'No ShellRunner is configured for run steps')
-        const request = {
+        const request: ShellRunRequest = {
           command: input,
+          ...(this.#context.cwd === undefined ? {} : { cwd: this.#context.cwd }),
           timeoutMs,
           workflowName: this.workflowName,
           runId: this.runId,
           stepId: step.id,
         }
         const result = await raceAbort(runner.run(request, { signal }), signal)
+        if (result.blocked === true) {
+          const message =
+            typeof result.message === 'string' && result.message !== ''
+              ? result.message.slice(0, ERROR_TEXT_LIMIT)
+              : 'The ShellRunner refused the command'
+          return {
+            ok: false,
+            final: true,
+            error: new WorkflowError('WORKFLOW_COMMAND_BLOCKED', message, {
+              data: { runId: this.runId, stepId: step.id },
+            }),
+          }
+        }
         if (result.timedOut === true) {
           return {
             ok: false,

@@ -28,6 +28,8 @@ export interface WorkflowEngineOptions {
   readonly shellRunner?: ShellRunner
   /** Delivers step and run messages. Without it, `deliver_to` is recorded but nothing is sent. */
   readonly channelSender?: ChannelSender
+  /** Working directory of `run` steps, passed to the ShellRunner as `cwd`. Default: none (the runner's own). */
+  readonly cwd?: string
   readonly clock?: Clock
   readonly logger?: Logger
   /** Generates run ids; default `crypto.randomUUID`. */
@@ -98,11 +100,12 @@ const PRUNE_INTERVAL_MS = 10 * 60 * 1000
  */
 export class WorkflowEngine {
   readonly #options: Required<
-    Omit<WorkflowEngineOptions, 'agentRunner' | 'shellRunner' | 'channelSender' | 'limits'>
+    Omit<WorkflowEngineOptions, 'agentRunner' | 'shellRunner' | 'channelSender' | 'cwd' | 'limits'>
   > & {
     readonly agentRunner?: AgentRunner
     readonly shellRunner?: ShellRunner
     readonly channelSender?: ChannelSender
+    readonly cwd?: string
   }
   readonly #limits: WorkflowLimits
   readonly #emitter: Emitter
@@ -403,6 +406,7 @@ export class WorkflowEngine {
         ...(this.#options.agentRunner === undefined ? {} : { agentRunner: this.#options.agentRunner }),
         ...(this.#options.shellRunner === undefined ? {} : { shellRunner: this.#options.shellRunner }),
         ...(this.#options.channelSender === undefined ? {} : { channelSender: this.#options.channelSender }),
+        ...(this.#options.cwd === undefined ? {} : { cwd: this.#options.cwd }),
         clock: this.#options.clock,
         logger: this.#options.logger,
         emitter: this.#emitter,

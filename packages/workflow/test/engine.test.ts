@@ -1,9 +1,12 @@
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
+import type { ShellRunner, ShellRunRequest } from '../src/ports.js'
 import { quoteShellWord, UNTRUSTED_DATA_NOTICE } from '../src/template.js'
+import { ChildProcessShellRunner } from '../src/testing/child-process-shell-runner.js'
 import { RecordingAgentRunner, RecordingChannelSender } from '../src/testing/recording.js'
 import { createHarness, type Harness, nextEvent, stepStatuses } from './__fixtures__/harness.js'
 
@@ -190,6 +193,65 @@ steps:
       attempt: 2,
       error: 'The command exited with code 7',
     })
+  })
+
+  it('fails a step the ShellRunner blocks at once, with its message and no retry; independent steps still run', async () => {
+    const shell = new ChildProcessShellRunner()
+    const calls: ShellRunRequest[] = []
+    const guarded: ShellRunner = {
+      run(request, options) {
+        calls.push(request)
+        if (/^\s*lango\b/i.test(request.command))
+          return Promise.resolve({
+            exitCode: null,
+            stdout: '',
+            stderr: '',
+            blocked: true,
+            message: 'lango CLI commands cannot run here: use the workflow_* tools',
+          })
+        return shell.run(request, options)
+      },
+    }
+    const h = await setup({ shellRunner: guarded })
+    const { runId } = await h.engine.startRun(`name: guarded
+steps:
+  - id: cli
+    run: "lango cron list"
+    retry: { attempts: 3, backoff: 10ms }
+  - id: after
+    depends_on: [cli]
+    run: "echo never"
+  - id: free
+    run: "echo free"
+`)
+    const snapshot = await h.engine.waitForRun(runId)
+    expect(snapshot.status).toBe('failed')
+    expect(snapshot.error).toBe(
+      'Step "cli" failed: lango CLI commands cannot run here: use the workflow_* tools',
+    )
+    expect(snapshot.steps.map((step) => [step.stepId, step.status, step.attempt, step.error])).toEqual([
+      ['cli', 'failed', 1, 'lango CLI commands cannot run here: use the workflow_* tools'],
+      ['after', 'skipped', 0, 'Skipped: step "cli" failed'],
+      ['free', 'completed', 1, null],
+    ])
+    expect(calls.map((call) => call.command)).toEqual(['lango cron list', 'echo free'])
+  })
+
+  it('passes its cwd option to the ShellRunner; without one the request has none', async () => {
+    const h = await setup()
+    const elsewhere = await mkdtemp(join(tmpdir(), 'lango-workflow-cwd-'))
+    try {
+      const engine = h.engineWith({ cwd: elsewhere })
+      await engine.start()
+      const { runId } = await engine.startRun('name: where\nsteps:\n  - { id: here, run: "pwd" }\n')
+      expect((await engine.waitForRun(runId)).steps[0]?.result).toBe(await realpath(elsewhere))
+      expect(h.shell.calls.at(-1)?.cwd).toBe(elsewhere)
+      const { runId: other } = await h.engine.startRun('name: where\nsteps:\n  - { id: here, run: "pwd" }\n')
+      expect((await h.engine.waitForRun(other)).steps[0]?.result).toBe(await realpath(h.directory))
+      expect(h.shell.calls.at(-1)).not.toHaveProperty('cwd')
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true })
+    }
   })
 
   it('times a step out and kills its process', async () => {

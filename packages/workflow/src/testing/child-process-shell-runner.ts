@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
-import type { ShellRunner, ShellStepRequest, ShellStepResult } from '../ports.js'
+import type { ShellRunner, ShellRunRequest, ShellRunResult } from '../ports.js'
 
 /** Options of {@link ChildProcessShellRunner}. */
 export interface ChildProcessShellRunnerOptions {
-  /** Working directory of every command. Default: the process's. */
+  /** Working directory of commands whose request has no `cwd`. Default: the process's. */
   readonly cwd?: string
   /** Extra environment variables, merged over the process's environment. */
   readonly env?: Readonly<Record<string, string>>
@@ -21,19 +21,19 @@ export interface ChildProcessShellRunnerOptions {
 export class ChildProcessShellRunner implements ShellRunner {
   readonly #options: ChildProcessShellRunnerOptions
   /** Every request received, in order. */
-  readonly calls: ShellStepRequest[] = []
+  readonly calls: ShellRunRequest[] = []
 
   constructor(options: ChildProcessShellRunnerOptions = {}) {
     this.#options = Object.freeze({ ...options })
   }
 
-  run(request: ShellStepRequest, options: { readonly signal: AbortSignal }): Promise<ShellStepResult> {
+  run(request: ShellRunRequest, options: { readonly signal: AbortSignal }): Promise<ShellRunResult> {
     this.calls.push(request)
     options.signal.throwIfAborted()
     const limit = this.#options.maxOutputBytes ?? 1024 * 1024
-    return new Promise<ShellStepResult>((resolve, reject) => {
+    return new Promise<ShellRunResult>((resolve, reject) => {
       const child = spawn('sh', ['-c', request.command], {
-        cwd: this.#options.cwd,
+        cwd: request.cwd ?? this.#options.cwd,
         env: this.#options.env === undefined ? process.env : { ...process.env, ...this.#options.env },
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],

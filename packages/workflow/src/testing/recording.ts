@@ -1,8 +1,8 @@
-import type { AgentRunner, AgentStepRequest, AgentStepResult, ChannelSender } from '../ports.js'
+import type { AgentRunner, AgentRunRequest, AgentRunResult, ChannelSender } from '../ports.js'
 
 /** How a {@link RecordingAgentRunner} answers one request: text, or an Error to reject with. */
 export type AgentResponder = (
-  request: AgentStepRequest,
+  request: AgentRunRequest,
   options: { readonly signal: AbortSignal },
 ) => string | Error | Promise<string | Error>
 
@@ -12,14 +12,14 @@ export type AgentResponder = (
  */
 export class RecordingAgentRunner implements AgentRunner {
   /** Every request received, in order. */
-  readonly calls: AgentStepRequest[] = []
+  readonly calls: AgentRunRequest[] = []
   readonly #respond: AgentResponder
 
   constructor(respond: AgentResponder = (request) => `result of ${request.stepId}`) {
     this.#respond = respond
   }
 
-  async run(request: AgentStepRequest, options: { readonly signal: AbortSignal }): Promise<AgentStepResult> {
+  async run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult> {
     this.calls.push(request)
     options.signal.throwIfAborted()
     const answer = await this.#respond(request, options)
