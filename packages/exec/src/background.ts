@@ -345,11 +345,7 @@ export class ProcessRegistry {
       process.attach(handle)
       this.#processes.set(id, process)
       this.#evictFinished()
-      this.#options.logger({
-        level: 'info',
-        message: 'exec:background:start',
-        fields: { id, command, pid: process.pid },
-      })
+      this.#options.logger.info('exec:background:start', { id, command, pid: process.pid })
       return process
     } finally {
       this.#starting--

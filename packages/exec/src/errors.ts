@@ -39,6 +39,18 @@ export class ExecError extends Error {
     if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
   }
 
+  /** What a server may return to a caller: never `cause` or `stack`. */
+  toJSON(): {
+    name: 'ExecError'
+    code: ExecErrorCode
+    message: string
+    data?: Readonly<Record<string, unknown>>
+  } {
+    return this.data === undefined
+      ? { name: this.name, code: this.code, message: this.message }
+      : { name: this.name, code: this.code, message: this.message, data: this.data }
+  }
+
   /** True for an `ExecError` from any copy of this package (checked by brand, not `instanceof`). */
   static is(value: unknown): value is ExecError {
     return (

@@ -38,7 +38,7 @@ export {
   type RefTokenLocation,
 } from './guard/index.js'
 export { MemoryRefStore } from './memory-ref-store.js'
-export type { ExecLogEvent, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
+export type { LogFields, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'
 export type { SpawnOptions } from './prepare.js'
 export { encodedForms, Redactor, StreamRedactor, stripAnsi } from './redact.js'

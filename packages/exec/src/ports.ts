@@ -21,18 +21,28 @@ export interface RefStore {
   heldValues?(): Iterable<{ readonly label: string; readonly value: string }>
 }
 
-/** Structured log event. Library code never calls `console.*`. */
-export interface ExecLogEvent {
-  readonly level: 'debug' | 'info' | 'warn' | 'error'
-  readonly message: string
-  readonly fields?: Readonly<Record<string, unknown>>
+/** Structured fields of a log line: ids, names, durations. Never resolved secrets or env values. */
+export type LogFields = Readonly<Record<string, unknown>>
+
+/**
+ * Narrow structured logger (ADR 0006), {@link silentLogger} by default. Receives unresolved
+ * commands only, never resolved secrets or child environments. A pino logger fits with
+ * `(message, fields) => pino.info(fields ?? {}, message)` per level.
+ */
+export interface Logger {
+  debug(message: string, fields?: LogFields): void
+  info(message: string, fields?: LogFields): void
+  warn(message: string, fields?: LogFields): void
+  error(message: string, fields?: LogFields): void
 }
 
-/** Receives structured events; never receives resolved secrets or child environments. */
-export type Logger = (event: ExecLogEvent) => void
-
 /** The logger used when none is given: drops everything. */
-export const silentLogger: Logger = () => {}
+export const silentLogger: Logger = Object.freeze({
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+})
 
 /** The subset of a node-pty `IPty` the PTY path relies on. */
 export interface PtyProcess {

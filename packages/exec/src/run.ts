@@ -126,11 +126,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
   const logger = options.logger ?? silentLogger
   const prepared = await prepareSpawn(command, options)
   options.signal?.throwIfAborted()
-  logger({
-    level: 'debug',
-    message: 'exec:start',
-    fields: { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv },
-  })
+  logger.debug('exec:start', { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv })
 
   const startedAt = performance.now()
   const child = spawn(prepared.shell, prepared.args, {
@@ -181,11 +177,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       const { timedOut, isCanceled } = supervisor
       const outcome = { exitCode, signal: exitSignal, timedOut, isCanceled, timeoutMs }
       const durationMs = performance.now() - startedAt
-      logger({
-        level: 'debug',
-        message: 'exec:end',
-        fields: { command, exitCode, timedOut, isCanceled, durationMs },
-      })
+      logger.debug('exec:end', { command, exitCode, timedOut, isCanceled, durationMs })
       resolve({
         command,
         exitCode,

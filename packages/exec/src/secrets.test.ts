@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { tempDir } from './__fixtures__/helpers.js'
+import { recordingLogger, tempDir } from './__fixtures__/helpers.js'
 import { ProcessRegistry } from './background.js'
 import { MemoryRefStore } from './memory-ref-store.js'
-import type { ExecLogEvent } from './ports.js'
 import { nodePtyDriver, runWithPty } from './pty/index.js'
 import { run } from './run.js'
 
@@ -25,19 +24,19 @@ afterEach(async () => {
 
 describe('reference tokens in run (seed 001)', () => {
   it('replaces {{secret:…}} before execution, logs the original and masks the value in output', async () => {
-    const events: ExecLogEvent[] = []
+    const logger = recordingLogger()
     const result = await run('printf "Auth: %s\\n" {{secret:api-key}} > auth.txt; cat auth.txt', {
       refStore,
       cwd: dir.path,
-      logger: (event) => events.push(event),
+      logger,
     })
     // The child received the real value …
     expect(await readFile(join(dir.path, 'auth.txt'), 'utf8')).toBe(`Auth: ${CANARY}\n`)
     // … but nothing handed back or logged contains it.
     expect(result.stdout).toBe('Auth: [secret:api-key]\n')
     expect(result.command).toBe('printf "Auth: %s\\n" {{secret:api-key}} > auth.txt; cat auth.txt')
-    expect(JSON.stringify(events)).toContain('{{secret:api-key}}')
-    expect(JSON.stringify(events)).not.toContain(CANARY)
+    expect(JSON.stringify(logger.lines)).toContain('{{secret:api-key}}')
+    expect(JSON.stringify(logger.lines)).not.toContain(CANARY)
   })
 
   it('resolves {{decrypt:…}}', async () => {

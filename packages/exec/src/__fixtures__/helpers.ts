@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Logger } from '../ports.js'
 
 /** A fresh temporary directory, removed by the returned cleanup. */
 export async function tempDir(
@@ -53,4 +54,12 @@ export function forkTreeCommand(pidFile: string): string {
     `echo started`,
     `sleep 300`,
   ].join('\n')
+}
+
+/** A logger of the ADR 0006 shape that records every line as `[level, message, fields]`. */
+export function recordingLogger(): Logger & { readonly lines: Array<[string, string, unknown]> } {
+  const lines: Array<[string, string, unknown]> = []
+  const at = (level: string) => (message: string, fields?: Readonly<Record<string, unknown>>) =>
+    void lines.push([level, message, fields])
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }
 }

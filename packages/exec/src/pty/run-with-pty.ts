@@ -97,11 +97,7 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
       const signalName = signal === null ? null : signalNameOf(signal)
       const code = signal === null ? exitCode : null
       const durationMs = performance.now() - startedAt
-      logger({
-        level: 'debug',
-        message: 'exec:pty:end',
-        fields: { command, exitCode: code, timedOut, isCanceled, durationMs },
-      })
+      logger.debug('exec:pty:end', { command, exitCode: code, timedOut, isCanceled, durationMs })
       resolve({
         command,
         exitCode: code,
