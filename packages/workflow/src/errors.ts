@@ -102,7 +102,10 @@ export interface WorkflowIssue {
 
 const brand = Symbol.for('lango.error')
 
-/** The error class of `@lango/workflow`. Branch on `code`; check identity with `WorkflowError.is`. */
+/**
+ * The error class of `@lango/workflow`. Branch on `code`; check identity with `WorkflowError.is`.
+ * `cause` is kept on the instance for logs and never serialised.
+ */
 export class WorkflowError extends Error {
   override readonly name = 'WorkflowError'
   readonly [brand] = true
@@ -135,14 +138,21 @@ export class WorkflowError extends Error {
     )
   }
 
-  /** Serialises only `{ code, message, data, issues }` (what apps/server may return to a caller). */
+  /** What a server may return to a caller: `name`, `code`, `message`, and `data`/`issues` when present. Never `cause` or `stack`. */
   toJSON(): {
+    name: 'WorkflowError'
     code: WorkflowErrorCode
     message: string
     data?: Readonly<Record<string, unknown>>
     issues?: readonly WorkflowIssue[]
   } {
-    return { code: this.code, message: this.message, data: this.data, issues: this.issues }
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      ...(this.data === undefined ? {} : { data: this.data }),
+      ...(this.issues === undefined ? {} : { issues: this.issues }),
+    }
   }
 }
 

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { formatDuration, parseDuration } from './duration.js'
-import { WorkflowError } from './errors.js'
 import { buildGraph, isAncestor, layersOf } from './graph.js'
 import { ReadyQueue } from './ready-queue.js'
 
@@ -58,39 +56,5 @@ describe('ReadyQueue', () => {
     for (const index of [0, 1, 2, 3, 4]) queue.push(index)
     expect(Array.from({ length: 5 }, () => queue.pop())).toEqual([4, 1, 2, 3, 0])
     expect(queue.pop()).toBeUndefined()
-  })
-})
-
-describe('durations', () => {
-  it('parses units and combinations, rejects the rest', () => {
-    expect(parseDuration('500ms')).toBe(500)
-    expect(parseDuration('1.5s')).toBe(1500)
-    expect(parseDuration('1h30m')).toBe(5_400_000)
-    expect(parseDuration('2d')).toBe(172_800_000)
-    for (const bad of ['', '30', '5 m', 'm', '-1s', '1y', 'x'.repeat(40)])
-      expect(parseDuration(bad)).toBeUndefined()
-    expect([
-      formatDuration(200),
-      formatDuration(1500),
-      formatDuration(300_000),
-      formatDuration(5_400_000),
-    ]).toEqual(['200ms', '1.5s', '5m', '1.5h'])
-  })
-})
-
-describe('WorkflowError', () => {
-  it('is recognised across copies by its brand and serialises only code, message, data and issues', () => {
-    const error = new WorkflowError('WORKFLOW_RUN_NOT_FOUND', 'No workflow run with this id', {
-      data: { runId: 'r' },
-      cause: new Error('inner'),
-    })
-    expect(WorkflowError.is(error)).toBe(true)
-    expect(WorkflowError.is({ name: 'WorkflowError' })).toBe(false)
-    expect(WorkflowError.is({ name: 'WorkflowError', [Symbol.for('lango.error')]: true })).toBe(true)
-    expect(JSON.parse(JSON.stringify(error))).toEqual({
-      code: 'WORKFLOW_RUN_NOT_FOUND',
-      message: 'No workflow run with this id',
-      data: { runId: 'r' },
-    })
   })
 })
