@@ -4,8 +4,10 @@ import { toFunctionTool } from './adapters.js'
 import { type ApprovalGate, buildApprovalSummary, requiresApproval } from './approval.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
+import { ToolError } from './errors.js'
 import { invokeTool } from './invoke.js'
 import { type AnyTool, callSafety, defineTool } from './tool.js'
+import { shellStepsOfYaml } from './workflow-summary.js'
 import { createWorkflowTools } from './workflow-tools.js'
 
 describe('buildApprovalSummary (seed 000)', () => {
@@ -30,6 +32,35 @@ describe('buildApprovalSummary (seed 000)', () => {
     expect(buildApprovalSummary('workflow_run', { yaml_content: 'name: nightly\nsteps: []' })).toBe(
       'Run inline workflow: nightly',
     )
+  })
+
+  it('inline workflow_run and workflow_save show the shell commands: first three, each cut, secrets unresolved', () => {
+    const yaml = `name: nightly
+steps:
+  - id: host
+    run: "hostname"
+  - id: upload
+    depends_on: [host]
+    run: curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}
+  - id: summary
+    prompt: "Summarise {{upload.result}}"
+  - id: long
+    run: |
+      set -e
+      ${'x'.repeat(150)}
+  - id: rest
+    run: 'rm -rf /tmp/old'
+`
+    const line = buildApprovalSummary('workflow_run', { yaml_content: yaml })
+    expect(line).toBe(
+      `Run inline workflow: nightly — shell steps: [host] hostname; [upload] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}; [long] set -e ↵ ${'x'.repeat(91)}…; and 1 more`,
+    )
+    expect(buildApprovalSummary('workflow_save', { name: 'nightly', yaml_content: yaml })).toContain(
+      '— shell steps: [host] hostname;',
+    )
+    expect(
+      buildApprovalSummary('workflow_run', { yaml_content: 'name: a\nsteps:\n  - id: p\n    prompt: hi\n' }),
+    ).toBe('Run inline workflow: a')
   })
 
   it('exec shows the first 200 characters of the command, secrets unresolved', () => {
@@ -251,5 +282,68 @@ describe('persisted shell commands and secrets need confirmation (SECURITY.md CR
     expect(safety('workflow_run', { file_path: 'report' })).toBe('moderate')
     expect(safety('workflow_save', { name: 'a', yaml_content: agentOnly })).toBe('moderate')
     expect(safety('workflow_save', { name: 'a', yaml_content: withShell })).toBe('dangerous')
+  })
+})
+
+describe('shell steps read from workflow YAML for the approval line', () => {
+  it('reads plain, quoted, folded, block and flow forms in file order, with their ids', () => {
+    const yaml = `name: forms
+steps:
+  - id: plain
+    run: echo plain # a comment
+  - id: double
+    run: "printf '%s\\n' \\"quoted\\""
+  - run: 'it''s single'
+    id: single
+  - id: folded
+    depends_on:
+      - plain
+    run: echo one
+      && echo two
+  - id: block
+    run: >-
+      echo folded
+      block
+  - {id: flow, run: "echo flow, with comma"}
+  - id: "quoted-key"
+    "run": ls -la
+`
+    expect(shellStepsOfYaml(yaml)).toEqual([
+      { id: 'plain', command: 'echo plain' },
+      // YAML's "\n" escape is a newline.
+      { id: 'double', command: 'printf \'%s\n\' "quoted"' },
+      { id: 'single', command: "it's single" },
+      { id: 'folded', command: 'echo one && echo two' },
+      { id: 'block', command: 'echo folded block' },
+      { id: 'flow', command: 'echo flow, with comma' },
+      { id: 'quoted-key', command: 'ls -la' },
+    ])
+  })
+
+  it('shows what it cannot decode as written rather than hiding it', () => {
+    expect(shellStepsOfYaml('steps:\n  - id: a\n    run: *alias\n')).toEqual([{ id: 'a', command: '*alias' }])
+  })
+})
+
+describe('ToolError (ADR 0006 error shape)', () => {
+  it('serialises name, code, message and data, never cause or stack', () => {
+    const error = new ToolError('TOOL_FAILED', 'the service failed', {
+      cause: new Error('token sk-secret-123 rejected'),
+      data: { runId: 'r1' },
+    })
+    expect(ToolError.is(error)).toBe(true)
+    expect(error.cause).toBeInstanceOf(Error)
+    expect(JSON.parse(JSON.stringify(error))).toEqual({
+      name: 'ToolError',
+      code: 'TOOL_FAILED',
+      message: 'the service failed',
+      data: { runId: 'r1' },
+    })
+    expect(JSON.stringify(error)).not.toContain('sk-secret')
+    expect(new ToolError('TOOL_DENIED', 'no').toJSON()).toEqual({
+      name: 'ToolError',
+      code: 'TOOL_DENIED',
+      message: 'no',
+    })
   })
 })

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { blockLangoExec, MemoryRefStore, ProcessRegistry, run } from '@lango/exec'
 import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { ApprovalGate, ApprovalRequest } from './approval.js'
 import { createExecTools } from './exec-tools.js'
 import { invokeTool } from './invoke.js'
 import type { AnyTool } from './tool.js'
@@ -84,6 +85,34 @@ describe('exec tools (seed 001, ARCHITECTURE §7)', () => {
     })
     expect(registry.list()).toHaveLength(0)
     await expect(import('node:fs/promises').then((fs) => fs.stat(marker))).rejects.toThrow()
+  })
+
+  it('a blocked lango command never asks the approval gate; an allowed one does', async () => {
+    const asked: ApprovalRequest[] = []
+    const gate: ApprovalGate = {
+      async request(request) {
+        asked.push(request)
+        return true
+      },
+    }
+    for (const [name, command] of [
+      ['exec', 'lango cron list'],
+      ['exec_bg', 'sudo /usr/local/bin/lango workflow run x'],
+    ] as const) {
+      const outcome = await invokeTool(tools.get(name) as AnyTool, { command }, {}, { policy: 'all', gate })
+      expect(outcome).toMatchObject({ ok: true, result: { blocked: true, message: expect.any(String) } })
+      expect((tools.get(name) as AnyTool).isFailure?.((outcome as { result: unknown }).result)).toBe(true)
+    }
+    expect(asked).toEqual([])
+    expect(registry.list()).toHaveLength(0)
+    const allowed = await invokeTool(
+      tools.get('exec') as AnyTool,
+      { command: 'echo fine' },
+      {},
+      { policy: 'all', gate },
+    )
+    expect(allowed).toMatchObject({ ok: true, result: { exit_code: 0, stdout: 'fine\n' } })
+    expect(asked.map((request) => request.summary)).toEqual(['Execute: echo fine'])
   })
 
   it('exec_bg, exec_status, exec_write and exec_stop drive a PTY session', async () => {

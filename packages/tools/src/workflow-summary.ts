@@ -13,6 +13,7 @@ const COMMAND_CHARACTERS = 100
 const KEY_LINE = /^(\s*)(?:-\s+)?(["']?)(run|id)\2\s*:(?:\s+|$)(.*)$/
 const ITEM_START = /^(\s*)-\s/
 const BLOCK_INDICATOR = /^[|>][-+0-9]*\s*(?:#.*)?$/
+const FLOW_ID = /[{,]\s*(["']?)id\1\s*:\s*("[^"]*"|'[^']*'|[^,}]*)/
 const FLOW_RUN = /[{,]\s*(["']?)run\1\s*:\s*("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,}]*)/g
 
 function unquote(value: string): string {
@@ -26,6 +27,25 @@ function unquote(value: string): string {
   }
   if (text.startsWith("'")) return text.slice(1, text.endsWith("'") ? -1 : undefined).replaceAll("''", "'")
   return text.replace(/\s+#.*$/, '')
+}
+
+/** A `|` (literal) or `>` (folded) block scalar's text, with its chomping (`-` strip, `+` keep). */
+function blockScalar(indicator: string, raw: readonly string[]): string {
+  const first = raw.find((line) => line.trim() !== '')
+  const indent = first === undefined ? 0 : (/^\s*/.exec(first)?.[0].length ?? 0)
+  const lines = raw.map((line) => (line.trim() === '' ? '' : line.slice(indent)))
+  let end = lines.length
+  while (end > 0 && lines[end - 1] === '') end--
+  const body = lines.slice(0, end)
+  let text = indicator.startsWith('>')
+    ? body.reduce((folded, line, at) => {
+        if (line === '') return `${folded}\n`
+        return at === 0 || body[at - 1] === '' ? `${folded}${line}` : `${folded} ${line}`
+      }, '')
+    : body.join('\n')
+  if (indicator.includes('+')) text += '\n'.repeat(lines.length - end + 1)
+  else if (!indicator.includes('-') && body.length > 0) text += '\n'
+  return text
 }
 
 /**
@@ -53,7 +73,8 @@ export function shellStepsOfYaml(yaml: string): ShellStepText[] {
       itemColumn = (dash[1] ?? '').length
     }
     for (const match of line.includes('{') ? line.matchAll(FLOW_RUN) : []) {
-      steps.push({ command: unquote(match[2] ?? '') })
+      const id = FLOW_ID.exec(line)?.[2]
+      steps.push({ ...(id === undefined ? {} : { id: unquote(id) }), command: unquote(match[2] ?? '') })
     }
     const key = KEY_LINE.exec(line)
     if (key === null) continue
@@ -69,13 +90,13 @@ export function shellStepsOfYaml(yaml: string): ShellStepText[] {
     while (index + 1 < lines.length) {
       const next = lines[index + 1] as string
       if (next.trim() !== '' && (/^\s*/.exec(next)?.[0].length ?? 0) <= column) break
-      more.push(next.trim())
+      more.push(next)
       index++
     }
     flush()
     item.command = BLOCK_INDICATOR.test(value)
-      ? more.join('\n').trim()
-      : unquote([value, ...more].filter((part) => part !== '').join(' '))
+      ? blockScalar(value, more)
+      : unquote([value, ...more.map((part) => part.trim())].filter((part) => part !== '').join(' '))
   }
   flush()
   return steps

@@ -2,14 +2,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { blockLangoExec, run } from '@lango/exec'
-import { type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { parseWorkflow, type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import { RecordingAgentRunner, RecordingChannelSender } from '@lango/workflow/testing'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { ApprovalRequest } from './approval.js'
 import { invokeTool } from './invoke.js'
-import type { AnyTool } from './tool.js'
+import type { AnyTool, ToolProgress } from './tool.js'
+import { shellStepsOfYaml } from './workflow-summary.js'
 import { createWorkflowTools } from './workflow-tools.js'
 
 let dir: string
@@ -52,7 +54,12 @@ beforeEach(async () => {
   })
   await engine.start()
   directory = await WorkflowDirectory.open(join(dir, 'workflows'))
-  tools = new Map(createWorkflowTools({ service: { engine, directory } }).map((tool) => [tool.name, tool]))
+  tools = new Map(
+    createWorkflowTools({ service: { engine, directory }, progressIntervalSeconds: 0.1 }).map((tool) => [
+      tool.name,
+      tool,
+    ]),
+  )
 })
 afterEach(async () => {
   await engine.stop()
@@ -188,5 +195,142 @@ steps:
       ok: false,
       error: { message: expect.stringContaining('nope') },
     })
+  })
+})
+
+describe('workflow_run approval shows the shell commands (issue 10)', () => {
+  it('reads a saved file through the service and runs exactly what the approver saw', async () => {
+    await call('workflow_save', { name: 'report', yaml_content: REPORT })
+    const seen: ApprovalRequest[] = []
+    const outcome = await invokeTool(tools.get('workflow_run') as AnyTool, { file_path: 'report' }, session, {
+      policy: 'moderate',
+      gate: {
+        async request(request) {
+          seen.push(request)
+          // The file changes while the human reads the prompt: the approved text still runs.
+          await writeFile(join(dir, 'workflows', 'report.flow.yaml'), REPORT.replace('web-01', 'evil-02'))
+          return true
+        },
+      },
+    })
+    expect(seen.map((request) => request.summary)).toEqual([
+      'Run workflow: report — shell steps: [host] echo web-01',
+    ])
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: { status: 'completed', steps: [{ step_id: 'host', result: 'web-01' }, { step_id: 'summary' }] },
+    })
+  })
+
+  it('shows the commands of inline YAML, and a file that cannot be read falls back to its path', async () => {
+    const seen: string[] = []
+    const gate = {
+      async request(request: ApprovalRequest) {
+        seen.push(request.summary)
+        return false
+      },
+    }
+    const workflowRun = tools.get('workflow_run') as AnyTool
+    await invokeTool(workflowRun, { yaml_content: REPORT }, session, { policy: 'moderate', gate })
+    await invokeTool(workflowRun, { file_path: 'missing' }, session, { policy: 'moderate', gate })
+    expect(seen).toEqual([
+      'Run inline workflow: report — shell steps: [host] echo web-01',
+      'Run workflow: missing',
+    ])
+  })
+
+  it("reads the same commands from YAML text as @lango/workflow's parser", () => {
+    const documents = [
+      REPORT,
+      `name: forms
+steps:
+  - id: plain
+    run: echo plain # a comment
+  - id: double
+    run: "printf '%s\\n' \\"quoted\\""
+  - run: 'it''s single'
+    id: single
+  - id: folded
+    depends_on:
+      - plain
+    run: echo one
+      && echo two
+  - id: block
+    depends_on: [plain]
+    run: |
+      set -e
+      echo block {{plain.result}}
+  - id: greater
+    run: >-
+      echo folded
+      block
+  - {id: flow, run: "echo flow, with comma"}
+  - id: ask
+    depends_on: [flow]
+    prompt: "Summarise {{flow.result}}"
+`,
+    ]
+    for (const yaml of documents) {
+      const parsed = parseWorkflow(yaml)
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues))
+      const expected = parsed.workflow.definition.steps
+        .filter((step) => step.kind === 'run')
+        .map((step) => ({ id: step.id, command: step.text }))
+      expect(shellStepsOfYaml(yaml)).toEqual(expected)
+    }
+  })
+})
+
+describe('workflow_run waits with progress and can be cancelled (issue 10)', () => {
+  const SLOW = `name: slow\nsteps:\n  - id: nap\n    run: "sleep 0.6; echo rested"\n`
+
+  it('reports progress while it waits, then returns the finished run', async () => {
+    const reports: ToolProgress[] = []
+    const outcome = await invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      { yaml_content: SLOW, wait_seconds: 10 },
+      { ...session, onProgress: (progress) => reports.push(progress) },
+      { policy: 'none' },
+    )
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: { status: 'completed', steps: [{ result: 'rested' }] },
+    })
+    expect(reports[0]).toMatchObject({
+      progress: 0,
+      total: 10,
+      message: expect.stringMatching(/^run .+ started$/),
+    })
+    expect(reports.length).toBeGreaterThan(2)
+    expect(reports.at(-1)).toMatchObject({ total: 10, message: '0 of 1 steps done; running: nap' })
+    const values = reports.map((report) => report.progress)
+    expect(values).toEqual([...values].sort((a, b) => a - b))
+    expect(new Set(values).size).toBe(values.length)
+  })
+
+  it('a cancelled wait ends the call, not the run', async () => {
+    const controller = new AbortController()
+    const reports: ToolProgress[] = []
+    const pending = invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      { yaml_content: SLOW, wait_seconds: 10 },
+      {
+        ...session,
+        signal: controller.signal,
+        onProgress: (progress) => {
+          reports.push(progress)
+          if (reports.length === 2) controller.abort()
+        },
+      },
+      { policy: 'none' },
+    )
+    expect(await pending).toMatchObject({ ok: false, error: { code: 'TOOL_CANCELED' } })
+    const runs = (await call('workflow_list', {})) as {
+      result: { runs: Array<{ run_id: string; status: string }> }
+    }
+    const runId = runs.result.runs[0]?.run_id as string
+    expect(runs.result.runs[0]?.status).toBe('running')
+    const finished = (await engine.waitForRun(runId, { timeoutMs: 10_000 })) as { status: string }
+    expect(finished.status).toBe('completed')
   })
 })
