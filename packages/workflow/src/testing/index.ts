@@ -1,7 +1,6 @@
 export type { ChildProcessShellRunnerOptions } from './child-process-shell-runner.js'
 export { ChildProcessShellRunner } from './child-process-shell-runner.js'
+export { createTestRun } from './create-test-run.js'
 export { MemoryWorkflowStore } from './memory-workflow-store.js'
 export type { AgentResponder, SentMessage } from './recording.js'
 export { RecordingAgentRunner, RecordingChannelSender } from './recording.js'
-export type { WorkflowStoreFixture } from './store-contract.js'
-export { createTestRun, workflowStoreContract } from './store-contract.js'

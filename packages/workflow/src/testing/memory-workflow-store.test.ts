@@ -1,4 +1,4 @@
 import { MemoryWorkflowStore } from './memory-workflow-store.js'
-import { workflowStoreContract } from './store-contract.js'
+import { workflowStoreContract } from './vitest/store-contract.js'
 
 workflowStoreContract('MemoryWorkflowStore', async () => ({ store: new MemoryWorkflowStore() }))

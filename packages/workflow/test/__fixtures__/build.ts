@@ -17,8 +17,9 @@ function newest(directory: string): number {
 function fresh(): boolean {
   try {
     const built = Math.min(
-      statSync(join(root, 'dist', 'index.js')).mtimeMs,
-      statSync(join(root, 'dist', 'sqlite.js')).mtimeMs,
+      ...['index.js', 'sqlite.js', 'testing.js', 'testing-vitest.js'].map(
+        (entry) => statSync(join(root, 'dist', entry)).mtimeMs,
+      ),
     )
     return built >= newest(join(root, 'src'))
   } catch {

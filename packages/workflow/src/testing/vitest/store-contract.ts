@@ -1,29 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import type { NewWorkflowRun, WorkflowStore } from '../ports.js'
+import type { WorkflowStore } from '../../ports.js'
+import { createTestRun } from '../create-test-run.js'
 
 /** What a contract run needs: a fresh, empty store and how to dispose of it. */
 export interface WorkflowStoreFixture {
   readonly store: WorkflowStore
   cleanup?(): Promise<void>
-}
-
-let sequence = 0
-
-/** A valid new run for store tests; override any field. */
-export function createTestRun(overrides: Partial<NewWorkflowRun> = {}): NewWorkflowRun {
-  sequence += 1
-  return {
-    id: `run-${sequence}`,
-    workflowName: 'contract',
-    definition: 'name: contract\nsteps:\n  - { id: a, run: "true" }\n',
-    status: 'running',
-    deliverTo: ['telegram:1'],
-    originSession: 'telegram:1:2',
-    owner: 'owner-a',
-    startedAt: 1_000 + sequence,
-    stepIds: ['a', 'b', 'c'],
-    ...overrides,
-  }
 }
 
 /**

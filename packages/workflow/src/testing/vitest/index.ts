@@ -1,0 +1,2 @@
+export type { WorkflowStoreFixture } from './store-contract.js'
+export { workflowStoreContract } from './store-contract.js'
