@@ -410,7 +410,7 @@ export class RunExecution {
       const runner = this.#context.agentRunner
       if (runner === undefined)
         throw new WorkflowError('WORKFLOW_RUNNER_MISSING', 'No AgentRunner is configured for prompt steps')
-      const request = {
+      const request: AgentRunRequest = {
         prompt: input,
         sessionKey: `workflow:${this.workflowName}:${this.runId}:${step.id}`,
         ...(step.agent === undefined ? {} : { agent: step.agent }),

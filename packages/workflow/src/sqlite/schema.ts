@@ -41,7 +41,7 @@ export interface WorkflowOwnersTable {
   heartbeat_at: number
 }
 
-/** The tables `@lango/workflow` owns. Narrow the app's Kysely to this at the composition root. */
+/** The tables `@lango/workflow` owns. A host's database type includes them (`Kysely<HostDatabase & WorkflowDatabase>`). */
 export interface WorkflowDatabase {
   workflow_runs: WorkflowRunsTable
   workflow_step_runs: WorkflowStepRunsTable
@@ -118,10 +118,11 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
 
 /**
  * Runs {@link workflowMigrations} to the latest version with kysely's Migrator and the fixed
- * migration table `lango_workflow_migration`; throws if any migration failed.
- * @example await migrateWorkflow(db as unknown as Kysely<WorkflowDatabase>)
+ * migration table `lango_workflow_migration`; throws if any migration failed. Takes the host's
+ * Kysely typed with any database that includes `WorkflowDatabase`.
+ * @example await migrateWorkflow(db) // db: Kysely<CronDatabase & WorkflowDatabase>
  */
-export async function migrateWorkflow(db: Kysely<WorkflowDatabase>): Promise<void> {
+export async function migrateWorkflow<DB extends WorkflowDatabase>(db: Kysely<DB>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...workflowMigrations }) },

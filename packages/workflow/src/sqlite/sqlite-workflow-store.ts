@@ -37,13 +37,19 @@ const TargetsSchema = v.array(v.string())
  * (parameterised, `ON CONFLICT`, `EXISTS`), so it also runs on PostgreSQL. Takes a Kysely handle,
  * never a path: the app owns the connection and its pragmas (WAL, `synchronous=NORMAL`,
  * `busy_timeout`) and runs {@link migrateWorkflow} first. Use one Kysely per database file in a
- * process: its single-connection mutex is what serialises this store's transactions.
+ * process, shared with the host's other stores: its single-connection mutex is what serialises
+ * their transactions.
  */
-export class SqliteWorkflowStore implements WorkflowStore {
+export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase> implements WorkflowStore {
   readonly #db: Kysely<WorkflowDatabase>
 
-  constructor(db: Kysely<WorkflowDatabase>) {
-    this.#db = db
+  /**
+   * @param db the host's Kysely, typed with `WorkflowDatabase` or any database that includes its
+   * tables (e.g. `Kysely<CronDatabase & WorkflowDatabase>`, shared with `@lango/cron`), no cast needed.
+   */
+  constructor(db: Kysely<DB>) {
+    // Kysely's DB parameter is invariant; this store only ever touches its own three tables.
+    this.#db = db as unknown as Kysely<WorkflowDatabase>
   }
 
   async insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void> {
