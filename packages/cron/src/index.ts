@@ -53,8 +53,10 @@ export {
   upcomingRuns,
   validateSchedule,
 } from './schedule.js'
-export type { CronSchedulerEvents, CronSchedulerOptions, TriggerResult } from './scheduler.js'
+export type { TriggerResult } from './scheduler.js'
 export { CronScheduler } from './scheduler.js'
+export type { CronSchedulerEvents } from './scheduler-events.js'
+export type { CronSchedulerOptions } from './scheduler-options.js'
 export type {
   AddJobResult,
   CronJobInput,

@@ -1,88 +1,24 @@
-import { randomUUID } from 'node:crypto'
-import { formatDuration } from './duration.js'
+import { type CatchUpPlan, type Occurrence, planCatchUp } from './catch-up.js'
+import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
-import {
-  cancellation,
-  deliver,
-  deliveryText,
-  type ExecutionOutcome,
-  executeJob,
-  truncate,
-} from './executor.js'
-import { MinHeap } from './heap.js'
-import type { CronJob, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
-import type { CompiledSchedule } from './next-fire-time.js'
-import type {
-  AgentRunner,
-  ChannelSender,
-  Clock,
-  CronStore,
-  IdGenerator,
-  JobScheduleUpdate,
-  Logger,
-  NewCronRun,
-  ShellRunner,
-} from './ports.js'
-import { silentLogger, systemClock } from './ports.js'
+import { cancellation, truncate } from './executor.js'
+import { ArmedJob, type DueJob, FireQueue } from './fire-queue.js'
+import { jitterDelay } from './jitter.js'
+import { Ledger, type Skip } from './ledger.js'
+import { Maintenance } from './maintenance.js'
+import type { CronJob, CronRun } from './model.js'
+import type { JobScheduleUpdate, NewCronRun } from './ports.js'
 import { RunBudget } from './run-budget.js'
-import { compileJobSchedule } from './schedule.js'
-
-/** Options of {@link CronScheduler}. Only `store` is required. */
-export interface CronSchedulerOptions {
-  readonly store: CronStore
-  /** Runs `ai` jobs; without it they fail with a clear error recorded on the run. */
-  readonly agentRunner?: AgentRunner
-  /** Runs `shell` jobs (apps/server applies the exec guard and env policy). */
-  readonly shellRunner?: ShellRunner
-  /** Delivers results to each job's `deliverTo` targets. */
-  readonly channelSender?: ChannelSender
-  readonly clock?: Clock
-  readonly logger?: Logger
-  readonly idGenerator?: IdGenerator
-  /** This instance's id in the `owner` column; a fresh id by default. */
-  readonly ownerId?: string
-  /** Runs in flight at once across all jobs (default 5); further due runs wait for a slot. */
-  readonly maxConcurrentJobs?: number
-  /** Consecutive failures (failed or timed out) after which a job is paused (default 5). */
-  readonly maxConsecutiveFailures?: number
-  /** How many earlier results an `ai` prompt shows (default 3). */
-  readonly recentResultsInPrompt?: number
-  /** Text before every automated prompt. */
-  readonly automationPrefix?: string
-  /** Batching delay for next/last run time writes (default 250 ms). */
-  readonly scheduleWriteDelayMs?: number
-  /** Bound on a stored result (default 16,000 characters). */
-  readonly maxResultChars?: number
-  /** An owner that has not heartbeated for this long is dead; its running rows become interrupted (default 60 s). */
-  readonly leaseMs?: number
-  /** Catch-up window = half the job's period clamped to [minMs, maxMs] (defaults 2 min and 2 h). */
-  readonly catchupWindow?: { readonly minMs?: number; readonly maxMs?: number }
-  /** History retention (defaults 30 days and 1000 rows per job). */
-  readonly retention?: { readonly maxAgeMs?: number; readonly maxRunsPerJob?: number }
-  /**
-   * Most `ai` runs started in any 24 hours (default 5000, room for three jobs every minute;
-   * `Infinity` for none; SECURITY.md CRON-3).
-   * Beyond it an `ai` occurrence is recorded `skipped` with the reason and when the next may run.
-   * Counted from the store at start and from this scheduler's own starts after that.
-   */
-  readonly maxAiRunsPerDay?: number
-  /**
-   * Spreads jobs that fall due at the same moment (SECURITY.md CRON-6): each recurring job fires a
-   * fixed delay after each of its due times, from 0 to this many ms, derived from its id, so the
-   * same job is always delayed alike. `scheduledFor` stays the due time; `startedAt` shows the
-   * delay, which also stays below half the gap to the job's next due time. One-time (`at`) jobs and
-   * manual triggers are never delayed. Default 0 (off); at most half the smallest catch-up window
-   * (60 s by default). With jitter on, schedules are compiled when armed rather than when they fire.
-   */
-  readonly maxJitterMs?: number
-  /**
-   * Bound on each delivery send (default 30 s): a channel that has not answered by then is
-   * aborted and the delivery recorded `failed` with the reason. Pause, remove and stop abort
-   * deliveries in flight too.
-   */
-  readonly deliveryTimeoutMs?: number
-}
+import { RunExecutor } from './run-executor.js'
+import { type ActiveRun, RunSlots, type WaitingStart } from './run-slots.js'
+import { ScheduleWrites } from './schedule-writes.js'
+import { type CronSchedulerEvents, fireEvent } from './scheduler-events.js'
+import {
+  type CronSchedulerOptions,
+  resolveSchedulerOptions,
+  type SchedulerSettings,
+} from './scheduler-options.js'
 
 /** What {@link CronScheduler.trigger} did. */
 export interface TriggerResult {
@@ -92,93 +28,18 @@ export interface TriggerResult {
   readonly reason?: string
 }
 
-/** Payloads of the scheduler's events. */
-export interface CronSchedulerEvents {
-  /** An occurrence came due and was handled: started, queued, skipped (with reason) or claimed by another scheduler. */
-  'schedule:fire': {
-    readonly jobId: string
-    readonly jobName: string
-    readonly scheduledFor: number
-    readonly firedAt: number
-    readonly trigger: RunTrigger
-    readonly outcome: 'started' | 'queued' | 'skipped' | 'claimed-elsewhere'
-    readonly runId?: string
-    readonly reason?: string
-  }
-  /** A claimed run starts (its ledger row is `running`). */
-  'run:start': { readonly job: CronJob; readonly run: CronRun }
-  /** A run reached its final status; `run.deliveryStatus` is final too. */
-  'run:end': { readonly job: CronJob; readonly run: CronRun }
-  /** A run failed or timed out, or the scheduler hit an error it logged and survived. */
-  'run:error': { readonly jobId?: string; readonly runId?: string; readonly error: Error }
-  /** The scheduler disabled a job (auto-pause after consecutive failures). */
-  'job:pause': { readonly job: CronJob; readonly reason: string }
-}
-
-/** Smallest catch-up window unless `catchupWindow.minMs` says otherwise. */
-const DEFAULT_CATCHUP_MIN_MS = 120_000
-
-/** A job in the heap; its schedule is compiled on first use (start-up arms without compiling). */
-class ArmedJob {
-  job: CronJob
-  dueAt: number | undefined = undefined
-  #compiled: CompiledSchedule | undefined
-
-  constructor(job: CronJob) {
-    this.job = job
-  }
-
-  get compiled(): CompiledSchedule {
-    this.#compiled ??= compileJobSchedule(this.job)
-    return this.#compiled
-  }
-}
-
-interface HeapEntry {
-  /** When to fire: the occurrence plus the job's jitter. Orders the heap and sets the timer. */
-  readonly dueAt: number
-  /** The occurrence itself (the ledger's `scheduledFor`). */
-  readonly occurrence: number
-  readonly armed: ArmedJob
-}
-
-interface Occurrence {
-  readonly scheduledFor: number
-  readonly trigger: RunTrigger
-}
-
-interface ActiveRun {
-  readonly runId: string
-  /** Aborted on timeout (the run only), pause, remove and stop; deliveries listen to it too. */
-  readonly controller: AbortController
-  /** What the run is doing, so an abort says what it interrupted. */
-  phase: 'run' | 'deliver'
-  done: Promise<unknown>
-}
-
-interface WaitingStart {
-  readonly job: CronJob
-  readonly occurrence: Occurrence
-}
-
-interface Plan {
-  readonly run: Occurrence | undefined
-  readonly skipped: readonly { readonly scheduledFor: number; readonly reason: string }[]
-  readonly next: number | undefined
-}
-
-const MAX_TIMER_DELAY = 2_147_000_000
-/** Missed occurrences recorded one row each before the rest are summarised in a reason. */
-const MAX_SKIPPED_ROWS = 50
-const PRUNE_EVERY_MS = 3_600_000
-
 /**
  * The scheduler: one timer over a heap of next fires, the occurrence ledger, overlap policy,
  * a concurrency cap, timeouts, catch-up on start, interrupted-run recovery, retention and
  * auto-pause. Use {@link CronService} for the job operations; it keeps this in sync.
  * @example
- * await using scheduler = new CronScheduler({ store, agentRunner })
+ * const scheduler = new CronScheduler({ store, agentRunner })
  * await scheduler.start()
+ * try {
+ *   // …
+ * } finally {
+ *   await scheduler.stop()
+ * }
  */
 export class CronScheduler {
   /** Subscribe with `scheduler.events.on('run:end', …)` or await `scheduler.events.next('run:end')`. */
@@ -186,79 +47,75 @@ export class CronScheduler {
   /** This instance's `owner` id. */
   readonly ownerId: string
 
-  readonly #store: CronStore
-  readonly #clock: Clock
-  readonly #logger: Logger
-  readonly #newId: IdGenerator
-  readonly #options: CronSchedulerOptions
-  readonly #maxConcurrent: number
+  readonly #settings: SchedulerSettings
   readonly #aiBudget: RunBudget
-  readonly #maxJitterMs: number
-  readonly #deliveryTimeoutMs: number
-  readonly #maxFailures: number
-  readonly #leaseMs: number
-  readonly #heap = new MinHeap<HeapEntry>()
-  readonly #jobs = new Map<string, ArmedJob>()
-  readonly #active = new Map<string, Set<ActiveRun>>()
-  readonly #waiting: WaitingStart[] = []
-  readonly #queuedBehind = new Map<string, Occurrence>()
+  readonly #fires: FireQueue
+  readonly #slots: RunSlots
+  readonly #ledger: Ledger
+  readonly #writes: ScheduleWrites
+  readonly #maintenance: Maintenance
+  readonly #executor: RunExecutor
   readonly #tasks = new Set<Promise<unknown>>()
-  #running = 0
   #started = false
   #starting: Promise<void> | undefined
-  #timer: unknown
-  #timerAt: number | undefined
-  #maintenanceTimer: unknown
-  #writeTimer: unknown
-  readonly #pendingWrites = new Map<string, JobScheduleUpdate>()
-  #lastPrune = Number.NEGATIVE_INFINITY
 
   constructor(options: CronSchedulerOptions) {
-    this.#options = Object.freeze({ ...options })
-    this.#store = options.store
-    this.#clock = options.clock ?? systemClock
-    this.#logger = options.logger ?? silentLogger
-    this.#newId = options.idGenerator ?? randomUUID
-    this.ownerId = options.ownerId ?? this.#newId()
-    this.#maxConcurrent = Math.max(1, options.maxConcurrentJobs ?? 5)
-    const maxAiRunsPerDay = options.maxAiRunsPerDay ?? 5000
-    if (typeof maxAiRunsPerDay !== 'number' || !(maxAiRunsPerDay >= 0)) {
-      throw new CronError(
-        'CRON_INVALID_INPUT',
-        'maxAiRunsPerDay must be a number of runs, 0 or more (Infinity for no budget)',
-        { data: { field: 'maxAiRunsPerDay' } },
-      )
-    }
-    this.#aiBudget = new RunBudget(maxAiRunsPerDay)
-    const maxJitterMs = options.maxJitterMs ?? 0
-    const jitterLimit = Math.floor((options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS) / 2)
-    if (!Number.isSafeInteger(maxJitterMs) || maxJitterMs < 0 || maxJitterMs > jitterLimit) {
-      throw new CronError(
-        'CRON_INVALID_INPUT',
-        `maxJitterMs must be a whole number of milliseconds from 0 to ${jitterLimit} (half the smallest catch-up window)`,
-        { data: { field: 'maxJitterMs', max: jitterLimit } },
-      )
-    }
-    this.#maxJitterMs = maxJitterMs
-    const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 30_000
-    if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1) {
-      throw new CronError(
-        'CRON_INVALID_INPUT',
-        'deliveryTimeoutMs must be a whole number of milliseconds, 1 or more',
-        { data: { field: 'deliveryTimeoutMs' } },
-      )
-    }
-    this.#deliveryTimeoutMs = deliveryTimeoutMs
-    this.#maxFailures = Math.max(1, options.maxConsecutiveFailures ?? 5)
-    this.#leaseMs = Math.max(1000, options.leaseMs ?? 60_000)
-    this.events = new TypedEmitter((error) =>
-      this.#logger.error('cron event listener threw', { error: toError(error).message }),
+    const settings = resolveSchedulerOptions(options)
+    this.#settings = settings
+    this.ownerId = settings.ownerId
+    this.#aiBudget = new RunBudget(settings.maxAiRunsPerDay)
+    const report = (error: unknown, jobId?: string, runId?: string) => this.#reportError(error, jobId, runId)
+    const track = (task: Promise<unknown>) => this.#track(task)
+    this.#fires = new FireQueue(
+      settings.clock,
+      (armed, occurrence) => jitterDelay(armed.job, () => armed.compiled, occurrence, settings.maxJitterMs),
+      () => this.#onTimer(),
     )
-  }
-
-  /** The clock's time as epoch milliseconds (the ledger's unit). */
-  #now(): number {
-    return this.#clock.now().getTime()
+    this.#slots = new RunSlots(
+      settings.maxConcurrentJobs,
+      (waiting) => this.#track(this.#startWaiting(waiting)),
+      () => this.#started,
+    )
+    this.#ledger = new Ledger({
+      store: settings.store,
+      clock: settings.clock,
+      ownerId: settings.ownerId,
+      newId: settings.newId,
+      report,
+      canRetry: () => this.#started,
+    })
+    this.#writes = new ScheduleWrites({
+      store: settings.store,
+      clock: settings.clock,
+      delayMs: settings.scheduleWriteDelayMs,
+      track,
+      report,
+    })
+    this.#maintenance = new Maintenance({
+      store: settings.store,
+      clock: settings.clock,
+      logger: settings.logger,
+      ownerId: settings.ownerId,
+      leaseMs: settings.leaseMs,
+      retention: settings.retention,
+      track,
+      report,
+    })
+    this.#executor = new RunExecutor({
+      store: settings.store,
+      clock: settings.clock,
+      agentRunner: settings.agentRunner,
+      shellRunner: settings.shellRunner,
+      channelSender: settings.channelSender,
+      automationPrefix: settings.automationPrefix,
+      recentResultsInPrompt: settings.recentResultsInPrompt,
+      maxResultChars: settings.maxResultChars,
+      deliveryTimeoutMs: settings.deliveryTimeoutMs,
+      report,
+    })
+    this.events = new TypedEmitter((error) =>
+      settings.logger.error('cron event listener threw', { error: toError(error).message }),
+    )
   }
 
   /** True between `start()` and `stop()`. */
@@ -268,12 +125,12 @@ export class CronScheduler {
 
   /** Runs in flight right now. */
   get runningCount(): number {
-    return this.#running
+    return this.#slots.running
   }
 
   /** Number of jobs armed in the heap. */
   get armedCount(): number {
-    return this.#jobs.size
+    return this.#fires.size
   }
 
   /** Subscribes to an event; shorthand for `events.on`. */
@@ -302,101 +159,83 @@ export class CronScheduler {
   }
 
   async #doStart(): Promise<void> {
+    const { store, leaseMs } = this.#settings
     const now = this.#now()
-    await this.#store.heartbeat(this.ownerId, now)
-    const interrupted = await this.#store.interruptOrphanedRuns({
+    await store.heartbeat(this.ownerId, now)
+    const interrupted = await store.interruptOrphanedRuns({
       now,
-      aliveSince: now - this.#leaseMs,
+      aliveSince: now - leaseMs,
       reason: 'interrupted: the scheduler that ran it stopped before the run ended (process exit or crash)',
     })
-    const jobs = await this.#store.listJobs({ enabled: true })
+    const jobs = await store.listJobs({ enabled: true })
     if (!this.#aiBudget.unlimited) {
       this.#aiBudget.seed(
-        await this.#store.aiRunStartTimes({
-          since: now - this.#aiBudget.windowMs,
-          limit: this.#aiBudget.max,
-        }),
+        await store.aiRunStartTimes({ since: now - this.#aiBudget.windowMs, limit: this.#aiBudget.max }),
       )
     }
     this.#started = true
-    const missed: { armed: ArmedJob; firstDue: number }[] = []
+    const missed: DueJob[] = []
     const updates: JobScheduleUpdate[] = []
     for (const job of jobs) {
       if (job.nextRunAt !== null && job.nextRunAt > now) {
         // The common case: armed from the persisted next fire, compiled only when it fires.
         const armed = new ArmedJob(job)
-        this.#jobs.set(job.id, armed)
-        this.#push(armed, job.nextRunAt)
+        this.#fires.set(armed)
+        this.#fires.push(armed, job.nextRunAt)
         continue
       }
       const armed = this.#compile(job)
       if (armed === undefined) continue
-      this.#jobs.set(job.id, armed)
+      this.#fires.set(armed)
       if (job.nextRunAt === null) {
         const next = armed.compiled.next(now)
         updates.push({ id: job.id, nextRunAt: next ?? null })
         armed.job = { ...job, nextRunAt: next ?? null }
-        this.#push(armed, next)
+        this.#fires.push(armed, next)
       } else {
         missed.push({ armed, firstDue: job.nextRunAt })
       }
     }
-    if (updates.length > 0) await this.#store.updateSchedules(updates)
-    this.#logger.info('cron scheduler started', {
+    if (updates.length > 0) await store.updateSchedules(updates)
+    this.#settings.logger.info('cron scheduler started', {
       owner: this.ownerId,
-      jobs: this.#jobs.size,
+      jobs: this.#fires.size,
       missed: missed.length,
       interrupted,
     })
     if (missed.length > 0) await this.#handleDue(missed, now, 'startup')
     this.#arm()
-    this.#scheduleMaintenance(Math.min(this.#leaseMs / 3, 1000))
+    this.#maintenance.start(Math.min(leaseMs / 3, 1000))
   }
 
   /**
-   * Stops: clears timers, aborts in-flight runs (recorded `interrupted`), records occurrences
-   * still waiting for a slot as `skipped`, waits for in-flight work, and deregisters the owner.
+   * Stops: clears timers, aborts in-flight runs (recorded `interrupted`) and deliveries, records
+   * occurrences still waiting for a slot as `skipped`, waits for in-flight work, and deregisters
+   * the owner.
    */
   async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
     options?.signal?.throwIfAborted()
     if (this.#starting !== undefined) await this.#starting.catch(() => {})
     if (!this.#started) return
     this.#started = false
-    this.#clearTimer()
-    if (this.#maintenanceTimer !== undefined) this.#clock.clearTimeout(this.#maintenanceTimer)
-    this.#maintenanceTimer = undefined
-    for (const runs of this.#active.values()) {
-      for (const run of runs) {
-        run.controller.abort(
-          cancellation(
-            'interrupted',
-            `interrupted: the scheduler stopped before the ${run.phase === 'run' ? 'run' : 'delivery'} ended`,
-          ),
-        )
-      }
+    this.#fires.disarm()
+    this.#maintenance.stop()
+    for (const run of this.#slots.allActive()) {
+      run.controller.abort(
+        cancellation('interrupted', `interrupted: the scheduler stopped before the ${phaseName(run)} ended`),
+      )
     }
-    const waiting = this.#waiting.splice(0)
-    for (const [jobId, occurrence] of this.#queuedBehind) {
-      const armed = this.#jobs.get(jobId)
-      if (armed !== undefined) waiting.push({ job: armed.job, occurrence })
-    }
-    this.#queuedBehind.clear()
+    const waiting = this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job)
     await this.whenIdle()
     if (waiting.length > 0) {
-      await this.#recordSkips(
-        waiting.map(({ job, occurrence }) => ({
-          job,
-          scheduledFor: occurrence.scheduledFor,
-          trigger: occurrence.trigger,
-          reason: 'skipped: the scheduler stopped before a run slot was free',
-        })),
-      ).catch((error: unknown) => this.#reportError(error))
+      await this.#ledger
+        .recordSkips(skipsOf(waiting, 'skipped: the scheduler stopped before a run slot was free'))
+        .catch((error: unknown) => this.#reportError(error))
     }
     await this.flushPendingWrites()
-    this.#heap.clear()
-    this.#jobs.clear()
-    await this.#store.removeOwner(this.ownerId).catch((error: unknown) => this.#reportError(error))
-    this.#logger.info('cron scheduler stopped', { owner: this.ownerId })
+    this.#fires.clear()
+    await this.#settings.store.removeOwner(this.ownerId).catch((error: unknown) => this.#reportError(error))
+    this.#settings.logger.info('cron scheduler stopped', { owner: this.ownerId })
   }
 
   /** Same as {@link CronScheduler.stop}; for `await using`. */
@@ -407,6 +246,16 @@ export class CronScheduler {
   /** Resolves when no fire handling and no run is in flight. */
   async whenIdle(): Promise<void> {
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks])
+  }
+
+  /** Writes batched next/last run times now (the service calls this before reading jobs). */
+  async flushPendingWrites(): Promise<void> {
+    await this.#writes.flush()
+  }
+
+  /** Runs pruning now (also done hourly by maintenance); returns how many rows were deleted. */
+  async pruneHistory(): Promise<number> {
+    return this.#maintenance.prune()
   }
 
   /**
@@ -422,60 +271,44 @@ export class CronScheduler {
     const armed = this.#compile(job)
     if (armed === undefined) return
     // The caller just stored this job: its row is newer than any batched write for it.
-    this.#pendingWrites.delete(job.id)
-    this.#jobs.set(job.id, armed)
-    this.#push(armed, job.nextRunAt ?? armed.compiled.next(this.#now()))
+    this.#writes.forget(job.id)
+    this.#fires.set(armed)
+    this.#fires.push(armed, job.nextRunAt ?? armed.compiled.next(this.#now()))
     this.#arm()
   }
 
   /**
    * Unregisters a job at once: its heap entry is dropped, runs in flight are aborted and
-   * recorded `cancelled`, and occurrences waiting for a slot are recorded `skipped`.
+   * recorded `cancelled` (deliveries in flight too), and occurrences waiting for a slot are
+   * recorded `skipped`.
    */
   async unregister(jobId: string, reason: 'paused' | 'removed'): Promise<void> {
-    const armed = this.#jobs.get(jobId)
-    this.#jobs.delete(jobId)
-    this.#pendingWrites.delete(jobId)
-    const active = [...(this.#active.get(jobId) ?? [])]
+    const armed = this.#fires.get(jobId)
+    this.#fires.delete(jobId)
+    this.#writes.forget(jobId)
+    const active = this.#slots.activeOf(jobId)
     for (const run of active) {
       run.controller.abort(
         cancellation(
           'cancelled',
-          `cancelled: the job was ${reason} while the ${run.phase === 'run' ? 'run' : 'delivery'} was in progress`,
+          `cancelled: the job was ${reason} while the ${phaseName(run)} was in progress`,
         ),
       )
     }
-    const dropped = this.#dropPending(jobId, armed?.job)
+    const dropped = this.#slots.dropPending(jobId, armed?.job)
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {
-      await this.#recordSkips(
-        dropped.map(({ job, occurrence }) => ({
-          job,
-          scheduledFor: occurrence.scheduledFor,
-          trigger: occurrence.trigger,
-          reason: 'skipped: the job was paused before the run could start',
-        })),
-      ).catch((error: unknown) => this.#reportError(error, jobId))
+      await this.#ledger
+        .recordSkips(skipsOf(dropped, 'skipped: the job was paused before the run could start'))
+        .catch((error: unknown) => this.#reportError(error, jobId))
     }
     this.#arm()
-  }
-
-  /** Removes a job's occurrences waiting for a slot or queued behind its running one. */
-  #dropPending(jobId: string, job: CronJob | undefined): WaitingStart[] {
-    const dropped: WaitingStart[] = []
-    for (let index = this.#waiting.length - 1; index >= 0; index--) {
-      const waiting = this.#waiting[index] as WaitingStart
-      if (waiting.job.id === jobId) dropped.push(...this.#waiting.splice(index, 1))
-    }
-    const queued = this.#queuedBehind.get(jobId)
-    if (queued !== undefined && job !== undefined) dropped.push({ job, occurrence: queued })
-    this.#queuedBehind.delete(jobId)
-    return dropped
   }
 
   /**
    * Runs a job now, as its own ledger row (`trigger = manual`, `scheduledFor` = the trigger
    * time, moved back a millisecond at a time on collision). Returns without waiting for the run.
+   * A failing store rejects with its error (and holds no run slot).
    */
   async trigger(job: CronJob): Promise<TriggerResult> {
     if (!this.#started) {
@@ -496,81 +329,66 @@ export class CronScheduler {
     }
     const occurrence: Occurrence = { scheduledFor: now, trigger: 'manual' }
     if (admission.kind === 'wait') {
-      this.#waiting.push({ job, occurrence })
+      this.#slots.wait({ job, occurrence })
       return { status: 'queued', reason: 'waiting for a free run slot' }
     }
     if (admission.kind === 'behind') {
-      this.#queuedBehind.set(job.id, occurrence)
+      this.#slots.queueBehind(job.id, occurrence)
       return { status: 'queued', reason: 'queued behind the running occurrence (overlap queue_one)' }
     }
-    let claimed: { id: string; row: NewCronRun } | undefined
+    let claimed: NewCronRun | undefined
     try {
       claimed = await this.#claimManual(job, now, 'running', null, 1)
     } catch (error) {
       // The slot was taken by #admit: a failing store must not keep it (the caller may retry).
-      this.#releaseSlot()
+      this.#slots.release()
       throw error
     }
     if (claimed === undefined) {
-      this.#releaseSlot()
+      this.#slots.release()
       throw new CronError('CRON_RUN_FAILED', 'Could not record the manual run; try again.')
     }
-    this.#startRun(job, claimed.row)
+    this.#startRun(job, claimed)
     return { status: 'started', runId: claimed.id }
   }
 
   // ---------------------------------------------------------------- firing
 
   #onTimer(): void {
-    this.#timer = undefined
-    this.#timerAt = undefined
     if (!this.#started) return
     const now = this.#now()
-    const due: { armed: ArmedJob; firstDue: number }[] = []
-    for (;;) {
-      const top = this.#peekValid()
-      // A timer that fired early (or a clock that went back) finds nothing due and re-arms.
-      if (top === undefined || top.dueAt > now) break
-      this.#heap.pop()
-      top.armed.dueAt = undefined
-      due.push({ armed: top.armed, firstDue: top.occurrence })
-    }
+    const due = this.#fires.takeDue(now)
     if (due.length > 0) this.#track(this.#handleDue(due, now, 'runtime'))
     this.#arm()
   }
 
-  async #handleDue(
-    due: readonly { armed: ArmedJob; firstDue: number }[],
-    now: number,
-    mode: 'startup' | 'runtime',
-  ): Promise<void> {
+  /**
+   * Handles due jobs: re-checks them against the store (runtime), plans their occurrences
+   * (catch-up), admits the one that runs, claims every row in one insert, starts the claimed
+   * runs, and batches the jobs' next/last run times.
+   */
+  async #handleDue(due: readonly DueJob[], now: number, mode: 'startup' | 'runtime'): Promise<void> {
     // Re-check the jobs: another process may have paused, removed or changed them.
     let versions: ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }> | undefined
     if (mode === 'runtime') {
       try {
-        versions = await this.#store.jobVersions(due.map((item) => item.armed.job.id))
+        versions = await this.#settings.store.jobVersions(due.map((item) => item.armed.job.id))
       } catch (error) {
         this.#reportError(error)
-        for (const item of due) {
-          if (this.#jobs.get(item.armed.job.id) === item.armed) this.#push(item.armed, now + 1000)
-        }
+        for (const item of due)
+          if (this.#fires.isCurrent(item.armed)) this.#fires.push(item.armed, now + 1000)
         this.#arm()
         return
       }
     }
-    const startedAt = this.#now()
-    const rows: NewCronRun[] = []
-    const starts: { job: CronJob; row: NewCronRun }[] = []
-    const updates = new Map<string, JobScheduleUpdate>()
-    const rowsByJob = new Map<string, string[]>()
-    const fires: CronSchedulerEvents['schedule:fire'][] = []
+    const batch = new DueBatch(this.#ledger, now, this.#now())
     const changed: string[] = []
     for (const { armed, firstDue } of due) {
       const jobId = armed.job.id
-      if (this.#jobs.get(jobId) !== armed) continue
+      if (!this.#fires.isCurrent(armed)) continue
       const version = versions?.get(jobId)
       if (versions !== undefined && (version === undefined || !version.enabled)) {
-        this.#jobs.delete(jobId)
+        this.#fires.delete(jobId)
         continue
       }
       if (version !== undefined && version.updatedAt !== armed.job.updatedAt) {
@@ -578,337 +396,109 @@ export class CronScheduler {
         continue
       }
       const job = armed.job
-      let plan: Plan
+      let plan: CatchUpPlan
       try {
-        plan = this.#plan(armed, firstDue, now, mode)
+        plan = planCatchUp(job, armed.compiled, firstDue, now, mode, this.#settings.catchUp)
       } catch (error) {
         // A stored schedule that no longer compiles: report it and stop arming the job.
         this.#reportError(error, jobId)
-        this.#jobs.delete(jobId)
+        this.#fires.delete(jobId)
         continue
       }
-      const ids: string[] = []
-      for (const skip of plan.skipped) {
-        const row = this.#row(
-          job,
-          skip.scheduledFor,
-          mode === 'startup' ? 'catchup' : 'schedule',
-          'skipped',
-          startedAt,
-          skip.reason,
-        )
-        rows.push(row)
-        ids.push(row.id)
-        fires.push(this.#fireEvent(job, row, now, 'skipped', skip.reason))
-      }
+      const trigger = mode === 'startup' ? 'catchup' : 'schedule'
+      for (const skip of plan.skipped)
+        batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
       if (plan.run !== undefined) {
         const admission = this.#admit(job)
-        if (admission.kind === 'start') {
-          const row = this.#row(job, plan.run.scheduledFor, plan.run.trigger, 'running', startedAt, null)
-          rows.push(row)
-          ids.push(row.id)
-          starts.push({ job, row })
-        } else if (admission.kind === 'skip') {
-          const row = this.#row(
-            job,
-            plan.run.scheduledFor,
-            plan.run.trigger,
-            'skipped',
-            startedAt,
-            admission.reason,
-          )
-          rows.push(row)
-          ids.push(row.id)
-          fires.push(this.#fireEvent(job, row, now, 'skipped', admission.reason))
+        if (admission.kind === 'start') batch.start(job, plan.run)
+        else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
+        else if (admission.kind === 'wait') {
+          this.#slots.wait({ job, occurrence: plan.run })
+          batch.queued(job, plan.run, 'waiting for a free run slot')
         } else {
-          if (admission.kind === 'wait') this.#waiting.push({ job, occurrence: plan.run })
-          else this.#queuedBehind.set(jobId, plan.run)
-          fires.push({
-            jobId,
-            jobName: job.name,
-            scheduledFor: plan.run.scheduledFor,
-            firedAt: now,
-            trigger: plan.run.trigger,
-            outcome: 'queued',
-            reason:
-              admission.kind === 'wait'
-                ? 'waiting for a free run slot'
-                : 'queued behind the running occurrence',
-          })
-          ids.push('')
+          this.#slots.queueBehind(jobId, plan.run)
+          batch.queued(job, plan.run, 'queued behind the running occurrence')
         }
       }
-      rowsByJob.set(jobId, ids)
-      const update: JobScheduleUpdate = {
-        id: jobId,
-        nextRunAt: plan.next ?? null,
-        ...(plan.run === undefined ? {} : { lastRunAt: startedAt }),
-        ...(plan.next === undefined
-          ? { disable: { reason: 'done: the one-time (at) schedule has fired' } }
-          : {}),
-      }
-      updates.set(jobId, update)
+      const update = batch.schedule(job, plan)
       armed.job = {
         ...job,
         nextRunAt: update.nextRunAt,
         ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
       }
-      if (plan.next === undefined) this.#jobs.delete(jobId)
-      else this.#push(armed, plan.next)
+      if (plan.next === undefined) this.#fires.delete(jobId)
+      else this.#fires.push(armed, plan.next)
     }
     this.#arm()
 
     let claimed: ReadonlySet<string> = new Set()
     // Every start holds a slot taken by #admit: each is handed to a run or released, whatever throws.
-    let unstarted = starts.length
+    let unstarted = batch.starts.length
     try {
-      if (rows.length > 0) {
-        let inserted: readonly NewCronRun[]
+      if (batch.rows.length > 0) {
         try {
-          ;({ claimed, rows: inserted } = await this.#insertRuns(rows, 3))
+          const insert = await this.#ledger.insert(batch.rows, 3)
+          claimed = insert.claimed
+          batch.inserted(insert.rows)
         } catch (error) {
           // Retried and still failing: reported, not dropped silently.
           this.#reportError(error)
           return
         }
-        const byId = new Map(inserted.map((row) => [row.id, row]))
-        for (const start of starts) start.row = byId.get(start.row.id) ?? start.row
       }
-      for (const { job, row } of starts) {
+      for (const { job, row } of batch.starts) {
         unstarted--
         if (claimed.has(row.id)) {
-          this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'started'))
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
           this.#startRun(job, row)
         } else {
-          this.#releaseSlot()
-          this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'claimed-elsewhere'))
+          this.#slots.release()
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
         }
       }
     } finally {
-      for (; unstarted > 0; unstarted--) this.#releaseSlot()
+      for (; unstarted > 0; unstarted--) this.#slots.release()
     }
-    for (const fire of fires) {
-      if (fire.outcome === 'skipped' && fire.runId !== undefined && !claimed.has(fire.runId)) continue
-      this.events.emit('schedule:fire', fire)
-    }
-    // Write next/last run only for jobs whose occurrence this instance recorded (or queued);
-    // the instance that won a claim writes it otherwise.
-    const writes: JobScheduleUpdate[] = []
-    for (const [jobId, update] of updates) {
-      const ids = rowsByJob.get(jobId) ?? []
-      if (ids.length === 0 || ids.some((id) => id === '' || claimed.has(id))) writes.push(update)
-    }
-    this.#queueScheduleWrites(writes)
-    for (const jobId of changed) {
-      // Changed elsewhere: re-arm from the stored definition instead of firing the old one.
+    for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
+    this.#writes.queue(batch.writes(claimed))
+    if (changed.length > 0) await this.#rearmChanged(changed, now)
+  }
+
+  /** Re-arms jobs changed by another process from their stored definition instead of firing the old one. */
+  async #rearmChanged(jobIds: readonly string[], now: number): Promise<void> {
+    for (const jobId of jobIds) {
       let job: CronJob | undefined
       try {
-        job = await this.#store.getJob(jobId)
+        job = await this.#settings.store.getJob(jobId)
       } catch (error) {
         this.#reportError(error, jobId)
-        const stale = this.#jobs.get(jobId)
-        if (stale !== undefined) this.#push(stale, this.#now() + 1000)
+        const stale = this.#fires.get(jobId)
+        if (stale !== undefined) this.#fires.push(stale, this.#now() + 1000)
         continue
       }
       if (job === undefined || !job.enabled || !this.#started) {
-        this.#jobs.delete(jobId)
+        this.#fires.delete(jobId)
         continue
       }
       const rearmed = this.#compile(job)
       if (rearmed === undefined) continue
-      this.#jobs.set(jobId, rearmed)
-      this.#push(rearmed, job.nextRunAt ?? rearmed.compiled.next(now))
+      this.#fires.set(rearmed)
+      this.#fires.push(rearmed, job.nextRunAt ?? rearmed.compiled.next(now))
     }
-    if (changed.length > 0) this.#arm()
+    this.#arm()
   }
 
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.#clock.setTimeout(resolve, ms))
-  }
-
-  /**
-   * Inserts ledger rows (the claim). A busy or failing database is reported and retried up to
-   * `attempts` times in all, 250 ms apart and more; retried `running` rows take the retry's start
-   * time. Throws the last error. Returns the claimed ids and the rows as inserted.
-   */
-  async #insertRuns(
-    rows: readonly NewCronRun[],
-    attempts: number,
-  ): Promise<{ claimed: ReadonlySet<string>; rows: readonly NewCronRun[] }> {
-    let pending = rows
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return { claimed: await this.#store.insertRuns(pending), rows: pending }
-      } catch (error) {
-        if (attempt >= attempts || !this.#started) throw error
-        this.#reportError(error)
-        await this.#sleep(250 * attempt)
-        const retryAt = this.#now()
-        pending = pending.map((row) => (row.status === 'running' ? { ...row, startedAt: retryAt } : row))
-      }
-    }
-  }
-
-  /**
-   * next/last run times are written in batches (one statement every `scheduleWriteDelayMs`),
-   * not one write per fire. Losing a batch in a crash is harmless: the ledger already holds the
-   * claims, so a stale `next_run_at` only makes the next start re-try occurrences it cannot claim.
-   */
-  #queueScheduleWrites(writes: readonly JobScheduleUpdate[]): void {
-    for (const write of writes) {
-      const pending = this.#pendingWrites.get(write.id)
-      const lastRunAt = Math.max(
-        pending?.lastRunAt ?? Number.NEGATIVE_INFINITY,
-        write.lastRunAt ?? Number.NEGATIVE_INFINITY,
-      )
-      const disable = write.disable ?? pending?.disable
-      this.#pendingWrites.set(write.id, {
-        id: write.id,
-        nextRunAt: write.nextRunAt,
-        ...(Number.isFinite(lastRunAt) ? { lastRunAt } : {}),
-        ...(disable === undefined ? {} : { disable }),
-      })
-    }
-    if (this.#pendingWrites.size >= 500) {
-      this.#track(this.flushPendingWrites())
-    } else if (this.#pendingWrites.size > 0 && this.#writeTimer === undefined) {
-      this.#writeTimer = this.#clock.setTimeout(() => {
-        this.#writeTimer = undefined
-        this.#track(this.flushPendingWrites())
-      }, this.#options.scheduleWriteDelayMs ?? 250)
-    }
-  }
-
-  /** Writes batched next/last run times now (the service calls this before reading jobs). */
-  async flushPendingWrites(): Promise<void> {
-    if (this.#writeTimer !== undefined) this.#clock.clearTimeout(this.#writeTimer)
-    this.#writeTimer = undefined
-    if (this.#pendingWrites.size === 0) return
-    const writes = [...this.#pendingWrites.values()]
-    this.#pendingWrites.clear()
-    try {
-      await this.#store.updateSchedules(writes)
-    } catch (error) {
-      this.#reportError(error)
-    }
-  }
-
-  /** Which occurrences from `firstDue` up to `now` run, which are skipped (and why), and the next fire. */
-  #plan(armed: ArmedJob, firstDue: number, now: number, mode: 'startup' | 'runtime'): Plan {
-    const { job, compiled } = armed
-    const recorded: number[] = []
-    let unrecorded = 0
-    let cursor: number | undefined = firstDue
-    let latest = firstDue
-    let windowMs = this.#windowFor(compiled, firstDue)
-    while (cursor !== undefined && cursor <= now) {
-      latest = cursor
-      if (recorded.length < MAX_SKIPPED_ROWS) recorded.push(cursor)
-      else unrecorded++
-      let following = compiled.next(cursor, firstDue)
-      windowMs = this.#windowFor(compiled, cursor, following)
-      if (following !== undefined && recorded.length >= MAX_SKIPPED_ROWS && following < now - windowMs * 2) {
-        // Far behind: jump to the recent past instead of walking every missed occurrence.
-        const jumped = compiled.next(now - windowMs * 2, firstDue)
-        if (jumped !== undefined && jumped > following) {
-          unrecorded += 1
-          following = jumped
-        }
-      }
-      cursor = following
-    }
-    const next = cursor
-    if (recorded[recorded.length - 1] !== latest) recorded.push(latest)
-    const lateBy = now - latest
-    const count = recorded.length + unrecorded
-    let run: Occurrence | undefined
-    let latestReason: string | undefined
-    if (mode === 'startup' && job.catchup === 'none') {
-      latestReason = 'missed while no scheduler was running (catchup: none)'
-    } else if (lateBy <= windowMs) {
-      run = { scheduledFor: latest, trigger: mode === 'startup' || count > 1 ? 'catchup' : 'schedule' }
-    } else {
-      latestReason = `missed by ${formatDuration(lateBy)}, beyond the catch-up window of ${formatDuration(windowMs)}`
-    }
-    const earlierReason =
-      mode === 'startup'
-        ? 'missed while no scheduler was running; only the latest missed occurrence is caught up'
-        : `missed: the scheduler was ${formatDuration(now - firstDue)} late (blocked event loop, suspended host or clock jump); only the latest occurrence runs`
-    const skipped: { scheduledFor: number; reason: string }[] = []
-    for (const scheduledFor of recorded) {
-      if (scheduledFor === latest) {
-        if (latestReason !== undefined) skipped.push({ scheduledFor, reason: latestReason })
-      } else {
-        skipped.push({ scheduledFor, reason: earlierReason })
-      }
-    }
-    if (unrecorded > 0 && skipped.length > 0) {
-      const last = skipped[skipped.length - 1] as { scheduledFor: number; reason: string }
-      last.reason = `${last.reason} (more missed occurrences were not recorded one by one)`
-    }
-    return { run, skipped, next }
-  }
-
-  #windowFor(compiled: CompiledSchedule, occurrence: number, following?: number): number {
-    const minMs = this.#options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS
-    const maxMs = this.#options.catchupWindow?.maxMs ?? 7_200_000
-    const period =
-      compiled.type === 'at'
-        ? Number.POSITIVE_INFINITY
-        : following !== undefined
-          ? following - occurrence
-          : (compiled.periodMs ?? Number.POSITIVE_INFINITY)
-    return Math.min(maxMs, Math.max(minMs, period / 2))
-  }
-
-  /** Decides whether a due occurrence starts now, waits for a slot, queues behind its job, or is skipped. */
-  #admit(job: CronJob): { kind: 'start' | 'wait' | 'behind' } | { kind: 'skip'; reason: string } {
-    const busy =
-      (this.#active.get(job.id)?.size ?? 0) > 0 || this.#waiting.some((waiting) => waiting.job.id === job.id)
-    if (busy && job.overlap !== 'allow') {
-      if (job.overlap === 'skip') {
-        return {
-          kind: 'skip',
-          reason: 'overlap: the previous run of this job is still in progress (overlap: skip)',
-        }
-      }
-      if (this.#queuedBehind.has(job.id)) {
-        return {
-          kind: 'skip',
-          reason: 'overlap: one occurrence is already queued behind the running one (overlap: queue_one)',
-        }
-      }
-      return { kind: 'behind' }
-    }
-    if (job.kind === 'ai') {
+  /** Decides whether a due occurrence starts now (taking a slot), waits, queues behind its job, or is skipped. */
+  #admit(job: CronJob) {
+    return this.#slots.admit(job, (candidate) => {
+      if (candidate.kind !== 'ai') return undefined
       const until = this.#aiBudget.blockedUntil(this.#now())
-      if (until !== undefined) {
-        return {
-          kind: 'skip',
-          reason:
-            `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)` +
-            (Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : ''),
-        }
-      }
-    }
-    if (this.#running >= this.#maxConcurrent) return { kind: 'wait' }
-    this.#running++
-    return { kind: 'start' }
-  }
-
-  #releaseSlot(): void {
-    this.#running = Math.max(0, this.#running - 1)
-    this.#pump()
-  }
-
-  /** Starts waiting occurrences while slots are free. */
-  #pump(): void {
-    if (!this.#started) return
-    while (this.#running < this.#maxConcurrent && this.#waiting.length > 0) {
-      const waiting = this.#waiting.shift() as WaitingStart
-      this.#running++
-      this.#track(this.#startWaiting(waiting))
-    }
+      if (until === undefined) return undefined
+      return (
+        `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)` +
+        (Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : '')
+      )
+    })
   }
 
   /** Claims and starts an occurrence that holds a slot; the slot is released unless a run starts. */
@@ -919,53 +509,40 @@ export class CronScheduler {
       if (occurrence.trigger === 'manual') {
         const claimed = await this.#claimManual(job, now, 'running', null, 3)
         if (claimed !== undefined) {
-          this.#startRun(job, claimed.row)
+          this.#startRun(job, claimed)
           started = true
         }
         return
       }
-      const { claimed, rows } = await this.#insertRuns(
-        [this.#row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null)],
+      const { claimed, rows } = await this.#ledger.insert(
+        [this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null)],
         3,
       )
       const row = rows[0] as NewCronRun
       if (claimed.has(row.id)) {
-        this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'started'))
+        this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
         this.#startRun(job, row)
         started = true
       } else {
-        this.events.emit('schedule:fire', this.#fireEvent(job, row, now, 'claimed-elsewhere'))
+        this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
       }
     } catch (error) {
       this.#reportError(error, job.id)
     } finally {
-      if (!started) this.#releaseSlot()
+      if (!started) this.#slots.release()
     }
   }
 
-  /**
-   * Inserts a manual row at `now`, moving back 1 ms per collision; never on the job's pending next
-   * fire. Each insert is tried up to `attempts` times (see #insertRuns).
-   */
-  async #claimManual(
+  /** A manual row for `job`, never on its pending scheduled occurrence (the schedule's to claim). */
+  #claimManual(
     job: CronJob,
     now: number,
     status: 'running' | 'skipped',
     reason: string | null,
     attempts: number,
-  ): Promise<{ id: string; row: NewCronRun } | undefined> {
-    let scheduledFor = now
-    for (let attempt = 0; attempt < 1000; attempt++, scheduledFor--) {
-      // The pending scheduled occurrence must stay claimable by the schedule itself.
-      if (scheduledFor === (this.#jobs.get(job.id)?.job.nextRunAt ?? job.nextRunAt)) continue
-      const { claimed, rows } = await this.#insertRuns(
-        [this.#row(job, scheduledFor, 'manual', status, now, reason)],
-        attempts,
-      )
-      const row = rows[0] as NewCronRun
-      if (claimed.has(row.id)) return { id: row.id, row }
-    }
-    return undefined
+  ): Promise<NewCronRun | undefined> {
+    const reserved = this.#fires.get(job.id)?.job.nextRunAt ?? job.nextRunAt
+    return this.#ledger.claimManual(job, now, status, reason, { reserved, attempts })
   }
 
   // ---------------------------------------------------------------- runs
@@ -978,12 +555,7 @@ export class CronScheduler {
         cancellation('interrupted', 'interrupted: the scheduler stopped before the run started'),
       )
     const active: ActiveRun = { runId: row.id, controller, phase: 'run', done: Promise.resolve() }
-    let set = this.#active.get(job.id)
-    if (set === undefined) {
-      set = new Set()
-      this.#active.set(job.id, set)
-    }
-    set.add(active)
+    this.#slots.addActive(job.id, active)
     if (job.kind === 'ai') this.#aiBudget.record(row.startedAt ?? this.#now())
     const run: CronRun = {
       ...row,
@@ -995,114 +567,45 @@ export class CronScheduler {
     }
     this.events.emit('run:start', { job, run })
     const task = this.#execute(job, run, active).finally(() => {
-      set.delete(active)
-      if (set.size === 0) this.#active.delete(job.id)
-      this.#releaseSlot()
-      const queued = this.#queuedBehind.get(job.id)
-      if (queued !== undefined && this.#started && this.#jobs.has(job.id)) {
-        this.#queuedBehind.delete(job.id)
-        const armed = this.#jobs.get(job.id) as ArmedJob
-        const admission = this.#admit(armed.job)
-        if (admission.kind === 'start')
-          this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
-        else if (admission.kind === 'wait') this.#waiting.push({ job: armed.job, occurrence: queued })
-        else if (admission.kind === 'behind') this.#queuedBehind.set(job.id, queued)
-      }
+      this.#slots.removeActive(job.id, active)
+      this.#slots.release()
+      const queued = this.#slots.takeQueued(job.id)
+      const armed = this.#fires.get(job.id)
+      if (queued === undefined || !this.#started || armed === undefined) return
+      const admission = this.#admit(armed.job)
+      if (admission.kind === 'start') this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
+      else if (admission.kind === 'wait') this.#slots.wait({ job: armed.job, occurrence: queued })
+      else if (admission.kind === 'behind') this.#slots.queueBehind(job.id, queued)
     })
     active.done = task
     this.#track(task)
   }
 
   async #execute(job: CronJob, run: CronRun, active: ActiveRun): Promise<void> {
-    const { controller } = active
-    const startedAt = run.startedAt ?? this.#now()
-    const timeout = this.#clock.setTimeout(() => {
-      controller.abort(
-        new CronError('CRON_RUN_TIMEOUT', `timed out after ${formatDuration(job.timeoutMs)}`, {
-          data: { timeoutMs: job.timeoutMs },
-        }),
-      )
-    }, job.timeoutMs)
-    let outcome: ExecutionOutcome | undefined
-    let status: Exclude<CronRunStatus, 'running' | 'skipped'>
-    let error: string | null = null
-    let result: string | null = null
-    try {
-      const recentCount = this.#options.recentResultsInPrompt ?? 3
-      const recent =
-        job.kind === 'ai' && recentCount > 0
-          ? await this.#store.recentResults(job.id, recentCount)
-          : ([] as string[])
-      outcome = await executeJob(job, run.id, recent, controller.signal, {
-        ...(this.#options.agentRunner === undefined ? {} : { agentRunner: this.#options.agentRunner }),
-        ...(this.#options.shellRunner === undefined ? {} : { shellRunner: this.#options.shellRunner }),
-        ...(this.#options.automationPrefix === undefined
-          ? {}
-          : { automationPrefix: this.#options.automationPrefix }),
-        maxResultChars: this.#options.maxResultChars ?? 16_000,
-      })
-      status = outcome.status
-      result = outcome.result
-      error = outcome.error
-    } catch (caught) {
-      const reason = controller.signal.aborted ? controller.signal.reason : caught
-      if (CronError.is(reason) && reason.code === 'CRON_RUN_TIMEOUT') {
-        status = 'timed_out'
-      } else if (CronError.is(reason) && reason.code === 'CRON_RUN_CANCELLED') {
-        status = (reason.data?.status as 'cancelled' | 'interrupted' | undefined) ?? 'cancelled'
-      } else {
-        status = 'failed'
+    const end = await this.#executor.execute(job, run, active, {
+      current: () => this.#fires.get(job.id)?.job ?? job,
+      recorded: (status, consecutiveFailures) => {
+        const armed = this.#fires.get(job.id)
+        if (armed !== undefined) armed.job = { ...armed.job, lastStatus: status, consecutiveFailures }
+      },
+    })
+    const failed = end.status === 'failed' || end.status === 'timed_out'
+    if (failed && end.failures !== undefined && end.failures >= this.#settings.maxConsecutiveFailures) {
+      try {
+        await this.#autoPause(job, end.failures, end.error, active.controller.signal)
+      } catch (storeError) {
+        this.#reportError(storeError, job.id, run.id)
       }
-      error = truncate(toError(reason).message, 4000)
-      outcome = status === 'failed' || status === 'timed_out' ? { status, result: null, error } : undefined
-    } finally {
-      this.#clock.clearTimeout(timeout)
     }
-    const completedAt = this.#now()
-    let final: CronRun = { ...run, status, completedAt, durationMs: completedAt - startedAt, result, error }
-    try {
-      const updated = await this.#store.completeRun(run.id, {
-        status,
-        completedAt,
-        durationMs: completedAt - startedAt,
-        result,
-        error,
-      })
-      if (!updated) {
-        // Someone else finalised the row (e.g. marked interrupted after a lease loss): keep theirs.
-        final = (await this.#store.getRun(run.id)) ?? final
-      } else if (status === 'completed' || status === 'failed' || status === 'timed_out') {
-        const failed = status !== 'completed'
-        const armed = this.#jobs.get(job.id)
-        const known = armed?.job ?? job
-        // Steady state (success after success) changes nothing on the job row: skip the write.
-        const failures =
-          !failed && known.lastStatus === 'completed' && known.consecutiveFailures === 0
-            ? 0
-            : await this.#store.recordOutcome(job.id, status, failed)
-        if (armed !== undefined && failures !== undefined) {
-          armed.job = { ...armed.job, lastStatus: status, consecutiveFailures: failures }
-        }
-        active.phase = 'deliver'
-        if (outcome !== undefined) {
-          const delivery = await this.#deliver(job.deliverTo, deliveryText(job, outcome), controller.signal)
-          if (delivery.status !== 'none') {
-            await this.#store.setDelivery(run.id, delivery.status, delivery.error)
-            final = { ...final, deliveryStatus: delivery.status, deliveryError: delivery.error }
-          }
-        }
-        if (failed && failures !== undefined && failures >= this.#maxFailures)
-          await this.#autoPause(job, failures, error, controller.signal)
-      }
-    } catch (storeError) {
-      this.#reportError(storeError, job.id, run.id)
-    }
-    this.events.emit('run:end', { job, run: final })
-    if (status === 'failed' || status === 'timed_out') {
+    this.events.emit('run:end', { job, run: end.final })
+    if (failed) {
       this.events.emit('run:error', {
         jobId: job.id,
         runId: run.id,
-        error: new CronError(status === 'failed' ? 'CRON_RUN_FAILED' : 'CRON_RUN_TIMEOUT', error ?? status),
+        error: new CronError(
+          end.status === 'failed' ? 'CRON_RUN_FAILED' : 'CRON_RUN_TIMEOUT',
+          end.error ?? end.status,
+        ),
       })
     }
   }
@@ -1114,25 +617,20 @@ export class CronScheduler {
     signal: AbortSignal,
   ): Promise<void> {
     const reason = `paused after ${failures} consecutive failures; last error: ${truncate(lastError ?? 'unknown', 500)}`
-    const paused = await this.#store.updateJob(job.id, {
+    const paused = await this.#settings.store.updateJob(job.id, {
       enabled: false,
       pauseReason: reason,
       nextRunAt: null,
     })
-    this.#jobs.delete(job.id)
-    const dropped = this.#dropPending(job.id, job)
+    this.#fires.delete(job.id)
+    const dropped = this.#slots.dropPending(job.id, job)
     if (dropped.length > 0) {
-      await this.#recordSkips(
-        dropped.map(({ occurrence }) => ({
-          job,
-          scheduledFor: occurrence.scheduledFor,
-          trigger: occurrence.trigger,
-          reason: 'skipped: the job was paused after consecutive failures',
-        })),
+      await this.#ledger.recordSkips(
+        skipsOf(dropped, 'skipped: the job was paused after consecutive failures'),
       )
     }
-    this.#logger.warn('cron job auto-paused', { jobId: job.id, failures })
-    await this.#deliver(
+    this.#settings.logger.warn('cron job auto-paused', { jobId: job.id, failures })
+    await this.#executor.deliver(
       job.deliverTo,
       `[Cron] ${job.name}\nThis job was paused after ${failures} consecutive failures. Last error: ${truncate(lastError ?? 'unknown', 500)}\nFix the job, then resume it (cron_resume).`,
       signal,
@@ -1140,20 +638,16 @@ export class CronScheduler {
     this.events.emit('job:pause', { job: paused ?? { ...job, enabled: false, pauseReason: reason }, reason })
   }
 
-  /** Sends to every target, each send bounded by `deliveryTimeoutMs` and aborted with `signal`. */
-  #deliver(
-    targets: readonly string[],
-    text: string,
-    signal: AbortSignal,
-  ): Promise<{ readonly status: DeliveryStatus; readonly error: string | null }> {
-    return deliver(this.#options.channelSender, targets, text, {
-      signal,
-      clock: this.#clock,
-      timeoutMs: this.#deliveryTimeoutMs,
-    })
+  // ---------------------------------------------------------------- helpers
+
+  /** The clock's time as epoch milliseconds (the ledger's unit). */
+  #now(): number {
+    return this.#settings.clock.now().getTime()
   }
 
-  // ---------------------------------------------------------------- helpers
+  #arm(): void {
+    if (this.#started) this.#fires.arm()
+  }
 
   #compile(job: CronJob): ArmedJob | undefined {
     try {
@@ -1166,162 +660,6 @@ export class CronScheduler {
     }
   }
 
-  /** Arms `armed` for its occurrence at `occurrence`, firing after the job's jitter. */
-  #push(armed: ArmedJob, occurrence: number | undefined): void {
-    const dueAt = occurrence === undefined ? undefined : occurrence + this.#jitterFor(armed, occurrence)
-    armed.dueAt = dueAt
-    if (dueAt !== undefined && occurrence !== undefined) this.#heap.push({ dueAt, occurrence, armed })
-  }
-
-  /**
-   * The job's delay after `occurrence` (CRON-6): a hash of its id, 0 to `maxJitterMs`, and below half
-   * the gap to the job's next occurrence, so a delayed fire never reaches the next one (which would
-   * make `#plan` skip this occurrence as missed). Compiles the schedule; only when jitter is on.
-   */
-  #jitterFor(armed: ArmedJob, occurrence: number): number {
-    const job = armed.job
-    if (this.#maxJitterMs === 0 || job.scheduleType === 'at') return 0
-    let cap = this.#maxJitterMs
-    try {
-      const following = armed.compiled.next(occurrence, occurrence)
-      if (following !== undefined) cap = Math.min(cap, Math.floor((following - occurrence - 1) / 2))
-    } catch {
-      return 0 // a schedule that no longer compiles is reported when it fires
-    }
-    if (cap <= 0) return 0
-    // FNV-1a: stable across processes, so every scheduler delays a job alike.
-    let hash = 0x811c9dc5
-    for (let index = 0; index < job.id.length; index++) {
-      hash ^= job.id.charCodeAt(index)
-      hash = Math.imul(hash, 0x01000193)
-    }
-    return (hash >>> 0) % (cap + 1)
-  }
-
-  #peekValid(): HeapEntry | undefined {
-    for (;;) {
-      const top = this.#heap.peek()
-      if (top === undefined) return undefined
-      if (this.#jobs.get(top.armed.job.id) === top.armed && top.armed.dueAt === top.dueAt) return top
-      this.#heap.pop()
-    }
-  }
-
-  #arm(): void {
-    if (!this.#started) return
-    const top = this.#peekValid()
-    if (top === undefined) {
-      this.#clearTimer()
-      return
-    }
-    if (this.#timer !== undefined && this.#timerAt === top.dueAt) return
-    this.#clearTimer()
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, top.dueAt - this.#now()))
-    this.#timerAt = top.dueAt
-    this.#timer = this.#clock.setTimeout(() => this.#onTimer(), delay)
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
-    this.#timer = undefined
-    this.#timerAt = undefined
-  }
-
-  #scheduleMaintenance(delay: number): void {
-    if (!this.#started) return
-    const handle = this.#clock.setTimeout(() => {
-      this.#maintenanceTimer = undefined
-      this.#track(this.#maintain())
-    }, delay)
-    ;(handle as { unref?: () => void } | undefined)?.unref?.()
-    this.#maintenanceTimer = handle
-  }
-
-  /** Heartbeat, interrupt runs of dead owners, prune history (hourly). */
-  async #maintain(): Promise<void> {
-    if (!this.#started) return
-    const now = this.#now()
-    try {
-      await this.#store.heartbeat(this.ownerId, now)
-      await this.#store.interruptOrphanedRuns({
-        now,
-        aliveSince: now - this.#leaseMs,
-        reason: 'interrupted: the scheduler that ran it stopped heartbeating (process exit or crash)',
-      })
-      if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
-        this.#lastPrune = now
-        const pruned = await this.#store.pruneRuns({
-          olderThan: now - (this.#options.retention?.maxAgeMs ?? 30 * 86_400_000),
-          keepPerJob: this.#options.retention?.maxRunsPerJob ?? 1000,
-        })
-        if (pruned > 0) this.#logger.debug('cron history pruned', { pruned })
-      }
-    } catch (error) {
-      this.#reportError(error)
-    }
-    this.#scheduleMaintenance(this.#leaseMs / 3)
-  }
-
-  /** Runs pruning now (also done hourly by maintenance); returns how many rows were deleted. */
-  async pruneHistory(): Promise<number> {
-    const now = this.#now()
-    this.#lastPrune = now
-    return this.#store.pruneRuns({
-      olderThan: now - (this.#options.retention?.maxAgeMs ?? 30 * 86_400_000),
-      keepPerJob: this.#options.retention?.maxRunsPerJob ?? 1000,
-    })
-  }
-
-  #row(
-    job: CronJob,
-    scheduledFor: number,
-    trigger: RunTrigger,
-    status: 'running' | 'skipped',
-    at: number,
-    reason: string | null,
-  ): NewCronRun {
-    return {
-      id: this.#newId(),
-      jobId: job.id,
-      jobName: job.name,
-      trigger,
-      status,
-      scheduledFor,
-      startedAt: status === 'running' ? at : null,
-      completedAt: status === 'skipped' ? at : null,
-      skipReason: reason,
-      owner: this.ownerId,
-    }
-  }
-
-  async #recordSkips(
-    skips: readonly { job: CronJob; scheduledFor: number; trigger: RunTrigger; reason: string }[],
-  ): Promise<void> {
-    const now = this.#now()
-    await this.#store.insertRuns(
-      skips.map((skip) => this.#row(skip.job, skip.scheduledFor, skip.trigger, 'skipped', now, skip.reason)),
-    )
-  }
-
-  #fireEvent(
-    job: CronJob,
-    row: NewCronRun,
-    firedAt: number,
-    outcome: CronSchedulerEvents['schedule:fire']['outcome'],
-    reason?: string,
-  ): CronSchedulerEvents['schedule:fire'] {
-    return {
-      jobId: job.id,
-      jobName: job.name,
-      scheduledFor: row.scheduledFor,
-      firedAt,
-      trigger: row.trigger,
-      outcome,
-      runId: row.id,
-      ...(reason === undefined ? {} : { reason }),
-    }
-  }
-
   #track(task: Promise<unknown>): void {
     const tracked = task.catch((error: unknown) => this.#reportError(error))
     this.#tasks.add(tracked)
@@ -1330,11 +668,26 @@ export class CronScheduler {
 
   #reportError(error: unknown, jobId?: string, runId?: string): void {
     const normalized = toError(error)
-    this.#logger.error('cron scheduler error', { jobId, runId, error: normalized.message })
+    this.#settings.logger.error('cron scheduler error', { jobId, runId, error: normalized.message })
     this.events.emit('run:error', {
       ...(jobId === undefined ? {} : { jobId }),
       ...(runId === undefined ? {} : { runId }),
       error: normalized,
     })
   }
+}
+
+/** What an abort interrupts: the run, or its delivery. */
+function phaseName(run: ActiveRun): string {
+  return run.phase === 'run' ? 'run' : 'delivery'
+}
+
+/** Skip records for occurrences that never started. */
+function skipsOf(waiting: readonly WaitingStart[], reason: string): Skip[] {
+  return waiting.map(({ job, occurrence }) => ({
+    job,
+    scheduledFor: occurrence.scheduledFor,
+    trigger: occurrence.trigger,
+    reason,
+  }))
 }

@@ -14,7 +14,8 @@ import type {
 import type { Clock, CronJobPatch, CronStore, IdGenerator } from './ports.js'
 import { systemClock } from './ports.js'
 import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
-import { CronScheduler, type CronSchedulerOptions, type TriggerResult } from './scheduler.js'
+import { CronScheduler, type TriggerResult } from './scheduler.js'
+import type { CronSchedulerOptions } from './scheduler-options.js'
 import { hostTimeZone, resolveTimeZone } from './time-zone.js'
 
 /** Options of {@link CronService}: the scheduler's, plus validation limits and defaults. */

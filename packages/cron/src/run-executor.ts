@@ -1,0 +1,152 @@
+import { formatDuration } from './duration.js'
+import { CronError, toError } from './errors.js'
+import { deliver, deliveryText, type ExecutionOutcome, executeJob, truncate } from './executor.js'
+import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from './model.js'
+import type { AgentRunner, ChannelSender, Clock, CronStore, ShellRunner } from './ports.js'
+import type { ActiveRun } from './run-slots.js'
+
+/** A run's final status. */
+export type FinalStatus = Exclude<CronRunStatus, 'running' | 'skipped'>
+
+/** How a run ended, as stored. */
+export interface RunEnd {
+  /** The final row, delivery included (or the row another scheduler finalised). */
+  readonly final: CronRun
+  readonly status: FinalStatus
+  readonly error: string | null
+  /** The job's consecutive failures after this run; undefined when this run did not record them. */
+  readonly failures: number | undefined
+}
+
+/** Reads and updates the scheduler's copy of the job while a run ends. */
+export interface JobState {
+  /** The scheduler's current copy of the job (its last status and failure count). */
+  current(): CronJob
+  /** Called once the run's outcome is stored on the job. */
+  recorded(status: FinalStatus, consecutiveFailures: number): void
+}
+
+/** What {@link RunExecutor} needs: the store, the clock, the ports and the run limits. */
+export interface RunExecutorOptions {
+  readonly store: CronStore
+  readonly clock: Clock
+  readonly agentRunner: AgentRunner | undefined
+  readonly shellRunner: ShellRunner | undefined
+  readonly channelSender: ChannelSender | undefined
+  readonly automationPrefix: string | undefined
+  readonly recentResultsInPrompt: number
+  readonly maxResultChars: number
+  readonly deliveryTimeoutMs: number
+  /** Reports a store failure while the run was being finalised (the run still ends). */
+  readonly report: (error: unknown, jobId?: string, runId?: string) => void
+}
+
+/**
+ * Executes one claimed run to its final row: the job's timeout, the agent or shell port, the
+ * completion, the job's outcome, and the delivery of the result, each send bounded by
+ * `deliveryTimeoutMs`. The run's controller aborts the work and the delivery alike.
+ */
+export class RunExecutor {
+  readonly #options: RunExecutorOptions
+
+  constructor(options: RunExecutorOptions) {
+    this.#options = options
+  }
+
+  /** Runs `run` of `job` and stores its end; never throws (store failures are reported). */
+  async execute(job: CronJob, run: CronRun, active: ActiveRun, state: JobState): Promise<RunEnd> {
+    const { store, clock } = this.#options
+    const { controller } = active
+    const startedAt = run.startedAt ?? clock.now().getTime()
+    const timeout = clock.setTimeout(() => {
+      controller.abort(
+        new CronError('CRON_RUN_TIMEOUT', `timed out after ${formatDuration(job.timeoutMs)}`, {
+          data: { timeoutMs: job.timeoutMs },
+        }),
+      )
+    }, job.timeoutMs)
+    let outcome: ExecutionOutcome | undefined
+    let status: FinalStatus
+    let error: string | null = null
+    let result: string | null = null
+    try {
+      outcome = await this.#perform(job, run, controller.signal)
+      status = outcome.status
+      result = outcome.result
+      error = outcome.error
+    } catch (caught) {
+      const reason = controller.signal.aborted ? controller.signal.reason : caught
+      if (CronError.is(reason) && reason.code === 'CRON_RUN_TIMEOUT') {
+        status = 'timed_out'
+      } else if (CronError.is(reason) && reason.code === 'CRON_RUN_CANCELLED') {
+        status = (reason.data?.status as 'cancelled' | 'interrupted' | undefined) ?? 'cancelled'
+      } else {
+        status = 'failed'
+      }
+      error = truncate(toError(reason).message, 4000)
+      outcome = status === 'failed' || status === 'timed_out' ? { status, result: null, error } : undefined
+    } finally {
+      clock.clearTimeout(timeout)
+    }
+    const completedAt = clock.now().getTime()
+    const durationMs = completedAt - startedAt
+    let final: CronRun = { ...run, status, completedAt, durationMs, result, error }
+    let failures: number | undefined
+    try {
+      const updated = await store.completeRun(run.id, { status, completedAt, durationMs, result, error })
+      if (!updated) {
+        // Someone else finalised the row (e.g. marked interrupted after a lease loss): keep theirs.
+        final = (await store.getRun(run.id)) ?? final
+      } else if (status === 'completed' || status === 'failed' || status === 'timed_out') {
+        const failed = status !== 'completed'
+        const known = state.current()
+        // Steady state (success after success) changes nothing on the job row: skip the write.
+        failures =
+          !failed && known.lastStatus === 'completed' && known.consecutiveFailures === 0
+            ? 0
+            : await store.recordOutcome(job.id, status, failed)
+        if (failures !== undefined) state.recorded(status, failures)
+        active.phase = 'deliver'
+        if (outcome !== undefined) {
+          const delivery = await this.deliver(job.deliverTo, deliveryText(job, outcome), controller.signal)
+          if (delivery.status !== 'none') {
+            await store.setDelivery(run.id, delivery.status, delivery.error)
+            final = { ...final, deliveryStatus: delivery.status, deliveryError: delivery.error }
+          }
+        }
+      }
+    } catch (storeError) {
+      this.#options.report(storeError, job.id, run.id)
+    }
+    return { final, status, error, failures }
+  }
+
+  /** Sends `text` to every target, each send bounded by `deliveryTimeoutMs` and aborted with `signal`. */
+  deliver(
+    targets: readonly string[],
+    text: string,
+    signal: AbortSignal,
+  ): Promise<{ readonly status: DeliveryStatus; readonly error: string | null }> {
+    return deliver(this.#options.channelSender, targets, text, {
+      signal,
+      clock: this.#options.clock,
+      timeoutMs: this.#options.deliveryTimeoutMs,
+    })
+  }
+
+  async #perform(job: CronJob, run: CronRun, signal: AbortSignal): Promise<ExecutionOutcome> {
+    const { store, recentResultsInPrompt } = this.#options
+    const recent =
+      job.kind === 'ai' && recentResultsInPrompt > 0
+        ? await store.recentResults(job.id, recentResultsInPrompt)
+        : ([] as string[])
+    return executeJob(job, run.id, recent, signal, {
+      ...(this.#options.agentRunner === undefined ? {} : { agentRunner: this.#options.agentRunner }),
+      ...(this.#options.shellRunner === undefined ? {} : { shellRunner: this.#options.shellRunner }),
+      ...(this.#options.automationPrefix === undefined
+        ? {}
+        : { automationPrefix: this.#options.automationPrefix }),
+      maxResultChars: this.#options.maxResultChars,
+    })
+  }
+}

@@ -1,0 +1,166 @@
+import type { Occurrence } from './catch-up.js'
+import type { CronJob } from './model.js'
+
+/** A run in flight: its controller, what it is doing, and the promise that settles when it is done. */
+export interface ActiveRun {
+  readonly runId: string
+  /** Aborted on the run's timeout, pause, remove and stop; its delivery listens to it too. */
+  readonly controller: AbortController
+  /** What the run is doing, so an abort says what it interrupted. */
+  phase: 'run' | 'deliver'
+  done: Promise<unknown>
+}
+
+/** A due occurrence not started yet: waiting for a slot, or queued behind its job's running one. */
+export interface WaitingStart {
+  readonly job: CronJob
+  readonly occurrence: Occurrence
+}
+
+/** What {@link RunSlots.admit} decided for a due occurrence. */
+export type Admission =
+  | { readonly kind: 'start' | 'wait' | 'behind' }
+  | { readonly kind: 'skip'; readonly reason: string }
+
+/**
+ * The concurrency cap and the overlap policy: slots for runs in flight across all jobs, the
+ * occurrences waiting for a slot (FIFO), one occurrence per job queued behind its running one
+ * (`queue_one`), and the runs in flight per job. A slot is taken by `admit` (kind `start`) or
+ * by `pump` for a waiting occurrence, and given back with `release` whatever happens to it.
+ */
+export class RunSlots {
+  readonly #max: number
+  readonly #start: (waiting: WaitingStart) => void
+  readonly #canStart: () => boolean
+  readonly #active = new Map<string, Set<ActiveRun>>()
+  readonly #waiting: WaitingStart[] = []
+  readonly #queuedBehind = new Map<string, Occurrence>()
+  #running = 0
+
+  /**
+   * @param start starts a waiting occurrence that now holds a slot (it must release it if no run starts)
+   * @param canStart false while the scheduler is stopped: nothing waiting is started then
+   */
+  constructor(max: number, start: (waiting: WaitingStart) => void, canStart: () => boolean) {
+    this.#max = max
+    this.#start = start
+    this.#canStart = canStart
+  }
+
+  /** Slots taken: runs in flight and occurrences being claimed. */
+  get running(): number {
+    return this.#running
+  }
+
+  /**
+   * Decides whether a due occurrence of `job` starts now (taking a slot), waits for a slot, queues
+   * behind the job's running occurrence, or is skipped. `budgetBlock` says why the job may not
+   * start at all now (the daily AI budget); it is asked after the overlap policy.
+   */
+  admit(job: CronJob, budgetBlock: (job: CronJob) => string | undefined): Admission {
+    const busy =
+      (this.#active.get(job.id)?.size ?? 0) > 0 || this.#waiting.some((waiting) => waiting.job.id === job.id)
+    if (busy && job.overlap !== 'allow') {
+      if (job.overlap === 'skip') {
+        return {
+          kind: 'skip',
+          reason: 'overlap: the previous run of this job is still in progress (overlap: skip)',
+        }
+      }
+      if (this.#queuedBehind.has(job.id)) {
+        return {
+          kind: 'skip',
+          reason: 'overlap: one occurrence is already queued behind the running one (overlap: queue_one)',
+        }
+      }
+      return { kind: 'behind' }
+    }
+    const blocked = budgetBlock(job)
+    if (blocked !== undefined) return { kind: 'skip', reason: blocked }
+    if (this.#running >= this.#max) return { kind: 'wait' }
+    this.#running++
+    return { kind: 'start' }
+  }
+
+  /** Gives a slot back and starts waiting occurrences while slots are free. */
+  release(): void {
+    this.#running = Math.max(0, this.#running - 1)
+    this.#pump()
+  }
+
+  /** Adds an occurrence to the FIFO of those waiting for a slot. */
+  wait(waiting: WaitingStart): void {
+    this.#waiting.push(waiting)
+  }
+
+  /** Queues `occurrence` behind the job's running one (`queue_one`). */
+  queueBehind(jobId: string, occurrence: Occurrence): void {
+    this.#queuedBehind.set(jobId, occurrence)
+  }
+
+  /** Takes the occurrence queued behind the job's running one, if any. */
+  takeQueued(jobId: string): Occurrence | undefined {
+    const queued = this.#queuedBehind.get(jobId)
+    this.#queuedBehind.delete(jobId)
+    return queued
+  }
+
+  /** Registers a run in flight of `jobId`. */
+  addActive(jobId: string, run: ActiveRun): void {
+    let set = this.#active.get(jobId)
+    if (set === undefined) {
+      set = new Set()
+      this.#active.set(jobId, set)
+    }
+    set.add(run)
+  }
+
+  /** Forgets a run that ended. */
+  removeActive(jobId: string, run: ActiveRun): void {
+    const set = this.#active.get(jobId)
+    set?.delete(run)
+    if (set?.size === 0) this.#active.delete(jobId)
+  }
+
+  /** The runs in flight of `jobId`. */
+  activeOf(jobId: string): ActiveRun[] {
+    return [...(this.#active.get(jobId) ?? [])]
+  }
+
+  /** Every run in flight. */
+  allActive(): ActiveRun[] {
+    return [...this.#active.values()].flatMap((runs) => [...runs])
+  }
+
+  /** Removes the job's occurrences waiting for a slot or queued behind its running one (with `job`). */
+  dropPending(jobId: string, job: CronJob | undefined): WaitingStart[] {
+    const dropped: WaitingStart[] = []
+    for (let index = this.#waiting.length - 1; index >= 0; index--) {
+      const waiting = this.#waiting[index] as WaitingStart
+      if (waiting.job.id === jobId) dropped.push(...this.#waiting.splice(index, 1))
+    }
+    const queued = this.takeQueued(jobId)
+    if (queued !== undefined && job !== undefined) dropped.push({ job, occurrence: queued })
+    return dropped
+  }
+
+  /** Removes every occurrence not started (stop); `jobOf` gives the job of a queued-behind one. */
+  drainPending(jobOf: (jobId: string) => CronJob | undefined): WaitingStart[] {
+    const drained = this.#waiting.splice(0)
+    for (const [jobId, occurrence] of this.#queuedBehind) {
+      const job = jobOf(jobId)
+      if (job !== undefined) drained.push({ job, occurrence })
+    }
+    this.#queuedBehind.clear()
+    return drained
+  }
+
+  #pump(): void {
+    if (!this.#canStart()) return
+    while (this.#running < this.#max && this.#waiting.length > 0) {
+      const waiting = this.#waiting.shift() as WaitingStart
+      this.#running++
+      this.#start(waiting)
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import type { Clock, CronStore, JobScheduleUpdate, TimerHandle } from './ports.js'
+
+/** Pending writes at which a batch is written at once instead of after the delay. */
+const MAX_PENDING_WRITES = 500
+
+/**
+ * Batches next/last run time writes: one `updateSchedules` statement every `delayMs`, not one write
+ * per fire. Losing a batch in a crash is harmless: the ledger already holds the claims, so a stale
+ * `next_run_at` only makes the next start re-try occurrences it cannot claim.
+ */
+export class ScheduleWrites {
+  readonly #pending = new Map<string, JobScheduleUpdate>()
+  readonly #store: CronStore
+  readonly #clock: Clock
+  readonly #delayMs: number
+  readonly #track: (task: Promise<unknown>) => void
+  readonly #report: (error: unknown) => void
+  #timer: TimerHandle | undefined
+
+  /**
+   * @param track keeps a background flush in the scheduler's in-flight work
+   * @param report reports a failed write (the batch is dropped; see above)
+   */
+  constructor(options: {
+    readonly store: CronStore
+    readonly clock: Clock
+    readonly delayMs: number
+    readonly track: (task: Promise<unknown>) => void
+    readonly report: (error: unknown) => void
+  }) {
+    this.#store = options.store
+    this.#clock = options.clock
+    this.#delayMs = options.delayMs
+    this.#track = options.track
+    this.#report = options.report
+  }
+
+  /** Merges `writes` into the batch (latest next run, latest last run, a disable kept). */
+  queue(writes: readonly JobScheduleUpdate[]): void {
+    for (const write of writes) {
+      const pending = this.#pending.get(write.id)
+      const lastRunAt = Math.max(
+        pending?.lastRunAt ?? Number.NEGATIVE_INFINITY,
+        write.lastRunAt ?? Number.NEGATIVE_INFINITY,
+      )
+      const disable = write.disable ?? pending?.disable
+      this.#pending.set(write.id, {
+        id: write.id,
+        nextRunAt: write.nextRunAt,
+        ...(Number.isFinite(lastRunAt) ? { lastRunAt } : {}),
+        ...(disable === undefined ? {} : { disable }),
+      })
+    }
+    if (this.#pending.size >= MAX_PENDING_WRITES) {
+      this.#track(this.flush())
+    } else if (this.#pending.size > 0 && this.#timer === undefined) {
+      this.#timer = this.#clock.setTimeout(() => {
+        this.#timer = undefined
+        this.#track(this.flush())
+      }, this.#delayMs)
+    }
+  }
+
+  /** Drops the job's pending write: its row was just stored by the caller and is newer. */
+  forget(jobId: string): void {
+    this.#pending.delete(jobId)
+  }
+
+  /** Writes the batch now; a failing store is reported, never thrown. */
+  async flush(): Promise<void> {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    this.#timer = undefined
+    if (this.#pending.size === 0) return
+    const writes = [...this.#pending.values()]
+    this.#pending.clear()
+    try {
+      await this.#store.updateSchedules(writes)
+    } catch (error) {
+      this.#report(error)
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import type { CronJob, CronRun, RunTrigger } from './model.js'
+import type { NewCronRun } from './ports.js'
+
+/** Payloads of the scheduler's events. */
+export interface CronSchedulerEvents {
+  /** An occurrence came due and was handled: started, queued, skipped (with reason) or claimed by another scheduler. */
+  'schedule:fire': {
+    readonly jobId: string
+    readonly jobName: string
+    readonly scheduledFor: number
+    readonly firedAt: number
+    readonly trigger: RunTrigger
+    readonly outcome: 'started' | 'queued' | 'skipped' | 'claimed-elsewhere'
+    readonly runId?: string
+    readonly reason?: string
+  }
+  /** A claimed run starts (its ledger row is `running`). */
+  'run:start': { readonly job: CronJob; readonly run: CronRun }
+  /** A run reached its final status; `run.deliveryStatus` is final too. */
+  'run:end': { readonly job: CronJob; readonly run: CronRun }
+  /** A run failed or timed out, or the scheduler hit an error it logged and survived. */
+  'run:error': { readonly jobId?: string; readonly runId?: string; readonly error: Error }
+  /** The scheduler disabled a job (auto-pause after consecutive failures). */
+  'job:pause': { readonly job: CronJob; readonly reason: string }
+}
+
+/** The `schedule:fire` event of a ledger row. */
+export function fireEvent(
+  job: CronJob,
+  row: NewCronRun,
+  firedAt: number,
+  outcome: CronSchedulerEvents['schedule:fire']['outcome'],
+  reason?: string,
+): CronSchedulerEvents['schedule:fire'] {
+  return {
+    jobId: job.id,
+    jobName: job.name,
+    scheduledFor: row.scheduledFor,
+    firedAt,
+    trigger: row.trigger,
+    outcome,
+    runId: row.id,
+    ...(reason === undefined ? {} : { reason }),
+  }
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto'
+import { type CatchUpBounds, DEFAULT_CATCHUP_MAX_MS, DEFAULT_CATCHUP_MIN_MS } from './catch-up.js'
+import { CronError } from './errors.js'
+import type { Retention } from './maintenance.js'
+import type {
+  AgentRunner,
+  ChannelSender,
+  Clock,
+  CronStore,
+  IdGenerator,
+  Logger,
+  ShellRunner,
+} from './ports.js'
+import { silentLogger, systemClock } from './ports.js'
+
+/** Options of {@link CronScheduler}. Only `store` is required. */
+export interface CronSchedulerOptions {
+  readonly store: CronStore
+  /** Runs `ai` jobs; without it they fail with a clear error recorded on the run. */
+  readonly agentRunner?: AgentRunner
+  /** Runs `shell` jobs (apps/server applies the exec guard and env policy). */
+  readonly shellRunner?: ShellRunner
+  /** Delivers results to each job's `deliverTo` targets. */
+  readonly channelSender?: ChannelSender
+  readonly clock?: Clock
+  readonly logger?: Logger
+  readonly idGenerator?: IdGenerator
+  /** This instance's id in the `owner` column; a fresh id by default. */
+  readonly ownerId?: string
+  /** Runs in flight at once across all jobs (default 5); further due runs wait for a slot. */
+  readonly maxConcurrentJobs?: number
+  /** Consecutive failures (failed or timed out) after which a job is paused (default 5). */
+  readonly maxConsecutiveFailures?: number
+  /** How many earlier results an `ai` prompt shows (default 3). */
+  readonly recentResultsInPrompt?: number
+  /** Text before every automated prompt. */
+  readonly automationPrefix?: string
+  /** Batching delay for next/last run time writes (default 250 ms). */
+  readonly scheduleWriteDelayMs?: number
+  /** Bound on a stored result (default 16,000 characters). */
+  readonly maxResultChars?: number
+  /** An owner that has not heartbeated for this long is dead; its running rows become interrupted (default 60 s). */
+  readonly leaseMs?: number
+  /** Catch-up window = half the job's period clamped to [minMs, maxMs] (defaults 2 min and 2 h). */
+  readonly catchupWindow?: { readonly minMs?: number; readonly maxMs?: number }
+  /** History retention (defaults 30 days and 1000 rows per job). */
+  readonly retention?: { readonly maxAgeMs?: number; readonly maxRunsPerJob?: number }
+  /**
+   * Most `ai` runs started in any 24 hours (default 5000, room for three jobs every minute;
+   * `Infinity` for none; SECURITY.md CRON-3).
+   * Beyond it an `ai` occurrence is recorded `skipped` with the reason and when the next may run.
+   * Counted from the store at start and from this scheduler's own starts after that.
+   */
+  readonly maxAiRunsPerDay?: number
+  /**
+   * Spreads jobs that fall due at the same moment (SECURITY.md CRON-6): each recurring job fires a
+   * fixed delay after each of its due times, from 0 to this many ms, derived from its id, so the
+   * same job is always delayed alike. `scheduledFor` stays the due time; `startedAt` shows the
+   * delay, which also stays below half the gap to the job's next due time. One-time (`at`) jobs and
+   * manual triggers are never delayed. Default 0 (off); at most half the smallest catch-up window
+   * (60 s by default). With jitter on, schedules are compiled when armed rather than when they fire.
+   */
+  readonly maxJitterMs?: number
+  /**
+   * Bound on each delivery send (default 30 s): a channel that has not answered by then is
+   * aborted and the delivery recorded `failed` with the reason. Pause, remove and stop abort
+   * deliveries in flight too.
+   */
+  readonly deliveryTimeoutMs?: number
+}
+
+/** {@link CronSchedulerOptions} with every default applied and every limit checked. */
+export interface SchedulerSettings {
+  readonly store: CronStore
+  readonly agentRunner: AgentRunner | undefined
+  readonly shellRunner: ShellRunner | undefined
+  readonly channelSender: ChannelSender | undefined
+  readonly clock: Clock
+  readonly logger: Logger
+  readonly newId: IdGenerator
+  readonly ownerId: string
+  readonly maxConcurrentJobs: number
+  readonly maxConsecutiveFailures: number
+  readonly recentResultsInPrompt: number
+  readonly automationPrefix: string | undefined
+  readonly scheduleWriteDelayMs: number
+  readonly maxResultChars: number
+  readonly leaseMs: number
+  readonly catchUp: CatchUpBounds
+  readonly retention: Retention
+  readonly maxAiRunsPerDay: number
+  readonly maxJitterMs: number
+  readonly deliveryTimeoutMs: number
+}
+
+/** Applies the defaults; throws `CRON_INVALID_INPUT` naming the option that is out of range. */
+export function resolveSchedulerOptions(options: CronSchedulerOptions): SchedulerSettings {
+  const newId = options.idGenerator ?? randomUUID
+  const maxAiRunsPerDay = options.maxAiRunsPerDay ?? 5000
+  if (typeof maxAiRunsPerDay !== 'number' || !(maxAiRunsPerDay >= 0)) {
+    throw invalid(
+      'maxAiRunsPerDay',
+      'maxAiRunsPerDay must be a number of runs, 0 or more (Infinity for no budget)',
+    )
+  }
+  const catchUp = {
+    minMs: options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS,
+    maxMs: options.catchupWindow?.maxMs ?? DEFAULT_CATCHUP_MAX_MS,
+  }
+  const maxJitterMs = options.maxJitterMs ?? 0
+  const jitterLimit = Math.floor(catchUp.minMs / 2)
+  if (!Number.isSafeInteger(maxJitterMs) || maxJitterMs < 0 || maxJitterMs > jitterLimit) {
+    throw invalid(
+      'maxJitterMs',
+      `maxJitterMs must be a whole number of milliseconds from 0 to ${jitterLimit} (half the smallest catch-up window)`,
+      { max: jitterLimit },
+    )
+  }
+  const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 30_000
+  if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1) {
+    throw invalid('deliveryTimeoutMs', 'deliveryTimeoutMs must be a whole number of milliseconds, 1 or more')
+  }
+  return Object.freeze({
+    store: options.store,
+    agentRunner: options.agentRunner,
+    shellRunner: options.shellRunner,
+    channelSender: options.channelSender,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? silentLogger,
+    newId,
+    ownerId: options.ownerId ?? newId(),
+    maxConcurrentJobs: Math.max(1, options.maxConcurrentJobs ?? 5),
+    maxConsecutiveFailures: Math.max(1, options.maxConsecutiveFailures ?? 5),
+    recentResultsInPrompt: options.recentResultsInPrompt ?? 3,
+    automationPrefix: options.automationPrefix,
+    scheduleWriteDelayMs: options.scheduleWriteDelayMs ?? 250,
+    maxResultChars: options.maxResultChars ?? 16_000,
+    leaseMs: Math.max(1000, options.leaseMs ?? 60_000),
+    catchUp,
+    retention: {
+      maxAgeMs: options.retention?.maxAgeMs ?? 30 * 86_400_000,
+      maxRunsPerJob: options.retention?.maxRunsPerJob ?? 1000,
+    },
+    maxAiRunsPerDay,
+    maxJitterMs,
+    deliveryTimeoutMs,
+  })
+}
+
+function invalid(field: string, message: string, data: Record<string, unknown> = {}): CronError {
+  return new CronError('CRON_INVALID_INPUT', message, { data: { field, ...data } })
+}
