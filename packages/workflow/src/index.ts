@@ -6,9 +6,8 @@ export type {
   WorkflowDefinition,
   WorkflowPlan,
 } from './definition.js'
-export { formatDuration, parseDuration } from './duration.js'
 export type { WorkflowErrorCode, WorkflowIssue, WorkflowIssueCode } from './errors.js'
-export { toError, WorkflowError } from './errors.js'
+export { WorkflowError } from './errors.js'
 export type { WorkflowEventName, WorkflowEvents, WorkflowListener } from './events.js'
 export type { WorkflowLimits } from './limits.js'
 export { AGENT_WORKFLOW_LIMITS, TRUSTED_WORKFLOW_LIMITS } from './limits.js'
@@ -21,7 +20,6 @@ export type {
   WorkflowRunSnapshot,
   WorkflowRunSummary,
 } from './model.js'
-export { isTerminalRunStatus, isTerminalStepStatus, RUN_STATUSES, STEP_STATUSES } from './model.js'
 export type { ParseWorkflowOptions, WorkflowParseResult } from './parse-workflow.js'
 export { parseWorkflow } from './parse-workflow.js'
 export type {
@@ -46,13 +44,7 @@ export type {
 } from './ports.js'
 export { silentLogger } from './silent-logger.js'
 export { systemClock } from './system-clock.js'
-export { quoteShellWord, UNTRUSTED_DATA_NOTICE } from './template.js'
 export type { WorkflowDirectoryOptions, WorkflowFile } from './workflow-directory.js'
-export {
-  checkWorkflowName,
-  WORKFLOW_FILE_SUFFIX,
-  WORKFLOW_NAME,
-  WorkflowDirectory,
-} from './workflow-directory.js'
+export { WorkflowDirectory } from './workflow-directory.js'
 export type { StartRunOptions, WaitForRunOptions, WorkflowEngineOptions } from './workflow-engine.js'
 export { WorkflowEngine } from './workflow-engine.js'

@@ -28,11 +28,6 @@ export function isTerminalRunStatus(status: RunStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled'
 }
 
-/** True when a step can no longer change. */
-export function isTerminalStepStatus(status: StepStatus): boolean {
-  return status !== 'pending' && status !== 'running'
-}
-
 /** A stored run (`workflow_runs`). Times are epoch milliseconds (UTC). */
 export interface WorkflowRunRecord {
   readonly id: string

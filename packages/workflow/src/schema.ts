@@ -6,7 +6,7 @@ import type { WorkflowLimits } from './limits.js'
 /** Workflow names and step ids: `[A-Za-z0-9_-]`, 1 to 64 characters. */
 export const IDENTIFIER = /^[A-Za-z0-9_-]{1,64}$/
 /** A delivery target: `channel` or `channel:id`. */
-export const DELIVERY_TARGET = /^[A-Za-z0-9_-]{1,32}(?::[^\s:][^\s]{0,255})?$/
+const DELIVERY_TARGET = /^[A-Za-z0-9_-]{1,32}(?::[^\s:][^\s]{0,255})?$/
 
 const MAX_TARGETS = 16
 
@@ -27,7 +27,7 @@ function durationWithin(maxMs: number) {
 }
 
 /** Every key a workflow may have (unknown keys are errors). */
-export const WORKFLOW_KEYS = [
+const WORKFLOW_KEYS = [
   'name',
   'description',
   'schedule',
@@ -37,7 +37,7 @@ export const WORKFLOW_KEYS = [
   'steps',
 ] as const
 /** Every key a step may have. */
-export const STEP_KEYS = [
+const STEP_KEYS = [
   'id',
   'prompt',
   'run',

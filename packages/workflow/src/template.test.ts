@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import {
-  findReferences,
   quoteShellWord,
   renderCommand,
   renderPrompt,
@@ -24,11 +23,11 @@ const HOSTILE = [
 describe('templates', () => {
   it('finds references in one pass and ignores other placeholders', () => {
     expect(
-      findReferences('a {{x.result}} b {{ y-2.result }} {{secret:k}} {{x.result}}').map(
+      scanTemplates('a {{x.result}} b {{ y-2.result }} {{secret:k}} {{x.result}}').references.map(
         (reference) => reference.stepId,
       ),
     ).toEqual(['x', 'y-2', 'x'])
-    expect(findReferences('no placeholders')).toEqual([])
+    expect(scanTemplates('no placeholders').references).toEqual([])
     expect(scanTemplates('{{a.output}} {{secret:x}} {{ .State }} {{a.result}} {{b.x.y}}')).toMatchObject({
       invalid: 2,
       references: [{ stepId: 'a', start: 39, end: 51 }],

@@ -42,11 +42,6 @@ export function scanTemplates(text: string): TemplateScan {
   return { references, invalid }
 }
 
-/** Every `{{id.result}}` in `text`, in order. */
-export function findReferences(text: string): TemplateReference[] {
-  return scanTemplates(text).references
-}
-
 /**
  * Quotes `value` as one POSIX shell word: `'…'` with each `'` written as `'\''`. A `{` inside is
  * followed by `''` (an empty quoted string) so the quoted text never contains `{{`: a result

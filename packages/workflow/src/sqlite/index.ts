@@ -1,8 +1,3 @@
-export type {
-  WorkflowDatabase,
-  WorkflowOwnersTable,
-  WorkflowRunsTable,
-  WorkflowStepRunsTable,
-} from './schema.js'
+export type { WorkflowDatabase } from './schema.js'
 export { migrateWorkflow, WORKFLOW_MIGRATION_TABLE, workflowMigrations } from './schema.js'
-export { MAX_LIST_LIMIT, SqliteWorkflowStore } from './sqlite-workflow-store.js'
+export { SqliteWorkflowStore } from './sqlite-workflow-store.js'
