@@ -48,6 +48,18 @@ export class CronError extends Error {
     if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
   }
 
+  /** What a server may return to a caller: name, code, message and data; never `cause` or `stack`. */
+  toJSON(): {
+    name: 'CronError'
+    code: CronErrorCode
+    message: string
+    data?: Readonly<Record<string, unknown>>
+  } {
+    return this.data === undefined
+      ? { name: this.name, code: this.code, message: this.message }
+      : { name: this.name, code: this.code, message: this.message, data: this.data }
+  }
+
   /** True for a `CronError` from any copy of this package (checked by brand, not `instanceof`). */
   static is(value: unknown): value is CronError {
     return (
