@@ -9,18 +9,26 @@ import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 
-/** The ShellRunner port over @lango/exec: the CLI guard first, then a filtered environment and process groups. */
+/**
+ * The ShellRunner port over @lango/exec: the CLI guard first (a refused command is reported as
+ * blocked, and its step fails with the guard's message), then a filtered environment and process groups.
+ */
 const shellRunner = {
   async run(request, { signal }) {
     const message = blockLangoExec(request.command, { automationAvailable: true })
-    if (message !== '') return { exitCode: null, stdout: '', stderr: message }
-    return run(request.command, { timeoutMs: request.timeoutMs, signal })
+    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
+    return run(request.command, {
+      timeoutMs: request.timeoutMs,
+      signal,
+      ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+    })
   },
 }
 
 /** Prints what would go to a chat. */
 const channelSender = {
-  async send(target, text) {
+  async send(target, text, { signal }) {
+    signal.throwIfAborted()
     console.log(`\n── delivered to ${target} ──\n${text}\n`)
   },
 }
