@@ -1,3 +1,5 @@
 import { langoProject } from '@lango/vitest-config'
 
-export default langoProject({ name: 'examples', testTimeout: 60_000 })
+const base = langoProject({ name: 'examples', testTimeout: 60_000 })
+
+export default { ...base, test: { ...base.test, include: ['mcp-host/**/*.test.ts'] } }

@@ -1,0 +1,153 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'server.mjs')
+
+/** A stdio client transport that also keeps every line the server wrote to stdout. */
+class RecordingStdioTransport implements Transport {
+  readonly lines: string[] = []
+  stderr = ''
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+  #pending = ''
+
+  constructor(readonly child: ChildProcessWithoutNullStreams) {}
+
+  async start(): Promise<void> {
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()))
+    this.child.stdout.on('data', (chunk: Buffer) => {
+      this.#pending += chunk.toString()
+      for (let end = this.#pending.indexOf('\n'); end >= 0; end = this.#pending.indexOf('\n')) {
+        const line = this.#pending.slice(0, end)
+        this.#pending = this.#pending.slice(end + 1)
+        this.lines.push(line)
+        try {
+          this.onmessage?.(JSON.parse(line) as JSONRPCMessage)
+        } catch (error) {
+          this.onerror?.(error as Error)
+        }
+      }
+    })
+    this.child.once('exit', () => this.onclose?.())
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.child.stdin.write(`${JSON.stringify(message)}\n`)
+  }
+
+  async close(): Promise<void> {
+    this.child.stdin.end()
+  }
+}
+
+type Result = { structuredContent?: unknown; isError?: boolean; content: Array<{ text?: string }> }
+
+let home: string
+let child: ChildProcessWithoutNullStreams
+let transport: RecordingStdioTransport
+let client: Client
+let exited: Promise<number | null>
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'lango-mcp-host-'))
+  child = spawn(process.execPath, [SERVER], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANGO_HOME: join(home, '.lango') },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+  transport = new RecordingStdioTransport(child)
+  client = new Client({ name: 'mcp-host-test', version: '0.0.0' })
+  await client.connect(transport)
+})
+afterAll(async () => {
+  if (child.exitCode === null) child.kill('SIGKILL')
+  await rm(home, { recursive: true, force: true })
+})
+
+const call = async (name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as Result
+
+describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLite file', () => {
+  it('lists the 22 tools', async () => {
+    const { tools } = await client.listTools()
+    expect(tools).toHaveLength(22)
+    expect(client.getInstructions()).toMatch(/lango CLI/)
+  })
+
+  it('creates and triggers a shell cron job and reads its history', async () => {
+    const created = await call('manage_cron_jobs', {
+      action: 'create',
+      name: 'nightly-echo',
+      type: 'shell',
+      scheduleType: 'cron',
+      scheduleValue: '0 3 * * *',
+      config: { command: 'echo cron-ran' },
+    })
+    expect(created.isError).toBeFalsy()
+    const job = created.structuredContent as { id: string; type: string; scheduleValue: string }
+    expect(job).toMatchObject({ type: 'shell', scheduleValue: '0 3 * * *', id: expect.any(String) })
+    expect(await call('manage_cron_jobs', { action: 'trigger', id: job.id })).toMatchObject({
+      structuredContent: { ok: true, message: 'Job triggered' },
+    })
+    let entries: Array<{ status: string; result: string | null; trigger: string }> = []
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const history = await call('cron_history', { job_id: job.id })
+      entries = (history.structuredContent as { entries: typeof entries }).entries
+      if (entries.some((entry) => entry.result !== null)) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(entries).toMatchObject([{ trigger: 'manual', result: expect.stringContaining('cron-ran') }])
+  })
+
+  it('runs an inline workflow whose second step uses {{step.result}}', async () => {
+    const yaml = [
+      'name: greet',
+      'steps:',
+      '  - id: host',
+      '    run: "echo web-01"',
+      '  - id: greet',
+      '    depends_on: [host]',
+      '    run: echo hello {{host.result}}',
+    ].join('\n')
+    const result = await call('workflow_run', { yaml_content: yaml, wait_seconds: 20 })
+    expect(result).toMatchObject({
+      structuredContent: {
+        status: 'completed',
+        steps: [
+          { step_id: 'host', status: 'completed', result: 'web-01' },
+          { step_id: 'greet', status: 'completed', result: 'hello web-01' },
+        ],
+      },
+    })
+  })
+
+  it('runs exec, and refuses a lango command without running it', async () => {
+    const ran = await call('exec', { command: 'echo from-exec; echo to-stderr >&2' })
+    expect(ran).toMatchObject({
+      structuredContent: { exit_code: 0, stdout: 'from-exec\n', stderr: 'to-stderr\n' },
+    })
+    expect(ran.isError).toBeFalsy()
+    const blocked = await call('exec', { command: 'touch should-not-exist && lango cron list' })
+    expect(blocked).toMatchObject({
+      isError: true,
+      structuredContent: { blocked: true, message: expect.any(String) },
+    })
+    expect((await call('exec', { command: 'ls' })).structuredContent).toMatchObject({
+      stdout: expect.not.stringContaining('should-not-exist'),
+    })
+  })
+
+  it('writes nothing but JSON-RPC to stdout and exits cleanly when the client closes', async () => {
+    await client.close()
+    expect(await exited).toBe(0)
+    expect(transport.lines.length).toBeGreaterThan(5)
+    for (const line of transport.lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
+  })
+})

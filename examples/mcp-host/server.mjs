@@ -1,0 +1,78 @@
+// @ts-check
+// An MCP server over stdio with all 22 Lango tools over real services on one SQLite file.
+// Run: LANGO_HOME=/tmp/lango node mcp-host/server.mjs (an MCP client starts it). Logs go to stderr.
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { BackgroundManager } from '@lango/background'
+import { CronService } from '@lango/cron'
+import { migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
+import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
+import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
+import * as lango from '@lango/tools'
+import { mcpInstructions, registerTools } from '@lango/tools/mcp'
+import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import { McpServer } from '@modelcontextprotocol/server'
+import { serveStdio } from '@modelcontextprotocol/server/stdio'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+
+// One SQLite file, one Kysely for cron's and workflow's tables (opening the workflows directory
+// creates $LANGO_HOME, mode 0700).
+const home = process.env.LANGO_HOME ?? join(homedir(), '.lango')
+const directory = await WorkflowDirectory.open(join(home, 'workflows'))
+const database = new Database(join(home, 'lango.db'))
+database.pragma('journal_mode = WAL')
+database.pragma('busy_timeout = 5000')
+const db = new Kysely({ dialect: new SqliteDialect({ database }) })
+await migrateCron(db)
+await migrateWorkflow(db)
+
+// The ports (ADR 0006): one adapter of each kind serves cron, workflow and background.
+const shellRunner = {
+  /** @param {{ command: string, cwd?: string, timeoutMs: number }} request @param {{ signal: AbortSignal }} options */
+  async run({ command, cwd, timeoutMs }, { signal }) {
+    const message = blockLangoExec(command, { automationAvailable: true })
+    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
+    return run(command, { cwd, timeoutMs, signal, envSource: 'trusted' })
+  },
+}
+// No model here: agent runs fail with "no model configured" in their history. Deliveries go to stderr.
+const agentRunner = { run: async () => Promise.reject(new Error('no model configured')) }
+/** @param {string} target @param {string} text */
+const send = async (target, text) => void process.stderr.write(`[${target}] ${text}\n`)
+const channelSender = { send }
+
+const cron = new CronService({ store: new SqliteCronStore(db), shellRunner, agentRunner, channelSender })
+const engine = new WorkflowEngine({
+  store: new SqliteWorkflowStore(db),
+  shellRunner,
+  agentRunner,
+  channelSender,
+})
+const background = new BackgroundManager({ runner: agentRunner, notifier: channelSender })
+const registry = new ProcessRegistry({ ptyDriver: nodePtyDriver() })
+await Promise.all([cron.start(), engine.start()])
+background.start()
+
+const tools = [
+  ...lango.createExecTools({ backend: { run, runWithPty, registry, blockLangoExec } }),
+  ...lango.createCronTools({ service: cron }),
+  lango.createManageCronJobsTool({ service: cron }),
+  ...lango.createBackgroundTools({ service: background }),
+  ...lango.createWorkflowTools({ service: { engine, directory } }),
+]
+serveStdio(() => {
+  const server = new McpServer({ name: 'lango', version: '0.1.0' }, { instructions: mcpInstructions(tools) })
+  registerTools(server, tools)
+  return server
+})
+
+// The client closes stdin (or signals) to end the session: stop everything, then exit.
+const shutdown = async () => {
+  await Promise.all([cron.stop(), engine.stop(), background.stop(), registry.stop()])
+  await db.destroy()
+  process.exit(0)
+}
+process.stdin.once('end', shutdown)
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, shutdown)
