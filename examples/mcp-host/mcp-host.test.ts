@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'server.mjs')
@@ -149,5 +150,50 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
     expect(await exited).toBe(0)
     expect(transport.lines.length).toBeGreaterThan(5)
     for (const line of transport.lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
+  })
+})
+
+describe('examples/mcp-host with a client that negotiates the 2026-07-28 protocol', () => {
+  it('serves the modern era too: tools, calls, progress and errors', async () => {
+    const modernHome = await mkdtemp(join(tmpdir(), 'lango-mcp-host-modern-'))
+    const modern = new Client(
+      { name: 'modern-client', version: '0.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    )
+    const stdio = new StdioClientTransport({
+      command: process.execPath,
+      args: [SERVER],
+      cwd: modernHome,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: modernHome,
+        LANGO_HOME: join(modernHome, '.lango'),
+      },
+      stderr: 'pipe',
+    })
+    try {
+      await modern.connect(stdio)
+      expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28')
+      expect((await modern.listTools()).tools).toHaveLength(22)
+      const progress: unknown[] = []
+      const run = (await modern.callTool(
+        {
+          name: 'workflow_run',
+          arguments: {
+            yaml_content: 'name: nap\nsteps:\n  - id: nap\n    run: "sleep 1; echo up"\n',
+            wait_seconds: 20,
+          },
+        },
+        { onprogress: (update) => progress.push(update) },
+      )) as Result
+      expect(run).toMatchObject({ structuredContent: { status: 'completed', steps: [{ result: 'up' }] } })
+      expect(progress.length).toBeGreaterThan(0)
+      expect(await modern.callTool({ name: 'exec', arguments: { command: 'lango doctor' } })).toMatchObject({
+        isError: true,
+      })
+    } finally {
+      await modern.close()
+      await rm(modernHome, { recursive: true, force: true })
+    }
   })
 })
