@@ -11,12 +11,22 @@ import {
 } from './runners.js'
 import {
   containsLangoWord,
+  namesLango,
   normalizeProgramName,
+  removeEmptyExpansions,
   scanTokensForLango,
   stripShellQuoting,
   wordAfterLango,
 } from './shell-text.js'
-import { matchLango, patternText, type WordScope, wordPatterns } from './word-shape.js'
+import {
+  canVanish,
+  DYNAMIC,
+  emptiedText,
+  matchLango,
+  type WordPattern,
+  type WordScope,
+  wordPatterns,
+} from './word-shape.js'
 
 /** Why the guard considers a command a lango invocation. */
 export type LangoFindingReason =
@@ -76,9 +86,14 @@ interface State {
   readonly aliases: Set<string>
   /** Files written earlier in the text with known content (`echo 'lango cron' > run.sh`). */
   readonly files: Map<string, readonly string[]>
-  /** Literal variable values per parsed script, collected on first use. */
-  readonly variables: Map<ParsedScript, ReadonlyMap<string, readonly string[]>>
+  /** Words assigned to each variable per parsed script, collected on first use. */
+  readonly variables: Map<ParsedScript, ReadonlyMap<string, readonly Word[]>>
+  /** The text turns on `nullglob` (or zsh's `null_glob`): a glob that matches nothing vanishes. */
+  readonly nullglob: boolean
 }
+
+/** Thrown when the work budget runs out inside a word evaluation; the guard then blocks. */
+class BudgetExhausted extends Error {}
 
 /** What a command's stdin carries, when the text shows it. */
 interface Input {
@@ -97,6 +112,8 @@ class Scope implements WordScope {
   readonly scripts: readonly ParsedScript[]
   readonly positional: readonly string[] | undefined
   parseErrors = false
+  readonly #values = new Map<string, readonly WordPattern[] | undefined>()
+  readonly #evaluating = new Set<string>()
 
   constructor(
     state: State,
@@ -112,13 +129,36 @@ class Scope implements WordScope {
     this.positional = positional
   }
 
-  variableValues(name: string): readonly string[] | undefined {
-    let values: string[] | undefined
+  variablePatterns(name: string): readonly WordPattern[] | undefined {
+    if (this.#values.has(name)) return this.#values.get(name)
+    // `x=$x$x`: a value that refers to itself is unknown where the cycle closes.
+    if (this.#evaluating.has(name)) return [[DYNAMIC]]
+    let words: Word[] | undefined
     for (const script of this.scripts) {
       const found = variablesOf(script, this.state.variables).get(name)
-      if (found !== undefined) values = values === undefined ? [...found] : [...values, ...found]
+      if (found !== undefined) words = words === undefined ? [...found] : [...words, ...found]
     }
-    return values
+    let patterns: WordPattern[] | undefined
+    if (words !== undefined) {
+      this.#evaluating.add(name)
+      try {
+        patterns = []
+        for (const word of words) {
+          for (const pattern of wordPatterns(word, this)) {
+            if (patterns.length < 32) patterns.push(pattern)
+          }
+        }
+      } finally {
+        this.#evaluating.delete(name)
+      }
+    }
+    this.#values.set(name, patterns)
+    return patterns
+  }
+
+  charge(pieces: number): void {
+    this.state.budget -= pieces
+    if (this.state.budget < 0) throw new BudgetExhausted()
   }
 }
 
@@ -135,10 +175,12 @@ export function findLangoInvocation(command: string): LangoFinding | undefined {
     aliases: new Set(),
     files: new Map(),
     variables: new Map(),
+    nullglob: /null_?glob/i.test(command),
   }
   try {
     analyzeSource(command, undefined, state, undefined)
-  } catch {
+  } catch (error) {
+    if (error instanceof BudgetExhausted) return { reason: 'too-complex', subcommand: undefined }
     // The parser or the walk failed on this input: fall back to the token scan, like a parse error.
     const scan = scanTokensForLango(command)
     return scan.found ? { reason: 'parse-error', subcommand: scan.nextToken } : undefined
@@ -171,7 +213,7 @@ function analyzeSource(
   const scope = new Scope(
     state,
     depth,
-    (parent?.holdsLango ?? false) || containsLangoWord(stripShellQuoting(text)),
+    (parent?.holdsLango ?? false) || holdsLangoWord(text),
     [...(parent?.scripts ?? []), script],
     positional,
   )
@@ -180,6 +222,13 @@ function analyzeSource(
     const scan = scanTokensForLango(text)
     if (scan.found) state.finding = { reason: 'parse-error', subcommand: scan.nextToken }
   }
+}
+
+/** The text names lango as a word, also once its expansions that may be empty are removed. */
+function holdsLangoWord(text: string): boolean {
+  if (containsLangoWord(stripShellQuoting(text))) return true
+  const reduced = removeEmptyExpansions(text)
+  return reduced !== text && containsLangoWord(stripShellQuoting(reduced))
 }
 
 function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefined): void {
@@ -329,14 +378,15 @@ function recordWrites(
   if (name !== undefined && COPY_PROGRAMS.has(name)) {
     const operands = argv.slice(1).filter((argument) => !(argument.literal ?? '').startsWith('-'))
     const target = operands.at(-1)?.literal
-    const namesLango = operands
+    const copiesLango = operands
       .slice(0, -1)
       .some((source) =>
         source.literal !== undefined
           ? normalizeProgramName(source.literal) === 'lango'
-          : containsLangoWord(stripShellQuoting(source.loose)),
+          : namesLango(stripShellQuoting(source.loose)) ||
+            (source.word !== undefined && matchLango(wordPatterns(source.word, scope)) === 'static'),
       )
-    if (target !== undefined && namesLango) aliases.add(normalizeProgramName(target))
+    if (target !== undefined && copiesLango) aliases.add(normalizeProgramName(target))
   }
 }
 
@@ -384,6 +434,10 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
     if (result !== undefined) applyRunner(result, scope, input, hops)
     if (scope.state.finding !== undefined) return
   }
+  // `$x lango`, `"$@" lango`: a head that can expand to no field leaves the next word in command position.
+  if (head.literal === undefined && head.word !== undefined && argv.length > 1) {
+    if (canVanish(head.word, scope, scope.state.nullglob)) analyzeArgv(argv.slice(1), scope, input, hops + 1)
+  }
 }
 
 function resolveProgram(
@@ -398,8 +452,9 @@ function resolveProgram(
   const patterns = wordPatterns(head.word, scope)
   const names = new Set<string>()
   for (const pattern of patterns) {
-    const text = patternText(pattern)
-    if (text !== undefined) names.add(normalizeProgramName(text))
+    // `s$()udo lango`: the name its possibly empty expansions leave behind may be a runner.
+    const text = emptiedText(pattern)
+    if (text !== undefined && text !== '') names.add(normalizeProgramName(text))
     if (names.size >= 4) break
   }
   return { lango: matchLango(patterns), names: [...names] }
@@ -422,7 +477,10 @@ function applyRunner(result: RunnerResult, scope: Scope, input: Input, hops: num
 }
 
 function checkInterpreterCode(code: string, scope: Scope): void {
-  if (containsLangoWord(code)) record(scope, 'interpreter-code', wordAfterLango(code))
+  // Strings such code hands to a shell may split the name with empty expansions too (`'lan$()go'`).
+  if (namesLango(code)) {
+    record(scope, 'interpreter-code', wordAfterLango(code) ?? wordAfterLango(removeEmptyExpansions(code)))
+  }
 }
 
 function checkScript(run: ScriptRun, scope: Scope): void {
@@ -471,26 +529,25 @@ function subcommandOf(args: readonly Argument[]): string | undefined {
   return undefined
 }
 
-/** Literal values assigned to each variable anywhere in a script (flow-insensitive, bounded), cached. */
+/** The words assigned to each variable anywhere in a script (flow-insensitive, bounded), cached. */
 function variablesOf(
   script: ParsedScript,
-  cache: Map<ParsedScript, ReadonlyMap<string, readonly string[]>>,
-): ReadonlyMap<string, readonly string[]> {
+  cache: Map<ParsedScript, ReadonlyMap<string, readonly Word[]>>,
+): ReadonlyMap<string, readonly Word[]> {
   const cached = cache.get(script)
   if (cached !== undefined) return cached
-  const variables = new Map<string, string[]>()
-  const add = (name: string, value: string | undefined): void => {
-    if (value === undefined) return
+  const variables = new Map<string, Word[]>()
+  const add = (name: string, value: Word): void => {
     const values = variables.get(name) ?? []
-    if (values.length < 32 && !values.includes(value)) values.push(value)
+    if (values.length < 32) values.push(value)
     variables.set(name, values)
   }
   const visit = (node: SyntaxNode): void => {
     if (node.type === 'Assignment') {
-      if (node.value.type === 'Word') add(node.name, literalWordValue(node.value))
-      else for (const element of node.value.elements) add(node.name, literalWordValue(element))
+      if (node.value.type === 'Word') add(node.name, node.value)
+      else for (const element of node.value.elements) add(node.name, element)
     } else if (node.type === 'For' || node.type === 'Select') {
-      for (const word of node.wordlist ?? []) add(node.name.value, literalWordValue(word))
+      for (const word of node.wordlist ?? []) add(node.name.value, word)
     }
     forEachChild(node, visit)
   }

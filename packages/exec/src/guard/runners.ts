@@ -1,67 +1,49 @@
-import type { Word } from 'unbash'
+import { awkCommands } from './awk-program.js'
+import {
+  type Argument,
+  hasOption,
+  type OptionTable,
+  options,
+  optionsNamed,
+  optionValue,
+  type ParsedArgv,
+  parseArgv,
+} from './option-parser.js'
+import {
+  afterDoubleDash,
+  commandsAt,
+  joinLoose,
+  merge,
+  type Runner,
+  type RunnerResult,
+  type ShellCode,
+  shellCodeOf,
+  splitOnce,
+  subcommandWrapper,
+  textArgument,
+  wrapper,
+} from './runner-kit.js'
+import { TOOL_RUNNERS } from './tool-runners.js'
 
 /**
- * Programs that run another program (SECURITY.md §6.2 item 4): `env`, `sudo`, `xargs`, `sh -c`,
- * interpreters and the like. Each runner reads an argv and says what it would run, without running
- * anything. Option tables cover the options that take a separate value, so the inner command word is
- * found where it is clear; anything unclear is treated as the inner command, which errs on blocking.
+ * Programs that run another program (SECURITY.md §6.2 item 4, issue 11 finding 4): `env`, `sudo`,
+ * `xargs`, `sh -c`, interpreters, sandboxes, schedulers, tracers and the like. Each runner reads an argv
+ * the way the program does (see `option-parser.ts`: which options take values, clusters,
+ * abbreviations, `--`) and says what it would run, without running anything. Tools whose options
+ * name a program or a shell command (`git -c`, `tar -I`, `ssh -o ProxyCommand`) are in
+ * `tool-runners.ts`.
  */
 
-/** One argv element as the guard sees it. */
-export interface Argument {
-  /** The value after quote removal when the text fixes it; `undefined` when it depends on run time. */
-  readonly literal: string | undefined
-  /** Quote-removed text with expansions left as written (`lango $X`), used for code strings. */
-  readonly loose: string
-  /** The parsed word, when the argument came from the parser. */
-  readonly word: Word | undefined
-}
+export type { Argument } from './option-parser.js'
+export type { Runner, RunnerResult, ScriptRun, ShellCode } from './runner-kit.js'
+export { textArgument } from './runner-kit.js'
 
-/** Shell code a runner would hand to a shell, with `$0 $1 …` when it is an `sh -c` string. */
-export interface ShellCode {
-  readonly text: string
-  readonly positional?: readonly string[]
-}
-
-/** A file a runner would execute: a shell or interpreter script, or a program or package name. */
-export interface ScriptRun {
-  readonly path: Argument
-  readonly args: readonly Argument[]
-  /** How its content would be read if the path is a process substitution such as `<(echo …)`. */
-  readonly kind: 'shell' | 'code' | 'program'
-}
-
-/** What a runner would run, as far as the text shows. */
-export interface RunnerResult {
-  /** Inner argv lists (`sudo -u x CMD …` → `CMD …`). */
-  readonly commands?: readonly (readonly Argument[])[]
-  /** Strings parsed again as shell code (`sh -c STRING`, `eval`, `watch`, `ssh host CMD`). */
-  readonly shellCode?: readonly ShellCode[]
-  /** Code for another language (`python -c`, `node -e`, `awk PROGRAM`). */
-  readonly interpreterCode?: readonly string[]
-  /** Files it would execute. */
-  readonly scripts?: readonly ScriptRun[]
-  /** It reads its program from stdin, as shell code or as other code. */
-  readonly stdin?: 'shell' | 'code'
-}
-
-/**
- * Reads an argv (index 0 is the runner itself) and reports what it would run. `input` is what the
- * text shows arriving on stdin (for `xargs` and `parallel`, which turn it into arguments).
- */
-export type Runner = (argv: readonly Argument[], input?: readonly string[]) => RunnerResult | undefined
-
-/** Options that take a separate value; the rest are flags. */
+/** Options that take a separate value, for the simple runners that do not need a full table. */
 interface OptionSpec {
   /** Short option letters that take a value (`-u root` or `-uroot`). */
   readonly short?: string
   /** Long option names (without `--`) that take the next word as value when written without `=`. */
   readonly long?: readonly string[]
-}
-
-/** Builds an {@link Argument} for text the guard produced itself. */
-export function textArgument(text: string): Argument {
-  return { literal: text, loose: text, word: undefined }
 }
 
 /** Index of the first operand at or after `start`, skipping options and their values. */
@@ -90,17 +72,6 @@ function skipOptions(argv: readonly Argument[], start: number, spec: OptionSpec 
   return index
 }
 
-/** True when a leading option (before the first operand) is a short cluster holding one of `letters`. */
-function hasShortFlag(argv: readonly Argument[], letters: string, spec: OptionSpec = {}): boolean {
-  const end = skipOptions(argv, 1, spec)
-  for (let index = 1; index < end; index++) {
-    const text = argv[index]?.literal ?? ''
-    if (/^-[A-Za-z0-9]+$/.test(text) && Array.from(letters).some((letter) => text.includes(letter)))
-      return true
-  }
-  return false
-}
-
 /** Value of `-x VALUE`, `-xVALUE`, `--long VALUE` or `--long=VALUE` anywhere in argv, with its index. */
 function findOptionValue(
   argv: readonly Argument[],
@@ -124,78 +95,42 @@ function findOptionValue(
   return undefined
 }
 
-function joinLoose(argv: readonly Argument[]): string {
-  return argv.map((argument) => argument.loose).join(' ')
-}
+// ---------------------------------------------------------------------------------------------------
+// env and the variables tools run
 
-/** `RUNNER [options] [N operands] COMMAND ARGS…` */
-function wrapper(spec: OptionSpec = {}, operands = 0): Runner {
-  return (argv) => ({ commands: [argv.slice(skipOptions(argv, 1, spec) + operands)] })
-}
+const ENV = options(
+  '+a:iu:0C:S:v',
+  'argv0= ignore-environment null unset= chdir= split-string= block-signal=? default-signal=? ' +
+    'ignore-signal=? list-signal-handling debug help version',
+)
 
-/** `RUNNER SUBCOMMAND [options] [N operands] COMMAND ARGS…` for the listed subcommands. */
-function subcommandWrapper(
-  subcommands: readonly string[],
-  spec: OptionSpec = {},
-  operands = 0,
-  globalSpec: OptionSpec = {},
-): Runner {
-  return (argv) => {
-    const at = skipOptions(argv, 1, globalSpec)
-    const subcommand = argv[at]?.literal?.toLowerCase()
-    if (subcommand === undefined || !subcommands.includes(subcommand)) return undefined
-    const rest = argv.slice(at)
-    return { commands: [rest.slice(skipOptions(rest, 1, spec) + operands)] }
-  }
-}
-
+/** `env`: options, then `NAME=VALUE` words (any word with `=`), then the command. */
 const env: Runner = (argv) => {
-  let index = 1
-  while (index < argv.length) {
-    const text = argv[index]?.literal
-    if (text === undefined) break
-    if (text === '--') {
-      index++
-      break
+  const results: (RunnerResult | undefined)[] = []
+  for (const reading of parseArgv(argv, ENV)) {
+    const split = optionsNamed(reading, ['-S', '--split-string'])[0]
+    if (split !== undefined) {
+      // `env -S'-i lango cron' …`: the string is split into more arguments that env reads again.
+      const value = split.values[0]
+      const after = value === argv[split.index + 1] ? split.index + 2 : split.index + 1
+      results.push({ shellCode: [{ text: `env ${value?.loose ?? ''} ${joinLoose(argv.slice(after))}` }] })
+      continue
     }
-    if (text === '-' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text)) {
-      const [name, value] = splitOnce(argv[index]?.loose ?? text, '=')
+    let index = reading.operands[0] ?? argv.length
+    if (argv[index]?.literal === '-') index++
+    const checks: RunnerResult[] = []
+    while (index < argv.length) {
+      const argument = argv[index] as Argument
+      const text = argument.literal ?? argument.loose
+      if (!text.includes('=') || (argument.literal === undefined && /^[$`"']/.test(argument.loose))) break
+      const [name, value] = splitOnce(argument.loose, '=')
       const kind = value === undefined ? undefined : variableRunKind(name)
-      if (kind !== undefined && value !== undefined) return variableRun(kind, value, argv.slice(index + 1))
+      if (kind !== undefined && value !== undefined) checks.push(variableRun(kind, value))
       index++
-      continue
     }
-    if (text.startsWith('--')) {
-      const [name, value] = splitOnce(text.slice(2), '=')
-      if (name === 'split-string') {
-        const code = value ?? argv[index + 1]?.loose ?? ''
-        return {
-          shellCode: [
-            { text: [code, joinLoose(argv.slice(value === undefined ? index + 2 : index + 1))].join(' ') },
-          ],
-        }
-      }
-      index += value === undefined && (name === 'unset' || name === 'chdir') ? 2 : 1
-      continue
-    }
-    if (!text.startsWith('-')) break
-    let consumed = 1
-    for (let position = 1; position < text.length; position++) {
-      const letter = text[position] as string
-      if (letter === 'S') {
-        const attached = text.slice(position + 1)
-        const code = attached !== '' ? attached : (argv[index + 1]?.loose ?? '')
-        const rest = argv.slice(attached !== '' ? index + 1 : index + 2)
-        return { shellCode: [{ text: [code, joinLoose(rest)].join(' ') }] }
-      }
-      if ('uCP'.includes(letter)) {
-        if (position === text.length - 1) consumed = 2
-        break
-      }
-    }
-    index += consumed
+    results.push(...checks, { commands: [argv.slice(index)] })
   }
-  return { commands: [argv.slice(index)] }
+  return merge(results)
 }
 
 /**
@@ -216,61 +151,349 @@ export function variableRunKind(name: string): 'code' | 'file' | undefined {
   return undefined
 }
 
-function variableRun(kind: 'code' | 'file', value: string, rest: readonly Argument[]): RunnerResult {
-  const checked: RunnerResult =
-    kind === 'file'
-      ? { scripts: [{ path: textArgument(value), args: [], kind: 'shell' }] }
-      : { shellCode: [{ text: value.replace(/^\|/, '') }] }
-  return { ...checked, commands: [[textArgument('env'), ...rest]] }
+function variableRun(kind: 'code' | 'file', value: string): RunnerResult {
+  return kind === 'file'
+    ? { scripts: [{ path: textArgument(value), args: [], kind: 'shell' }] }
+    : { shellCode: [{ text: value.replace(/^\|/, '') }] }
 }
 
-function splitOnce(text: string, separator: string): [string, string | undefined] {
-  const at = text.indexOf(separator)
-  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)]
-}
+// ---------------------------------------------------------------------------------------------------
+// Privilege and identity changers
 
-function skipAssignments(argv: readonly Argument[], start: number): number {
-  let index = start
-  while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[index]?.literal ?? '')) index++
-  return index
-}
+/** sudo 1.9 and sudo-rs: `sudo [options] [NAME=VALUE …] COMMAND`; assignments may sit between options. */
+const SUDO = options(
+  '+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv',
+  'askpass auth-type= background bell close-from= login-class= chdir= preserve-env=? edit group= ' +
+    'set-home help host= login remove-timestamp reset-timestamp list no-update non-interactive ' +
+    'preserve-groups prompt= chroot= role= stdin shell command-timeout= type= other-user= user= ' +
+    'version validate',
+  { assignment: (text) => text.includes('=') && !text.startsWith('/') },
+)
 
-const SUDO_OPTIONS: OptionSpec = {
-  short: 'ugCDhprtTUR',
-  long: [
-    'user',
-    'group',
-    'close-from',
-    'chdir',
-    'host',
-    'prompt',
-    'role',
-    'type',
-    'command-timeout',
-    'other-user',
-    'chroot',
-  ],
-}
+/** Options that make sudo edit, list, validate or print instead of running a command. */
+const SUDO_NO_RUN = [
+  '-e',
+  '--edit',
+  '-l',
+  '--list',
+  '-v',
+  '--validate',
+  '-V',
+  '--version',
+  '-K',
+  '--remove-timestamp',
+  '--help',
+]
 
 const sudo: Runner = (argv) => {
-  const end = skipOptions(argv, 1, SUDO_OPTIONS)
-  for (let index = 1; index < end; index++) {
-    const text = argv[index]?.literal ?? ''
-    // `sudo -e` is sudoedit: its operands are files to edit, not a command.
-    if (text === '--edit' || /^-[A-Za-z]*e[A-Za-z]*$/.test(text)) return undefined
+  const readings = parseArgv(argv, SUDO).filter((reading) => !hasOption(reading, SUDO_NO_RUN))
+  const commands = commandsAt(argv, readings)
+  for (const reading of readings) {
+    // `sudo -h host CMD`: a lone `-h` followed by a word names a remote host, not the help.
+    const host = reading.options.find((option) => option.key === '-h' && argv[option.index]?.literal === '-h')
+    if (host !== undefined && reading.operands[0] === host.index + 1)
+      commands.push(...commandsAt(argv, [reading], 1))
   }
-  return { commands: [argv.slice(skipAssignments(argv, end))] }
+  return commands.length === 0 ? undefined : { commands }
 }
+
+const DOAS = options('+a:C:Lnsu:')
+
+const doas = wrapper(DOAS, 0, { runs: (reading) => !hasOption(reading, ['-C', '-L']) })
+
+const RUN0 = options(
+  '+hVu:g:D:',
+  'help version no-ask-password machine= unit= property= description= slice= slice-inherit user= ' +
+    'group= nice= chdir= setenv= background= pty pipe shell-prompt-prefix= lightweight= area= via-shell',
+)
+
+const PKEXEC = options('u:', 'user= disable-internal-agent keep-cwd help version')
+
+const SU_LONG =
+  'command= session-command= fast group= supp-group= login preserve-environment pty shell= ' +
+  'whitelist-environment= help version'
+const SU = options('c:fg:G:lmpPs:w:hV', SU_LONG, { permute: true })
+const RUNUSER = options('c:fg:G:lmpPs:u:w:hV', `${SU_LONG} user=`, { permute: true })
+
+/**
+ * `su`/`runuser`: `-c CMD` runs CMD through the user's shell; `-s SHELL` picks that shell; other
+ * operands after the user are handed to the shell (`su root lango` runs `sh lango`); `runuser -u USER
+ * CMD …` runs CMD directly.
+ */
+function switchUser(table: OptionTable): Runner {
+  return (argv) => {
+    const results: RunnerResult[] = []
+    for (const reading of parseArgv(argv, table)) {
+      const operands = reading.operands.filter((index) => argv[index]?.literal !== '-')
+      if (hasOption(reading, ['-u', '--user'])) {
+        results.push({ commands: [operands.map((index) => argv[index] as Argument)] })
+        continue
+      }
+      const shell = optionValue(reading, ['-s', '--shell']) ?? textArgument('sh')
+      const codes = optionsNamed(reading, ['-c', '--command', '--session-command'])
+      const args = operands.slice(1).map((index) => argv[index] as Argument)
+      for (const code of codes) {
+        results.push({ commands: [[shell, textArgument('-c'), code.values[0] ?? textArgument(''), ...args]] })
+      }
+      if (codes.length === 0) results.push({ commands: [[shell, ...args]] })
+    }
+    return merge(results)
+  }
+}
+
+const switchGroup: Runner = (argv) => {
+  const code = findOptionValue(argv, ['-c'], [])
+  if (code !== undefined) return { shellCode: [{ text: code.value }] }
+  const group = skipOptions(argv, 1)
+  const text = argv[group + 1]
+  return text === undefined ? undefined : { shellCode: [{ text: text.loose }] }
+}
+
+const SETPRIV = options(
+  '+dhV',
+  'dump nnp no-new-privs ambient-caps= inh-caps= bounding-set= ruid= euid= rgid= egid= reuid= regid= ' +
+    'clear-groups keep-groups init-groups groups= securebits= pdeathsig= selinux-label= ' +
+    'apparmor-profile= landlock-access= landlock-rule= seccomp-filter= reset-env ptracer= help version',
+)
+
+/** `capsh … -- ARGS` runs `bash ARGS` (or `--shell=PATH ARGS`); `== ARGS` runs capsh again. */
+const capsh: Runner = (argv) => {
+  let shell = textArgument('/bin/bash')
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as Argument
+    const text = argument.literal
+    if (text === undefined) continue
+    if (text.startsWith('--shell=')) shell = { ...argument, literal: text.slice(8), loose: text.slice(8) }
+    if (text === '--' || text === '-+') return { commands: [[shell, ...argv.slice(index + 1)]] }
+    if (text === '==' || text === '=+')
+      return { commands: [[textArgument('capsh'), ...argv.slice(index + 1)]] }
+  }
+  return undefined
+}
+
+/** `chpst` (runit), `softlimit`, `setuidgid`, … (daemontools): single-letter options, then the program. */
+const CHPST = options('u:U:b:e:/:C:n:l:L:m:d:o:p:f:c:r:t:vP012')
+const SOFTLIMIT = options('a:c:d:f:l:m:o:p:r:s:t:')
+const SETLOCK = options('nNxX')
+
+// ---------------------------------------------------------------------------------------------------
+// Scheduling, resources, namespaces, sandboxes
+
+const NICE = options('+n:', 'adjustment= help version')
+const NOHUP = options('', 'help version')
+const SETSID = options('+Vhcfw', 'ctty fork wait help version')
+const TIME = options('+ao:f:pqvV', 'append output= format= portability quiet verbose help version')
+const STDBUF = options('+i:o:e:', 'input= output= error= help version')
+const CHROOT = options('+', 'groups= userspec= skip-chdir help version')
+
+/** GNU and toybox `timeout [options] DURATION CMD`; old BusyBox `timeout -t SECS [-s SIG] CMD`. */
+const TIMEOUT = options('+k:s:vt:i', 'kill-after= signal= verbose foreground preserve-status help version')
+
+const timeout: Runner = (argv) => {
+  const commands: (readonly Argument[])[] = []
+  for (const reading of parseArgv(argv, TIMEOUT)) {
+    commands.push(...commandsAt(argv, [reading], hasOption(reading, ['-t']) ? 0 : 1))
+  }
+  return { commands }
+}
+
+const PRLIMIT = options(
+  '+c::d::e::f::i::l::m::n::q::r::s::t::u::v::x::y::p:o:hV',
+  'core=? data=? nice=? fsize=? sigpending=? memlock=? rss=? nofile=? msgqueue=? rtprio=? stack=? ' +
+    'cpu=? nproc=? as=? locks=? rttime=? pid= output= noheadings raw verbose help version',
+)
+
+const NUMACTL = options(
+  '+ai:p:c:N:C:m:slHS:f:o:L:tM:dDI:uTVbw:P:h',
+  'all interleave= preferred= cpubind= cpunodebind= physcpubind= membind= show localalloc hardware ' +
+    'shm= file= offset= length= strict shmmode= dump dump-nodes shmid= huge touch verify balancing ' +
+    'weighted-interleave= preferred-many= version help',
+)
+
+const CHRT = options(
+  '+abdfhimoprRvVT:P:D:',
+  'all-tasks batch deadline fifo idle other rr reset-on-fork sched-runtime= sched-period= ' +
+    'sched-deadline= max pid verbose help version',
+)
+const TASKSET = options('+apchV', 'all-tasks pid cpu-list help version')
+const IONICE = options('+c:n:p:P:u:tVh', 'class= classdata= pid= pgid= uid= ignore help version')
+const CHOOM = options('+n:p:hV', 'adjust= pid= help version')
+const CGEXEC = options('+g:sh', 'sticky help')
+const CPULIMIT = options(
+  'l:p:e:P:c:s:zikrvqhb',
+  'limit= pid= exe= path= cpu= signal= lazy include-children kill restore verbose quiet help background',
+)
+const TRICKLE = options('hvVsd:u:w:t:l:n:')
+
+const UNSHARE = options(
+  '+fhVm::u::i::n::p::U::C::T::rcR:w:S:G:l::',
+  'mount=? uts=? ipc=? net=? pid=? user=? cgroup=? time=? fork map-user= map-group= map-root-user ' +
+    'map-current-user map-auto map-users= map-groups= map-subids kill-child=? mount-proc=? ' +
+    'mount-binfmt=? load-interp= propagation= setgroups= keep-caps root= wd= setuid= setgid= ' +
+    'monotonic= boottime= forward-signals=? help version',
+)
+const NSENTER = options(
+  '+ahVt:m::u::i::n::p::C::U::T::S:G:r::w::W:FZceN:',
+  'all target= mount=? uts=? ipc=? net=? pid=? cgroup=? user=? time=? user-parent setuid= setgid= ' +
+    'preserve-credentials root=? wd=? wdns= env no-fork follow-context join-cgroup keep-caps ' +
+    'net-socket= help version',
+)
+
+/** bubblewrap: its own parser (no abbreviations, no `=`); some options take two or three values. */
+const BWRAP = options(
+  '',
+  'help version args= argv0= level-prefix unshare-all share-net unshare-user unshare-user-try ' +
+    'unshare-ipc unshare-pid unshare-net unshare-uts unshare-cgroup unshare-cgroup-try userns= ' +
+    'userns2= disable-userns assert-userns-disabled pidns= uid= gid= hostname= chdir= clearenv ' +
+    'setenv=2 unsetenv= lock-file= sync-fd= bind=2 bind-try=2 dev-bind=2 dev-bind-try=2 ro-bind=2 ' +
+    'ro-bind-try=2 bind-fd=2 ro-bind-fd=2 remount-ro= overlay-src= overlay=3 tmp-overlay= ro-overlay= ' +
+    'exec-label= file-label= proc= dev= tmpfs= mqueue= dir= file=2 bind-data=2 ro-bind-data=2 ' +
+    'symlink=2 seccomp= add-seccomp-fd= block-fd= userns-block-fd= info-fd= json-status-fd= ' +
+    'new-session die-with-parent as-pid-1 cap-add= cap-drop= perms= size= chmod=2',
+  { exact: true },
+)
+
+const bwrap: Runner = (argv) => {
+  // An option the table does not know may take up to three values: follow each reading.
+  const commands: (readonly Argument[])[] = []
+  for (const reading of parseArgv(argv, BWRAP)) commands.push(...commandsAt(argv, [reading]))
+  for (let index = 1; index < argv.length; index++) {
+    const text = argv[index]?.literal ?? ''
+    if (text === '--') break
+    if (text.startsWith('--') && !BWRAP.long.has(text.slice(2))) {
+      for (const skip of [2, 3, 4]) commands.push(...commandsAt(argv, parseArgv(argv, BWRAP, index + skip)))
+    }
+  }
+  return { commands }
+}
+
+/** firejail: every option is one word (`--name=value`); `-c` runs the rest through a shell. */
+const firejail: Runner = (argv) => {
+  let index = 1
+  while (index < argv.length) {
+    const text = argv[index]?.literal
+    if (text === undefined || !text.startsWith('-')) break
+    index++
+    if (text === '--') break
+    if (text === '-c') return { shellCode: [{ text: joinLoose(argv.slice(index)) }] }
+  }
+  return { commands: [argv.slice(index)] }
+}
+
+const FAKEROOT = options('+l:f:i:s:ub:hv', 'lib= faked= unknown-is-real fd-base= help version')
+const FAKECHROOT = options(
+  '+e:c:l:d:shv',
+  'environment= config-dir= lib= elfloader= use-system-libs help version',
+)
+const PROOT = options(
+  'r:b:m:q:w:v:k:i:R:S:0h',
+  'rootfs= bind= mount= qemu= cwd= pwd= verbose= kernel-release= root-id change-id= kill-on-exit ' +
+    'link2symlink help version',
+)
+
+/** libfaketime's `faketime [switches] TIMESTAMP PROGRAM …`: exact words; `--date-prog PROG` runs PROG. */
+const faketime: Runner = (argv) => {
+  const commands: (readonly Argument[])[] = []
+  let index = 1
+  while (index < argv.length) {
+    const text = argv[index]?.literal
+    if (text === '-m' || text === '-f' || text === '--exclude-monotonic' || text === '--disable-shm') index++
+    else if (text === '-p') index += 2
+    else if (text === '--date-prog') {
+      const program = argv[index + 1]
+      if (program !== undefined) commands.push([program])
+      index += 2
+    } else break
+  }
+  commands.push(argv.slice(index + 1))
+  return { commands }
+}
+
+const SYSTEMD_RUN = options(
+  '+hrH:M:E:p:tPqGdSu:',
+  'help version user system scope unit= property= description= slice= slice-inherit ' +
+    'expand-environment= remain-after-exit send-sighup service-type= uid= gid= nice= ' +
+    'working-directory= same-dir setenv= pty pty-late pipe quiet verbose collect shell no-block wait ' +
+    'no-ask-password machine= host= path-property= socket-property= timer-property= on-active= ' +
+    'on-boot= on-startup= on-unit-active= on-unit-inactive= on-calendar= on-timezone-change ' +
+    'on-clock-change job-mode= ignore-failure background= json=',
+)
+const SYSTEMD_INHIBIT = options('', 'help version no-pager no-legend what= who= why= mode= list')
+const DBUS_RUN_SESSION = options('', 'dbus-daemon= config-file= help version', { exact: true })
+const DBUS_LAUNCH = options(
+  '',
+  'sh-syntax csh-syntax auto-syntax binary-syntax close-stderr exit-with-session exit-with-x11 ' +
+    'autolaunch= config-file= version help',
+  { exact: true },
+)
+const SETARCH = options(
+  '+hVv3BFILRSTXZ',
+  '32bit fdpic-funcptrs short-inode addr-compat-layout addr-no-randomize whole-seconds ' +
+    'sticky-timeouts read-implies-exec mmap-page-zero 3gb 4gb uname-2.6 verbose list help version',
+)
+
+/** `setarch [ARCH] [options] [PROGRAM …]`; `linux32`, `linux64`, `i386`, … name the architecture. */
+const setarch: Runner = (argv) => {
+  const named = !/^setarch$/.test((argv[0]?.literal ?? '').replace(/^.*\//, ''))
+  const start = named || (argv[1]?.literal ?? '-').startsWith('-') ? 1 : 2
+  return { commands: commandsAt(argv, parseArgv(argv, SETARCH, start)) }
+}
+
+const START_STOP_DAEMON = options(
+  'SKTHVx:a:p:n:u:g:c:s:r:d:N:P:I:k:bCO:mR:toqv',
+  'start stop status help version pid= ppid= pidfile= exec= name= user= group= chuid= signal= ' +
+    'startas= chroot= chdir= nicelevel= procsched= iosched= umask= background notify-await ' +
+    'notify-timeout= no-close output= make-pidfile remove-pidfile retry= test oknodo quiet verbose',
+  { permute: true },
+)
+
+/** `start-stop-daemon --start --exec PROG [--startas PROG] -- ARGS`. */
+const startStopDaemon: Runner = (argv) => {
+  const commands: (readonly Argument[])[] = []
+  const dash = argv.findIndex((argument, index) => index > 0 && argument.literal === '--')
+  const args = dash === -1 ? [] : argv.slice(dash + 1)
+  for (const reading of parseArgv(argv.slice(0, dash === -1 ? argv.length : dash), START_STOP_DAEMON)) {
+    for (const key of ['-x', '--exec', '-a', '--startas']) {
+      const program = optionValue(reading, [key])
+      if (program !== undefined) commands.push([program, ...args])
+    }
+  }
+  return { commands }
+}
+
+const DAEMONIZE = options('+ac:e:o:p:l:u:vE:')
+const SSH_AGENT = options('+a:cDdE:kO:P:st:')
+const SSHPASS = options('+p:f:d:eP:vhV')
+const GOSU = options('')
+
+/** `runcon CONTEXT CMD` or `runcon [-c] [-u U] [-r R] [-t T] [-l L] CMD`. */
+const RUNCON = options('+r:t:u:l:c', 'role= type= user= range= compute help version')
+const runcon: Runner = (argv) => {
+  const commands: (readonly Argument[])[] = []
+  for (const reading of parseArgv(argv, RUNCON)) {
+    const context = !hasOption(reading, ['-r', '-t', '-u', '-l', '--role', '--type', '--user', '--range'])
+    commands.push(...commandsAt(argv, [reading], context ? 1 : 0))
+  }
+  return { commands }
+}
+
+const SCHROOT = options(
+  'c:u:d:n:o:pqvilbreh?V',
+  'chroot= user= directory= session-name= option= preserve-environment quiet verbose info list ' +
+    'begin-session recover-session run-session end-session all all-chroots all-sessions automatic-session ' +
+    'force help version config location',
+)
+
+const CCACHE = options('', '', { exact: true })
+
+// ---------------------------------------------------------------------------------------------------
+// Builtins and shells
 
 const command: Runner = (argv) => {
+  const readings = parseArgv(argv, options('+pvV'))
   // `command -v NAME` and `command -V NAME` only describe NAME.
-  if (hasShortFlag(argv, 'vV')) return undefined
-  return { commands: [argv.slice(skipOptions(argv, 1))] }
-}
-
-const XARGS_OPTIONS: OptionSpec = {
-  short: 'ILnPsEda',
-  long: ['arg-file', 'delimiter', 'max-args', 'max-procs', 'max-chars', 'process-slot-var'],
+  const running = readings.filter((reading) => !hasOption(reading, ['-v', '-V']))
+  return running.length === 0 ? undefined : { commands: commandsAt(argv, running) }
 }
 
 /** `hash -p PATH NAME` makes NAME run PATH. */
@@ -279,6 +502,185 @@ const hash: Runner = (argv) => {
   return path === undefined
     ? undefined
     : { scripts: [{ path: textArgument(path.value), args: [], kind: 'program' }] }
+}
+
+const shell: Runner = (argv) => {
+  let index = 1
+  let hasCommandString = false
+  let readsStdin = false
+  const initCode: ShellCode[] = []
+  while (index < argv.length) {
+    const text = argv[index]?.literal
+    if (text === undefined) break
+    if (text === '--' || text === '-') {
+      index++
+      break
+    }
+    if (text.startsWith('--')) {
+      if (text === '--command') {
+        hasCommandString = true
+        index++
+        break
+      }
+      if (text.startsWith('--command=')) {
+        return { shellCode: [...initCode, { text: text.slice('--command='.length) }] }
+      }
+      // fish runs `--init-command CODE` before anything else.
+      if (text === '--init-command') initCode.push(...shellCodeOf([argv[index + 1]]))
+      if (text.startsWith('--init-command=')) initCode.push({ text: text.slice('--init-command='.length) })
+      index += text === '--rcfile' || text === '--init-file' || text === '--init-command' ? 2 : 1
+      continue
+    }
+    if (!/^[-+][A-Za-z]+$/.test(text)) break
+    if (text.startsWith('-') && text.includes('c')) hasCommandString = true
+    if (text.startsWith('-') && text.includes('s')) readsStdin = true
+    index += /[oO]/.test(text) ? 2 : 1
+  }
+  if (hasCommandString) {
+    const code = argv[index]
+    if (code === undefined) return initCode.length === 0 ? undefined : { shellCode: initCode }
+    const positional = argv.slice(index + 1).map((argument) => argument.literal ?? argument.loose)
+    return { shellCode: [...initCode, { text: code.loose, positional }] }
+  }
+  const script = argv[index]
+  if (readsStdin || script === undefined) return { stdin: 'shell', shellCode: initCode }
+  return { shellCode: initCode, scripts: [{ path: script, args: argv.slice(index + 1), kind: 'shell' }] }
+}
+
+const source: Runner = (argv) => {
+  const script = argv[1]
+  return script === undefined
+    ? undefined
+    : { scripts: [{ path: script, args: argv.slice(2), kind: 'shell' }] }
+}
+
+const evaluate: Runner = (argv) => ({ shellCode: [{ text: joinLoose(argv.slice(1)) }] })
+
+// ---------------------------------------------------------------------------------------------------
+// Repeaters, lockers, recorders
+
+const WATCH = options(
+  '+bcCd::efgn:pq:rs:twxhv',
+  'beep color no-color differences=? errexit follow chgexit interval= precise equexit= no-rerun ' +
+    'shotsdir= no-title no-wrap exec help version',
+)
+
+/** `watch CMD…` joins its operands and runs them through `sh -c`; `watch -x` runs them directly. */
+const watch: Runner = (argv) => {
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, WATCH)) {
+    const start = reading.operands[0]
+    if (start === undefined) continue
+    const rest = argv.slice(start)
+    results.push(
+      hasOption(reading, ['-x', '--exec'])
+        ? { commands: [rest] }
+        : { shellCode: [{ text: joinLoose(rest) }] },
+    )
+  }
+  return merge(results)
+}
+
+const FLOCK = options(
+  '+sexnoFuw:E:hVc:',
+  'shared exclusive nonblock nb close unlock timeout= wait= conflict-exit-code= command= no-fork ' +
+    'verbose help version',
+)
+
+/** `flock [options] FILE CMD…`, `flock [options] FILE -c CMD`, `flock [options] FD`. */
+const flock: Runner = (argv) => {
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, FLOCK)) {
+    results.push({
+      shellCode: shellCodeOf(optionsNamed(reading, ['-c', '--command']).map((o) => o.values[0])),
+    })
+    const file = reading.operands[0]
+    if (file === undefined) continue
+    const next = argv[file + 1]?.literal
+    if (next === '-c' || next === '--command') results.push({ shellCode: shellCodeOf([argv[file + 2]]) })
+    else if (next?.startsWith('--command=')) results.push({ shellCode: [{ text: next.slice(10) }] })
+    else results.push({ commands: [argv.slice(file + 1)] })
+  }
+  return merge(results)
+}
+
+const SCRIPT = options(
+  'ac:eE:fhI:O:B:T:t::m:o:qVw',
+  'append command= echo= return flush force log-in= log-out= log-io= log-timing= timing=? ' +
+    'logging-format= output-limit= quiet help version',
+  { permute: true },
+)
+
+/** util-linux `script -c CMD [FILE]`; BSD `script [-q] FILE CMD…`. */
+const script: Runner = (argv) => {
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, SCRIPT)) {
+    const codes = optionsNamed(reading, ['-c', '--command'])
+    if (codes.length > 0) results.push({ shellCode: shellCodeOf(codes.map((code) => code.values[0])) })
+    else results.push({ commands: commandsAt(argv, [reading], 1) })
+  }
+  return merge(results)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Argument builders: xargs, find, parallel
+
+const XARGS = options(
+  '+0a:E:e::i::I:l::L:n:prs:txP:d:oJ:R:S:',
+  'null arg-file= delimiter= eof=? replace=? max-lines=? max-args= max-procs= open-tty interactive ' +
+    'no-run-if-empty max-chars= verbose exit show-limits process-slot-var= help version',
+)
+
+/** Most substituted values tried per `xargs`/`parallel` call; each becomes one command to check. */
+const MAX_SUBSTITUTIONS = 16
+
+/** Longest text a substitution may produce (`{}{}{}…` times a long line would multiply the input). */
+const MAX_SUBSTITUTED_LENGTH = 64 * 1024
+
+/** `text` with every `search` replaced by `value`; just `value` when the result would be too long. */
+function substitute(text: string, search: string, value: string): string {
+  const count = text.split(search).length - 1
+  return count * value.length > MAX_SUBSTITUTED_LENGTH ? value : text.replaceAll(search, value)
+}
+
+function inputLines(input: readonly string[] | undefined): string[] {
+  return (input ?? []).flatMap((text) => text.split('\n')).filter((line) => line.trim() !== '')
+}
+
+/** The replace string of `xargs -I R`, `-i[R]`, `--replace[=R]` or BSD `-J R`, if any. */
+function xargsReplaceString(reading: ParsedArgv): string | undefined {
+  for (const option of reading.options) {
+    const value = option.values[0]?.literal
+    if (option.key === '-I' || option.key === '-J') return value
+    if (option.key === '-i' || option.key === '--replace') return value ?? '{}'
+  }
+  return undefined
+}
+
+const xargs: Runner = (argv, input) => {
+  const commands: (readonly Argument[])[] = []
+  for (const reading of parseArgv(argv, XARGS)) {
+    const start = reading.operands[0]
+    const inner = start === undefined ? [] : argv.slice(start)
+    commands.push(inner)
+    const replace = xargsReplaceString(reading)
+    // What arrives on stdin becomes arguments: `echo lango | xargs sh -c` runs `sh -c lango`.
+    for (const line of inputLines(input).slice(0, MAX_SUBSTITUTIONS)) {
+      if (replace !== undefined && replace !== '') {
+        commands.push(
+          inner.map((argument) => ({
+            literal: argument.literal === undefined ? undefined : substitute(argument.literal, replace, line),
+            loose: substitute(argument.loose, replace, line),
+            word: undefined,
+          })),
+        )
+      } else {
+        const words = line.trim().split(/\s+/).map(textArgument)
+        commands.push([...(inner.length > 0 ? inner : [textArgument('echo')]), ...words])
+      }
+    }
+  }
+  return { commands }
 }
 
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
@@ -295,210 +697,94 @@ const find: Runner = (argv) => {
   return { commands }
 }
 
-const shell: Runner = (argv) => {
-  let index = 1
-  let hasCommandString = false
-  let readsStdin = false
-  while (index < argv.length) {
-    const text = argv[index]?.literal
-    if (text === undefined) break
-    if (text === '--' || text === '-') {
-      index++
-      break
-    }
-    if (text.startsWith('--')) {
-      if (text === '--command') {
-        hasCommandString = true
-        index++
-        break
-      }
-      if (text.startsWith('--command=')) {
-        return { shellCode: [{ text: text.slice('--command='.length) }] }
-      }
-      index += text === '--rcfile' || text === '--init-file' || text === '--init-command' ? 2 : 1
-      continue
-    }
-    if (!/^[-+][A-Za-z]+$/.test(text)) break
-    if (text.startsWith('-') && text.includes('c')) hasCommandString = true
-    if (text.startsWith('-') && text.includes('s')) readsStdin = true
-    index += /[oO]/.test(text) ? 2 : 1
-  }
-  if (hasCommandString) {
-    const code = argv[index]
-    if (code === undefined) return undefined
-    const positional = argv.slice(index + 1).map((argument) => argument.literal ?? argument.loose)
-    return { shellCode: [{ text: code.loose, positional }] }
-  }
-  const script = argv[index]
-  if (readsStdin || script === undefined) return { stdin: 'shell' }
-  return { scripts: [{ path: script, args: argv.slice(index + 1), kind: 'shell' }] }
-}
-
-const source: Runner = (argv) => {
-  const script = argv[1]
-  return script === undefined
-    ? undefined
-    : { scripts: [{ path: script, args: argv.slice(2), kind: 'shell' }] }
-}
-
-const evaluate: Runner = (argv) => ({ shellCode: [{ text: joinLoose(argv.slice(1)) }] })
-
-const watch: Runner = (argv) => {
-  const index = skipOptions(argv, 1, { short: 'nq', long: ['interval', 'equexit'] })
-  return { shellCode: [{ text: joinLoose(argv.slice(index)) }] }
-}
-
-const flock: Runner = (argv) => {
-  const code = findOptionValue(argv, ['-c'], ['command'])
-  if (code !== undefined) return { shellCode: [{ text: code.value }] }
-  const lockFile = skipOptions(argv, 1, { short: 'wE', long: ['timeout', 'conflict-exit-code'] })
-  return { commands: [argv.slice(lockFile + 1)] }
-}
-
-const script: Runner = (argv) => {
-  const code = findOptionValue(argv, ['-c'], ['command'])
-  if (code !== undefined) return { shellCode: [{ text: code.value }] }
-  // BSD form: script [-q] FILE COMMAND ARGS…
-  const file = skipOptions(argv, 1, {
-    short: 'EIOBTmF',
-    long: ['echo', 'log-in', 'log-out', 'log-io', 'log-timing', 'logging-format', 'output-limit'],
-  })
-  return { commands: [argv.slice(file + 1)] }
-}
-
-const switchUser: Runner = (argv) => {
-  const code = findOptionValue(argv, ['-c', '-C'], ['command', 'session-command'])
-  if (code !== undefined) return { shellCode: [{ text: code.value }] }
-  const name = argv[0]?.literal ?? ''
-  if (name.endsWith('runuser') && argv.some((argument) => argument.literal === '-u')) {
-    return {
-      commands: [
-        argv.slice(
-          skipOptions(argv, 1, {
-            short: 'ugGsw',
-            long: ['user', 'group', 'supp-group', 'shell', 'whitelist-environment'],
-          }),
-        ),
-      ],
-    }
-  }
-  return undefined
-}
-
-const switchGroup: Runner = (argv) => {
-  const code = findOptionValue(argv, ['-c'], [])
-  if (code !== undefined) return { shellCode: [{ text: code.value }] }
-  const group = skipOptions(argv, 1)
-  const text = argv[group + 1]
-  return text === undefined ? undefined : { shellCode: [{ text: text.loose }] }
-}
-
-const PARALLEL_OPTIONS: OptionSpec = {
-  short: 'jdEIaSnNPL',
-  long: [
-    'jobs',
-    'delimiter',
-    'eof',
-    'replace',
-    'arg-file',
-    'sshlogin',
-    'max-args',
-    'max-lines',
-    'max-procs',
-    'timeout',
-    'workdir',
-    'results',
-    'joblog',
-    'tmpdir',
-    'colsep',
-    'basefile',
-    'tag-string',
-    'env',
-    'retries',
-    'memfree',
-    'load',
-    'delay',
-  ],
-}
-
-/** Most substituted values tried per `xargs`/`parallel` call; each becomes one command to check. */
-const MAX_SUBSTITUTIONS = 16
-
-/** Longest text a substitution may produce (`{}{}{}…` times a long line would multiply the input). */
-const MAX_SUBSTITUTED_LENGTH = 64 * 1024
-
-/** `text` with every `search` replaced by `value`; just `value` when the result would be too long. */
-function substitute(text: string, search: string, value: string): string {
-  const count = text.split(search).length - 1
-  return count * value.length > MAX_SUBSTITUTED_LENGTH ? value : text.replaceAll(search, value)
-}
-
-const parallel: Runner = (argv, input) => {
-  const start = skipOptions(argv, 1, PARALLEL_OPTIONS)
-  let separator = start
-  while (separator < argv.length && !/^::::?\+?$/.test(argv[separator]?.literal ?? '')) separator++
-  const template = joinLoose(argv.slice(start, separator))
-  const values =
-    separator < argv.length
-      ? argv
-          .slice(separator + 1)
-          .filter((argument) => !/^::::?\+?$/.test(argument.literal ?? ''))
-          .map((argument) => argument.loose)
-      : inputLines(input)
-  // Each value fills `{}` in the template, or is appended; with no template each value is a command.
-  const commands = values
-    .slice(0, MAX_SUBSTITUTIONS)
-    .map((value) =>
-      template === ''
-        ? value
-        : template.includes('{}')
-          ? substitute(template, '{}', value)
-          : `${template} ${value}`,
-    )
-  if (template !== '') commands.unshift(template)
-  return { shellCode: commands.map((text) => ({ text })) }
-}
-
-function inputLines(input: readonly string[] | undefined): string[] {
-  return (input ?? []).flatMap((text) => text.split('\n')).filter((line) => line.trim() !== '')
-}
-
-/** The replace string of `xargs -I R`, `-IR`, `-i` or `--replace[=R]`, if any. */
-function xargsReplaceString(options: readonly Argument[]): string | undefined {
-  for (let index = 0; index < options.length; index++) {
-    const text = options[index]?.literal ?? ''
-    if (text === '-I') return options[index + 1]?.literal
-    if (text.startsWith('-I')) return text.slice(2)
-    if (text === '-i' || text === '--replace') return '{}'
-    if (text.startsWith('-i')) return text.slice(2)
-    if (text.startsWith('--replace=')) return text.slice('--replace='.length)
-  }
-  return undefined
-}
-
-const xargs: Runner = (argv, input) => {
-  const start = skipOptions(argv, 1, XARGS_OPTIONS)
-  const inner = argv.slice(start)
-  const commands: (readonly Argument[])[] = [inner]
-  const replace = xargsReplaceString(argv.slice(1, start))
-  // What arrives on stdin becomes arguments: `echo lango | xargs sh -c` runs `sh -c lango`.
-  for (const line of inputLines(input).slice(0, MAX_SUBSTITUTIONS)) {
-    if (replace !== undefined && replace !== '') {
-      commands.push(
-        inner.map((argument) => ({
-          literal: argument.literal === undefined ? undefined : substitute(argument.literal, replace, line),
-          loose: substitute(argument.loose, replace, line),
-          word: undefined,
-        })),
-      )
-    } else {
-      const words = line.trim().split(/\s+/).map(textArgument)
-      commands.push([...(inner.length > 0 ? inner : [textArgument('echo')]), ...words])
-    }
+/** fd (`fdfind`): `-x CMD…` / `-X CMD…` run the rest of the line (up to `;`) for the results. */
+const fd: Runner = (argv) => {
+  const commands: Argument[][] = []
+  for (let index = 1; index < argv.length; index++) {
+    const text = argv[index]?.literal ?? ''
+    if (!/^(?:-x|-X|--exec|--exec-batch)$/.test(text)) continue
+    let end = index + 1
+    while (end < argv.length && argv[end]?.literal !== ';') end++
+    commands.push(argv.slice(index + 1, end))
+    index = end
   }
   return { commands }
 }
 
+const PARALLEL = options(
+  '0a:b:d:E:I:i::j:kl::L:m:n:N:P:qrS:s:tuvVxX',
+  'null arg-file= arg-file-sep= arg-sep= basefile= bf= block= block-size= colsep= delimiter= ' +
+    'env= eof=? halt= header= jobs= joblog= load= max-args= max-chars= max-lines= max-procs= ' +
+    'max-replace-args= memfree= nice= replace=? results= res= retries= sshlogin= S= sshloginfile= ' +
+    'slf= tag-string= tagstring= timeout= tmpdir= workdir= wd= delay= rpl= profile= semaphorename= ' +
+    'id= fifo cat pipe pipepart quote keep-order group ungroup line-buffer tag dry-run verbose ' +
+    'semaphore bg fg shebang shebang-wrap no-run-if-empty',
+)
+
+const parallel: Runner = (argv, input) => {
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, PARALLEL)) {
+    const start = reading.operands[0] ?? argv.length
+    let separator = start
+    while (separator < argv.length && !/^::::?\+?$/.test(argv[separator]?.literal ?? '')) separator++
+    const template = joinLoose(argv.slice(start, separator))
+    const values =
+      separator < argv.length
+        ? argv
+            .slice(separator + 1)
+            .filter((argument) => !/^::::?\+?$/.test(argument.literal ?? ''))
+            .map((argument) => argument.loose)
+        : inputLines(input)
+    // Each value fills `{}` in the template, or is appended; with no template each value is a command.
+    const commands = values
+      .slice(0, MAX_SUBSTITUTIONS)
+      .map((value) =>
+        template === ''
+          ? value
+          : template.includes('{}')
+            ? substitute(template, '{}', value)
+            : `${template} ${value}`,
+      )
+    if (template !== '') commands.unshift(template)
+    results.push({ shellCode: commands.map((text) => ({ text })) })
+  }
+  return merge(results)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tracers and profilers
+
+const STRACE = options(
+  '+a:Ab:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ',
+  'columns= attach= detach-on= daemonize=? env= trace= signal= status= trace-path= successful-only ' +
+    'failed-only abbrev= verbose= raw= read= write= quiet=? silent=? silence=? kvm= decode-fds=? ' +
+    'decode-pids=? follow-forks output-separately output= instruction-pointer stack-trace ' +
+    'stack-traces syscall-number timestamps=? relative-timestamps=? absolute-timestamps=? ' +
+    'syscall-times=? summary-only summary summary-columns= summary-sort-by= ' +
+    'summary-syscall-overhead= summary-wall-clock string-limit= user= seccomp-bpf ' +
+    'const-print-style= no-abbrev debug help version tips=? argv0= secontext=? interruptible= ' +
+    'inject= fault= quiet-messages=? always-show-pid kill-on-exit trace-fds= namespace=? ' +
+    'pidns-translation strings-in-hex=? stack-trace-frame-filter= output-append-mode',
+)
+const LTRACE = options(
+  '+a:A:bcCD:e:F:hiLl:n:o:p:rs:Su:tTVw:x:',
+  'align= demangle debug= failed help indent= library= output= version no-signals where= no-plt config=',
+)
+
+/** valgrind: every option is one word (`--tool=memcheck`, `-q`); the first other word is the program. */
+const valgrind: Runner = (argv) => {
+  let index = 1
+  while (index < argv.length) {
+    const text = argv[index]?.literal
+    if (text === undefined || !text.startsWith('-')) break
+    index++
+    if (text === '--') break
+  }
+  return { commands: [argv.slice(index)] }
+}
+
+/** `gosu USER CMD`, `setuidgid USER CMD`, `envdir DIR CMD`: one operand, then the command. */
+const gosuLike = wrapper(GOSU, 1)
 /** Strips a version (`lango@1.2`) so `npx lango@latest` names the package `lango`. */
 function packageArgument(argument: Argument): Argument {
   const text = argument.literal
@@ -528,13 +814,99 @@ const npm: Runner = (argv) => {
   return packageRunner(argv.slice(at))
 }
 
+const PNPM_SUBCOMMANDS = new Set([
+  'add',
+  'install',
+  'i',
+  'update',
+  'up',
+  'upgrade',
+  'remove',
+  'rm',
+  'uninstall',
+  'un',
+  'link',
+  'ln',
+  'unlink',
+  'import',
+  'rebuild',
+  'rb',
+  'prune',
+  'fetch',
+  'install-test',
+  'it',
+  'patch',
+  'patch-commit',
+  'patch-remove',
+  'audit',
+  'list',
+  'ls',
+  'outdated',
+  'why',
+  'licenses',
+  'run',
+  'run-script',
+  'test',
+  't',
+  'start',
+  'create',
+  'env',
+  'init',
+  'publish',
+  'pack',
+  'root',
+  'bin',
+  'store',
+  'server',
+  'setup',
+  'config',
+  'c',
+  'get',
+  'set',
+  'deploy',
+  'doctor',
+  'help',
+  'self-update',
+  'recursive',
+  'm',
+  'multi',
+  'cat-file',
+  'cat-index',
+  'find-hash',
+  'dedupe',
+  'approve-builds',
+  'ignored-builds',
+  'cache',
+  'login',
+  'logout',
+  'whoami',
+  'version',
+  'catalog',
+  'sbom',
+  'docs',
+  'home',
+  'view',
+  'info',
+  'search',
+  'stars',
+  'owner',
+  'dist-tag',
+  'deprecate',
+  'undeprecate',
+  'unpublish',
+])
+
 const pnpm: Runner = (argv) => {
   const at = skipOptions(argv, 1, {
     short: 'CF',
     long: ['dir', 'filter', 'filter-prod', 'reporter', 'loglevel'],
   })
   const subcommand = argv[at]?.literal?.toLowerCase()
-  if (subcommand !== 'exec' && subcommand !== 'dlx') return undefined
+  if (subcommand === undefined) return undefined
+  // `pnpm NAME` for a name that is not a pnpm command runs a script or a bin of that name.
+  if (subcommand !== 'exec' && subcommand !== 'dlx') {
+    return PNPM_SUBCOMMANDS.has(subcommand) ? undefined : { commands: [argv.slice(at)] }
+  }
   const rest = argv.slice(at)
   const start = skipOptions(rest, 1, { long: ['package', 'reporter'] })
   if (
@@ -548,9 +920,75 @@ const pnpm: Runner = (argv) => {
     : { commands: [[packageArgument(target), ...rest.slice(start + 1)]] }
 }
 
-const yarn = subcommandWrapper(['exec', 'dlx', 'run'], { short: 'p', long: ['package'] }, 0, {
-  long: ['cwd'],
-})
+const YARN_SUBCOMMANDS = new Set([
+  'add',
+  'audit',
+  'autoclean',
+  'bin',
+  'cache',
+  'check',
+  'config',
+  'create',
+  'generate-lock-entry',
+  'global',
+  'help',
+  'import',
+  'info',
+  'init',
+  'install',
+  'licenses',
+  'link',
+  'list',
+  'login',
+  'logout',
+  'outdated',
+  'owner',
+  'pack',
+  'policies',
+  'publish',
+  'remove',
+  'tag',
+  'team',
+  'unlink',
+  'unplug',
+  'upgrade',
+  'upgrade-interactive',
+  'version',
+  'versions',
+  'why',
+  'workspace',
+  'workspaces',
+  'up',
+  'set',
+  'plugin',
+  'constraints',
+  'explain',
+  'npm',
+  'patch',
+  'patch-commit',
+  'rebuild',
+  'search',
+  'stage',
+  'dedupe',
+  'test',
+])
+
+/** `yarn exec|dlx|run CMD`, and `yarn CMD` for a name that is not a yarn command (a bin or a script). */
+const yarn: Runner = (argv) => {
+  const at = skipOptions(argv, 1, { long: ['cwd'] })
+  const subcommand = argv[at]?.literal?.toLowerCase()
+  if (subcommand === undefined) return undefined
+  if (subcommand === 'exec' || subcommand === 'dlx' || subcommand === 'run') {
+    const rest = argv.slice(at)
+    const start = skipOptions(rest, 1, { short: 'p', long: ['package'] })
+    const target = rest[start]
+    return target === undefined
+      ? undefined
+      : { commands: [[packageArgument(target), ...rest.slice(start + 1)]] }
+  }
+  if (YARN_SUBCOMMANDS.has(subcommand)) return undefined
+  return { commands: [argv.slice(at)] }
+}
 
 const BUN_SUBCOMMANDS = new Set([
   'add',
@@ -738,12 +1176,161 @@ const deno: Runner = (argv) => {
     : { scripts: [{ path: target, args: argv.slice(index + 1), kind: 'code' }] }
 }
 
+const tcl = interpreter({ codeShort: 'c', options: { short: 'fbDiInN' } })
+
+const GAWK = options(
+  'f:v:F:e:E:i:l:bcCd::D::gh?hL::MnNoO::p::PrsStVW:',
+  'file= assign= field-separator= source= exec= include= load= characters-as-bytes traditional ' +
+    'copyright dump-variables=? debug=? gen-pot help lint=? bignum use-lc-numeric non-decimal-data ' +
+    'optimize pretty-print=? no-optimize posix re-interval sandbox lint-old version profile=? csv',
+)
+
+/**
+ * awk: the program is data unless it runs commands (`system`, pipes, `getline` from a command);
+ * literal commands are parsed as shell code, computed ones count as a run-time command. Documented in
+ * `awk-program.ts`.
+ */
 const awk: Runner = (argv) => {
-  const file = findOptionValue(argv, ['-f'], ['file'])
-  if (file !== undefined) return { scripts: [{ path: textArgument(file.value), args: [], kind: 'code' }] }
-  const index = skipOptions(argv, 1, { short: 'Fv', long: ['field-separator', 'assign'] })
-  const program = argv[index]
-  return program === undefined ? undefined : { interpreterCode: [program.loose] }
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, GAWK)) {
+    const files = optionsNamed(reading, ['-f', '--file', '-E', '--exec'])
+    results.push({
+      scripts: files.map((file) => ({
+        path: file.values[0] ?? textArgument(''),
+        args: [],
+        kind: 'code' as const,
+      })),
+    })
+    const sources = optionsNamed(reading, ['-e', '--source']).map((option) => option.values[0]?.loose ?? '')
+    if (files.length === 0 && sources.length === 0) {
+      const program = reading.operands[0]
+      if (program !== undefined) sources.push(argv[program]?.loose ?? '')
+    }
+    for (const source of sources) {
+      const found = awkCommands(source)
+      results.push({ shellCode: found.shellCode.map((text) => ({ text })), computed: found.computed })
+    }
+  }
+  return merge(results)
+}
+
+const SED = options(
+  'nrsEuzie::f:l:',
+  'quiet silent debug expression= file= in-place=? line-length= null-data zero-terminated posix ' +
+    'regexp-extended separate sandbox unbuffered follow-symlinks help version',
+  { permute: true },
+)
+
+/**
+ * GNU sed runs commands with `e COMMAND`, with a bare `e` (the pattern space) and with the `e` flag of
+ * `s///` (the substituted pattern space). `--sandbox` turns them off.
+ */
+const sed: Runner = (argv) => {
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, SED)) {
+    if (hasOption(reading, ['--sandbox'])) continue
+    const expressions = optionsNamed(reading, ['-e', '--expression'])
+    const scripts = expressions.map((option) => option.values[0]?.loose ?? '')
+    const files = optionsNamed(reading, ['-f', '--file'])
+    if (scripts.length === 0 && files.length === 0) {
+      const first = reading.operands[0]
+      if (first !== undefined) scripts.push(argv[first]?.loose ?? '')
+    }
+    for (const text of scripts) results.push(sedCommands(text))
+    if (files.length > 0) results.push({ computed: true })
+  }
+  return merge(results)
+}
+
+function sedCommands(script: string): RunnerResult {
+  if (!script.includes('e')) return {}
+  const shellCode: ShellCode[] = []
+  let computed = false
+  let index = 0
+  const length = script.length
+  const skipTo = (stops: string): void => {
+    while (index < length && !stops.includes(script[index] as string)) index++
+  }
+  const delimited = (): string => {
+    const delimiter = script[index++]
+    let text = ''
+    while (index < length && script[index] !== delimiter && script[index] !== '\n') {
+      if (script[index] === '\\') text += script[index++] ?? ''
+      text += script[index++] ?? ''
+    }
+    index++
+    return text
+  }
+  while (index < length) {
+    const character = script[index] as string
+    if (/[\s;{}!]/.test(character)) {
+      index++
+      continue
+    }
+    // Addresses: numbers, `$`, `/re/`, `\cREc`, ranges and steps.
+    if (/[0-9$,~+]/.test(character)) {
+      index++
+      continue
+    }
+    if (character === '/') {
+      delimited()
+      continue
+    }
+    if (character === '\\') {
+      index++
+      delimited()
+      continue
+    }
+    index++
+    switch (character) {
+      case 'e': {
+        const start = index
+        skipTo('\n;}')
+        const code = script.slice(start, index).trim()
+        if (code === '') computed = true
+        else shellCode.push({ text: code })
+        break
+      }
+      case 's': {
+        delimited()
+        // The replacement, then the flags.
+        index--
+        const replacement = delimited()
+        const flagsStart = index
+        skipTo('\n;}')
+        if (/e/.test(script.slice(flagsStart, index).replace(/w\s.*$/, ''))) {
+          computed = true
+          shellCode.push({ text: replacement })
+        }
+        break
+      }
+      case 'y':
+        delimited()
+        index--
+        delimited()
+        break
+      case 'a':
+      case 'i':
+      case 'c':
+      case 'r':
+      case 'R':
+      case 'w':
+      case 'W':
+      case 'b':
+      case 't':
+      case 'T':
+      case ':':
+      case 'q':
+      case 'Q':
+      case 'l':
+      case 'L':
+        skipTo(character === 'b' || character === 't' || character === 'T' ? '\n;}' : '\n')
+        break
+      default:
+        break
+    }
+  }
+  return { shellCode, computed }
 }
 
 const powershell: Runner = (argv) => {
@@ -774,12 +1361,6 @@ const windowsCommand: Runner = (argv) => {
     }
   }
   return undefined
-}
-
-const ssh: Runner = (argv) => {
-  const host = skipOptions(argv, 1, { short: 'BbcDEeFIiJLlmOoPpQRSWw' })
-  const rest = argv.slice(host + 1)
-  return rest.length === 0 ? undefined : { shellCode: [{ text: joinLoose(rest) }] }
 }
 
 const trap: Runner = (argv) => {
@@ -839,21 +1420,71 @@ const tmux: Runner = (argv) => {
   return undefined
 }
 
+const SCREEN = options('aAc:dDe:fh:iJlLmOp:qQrRs:S:t:T:UvwxX', 'help version', { exact: true })
+
+/** screen: `screen [options] CMD…`; `-s SHELL`; `-X stuff TEXT` types into a session's shell. */
+const screen: Runner = (argv) => {
+  const results: RunnerResult[] = []
+  for (const reading of parseArgv(argv, SCREEN)) {
+    const shellProgram = optionValue(reading, ['-s'])
+    if (shellProgram !== undefined) results.push({ commands: [[shellProgram]] })
+    if (hasOption(reading, ['-X'])) {
+      const first = reading.operands[0]
+      const subcommand = first === undefined ? undefined : argv[first]?.literal
+      const rest = first === undefined ? [] : argv.slice(first + 1)
+      if (subcommand === 'stuff') results.push({ shellCode: shellCodeOf(rest) })
+      else if (subcommand === 'exec' || subcommand === 'screen') results.push({ commands: [rest] })
+      continue
+    }
+    results.push({ commands: commandsAt(argv, [reading]) })
+  }
+  return merge(results)
+}
+
 const entr: Runner = (argv) => {
   const start = skipOptions(argv, 1)
-  if (hasShortFlag(argv, 's')) return { shellCode: [{ text: joinLoose(argv.slice(start)) }] }
+  const shellMode = argv.slice(1, start).some((argument) => /^-[A-Za-z]*s/.test(argument.literal ?? ''))
+  if (shellMode) return { shellCode: [{ text: joinLoose(argv.slice(start)) }] }
   return { commands: [argv.slice(start)] }
 }
 
+const GDB_COMMANDS = new Set([
+  '-ex',
+  '--ex',
+  '-iex',
+  '--iex',
+  '-eval-command',
+  '--eval-command',
+  '-init-eval-command',
+  '--init-eval-command',
+])
+
+/** gdb: `--args PROG …`, `gdb PROG`, and `-ex 'shell CMD'` / `-ex '!CMD'` commands. */
 const gdb: Runner = (argv) => {
-  const index = argv.findIndex((argument) => argument.literal === '--args')
-  if (index !== -1) return { commands: [argv.slice(index + 1)] }
-  const program = skipOptions(argv, 1, {
-    short: 'xpcd',
-    long: ['ex', 'command', 'pid', 'core', 'directory', 'cd', 'init-command'],
-  })
-  const target = argv[program]
-  return target === undefined ? undefined : { scripts: [{ path: target, args: [], kind: 'program' }] }
+  const results: RunnerResult[] = []
+  for (let index = 1; index < argv.length; index++) {
+    const text = argv[index]?.literal ?? ''
+    if (text === '--args' || text === '-args') {
+      results.push({ commands: [argv.slice(index + 1)] })
+      break
+    }
+    const [name, attached] = splitOnce(text, '=')
+    if (GDB_COMMANDS.has(name)) {
+      const value = attached ?? argv[index + 1]?.loose ?? ''
+      const shellCommand = /^\s*(?:shell\b|!|pipe\b.*?\|)\s*(.*)$/s.exec(value)
+      if (shellCommand !== null) results.push({ shellCode: [{ text: shellCommand[1] ?? '' }] })
+      if (attached === undefined) index++
+    }
+  }
+  if (results.length === 0) {
+    const program = skipOptions(argv, 1, {
+      short: 'xpcd',
+      long: ['ex', 'command', 'pid', 'core', 'directory', 'cd', 'init-command'],
+    })
+    const target = argv[program]
+    if (target !== undefined) results.push({ scripts: [{ path: target, args: [], kind: 'program' }] })
+  }
+  return merge(results)
 }
 
 const nixShell: Runner = (argv) => {
@@ -868,79 +1499,130 @@ const nix: Runner = (argv) => {
   return index === -1 ? undefined : { commands: [argv.slice(index + 1)] }
 }
 
-/** Runs the words after the first `--` (`op run -- CMD`), or after options when there is none. */
-function afterDoubleDash(subcommands: readonly string[], spec: OptionSpec = {}, operands = 0): Runner {
-  return (argv) => {
-    const subcommand = argv[1]?.literal?.toLowerCase()
-    if (subcommands.length > 0 && (subcommand === undefined || !subcommands.includes(subcommand)))
-      return undefined
-    const first = subcommands.length > 0 ? 2 : 1
-    const dash = argv.findIndex((argument, index) => index >= first && argument.literal === '--')
-    if (dash !== -1) return { commands: [argv.slice(dash + 1)] }
-    return { commands: [argv.slice(skipOptions(argv, first, spec) + operands)] }
-  }
-}
-
 const SHELLS = [
   'sh',
   'bash',
   'dash',
   'zsh',
   'ksh',
+  'ksh93',
   'mksh',
   'ash',
+  'hush',
   'yash',
   'posh',
   'lksh',
+  'oksh',
+  'loksh',
   'pdksh',
   'rbash',
+  'osh',
   'fish',
   'csh',
   'tcsh',
+  'nu',
+  'elvish',
 ]
+
+const NO_OPTIONS = options('')
 
 const entries: [readonly string[], Runner][] = [
   [['env'], env],
-  [['sudo'], sudo],
-  [['doas'], wrapper({ short: 'uCa' })],
+  [['sudo', 'sudo-rs'], sudo],
+  [['doas'], doas],
+  [['run0'], wrapper(RUN0)],
+  [['pkexec'], wrapper(PKEXEC)],
+  [['su'], switchUser(SU)],
+  [['runuser'], switchUser(RUNUSER)],
+  [['sg'], switchGroup],
+  [['setpriv'], wrapper(SETPRIV, 0, { runs: (reading) => !hasOption(reading, ['-d', '--dump']) })],
+  [['capsh'], capsh],
+  [['chpst'], wrapper(CHPST)],
+  [['softlimit', 's6-softlimit'], wrapper(SOFTLIMIT)],
+  [['setuidgid', 'envuidgid', 'envdir', 's6-setuidgid', 's6-envdir', 'gosu', 'su-exec'], gosuLike],
+  [['rustup'], subcommandWrapper(['run'], NO_OPTIONS, 1)],
+  [['setlock', 's6-setlock'], wrapper(SETLOCK, 1)],
   [
     [
-      'nohup',
-      'setsid',
-      'builtin',
+      'pgrphack',
+      'fghack',
+      'nocache',
       'catchsegv',
       'nocorrect',
       'noglob',
-      'busybox',
-      'toybox',
+      'builtin',
       'unbuffer',
-      'dbus-run-session',
-      'valgrind',
-      'firejail',
-      'pkexec',
-      'sudo-rs',
+      'chronic',
+      'ifne',
+      'torify',
+      'tsocks',
     ],
-    wrapper({ long: ['user', 'config-file', 'dbus-daemon'] }),
+    wrapper(options('+eEnpv')),
   ],
-  [['time'], wrapper({ short: 'fo', long: ['format', 'output'] })],
-  [['nice'], wrapper({ short: 'n', long: ['adjustment'] })],
-  [['timeout'], wrapper({ short: 'sk', long: ['signal', 'kill-after'] }, 1)],
-  [['stdbuf'], wrapper({ short: 'ioe', long: ['input', 'output', 'error'] })],
-  [['exec'], wrapper({ short: 'a' })],
+  [['eatmydata', 'nohup'], wrapper(NOHUP)],
+  [['busybox', 'toybox'], wrapper(options('', 'install list list-full help'))],
+  [['ccache', 'sccache', 'distcc', 'icecc', 'buildcache'], wrapper(CCACHE)],
+  [['time'], wrapper(TIME)],
+  [['nice'], wrapper(NICE)],
+  [['timeout'], timeout],
+  [['stdbuf'], wrapper(STDBUF)],
+  [['setsid'], wrapper(SETSID)],
+  [['prlimit'], wrapper(PRLIMIT)],
+  [
+    ['numactl'],
+    wrapper(NUMACTL, 0, { runs: (reading) => !hasOption(reading, ['-s', '--show', '-H', '--hardware']) }),
+  ],
+  [['chrt'], wrapper(CHRT, 1, { runs: (reading) => !hasOption(reading, ['-p', '--pid', '-m', '--max']) })],
+  [['taskset'], wrapper(TASKSET, 1, { runs: (reading) => !hasOption(reading, ['-p', '--pid']) })],
+  [
+    ['ionice'],
+    wrapper(IONICE, 0, {
+      runs: (reading) => !hasOption(reading, ['-p', '-P', '-u', '--pid', '--pgid', '--uid']),
+    }),
+  ],
+  [['choom'], wrapper(CHOOM, 0, { runs: (reading) => !hasOption(reading, ['-p', '--pid']) })],
+  [['cgexec'], wrapper(CGEXEC)],
+  [['cpulimit'], wrapper(CPULIMIT)],
+  [['trickle'], wrapper(TRICKLE)],
+  [['chroot'], wrapper(CHROOT, 1)],
+  [['unshare'], wrapper(UNSHARE)],
+  [['nsenter'], wrapper(NSENTER)],
+  [['bwrap'], bwrap],
+  [['firejail'], firejail],
+  [['fakeroot', 'fakeroot-ng'], wrapper(FAKEROOT, 0, { programs: ['-f', '--faked'] })],
+  [['fakechroot'], wrapper(FAKECHROOT, 0, { programs: ['-d', '--elfloader'] })],
+  [['proot'], wrapper(PROOT, 0, { programs: ['-q', '--qemu'] })],
+  [['schroot'], wrapper(SCHROOT)],
+  [['faketime'], faketime],
+  [['systemd-run'], wrapper(SYSTEMD_RUN)],
+  [['systemd-inhibit'], wrapper(SYSTEMD_INHIBIT)],
+  [['dbus-run-session'], wrapper(DBUS_RUN_SESSION, 0, { programs: ['--dbus-daemon'] })],
+  [['dbus-launch'], wrapper(DBUS_LAUNCH)],
+  [
+    ['setarch', 'linux32', 'linux64', 'i386', 'i686', 'x86_64', 'uname26', 'arm', 'aarch64', 'ppc', 'ppc64'],
+    setarch,
+  ],
+  [['start-stop-daemon'], startStopDaemon],
+  [['daemonize'], wrapper(DAEMONIZE)],
+  [['ssh-agent'], wrapper(SSH_AGENT)],
+  [['sshpass'], wrapper(SSHPASS)],
+  [['runcon'], runcon],
+  [['exec'], wrapper(options('+a:cl'))],
   [['command'], command],
   [['xargs'], xargs],
   [['hash'], hash],
   [['find'], find],
+  [['fd', 'fdfind'], fd],
   [SHELLS, shell],
   [['eval'], evaluate],
   [['.', 'source'], source],
   [['watch'], watch],
   [['flock'], flock],
-  [['strace', 'ltrace'], wrapper({ short: 'abeEIoOpPsSuUXAnlLw' })],
+  [['strace'], wrapper(STRACE)],
+  [['ltrace'], wrapper(LTRACE)],
+  [['valgrind', 'valgrind.bin'], valgrind],
   [['script'], script],
-  [['su', 'runuser'], switchUser],
-  [['sg'], switchGroup],
-  [['parallel'], parallel],
+  [['parallel', 'sem'], parallel],
   [['npx', 'bunx', 'pnpx'], packageRunner],
   [['npm'], npm],
   [['pnpm'], pnpm],
@@ -952,59 +1634,27 @@ const entries: [readonly string[], Runner][] = [
   [['ruby'], ruby],
   [['php'], php],
   [['lua', 'luajit', 'rscript', 'osascript'], simpleEval],
+  [['tclsh', 'wish', 'expect'], tcl],
   [['deno'], deno],
-  [['awk', 'gawk', 'mawk', 'nawk'], awk],
+  [['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk'], awk],
+  [['sed', 'gsed'], sed],
   [['powershell', 'pwsh'], powershell],
   [['cmd'], windowsCommand],
-  [['ssh'], ssh],
-  [['chroot'], wrapper({ long: ['userspec', 'groups'] }, 1)],
-  [['ionice'], wrapper({ short: 'cnp' })],
-  [['taskset'], (argv) => (hasShortFlag(argv, 'p') ? undefined : wrapper({}, 1)(argv))],
-  [['chrt'], (argv) => (hasShortFlag(argv, 'p') ? undefined : wrapper({ short: 'TPD' }, 1)(argv))],
+  [['caffeinate'], wrapper(options('disumt:w:'))],
+  [['torsocks'], wrapper(options('+u:p:a:P:idqh', 'user= pass= address= port= isolate shell version help'))],
+  [['proxychains', 'proxychains4'], wrapper(options('+qf:'))],
+  [['rlwrap'], wrapper(options('+aAb:cC:D:e:f:F:g:hH:il:nNm::M:o:O:p::P:q:rRs:S:t:vw:W:z:'))],
   [
-    ['unshare'],
-    wrapper({
-      short: 'SGRw',
-      long: ['setuid', 'setgid', 'root', 'wd', 'map-user', 'map-group', 'propagation', 'setgroups'],
-    }),
+    ['xvfb-run'],
+    wrapper(
+      options(
+        '+an:s:e:f:p:w:hl',
+        'auto-servernum server-num= server-args= error-file= auth-file= xauth-protocol= wait= help listen-tcp',
+      ),
+    ),
   ],
-  [['nsenter'], wrapper({ short: 'tSG', long: ['target', 'setuid', 'setgid'] })],
-  [
-    ['systemd-run'],
-    wrapper({
-      short: 'pEuMH',
-      long: [
-        'unit',
-        'property',
-        'setenv',
-        'uid',
-        'gid',
-        'nice',
-        'working-directory',
-        'machine',
-        'host',
-        'slice',
-        'description',
-        'on-calendar',
-        'on-active',
-        'on-boot',
-        'on-startup',
-        'on-unit-active',
-        'on-unit-inactive',
-        'timer-property',
-        'path-property',
-        'socket-property',
-        'service-type',
-      ],
-    }),
-  ],
-  [['caffeinate'], wrapper({ short: 'tw' })],
-  [['torsocks'], wrapper({ short: 'uapP' })],
-  [['proxychains', 'proxychains4'], wrapper({ short: 'f' })],
-  [['rlwrap'], wrapper({ short: 'aCfFgHlOpPqSswz' })],
-  [['xvfb-run'], wrapper({ short: 'nsefpw' })],
-  [['screen'], wrapper({ short: 'cehpSTt' })],
-  [['wsl'], afterDoubleDash([], { short: 'du', long: ['distribution', 'user', 'cd'] })],
+  [['screen'], screen],
+  [['wsl'], afterDoubleDash([], options('d:u:e', 'distribution= user= cd= exec shell-type= system'))],
   [['entr'], entr],
   [['gdb'], gdb],
   [['trap'], trap],
@@ -1015,23 +1665,59 @@ const entries: [readonly string[], Runner][] = [
   [['nix'], nix],
   [
     ['poetry', 'pipenv', 'uv', 'pdm', 'hatch', 'rye', 'devbox', 'pixi'],
-    subcommandWrapper(['run'], { long: ['with', 'from', 'python', 'env'] }),
+    subcommandWrapper(['run'], options('', 'with= from= python= env=')),
   ],
   [['uvx'], packageRunner],
-  [['pipx'], subcommandWrapper(['run'], { long: ['spec', 'python'] })],
-  [['bundle', 'bundler'], subcommandWrapper(['exec'])],
+  [['pipx'], subcommandWrapper(['run'], options('', 'spec= python='))],
+  [['bundle', 'bundler'], subcommandWrapper(['exec'], NO_OPTIONS)],
+  [['conda', 'mamba', 'micromamba'], subcommandWrapper(['run'], options('n:p:', 'name= prefix= cwd='))],
+  [['mise', 'rtx', 'asdf'], afterDoubleDash(['exec', 'x'], NO_OPTIONS)],
+  [['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv'], subcommandWrapper(['exec'], NO_OPTIONS)],
+  [['direnv'], subcommandWrapper(['exec'], NO_OPTIONS, 1)],
   [
-    ['conda', 'mamba', 'micromamba'],
-    subcommandWrapper(['run'], { short: 'np', long: ['name', 'prefix', 'cwd'] }),
+    ['op', 'doppler', 'infisical', 'berglas', 'teller', 'dotenvx'],
+    afterDoubleDash(['run', 'exec'], options('', 'env-file= project= config= env=')),
   ],
-  [['mise', 'rtx', 'asdf'], afterDoubleDash(['exec', 'x'])],
-  [['direnv'], subcommandWrapper(['exec'], {}, 1)],
+  [['chamber'], afterDoubleDash(['exec'], NO_OPTIONS, 1)],
+  [['aws-vault'], afterDoubleDash(['exec'], NO_OPTIONS, 1)],
+  [['dotenv'], afterDoubleDash([], options('e:c:v:p'))],
+  [['guix'], afterDoubleDash(['shell', 'environment'], NO_OPTIONS)],
+  [['toolbox'], subcommandWrapper(['run'], options('c:r:d:', 'container= release= distro='))],
+  [['distrobox'], afterDoubleDash(['enter'], NO_OPTIONS, 1)],
+  [['distrobox-enter'], afterDoubleDash([], NO_OPTIONS, 1)],
+  [['minijail0', 'nsjail'], afterDoubleDash([], NO_OPTIONS)],
   [
-    ['op', 'doppler', 'infisical'],
-    afterDoubleDash(['run'], { long: ['env-file', 'project', 'config', 'env'] }),
+    ['flatpak-spawn'],
+    wrapper(
+      options(
+        '',
+        'host watch-bus expose-pids share-pids sandbox no-network clear-env latest-version env= unset-env= forward-fd= directory= sandbox-expose= sandbox-expose-ro= sandbox-flag= app-path= usr-path= verbose help',
+      ),
+    ),
   ],
-  [['aws-vault'], afterDoubleDash(['exec'], {}, 1)],
-  [['dotenv'], afterDoubleDash([], { short: 'ecv' })],
+  [
+    ['gnome-session-inhibit'],
+    wrapper(options('', 'app-id= reason= inhibit= inhibit-only list help version')),
+  ],
+  [['cross-env'], env],
+  [
+    ['cross-env-shell'],
+    (argv) => ({
+      shellCode: [
+        { text: joinLoose(argv.slice(1).filter((argument) => !(argument.literal ?? '').includes('='))) },
+      ],
+    }),
+  ],
+  [
+    ['env-cmd'],
+    wrapper(
+      options(
+        'f:e:r:',
+        'file= environments= rc-file= fallback no-override use-shell expand-envs silent verbose help',
+      ),
+    ),
+  ],
+  ...TOOL_RUNNERS,
 ]
 
 /** Runners by normalised program name (basename, lower case, no Windows suffix). */

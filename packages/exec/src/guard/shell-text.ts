@@ -39,6 +39,35 @@ export function stripShellQuoting(text: string): string {
   return text.replace(/\\\r?\n/g, '').replace(/['"\\]/g, '')
 }
 
+// Constructs that expand to nothing or may: `$()`, `` `…` ``, `$(…)` and `${…}` without nesting, `$name`,
+// `$1`, `$@`, `$*`, `$#`, `$?`, `$$`, `$!`, `$-`, and empty quotes.
+const EMPTY_EXPANSIONS = /\$\([^()]*\)|`[^`]*`|\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|''|""/g
+
+/**
+ * `text` with every expansion that may be empty removed (issue 11 finding 3), so a name split by them
+ * shows: `lan$()go`, ``lan``go``, `lan${x}go` and `lan"$x"go` all read `lango`. A rough textual
+ * rewrite for heuristics (free text, interpreter code, unparsable input); parsed words go through the
+ * word patterns of `word-shape.ts` instead.
+ */
+export function removeEmptyExpansions(text: string): string {
+  if (!/[$`'"]/.test(text)) return text
+  let reduced = text
+  // Removing `$x` from `"$x"` leaves `""`: repeat a few times so nested leftovers go too.
+  for (let round = 0; round < 3; round++) {
+    const next = reduced.replace(EMPTY_EXPANSIONS, '')
+    if (next === reduced) break
+    reduced = next
+  }
+  return reduced
+}
+
+/** True when `text`, or `text` with its possibly empty expansions removed, holds the word `lango`. */
+export function namesLango(text: string): boolean {
+  if (containsLangoWord(text)) return true
+  const reduced = removeEmptyExpansions(text)
+  return reduced !== text && containsLangoWord(reduced)
+}
+
 /**
  * The word that follows a standalone `lango` in free text (interpreter code, a token list), skipping
  * quotes, commas, brackets and blanks, lower-cased; `undefined` when there is none.
@@ -141,6 +170,13 @@ export interface TokenScanResult {
  * operators, drop quotes and backslashes, and look for a token whose program name is `lango`.
  */
 export function scanTokensForLango(text: string): TokenScanResult {
+  const direct = scanTokens(text)
+  if (direct.found) return direct
+  const reduced = removeEmptyExpansions(text)
+  return reduced === text ? direct : scanTokens(reduced)
+}
+
+function scanTokens(text: string): TokenScanResult {
   const tokens = text
     // `${NAME:-WORD}` and friends: keep WORD as a token of its own.
     .replace(/\$\{[#!]?[A-Za-z0-9_@*?]*(?:\[[^\]]*\])?(?::?[-=+?]|[#%]{1,2}|\/{1,2}|[\^,]{1,2})?/g, ' ')

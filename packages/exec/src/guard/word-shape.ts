@@ -4,17 +4,25 @@ import { hasUnparsedExpansion, literalWordValue, scriptOutputs } from './command
 /*
  * A word's possible expansions are modelled as glob-like patterns over single characters (lower-cased)
  * and markers: `ANY` and `ONE` come from globs written in the text, `DYNAMIC` is an expansion whose
- * value the text does not reveal, `END` cuts a pattern at a field boundary.
+ * value the text does not reveal and that may be empty, `NONEMPTY` one that is never empty, `END` cuts
+ * a pattern at a field boundary.
+ *
+ * The rule for a static match (SECURITY.md §6.2 items 3 and 6, issue 11 finding 3): a word that becomes
+ * `lango` (any case, optionally with a path prefix) when every expansion that can be empty is empty is
+ * a lango invocation. So a `DYNAMIC` piece is matched as the empty string when the guard decides from
+ * the text alone, and as any string when it asks whether an unknown value could make the word lango.
  */
 
 /** Any run of characters, from a `*` glob. */
 export const ANY = 0
 /** One character from a `?` glob. */
 export const ONE = 1
-/** A run-time value unknown from the text (a variable that is never assigned, `$(curl …)`). */
+/** A run-time value unknown from the text that may be empty (`$x`, `$(cmd)`, `"$@"`, `${x%%*}`). */
 export const DYNAMIC = 2
 /** End of the first field of an unquoted expansion (`c="lango cron"; $c` runs lango); the rest is ignored. */
 export const END = 3
+/** A run-time value unknown from the text that is never empty (`${x:-fallback}` when `x` is set). */
+export const NONEMPTY = 4
 
 /** A bracket expression such as `[a-c]` or `[!x]`. */
 export interface CharacterClass {
@@ -24,17 +32,29 @@ export interface CharacterClass {
 }
 
 /** One element of a {@link WordPattern}. */
-export type PatternPiece = string | typeof ANY | typeof ONE | typeof DYNAMIC | typeof END | CharacterClass
+export type PatternPiece =
+  | string
+  | typeof ANY
+  | typeof ONE
+  | typeof DYNAMIC
+  | typeof END
+  | typeof NONEMPTY
+  | CharacterClass
 
 /** One possible expansion of a word. */
 export type WordPattern = readonly PatternPiece[]
 
 /** What a word evaluation may know about variables and positional parameters. */
 export interface WordScope {
-  /** Literal values assigned to `name` anywhere in the text, `undefined` when none are known. */
-  variableValues(name: string): readonly string[] | undefined
+  /**
+   * Patterns of the values assigned to `name` anywhere in the text (flow-insensitive), `undefined`
+   * when the text never assigns it.
+   */
+  variablePatterns(name: string): readonly WordPattern[] | undefined
   /** `$0`, `$1`, … of an `sh -c STRING ARG0 ARG1` string; `undefined` outside one. */
   readonly positional: readonly string[] | undefined
+  /** Charges pattern pieces against the guard's work budget; throws when the budget is spent. */
+  charge(pieces: number): void
 }
 
 /** Bound on the patterns kept per word; past it the rest of the word becomes {@link DYNAMIC}. */
@@ -46,13 +66,17 @@ const TARGETS = ['lango', 'lango.exe', 'lango.cmd', 'lango.bat', 'lango.com'] as
 export function wordPatterns(word: Word, scope: WordScope): PatternPiece[][] {
   const parts = word.parts
   if (parts === undefined) return hasUnparsedExpansion(word) ? [[DYNAMIC]] : [characters(word.value)]
-  return concatenate(parts.map((part) => partPatterns(part, scope, false)))
+  return concatenate(
+    parts.map((part) => partPatterns(part, scope, false)),
+    scope,
+  )
 }
 
 /**
  * Whether some expansion of the patterns has the program name `lango` (basename, any case, Windows
- * suffix allowed). `'static'`: the text alone makes it `lango` (literal parts, known values, globs);
- * `'dynamic'`: only if an unknown value happens to fit; `undefined`: never.
+ * suffix allowed). `'static'`: the text alone makes it `lango` (literal parts, known values, globs, and
+ * expansions that may be empty taken as empty); `'dynamic'`: only if an unknown value happens to fit;
+ * `undefined`: never.
  */
 export function matchLango(patterns: readonly WordPattern[]): 'static' | 'dynamic' | undefined {
   let dynamic = false
@@ -65,11 +89,15 @@ export function matchLango(patterns: readonly WordPattern[]): 'static' | 'dynami
   return dynamic ? 'dynamic' : undefined
 }
 
-/** The plain string a pattern stands for when it has no wildcards, else `undefined`. */
-export function patternText(pattern: WordPattern): string | undefined {
+/**
+ * The plain string a pattern stands for when its expansions that may be empty are empty and it has
+ * no wildcards (up to a field end), else `undefined`: `s$()udo` → `sudo`.
+ */
+export function emptiedText(pattern: WordPattern): string | undefined {
   let text = ''
   for (const piece of pattern) {
     if (piece === END) break
+    if (piece === DYNAMIC) continue
     if (typeof piece !== 'string') return undefined
     text += piece
   }
@@ -77,36 +105,94 @@ export function patternText(pattern: WordPattern): string | undefined {
 }
 
 /**
+ * True when the word can expand to no field at all, so the next word becomes the command: unquoted
+ * expansions that may all be empty (`$x lango`), `"$@"`, `"${a[@]}"`, and with `nullglob` a glob that
+ * matches nothing.
+ */
+export function canVanish(word: Word, scope: WordScope, nullglob: boolean): boolean {
+  const parts = word.parts
+  if (parts === undefined) return hasUnparsedExpansion(word)
+  for (const part of parts) {
+    switch (part.type) {
+      case 'SimpleExpansion':
+      case 'ParameterExpansion':
+      case 'CommandExpansion':
+        continue
+      case 'Glob':
+      case 'ExtendedGlob':
+        if (nullglob) return true
+        return false
+      case 'Literal':
+        if (part.value === '') continue
+        if (nullglob && /[*?[]/.test(part.value)) return true
+        return false
+      case 'DoubleQuoted':
+        if (part.parts.length > 0 && part.parts.every(isAllPositional)) continue
+        return false
+      default:
+        return false
+    }
+  }
+  return wordPatterns(word, scope).some((pattern) =>
+    pattern.every((piece) => piece === DYNAMIC || piece === END || piece === ANY),
+  )
+}
+
+/** `$@` and `${name[@]}`: inside double quotes they expand to no field when empty. */
+function isAllPositional(child: DoubleQuotedChild): boolean {
+  if (child.type === 'SimpleExpansion') return child.text === '$@'
+  if (child.type === 'ParameterExpansion')
+    return child.parameter === '@' || child.index?.value === '@' || child.index?.text === '@'
+  return false
+}
+
+/**
  * One left-to-right pass that tries every start at once (an NFA over target positions held in a bit
- * set): a basename starts at the beginning, after a `/`, or, when unknown values may match, inside
- * one, since an unknown value may carry its own directory prefix. Linear in the pattern length.
+ * set): a basename starts at the beginning or after a `/` (or `\`). In static mode a {@link DYNAMIC}
+ * piece is empty and a {@link NONEMPTY} one never matches; in dynamic mode both may be any string,
+ * including one that ends in a directory prefix. Linear in the pattern length.
  */
 function scanPattern(pattern: WordPattern, target: string, allowDynamic: boolean): boolean {
   const full = 1 << target.length
   const mask = (full << 1) - 1
   let states = 0
-  for (let index = 0; index < pattern.length; index++) {
-    const piece = pattern[index] as PatternPiece
+  let startHere = true
+  let seen = false
+  for (const piece of pattern) {
     if (piece === END) break
-    const previous = pattern[index - 1]
-    if (index === 0 || previous === '/' || previous === '\\' || (allowDynamic && piece === DYNAMIC))
+    if (startHere) states |= 1
+    if (piece === DYNAMIC && !allowDynamic) continue // empty: states and start carry over
+    seen = true
+    if (piece === DYNAMIC || piece === NONEMPTY) {
+      if (!allowDynamic) {
+        states = 0
+        startHere = false
+        continue
+      }
+      // Any string, which may hold its own directory prefix: a start inside it, then every position
+      // at or after the lowest reachable one, and a new start after it.
       states |= 1
+      states = ((full << 1) - (states & -states)) & mask
+      startHere = true
+      continue
+    }
+    startHere = piece === '/' || piece === '\\'
     if (states === 0) continue
+    if (piece === ANY) {
+      states = ((full << 1) - (states & -states)) & mask
+      continue
+    }
     let next = 0
-    if (piece === ANY || (piece === DYNAMIC && allowDynamic)) {
-      next = (full << 1) - (states & -states) // every position at or after the lowest reachable one
-    } else if (piece !== DYNAMIC) {
-      for (let position = 0; position < target.length; position++) {
-        if ((states & (1 << position)) === 0) continue
-        const character = target[position] as string
-        if (piece === ONE || (typeof piece === 'string' ? piece === character : inClass(piece, character))) {
-          next |= 1 << (position + 1)
-        }
+    for (let position = 0; position < target.length; position++) {
+      if ((states & (1 << position)) === 0) continue
+      const character = target[position] as string
+      if (piece === ONE || (typeof piece === 'string' ? piece === character : inClass(piece, character))) {
+        next |= 1 << (position + 1)
       }
     }
     states = next & mask
   }
-  if (pattern.length === 0) return false
+  if (!seen) return false
   return (states & full) !== 0
 }
 
@@ -121,25 +207,37 @@ function characters(text: string): string[] {
   return Array.from(text.toLowerCase())
 }
 
-function concatenate(alternatives: readonly (readonly WordPattern[])[]): PatternPiece[][] {
+function concatenate(alternatives: readonly (readonly WordPattern[])[], scope: WordScope): PatternPiece[][] {
   // Accumulators are extended in place: copying them per part would be quadratic in the word length.
   let patterns: PatternPiece[][] = [[]]
   for (const options of alternatives) {
     const only = options.length === 1 ? options[0] : undefined
     if (only !== undefined || patterns.length * options.length > MAX_PATTERNS) {
       for (const pattern of patterns) {
-        if (only === undefined) pattern.push(DYNAMIC)
-        else for (const piece of only) pattern.push(piece)
+        if (only === undefined) pushPiece(pattern, DYNAMIC)
+        else for (const piece of only) pushPiece(pattern, piece)
       }
+      scope.charge(patterns.length * (only?.length ?? 1))
       continue
     }
     const next: PatternPiece[][] = []
     for (const pattern of patterns) {
-      for (const option of options) next.push([...pattern, ...option])
+      for (const option of options) {
+        const combined = [...pattern]
+        for (const piece of option) pushPiece(combined, piece)
+        next.push(combined)
+        scope.charge(combined.length)
+      }
     }
     patterns = next
   }
   return patterns
+}
+
+/** Appends a piece; runs of {@link DYNAMIC} collapse into one (same meaning, bounded length). */
+function pushPiece(pattern: PatternPiece[], piece: PatternPiece): void {
+  if (piece === DYNAMIC && pattern[pattern.length - 1] === DYNAMIC) return
+  pattern.push(piece)
 }
 
 function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quoted: boolean): WordPattern[] {
@@ -150,9 +248,12 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quot
       return [characters(part.value)]
     case 'DoubleQuoted':
     case 'LocaleString':
-      return concatenate(part.parts.map((child) => partPatterns(child, scope, true)))
+      return concatenate(
+        part.parts.map((child) => partPatterns(child, scope, true)),
+        scope,
+      )
     case 'SimpleExpansion':
-      return fields(valuePatterns(variableValues(part.text.replace(/^\$\{?|\}$/g, ''), scope)), scope, quoted)
+      return fields(parameterValues(part.text.replace(/^\$\{?|\}$/g, ''), scope), scope, quoted)
     case 'ParameterExpansion':
       return fields(parameterPatterns(part, scope), scope, quoted)
     case 'CommandExpansion': {
@@ -165,6 +266,7 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quot
       )
     }
     case 'ArithmeticExpansion':
+      // Always a number: never empty, never letters.
       return [['0']]
     case 'ProcessSubstitution':
       return [characters('/dev/fd/63')]
@@ -184,14 +286,12 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quot
  * keep the whole value and add the first field, cut with {@link END}. Splits on blanks and on any IFS
  * value the text assigns.
  */
-function fields(patterns: WordPattern[], scope: WordScope, quoted: boolean): WordPattern[] {
-  if (quoted) return patterns
-  const separators = new Set([
-    ' ',
-    '\t',
-    '\n',
-    ...(scope.variableValues('IFS') ?? []).flatMap((value) => Array.from(value)),
-  ])
+function fields(patterns: readonly WordPattern[], scope: WordScope, quoted: boolean): WordPattern[] {
+  if (quoted) return [...patterns]
+  const separators = new Set([' ', '\t', '\n'])
+  for (const value of scope.variablePatterns('IFS') ?? []) {
+    for (const piece of value) if (typeof piece === 'string') separators.add(piece)
+  }
   const result: WordPattern[] = []
   for (const pattern of patterns) {
     let start = 0
@@ -205,97 +305,139 @@ function fields(patterns: WordPattern[], scope: WordScope, quoted: boolean): Wor
   return result.length > MAX_PATTERNS ? result.slice(0, MAX_PATTERNS) : result
 }
 
-function variableValues(name: string, scope: WordScope): readonly string[] | undefined {
-  if (/^[0-9]+$/.test(name)) return positionalValue(scope, Number(name))
+/**
+ * Every value a parameter may have where it is used. Special parameters `$?`, `$$` and `$#` are
+ * numbers; `$!`, `$-` and `$_` may be empty. A positional parameter of a known `sh -c` argument list
+ * may be any later argument (`shift`) or, after `set --`, anything. A variable the text assigns may
+ * still be unset where it is used (the guard does not follow control flow), so it may be empty too.
+ */
+function parameterValues(name: string, scope: WordScope): WordPattern[] {
+  if (/^[0-9]+$/.test(name)) return positionalPatterns(scope, Number(name))
   // "$@" and "$*" in command position start with $1.
-  if (name === '@' || name === '*') return positionalValue(scope, 1)
-  return scope.variableValues(name)
-}
-
-function positionalValue(scope: WordScope, index: number): readonly string[] | undefined {
-  const value = scope.positional?.[index]
-  return value === undefined ? undefined : [value]
-}
-
-function valuePatterns(values: readonly string[] | undefined): WordPattern[] {
+  if (name === '@' || name === '*') return positionalPatterns(scope, 1)
+  if (name === '?' || name === '$' || name === '#') return [['0']]
+  if (name === '!' || name === '-' || name === '_') return [[DYNAMIC]]
+  const values = scope.variablePatterns(name)
   if (values === undefined || values.length === 0) return [[DYNAMIC]]
-  return values.slice(0, MAX_PATTERNS).map(characters)
+  return [...values.slice(0, MAX_PATTERNS - 1), []]
+}
+
+function positionalPatterns(scope: WordScope, index: number): WordPattern[] {
+  const positional = scope.positional
+  if (positional === undefined) return [[DYNAMIC]]
+  if (index === 0) {
+    const value = positional[0]
+    return value === undefined ? [[DYNAMIC]] : [characters(value)]
+  }
+  return [...positional.slice(index, index + MAX_PATTERNS - 1).map(characters), [DYNAMIC]]
+}
+
+/** The value patterns without their empty expansions; an unknown value becomes {@link NONEMPTY}. */
+function nonEmpty(patterns: readonly WordPattern[]): WordPattern[] {
+  const result: WordPattern[] = []
+  for (const pattern of patterns) {
+    const definite = pattern.some(
+      (piece) =>
+        typeof piece === 'string' || piece === ONE || piece === NONEMPTY || typeof piece === 'object',
+    )
+    if (definite) result.push(pattern)
+    else if (pattern.some((piece) => piece === DYNAMIC || piece === ANY)) result.push([NONEMPTY])
+  }
+  return result.length === 0 ? [[NONEMPTY]] : result
 }
 
 function parameterPatterns(part: ParameterExpansionPart, scope: WordScope): WordPattern[] {
   if (part.prefix === '#') return [['0']]
-  if (part.prefix === '!' || part.index !== undefined) return [[DYNAMIC]]
-  const values = variableValues(part.parameter, scope)
+  if (part.prefix === '!') return [[DYNAMIC]]
+  if (part.index !== undefined) {
+    // `${a[@]}`, `${a[*]}` and `${a[0]}` start with the first element; other indexes are not followed.
+    const index = part.index.value
+    if (index !== '@' && index !== '*' && index !== '0') return [[DYNAMIC]]
+  }
+  const values = parameterValues(part.parameter, scope)
   const operation = part.operation
-  if (operation === undefined) return valuePatterns(values)
+  if (operation === undefined) return values
   switch (operation.type) {
     case 'Default': {
       const operand = wordPatterns(operation.operand, scope)
-      if (operation.operator === '+' || operation.operator === ':+') return [...operand, []]
-      if (operation.operator === '?' || operation.operator === ':?') return valuePatterns(values)
-      // An unassigned variable may still come from the environment: keep an unknown alternative.
-      const unknown: WordPattern[] = [[DYNAMIC]]
-      return [...(values === undefined ? unknown : valuePatterns(values)), ...operand]
+      switch (operation.operator) {
+        case '+':
+        case ':+':
+          return [...operand, []]
+        case ':?':
+          return nonEmpty(values)
+        case '?':
+          return values
+        case ':-':
+        case ':=':
+          return [...nonEmpty(values), ...operand].slice(0, MAX_PATTERNS)
+        default:
+          return [...values, ...operand].slice(0, MAX_PATTERNS)
+      }
     }
     case 'CaseModification':
-      return valuePatterns(values)
+      return values
     case 'Remove': {
-      const affix = literalWordValue(operation.operand)
-      if (values === undefined || affix === undefined || /[*?[]/.test(affix)) return [[DYNAMIC]]
+      const affix = literalWordValue(operation.operand)?.toLowerCase()
+      if (affix === undefined) return [[DYNAMIC]]
+      const glob = /[*?[]/.test(affix)
+      // `${x%%*}` and `${x##*}` remove everything; `${x%*}` and `${x#*}` remove nothing.
+      if (glob && affix === '*') return operation.operator.length === 2 ? [[]] : values
+      if (glob) return [[DYNAMIC]]
       const fromStart = operation.operator.startsWith('#')
-      return valuePatterns(
-        values.map((value) =>
-          fromStart
-            ? value.startsWith(affix)
-              ? value.slice(affix.length)
-              : value
-            : value.endsWith(affix)
-              ? value.slice(0, value.length - affix.length)
-              : value,
-        ),
+      return mapValues(values, (value) =>
+        fromStart
+          ? value.startsWith(affix)
+            ? value.slice(affix.length)
+            : value
+          : value.endsWith(affix)
+            ? value.slice(0, value.length - affix.length)
+            : value,
       )
     }
     case 'Replace': {
       const search = literalWordValue(operation.pattern)
       const replacement = literalWordValue(operation.replacement)
-      if (values === undefined || search === undefined || replacement === undefined || /[*?[]/.test(search)) {
-        return [[DYNAMIC]]
-      }
-      return valuePatterns(
-        values.map((value) => replaceValue(value, search, replacement, operation.operator)),
-      )
+      if (search === undefined || replacement === undefined || /[*?[]/.test(search)) return [[DYNAMIC]]
+      return mapValues(values, (value) => replaceValue(value, search, replacement, operation.operator))
     }
     case 'Slice': {
       const offset = Number(literalWordValue(operation.offset))
       const length = operation.length === undefined ? undefined : Number(literalWordValue(operation.length))
-      if (
-        values === undefined ||
-        !Number.isInteger(offset) ||
-        (length !== undefined && !Number.isInteger(length))
-      ) {
-        return [[DYNAMIC]]
-      }
-      return valuePatterns(
-        values.map((value) => {
-          const begin = offset < 0 ? Math.max(0, value.length + offset) : offset
-          if (length === undefined) return value.slice(begin)
-          return length < 0 ? value.slice(begin, value.length + length) : value.slice(begin, begin + length)
-        }),
-      )
+      if (!Number.isInteger(offset) || (length !== undefined && !Number.isInteger(length))) return [[DYNAMIC]]
+      return mapValues(values, (value) => {
+        const begin = offset < 0 ? Math.max(0, value.length + offset) : offset
+        if (length === undefined) return value.slice(begin)
+        return length < 0 ? value.slice(begin, value.length + length) : value.slice(begin, begin + length)
+      })
     }
     default:
       return [[DYNAMIC]]
   }
 }
 
+/** Applies a string operation to each plain value; a value with unknown parts becomes {@link DYNAMIC}. */
+function mapValues(values: readonly WordPattern[], operation: (value: string) => string): WordPattern[] {
+  return values.map((pattern) => {
+    let text = ''
+    for (const piece of pattern) {
+      if (typeof piece !== 'string') return [DYNAMIC]
+      text += piece
+    }
+    return characters(operation(text))
+  })
+}
+
 function replaceValue(value: string, search: string, replacement: string, operator: string): string {
-  if (search === '') return value
-  if (operator === '//') return value.split(search).join(replacement)
-  if (operator === '/#') return value.startsWith(search) ? replacement + value.slice(search.length) : value
+  const needle = search.toLowerCase()
+  const by = replacement.toLowerCase()
+  if (needle === '') return value
+  if (operator === '//') return value.split(needle).join(by)
+  if (operator === '/#') return value.startsWith(needle) ? by + value.slice(needle.length) : value
   if (operator === '/%') {
-    return value.endsWith(search) ? value.slice(0, value.length - search.length) + replacement : value
+    return value.endsWith(needle) ? value.slice(0, value.length - needle.length) + by : value
   }
-  return value.replace(search, replacement)
+  return value.replace(needle, by)
 }
 
 function globCharacters(text: string): WordPattern {
