@@ -157,10 +157,11 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
 
 /**
  * Runs {@link cronMigrations} to the latest version with kysely's Migrator and the fixed
- * migration table `lango_cron_migration`; throws if any migration failed.
- * @example await migrateCron(db as unknown as Kysely<CronDatabase>)
+ * migration table `lango_cron_migration`; throws if any migration failed. Takes the host's
+ * handle as it is, typed for cron's tables and any others (`Kysely<CronDatabase & YourTables>`).
+ * @example await migrateCron(db)
  */
-export async function migrateCron(db: Kysely<CronDatabase>): Promise<void> {
+export async function migrateCron<DB extends CronDatabase>(db: Kysely<DB>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...cronMigrations }) },

@@ -24,15 +24,21 @@ const IN_CHUNK = 500
  * {@link CronStore} over kysely. Named for its default database; every query is plain kysely
  * (parameterised, `ON CONFLICT … DO NOTHING`, `RETURNING`) and also runs on PostgreSQL.
  * Takes a Kysely handle, never a path: the app owns the connection, its pragmas (WAL,
- * `busy_timeout`, `synchronous=NORMAL`) and runs {@link migrateCron} first.
+ * `busy_timeout`, `synchronous=NORMAL`) and runs {@link migrateCron} first. The handle may be
+ * typed for more tables than cron's (`Kysely<CronDatabase & WorkflowDatabase>`): one database,
+ * one connection, shared with other packages, with no cast.
  * Every method is one statement (or a sequence of independent ones), never an interactive
  * transaction, so two instances on one file in one process cannot deadlock on `busy_timeout`.
+ * @example
+ * const store = new SqliteCronStore(db) // db: Kysely<CronDatabase> or Kysely<CronDatabase & YourTables>
  */
-export class SqliteCronStore implements CronStore {
+export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements CronStore {
   readonly #db: Kysely<CronDatabase>
 
-  constructor(db: Kysely<CronDatabase>) {
-    this.#db = db
+  constructor(db: Kysely<DB>) {
+    // Kysely's DB parameter is invariant: narrow the host's wider handle once, here. Only cron's
+    // tables are queried through it.
+    this.#db = db as unknown as Kysely<CronDatabase>
   }
 
   async insertJob(job: CronJob, options?: StoreCallOptions): Promise<void> {
