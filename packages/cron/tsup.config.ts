@@ -1,7 +1,12 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', sqlite: 'src/sqlite/index.ts', testing: 'src/testing/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    sqlite: 'src/sqlite/index.ts',
+    testing: 'src/testing/index.ts',
+    'testing/vitest': 'src/testing/vitest.ts',
+  },
   format: ['esm'],
   dts: true,
   sourcemap: true,

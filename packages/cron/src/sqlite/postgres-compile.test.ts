@@ -6,7 +6,7 @@
  */
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { createTestJob } from '../testing/store-contract.js'
+import { createTestJob } from '../testing/test-job.js'
 import { type CronDatabase, cronMigrations } from './schema.js'
 import { SqliteCronStore } from './sqlite-cron-store.js'
 

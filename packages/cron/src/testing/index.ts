@@ -1,11 +1,16 @@
 export { FakeClock } from './fake-clock.js'
 export { MemoryCronStore } from './memory-cron-store.js'
-export type { Deferred } from './recording-runners.js'
+export type {
+  AgentHandler,
+  Deferred,
+  PortCallOptions,
+  SendHandler,
+  ShellHandler,
+} from './recording-runners.js'
 export {
   createDeferred,
   RecordingAgentRunner,
   RecordingChannelSender,
   RecordingShellRunner,
 } from './recording-runners.js'
-export type { StoreFixture } from './store-contract.js'
-export { createTestJob, cronStoreContract } from './store-contract.js'
+export { createTestJob } from './test-job.js'

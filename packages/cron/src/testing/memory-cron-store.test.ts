@@ -1,4 +1,4 @@
 import { MemoryCronStore } from './memory-cron-store.js'
-import { cronStoreContract } from './store-contract.js'
+import { cronStoreContract } from './vitest.js'
 
 cronStoreContract('MemoryCronStore', async () => ({ store: new MemoryCronStore() }))

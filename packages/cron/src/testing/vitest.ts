@@ -1,41 +1,14 @@
+/**
+ * `@lango/cron/testing/vitest`: the {@link CronStore} contract suite, for vitest (an optional peer
+ * dependency). The fakes in `@lango/cron/testing` need no test runner.
+ */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CronError } from '../errors.js'
 import type { CronJob } from '../model.js'
 import type { CronStore, NewCronRun } from '../ports.js'
+import { createTestJob } from './test-job.js'
 
 let sequence = 0
-
-/** A complete, valid job for tests; override any field. */
-export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
-  sequence++
-  return {
-    id: `job-${sequence}`,
-    name: `job-${sequence}`,
-    kind: 'ai',
-    scheduleType: 'cron',
-    schedule: '*/5 * * * *',
-    timezone: 'UTC',
-    prompt: 'Summarise the news',
-    command: null,
-    cwd: null,
-    model: null,
-    sessionMode: 'isolated',
-    deliverTo: [],
-    enabled: true,
-    timeoutMs: 60_000,
-    overlap: 'skip',
-    catchup: 'latest',
-    createdAt: 1_000,
-    updatedAt: 1_000,
-    lastRunAt: null,
-    nextRunAt: 300_000,
-    lastStatus: null,
-    consecutiveFailures: 0,
-    pauseReason: null,
-    createdBy: null,
-    ...overrides,
-  }
-}
 
 function newRun(job: CronJob, scheduledFor: number, overrides: Partial<NewCronRun> = {}): NewCronRun {
   sequence++
