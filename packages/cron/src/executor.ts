@@ -4,7 +4,7 @@ import type { CronJob, CronRunStatus, DeliveryStatus } from './model.js'
 import type { AgentRunner, ChannelSender, Clock, ShellRunner } from './ports.js'
 
 /** Default text put before every automated `ai` prompt. */
-export const DEFAULT_AUTOMATION_PREFIX =
+const DEFAULT_AUTOMATION_PREFIX =
   '[Automated run] This message comes from a scheduled job, not from a person. Nobody is present to answer questions or approve actions: do the task and reply with the result only.'
 
 /** How many characters of each earlier result are shown to the agent. */
@@ -18,7 +18,7 @@ export interface ExecutionOutcome {
 }
 
 /** Session key for an `ai` run: `cron:<name>` (main) or `cron:<name>:<runId>` (isolated). */
-export function sessionKeyFor(job: Pick<CronJob, 'name' | 'sessionMode'>, runId: string): string {
+function sessionKeyFor(job: Pick<CronJob, 'name' | 'sessionMode'>, runId: string): string {
   return job.sessionMode === 'main' ? `cron:${job.name}` : `cron:${job.name}:${runId}`
 }
 
@@ -26,7 +26,7 @@ export function sessionKeyFor(job: Pick<CronJob, 'name' | 'sessionMode'>, runId:
  * The prompt an `ai` job sends: the automation prefix, the job's prompt, and its last few
  * results so the agent does not repeat itself.
  */
-export function buildAgentPrompt(
+function buildAgentPrompt(
   job: Pick<CronJob, 'name' | 'prompt'>,
   recentResults: readonly string[],
   prefix: string = DEFAULT_AUTOMATION_PREFIX,
@@ -185,7 +185,7 @@ export function deliveryText(job: Pick<CronJob, 'name'>, outcome: ExecutionOutco
 }
 
 /** Resolves with `promise`, or rejects with `signal.reason` as soon as `signal` aborts. */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   // The abandoned promise may still reject later; keep that from becoming unhandled.
   promise.catch(() => {})
   if (signal.aborted) return Promise.reject(signal.reason)

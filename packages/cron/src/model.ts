@@ -94,14 +94,3 @@ export interface NextRun {
   readonly local: string
   readonly timezone: string
 }
-
-/** Every value of {@link CronRunStatus}. */
-export const RUN_STATUSES: readonly CronRunStatus[] = [
-  'running',
-  'completed',
-  'failed',
-  'timed_out',
-  'cancelled',
-  'skipped',
-  'interrupted',
-]

@@ -6,7 +6,7 @@ import type { AgentRunner, ChannelSender, Clock, CronStore, ShellRunner } from '
 import type { ActiveRun } from './run-slots.js'
 
 /** A run's final status. */
-export type FinalStatus = Exclude<CronRunStatus, 'running' | 'skipped'>
+type FinalStatus = Exclude<CronRunStatus, 'running' | 'skipped'>
 
 /** How a run ended, as stored. */
 export interface RunEnd {

@@ -8,7 +8,7 @@ import { resolveTimeZone, zoneCalendar } from './time-zone.js'
 export const DEFAULT_MIN_INTERVAL_MS = 60_000
 
 /** How many upcoming fires the interval floor is checked over. */
-export const MIN_INTERVAL_CHECKED_FIRES = 20
+const MIN_INTERVAL_CHECKED_FIRES = 20
 
 const CRON_FORMS =
   '5 fields "minute hour day-of-month month day-of-week" (e.g. "*/5 * * * *", "0 9 * * 1-5"), a macro (@hourly, @daily, @weekly, @monthly, @yearly, @weekdays, @weekends), or 6 fields whose first (seconds) field is a single number 0-59'
@@ -42,7 +42,7 @@ export interface ScheduleInput {
 }
 
 /** Maps `interval` → `every`, `once` → `at`; throws for unknown types. */
-export function normalizeScheduleType(scheduleType: string): ScheduleType {
+function normalizeScheduleType(scheduleType: string): ScheduleType {
   const value = typeof scheduleType === 'string' ? scheduleType.trim().toLowerCase() : ''
   if (value === 'cron' || value === 'every' || value === 'at') return value
   if (value === 'interval') return 'every'
@@ -200,24 +200,6 @@ function compileUncached(job: Pick<CronJob, 'scheduleType' | 'schedule' | 'timez
         timezone: job.timezone,
       })
   }
-}
-
-/** The next `count` fires of a compiled schedule after `after`, in UTC and the job's zone. */
-export function upcomingRuns(
-  compiled: CompiledSchedule,
-  after: number,
-  count: number,
-  anchor?: number,
-): NextRun[] {
-  const runs: NextRun[] = []
-  let cursor = after
-  for (let index = 0; index < count; index++) {
-    const next = compiled.next(cursor, index === 0 ? anchor : cursor)
-    if (next === undefined) break
-    runs.push(toNextRun(next, compiled.timezone))
-    cursor = next
-  }
-  return runs
 }
 
 /** One fire time as {@link NextRun}. */

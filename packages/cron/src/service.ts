@@ -463,7 +463,7 @@ export class CronService {
 }
 
 /** The next `count` fires of a stored job, starting at its persisted `nextRunAt`. */
-export function nextRunsOf(job: CronJob, count: number): NextRun[] {
+function nextRunsOf(job: CronJob, count: number): NextRun[] {
   if (!job.enabled || job.nextRunAt === null) return []
   const compiled = compileJobSchedule(job)
   const runs: NextRun[] = [toNextRun(job.nextRunAt, job.timezone)]

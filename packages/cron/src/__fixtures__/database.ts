@@ -14,7 +14,7 @@ export interface TestDatabase {
   cleanup(): Promise<void>
 }
 
-export function openConnection(path: string): Kysely<CronDatabase> {
+function openConnection(path: string): Kysely<CronDatabase> {
   const database = new Database(path)
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = NORMAL')

@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { CronError } from '../errors.js'
 import type { CronJob, CronRun } from '../model.js'
 import type { CronJobPatch } from '../ports.js'
-import type { CronJobsTable, CronRunsTable } from './schema.js'
+import type { CronJobsTable } from './schema.js'
 
 /** PostgreSQL returns bigint as string; SQLite as number. */
 const integer = v.pipe(
@@ -189,25 +189,4 @@ export function patchToRow(patch: CronJobPatch): Partial<CronJobsTable> {
 /** Maps a job to a full row. */
 export function jobToRow(job: CronJob): CronJobsTable {
   return { id: job.id, created_at: job.createdAt, ...patchToRow(job) } as CronJobsTable
-}
-
-/** Maps a run to a full row. */
-export function runToRow(run: CronRun): CronRunsTable {
-  return {
-    id: run.id,
-    job_id: run.jobId,
-    job_name: run.jobName,
-    trigger: run.trigger,
-    status: run.status,
-    scheduled_for: run.scheduledFor,
-    started_at: run.startedAt,
-    completed_at: run.completedAt,
-    duration_ms: run.durationMs,
-    result: run.result,
-    error: run.error,
-    skip_reason: run.skipReason,
-    delivery_status: run.deliveryStatus,
-    delivery_error: run.deliveryError,
-    owner: run.owner,
-  }
 }

@@ -14,7 +14,7 @@ import { jobFromRow, jobToRow, patchToRow, runFromRow } from './rows.js'
 import type { CronDatabase, CronRunsTable } from './schema.js'
 
 /** Largest page any list query returns (SECURITY.md SQL-4). */
-export const MAX_LIST_LIMIT = 500
+const MAX_LIST_LIMIT = 500
 /** Rows per multi-row INSERT, well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 200
 /** Ids per `IN (…)` list. */

@@ -1,12 +1,6 @@
 export { FakeClock } from './fake-clock.js'
 export { MemoryCronStore } from './memory-cron-store.js'
-export type {
-  AgentHandler,
-  Deferred,
-  PortCallOptions,
-  SendHandler,
-  ShellHandler,
-} from './recording-runners.js'
+export type { Deferred } from './recording-runners.js'
 export {
   createDeferred,
   RecordingAgentRunner,
