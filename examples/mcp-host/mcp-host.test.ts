@@ -79,7 +79,7 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
   it('lists the 22 tools', async () => {
     const { tools } = await client.listTools()
     expect(tools).toHaveLength(22)
-    expect(client.getInstructions()).toMatch(/lango CLI/)
+    expect(client.getInstructions()).toMatch(/## Automation[\s\S]*NEVER use `exec`/)
   })
 
   it('creates and triggers a shell cron job and reads its history', async () => {

@@ -8,8 +8,9 @@ import { CronService } from '@lango/cron'
 import { migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
 import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
+import { buildAutomationPromptSection } from '@lango/prompts'
 import * as lango from '@lango/tools'
-import { mcpInstructions, registerTools } from '@lango/tools/mcp'
+import { registerTools } from '@lango/tools/mcp'
 import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import { McpServer } from '@modelcontextprotocol/server'
@@ -41,19 +42,13 @@ const shellRunner = {
 const agentRunner = { run: async () => Promise.reject(new Error('no model configured')) }
 /** @param {string} target @param {string} text */
 const send = async (target, text) => void process.stderr.write(`[${target}] ${text}\n`)
-const channelSender = { send }
+const ports = { shellRunner, agentRunner, channelSender: { send } }
 
-const cron = new CronService({ store: new SqliteCronStore(db), shellRunner, agentRunner, channelSender })
-const engine = new WorkflowEngine({
-  store: new SqliteWorkflowStore(db),
-  shellRunner,
-  agentRunner,
-  channelSender,
-})
-const background = new BackgroundManager({ runner: agentRunner, notifier: channelSender })
+const cron = new CronService({ store: new SqliteCronStore(db), ...ports })
+const engine = new WorkflowEngine({ store: new SqliteWorkflowStore(db), ...ports })
+const background = new BackgroundManager({ runner: agentRunner, notifier: ports.channelSender })
 const registry = new ProcessRegistry({ ptyDriver: nodePtyDriver() })
-await Promise.all([cron.start(), engine.start()])
-background.start()
+await Promise.all([cron.start(), engine.start(), background.start()])
 
 const tools = [
   ...lango.createExecTools({ backend: { run, runWithPty, registry, blockLangoExec } }),
@@ -62,8 +57,9 @@ const tools = [
   ...lango.createBackgroundTools({ service: background }),
   ...lango.createWorkflowTools({ service: { engine, directory } }),
 ]
+const instructions = buildAutomationPromptSection({ cron: true, background: true, workflow: true })
 serveStdio(() => {
-  const server = new McpServer({ name: 'lango', version: '0.1.0' }, { instructions: mcpInstructions(tools) })
+  const server = new McpServer({ name: 'lango', version: '0.1.0' }, { instructions })
   registerTools(server, tools)
   return server
 })

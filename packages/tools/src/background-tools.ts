@@ -4,7 +4,7 @@ import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { type AnyTool, defineTool } from './tool.js'
 
 /** Task statuses, as `@lango/background` names them. */
-export const TASK_STATUS_VALUES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const
+const TASK_STATUS_VALUES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const
 
 /** A task as `@lango/background`'s `BackgroundManager.snapshot` returns it. */
 export interface BackgroundTaskView {

@@ -21,13 +21,13 @@ let sender: RecordingChannelSender
 
 /** The server's ShellRunner, in miniature: the guard first, then @lango/exec. */
 const shellRunner: ShellRunner = {
-  async run(request) {
+  async run(request, { signal }) {
     const message = blockLangoExec(request.command, { automationAvailable: true })
     if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
     return run(request.command, {
       cwd: request.cwd,
       timeoutMs: request.timeoutMs,
-      signal: request.signal,
+      signal,
       envSource: 'trusted',
     })
   },

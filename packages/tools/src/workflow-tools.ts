@@ -8,7 +8,7 @@ import { type AnyTool, defineTool, type ToolContext } from './tool.js'
 import { describeShellSteps } from './workflow-summary.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
-export const RUN_STATUS_VALUES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const
+const RUN_STATUS_VALUES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const
 
 /** A step of a run, as `@lango/workflow` snapshots it. */
 export interface WorkflowStepView {

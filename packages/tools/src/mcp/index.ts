@@ -103,7 +103,8 @@ function progressSender(context: ServerContext): ((progress: ToolProgress) => vo
  * payload. While `workflow_run` waits it sends `notifications/progress` when the client asked for
  * them (`_meta.progressToken`). Nothing is written to stdout.
  * @example
- * const server = new McpServer({ name: 'lango', version: '1.0.0' }, { instructions: mcpInstructions(tools) })
+ * const instructions = buildAutomationPromptSection({ cron: true, background: true, workflow: true }) // @lango/prompts
+ * const server = new McpServer({ name: 'lango', version: '1.0.0' }, { instructions })
  * registerTools(server, tools)
  */
 export function registerTools(
@@ -155,26 +156,4 @@ export function registerTools(
       },
     ),
   )
-}
-
-/**
- * A short server `instructions` text for the tools registered: how long work is followed (handles
- * and status tools) and that the `lango` CLI is never run through exec.
- */
-export function mcpInstructions(tools: readonly AnyTool[]): string {
-  const has = (name: string) => tools.some((tool) => tool.name === name)
-  const lines = ['Lango automation tools. Results are JSON; a failed call has isError set and says why.']
-  const handles = [
-    has('workflow_run') && 'workflow_run returns a run_id (follow it with workflow_status)',
-    has('bg_submit') && 'bg_submit returns a task_id (bg_status, bg_result)',
-    has('exec_bg') && 'exec_bg returns a process id (exec_status, exec_write, exec_stop)',
-  ].filter((line): line is string => typeof line === 'string')
-  if (handles.length > 0) lines.push(`Long work returns a handle at once: ${handles.join('; ')}.`)
-  if (has('cron_add') || has('manage_cron_jobs'))
-    lines.push('Scheduled jobs run later without anyone watching: confirm what they do with the user first.')
-  if (has('exec'))
-    lines.push(
-      'Never run the lango CLI through exec or exec_bg: it is refused. Use the cron, bg and workflow tools, or ask the user to run it in a terminal.',
-    )
-  return lines.join('\n')
 }

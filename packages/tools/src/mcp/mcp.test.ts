@@ -6,6 +6,7 @@ import { FakeAgentRunner, RecordingNotifier } from '@lango/background/testing'
 import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
+import { buildAutomationPromptSection } from '@lango/prompts'
 import { type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import { Client } from '@modelcontextprotocol/client'
@@ -21,7 +22,7 @@ import { createCronTools, createManageCronJobsTool } from '../cron-tools.js'
 import { createExecTools } from '../exec-tools.js'
 import { type AnyTool, defineTool } from '../tool.js'
 import { createWorkflowTools } from '../workflow-tools.js'
-import { mcpInstructions, type RegisterToolsOptions, registerTools } from './index.js'
+import { type RegisterToolsOptions, registerTools } from './index.js'
 
 let dir: string
 let db: Kysely<CronDatabase & WorkflowDatabase>
@@ -73,10 +74,9 @@ afterEach(async () => {
 
 /** A v2 client connected in memory to a server with `list` registered. */
 async function connect(list: readonly AnyTool[], options?: RegisterToolsOptions): Promise<Client> {
-  const server = new McpServer(
-    { name: 'lango-test', version: '0.0.0' },
-    { instructions: mcpInstructions(list) },
-  )
+  // The server's instructions come from @lango/prompts (STACK.md): the text the agent's prompt has.
+  const instructions = buildAutomationPromptSection({ cron: true, background: true, workflow: true })
+  const server = new McpServer({ name: 'lango-test', version: '0.0.0' }, { instructions })
   registerTools(server, list, options)
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await server.connect(serverSide)
@@ -137,7 +137,7 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
       additionalProperties: false,
       properties: { timeout: { type: 'number', description: expect.stringMatching(/seconds/i) } },
     })
-    expect(client.getInstructions()).toMatch(/Never run the lango CLI through exec/)
+    expect(client.getInstructions()).toMatch(/NEVER use `exec` or `exec_bg` to run ANY `lango` CLI command/)
   })
 
   it('returns structuredContent equal to the text JSON on success, without a second approval by default', async () => {
