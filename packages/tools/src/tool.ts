@@ -29,6 +29,7 @@ export type JsonSchema = Record<string, unknown>
 
 /** One agent tool. Handlers receive validated parameters. */
 export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult = unknown> {
+  /** The contract's name, e.g. `cron_add` (ARCHITECTURE.md §7). */
   readonly name: string
   /** A short human title (MCP `title`), e.g. `Run shell command`. */
   readonly title: string
@@ -45,6 +46,7 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   readonly idempotent?: boolean
   /** It reaches beyond Lango's own state: the shell, the network, a model (MCP `openWorldHint`). */
   readonly openWorld?: boolean
+  /** The parameters' valibot schema; `invokeTool` validates every call with it. */
   readonly parameters: TSchema
   /** `parameters` as JSON Schema (draft-07), every property with a description. */
   readonly jsonSchema: JsonSchema
@@ -63,6 +65,7 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
    * exec's `{ blocked: true }`); hosts mark such results as errors (MCP `isError`).
    */
   isFailure?(result: TResult): boolean
+  /** Does the work with validated parameters; call it through `invokeTool`, which adds validation and approval. */
   readonly handler: (params: v.InferOutput<TSchema>, context: ToolContext) => Promise<TResult>
 }
 
