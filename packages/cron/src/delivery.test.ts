@@ -86,7 +86,7 @@ describe('delivery timeout and cancellation', () => {
     )
   })
 
-  it('stop() returns promptly while a delivery hangs, and records the delivery failed', async () => {
+  it('stop() returns promptly while a delivery hangs, records it failed, and calls no further target', async () => {
     const channel = hungChannel()
     harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
     await harness.service.start()
@@ -95,15 +95,19 @@ describe('delivery timeout and cancellation', () => {
       scheduleType: 'cron',
       schedule: '0 * * * *',
       prompt: 'x',
-      deliverTo: ['telegram:1'],
+      deliverTo: ['telegram:1', 'slack:C1'],
     })
     await harness.clock.advance(60 * MINUTE)
     expect(channel.signals).toHaveLength(1)
     expect(await within(harness.service.stop(), 'stopped')).toBe('stopped')
     expect(channel.signals[0]?.aborted).toBe(true)
+    expect(channel.signals).toHaveLength(1)
     const [run] = await harness.runs()
     expect(run).toMatchObject({ status: 'completed', deliveryStatus: 'failed' })
-    expect(run?.deliveryError).toMatch(/^telegram:1: interrupted: the scheduler stopped/)
+    expect(run?.deliveryError).toBe(
+      'telegram:1: interrupted: the scheduler stopped before the delivery ended; ' +
+        'slack:C1: interrupted: the scheduler stopped before the delivery ended',
+    )
   })
 
   it('removing the job aborts its hung delivery at once', async () => {

@@ -165,6 +165,8 @@ export async function deliver(
     }, options.timeoutMs)
     const signal = AbortSignal.any([options.signal, timeout.signal])
     try {
+      // Stopped or removed before this target's turn: do not call the channel at all.
+      signal.throwIfAborted()
       await raceAbort(Promise.resolve(sender.send(target, text, { signal })), signal)
     } catch (error) {
       errors.push(`${target}: ${truncate(toError(error).message, 300)}`)

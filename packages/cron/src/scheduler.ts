@@ -569,9 +569,10 @@ export class CronScheduler {
     const task = this.#execute(job, run, active).finally(() => {
       this.#slots.removeActive(job.id, active)
       this.#slots.release()
-      const queued = this.#slots.takeQueued(job.id)
       const armed = this.#fires.get(job.id)
-      if (queued === undefined || !this.#started || armed === undefined) return
+      if (!this.#started || armed === undefined) return
+      const queued = this.#slots.takeQueued(job.id)
+      if (queued === undefined) return
       const admission = this.#admit(armed.job)
       if (admission.kind === 'start') this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
       else if (admission.kind === 'wait') this.#slots.wait({ job: armed.job, occurrence: queued })
