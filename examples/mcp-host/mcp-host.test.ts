@@ -79,6 +79,11 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
   it('lists the 22 tools', async () => {
     const { tools } = await client.listTools()
     expect(tools).toHaveLength(22)
+    // Waits stay under the 60 s hosts allow a call.
+    const exec = tools.find((tool) => tool.name === 'exec')
+    expect(exec?.inputSchema.properties?.timeout).toMatchObject({ maximum: 50 })
+    const workflowRun = tools.find((tool) => tool.name === 'workflow_run')
+    expect(workflowRun?.inputSchema.properties?.wait_seconds).toMatchObject({ maximum: 50 })
     expect(client.getInstructions()).toMatch(/## Automation[\s\S]*NEVER use `exec`/)
   })
 

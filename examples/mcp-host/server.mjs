@@ -50,12 +50,13 @@ const background = new BackgroundManager({ runner: agentRunner, notifier: ports.
 const registry = new ProcessRegistry({ ptyDriver: nodePtyDriver() })
 await Promise.all([cron.start(), engine.start(), background.start()])
 
+// Hosts end a call after 60 s (Claude Desktop): waits stay under it; longer work uses exec_bg/workflow_status.
 const tools = [
-  ...lango.createExecTools({ backend: { run, runWithPty, registry, blockLangoExec } }),
+  ...lango.createExecTools({ backend: { run, runWithPty, registry, blockLangoExec }, maxTimeoutSeconds: 50 }),
   ...lango.createCronTools({ service: cron }),
   lango.createManageCronJobsTool({ service: cron }),
   ...lango.createBackgroundTools({ service: background }),
-  ...lango.createWorkflowTools({ service: { engine, directory } }),
+  ...lango.createWorkflowTools({ service: { engine, directory }, maxWaitSeconds: 50 }),
 ]
 const instructions = buildAutomationPromptSection({ cron: true, background: true, workflow: true })
 serveStdio(() => {
