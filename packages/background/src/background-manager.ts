@@ -325,14 +325,15 @@ export class BackgroundManager {
     if (isTerminalStatus(record.status)) return toSnapshot(record)
     return new Promise<TaskSnapshot>((resolve, reject) => {
       const onAbort = (): void => {
-        const index = record.waiters.indexOf(waiter)
-        if (index >= 0) record.waiters.splice(index, 1)
+        const index = record.waiters?.indexOf(waiter) ?? -1
+        if (index >= 0) record.waiters?.splice(index, 1)
         reject(signal?.reason)
       }
       const waiter = (snapshot: TaskSnapshot): void => {
         signal?.removeEventListener('abort', onAbort)
         resolve(snapshot)
       }
+      record.waiters ??= []
       record.waiters.push(waiter)
       signal?.addEventListener('abort', onAbort, { once: true })
     })
@@ -544,10 +545,10 @@ export class BackgroundManager {
       durationMs: wasRunning ? Math.max(0, record.completedAt - (record.startedAt ?? record.completedAt)) : 0,
     })
     const waiters = record.waiters
-    record.waiters = []
-    if (waiters.length > 0 || this.#emitter.has('task:end')) {
+    record.waiters = undefined
+    if (waiters !== undefined || this.#emitter.has('task:end')) {
       const snapshot = toSnapshot(record)
-      for (const waiter of waiters) waiter(snapshot)
+      for (const waiter of waiters ?? []) waiter(snapshot)
       this.#emitter.emit('task:end', snapshot)
     }
     this.#notify(record)

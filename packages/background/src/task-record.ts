@@ -17,8 +17,8 @@ export class TaskRecord implements DeadlineItem {
   controller: AbortController | undefined = undefined
   /** Why the runner's signal aborted, for a signal first read after the task ended. */
   abortReason: unknown = undefined
-  /** Callers of `wait()`, released with the final snapshot. */
-  waiters: Array<(snapshot: TaskSnapshot) => void> = []
+  /** Callers of `wait()`, released with the final snapshot; most tasks have none. */
+  waiters: Array<(snapshot: TaskSnapshot) => void> | undefined = undefined
   /** The task's latest notice delivery, so the next one is sent after it. */
   notices: Promise<void> | undefined = undefined
   deadlineAt = Number.POSITIVE_INFINITY
