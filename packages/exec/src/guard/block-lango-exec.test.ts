@@ -261,7 +261,7 @@ const EXTENDED_RUNNERS: readonly BlockCase[] = [
   ["su --command='lango cron'", 1, 'cron'],
   ['runuser -u bob -- lango cron', 1, 'cron'],
   ["runuser -l bob -c 'lango cron'", 1, 'cron'],
-  ['parallel lango ::: cron bg', 2],
+  ['parallel lango ::: cron bg', 1, 'cron'],
   ["parallel 'lango cron {}' ::: a b", 1, 'cron'],
   ["parallel ::: 'lango cron'", 1, 'cron'],
   ['npx lango cron', 1, 'cron'],

@@ -111,6 +111,7 @@ class Scope implements WordScope {
   readonly holdsLango: boolean
   readonly scripts: readonly ParsedScript[]
   readonly positional: readonly string[] | undefined
+  readonly shifts: boolean
   parseErrors = false
   readonly #values = new Map<string, readonly WordPattern[] | undefined>()
   readonly #evaluating = new Set<string>()
@@ -121,12 +122,14 @@ class Scope implements WordScope {
     holdsLango: boolean,
     scripts: readonly ParsedScript[],
     positional: readonly string[] | undefined,
+    shifts: boolean,
   ) {
     this.state = state
     this.depth = depth
     this.holdsLango = holdsLango
     this.scripts = scripts
     this.positional = positional
+    this.shifts = shifts
   }
 
   variablePatterns(name: string): readonly WordPattern[] | undefined {
@@ -216,6 +219,7 @@ function analyzeSource(
     (parent?.holdsLango ?? false) || holdsLangoWord(text),
     [...(parent?.scripts ?? []), script],
     positional,
+    /\b(?:shift|set|getopts)\b/.test(text),
   )
   walk(script, scope, undefined)
   if (state.finding === undefined && scope.parseErrors) {
@@ -425,6 +429,11 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
     record(scope, 'command', subcommandOf(argv.slice(1)))
     return
   }
+  // `$x lango`, `"$@" lango`: a head that can expand to no field leaves the next word in command position.
+  if (head.literal === undefined && head.word !== undefined && argv.length > 1) {
+    if (canVanish(head.word, scope, scope.state.nullglob)) analyzeArgv(argv.slice(1), scope, input, hops + 1)
+    if (scope.state.finding !== undefined) return
+  }
   if (program.lango === 'dynamic' && scope.holdsLango) {
     record(scope, 'ambiguous')
     return
@@ -433,10 +442,6 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
     const result = runnerFor(name)?.(argv, input.texts)
     if (result !== undefined) applyRunner(result, scope, input, hops)
     if (scope.state.finding !== undefined) return
-  }
-  // `$x lango`, `"$@" lango`: a head that can expand to no field leaves the next word in command position.
-  if (head.literal === undefined && head.word !== undefined && argv.length > 1) {
-    if (canVanish(head.word, scope, scope.state.nullglob)) analyzeArgv(argv.slice(1), scope, input, hops + 1)
   }
 }
 
@@ -466,6 +471,8 @@ function applyRunner(result: RunnerResult, scope: Scope, input: Input, hops: num
   for (const code of result.shellCode ?? [])
     analyzeSource(code.text, scope, state, code.positional ?? scope.positional)
   for (const code of result.interpreterCode ?? []) checkInterpreterCode(code, scope)
+  // A command computed at run time (`awk '{system($2)}'`) is judged like a command word it cannot resolve.
+  if (result.computed === true && scope.holdsLango) record(scope, 'ambiguous')
   for (const run of result.scripts ?? []) checkScript(run, scope)
   if (result.stdin === 'shell') {
     for (const text of input.texts ?? []) analyzeSource(text, scope, state, undefined)

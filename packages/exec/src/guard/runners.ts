@@ -121,8 +121,7 @@ const env: Runner = (argv) => {
     const checks: RunnerResult[] = []
     while (index < argv.length) {
       const argument = argv[index] as Argument
-      const text = argument.literal ?? argument.loose
-      if (!text.includes('=') || (argument.literal === undefined && /^[$`"']/.test(argument.loose))) break
+      if (!hasLiteralEquals(argument)) break
       const [name, value] = splitOnce(argument.loose, '=')
       const kind = value === undefined ? undefined : variableRunKind(name)
       if (kind !== undefined && value !== undefined) checks.push(variableRun(kind, value))
@@ -131,6 +130,20 @@ const env: Runner = (argv) => {
     results.push(...checks, { commands: [argv.slice(index)] })
   }
   return merge(results)
+}
+
+/** True when the word has an `=` of its own (not one inside an expansion such as `${x=}`). */
+function hasLiteralEquals(argument: Argument): boolean {
+  if (argument.literal !== undefined) return argument.literal.includes('=')
+  const parts = argument.word?.parts
+  if (parts === undefined) return argument.loose.includes('=')
+  return parts.some((part) => {
+    if (part.type === 'Literal' || part.type === 'SingleQuoted' || part.type === 'AnsiCQuoted')
+      return part.value.includes('=')
+    if (part.type === 'DoubleQuoted')
+      return part.parts.some((child) => child.type === 'Literal' && child.value.includes('='))
+    return false
+  })
 }
 
 /**
@@ -453,6 +466,8 @@ const startStopDaemon: Runner = (argv) => {
   const dash = argv.findIndex((argument, index) => index > 0 && argument.literal === '--')
   const args = dash === -1 ? [] : argv.slice(dash + 1)
   for (const reading of parseArgv(argv.slice(0, dash === -1 ? argv.length : dash), START_STOP_DAEMON)) {
+    // `--stop` and `--status` only look for a running process by its executable.
+    if (!hasOption(reading, ['-S', '--start'])) continue
     for (const key of ['-x', '--exec', '-a', '--startas']) {
       const program = optionValue(reading, [key])
       if (program !== undefined) commands.push([program, ...args])
@@ -582,18 +597,17 @@ const watch: Runner = (argv) => {
 }
 
 const FLOCK = options(
-  '+sexnoFuw:E:hVc:',
-  'shared exclusive nonblock nb close unlock timeout= wait= conflict-exit-code= command= no-fork ' +
-    'verbose help version',
+  '+sexnoFuw:E:hV',
+  'shared exclusive nonblock nb close unlock timeout= wait= conflict-exit-code= no-fork verbose help version',
 )
 
-/** `flock [options] FILE CMD…`, `flock [options] FILE -c CMD`, `flock [options] FD`. */
+/**
+ * `flock [options] FILE CMD…`, `flock [options] FILE -c CMD`, `flock [options] FD`. util-linux reads
+ * `-c`/`--command` only right after the file (before it they are rejected).
+ */
 const flock: Runner = (argv) => {
   const results: RunnerResult[] = []
   for (const reading of parseArgv(argv, FLOCK)) {
-    results.push({
-      shellCode: shellCodeOf(optionsNamed(reading, ['-c', '--command']).map((o) => o.values[0])),
-    })
     const file = reading.operands[0]
     if (file === undefined) continue
     const next = argv[file + 1]?.literal
@@ -745,7 +759,7 @@ const parallel: Runner = (argv, input) => {
             ? substitute(template, '{}', value)
             : `${template} ${value}`,
       )
-    if (template !== '') commands.unshift(template)
+    if (template !== '') commands.push(template)
     results.push({ shellCode: commands.map((text) => ({ text })) })
   }
   return merge(results)
@@ -1215,7 +1229,7 @@ const awk: Runner = (argv) => {
 }
 
 const SED = options(
-  'nrsEuzie::f:l:',
+  'nrsEuzi::e:f:l:',
   'quiet silent debug expression= file= in-place=? line-length= null-data zero-terminated posix ' +
     'regexp-extended separate sandbox unbuffered follow-symlinks help version',
   { permute: true },

@@ -40,8 +40,16 @@ export function stripShellQuoting(text: string): string {
 }
 
 // Constructs that expand to nothing or may: `$()`, `` `…` ``, `$(…)` and `${…}` without nesting, `$name`,
-// `$1`, `$@`, `$*`, `$#`, `$?`, `$$`, `$!`, `$-`, and empty quotes.
-const EMPTY_EXPANSIONS = /\$\([^()]*\)|`[^`]*`|\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|''|""/g
+// `$1`, `$@`, `$*`, `$!`, `$-`, and empty quotes. `$?`, `$$`, `$#`, `${#x}` (numbers) and `${x:-word}`,
+// `${x:=word}`, `${x:?}` with a non-empty word (never empty) are kept.
+const EMPTY_EXPANSIONS = /\$\([^()]*\)|`[^`]*`|\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*!-]|''|""/g
+
+function removeIfMayBeEmpty(match: string): string {
+  if (!match.startsWith('${')) return ''
+  const body = match.slice(2, -1)
+  if (body.startsWith('#') || /^[?$#]$/.test(body)) return match
+  return /^[^:]*:(?:[-=]..*|\?.*)$/s.test(body) && !/:[-=](?:''|"")?$/.test(body) ? match : ''
+}
 
 /**
  * `text` with every expansion that may be empty removed (issue 11 finding 3), so a name split by them
@@ -54,7 +62,7 @@ export function removeEmptyExpansions(text: string): string {
   let reduced = text
   // Removing `$x` from `"$x"` leaves `""`: repeat a few times so nested leftovers go too.
   for (let round = 0; round < 3; round++) {
-    const next = reduced.replace(EMPTY_EXPANSIONS, '')
+    const next = reduced.replace(EMPTY_EXPANSIONS, removeIfMayBeEmpty)
     if (next === reduced) break
     reduced = next
   }

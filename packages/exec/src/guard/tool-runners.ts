@@ -302,9 +302,16 @@ const vim: Runner = (argv) => {
 }
 
 /** emacs `--eval EXPR` / `-eval` / `--execute`: Lisp, checked like other interpreter code. */
-const emacs: Runner = (argv) => ({
-  interpreterCode: findValues(argv.slice(1), '', ['eval', 'execute']).map((value) => value.loose),
-})
+const emacs: Runner = (argv) => {
+  const code: string[] = []
+  for (let index = 1; index < argv.length; index++) {
+    const match = /^--?(?:eval|execute)(?:=(.*))?$/s.exec(argv[index]?.literal ?? '')
+    if (match === null) continue
+    const value = match[1] ?? argv[++index]?.loose
+    if (value !== undefined) code.push(value)
+  }
+  return { interpreterCode: code }
+}
 
 const LLDB = options(
   'f:o:O:k:K:s:S:a:p:n:c:x:bwXvhPQ',

@@ -53,6 +53,8 @@ export interface WordScope {
   variablePatterns(name: string): readonly WordPattern[] | undefined
   /** `$0`, `$1`, … of an `sh -c STRING ARG0 ARG1` string; `undefined` outside one. */
   readonly positional: readonly string[] | undefined
+  /** The code may move its positional parameters (`shift`, `set --`), so `$1` may be any later one. */
+  readonly shifts: boolean
   /** Charges pattern pieces against the guard's work budget; throws when the budget is spent. */
   charge(pieces: number): void
 }
@@ -308,7 +310,7 @@ function fields(patterns: readonly WordPattern[], scope: WordScope, quoted: bool
 /**
  * Every value a parameter may have where it is used. Special parameters `$?`, `$$` and `$#` are
  * numbers; `$!`, `$-` and `$_` may be empty. A positional parameter of a known `sh -c` argument list
- * may be any later argument (`shift`) or, after `set --`, anything. A variable the text assigns may
+ * is exact, or, when the code shifts or sets them, any later argument or anything. A variable the text assigns may
  * still be unset where it is used (the guard does not follow control flow), so it may be empty too.
  */
 function parameterValues(name: string, scope: WordScope): WordPattern[] {
@@ -328,6 +330,10 @@ function positionalPatterns(scope: WordScope, index: number): WordPattern[] {
   if (index === 0) {
     const value = positional[0]
     return value === undefined ? [[DYNAMIC]] : [characters(value)]
+  }
+  if (!scope.shifts) {
+    const value = positional[index]
+    return [value === undefined ? [] : characters(value)]
   }
   return [...positional.slice(index, index + MAX_PATTERNS - 1).map(characters), [DYNAMIC]]
 }
