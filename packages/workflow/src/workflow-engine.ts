@@ -93,10 +93,14 @@ const PRUNE_INTERVAL_MS = 10 * 60 * 1000
  * by `max_parallel`), retries, delivers, cancels, and on `start()` resumes runs a dead process left
  * behind (completed steps are kept, interrupted ones run again).
  * @example
- * await using engine = new WorkflowEngine({ store, shellRunner, agentRunner, channelSender })
+ * const engine = new WorkflowEngine({ store, shellRunner, agentRunner, channelSender })
  * await engine.start()
- * const { runId } = await engine.startRun(yamlText, { deliverTo: ['telegram:123'] })
- * const snapshot = await engine.waitForRun(runId, { timeoutMs: 30_000 })
+ * try {
+ *   const { runId } = await engine.startRun(yamlText, { deliverTo: ['telegram:123'] })
+ *   const snapshot = await engine.waitForRun(runId, { timeoutMs: 30_000 })
+ * } finally {
+ *   await engine.stop()
+ * }
  */
 export class WorkflowEngine {
   readonly #options: Required<
