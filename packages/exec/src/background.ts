@@ -5,7 +5,7 @@ import type { EnvPolicy } from './env.js'
 import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
-import { GroupSupervisor } from './process-group.js'
+import { GroupSupervisor, releasePipes } from './process-group.js'
 import { type StreamRedactor, stripAnsi } from './redact.js'
 import { ByteRingBuffer } from './ring-buffer.js'
 import { checkTimeout, DEFAULT_KILL_GRACE_MS } from './run.js'
@@ -112,7 +112,10 @@ export class BackgroundProcess {
     bufferBytes: number
     graceMs: number
     lifetimeMs: number
+    marker: string
     onEnd: () => void
+    /** Releases the output once the group is dead and the grace period is over (piped children). */
+    onKilled?: () => void
   }) {
     this.#onEnd = init.onEnd
     this.id = init.id
@@ -122,9 +125,11 @@ export class BackgroundProcess {
     this.startedAt = Date.now()
     // The lifetime limit is the supervisor's timeout; it also tracks the group for host exit.
     this.#supervisor = new GroupSupervisor(init.pid, {
+      marker: init.marker,
       timeoutMs: init.lifetimeMs,
       graceMs: init.graceMs,
       unrefTimer: true,
+      onKilled: init.onKilled,
     })
     this.#ring = new ByteRingBuffer(init.bufferBytes)
     this.#exited = new Promise((resolve) => {
@@ -245,8 +250,8 @@ export class BackgroundProcess {
   }
 
   /** @internal Shell exited but may have left descendants holding the output open. */
-  reapGroup(): void {
-    this.#supervisor.stopStrays()
+  leaderExited(): void {
+    this.#supervisor.leaderExited()
   }
 }
 
@@ -378,7 +383,9 @@ export class ProcessRegistry {
       bufferBytes: this.#options.outputBufferBytes,
       graceMs: this.#options.killGraceMs,
       lifetimeMs,
+      marker: prepared.marker,
       onEnd: () => this.#evictFinished(),
+      onKilled: () => releasePipes(child),
     })
     const decoders =
       redactor === undefined ? undefined : [new StringDecoder('utf8'), new StringDecoder('utf8')]
@@ -392,7 +399,7 @@ export class ProcessRegistry {
     child.once('error', () => process.settle(null, null))
     child.once('exit', (code, signal) => {
       exit = [code, signal]
-      process.reapGroup()
+      process.leaderExited()
     })
     child.once('close', () => {
       if (redactor !== undefined) process.append(Buffer.from(redactor.flush(), 'utf8'))
@@ -424,6 +431,7 @@ export class ProcessRegistry {
       bufferBytes: this.#options.outputBufferBytes,
       graceMs: this.#options.killGraceMs,
       lifetimeMs,
+      marker: prepared.marker,
       onEnd: () => this.#evictFinished(),
     })
     terminal.onData((data) => {

@@ -98,6 +98,8 @@ const DENIED_PREFIXES = [
   'BASH_FUNC_',
   '__BASH_FUNC',
   'LANGO_',
+  // Reserved for the variables exec itself sets (reference values, the spawn marker).
+  '__LANGO_',
   'PYTHON',
   'PERL5',
   'CARGO_',

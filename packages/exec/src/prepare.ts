@@ -4,6 +4,7 @@ import { createEnvBuilder, type EnvOverrideSource, type EnvPolicy } from './env.
 import { ExecError } from './errors.js'
 import { locateRefTokens } from './guard/index.js'
 import type { RefStore } from './ports.js'
+import { MARKER_VARIABLE, newMarker } from './proc.js'
 import { Redactor } from './redact.js'
 
 /** Options shared by every way of spawning a command. */
@@ -33,6 +34,8 @@ export interface PreparedSpawn {
   readonly redactor: Redactor
   /** Inherited variable names that were filtered out (for audit logs; names only). */
   readonly droppedEnv: readonly string[]
+  /** This spawn's marker, in the child's environment as `__LANGO_RUN`: finds descendants that left the group. */
+  readonly marker: string
 }
 
 type EnvBuilder = ReturnType<typeof createEnvBuilder>
@@ -196,6 +199,8 @@ export async function prepareSpawn(
   Object.assign(env, await resolveOverrideValues(options.env, options.refStore, redactor))
   const { shellCommand, referenceEnv } = await bindReferences(command, options.refStore, redactor)
   Object.assign(env, referenceEnv)
+  const marker = newMarker()
+  env[MARKER_VARIABLE] = marker
   return {
     shell: options.shell ?? '/bin/sh',
     args: ['-c', shellCommand],
@@ -203,5 +208,6 @@ export async function prepareSpawn(
     env,
     redactor,
     droppedEnv: dropped,
+    marker,
   }
 }

@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
-import { GroupSupervisor } from './process-group.js'
+import { GroupSupervisor, releasePipes } from './process-group.js'
 import type { Redactor, StreamRedactor } from './redact.js'
 import { HeadTailCapture } from './ring-buffer.js'
 
@@ -150,14 +150,12 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
     let exitSignal: NodeJS.Signals | null = null
     let settled = false
     const supervisor = new GroupSupervisor(child.pid, {
+      marker: prepared.marker,
       timeoutMs,
       graceMs,
       signal: options.signal,
-      onKilled: () => {
-        // Descendants that escaped the group may still hold our pipes: stop waiting for them.
-        child.stdout?.destroy()
-        child.stderr?.destroy()
-      },
+      // Descendants that escaped the group may still hold our pipes: stop waiting for them.
+      onKilled: () => releasePipes(child),
     })
 
     const finish = (error?: Error) => {
@@ -198,7 +196,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       exitCode = code
       exitSignal = signal
       // Background jobs of the shell may keep our pipes open: ask the group to leave.
-      if (!settled) supervisor.stopStrays()
+      if (!settled) supervisor.leaderExited()
     })
     child.once('close', () => finish())
   })

@@ -85,7 +85,12 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   if (options.input !== undefined) terminal.write(options.input)
 
   return new Promise<PtyRunResult>((resolve) => {
-    const supervisor = new GroupSupervisor(pid, { timeoutMs, graceMs, signal: options.signal })
+    const supervisor = new GroupSupervisor(pid, {
+      marker: prepared.marker,
+      timeoutMs,
+      graceMs,
+      signal: options.signal,
+    })
     terminal.onExit(({ exitCode, signal }) => {
       supervisor.finish()
       const { timedOut, isCanceled } = supervisor

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+
+/**
+ * Finding the descendants of a command that left its process group, through Linux `/proc`.
+ * Best effort and a no-op where `/proc` does not exist (macOS): the group kill still applies.
+ *
+ * A descendant is recognised by either of two marks it inherits from the command's leader:
+ * - its session id (the leader's pid): kept by `set -m` job control and `setpgid`;
+ * - the spawn's marker variable in its environment (`__LANGO_RUN=<id>`): kept through `setsid`,
+ *   double forks and daemonising, unless the process empties or rewrites its environment.
+ * A descendant was forked after the leader, so its pid is larger, unless the kernel's pid counter
+ * wrapped in between; `ns_last_pid` tells us when it did, and then every pid is read.
+ */
+
+/** Name of the variable that marks every process a spawn starts. Reserved: agents cannot set it. */
+export const MARKER_VARIABLE = '__LANGO_RUN'
+
+const markerPrefix = randomBytes(6).toString('hex')
+let markerCount = 0
+
+/** A marker unique to this spawn in this host process (one random prefix per host, then a counter). */
+export function newMarker(): string {
+  markerCount += 1
+  return `${markerPrefix}${markerCount.toString(36).padStart(6, '0')}`
+}
+
+/** Pids that may descend from `leader`, never our own. */
+function candidatePids(leader: number): number[] {
+  let names: string[]
+  try {
+    names = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  const wrapped = lastPid() < leader
+  const pids: number[] = []
+  for (const name of names) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    if (wrapped || pid > leader) pids.push(pid)
+  }
+  return pids
+}
+
+function lastPid(): number {
+  try {
+    return Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'))
+  } catch {
+    return 0 // unknown: assume a wrap, so every pid is considered
+  }
+}
+
+/** `[state, session id]` from `/proc/<pid>/stat`, or undefined when the process is gone. */
+function stateAndSession(pid: number): [string, number] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return [fields[0] ?? '', Number(fields[3])]
+  } catch {
+    return undefined
+  }
+}
+
+function hasMarker(pid: number, needle: Buffer): boolean {
+  let environ: Buffer
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`)
+  } catch {
+    return false // gone, or another user's process
+  }
+  // `needle` is `\0NAME=value\0`; the environment starts with a name, not a NUL.
+  if (environ.subarray(0, needle.length - 1).equals(needle.subarray(1))) return true
+  return environ.includes(needle)
+}
+
+/**
+ * Live processes (not zombies) other than `leader` that descend from it: in its session, or
+ * carrying its marker. Processes of other users are not visible and never returned.
+ */
+export function descendants(leader: number, marker: string): number[] {
+  const needle = Buffer.from(`\0${MARKER_VARIABLE}=${marker}\0`)
+  const found: number[] = []
+  for (const pid of candidatePids(leader)) {
+    const entry = stateAndSession(pid)
+    if (entry === undefined || entry[0] === 'Z' || entry[0] === 'X') continue
+    if (entry[1] === leader || hasMarker(pid, needle)) found.push(pid)
+  }
+  return found
+}
+
+/** True while a process with this pid exists (a reused pid counts too). */
+export function processExists(pid: number): boolean {
+  return existsSync(`/proc/${pid}`)
+}
