@@ -26,3 +26,73 @@ export function onHostExit(cleanup: () => void): void {
     process.on('exit', cleanUpNow)
   }
 }
+
+/** Options for {@link installSignalCleanup}. */
+export interface SignalCleanupOptions {
+  /** Signals to handle (default SIGTERM, SIGINT and SIGHUP). */
+  readonly signals?: readonly NodeJS.Signals[]
+}
+
+const DEFAULT_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP']
+
+/** One listener per signal however often hosts install, with a count of the installs that want it. */
+const signalHandlers = new Map<NodeJS.Signals, { listener: () => void; installs: number }>()
+
+function removeSignalHandler(signal: NodeJS.Signals): void {
+  const entry = signalHandlers.get(signal)
+  if (entry === undefined) return
+  signalHandlers.delete(signal)
+  process.removeListener(signal, entry.listener)
+}
+
+/**
+ * Kills every process exec started (whole groups and the descendants that left them) and removes
+ * every private secret file when the host receives one of `signals`. The one call a host makes
+ * for this: the library installs no signal handler on its own.
+ *
+ * - Host without its own handler for the signal: after the clean-up, the signal's default action
+ *   is restored and the signal raised again, so the host dies of it exactly as it would have
+ *   (its parent sees "killed by SIGTERM").
+ * - Host with its own handler(s): the clean-up runs, then the host's handlers run as usual and
+ *   decide whether and when to exit; nothing exits behind their back. (A host that wants to stop
+ *   background processes gracefully in its handler calls `registry.stop()` there instead and does
+ *   not need this: on `process.exit` every live group is killed anyway.)
+ *
+ * Returns a function that uninstalls (idempotent); installs are counted, so two parts of a host
+ * may each install and uninstall.
+ * @example
+ * const uninstall = installSignalCleanup()
+ * // … on shutdown of this component:
+ * uninstall()
+ */
+export function installSignalCleanup(options: SignalCleanupOptions = {}): () => void {
+  const signals = [...new Set(options.signals ?? DEFAULT_SIGNALS)]
+  for (const signal of signals) {
+    const entry = signalHandlers.get(signal)
+    if (entry !== undefined) {
+      entry.installs += 1
+      continue
+    }
+    const listener = () => {
+      cleanUpNow()
+      // Ours is the only listener: the host expected the default action. Restore it and re-raise.
+      if (process.listenerCount(signal) === 1) {
+        removeSignalHandler(signal)
+        process.kill(process.pid, signal)
+      }
+    }
+    signalHandlers.set(signal, { listener, installs: 1 })
+    process.on(signal, listener)
+  }
+  let installed = true
+  return () => {
+    if (!installed) return
+    installed = false
+    for (const signal of signals) {
+      const entry = signalHandlers.get(signal)
+      if (entry === undefined) continue
+      entry.installs -= 1
+      if (entry.installs === 0) removeSignalHandler(signal)
+    }
+  }
+}

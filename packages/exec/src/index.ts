@@ -37,6 +37,7 @@ export {
   type RefTokenKind,
   type RefTokenLocation,
 } from './guard/index.js'
+export { installSignalCleanup, type SignalCleanupOptions } from './host-cleanup.js'
 export { MemoryRefStore } from './memory-ref-store.js'
 export type { LogFields, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'

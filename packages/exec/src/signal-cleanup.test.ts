@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { eventually, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
+import { installSignalCleanup } from './index.js'
+
+const host = fileURLToPath(new URL('./__fixtures__/signal-host.mjs', import.meta.url))
+const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
+
+let dir: { path: string; cleanup: () => Promise<void> }
+let pidFile: string
+beforeAll(() => {
+  // The host imports the built package, as a real host would (`pnpm test` builds first).
+  if (!existsSync(dist)) throw new Error('build @lango/exec before running this test')
+})
+beforeEach(async () => {
+  dir = await tempDir()
+  pidFile = join(dir.path, 'pids')
+})
+afterEach(async () => {
+  for (const pid of await readPids(pidFile)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {}
+  }
+  await dir.cleanup()
+})
+
+/** Starts the host, waits for its trees, sends `signal`, and reports how it ended. */
+async function signalHost(mode: string, signal: NodeJS.Signals) {
+  const child = spawn(process.execPath, [host, mode, pidFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    output += chunk
+  })
+  let exited = false
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = true
+      resolve({ code, signal })
+    }),
+  )
+  await eventually(() => exited || output.includes('ready'), 15_000)
+  const ready = !exited && output.includes('ready')
+  if (!ready) {
+    child.kill('SIGKILL')
+    throw new Error(`host never became ready: ${output}`)
+  }
+  const pids = await readPids(pidFile)
+  expect(pids.length).toBeGreaterThanOrEqual(10)
+  child.kill(signal)
+  return { ...(await ended), output, pids }
+}
+
+async function allGone(pids: readonly number[]): Promise<boolean> {
+  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)
+}
+
+describe('installSignalCleanup (issue 11, finding 5)', () => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
+    '%s: every tree dies with the host, and the host dies of the signal',
+    async (signal) => {
+      const { signal: endedBy, pids } = await signalHost('install', signal)
+      expect(endedBy).toBe(signal)
+      expect(await allGone(pids)).toBe(true)
+    },
+  )
+
+  it('a host with its own handler keeps control: its handler runs and decides how to exit', async () => {
+    const { code, output, pids } = await signalHost('own-handler', 'SIGTERM')
+    expect(output).toContain('host handled SIGTERM')
+    expect(code).toBe(0)
+    expect(await allGone(pids)).toBe(true)
+  })
+
+  it('without the call, no signal handler is installed behind the host’s back', async () => {
+    const { signal: endedBy } = await signalHost('none', 'SIGTERM')
+    expect(endedBy).toBe('SIGTERM')
+    // (its children outlive it: that is what the call is for; afterEach kills them)
+  })
+
+  it('uninstall is idempotent and counted', () => {
+    const before = process.listenerCount('SIGHUP')
+    const first = installSignalCleanup()
+    const second = installSignalCleanup({ signals: ['SIGHUP'] })
+    expect(process.listenerCount('SIGHUP')).toBe(before + 1)
+    first()
+    first()
+    expect(process.listenerCount('SIGHUP')).toBe(before + 1)
+    second()
+    expect(process.listenerCount('SIGHUP')).toBe(before)
+  })
+})
