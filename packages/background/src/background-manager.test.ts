@@ -452,7 +452,7 @@ describe('deadline timer', () => {
 })
 
 describe('runner signal', () => {
-  it('is made only when the runner reads it, and comes back already aborted when read after the task ended', async () => {
+  it('comes back already aborted when the runner first reads it after the task ended', async () => {
     const seen: AbortSignal[] = []
     let options: { readonly signal: AbortSignal } | undefined
     const { manager, clock } = createHarness({

@@ -13,10 +13,8 @@ export class TaskRecord implements DeadlineItem {
   errorCode: BackgroundErrorCode | undefined = undefined
   timedOut = false
   retryable: boolean | undefined = undefined
-  /** Made when the runner first reads its signal (see `runOptions`). */
+  /** Made when the runner first reads its signal (see `runOptions`) or when the task is aborted. */
   controller: AbortController | undefined = undefined
-  /** Why the runner's signal aborted, for a signal first read after the task ended. */
-  abortReason: unknown = undefined
   /** Callers of `wait()`, released with the final snapshot; most tasks have none. */
   waiters: Array<(snapshot: TaskSnapshot) => void> | undefined = undefined
   /** The task's latest notice delivery, so the next one is sent after it. */
@@ -43,18 +41,14 @@ export class TaskRecord implements DeadlineItem {
 export function runOptions(record: TaskRecord): { readonly signal: AbortSignal } {
   return {
     get signal(): AbortSignal {
-      if (record.controller === undefined) {
-        record.controller = new AbortController()
-        if (record.abortReason !== undefined) record.controller.abort(record.abortReason)
-      }
+      record.controller ??= new AbortController()
       return record.controller.signal
     },
   }
 }
 
-/** Aborts the task's runner signal (now, or whenever the runner first reads it). */
+/** Aborts the task's runner signal with `reason`; a no-op when it already aborted. */
 export function abortRunner(record: TaskRecord, reason: unknown): void {
-  if (record.abortReason !== undefined) return
-  record.abortReason = reason
-  record.controller?.abort(reason)
+  record.controller ??= new AbortController()
+  if (!record.controller.signal.aborted) record.controller.abort(reason)
 }
