@@ -815,6 +815,16 @@ describe('limits', () => {
       `X=a; ${"sh -c '$X' ; ".repeat(4_000)}`,
       `echo x${' | tee'.repeat(10_000)} | sh`,
       '`'.repeat(60_000),
+      // Runner readings that branch, vanishing heads and self-doubling variables (issue 11).
+      `${'nice --zz nice '.repeat(5_000)}lango`,
+      `${'bwrap --future '.repeat(5_000)}lango`,
+      `${'sudo -h sudo -h '.repeat(4_000)}lango`,
+      `${'su root -c '.repeat(6_000)}x`,
+      `${'$x '.repeat(20_000)}lango`,
+      `${'a=$b$b; b=$a$a; '.repeat(3_000)}$a`,
+      `${'x=${x}${x}; '.repeat(5_000)}lan\${x}go`,
+      `awk '${'BEGIN{system("x")}'.repeat(3_000)}'`,
+      `${'env -S '.repeat(9_000)}lango`,
     ]
     for (const input of inputs) {
       const started = performance.now()

@@ -108,28 +108,37 @@ const NO_INPUT: Input = { texts: undefined, file: undefined }
 class Scope implements WordScope {
   readonly state: State
   readonly depth: number
-  readonly holdsLango: boolean
   readonly scripts: readonly ParsedScript[]
   readonly positional: readonly string[] | undefined
   readonly shifts: boolean
   parseErrors = false
   readonly #values = new Map<string, readonly WordPattern[] | undefined>()
   readonly #evaluating = new Set<string>()
+  readonly #parent: Scope | undefined
+  readonly #text: string
+  #holdsLango: boolean | undefined
 
   constructor(
     state: State,
-    depth: number,
-    holdsLango: boolean,
+    parent: Scope | undefined,
+    text: string,
     scripts: readonly ParsedScript[],
     positional: readonly string[] | undefined,
     shifts: boolean,
   ) {
     this.state = state
-    this.depth = depth
-    this.holdsLango = holdsLango
+    this.depth = parent === undefined ? 0 : parent.depth + 1
+    this.#parent = parent
+    this.#text = text
     this.scripts = scripts
     this.positional = positional
     this.shifts = shifts
+  }
+
+  /** The text (or an enclosing one) names lango as a word; computed on first use. */
+  get holdsLango(): boolean {
+    this.#holdsLango ??= (this.#parent?.holdsLango ?? false) || holdsLangoWord(this.#text)
+    return this.#holdsLango
   }
 
   variablePatterns(name: string): readonly WordPattern[] | undefined {
@@ -215,8 +224,8 @@ function analyzeSource(
   }
   const scope = new Scope(
     state,
-    depth,
-    (parent?.holdsLango ?? false) || holdsLangoWord(text),
+    parent,
+    text,
     [...(parent?.scripts ?? []), script],
     positional,
     /\b(?:shift|set|getopts)\b/.test(text),
@@ -415,6 +424,9 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
   }
   const head = argv[0]
   if (head === undefined) return
+  // Runners may report several readings of their argv; charge each one so a crafted chain of them
+  // (`nice --x nice nice --x …`) runs out of budget and blocks instead of branching without end.
+  scope.charge(argv.length + 1)
   const program = resolveProgram(head, scope)
   if (head.literal !== undefined) {
     for (const text of scope.state.files.get(fileKey(head.literal)) ?? [])
@@ -467,7 +479,10 @@ function resolveProgram(
 
 function applyRunner(result: RunnerResult, scope: Scope, input: Input, hops: number): void {
   const state = scope.state
-  for (const inner of result.commands ?? []) analyzeArgv(inner, scope, input, hops + 1)
+  const commands = result.commands ?? []
+  // Readings a runner reports are work too: charge them before following any.
+  scope.charge(commands.reduce((total, inner) => total + inner.length, 0))
+  for (const inner of commands) analyzeArgv(inner, scope, input, hops + 1)
   for (const code of result.shellCode ?? [])
     analyzeSource(code.text, scope, state, code.positional ?? scope.positional)
   for (const code of result.interpreterCode ?? []) checkInterpreterCode(code, scope)

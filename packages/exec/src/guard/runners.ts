@@ -243,12 +243,12 @@ function switchUser(table: OptionTable): Runner {
         continue
       }
       const shell = optionValue(reading, ['-s', '--shell']) ?? textArgument('sh')
-      const codes = optionsNamed(reading, ['-c', '--command', '--session-command'])
+      // The last `-c` wins, as in su.
+      const code = optionValue(reading, ['-c', '--command', '--session-command'])
       const args = operands.slice(1).map((index) => argv[index] as Argument)
-      for (const code of codes) {
-        results.push({ commands: [[shell, textArgument('-c'), code.values[0] ?? textArgument(''), ...args]] })
-      }
-      if (codes.length === 0) results.push({ commands: [[shell, ...args]] })
+      results.push({
+        commands: [code === undefined ? [shell, ...args] : [shell, textArgument('-c'), code, ...args]],
+      })
     }
     return merge(results)
   }
@@ -370,10 +370,12 @@ const bwrap: Runner = (argv) => {
   // An option the table does not know may take up to three values: follow each reading.
   const commands: (readonly Argument[])[] = []
   for (const reading of parseArgv(argv, BWRAP)) commands.push(...commandsAt(argv, [reading]))
-  for (let index = 1; index < argv.length; index++) {
+  let unknown = 0
+  for (let index = 1; index < argv.length && unknown < 4; index++) {
     const text = argv[index]?.literal ?? ''
     if (text === '--') break
     if (text.startsWith('--') && !BWRAP.long.has(text.slice(2))) {
+      unknown++
       for (const skip of [2, 3, 4]) commands.push(...commandsAt(argv, parseArgv(argv, BWRAP, index + skip)))
     }
   }
