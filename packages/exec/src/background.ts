@@ -6,7 +6,7 @@ import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
 import { prepareSpawn, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor, releasePipes } from './process-group.js'
-import { type StreamRedactor, stripAnsi } from './redact.js'
+import type { StreamRedactor } from './redact.js'
 import { ByteRingBuffer } from './ring-buffer.js'
 import { checkTimeout, DEFAULT_KILL_GRACE_MS } from './run.js'
 
@@ -340,9 +340,10 @@ export class ProcessRegistry {
         pty: ptySettings !== undefined,
       })
       const id = this.#options.idGenerator()
-      const redactor = prepared.redactor.isEmpty
-        ? undefined
-        : prepared.redactor.stream({ terminal: ptySettings !== undefined })
+      // Masking (and stripping, for PTY sessions that ask) reads the output as a terminal shows it.
+      const strip = ptySettings?.stripAnsi === true
+      const redactor =
+        prepared.redactor.isEmpty && !strip ? undefined : prepared.redactor.stream({ stripAnsi: strip })
       const [process, handle] =
         ptySettings === undefined
           ? await this.#startPiped(id, command, prepared, redactor, lifetimeMs)
@@ -435,8 +436,7 @@ export class ProcessRegistry {
       onEnd: () => this.#evictFinished(),
     })
     terminal.onData((data) => {
-      const text = settings.stripAnsi === true ? stripAnsi(data) : data
-      process.append(Buffer.from(redactor === undefined ? text : redactor.push(text), 'utf8'))
+      process.append(Buffer.from(redactor === undefined ? data : redactor.push(data), 'utf8'))
     })
     terminal.onExit(({ exitCode, signal }) => {
       if (redactor !== undefined) process.append(Buffer.from(redactor.flush(), 'utf8'))

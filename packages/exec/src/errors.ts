@@ -6,6 +6,8 @@ export type ExecErrorCode =
   | 'EXEC_ENV_REJECTED'
   /** A secret reference sits where the shell would not expand it (single quotes, `$'…'`, quoted heredoc). */
   | 'EXEC_SECRET_IN_QUOTES'
+  /** A secret value is shorter than `MIN_SECRET_LENGTH` (8) characters: masking it would reveal it. */
+  | 'EXEC_SECRET_TOO_SHORT'
   /** An option was out of range (timeout, buffer size, PTY size, command length). */
   | 'EXEC_INVALID_OPTION'
   /** The process could not be spawned (shell missing, EAGAIN, PTY driver failed). */

@@ -42,7 +42,7 @@ export { MemoryRefStore } from './memory-ref-store.js'
 export type { LogFields, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'
 export type { SpawnOptions } from './prepare.js'
-export { encodedForms, Redactor, StreamRedactor, stripAnsi } from './redact.js'
+export { MIN_SECRET_LENGTH, Redactor, type StreamRedactor, stripAnsi } from './redact.js'
 export { ByteRingBuffer, type RingRead } from './ring-buffer.js'
 export {
   DEFAULT_KILL_GRACE_MS,

@@ -1,4 +1,6 @@
+import { ExecError } from './errors.js'
 import type { RefStore } from './ports.js'
+import { MIN_SECRET_LENGTH } from './redact.js'
 
 /**
  * An in-memory {@link RefStore}: tokens map to values. Useful in tests and in hosts that resolve
@@ -13,10 +15,21 @@ export class MemoryRefStore implements RefStore {
     for (const [token, value] of Object.entries(entries)) this.set(token, value)
   }
 
-  /** Stores `value` under an exact token such as `{{secret:api-key}}`. */
+  /**
+   * Stores `value` under an exact token such as `{{secret:api-key}}`.
+   * @throws ExecError `EXEC_INVALID_OPTION` for a malformed token, `EXEC_SECRET_TOO_SHORT` for a
+   * value under {@link MIN_SECRET_LENGTH} characters (it could not be masked without revealing it).
+   */
   set(token: string, value: string): this {
-    if (!/^\{\{(secret|decrypt):[^}]+\}\}$/.test(token))
-      throw new TypeError('tokens look like {{secret:NAME}} or {{decrypt:ID}}')
+    const match = /^\{\{(?:secret|decrypt):([^}]+)\}\}$/.exec(token)
+    if (match === null)
+      throw new ExecError('EXEC_INVALID_OPTION', 'tokens look like {{secret:NAME}} or {{decrypt:ID}}')
+    if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH)
+      throw new ExecError(
+        'EXEC_SECRET_TOO_SHORT',
+        `the value of ${token} is shorter than ${MIN_SECRET_LENGTH} characters; store a longer secret`,
+        { data: { name: match[1], minLength: MIN_SECRET_LENGTH } },
+      )
     this.#values.set(token, value)
     return this
   }

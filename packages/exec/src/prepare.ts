@@ -5,7 +5,7 @@ import { ExecError } from './errors.js'
 import { locateRefTokens } from './guard/index.js'
 import type { RefStore } from './ports.js'
 import { MARKER_VARIABLE, newMarker } from './proc.js'
-import { Redactor } from './redact.js'
+import { MIN_SECRET_LENGTH, Redactor } from './redact.js'
 
 /** Options shared by every way of spawning a command. */
 export interface SpawnOptions {
@@ -187,7 +187,12 @@ export async function prepareSpawn(
   const cwd = checkWorkingDirectory(options.cwd)
   const redactor = new Redactor()
   const held = options.refStore?.heldValues?.()
-  if (held !== undefined) for (const entry of held) redactor.add(entry.value, entry.label)
+  // Held values too short to mask are skipped here (masking them would reveal them); they are
+  // refused with EXEC_SECRET_TOO_SHORT wherever a command references them.
+  if (held !== undefined)
+    for (const entry of held)
+      if (typeof entry.value === 'string' && entry.value.length >= MIN_SECRET_LENGTH)
+        redactor.add(entry.value, entry.label)
   // Overrides are validated as written (a credential-named key must hold only a reference
   // token), then their tokens are resolved into the finished environment.
   const { env, dropped } = envBuilderFor(options.envPolicy).build({

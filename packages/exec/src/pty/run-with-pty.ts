@@ -3,7 +3,6 @@ import { ExecError } from '../errors.js'
 import { type PtyDriver, silentLogger } from '../ports.js'
 import { prepareSpawn } from '../prepare.js'
 import { GroupSupervisor } from '../process-group.js'
-import { stripAnsi } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
   checkTimeout,
@@ -75,11 +74,12 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   })
   const pid = terminal.pid
   const capture = new HeadTailCapture(maxOutputBytes)
-  const redactor = prepared.redactor.isEmpty ? undefined : prepared.redactor.stream({ terminal: true })
+  // Masking and stripping read the stream as a terminal shows it, across chunk boundaries.
   const strip = options.stripAnsi === true
+  const redactor =
+    prepared.redactor.isEmpty && !strip ? undefined : prepared.redactor.stream({ stripAnsi: strip })
   terminal.onData((data) => {
-    const text = strip ? stripAnsi(data) : data
-    const safe = redactor === undefined ? text : redactor.push(text)
+    const safe = redactor === undefined ? data : redactor.push(data)
     if (safe.length > 0) capture.push(Buffer.from(safe, 'utf8'))
   })
   if (options.input !== undefined) terminal.write(options.input)
