@@ -825,6 +825,10 @@ describe('limits', () => {
       `${'x=${x}${x}; '.repeat(5_000)}lan\${x}go`,
       `awk '${'BEGIN{system("x")}'.repeat(3_000)}'`,
       `${'env -S '.repeat(9_000)}lango`,
+      `f() { echo ${'x '.repeat(2_000)}; }; ${'f a; '.repeat(10_000)}`,
+      `alias a='${'a '.repeat(1_000)}'; ${'a x; '.repeat(5_000)}`,
+      `${Array.from({ length: 60 }, (_, index) => `f${index}() { f${index + 1} x; }; `).join('')}f0 x`,
+      `x=a; ${'x+=$x; '.repeat(5_000)}$x`,
     ]
     for (const input of inputs) {
       const started = performance.now()

@@ -18,11 +18,13 @@ import {
   stripShellQuoting,
   wordAfterLango,
 } from './shell-text.js'
+import { collectVariables, type ValueSource } from './variables.js'
 import {
   canVanish,
   DYNAMIC,
   emptiedText,
   matchLango,
+  textPattern,
   type WordPattern,
   type WordScope,
   wordPatterns,
@@ -86,8 +88,16 @@ interface State {
   readonly aliases: Set<string>
   /** Files written earlier in the text with known content (`echo 'lango cron' > run.sh`). */
   readonly files: Map<string, readonly string[]>
-  /** Words assigned to each variable per parsed script, collected on first use. */
-  readonly variables: Map<ParsedScript, ReadonlyMap<string, readonly Word[]>>
+  /** Assignments per parsed script, collected on first use. */
+  readonly variables: Map<ParsedScript, ReadonlyMap<string, readonly ValueSource[]>>
+  /** Scripts parsed again inside the text (`eval`, `sh -c`): their assignments count everywhere. */
+  readonly nested: ParsedScript[]
+  /** Functions defined in the text, by name: the text of their body. */
+  readonly functions: Map<string, string>
+  /** Aliases defined in the text, by name: their value. */
+  readonly shellAliases: Map<string, string>
+  /** Functions and aliases being expanded now (they do not expand into themselves). */
+  readonly expanding: Set<string>
   /** The text turns on `nullglob` (or zsh's `null_glob`): a glob that matches nothing vanishes. */
   readonly nullglob: boolean
 }
@@ -112,10 +122,11 @@ class Scope implements WordScope {
   readonly positional: readonly string[] | undefined
   readonly shifts: boolean
   parseErrors = false
-  readonly #values = new Map<string, readonly WordPattern[] | undefined>()
+  readonly #values = new Map<string, { nested: number; patterns: readonly WordPattern[] | undefined }>()
   readonly #evaluating = new Set<string>()
   readonly #parent: Scope | undefined
-  readonly #text: string
+  /** The source text this scope parsed. */
+  readonly text: string
   #holdsLango: boolean | undefined
 
   constructor(
@@ -129,7 +140,7 @@ class Scope implements WordScope {
     this.state = state
     this.depth = parent === undefined ? 0 : parent.depth + 1
     this.#parent = parent
-    this.#text = text
+    this.text = text
     this.scripts = scripts
     this.positional = positional
     this.shifts = shifts
@@ -137,34 +148,45 @@ class Scope implements WordScope {
 
   /** The text (or an enclosing one) names lango as a word; computed on first use. */
   get holdsLango(): boolean {
-    this.#holdsLango ??= (this.#parent?.holdsLango ?? false) || holdsLangoWord(this.#text)
+    this.#holdsLango ??= (this.#parent?.holdsLango ?? false) || holdsLangoWord(this.text)
     return this.#holdsLango
   }
 
-  variablePatterns(name: string): readonly WordPattern[] | undefined {
-    if (this.#values.has(name)) return this.#values.get(name)
+  variablePatterns(name: string, index = 0): readonly WordPattern[] | undefined {
+    const key = index === 0 ? name : `${name}[${index}]`
+    // A cached value stays valid until a nested script (`eval x=…`) adds assignments.
+    const nested = this.state.nested.length
+    const cached = this.#values.get(key)
+    if (cached !== undefined && cached.nested === nested) return cached.patterns
     // `x=$x$x`: a value that refers to itself is unknown where the cycle closes.
-    if (this.#evaluating.has(name)) return [[DYNAMIC]]
-    let words: Word[] | undefined
-    for (const script of this.scripts) {
-      const found = variablesOf(script, this.state.variables).get(name)
-      if (found !== undefined) words = words === undefined ? [...found] : [...words, ...found]
+    if (this.#evaluating.has(key)) return [[DYNAMIC]]
+    const sources: ValueSource[] = []
+    for (const script of this.scripts)
+      sources.push(...(variablesOf(script, this.state.variables).get(name) ?? []))
+    for (const script of this.state.nested) {
+      if (!this.scripts.includes(script))
+        sources.push(...(variablesOf(script, this.state.variables).get(name) ?? []))
     }
     let patterns: WordPattern[] | undefined
-    if (words !== undefined) {
-      this.#evaluating.add(name)
-      try {
-        patterns = []
-        for (const word of words) {
-          for (const pattern of wordPatterns(word, this)) {
-            if (patterns.length < 32) patterns.push(pattern)
-          }
+    this.#evaluating.add(key)
+    try {
+      for (const source of sources) {
+        if (source.index !== index && source.index !== -1) continue
+        const values =
+          typeof source.value === 'string' ? [textPattern(source.value)] : wordPatterns(source.value, this)
+        patterns ??= []
+        if (source.append) {
+          // `x=lan; x+=go`: each earlier value followed by the appended one, or the appended one alone.
+          const joined = patterns.flatMap((before) => values.map((after) => [...before, ...after]))
+          patterns = [...joined, ...values].slice(0, 32)
+        } else {
+          for (const value of values) if (patterns.length < 32) patterns.push(value)
         }
-      } finally {
-        this.#evaluating.delete(name)
       }
+    } finally {
+      this.#evaluating.delete(key)
     }
-    this.#values.set(name, patterns)
+    this.#values.set(key, { nested, patterns })
     return patterns
   }
 
@@ -187,6 +209,10 @@ export function findLangoInvocation(command: string): LangoFinding | undefined {
     aliases: new Set(),
     files: new Map(),
     variables: new Map(),
+    nested: [],
+    functions: new Map(),
+    shellAliases: new Map(),
+    expanding: new Set(),
     nullglob: /null_?glob/i.test(command),
   }
   try {
@@ -222,6 +248,7 @@ function analyzeSource(
     state.finding = { reason: 'too-complex', subcommand: undefined }
     return
   }
+  if (parent !== undefined && state.nested.length < 64) state.nested.push(script)
   const scope = new Scope(
     state,
     parent,
@@ -239,9 +266,13 @@ function analyzeSource(
 
 /** The text names lango as a word, also once its expansions that may be empty are removed. */
 function holdsLangoWord(text: string): boolean {
-  if (containsLangoWord(stripShellQuoting(text))) return true
+  const stripped = stripShellQuoting(text)
+  if (containsLangoWord(stripped)) return true
   const reduced = removeEmptyExpansions(text)
-  return reduced !== text && containsLangoWord(stripShellQuoting(reduced))
+  if (reduced !== text && containsLangoWord(stripShellQuoting(reduced))) return true
+  // `eval x=lan\$\(\)go`: the escapes go first, then the expansions.
+  const strippedReduced = removeEmptyExpansions(stripped)
+  return strippedReduced !== stripped && containsLangoWord(strippedReduced)
 }
 
 function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefined): void {
@@ -265,6 +296,9 @@ function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefin
     case 'Function': {
       const name = literalWordValue(node.name)
       if (name !== undefined && normalizeProgramName(name) === 'lango') record(scope, 'function')
+      // Remembered so a call with arguments is checked with its `$1 $2 …` (`f lan go` for `f() { $1$2; }`).
+      if (name !== undefined && scope.state.functions.size < 64)
+        scope.state.functions.set(name, scope.text.slice(node.body.pos, node.body.end))
       break
     }
     case 'Redirected': {
@@ -349,6 +383,7 @@ function analyzeCommand(command: Command, scope: Scope, piped: readonly string[]
     }
   }
   recordWrites(command, argv, scope, piped)
+  recordAliases(argv, scope)
   analyzeArgv(argv, scope, texts === undefined && file === undefined ? NO_INPUT : { texts, file }, 0)
 }
 
@@ -403,6 +438,19 @@ function recordWrites(
   }
 }
 
+/** `alias name=value …`: remembered for later commands named `name`. */
+function recordAliases(argv: readonly Argument[], scope: Scope): void {
+  if (argv[0]?.literal !== 'alias') return
+  for (const argument of argv.slice(1)) {
+    const [name, value] = [
+      argument.loose.slice(0, argument.loose.indexOf('=')),
+      argument.loose.slice(argument.loose.indexOf('=') + 1),
+    ]
+    if (argument.loose.includes('=') && name !== '' && scope.state.shellAliases.size < 64)
+      scope.state.shellAliases.set(name, value)
+  }
+}
+
 function fileKey(path: string): string {
   return path.replace(/^(?:\.\/)+/, '')
 }
@@ -431,6 +479,7 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
   if (head.literal !== undefined) {
     for (const text of scope.state.files.get(fileKey(head.literal)) ?? [])
       analyzeSource(text, scope, scope.state, undefined)
+    expandDefinitions(head.literal, argv, scope)
     if (scope.state.finding !== undefined) return
   }
   if (program.names.some((name) => scope.state.aliases.has(name))) {
@@ -454,6 +503,41 @@ function analyzeArgv(argv: readonly Argument[], scope: Scope, input: Input, hops
     const result = runnerFor(name)?.(argv, input.texts)
     if (result !== undefined) applyRunner(result, scope, input, hops)
     if (scope.state.finding !== undefined) return
+  }
+}
+
+/**
+ * A call of a function or an alias the text defines: the alias value is read with the arguments
+ * appended (dash and interactive shells expand aliases), the function body with them as `$1 $2 …`.
+ */
+function expandDefinitions(name: string, argv: readonly Argument[], scope: Scope): void {
+  const { shellAliases, functions, expanding } = scope.state
+  const alias = shellAliases.get(name)
+  const key = `alias ${name}`
+  if (alias !== undefined && !expanding.has(key)) {
+    expanding.add(key)
+    analyzeSource(
+      `${alias} ${argv
+        .slice(1)
+        .map((argument) => argument.loose)
+        .join(' ')}`,
+      scope,
+      scope.state,
+      scope.positional,
+    )
+    expanding.delete(key)
+  }
+  const body = functions.get(name)
+  const call = `function ${name}`
+  if (body !== undefined && !expanding.has(call) && argv.length > 1) {
+    expanding.add(call)
+    analyzeSource(
+      body,
+      scope,
+      scope.state,
+      argv.map((argument) => argument.literal ?? argument.loose),
+    )
+    expanding.delete(call)
   }
 }
 
@@ -551,29 +635,14 @@ function subcommandOf(args: readonly Argument[]): string | undefined {
   return undefined
 }
 
-/** The words assigned to each variable anywhere in a script (flow-insensitive, bounded), cached. */
+/** The assignments of a script (see `variables.ts`), cached per parsed script. */
 function variablesOf(
   script: ParsedScript,
-  cache: Map<ParsedScript, ReadonlyMap<string, readonly Word[]>>,
-): ReadonlyMap<string, readonly Word[]> {
+  cache: Map<ParsedScript, ReadonlyMap<string, readonly ValueSource[]>>,
+): ReadonlyMap<string, readonly ValueSource[]> {
   const cached = cache.get(script)
   if (cached !== undefined) return cached
-  const variables = new Map<string, Word[]>()
-  const add = (name: string, value: Word): void => {
-    const values = variables.get(name) ?? []
-    if (values.length < 32) values.push(value)
-    variables.set(name, values)
-  }
-  const visit = (node: SyntaxNode): void => {
-    if (node.type === 'Assignment') {
-      if (node.value.type === 'Word') add(node.name, node.value)
-      else for (const element of node.value.elements) add(node.name, element)
-    } else if (node.type === 'For' || node.type === 'Select') {
-      for (const word of node.wordlist ?? []) add(node.name.value, word)
-    }
-    forEachChild(node, visit)
-  }
-  visit(script)
+  const variables = collectVariables(script)
   cache.set(script, variables)
   return variables
 }

@@ -152,6 +152,24 @@ export const WORD_SHAPE_EVASIONS: readonly Evasion[] = [
   ['$(printf lan)go cron', 'cron'],
   ['x=$(echo lan)go; $x cron', 'cron'],
   ['$(rev <<< ognal) cron', 'cron'],
+  // values the text assigns in other ways, aliases and functions it defines
+  ["bash -c $'shopt -s expand_aliases\nalias e=env\ne lango cron'", 'cron'],
+  ['alias e=env; e lango cron', 'cron'],
+  ['f() { $1$2 cron; }; f lan go', 'cron'],
+  ['f() { "$@"; }; f lango cron'],
+  ['set -- lan go; $1$2 cron', 'cron'],
+  ['set -- lango; "$1" cron', 'cron'],
+  ['printf -v x %s%s lan go; $x cron', 'cron'],
+  ['read x <<< lango; $x cron', 'cron'],
+  ["read -r a b <<< 'lan go'; $a$b cron", 'cron'],
+  ["read -a arr <<< 'x lango'; ${arr[1]} cron", 'cron'],
+  ['x=lan; x+=go; $x cron', 'cron'],
+  ['eval x=lan\\$\\(\\)go; $x cron', 'cron'],
+  ["eval 'x=lan$()go'; $x cron", 'cron'],
+  ['a=(lan go); ${a[0]}${a[1]} cron', 'cron'],
+  ['a[1]=go; a[0]=lan; ${a[0]}${a[1]} cron', 'cron'],
+  ['x=; ${x/#/lan}go cron', 'cron'],
+  ['x=; ${x/%/lan}go cron', 'cron'],
 ]
 
 /** Finding 4: runners with their real option syntaxes. */
@@ -1092,6 +1110,13 @@ export const BENIGN: readonly string[] = [
   '$x',
   'ls lan*go.yaml',
   'echo {lan,go}',
+  'f() { echo hi; }; f lango',
+  'g() { ls "$1"; }; g lango',
+  "alias ll='ls -la'; ll lango",
+  'set -e; ls lango',
+  'set -- a b; echo "$1" lango',
+  'read -r x <<< "lan go"; echo $x',
+  'x=lan; x+=ding; $x cron',
 ]
 
 /**

@@ -148,6 +148,10 @@ const BENIGN_THAT_RUN: readonly string[] = [
   "flock -n lock -c 'cat lango.yaml'",
   'git -c core.pager=cat log -1',
   'cpulimit -e lango -l 50',
+  'f() { echo hi; }; f lango',
+  'g() { ls "$1"; }; g lango',
+  "alias ll='ls -la'; ll lango",
+  'set -- a b; echo "$1" lango',
 ]
 
 describe.skipIf(!hasBash)('bash oracle for the corpus', () => {

@@ -1,5 +1,6 @@
 import type { DoubleQuotedChild, ParameterExpansionPart, Word, WordPart } from 'unbash'
 import { hasUnparsedExpansion, literalWordValue, scriptOutputs } from './command-output.js'
+import { SET_POSITIONAL } from './variables.js'
 
 /*
  * A word's possible expansions are modelled as glob-like patterns over single characters (lower-cased)
@@ -47,10 +48,11 @@ export type WordPattern = readonly PatternPiece[]
 /** What a word evaluation may know about variables and positional parameters. */
 export interface WordScope {
   /**
-   * Patterns of the values assigned to `name` anywhere in the text (flow-insensitive), `undefined`
-   * when the text never assigns it.
+   * Patterns of the values assigned to `name` (element `index` of an array, 0 for a scalar) anywhere
+   * in the text (flow-insensitive), `undefined` when the text never assigns it. The name
+   * {@link SET_POSITIONAL} holds what `set --` assigns to `$1 $2 …`.
    */
-  variablePatterns(name: string): readonly WordPattern[] | undefined
+  variablePatterns(name: string, index?: number): readonly WordPattern[] | undefined
   /** `$0`, `$1`, … of an `sh -c STRING ARG0 ARG1` string; `undefined` outside one. */
   readonly positional: readonly string[] | undefined
   /** The code may move its positional parameters (`shift`, `set --`), so `$1` may be any later one. */
@@ -209,6 +211,11 @@ function characters(text: string): string[] {
   return Array.from(text.toLowerCase())
 }
 
+/** The pattern of a plain text (lower-cased characters). */
+export function textPattern(text: string): PatternPiece[] {
+  return characters(text)
+}
+
 function concatenate(alternatives: readonly (readonly WordPattern[])[], scope: WordScope): PatternPiece[][] {
   // Accumulators are extended in place: copying them per part would be quadratic in the word length.
   let patterns: PatternPiece[][] = [[]]
@@ -313,20 +320,26 @@ function fields(patterns: readonly WordPattern[], scope: WordScope, quoted: bool
  * is exact, or, when the code shifts or sets them, any later argument or anything. A variable the text assigns may
  * still be unset where it is used (the guard does not follow control flow), so it may be empty too.
  */
-function parameterValues(name: string, scope: WordScope): WordPattern[] {
+function parameterValues(name: string, scope: WordScope, index = 0): WordPattern[] {
   if (/^[0-9]+$/.test(name)) return positionalPatterns(scope, Number(name))
   // "$@" and "$*" in command position start with $1.
   if (name === '@' || name === '*') return positionalPatterns(scope, 1)
   if (name === '?' || name === '$' || name === '#') return [['0']]
   if (name === '!' || name === '-' || name === '_') return [[DYNAMIC]]
-  const values = scope.variablePatterns(name)
+  const values = scope.variablePatterns(name, index)
   if (values === undefined || values.length === 0) return [[DYNAMIC]]
   return [...values.slice(0, MAX_PATTERNS - 1), []]
 }
 
 function positionalPatterns(scope: WordScope, index: number): WordPattern[] {
   const positional = scope.positional
-  if (positional === undefined) return [[DYNAMIC]]
+  if (positional === undefined) {
+    // `set -- a b` in the text: `$1` may be `a` (or, when the code shifts, a later one).
+    const set: WordPattern[] = []
+    for (let at = index - 1; index > 0 && at < index + (scope.shifts ? 8 : 0); at++)
+      set.push(...(scope.variablePatterns(SET_POSITIONAL, at) ?? []))
+    return [...set.slice(0, MAX_PATTERNS - 1), [DYNAMIC]]
+  }
   if (index === 0) {
     const value = positional[0]
     return value === undefined ? [[DYNAMIC]] : [characters(value)]
@@ -355,12 +368,14 @@ function nonEmpty(patterns: readonly WordPattern[]): WordPattern[] {
 function parameterPatterns(part: ParameterExpansionPart, scope: WordScope): WordPattern[] {
   if (part.prefix === '#') return [['0']]
   if (part.prefix === '!') return [[DYNAMIC]]
+  let index = 0
   if (part.index !== undefined) {
-    // `${a[@]}`, `${a[*]}` and `${a[0]}` start with the first element; other indexes are not followed.
-    const index = part.index.value
-    if (index !== '@' && index !== '*' && index !== '0') return [[DYNAMIC]]
+    // `${a[@]}` and `${a[*]}` start with the first element; `${a[N]}` is element N.
+    const text = part.index.value
+    if (/^[0-9]+$/.test(text)) index = Number(text)
+    else if (text !== '@' && text !== '*') return [[DYNAMIC]]
   }
-  const values = parameterValues(part.parameter, scope)
+  const values = parameterValues(part.parameter, scope, index)
   const operation = part.operation
   if (operation === undefined) return values
   switch (operation.type) {
@@ -405,7 +420,15 @@ function parameterPatterns(part: ParameterExpansionPart, scope: WordScope): Word
       const search = literalWordValue(operation.pattern)
       const replacement = literalWordValue(operation.replacement)
       if (search === undefined || replacement === undefined || /[*?[]/.test(search)) return [[DYNAMIC]]
-      return mapValues(values, (value) => replaceValue(value, search, replacement, operation.operator))
+      const mapped = mapValues(values, (value) =>
+        replaceValue(value, search, replacement, operation.operator),
+      )
+      // `${x/#/lan}` and `${x/%/lan}` add the replacement to a set value, even an empty one.
+      if (search === '' && (operation.operator === '/#' || operation.operator === '/%')) {
+        const added = characters(replacement)
+        mapped.push(operation.operator === '/#' ? [...added, DYNAMIC] : [DYNAMIC, ...added])
+      }
+      return mapped.slice(0, MAX_PATTERNS)
     }
     case 'Slice': {
       const offset = Number(literalWordValue(operation.offset))
@@ -437,7 +460,11 @@ function mapValues(values: readonly WordPattern[], operation: (value: string) =>
 function replaceValue(value: string, search: string, replacement: string, operator: string): string {
   const needle = search.toLowerCase()
   const by = replacement.toLowerCase()
-  if (needle === '') return value
+  if (needle === '') {
+    if (operator === '/#') return by + value
+    if (operator === '/%') return value + by
+    return value
+  }
   if (operator === '//') return value.split(needle).join(by)
   if (operator === '/#') return value.startsWith(needle) ? by + value.slice(needle.length) : value
   if (operator === '/%') {
