@@ -67,7 +67,7 @@ export function scriptOutputs(script: ParsedScript | undefined): string[] | unde
 }
 
 /** Folds {@link nextPipelineOutputs} over the stages of a pipeline; `undefined` once one is unknown. */
-export function pipelineOutputs(commands: readonly CommandNode[]): string[] | undefined {
+function pipelineOutputs(commands: readonly CommandNode[]): string[] | undefined {
   let outputs: string[] | undefined
   for (const node of commands) {
     outputs = nextPipelineOutputs(node, outputs)

@@ -7,7 +7,7 @@
 export type Evasion = readonly [command: string, subcommand?: string]
 
 /** Quotes text for a POSIX shell. */
-export function shellQuote(text: string): string {
+function shellQuote(text: string): string {
   return `'${text.replace(/'/g, "'\\''")}'`
 }
 

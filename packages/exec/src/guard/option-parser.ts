@@ -24,7 +24,7 @@ export interface Argument {
 }
 
 /** How many values an option takes: a count, or `'optional'` (attached only: `-n10`, `--nofile=10`). */
-export type Arity = 0 | 1 | 2 | 3 | 'optional'
+type Arity = 0 | 1 | 2 | 3 | 'optional'
 
 /** How a program reads its options. */
 export interface OptionTable {

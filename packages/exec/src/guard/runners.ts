@@ -35,7 +35,7 @@ import { TOOL_RUNNERS } from './tool-runners.js'
  */
 
 export type { Argument } from './option-parser.js'
-export type { Runner, RunnerResult, ScriptRun, ShellCode } from './runner-kit.js'
+export type { Runner, RunnerResult, ScriptRun } from './runner-kit.js'
 export { textArgument } from './runner-kit.js'
 
 /** Options that take a separate value, for the simple runners that do not need a full table. */

@@ -23,7 +23,7 @@ export function normalizeProgramName(path: string): string {
 const LANGO_WORD = /(?<![A-Za-z0-9_.-])lango(?:\.(?:exe|cmd|bat|com))?(?![A-Za-z0-9_=-]|\.[A-Za-z0-9])/gi
 
 /** End offset of the first standalone word `lango` in `text`, or -1 when there is none. */
-export function findLangoWord(text: string): number {
+function findLangoWord(text: string): number {
   LANGO_WORD.lastIndex = 0
   const match = LANGO_WORD.exec(text)
   return match === null ? -1 : match.index + match[0].length

@@ -15,18 +15,18 @@ import { SET_POSITIONAL } from './variables.js'
  */
 
 /** Any run of characters, from a `*` glob. */
-export const ANY = 0
+const ANY = 0
 /** One character from a `?` glob. */
-export const ONE = 1
+const ONE = 1
 /** A run-time value unknown from the text that may be empty (`$x`, `$(cmd)`, `"$@"`, `${x%%*}`). */
 export const DYNAMIC = 2
 /** End of the first field of an unquoted expansion (`c="lango cron"; $c` runs lango); the rest is ignored. */
-export const END = 3
+const END = 3
 /** A run-time value unknown from the text that is never empty (`${x:-fallback}` when `x` is set). */
-export const NONEMPTY = 4
+const NONEMPTY = 4
 
 /** A bracket expression such as `[a-c]` or `[!x]`. */
-export interface CharacterClass {
+interface CharacterClass {
   readonly negated: boolean
   readonly characters: string
   readonly ranges: readonly (readonly [string, string])[]
