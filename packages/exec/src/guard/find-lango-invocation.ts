@@ -38,7 +38,10 @@ export type LangoFindingReason =
   | 'script'
   /** A shell function named lango is defined. */
   | 'function'
-  /** The program name is computed at run time and the text names lango (§6.2 item 6). */
+  /**
+   * The program name, or the command a runner runs (`awk '{system($2)}'`, `sed 's/x/y/e'`), is
+   * computed at run time and the text names lango (§6.2 item 6).
+   */
   | 'ambiguous'
   /** A standalone word lango appears in code for another interpreter (`python -c`, `node -e`). */
   | 'interpreter-code'
