@@ -103,6 +103,7 @@ export class BackgroundProcess {
 
   /** @internal Created by {@link ProcessRegistry.start}. */
   readonly #onEnd: () => void
+  readonly #release: () => void
 
   constructor(init: {
     id: string
@@ -114,10 +115,13 @@ export class BackgroundProcess {
     lifetimeMs: number
     marker: string
     onEnd: () => void
+    /** Removes the spawn's secret files; called once, when the process has ended. */
+    release: () => void
     /** Releases the output once the group is dead and the grace period is over (piped children). */
     onKilled?: () => void
   }) {
     this.#onEnd = init.onEnd
+    this.#release = init.release
     this.id = init.id
     this.pid = init.pid
     this.command = init.command
@@ -241,6 +245,7 @@ export class BackgroundProcess {
   settle(exitCode: number | null, signal: string | null): void {
     if (this.#endedAt !== null) return
     this.#supervisor.finish()
+    this.#release()
     this.#exitCode = exitCode
     this.#signal = signal
     this.#status = this.#killRequested ? 'killed' : this.#supervisor.timedOut ? 'timed_out' : 'exited'
@@ -344,10 +349,17 @@ export class ProcessRegistry {
       const strip = ptySettings?.stripAnsi === true
       const redactor =
         prepared.redactor.isEmpty && !strip ? undefined : prepared.redactor.stream({ stripAnsi: strip })
-      const [process, handle] =
-        ptySettings === undefined
-          ? await this.#startPiped(id, command, prepared, redactor, lifetimeMs)
-          : this.#startPty(id, command, prepared, redactor, ptySettings, lifetimeMs)
+      let started: [BackgroundProcess, ChildHandle]
+      try {
+        started =
+          ptySettings === undefined
+            ? await this.#startPiped(id, command, prepared, redactor, lifetimeMs)
+            : this.#startPty(id, command, prepared, redactor, ptySettings, lifetimeMs)
+      } catch (error) {
+        prepared.release() // nothing started: no secret file may stay behind
+        throw error
+      }
+      const [process, handle] = started
       process.attach(handle)
       this.#processes.set(id, process)
       this.#evictFinished()
@@ -385,6 +397,7 @@ export class ProcessRegistry {
       graceMs: this.#options.killGraceMs,
       lifetimeMs,
       marker: prepared.marker,
+      release: prepared.release,
       onEnd: () => this.#evictFinished(),
       onKilled: () => releasePipes(child),
     })
@@ -433,6 +446,7 @@ export class ProcessRegistry {
       graceMs: this.#options.killGraceMs,
       lifetimeMs,
       marker: prepared.marker,
+      release: prepared.release,
       onEnd: () => this.#evictFinished(),
     })
     terminal.onData((data) => {

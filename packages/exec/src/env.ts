@@ -186,7 +186,7 @@ export function isCredentialEnvName(name: string): boolean {
   return CREDENTIAL_PATTERN.test(name.toUpperCase())
 }
 
-const ONLY_REFERENCE_TOKENS = /^(?:\{\{(?:secret|decrypt):[^}]+\}\})+$/
+const ONLY_REFERENCE_TOKENS = /^(?:\{\{(?:secret|decrypt)(?:file)?:[^}]+\}\})+$/
 
 function globToRegExp(glob: string): RegExp {
   const escaped = glob.toUpperCase().replace(/[.+^${}()|[\]\\?]/g, '\\$&')

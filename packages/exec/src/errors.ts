@@ -6,6 +6,12 @@ export type ExecErrorCode =
   | 'EXEC_ENV_REJECTED'
   /** A secret reference sits where the shell would not expand it (single quotes, `$'…'`, quoted heredoc). */
   | 'EXEC_SECRET_IN_QUOTES'
+  /**
+   * A secret reference sits in text that a nested shell, `eval` or an interpreter parses again as
+   * code (`sh -c "…"`, `| sh`, `python3 -c`); `data.by` names that program. Pass the value as an
+   * env variable or use a `{{secretfile:…}}` token instead.
+   */
+  | 'EXEC_SECRET_REPARSED'
   /** A secret value is shorter than `MIN_SECRET_LENGTH` (8) characters: masking it would reveal it. */
   | 'EXEC_SECRET_TOO_SHORT'
   /** An option was out of range (timeout, buffer size, PTY size, command length). */

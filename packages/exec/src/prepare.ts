@@ -2,10 +2,11 @@ import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { createEnvBuilder, type EnvOverrideSource, type EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
-import { locateRefTokens } from './guard/index.js'
+import { locateForRewrite } from './guard/locate-tokens.js'
 import type { RefStore } from './ports.js'
 import { MARKER_VARIABLE, newMarker } from './proc.js'
 import { MIN_SECRET_LENGTH, Redactor } from './redact.js'
+import { SecretFiles } from './secret-files.js'
 
 /** Options shared by every way of spawning a command. */
 export interface SpawnOptions {
@@ -19,7 +20,11 @@ export interface SpawnOptions {
   readonly replaceEnv?: boolean
   /** Inheritance policy; see {@link EnvPolicy}. */
   readonly envPolicy?: EnvPolicy
-  /** Resolves `{{secret:…}}` / `{{decrypt:…}}` tokens right before spawning. */
+  /**
+   * Resolves reference tokens right before spawning: `{{secret:NAME}}` and `{{decrypt:ID}}` pass the
+   * value through the environment; `{{secretfile:NAME}}` and `{{decryptfile:ID}}` become the path of
+   * a private file (0600 in a 0700 directory) holding it, removed when the process ends.
+   */
   readonly refStore?: RefStore
   /** The shell that runs the command (default `/bin/sh`). */
   readonly shell?: string
@@ -36,6 +41,8 @@ export interface PreparedSpawn {
   readonly droppedEnv: readonly string[]
   /** This spawn's marker, in the child's environment as `__LANGO_RUN`: finds descendants that left the group. */
   readonly marker: string
+  /** Removes this spawn's private secret files; call once the process has ended or failed to start. */
+  readonly release: () => void
 }
 
 type EnvBuilder = ReturnType<typeof createEnvBuilder>
@@ -53,85 +60,144 @@ function envBuilderFor(policy: EnvPolicy | undefined): EnvBuilder {
   return builder
 }
 
-/** Name of the variable that carries the n-th resolved value; outside every deny rule on purpose. */
+/** Name of the variable that carries the n-th resolved value; reserved (`__LANGO_*`), never an agent's. */
 function referenceVariable(index: number): string {
   return `__LANGO_REF_${index}`
 }
 
-const TOKEN_PATTERN = /\{\{(secret|decrypt):([^}]+)\}\}/g
+const TOKEN_PATTERN = /\{\{(secret|decrypt|secretfile|decryptfile):([^}]+)\}\}/g
 const MAX_COMMAND_LENGTH = 256 * 1024
 
-async function resolveToken(refStore: RefStore, token: string): Promise<string | undefined> {
-  const value = await refStore.resolve(token)
-  return typeof value === 'string' ? value : undefined
+/** The RefStore key behind a token: `{{secretfile:gh}}` reads `{{secret:gh}}`. */
+function storeKey(kind: string, name: string): string {
+  return `{{${kind.startsWith('secret') ? 'secret' : 'decrypt'}:${name}}}`
+}
+
+function isFileKind(kind: string): boolean {
+  return kind.endsWith('file')
 }
 
 /**
- * Rewrites reference tokens to shell variable expansions and resolves their values into the
- * child's environment (SECURITY.md SEC-2): the value never appears in argv and cannot change
- * the command's syntax. Tokens the store does not know stay literal.
+ * The references of one spawn: each distinct store key resolved once, its value registered for
+ * masking, and handed over once as a variable (value tokens) or a private file (file tokens).
  */
-async function bindReferences(
-  command: string,
-  refStore: RefStore | undefined,
-  redactor: Redactor,
-): Promise<{ shellCommand: string; referenceEnv: Record<string, string> }> {
-  const referenceEnv: Record<string, string> = {}
-  if (refStore === undefined || !command.includes('{{')) return { shellCommand: command, referenceEnv }
-  const variables = new Map<string, string | undefined>()
+class References {
+  readonly env: Record<string, string> = {}
+  readonly files = new SecretFiles()
+  readonly #refStore: RefStore | undefined
+  readonly #redactor: Redactor
+  readonly #values = new Map<string, string | undefined>()
+  readonly #variables = new Map<string, string>()
+  readonly #paths = new Map<string, string>()
+
+  constructor(refStore: RefStore | undefined, redactor: Redactor) {
+    this.#refStore = refStore
+    this.#redactor = redactor
+  }
+
+  /** The value behind a token, or undefined when the store does not know it (the token stays literal). */
+  async resolve(kind: string, name: string): Promise<string | undefined> {
+    if (this.#refStore === undefined) return undefined
+    const key = storeKey(kind, name)
+    if (!this.#values.has(key)) {
+      const value = await this.#refStore.resolve(key)
+      const known = typeof value === 'string' ? value : undefined
+      // Refuses values too short to mask (EXEC_SECRET_TOO_SHORT) before anything is spawned.
+      if (known !== undefined) this.#redactor.add(known, name)
+      this.#values.set(key, known)
+    }
+    return this.#values.get(key)
+  }
+
+  /** What replaces a resolved token: the path of its private file, or its value. */
+  replacement(kind: string, name: string, value: string): string {
+    const key = storeKey(kind, name)
+    if (!isFileKind(kind)) return value
+    let path = this.#paths.get(key)
+    if (path === undefined) {
+      path = this.files.write(value)
+      this.#paths.set(key, path)
+    }
+    return path
+  }
+
+  /** The variable that carries a value into the child's environment. */
+  variable(kind: string, name: string, value: string): string {
+    const key = storeKey(kind, name)
+    let variable = this.#variables.get(key)
+    if (variable === undefined) {
+      variable = referenceVariable(this.#variables.size)
+      this.#variables.set(key, variable)
+      this.env[variable] = value
+    }
+    return variable
+  }
+}
+
+/**
+ * Rewrites reference tokens (SECURITY.md SEC-2): a value token becomes an expansion of a variable
+ * that holds the value in the child's environment, so the value is never in the shell's argv and
+ * cannot change the command's syntax; a file token becomes the path of a private file holding the
+ * value, inert wherever it sits. Tokens the store does not know stay literal. Refuses a value
+ * token where the shell would not expand a variable (`EXEC_SECRET_IN_QUOTES`) or where a nested
+ * shell or interpreter would parse the value again (`EXEC_SECRET_REPARSED`).
+ */
+async function bindReferences(command: string, references: References): Promise<string> {
+  if (!command.includes('{{')) return command
   let rewritten = ''
   let cursor = 0
-  for (const location of locateRefTokens(command)) {
-    if (!variables.has(location.text)) {
-      const value = await resolveToken(refStore, location.text)
-      let variable: string | undefined
-      if (value !== undefined) {
-        variable = referenceVariable(variables.size)
-        referenceEnv[variable] = value
-        redactor.add(value, location.name)
-      }
-      variables.set(location.text, variable)
+  for (const { location, straddles } of locateForRewrite(command)) {
+    if (location.context === 'comment') continue
+    const value = await references.resolve(location.kind, location.name)
+    if (value === undefined) continue
+    const file = isFileKind(location.kind)
+    let replacement: string
+    if (!file && location.reparsedBy !== undefined) {
+      const fileToken = `{{${location.kind}file:${location.name}}}`
+      throw new ExecError(
+        'EXEC_SECRET_REPARSED',
+        `secret reference ${location.text} sits in text that ${location.reparsedBy} parses again as code, where its value would become part of the program; pass it as an environment variable (env: { NAME: '${location.text}' }, then "$NAME" inside) or as a file (${fileToken})`,
+        { data: { token: location.text, by: location.reparsedBy } },
+      )
     }
-    const variable = variables.get(location.text)
-    if (variable === undefined || location.context === 'comment') continue
-    if (
-      location.context === 'single-quoted' ||
-      location.context === 'ansi-c' ||
-      location.context === 'quoted-heredoc'
-    ) {
+    if (straddles || (!file && NON_EXPANDING.has(location.context))) {
       throw new ExecError(
         'EXEC_SECRET_IN_QUOTES',
-        `secret reference {{${location.kind}:${location.name}}} is inside ${location.context} text, where the shell cannot expand it; move it outside single quotes (for example "…{{${location.kind}:${location.name}}}…")`,
+        `secret reference ${location.text} is inside ${location.context} text, where the shell cannot expand it; move it outside single quotes (for example "…${location.text}…")`,
         { data: { token: location.text, context: location.context } },
       )
     }
-    const expansion = location.context === 'unquoted' ? `"\${${variable}}"` : `\${${variable}}`
-    rewritten += command.slice(cursor, location.start) + expansion
+    if (file) replacement = references.replacement(location.kind, location.name, value)
+    else {
+      const variable = references.variable(location.kind, location.name, value)
+      replacement = location.context === 'unquoted' ? `"\${${variable}}"` : `\${${variable}}`
+    }
+    rewritten += command.slice(cursor, location.start) + replacement
     cursor = location.end
   }
-  return { shellCommand: rewritten + command.slice(cursor), referenceEnv }
+  return rewritten + command.slice(cursor)
 }
 
+/** Contexts where the shell would leave `${VAR}` literal. */
+const NON_EXPANDING: ReadonlySet<string> = new Set(['single-quoted', 'ansi-c', 'quoted-heredoc'])
+
+/** Resolves tokens inside env override values: values in place, file tokens as paths. */
 async function resolveOverrideValues(
   env: Readonly<Record<string, string>> | undefined,
-  refStore: RefStore | undefined,
-  redactor: Redactor,
+  references: References,
 ): Promise<Record<string, string>> {
   const resolved: Record<string, string> = {}
-  if (env === undefined || refStore === undefined) return resolved
+  if (env === undefined) return resolved
   for (const [name, value] of Object.entries(env)) {
     if (!value.includes('{{')) continue
     let result = ''
     let cursor = 0
     for (const match of value.matchAll(TOKEN_PATTERN)) {
-      const secret = await resolveToken(refStore, match[0])
+      const [token, kind, tokenName] = match as unknown as [string, string, string]
+      const secret = await references.resolve(kind, tokenName)
       result += value.slice(cursor, match.index)
-      if (secret === undefined) result += match[0]
-      else {
-        result += secret
-        redactor.add(secret, match[2] as string)
-      }
-      cursor = (match.index as number) + match[0].length
+      result += secret === undefined ? token : references.replacement(kind, tokenName, secret)
+      cursor = match.index + token.length
     }
     resolved[name] = result + value.slice(cursor)
   }
@@ -201,18 +267,25 @@ export async function prepareSpawn(
     replace: options.replaceEnv === true,
     pty: options.pty === true,
   })
-  Object.assign(env, await resolveOverrideValues(options.env, options.refStore, redactor))
-  const { shellCommand, referenceEnv } = await bindReferences(command, options.refStore, redactor)
-  Object.assign(env, referenceEnv)
-  const marker = newMarker()
-  env[MARKER_VARIABLE] = marker
-  return {
-    shell: options.shell ?? '/bin/sh',
-    args: ['-c', shellCommand],
-    cwd,
-    env,
-    redactor,
-    droppedEnv: dropped,
-    marker,
+  const references = new References(options.refStore, redactor)
+  try {
+    Object.assign(env, await resolveOverrideValues(options.env, references))
+    const shellCommand = await bindReferences(command, references)
+    Object.assign(env, references.env)
+    const marker = newMarker()
+    env[MARKER_VARIABLE] = marker
+    return {
+      shell: options.shell ?? '/bin/sh',
+      args: ['-c', shellCommand],
+      cwd,
+      env,
+      redactor,
+      droppedEnv: dropped,
+      marker,
+      release: () => references.files.remove(),
+    }
+  } catch (error) {
+    references.files.remove()
+    throw error
   }
 }

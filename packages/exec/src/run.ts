@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
 import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, silentLogger } from './ports.js'
@@ -125,17 +125,22 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
     throw new ExecError('EXEC_INVALID_OPTION', 'maxOutputBytes must be a non-negative integer')
   const logger = options.logger ?? silentLogger
   const prepared = await prepareSpawn(command, options)
-  options.signal?.throwIfAborted()
-  logger.debug('exec:start', { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv })
-
+  let child: ChildProcess
   const startedAt = performance.now()
-  const child = spawn(prepared.shell, prepared.args, {
-    cwd: prepared.cwd,
-    env: prepared.env,
-    detached: true,
-    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    windowsHide: true,
-  })
+  try {
+    options.signal?.throwIfAborted()
+    logger.debug('exec:start', { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv })
+    child = spawn(prepared.shell, prepared.args, {
+      cwd: prepared.cwd,
+      env: prepared.env,
+      detached: true,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    })
+  } catch (error) {
+    prepared.release()
+    throw error
+  }
   const stdout = new StreamSink(maxOutputBytes, prepared.redactor)
   const stderr = new StreamSink(maxOutputBytes, prepared.redactor)
   child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
@@ -161,8 +166,9 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
     const finish = (error?: Error) => {
       if (settled) return
       settled = true
-      // The leader is gone; nothing it started may linger in its group.
+      // The leader is gone; nothing it started may linger in its group, no secret file on disk.
       supervisor.finish()
+      prepared.release()
       if (error !== undefined) {
         // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
         reject(spawnFailed(prepared.shell, command, error))

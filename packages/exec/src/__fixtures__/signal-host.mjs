@@ -10,7 +10,7 @@ if (mode !== 'none') installSignalCleanup()
 if (mode === 'own-handler') {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'])
     process.on(signal, () => {
-      console.log(`host handled ${signal}`)
+      process.stdout.write(`host handled ${signal}\n`)
       setTimeout(() => process.exit(0), 200)
     })
 }
@@ -29,5 +29,5 @@ for (;;) {
   if (pids.length >= 10) break
   await new Promise((resolve) => setTimeout(resolve, 20))
 }
-console.log('ready')
+process.stdout.write('ready\n')
 setInterval(() => {}, 1_000)

@@ -142,6 +142,7 @@ describe('rewriteRefTokens', () => {
       command: 'ls -la',
       replaced: [],
       unresolvedInQuotes: [],
+      reparsed: [],
     })
   })
 

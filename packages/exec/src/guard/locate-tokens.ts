@@ -1,8 +1,12 @@
 import type { SyntaxNode } from 'unbash'
 import { forEachChild, parse } from 'unbash'
+import { findCodeRegions } from './nested-code.js'
 
-/** Which store a reference token reads: `{{secret:NAME}}` or `{{decrypt:ID}}`. */
-export type RefTokenKind = 'secret' | 'decrypt'
+/**
+ * Which kind of reference a token is: `{{secret:NAME}}` and `{{decrypt:ID}}` stand for the value;
+ * `{{secretfile:NAME}}` and `{{decryptfile:ID}}` for the path of a private file holding it.
+ */
+export type RefTokenKind = 'secret' | 'decrypt' | 'secretfile' | 'decryptfile'
 
 /**
  * Where a reference token sits, as bash reads the command (SECURITY.md SEC-2):
@@ -28,12 +32,19 @@ export interface RefTokenLocation {
   readonly start: number
   /** Offset just past the last `}`. */
   readonly end: number
-  /** The token as written, e.g. `{{secret:api-key}}`: the RefStore key. */
+  /** The token as written, e.g. `{{secret:api-key}}` (for the file kinds, `{{secret:…}}` is the RefStore key). */
   readonly text: string
   readonly kind: RefTokenKind
   /** The part after the colon, e.g. `api-key`. */
   readonly name: string
   readonly context: RefTokenContext
+  /**
+   * Set when the token sits in text that a second parser reads again as code: a nested shell
+   * (`sh -c "…"`, `| sh`, a here-document fed to a shell), `eval`, `source`, `ssh`, or an
+   * interpreter's inline program (`python3 -c`, `node -e`, awk and sed scripts). Names that
+   * program as written (`sh`, `eval`, `python3` …). A value expanded there would be parsed as code.
+   */
+  readonly reparsedBy?: string
 }
 
 /** Result of {@link rewriteRefTokens}. */
@@ -48,9 +59,14 @@ export interface RewriteRefTokensResult {
    * left as written; a caller resolving secrets must refuse the command when this is not empty.
    */
   readonly unresolvedInQuotes: readonly RefTokenLocation[]
+  /**
+   * Tokens `nameFor` wanted resolved but that a nested shell or interpreter would parse again
+   * (see {@link RefTokenLocation.reparsedBy}). Left as written; a caller must refuse the command.
+   */
+  readonly reparsed: readonly RefTokenLocation[]
 }
 
-const TOKEN = /\{\{(secret|decrypt):([^}]+)\}\}/g
+const TOKEN = /\{\{(secret|decrypt|secretfile|decryptfile):([^}]+)\}\}/g
 
 /** Contexts where `${VAR}` would stay literal text. */
 const NON_EXPANDING: ReadonlySet<RefTokenContext> = new Set(['single-quoted', 'ansi-c', 'quoted-heredoc'])
@@ -74,7 +90,8 @@ interface Span {
   readonly decoded?: string
 }
 
-interface Located {
+/** A located token with what a rewrite needs to know beyond {@link RefTokenLocation}. */
+export interface LocatedRefToken {
   readonly location: RefTokenLocation
   /** The token crosses a quoting boundary, so replacing it would change the quoting around it. */
   readonly straddles: boolean
@@ -88,7 +105,7 @@ interface Located {
  * locateRefTokens('curl -H "Auth: {{secret:k}}" x')[0]?.context // 'double-quoted'
  */
 export function locateRefTokens(command: string): RefTokenLocation[] {
-  return locate(command).map((located) => located.location)
+  return locateForRewrite(command).map((located) => located.location)
 }
 
 /**
@@ -105,9 +122,10 @@ export function rewriteRefTokens(
 ): RewriteRefTokensResult {
   const replaced: RefTokenLocation[] = []
   const unresolvedInQuotes: RefTokenLocation[] = []
+  const reparsed: RefTokenLocation[] = []
   let output = ''
   let copied = 0
-  for (const { location, straddles } of locate(command)) {
+  for (const { location, straddles } of locateForRewrite(command)) {
     const variable = nameFor(location)
     if (variable === undefined) continue
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) {
@@ -118,32 +136,42 @@ export function rewriteRefTokens(
       continue
     }
     if (location.context === 'comment') continue
+    if (location.reparsedBy !== undefined) {
+      reparsed.push(location)
+      continue
+    }
     const reference = location.context === 'unquoted' ? `"\${${variable}}"` : `\${${variable}}`
     output += command.slice(copied, location.start) + reference
     copied = location.end
     replaced.push(location)
   }
-  return { command: output + command.slice(copied), replaced, unresolvedInQuotes }
+  return { command: output + command.slice(copied), replaced, unresolvedInQuotes, reparsed }
 }
 
-function locate(command: string): Located[] {
+/** Like {@link locateRefTokens}, with whether each token straddles a quoting boundary. Pure. */
+export function locateForRewrite(command: string): LocatedRefToken[] {
   const matches = [...command.matchAll(TOKEN)]
   if (matches.length === 0) return []
   const tokenStarts = matches.map((match) => match.index)
   const tokenEnds = matches.map((match) => match.index + match[0].length)
   const spans: Span[] = []
-  collectSpans(parse(command), 'unquoted', 0, spans, (start, end) =>
+  const script = parse(command)
+  collectSpans(script, 'unquoted', 0, spans, (start, end) =>
     overlapsToken(tokenStarts, tokenEnds, start, end),
   )
-  const located: Located[] = []
+  const regions = findCodeRegions(script)
+  const located: LocatedRefToken[] = []
   for (const match of matches) {
     const start = match.index
     const end = start + match[0].length
     const first = deepestSpan(spans, start)
     let context: RefTokenContext
     let straddles = false
+    let reparsedBy = regions.find((region) => region.start < end && start < region.end)?.by
     if (first?.decoded !== undefined && end <= first.end) {
-      context = decodedContext(command, first, start)
+      const decoded = decodedContext(command, first, start)
+      context = decoded.context
+      reparsedBy ??= decoded.reparsedBy
     } else {
       // The strictest context over the token's characters: `{{secret:'k'}}` counts as single-quoted.
       const seen = new Set<RefTokenContext>()
@@ -156,17 +184,15 @@ function locate(command: string): Located[] {
       )
       straddles = seen.size > 1 || /['"\\$`()]/.test(match[0])
     }
-    located.push({
-      location: {
-        start,
-        end,
-        text: match[0],
-        kind: match[1] as RefTokenKind,
-        name: match[2] as string,
-        context,
-      },
-      straddles,
-    })
+    const location: RefTokenLocation = {
+      start,
+      end,
+      text: match[0],
+      kind: match[1] as RefTokenKind,
+      name: match[2] as string,
+      context,
+    }
+    located.push({ location: reparsedBy === undefined ? location : { ...location, reparsedBy }, straddles })
   }
   return located
 }
@@ -292,13 +318,18 @@ function uncoveredContext(command: string, spans: readonly Span[], position: num
  * and pair them with the original ones in order (decoding only drops backslashes, which a matched
  * token cannot hold). If the counts differ, answer `single-quoted` so the caller fails closed.
  */
-function decodedContext(command: string, span: Span, start: number): RefTokenContext {
-  const inner = locate(span.decoded ?? '')
+function decodedContext(
+  command: string,
+  span: Span,
+  start: number,
+): { context: RefTokenContext; reparsedBy?: string } {
+  const inner = locateForRewrite(span.decoded ?? '')
   const outer = [...command.slice(span.start, span.end).matchAll(TOKEN)].map(
     (match) => span.start + match.index,
   )
   const index = outer.indexOf(start)
   const match = inner[index]
-  if (inner.length !== outer.length || match === undefined || match.straddles) return 'single-quoted'
-  return match.location.context
+  if (inner.length !== outer.length || match === undefined || match.straddles)
+    return { context: 'single-quoted' }
+  return { context: match.location.context, reparsedBy: match.location.reparsedBy }
 }

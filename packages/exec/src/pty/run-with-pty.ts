@@ -1,6 +1,6 @@
 import { constants } from 'node:os'
 import { ExecError } from '../errors.js'
-import { type PtyDriver, silentLogger } from '../ports.js'
+import { type PtyDriver, type PtyProcess, silentLogger } from '../ports.js'
 import { prepareSpawn } from '../prepare.js'
 import { GroupSupervisor } from '../process-group.js'
 import { HeadTailCapture } from '../ring-buffer.js'
@@ -63,15 +63,20 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   const logger = options.logger ?? silentLogger
   const driver = options.driver ?? sharedDriver()
   const prepared = await prepareSpawn(command, { ...options, pty: true })
-  options.signal?.throwIfAborted()
-
   const startedAt = performance.now()
-  const terminal = driver.spawn(prepared.shell, prepared.args, {
-    cwd: prepared.cwd,
-    env: prepared.env,
-    cols,
-    rows,
-  })
+  let terminal: PtyProcess
+  try {
+    options.signal?.throwIfAborted()
+    terminal = driver.spawn(prepared.shell, prepared.args, {
+      cwd: prepared.cwd,
+      env: prepared.env,
+      cols,
+      rows,
+    })
+  } catch (error) {
+    prepared.release()
+    throw error
+  }
   const pid = terminal.pid
   const capture = new HeadTailCapture(maxOutputBytes)
   // Masking and stripping read the stream as a terminal shows it, across chunk boundaries.
@@ -93,6 +98,7 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
     })
     terminal.onExit(({ exitCode, signal }) => {
       supervisor.finish()
+      prepared.release()
       const { timedOut, isCanceled } = supervisor
       if (redactor !== undefined) {
         const rest = redactor.flush()

@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from './__fixtures__/helpers.js'
+import { ExecError, locateRefTokens, MemoryRefStore, ProcessRegistry, run } from './index.js'
+import { nodePtyDriver, runWithPty } from './pty/index.js'
+
+let dir: { path: string; cleanup: () => Promise<void> }
+let marker: string
+let refStore: MemoryRefStore
+beforeEach(async () => {
+  dir = await tempDir()
+  marker = join(dir.path, 'injected')
+  // A value that is shell code: if any shell parses it, the marker file appears.
+  refStore = new MemoryRefStore({ '{{secret:x}}': `v1$(touch ${marker})\`touch ${marker}\`;touch ${marker}` })
+})
+afterEach(async () => {
+  await dir.cleanup()
+})
+
+/** Commands in which a nested shell, `eval` or an interpreter would parse the token's value as code. */
+const REPARSED: ReadonlyArray<readonly [string, string]> = [
+  ['sh -c "echo {{secret:x}}"', 'sh'],
+  ["bash -lc 'echo {{secret:x}}'", 'bash'],
+  ['bash -o pipefail -c "echo {{secret:x}} | cat"', 'bash'],
+  ['timeout 5 sh -c "echo {{secret:x}}"', 'sh'],
+  ['env FOO=1 nice -n 5 /bin/dash -c "echo {{secret:x}}"', 'dash'],
+  ['sh -c "$(echo {{secret:x}})"', 'sh'],
+  ['eval "echo {{secret:x}}"', 'eval'],
+  ['eval echo {{secret:x}}', 'eval'],
+  ['echo {{secret:x}} | sh', 'sh'],
+  ['printf "%s\\n" "echo {{secret:x}}" | tee /dev/null | bash -s', 'bash'],
+  ['sh <<EOF\necho {{secret:x}}\nEOF', 'sh'],
+  ['bash <<< "echo {{secret:x}}"', 'bash'],
+  ['. <(echo "echo {{secret:x}}")', '.'],
+  ['source /dev/stdin <<< "echo {{secret:x}}"', 'source'],
+  ['echo {{secret:x}} | xargs -I{} sh -c "echo {}"', 'sh'],
+  ['find . -maxdepth 0 -exec sh -c "echo {{secret:x}}" \\;', 'sh'],
+  ['su -c "echo {{secret:x}}" nobody', 'su'],
+  ['ssh host "echo {{secret:x}}"', 'ssh'],
+  ['watch -n 1 "echo {{secret:x}}"', 'watch'],
+  ['"$SHELL" -c "echo {{secret:x}}"', '$SHELL'],
+  ['env -S "echo {{secret:x}}"', 'env -S'],
+  ['python3 -c "print(\'{{secret:x}}\')"', 'python3'],
+  ['python3.12 -W ignore -c "print(\'{{secret:x}}\')"', 'python3.12'],
+  ['node -e "console.log(\'{{secret:x}}\')"', 'node'],
+  ['perl -e "print q({{secret:x}})"', 'perl'],
+  ['ruby -e "puts %q({{secret:x}})"', 'ruby'],
+  ['echo "print(\'{{secret:x}}\')" | python3', 'python3'],
+  ['awk "BEGIN { print \\"{{secret:x}}\\" }"', 'awk'],
+  ['sed "s/a/{{secret:x}}/" /dev/null', 'sed'],
+]
+
+/** Commands where the value stays data: a nested program receives it as an argument or on stdin. */
+const DATA: readonly string[] = [
+  'sh -c \'printf "%s\\n" "$1"\' sh {{secret:x}}',
+  'bash -c \'printf "%s\\n" "$0"\' {{secret:x}}',
+  'echo {{secret:x}} | wc -c',
+  'printf %s {{secret:x}} | base64 | cat',
+  'awk -v k={{secret:x}} "BEGIN { print length(k) }"',
+  'find . -maxdepth 0 -name "x" -o -print | grep -c {{secret:x}} || true',
+  'printf "%s" "{{secret:x}}" > value.txt; cat value.txt',
+]
+
+describe('a secret value is never parsed again as code (issue 11, finding 7)', () => {
+  it.each(REPARSED)('refuses %s (parsed again by %s) before spawning', async (command, by) => {
+    const error = await run(command, { refStore, cwd: dir.path }).catch((caught: unknown) => caught)
+    expect(ExecError.is(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'EXEC_SECRET_REPARSED', data: { token: '{{secret:x}}', by } })
+    expect((error as Error).message).toContain('{{secret:x}}')
+    expect((error as Error).message).toMatch(/environment variable|secretfile/)
+    await expect(readFile(marker)).rejects.toThrow()
+    expect(locateRefTokens(command)[0]?.reparsedBy).toBe(by)
+  })
+
+  it.each(DATA)('passes %s as data, and the value never runs', async (command) => {
+    const result = await run(command, { refStore, cwd: dir.path })
+    expect(result.exitCode).toBe(0)
+    await expect(readFile(marker)).rejects.toThrow()
+    expect(locateRefTokens(command)[0]?.reparsedBy).toBeUndefined()
+  })
+
+  it('applies to every spawner', async () => {
+    const command = 'sh -c "echo {{secret:x}}"'
+    await expect(runWithPty(command, { refStore })).rejects.toMatchObject({ code: 'EXEC_SECRET_REPARSED' })
+    await using registry = new ProcessRegistry({ refStore, ptyDriver: nodePtyDriver() })
+    for (const pty of [false, true])
+      await expect(registry.start(command, { pty })).rejects.toMatchObject({ code: 'EXEC_SECRET_REPARSED' })
+    await expect(readFile(marker)).rejects.toThrow()
+  })
+
+  it('leaves unknown tokens alone: nothing is resolved, nothing refused', async () => {
+    const result = await run("sh -c 'echo {{secret:unknown}}'", { refStore })
+    expect(result.stdout).toBe('{{secret:unknown}}\n')
+  })
+})
