@@ -38,6 +38,7 @@ export {
   type RefTokenLocation,
 } from './guard/index.js'
 export { installSignalCleanup, type SignalCleanupOptions } from './host-cleanup.js'
+export { RunLimiter, type RunLimiterOptions } from './limiter.js'
 export { MemoryRefStore } from './memory-ref-store.js'
 export type { LogFields, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
 import { ExecError, spawnFailed } from './errors.js'
+import type { RunLimiter } from './limiter.js'
 import { type Logger, silentLogger } from './ports.js'
-import { prepareSpawn, type SpawnOptions } from './prepare.js'
+import { type PreparedSpawn, prepareSpawn, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor, releasePipes } from './process-group.js'
 import type { Redactor, StreamRedactor } from './redact.js'
 import { HeadTailCapture } from './ring-buffer.js'
@@ -25,6 +26,8 @@ export interface RunOptions extends SpawnOptions {
   /** Text written to the child's stdin; without it stdin is `/dev/null`. */
   readonly input?: string
   readonly logger?: Logger
+  /** Bounds concurrent runs: the call takes a slot first, waits or fails when none is free. */
+  readonly limiter?: RunLimiter
 }
 
 /** The outcome of a command. `run` never throws for a failing command; read the flags. */
@@ -124,7 +127,14 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
   if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0)
     throw new ExecError('EXEC_INVALID_OPTION', 'maxOutputBytes must be a non-negative integer')
   const logger = options.logger ?? silentLogger
-  const prepared = await prepareSpawn(command, options)
+  const releaseSlot = await options.limiter?.acquire({ signal: options.signal })
+  let prepared: PreparedSpawn
+  try {
+    prepared = await prepareSpawn(command, options)
+  } catch (error) {
+    releaseSlot?.()
+    throw error
+  }
   let child: ChildProcess
   const startedAt = performance.now()
   try {
@@ -139,6 +149,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
     })
   } catch (error) {
     prepared.release()
+    releaseSlot?.()
     throw error
   }
   const stdout = new StreamSink(maxOutputBytes, prepared.redactor)
@@ -169,6 +180,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       // The leader is gone; nothing it started may linger in its group, no secret file on disk.
       supervisor.finish()
       prepared.release()
+      releaseSlot?.()
       if (error !== undefined) {
         // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
         reject(spawnFailed(prepared.shell, command, error))

@@ -1,7 +1,7 @@
 import { constants } from 'node:os'
 import { ExecError } from '../errors.js'
 import { type PtyDriver, type PtyProcess, silentLogger } from '../ports.js'
-import { prepareSpawn } from '../prepare.js'
+import { type PreparedSpawn, prepareSpawn } from '../prepare.js'
 import { GroupSupervisor } from '../process-group.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
@@ -62,7 +62,14 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
   const logger = options.logger ?? silentLogger
   const driver = options.driver ?? sharedDriver()
-  const prepared = await prepareSpawn(command, { ...options, pty: true })
+  const releaseSlot = await options.limiter?.acquire({ signal: options.signal })
+  let prepared: PreparedSpawn
+  try {
+    prepared = await prepareSpawn(command, { ...options, pty: true })
+  } catch (error) {
+    releaseSlot?.()
+    throw error
+  }
   const startedAt = performance.now()
   let terminal: PtyProcess
   try {
@@ -75,6 +82,7 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
     })
   } catch (error) {
     prepared.release()
+    releaseSlot?.()
     throw error
   }
   const pid = terminal.pid
@@ -99,6 +107,7 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
     terminal.onExit(({ exitCode, signal }) => {
       supervisor.finish()
       prepared.release()
+      releaseSlot?.()
       const { timedOut, isCanceled } = supervisor
       if (redactor !== undefined) {
         const rest = redactor.flush()
