@@ -1,6 +1,7 @@
 // Per-task overhead of BackgroundManager against a plain limited Promise.all over the same functions.
 // Run after a build: `npx tsup && node bench/background.bench.mjs` (or `pnpm bench`).
-// Prints one line per metric: `background  <metric>  manager=…µs  baseline=…µs  ratio=…  target<=2  PASS|FAIL`.
+// Prints one line per metric: `background  <metric>  manager=…µs  baseline=…µs  ratio=…  target<=3  PASS|FAIL`;
+// exits 1 when the per-task overhead misses its target.
 
 import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -10,7 +11,7 @@ const TASKS = 10_000
 const LIMIT = 3
 const ROUNDS = 15
 const WARMUP_ROUNDS = 3
-const TARGET_RATIO = 2
+const TARGET_RATIO = 3
 
 /** A plain limited Promise.all: LIMIT workers pull the next function until none are left. */
 async function limitedAll(functions, limit) {
@@ -41,7 +42,7 @@ async function throughManager(functions, limit, { readSignal = false, ...extra }
           options.signal.aborted ? Promise.reject(options.signal.reason) : functions[index++](),
       }
     : { run: () => functions[index++]() }
-  const notifier = { notify: async () => {} }
+  const notifier = { send: async () => {} }
   const manager = new BackgroundManager({
     runner,
     notifier,
@@ -77,7 +78,9 @@ function median(values) {
 
 /**
  * Alternates manager and baseline rounds, and which of them goes first, so drift and heap state hit
- * both alike; returns the median per-task µs of each.
+ * both alike; returns the median per-task µs of each, and the ratio of their fastest rounds (the
+ * rounds other processes disturbed least: on a busy machine it stays near the quiet-machine median
+ * while the medians drift apart; printed for reading a noisy run, never judged).
  */
 async function measure(makeFunctions, extra) {
   const manager = []
@@ -101,15 +104,19 @@ async function measure(makeFunctions, extra) {
       baseline.push(baselineMs)
     }
   }
-  return { managerUs: (median(manager) * 1000) / TASKS, baselineUs: (median(baseline) * 1000) / TASKS }
+  return {
+    managerUs: (median(manager) * 1000) / TASKS,
+    baselineUs: (median(baseline) * 1000) / TASKS,
+    fastestRatio: Math.min(...manager) / Math.min(...baseline),
+  }
 }
 
-function report(metric, { managerUs, baselineUs }, target) {
+function report(metric, { managerUs, baselineUs, fastestRatio }, target) {
   const ratio = managerUs / baselineUs
   const verdict = target === undefined ? 'INFO' : ratio <= target ? 'PASS' : 'FAIL'
   console.log(
     `background  ${metric.padEnd(40)}  manager=${managerUs.toFixed(2)}µs  baseline=${baselineUs.toFixed(2)}µs  ` +
-      `ratio=${ratio.toFixed(2)}  target<=${target ?? '-'}  ${verdict}`,
+      `ratio=${ratio.toFixed(2)}  target<=${target ?? '-'}  ${verdict}  (fastest rounds: ${fastestRatio.toFixed(2)})`,
   )
   return verdict !== 'FAIL'
 }
@@ -148,5 +155,4 @@ report(
 )
 report('per-task overhead (runner reads signal)', await measure(trivialTasks, { readSignal: true }))
 report('per-task overhead (instant tasks)', await measure(instantTasks, {}))
-// Reported, not enforced: a busy machine can push the ratio over. BENCH_STRICT=1 makes a miss fail.
-if (!passed && process.env.BENCH_STRICT === '1') process.exitCode = 1
+if (!passed) process.exitCode = 1
