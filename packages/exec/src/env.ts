@@ -182,7 +182,7 @@ export function isDeniedEnvName(name: string): boolean {
 }
 
 /** True when `name` looks like it carries a credential (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, …). */
-export function isCredentialEnvName(name: string): boolean {
+function isCredentialEnvName(name: string): boolean {
   return CREDENTIAL_PATTERN.test(name.toUpperCase())
 }
 

@@ -8,7 +8,7 @@ const cleanups: Array<() => void> = []
 let exitHookInstalled = false
 
 /** Runs every registered clean-up now, in registration order; one failing does not stop the rest. */
-export function cleanUpNow(): void {
+function cleanUpNow(): void {
   for (const cleanup of cleanups) {
     try {
       cleanup()

@@ -12,12 +12,9 @@ export {
 export {
   type BuildEnvOptions,
   type BuiltEnv,
-  cleanPath,
   createEnvBuilder,
   type EnvOverrideSource,
   type EnvPolicy,
-  isCredentialEnvName,
-  isDeniedEnvName,
 } from './env.js'
 export { ExecError, type ExecErrorCode } from './errors.js'
 export {
@@ -44,12 +41,4 @@ export type { LogFields, Logger, PtyDriver, PtyProcess, RefStore } from './ports
 export { silentLogger } from './ports.js'
 export type { SpawnOptions } from './prepare.js'
 export { MIN_SECRET_LENGTH, Redactor, type StreamRedactor, stripAnsi } from './redact.js'
-export { ByteRingBuffer, type RingRead } from './ring-buffer.js'
-export {
-  DEFAULT_KILL_GRACE_MS,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  type RunOptions,
-  type RunResult,
-  run,
-} from './run.js'
+export { type RunOptions, type RunResult, run } from './run.js'

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { createEnvBuilder, type EnvOverrideSource, type EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
-import { locateForRewrite } from './guard/locate-tokens.js'
+import { locateRefTokens, type RefTokenLocation, rewriteRefTokens } from './guard/locate-tokens.js'
 import type { RefStore } from './ports.js'
 import { MARKER_VARIABLE, newMarker } from './proc.js'
 import { MIN_SECRET_LENGTH, Redactor } from './redact.js'
@@ -121,14 +121,14 @@ class References {
     return path
   }
 
-  /** The variable that carries a value into the child's environment. */
-  variable(kind: string, name: string, value: string): string {
+  /** The variable that carries a resolved value into the child's environment. */
+  variable(kind: string, name: string): string {
     const key = storeKey(kind, name)
     let variable = this.#variables.get(key)
     if (variable === undefined) {
       variable = referenceVariable(this.#variables.size)
       this.#variables.set(key, variable)
-      this.env[variable] = value
+      this.env[variable] = this.#values.get(key) as string
     }
     return variable
   }
@@ -139,47 +139,45 @@ class References {
  * that holds the value in the child's environment, so the value is never in the shell's argv and
  * cannot change the command's syntax; a file token becomes the path of a private file holding the
  * value, inert wherever it sits. Tokens the store does not know stay literal. Refuses a value
- * token where the shell would not expand a variable (`EXEC_SECRET_IN_QUOTES`) or where a nested
- * shell or interpreter would parse the value again (`EXEC_SECRET_REPARSED`).
+ * token that a nested shell or interpreter would parse again (`EXEC_SECRET_REPARSED`) or where the
+ * shell would not expand a variable (`EXEC_SECRET_IN_QUOTES`).
  */
 async function bindReferences(command: string, references: References): Promise<string> {
   if (!command.includes('{{')) return command
-  let rewritten = ''
-  let cursor = 0
-  for (const { location, straddles } of locateForRewrite(command)) {
+  const values = new Map<RefTokenLocation, string>()
+  for (const location of locateRefTokens(command)) {
     if (location.context === 'comment') continue
     const value = await references.resolve(location.kind, location.name)
-    if (value === undefined) continue
-    const file = isFileKind(location.kind)
-    let replacement: string
-    if (!file && location.reparsedBy !== undefined) {
-      const fileToken = `{{${location.kind}file:${location.name}}}`
-      throw new ExecError(
-        'EXEC_SECRET_REPARSED',
-        `secret reference ${location.text} sits in text that ${location.reparsedBy} parses again as code, where its value would become part of the program; pass it as an environment variable (env: { NAME: '${location.text}' }, then "$NAME" inside) or as a file (${fileToken})`,
-        { data: { token: location.text, by: location.reparsedBy } },
-      )
-    }
-    if (straddles || (!file && NON_EXPANDING.has(location.context))) {
-      throw new ExecError(
-        'EXEC_SECRET_IN_QUOTES',
-        `secret reference ${location.text} is inside ${location.context} text, where the shell cannot expand it; move it outside single quotes (for example "…${location.text}…")`,
-        { data: { token: location.text, context: location.context } },
-      )
-    }
-    if (file) replacement = references.replacement(location.kind, location.name, value)
-    else {
-      const variable = references.variable(location.kind, location.name, value)
-      replacement = location.context === 'unquoted' ? `"\${${variable}}"` : `\${${variable}}`
-    }
-    rewritten += command.slice(cursor, location.start) + replacement
-    cursor = location.end
+    if (value !== undefined) values.set(location, value)
   }
-  return rewritten + command.slice(cursor)
+  if (values.size === 0) return command
+  // Same text, same parse: the rewrite sees locations equal to these, matched by offset.
+  const byStart = new Map([...values].map(([location, value]) => [location.start, value]))
+  const result = rewriteRefTokens(command, (location) => {
+    const value = byStart.get(location.start)
+    if (value === undefined) return undefined
+    return isFileKind(location.kind)
+      ? { literal: references.replacement(location.kind, location.name, value) }
+      : references.variable(location.kind, location.name)
+  })
+  const [reparsed] = result.reparsed
+  if (reparsed !== undefined) {
+    const fileToken = `{{${reparsed.kind}file:${reparsed.name}}}`
+    throw new ExecError(
+      'EXEC_SECRET_REPARSED',
+      `secret reference ${reparsed.text} sits in text that ${reparsed.reparsedBy} parses again as code, where its value would become part of the program; pass it as an environment variable (env: { NAME: '${reparsed.text}' }, then "$NAME" inside) or as a file (${fileToken})`,
+      { data: { token: reparsed.text, by: reparsed.reparsedBy } },
+    )
+  }
+  const [quoted] = result.unresolvedInQuotes
+  if (quoted !== undefined)
+    throw new ExecError(
+      'EXEC_SECRET_IN_QUOTES',
+      `secret reference ${quoted.text} is inside ${quoted.context} text, where the shell cannot expand it; move it outside single quotes (for example "…${quoted.text}…")`,
+      { data: { token: quoted.text, context: quoted.context } },
+    )
+  return result.command
 }
-
-/** Contexts where the shell would leave `${VAR}` literal. */
-const NON_EXPANDING: ReadonlySet<string> = new Set(['single-quoted', 'ansi-c', 'quoted-heredoc'])
 
 /** Resolves tokens inside env override values: values in place, file tokens as paths. */
 async function resolveOverrideValues(
@@ -209,7 +207,7 @@ async function resolveOverrideValues(
  * NUL that names an existing directory (symlinks followed, loops refused). Synchronous on purpose:
  * a stat takes microseconds, while a thread-pool round trip costs ~0.15 ms per command.
  */
-export function checkWorkingDirectory(cwd: unknown): string {
+function checkWorkingDirectory(cwd: unknown): string {
   // The host's own working directory exists by definition (or process.cwd() throws).
   if (cwd === undefined) return process.cwd()
   if (typeof cwd !== 'string' || cwd === '' || cwd.includes('\0'))

@@ -34,7 +34,7 @@ function track(pgid: number, marker: string): void {
 }
 
 /** Sends `signal` to every process in the group; false when the group no longer exists. */
-export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   // ESRCH (group already gone) is the common case on the hot path; capturing a stack trace
   // for an error we discard costs more than the system call itself.
   const stackTraceLimit = Error.stackTraceLimit

@@ -92,10 +92,6 @@ export class HeadTailCapture {
     this.#tailLimit = maxBytes - this.#headLimit
   }
 
-  get totalBytes(): number {
-    return this.#total
-  }
-
   get droppedBytes(): number {
     return this.#total - this.#headSize - this.#tailSize
   }

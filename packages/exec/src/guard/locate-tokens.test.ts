@@ -189,3 +189,19 @@ describe.skipIf(!hasBash)('rewriteRefTokens under bash', () => {
     expect(existsSync('/tmp/lango-pwned')).toBe(false)
   })
 })
+
+describe('rewriteRefTokens with literal replacements (secret files)', () => {
+  it('splices an inert literal in any quoting context, but never across a quote boundary', () => {
+    const command = 'cat \'{{secretfile:k}}\' "{{secretfile:k}}" {{secretfile:k}} "{{secretfile:k"}}'
+    const result = rewriteRefTokens(command, () => ({ literal: '/tmp/lango-secret-x/1' }))
+    expect(result.command).toBe(
+      'cat \'/tmp/lango-secret-x/1\' "/tmp/lango-secret-x/1" /tmp/lango-secret-x/1 "{{secretfile:k"}}',
+    )
+    expect(result.unresolvedInQuotes.map((location) => location.text)).toEqual(['{{secretfile:k"}}'])
+  })
+
+  it('refuses a literal that is not inert', () => {
+    expect(() => rewriteRefTokens('cat {{secretfile:k}}', () => ({ literal: '/tmp/a b' }))).toThrow(TypeError)
+    expect(() => rewriteRefTokens('cat {{secretfile:k}}', () => ({ literal: '$(id)' }))).toThrow(TypeError)
+  })
+})

@@ -49,18 +49,18 @@ export interface RefTokenLocation {
 
 /** Result of {@link rewriteRefTokens}. */
 export interface RewriteRefTokensResult {
-  /** The command with each resolvable token replaced by a variable reference. */
+  /** The command with each token replaced as `replacementFor` asked. */
   readonly command: string
   /** Tokens that were replaced, in order. */
   readonly replaced: readonly RefTokenLocation[]
   /**
-   * Tokens `nameFor` wanted resolved but that sit where the shell would not expand a variable
-   * (single quotes, `$'…'`, a quoted here-document, or a token that spans a quote boundary). They are
+   * Tokens to be replaced by a variable that sit where the shell would not expand one (single
+   * quotes, `$'…'`, a quoted here-document), and any token that spans a quote boundary. They are
    * left as written; a caller resolving secrets must refuse the command when this is not empty.
    */
   readonly unresolvedInQuotes: readonly RefTokenLocation[]
   /**
-   * Tokens `nameFor` wanted resolved but that a nested shell or interpreter would parse again
+   * Tokens to be replaced by a variable that a nested shell or interpreter would parse again
    * (see {@link RefTokenLocation.reparsedBy}). Left as written; a caller must refuse the command.
    */
   readonly reparsed: readonly RefTokenLocation[]
@@ -91,7 +91,7 @@ interface Span {
 }
 
 /** A located token with what a rewrite needs to know beyond {@link RefTokenLocation}. */
-export interface LocatedRefToken {
+interface LocatedRefToken {
   readonly location: RefTokenLocation
   /** The token crosses a quoting boundary, so replacing it would change the quoting around it. */
   readonly straddles: boolean
@@ -105,51 +105,70 @@ export interface LocatedRefToken {
  * locateRefTokens('curl -H "Auth: {{secret:k}}" x')[0]?.context // 'double-quoted'
  */
 export function locateRefTokens(command: string): RefTokenLocation[] {
-  return locateForRewrite(command).map((located) => located.location)
+  return locate(command).map((located) => located.location)
 }
 
 /**
- * Replaces each token for which `nameFor` returns a variable name: `"${NAME}"` when unquoted, `${NAME}`
- * inside double quotes or an unquoted here-document. Tokens for which it returns `undefined` stay as
- * written, as do tokens in comments. Tokens where the shell would not expand a variable are left as
- * written and reported in `unresolvedInQuotes`. Pure.
+ * What replaces a token in {@link rewriteRefTokens}: a shell variable name (the token becomes an
+ * expansion of it), or `{ literal }`, inert text (letters, digits and `/_.+-` only, such as the path
+ * of a private file) spliced in place as written.
+ */
+export type RefTokenReplacement = string | { readonly literal: string }
+
+/**
+ * Replaces each token for which `replacementFor` returns something. A variable name becomes
+ * `"${NAME}"` when unquoted, `${NAME}` inside double quotes or an unquoted here-document; it is left
+ * as written and reported where the shell would not expand a variable (`unresolvedInQuotes`) or
+ * where a nested shell or interpreter would parse the value again (`reparsed`). A literal is inert
+ * wherever it sits, so it replaces the token in any context except one that straddles quotes.
+ * Tokens for which it returns `undefined`, and tokens in comments, stay as written. Pure.
  *
- * @throws TypeError when `nameFor` returns something that is not a shell variable name.
+ * @throws TypeError when `replacementFor` returns a bad variable name or a literal that is not inert.
  */
 export function rewriteRefTokens(
   command: string,
-  nameFor: (location: RefTokenLocation) => string | undefined,
+  replacementFor: (location: RefTokenLocation) => RefTokenReplacement | undefined,
 ): RewriteRefTokensResult {
   const replaced: RefTokenLocation[] = []
   const unresolvedInQuotes: RefTokenLocation[] = []
   const reparsed: RefTokenLocation[] = []
   let output = ''
   let copied = 0
-  for (const { location, straddles } of locateForRewrite(command)) {
-    const variable = nameFor(location)
-    if (variable === undefined) continue
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) {
-      throw new TypeError('rewriteRefTokens: nameFor must return a shell variable name')
-    }
-    if (NON_EXPANDING.has(location.context) || straddles) {
-      unresolvedInQuotes.push(location)
-      continue
-    }
+  for (const { location, straddles } of locate(command)) {
     if (location.context === 'comment') continue
-    if (location.reparsedBy !== undefined) {
-      reparsed.push(location)
-      continue
+    const replacement = replacementFor(location)
+    if (replacement === undefined) continue
+    let text: string
+    if (typeof replacement === 'string') {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(replacement))
+        throw new TypeError('rewriteRefTokens: a replacement must be a shell variable name or { literal }')
+      if (location.reparsedBy !== undefined) {
+        reparsed.push(location)
+        continue
+      }
+      if (NON_EXPANDING.has(location.context) || straddles) {
+        unresolvedInQuotes.push(location)
+        continue
+      }
+      text = location.context === 'unquoted' ? `"\${${replacement}}"` : `\${${replacement}}`
+    } else {
+      if (!/^[A-Za-z0-9/_.+-]*$/.test(replacement.literal))
+        throw new TypeError('rewriteRefTokens: a literal may hold only letters, digits and / _ . + -')
+      if (straddles) {
+        unresolvedInQuotes.push(location)
+        continue
+      }
+      text = replacement.literal
     }
-    const reference = location.context === 'unquoted' ? `"\${${variable}}"` : `\${${variable}}`
-    output += command.slice(copied, location.start) + reference
+    output += command.slice(copied, location.start) + text
     copied = location.end
     replaced.push(location)
   }
   return { command: output + command.slice(copied), replaced, unresolvedInQuotes, reparsed }
 }
 
-/** Like {@link locateRefTokens}, with whether each token straddles a quoting boundary. Pure. */
-export function locateForRewrite(command: string): LocatedRefToken[] {
+/** Like {@link locateRefTokens}, with whether each token straddles a quoting boundary. */
+function locate(command: string): LocatedRefToken[] {
   const matches = [...command.matchAll(TOKEN)]
   if (matches.length === 0) return []
   const tokenStarts = matches.map((match) => match.index)
@@ -323,7 +342,7 @@ function decodedContext(
   span: Span,
   start: number,
 ): { context: RefTokenContext; reparsedBy?: string } {
-  const inner = locateForRewrite(span.decoded ?? '')
+  const inner = locate(span.decoded ?? '')
   const outer = [...command.slice(span.start, span.end).matchAll(TOKEN)].map(
     (match) => span.start + match.index,
   )
