@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { parse as parseYaml } from 'yaml'
-import { parseWorkflow, WorkflowEngine } from '../dist/index.js'
+import { parseWorkflow, TRUSTED_WORKFLOW_LIMITS, WorkflowEngine } from '../dist/index.js'
 import { migrateWorkflow, SqliteWorkflowStore } from '../dist/sqlite.js'
 
 // A full collection before each timed parse, so neither contender pays for the other's garbage.
@@ -27,60 +27,101 @@ const line = (name, figures, target, pass) => {
 }
 
 // ── 1. Load: parse + validate + plan vs YAML.parse of the same text (the floor) ─────────────────
-/** 10 000 steps, three dependencies each (~30 000 edges), a template per step, a timeout on some. */
-function generate(count) {
+// At the caps a trusted caller meets (TRUSTED_WORKFLOW_LIMITS: 1000 steps, 1 MiB): long prompts
+// written as literal blocks, shell steps with quoting, templates to ancestors, three dependencies each.
+const WORDS =
+  'collect the overnight alerts from every service and group them by severity then compare with last week and note anything new or unusual in the deploy log'.split(
+    ' ',
+  )
+/** `count` lines of prose, about 76 characters each, indented for a literal block. */
+function prose(count, seed) {
+  const lines = []
+  for (let line = 0; line < count; line += 1) {
+    const words = []
+    let length = 0
+    for (let word = seed + line * 7; length < 70; word += 3) {
+      const next = WORDS[word % WORDS.length]
+      words.push(next)
+      length += next.length + 1
+    }
+    lines.push(`      ${words.join(' ')}`)
+  }
+  return lines
+}
+function generate(count, proseLines) {
   const lines = [
-    'name: big-bench',
-    'description: generated for the load benchmark',
+    'name: nightly-review',
+    'description: Reviews every service overnight and reports to the team',
     'max_parallel: 8',
+    'deliver_to: [telegram:123, slack:C042]',
     'steps:',
   ]
   let edges = 0
   for (let index = 0; index < count; index += 1) {
-    lines.push(`  - id: step-${index}`)
     const deps = [1, 2, 3].filter((k) => index - k * 7 >= 0).map((k) => `step-${index - k * 7}`)
     edges += deps.length
-    if (deps.length > 0) {
-      lines.push(`    depends_on: [${deps.join(', ')}]`)
-      lines.push(`    run: "echo {{${deps[0]}.result}} ${index}"`)
-    } else lines.push(`    run: "echo ${index}"`)
-    if (index % 10 === 0) lines.push('    timeout: 30s')
-    if (index % 50 === 0) lines.push('    retry: { attempts: 2, backoff: 1s }')
+    lines.push(`  - id: step-${index}`)
+    if (deps.length > 0) lines.push(`    depends_on: [${deps.join(', ')}]`)
+    if (index % 3 === 0) {
+      const input = deps.length > 0 ? `{{${deps[0]}.result}}` : 'none'
+      lines.push(
+        `    run: "grep -c 'ERROR' /var/log/service-${index}.log | tee /tmp/count-${index} && echo ${input} \\"done\\""`,
+      )
+      lines.push('    timeout: 30s')
+    } else {
+      lines.push('    prompt: |')
+      lines.push(...prose(proseLines, index))
+      if (deps.length > 0) lines.push(`      Earlier findings: {{${deps[0]}.result}}`)
+      if (index % 10 === 1) lines.push('    retry: { attempts: 2, backoff: 5s }')
+      if (index % 25 === 2) lines.push('    deliver_to: [slack:C042]')
+    }
   }
   return { text: `${lines.join('\n')}\n`, edges }
 }
 
-const { text, edges } = generate(10_000)
-// Trusted caller: the benchmark raises the agent-safe caps (256 KiB, 100 steps) for its own file.
-const limits = { maxSourceBytes: 8 * 1024 * 1024, maxSteps: 20_000 }
+// As many prose lines per prompt as keep the file under the 1 MiB source cap.
+let proseLines = 1
+while (Buffer.byteLength(generate(1000, proseLines + 1).text) <= TRUSTED_WORKFLOW_LIMITS.maxSourceBytes)
+  proseLines += 1
+const { text, edges } = generate(1000, proseLines)
+const limits = TRUSTED_WORKFLOW_LIMITS
 const check = parseWorkflow(text, { limits })
 if (!check.ok) throw new Error(`generated workflow is invalid: ${JSON.stringify(check.issues.slice(0, 3))}`)
+const ROUNDS = 25
 const ours = []
 const floor = []
-for (let round = 0; round < 1; round += 1) {
+const paired = []
+for (let round = 0; round < 3; round += 1) {
   parseYaml(text)
   parseWorkflow(text, { limits })
 }
-for (let round = 0; round < 7; round += 1) {
-  // Alternate so machine noise hits both alike; noise only ever adds time, so compare the best runs.
+/** Runs `work` after a full collection and returns its wall time. */
+function timed(work) {
   collectGarbage()
-  let start = performance.now()
-  parseYaml(text)
-  floor.push(performance.now() - start)
-  collectGarbage()
-  start = performance.now()
-  parseWorkflow(text, { limits })
-  ours.push(performance.now() - start)
+  const start = performance.now()
+  work()
+  return performance.now() - start
+}
+for (let round = 0; round < ROUNDS; round += 1) {
+  // Alternate which goes first, so machine noise hits both alike; noise only ever adds time, so
+  // the target compares the best runs. The median of each round's own ratio is printed beside it.
+  const parseFirst = round % 2 === 0
+  const first = timed(parseFirst ? () => parseYaml(text) : () => parseWorkflow(text, { limits }))
+  const second = timed(parseFirst ? () => parseWorkflow(text, { limits }) : () => parseYaml(text))
+  const [floorMs, oursMs] = parseFirst ? [first, second] : [second, first]
+  floor.push(floorMs)
+  ours.push(oursMs)
+  paired.push(oursMs / floorMs)
 }
 {
   const oursMs = best(ours)
   const floorMs = best(floor)
   const ratio = oursMs / floorMs
   line(
-    `load 10k steps, ${edges} edges (${(text.length / 1048576).toFixed(2)} MiB)`,
-    `ours=${oursMs.toFixed(1)}ms  yaml.parse=${floorMs.toFixed(1)}ms  ratio=${ratio.toFixed(3)}  (best of 7; medians ${median(ours).toFixed(0)}/${median(floor).toFixed(0)}ms)`,
-    'target<=1.1',
-    ratio <= 1.1,
+    `load 1000 steps, ${edges} edges (${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB)`,
+    `ours=${oursMs.toFixed(1)}ms  yaml.parse=${floorMs.toFixed(1)}ms  ratio=${ratio.toFixed(3)}  (best of ${ROUNDS}; median of per-round ratios ${median(paired).toFixed(3)})`,
+    'target<=1.25',
+    ratio <= 1.25,
   )
 }
 
