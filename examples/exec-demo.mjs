@@ -13,7 +13,9 @@ console.log('  stdout:', hello.stdout.trim())
 console.log('  stderr:', hello.stderr.trim(), '(the child saw the real value; you see a mask)')
 
 // A file token: the program reads the value from a private file, so it is in no process's argv.
-const file = await run('stat -c "%A" {{secretfile:demo-token}}; wc -c < {{secretfile:demo-token}}', { refStore })
+const file = await run('stat -c "%A" {{secretfile:demo-token}}; wc -c < {{secretfile:demo-token}}', {
+  refStore,
+})
 console.log('file     →', file.stdout.trim().split('\n').join(' | '), '(removed when the command ended)')
 
 const slow = await run('echo started; sleep 10', { timeoutMs: 300, killGraceMs: 200 })
