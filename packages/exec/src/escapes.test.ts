@@ -50,11 +50,11 @@ describe('a descendant that leaves the group but keeps the output open (issue 11
   // (not racing the group kill) by the time the shell exits.
   const escapee = (seconds: number) =>
     `setsid sh -c 'echo $$ >> ${pidFile}; exec sleep ${seconds}' & until [ -s ${pidFile} ]; do sleep 0.01; done`
-  const escape = () => `${escapee(3099)}; echo done`
+  const escaping = () => `${escapee(3099)}; echo done`
 
   it('background kill() settles as killed, frees the slot and kills the holder', async () => {
     await using registry = new ProcessRegistry({ maxRunning: 1, killGraceMs: 300 })
-    const process = await registry.start(escape())
+    const process = await registry.start(escaping())
     expect(await eventually(() => process.read(0).output === 'done\n')).toBe(true)
     const snapshot = await within(process.kill(), 5_000, 'kill()')
     expect(snapshot.status).toBe('killed')
@@ -66,14 +66,14 @@ describe('a descendant that leaves the group but keeps the output open (issue 11
 
   it('background lifetime timeout settles as timed_out', async () => {
     await using registry = new ProcessRegistry({ killGraceMs: 300 })
-    const process = await registry.start(`${escape()}; sleep 30`, { timeoutMs: 300 })
+    const process = await registry.start(`${escaping()}; sleep 30`, { timeoutMs: 300 })
     expect((await within(process.wait(), 5_000, 'wait()')).status).toBe('timed_out')
     expect(await allGone(await readPids(pidFile))).toBe(true)
   })
 
   it('registry stop() returns, and every slot is released', async () => {
     const registry = new ProcessRegistry({ maxRunning: 2, killGraceMs: 300 })
-    const first = await registry.start(escape())
+    const first = await registry.start(escaping())
     expect(await eventually(async () => (await readPids(pidFile)).length === 1)).toBe(true)
     const other = join(dir.path, 'other')
     await registry.start(
@@ -88,14 +88,14 @@ describe('a descendant that leaves the group but keeps the output open (issue 11
 
   it('a background process whose shell exited ends by itself soon after', async () => {
     await using registry = new ProcessRegistry({ killGraceMs: 300 })
-    const process = await registry.start(escape())
+    const process = await registry.start(escaping())
     const snapshot = await within(process.wait(), 5_000, 'wait()')
     expect(snapshot).toMatchObject({ status: 'exited', exitCode: 0 })
     expect(await allGone(await readPids(pidFile))).toBe(true)
   })
 
   it('run() returns when the shell exits instead of waiting for its timeout', async () => {
-    const result = await within(run(escape(), { killGraceMs: 300, timeoutMs: 20_000 }), 10_000, 'run()')
+    const result = await within(run(escaping(), { killGraceMs: 300, timeoutMs: 20_000 }), 10_000, 'run()')
     expect(result).toMatchObject({ stdout: 'done\n', exitCode: 0, timedOut: false, ok: true })
     expect(await allGone(await readPids(pidFile))).toBe(true)
   })
@@ -110,11 +110,15 @@ describe('a descendant that leaves the group but keeps the output open (issue 11
   })
 
   it('runWithPty() and PTY background sessions return too', async () => {
-    const result = await within(runWithPty(escape(), { killGraceMs: 300, timeoutMs: 20_000 }), 10_000, 'pty')
+    const result = await within(
+      runWithPty(escaping(), { killGraceMs: 300, timeoutMs: 20_000 }),
+      10_000,
+      'pty',
+    )
     expect(result).toMatchObject({ exitCode: 0, timedOut: false })
     expect(result.stdout).toContain('done')
     await using registry = new ProcessRegistry({ killGraceMs: 300, ptyDriver: nodePtyDriver() })
-    const process = await registry.start(escape(), { pty: true })
+    const process = await registry.start(escaping(), { pty: true })
     expect((await within(process.kill(), 5_000, 'pty kill()')).status).not.toBe('running')
   })
 })
