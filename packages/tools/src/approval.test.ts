@@ -7,8 +7,6 @@ import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js
 import { ToolError } from './errors.js'
 import { invokeTool } from './invoke.js'
 import { type AnyTool, callSafety, defineTool } from './tool.js'
-import { shellStepsOfYaml } from './workflow-summary.js'
-import { createWorkflowTools } from './workflow-tools.js'
 
 describe('buildApprovalSummary (seed 000)', () => {
   it('cron_add includes the job name, schedule type and schedule value', () => {
@@ -32,35 +30,6 @@ describe('buildApprovalSummary (seed 000)', () => {
     expect(buildApprovalSummary('workflow_run', { yaml_content: 'name: nightly\nsteps: []' })).toBe(
       'Run inline workflow: nightly',
     )
-  })
-
-  it('inline workflow_run and workflow_save show the shell commands: first three, each cut, secrets unresolved', () => {
-    const yaml = `name: nightly
-steps:
-  - id: host
-    run: "hostname"
-  - id: upload
-    depends_on: [host]
-    run: curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}
-  - id: summary
-    prompt: "Summarise {{upload.result}}"
-  - id: long
-    run: |
-      set -e
-      ${'x'.repeat(150)}
-  - id: rest
-    run: 'rm -rf /tmp/old'
-`
-    const line = buildApprovalSummary('workflow_run', { yaml_content: yaml })
-    expect(line).toBe(
-      `Run inline workflow: nightly — shell steps: [host] hostname; [upload] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}; [long] set -e ↵ ${'x'.repeat(91)}…; and 1 more`,
-    )
-    expect(buildApprovalSummary('workflow_save', { name: 'nightly', yaml_content: yaml })).toContain(
-      '— shell steps: [host] hostname;',
-    )
-    expect(
-      buildApprovalSummary('workflow_run', { yaml_content: 'name: a\nsteps:\n  - id: p\n    prompt: hi\n' }),
-    ).toBe('Run inline workflow: a')
   })
 
   it('exec shows the first 200 characters of the command, secrets unresolved', () => {
@@ -249,11 +218,7 @@ describe('delivery auto-detection', () => {
 describe('persisted shell commands and secrets need confirmation (SECURITY.md CRON-5, WF-10)', () => {
   const service = {} as never
   const byName = new Map(
-    [
-      ...createCronTools({ service }),
-      createManageCronJobsTool({ service }),
-      ...createWorkflowTools({ service }),
-    ].map((tool) => [tool.name, tool]),
+    [...createCronTools({ service }), createManageCronJobsTool({ service })].map((tool) => [tool.name, tool]),
   )
   const safety = (name: string, params: unknown) => callSafety(byName.get(name) as AnyTool, params)
 
@@ -270,58 +235,6 @@ describe('persisted shell commands and secrets need confirmation (SECURITY.md CR
       'dangerous',
     )
     expect(safety('manage_cron_jobs', { action: 'trigger', id: 'x' })).toBe('moderate')
-  })
-
-  it('escalates inline or saved workflows with run steps or secret references to dangerous', () => {
-    const agentOnly = 'name: a\nsteps:\n  - id: s\n    prompt: "hi"\n'
-    const withShell = 'name: a\nsteps:\n  - id: s\n    run: "ls"\n'
-    const withSecret = 'name: a\nsteps:\n  - id: s\n    prompt: "use {{secret:k}}"\n'
-    expect(safety('workflow_run', { yaml_content: agentOnly })).toBe('moderate')
-    expect(safety('workflow_run', { yaml_content: withShell })).toBe('dangerous')
-    expect(safety('workflow_run', { yaml_content: withSecret })).toBe('dangerous')
-    expect(safety('workflow_run', { file_path: 'report' })).toBe('moderate')
-    expect(safety('workflow_save', { name: 'a', yaml_content: agentOnly })).toBe('moderate')
-    expect(safety('workflow_save', { name: 'a', yaml_content: withShell })).toBe('dangerous')
-  })
-})
-
-describe('shell steps read from workflow YAML for the approval line', () => {
-  it('reads plain, quoted, folded, block and flow forms in file order, with their ids', () => {
-    const yaml = `name: forms
-steps:
-  - id: plain
-    run: echo plain # a comment
-  - id: double
-    run: "printf '%s\\n' \\"quoted\\""
-  - run: 'it''s single'
-    id: single
-  - id: folded
-    depends_on:
-      - plain
-    run: echo one
-      && echo two
-  - id: block
-    run: >-
-      echo folded
-      block
-  - {id: flow, run: "echo flow, with comma"}
-  - id: "quoted-key"
-    "run": ls -la
-`
-    expect(shellStepsOfYaml(yaml)).toEqual([
-      { id: 'plain', command: 'echo plain' },
-      // YAML's "\n" escape is a newline.
-      { id: 'double', command: 'printf \'%s\n\' "quoted"' },
-      { id: 'single', command: "it's single" },
-      { id: 'folded', command: 'echo one && echo two' },
-      { id: 'block', command: 'echo folded block' },
-      { id: 'flow', command: 'echo flow, with comma' },
-      { id: 'quoted-key', command: 'ls -la' },
-    ])
-  })
-
-  it('shows what it cannot decode as written rather than hiding it', () => {
-    expect(shellStepsOfYaml('steps:\n  - id: a\n    run: *alias\n')).toEqual([{ id: 'a', command: '*alias' }])
   })
 })
 

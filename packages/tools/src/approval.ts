@@ -1,5 +1,4 @@
 import type { ToolSafety } from './tool.js'
-import { describeShellSteps, shellStepsOfYaml } from './workflow-summary.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
 export type ApprovalPolicy = 'all' | 'moderate' | 'dangerous' | 'none'
@@ -50,10 +49,6 @@ function inlineWorkflowName(yaml: unknown): string {
 
 type Params = Readonly<Record<string, unknown>>
 
-function shellSteps(yaml: unknown): string {
-  return typeof yaml === 'string' ? describeShellSteps(shellStepsOfYaml(yaml)) : ''
-}
-
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_add: (p) =>
     `Create cron job: ${clip(p.name, 64)} (${clip(p.schedule_type, 16)}=${clip(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${clip(p.prompt, 160)}"`}`,
@@ -62,14 +57,15 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_remove: (p) => `Remove cron job and its history: ${clip(p.id, 64)}`,
   bg_submit: (p) => `Submit background task: "${clip(p.prompt, 160)}"`,
   bg_cancel: (p) => `Cancel background task: ${clip(p.task_id, 64)}`,
-  // A file's commands need the service to read it: the workflow_run tool's own approvalSummary adds them.
+  // The commands need the workflow parser (the engine's) or the file: the workflow tools' own
+  // approval lines add them, and invokeTool shows those.
   workflow_run: (p) =>
     p.file_path !== undefined
       ? `Run workflow: ${clip(p.file_path, 200)}`
-      : `Run inline workflow: ${inlineWorkflowName(p.yaml_content)}${shellSteps(p.yaml_content)}`,
+      : `Run inline workflow: ${inlineWorkflowName(p.yaml_content)}`,
   workflow_cancel: (p) => `Cancel workflow run: ${clip(p.run_id, 64)}`,
   workflow_save: (p) =>
-    `Save workflow: ${clip(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML${shellSteps(p.yaml_content)}`,
+    `Save workflow: ${clip(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML`,
   manage_cron_jobs: (p) => {
     const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
     switch (p.action) {
@@ -101,8 +97,9 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
  * One human line describing a call, for an approval prompt: `Create cron job: backup (cron=0 3
  * * * *)`, `Run workflow: flows/report.flow.yaml`, `Run inline workflow: report — shell steps:
  * [host] hostname; [disk] df -h`, `Execute: <command, first 200 chars>`. Secret references appear
- * as written (unresolved). A workflow file's commands are added by the `workflow_run` tool, which
- * reads the file through its service (see `Tool.approvalSummary`).
+ * as written (unresolved). A workflow's shell commands are added by the workflow tools' own
+ * approval lines (`Tool.approvalSummary`), which read them from the engine's parse of the YAML or
+ * from the file, never from a second reading of the text.
  */
 export function buildApprovalSummary(toolName: string, params: unknown): string {
   const summary = SUMMARIES[toolName]

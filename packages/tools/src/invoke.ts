@@ -105,8 +105,14 @@ export async function invokeTool(
       issues,
     )
   }
-  // A refusal that runs nothing (the lango guard) never asks anyone.
-  const early = tool.preflight?.(parsed.output)
+  // A refusal that runs nothing (the lango guard), or input the tool's service rejects (an invalid
+  // workflow), never asks anyone.
+  let early: unknown
+  try {
+    early = tool.preflight?.(parsed.output)
+  } catch (error) {
+    return handlerFailure(tool, error, context)
+  }
   if (early !== undefined) return { ok: true, result: early }
   const safety = callSafety(tool, parsed.output)
   if (requiresApproval(options.policy ?? 'dangerous', safety)) {
@@ -123,17 +129,22 @@ export async function invokeTool(
     if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
     return { ok: true, result: await tool.handler(parsed.output, context) }
   } catch (error) {
-    if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
-    if (ToolError.is(error)) return failure(error.code, error.message)
-    const message = error instanceof Error ? error.message : String(error)
-    const reason = (error as { code?: unknown } | null)?.code
-    return {
-      ok: false,
-      error: {
-        code: 'TOOL_FAILED',
-        message: `${tool.name} failed: ${message}`,
-        ...(typeof reason === 'string' ? { reason } : {}),
-      },
-    }
+    return handlerFailure(tool, error, context)
+  }
+}
+
+/** A tool error result for what a handler or preflight threw, keeping the service's own code as `reason`. */
+function handlerFailure(tool: AnyTool, error: unknown, context: ToolContext): ToolCallOutcome {
+  if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
+  if (ToolError.is(error)) return failure(error.code, error.message)
+  const message = error instanceof Error ? error.message : String(error)
+  const reason = (error as { code?: unknown } | null)?.code
+  return {
+    ok: false,
+    error: {
+      code: 'TOOL_FAILED',
+      message: `${tool.name} failed: ${message}`,
+      ...(typeof reason === 'string' ? { reason } : {}),
+    },
   }
 }

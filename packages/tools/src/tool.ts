@@ -51,8 +51,9 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   /** `parameters` as JSON Schema (draft-07), every property with a description. */
   readonly jsonSchema: JsonSchema
   /**
-   * A result returned before approval is asked and without running anything (the `lango` guard of
-   * `exec`/`exec_bg`), or `undefined` to go on.
+   * Runs after validation and before approval: returns a result that ends the call without running
+   * anything (the `lango` guard of `exec`/`exec_bg`), throws to fail it (an invalid workflow), or
+   * returns `undefined` to go on.
    */
   readonly preflight?: (params: v.InferOutput<TSchema>) => TResult | undefined
   /**

@@ -2,20 +2,19 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { blockLangoExec, run } from '@lango/exec'
-import { parseWorkflow, type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
-import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import { type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import { RecordingAgentRunner, RecordingChannelSender } from '@lango/workflow/testing'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ApprovalRequest } from './approval.js'
 import { invokeTool } from './invoke.js'
-import type { AnyTool, ToolProgress } from './tool.js'
-import { shellStepsOfYaml } from './workflow-summary.js'
+import { type AnyTool, callSafety, type ToolProgress } from './tool.js'
 import { createWorkflowTools } from './workflow-tools.js'
 
 let dir: string
-let db: Kysely<never>
+let db: Kysely<WorkflowDatabase>
 let engine: WorkflowEngine
 let directory: WorkflowDirectory
 let tools: Map<string, AnyTool>
@@ -26,7 +25,7 @@ let sender: RecordingChannelSender
 const shellRunner: ShellRunner = {
   async run(request, { signal }) {
     const message = blockLangoExec(request.command, { automationAvailable: true })
-    if (message !== '') return { exitCode: 126, stdout: '', stderr: message }
+    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
     return run(request.command, { timeoutMs: request.timeoutMs, signal, killGraceMs: 200 })
   },
 }
@@ -42,12 +41,14 @@ steps:
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lango-tools-wf-'))
-  db = new Kysely<never>({ dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }) })
-  await migrateWorkflow(db as never)
+  db = new Kysely<WorkflowDatabase>({
+    dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }),
+  })
+  await migrateWorkflow(db)
   agent = new RecordingAgentRunner((request) => `summary of: ${request.prompt.slice(-40)}`)
   sender = new RecordingChannelSender()
   engine = new WorkflowEngine({
-    store: new SqliteWorkflowStore(db as never),
+    store: new SqliteWorkflowStore(db),
     shellRunner,
     agentRunner: agent,
     channelSender: sender,
@@ -239,45 +240,112 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
     ])
   })
 
-  it("reads the same commands from YAML text as @lango/workflow's parser", () => {
-    const documents = [
-      REPORT,
-      `name: forms
+  it('shows the first three commands of inline YAML, each cut, secrets unresolved; workflow_save too', async () => {
+    const yaml = `name: nightly
 steps:
-  - id: plain
-    run: echo plain # a comment
-  - id: double
-    run: "printf '%s\\n' \\"quoted\\""
-  - run: 'it''s single'
-    id: single
-  - id: folded
-    depends_on:
-      - plain
-    run: echo one
-      && echo two
-  - id: block
-    depends_on: [plain]
+  - id: host
+    run: "hostname"
+  - id: upload
+    depends_on: [host]
+    run: 'curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}'
+  - id: summary
+    depends_on: [upload]
+    prompt: "Summarise {{upload.result}}"
+  - id: long
     run: |
       set -e
-      echo block {{plain.result}}
-  - id: greater
-    run: >-
-      echo folded
-      block
-  - {id: flow, run: "echo flow, with comma"}
-  - id: ask
-    depends_on: [flow]
-    prompt: "Summarise {{flow.result}}"
-`,
-    ]
-    for (const yaml of documents) {
-      const parsed = parseWorkflow(yaml)
-      if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues))
-      const expected = parsed.workflow.definition.steps
-        .filter((step) => step.kind === 'run')
-        .map((step) => ({ id: step.id, command: step.text }))
-      expect(shellStepsOfYaml(yaml)).toEqual(expected)
+      ${'x'.repeat(150)}
+  - id: rest
+    run: 'rm -rf /tmp/old'
+`
+    const seen: string[] = []
+    const gate = {
+      async request(request: ApprovalRequest) {
+        seen.push(request.summary)
+        return false
+      },
     }
+    await invokeTool(tools.get('workflow_run') as AnyTool, { yaml_content: yaml }, session, { gate })
+    await invokeTool(
+      tools.get('workflow_save') as AnyTool,
+      { name: 'nightly', yaml_content: yaml },
+      session,
+      {
+        gate,
+      },
+    )
+    expect(seen[0]).toBe(
+      `Run inline workflow: nightly — shell steps: [host] hostname; [upload] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}; [long] set -e ↵ ${'x'.repeat(91)}…; and 1 more`,
+    )
+    expect(seen[1]).toMatch(
+      /^Save workflow: nightly — \d+ characters of YAML — shell steps: \[host\] hostname;/,
+    )
+  })
+})
+
+describe("inline YAML is judged by the engine's parse, not by reading the text twice (SECURITY.md WF-10)", () => {
+  const safety = (name: string, params: unknown) => callSafety(tools.get(name) as AnyTool, params)
+
+  it('escalates workflows with run steps or secret references to dangerous, in every YAML form', () => {
+    const agentOnly = 'name: a\nsteps:\n  - id: s\n    prompt: "hi"\n'
+    const hidden = [
+      'name: a\nsteps:\n  - id: s\n    run: "ls"\n',
+      // Flow style, an escaped key and a quoted key are all `run` to the YAML parser.
+      'name: a\nsteps:\n  - { id: s, run: "ls" }\n',
+      'name: a\nsteps: [{id: s, "run": ls}]\n',
+      'name: a\nsteps:\n  - id: s\n    "r\\u0075n": ls\n',
+      // A secret reference spelled with escapes is one after parsing.
+      'name: a\nsteps:\n  - id: s\n    prompt: "use \\x7B{secret:k}}"\n',
+    ]
+    expect(safety('workflow_run', { yaml_content: agentOnly })).toBe('moderate')
+    expect(safety('workflow_save', { name: 'a', yaml_content: agentOnly })).toBe('moderate')
+    for (const yaml of hidden) {
+      expect([yaml, safety('workflow_run', { yaml_content: yaml })]).toEqual([yaml, 'dangerous'])
+      expect([yaml, safety('workflow_save', { name: 'a', yaml_content: yaml })]).toEqual([yaml, 'dangerous'])
+    }
+    expect(safety('workflow_run', { file_path: 'report' })).toBe('moderate')
+    // YAML that does not parse is judged dangerous when asked outside invokeTool (fail closed).
+    expect(safety('workflow_run', { yaml_content: 'name: [' })).toBe('dangerous')
+  })
+
+  it('runs a flow-style shell step only after approval under the default policy, showing its command', async () => {
+    const seen: string[] = []
+    const outcome = await invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      { yaml_content: 'name: flow\nsteps:\n  - { id: a, run: "echo hidden" }\n' },
+      session,
+      {
+        gate: {
+          async request(request) {
+            seen.push(request.summary)
+            return false
+          },
+        },
+      },
+    )
+    expect(seen).toEqual(['Run inline workflow: flow — shell steps: [a] echo hidden'])
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(await engine.listRuns()).toEqual([])
+  })
+
+  it('an invalid inline workflow fails with every issue before anyone is asked', async () => {
+    let asked = 0
+    const outcome = await invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      { yaml_content: 'name: bad\nsteps:\n  - { id: a, run: x, prompt: y }\n' },
+      session,
+      {
+        policy: 'all',
+        gate: {
+          async request() {
+            asked++
+            return true
+          },
+        },
+      },
+    )
+    expect(asked).toBe(0)
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_INVALID' } })
   })
 })
 

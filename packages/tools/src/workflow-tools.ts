@@ -3,7 +3,7 @@ import { buildApprovalSummary, clip } from './approval.js'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
-import { declaresShellStep, mentionsSecret } from './persistence-risk.js'
+import { mentionsSecret } from './persistence-risk.js'
 import { type AnyTool, defineTool, type ToolContext } from './tool.js'
 import { describeShellSteps } from './workflow-summary.js'
 
@@ -62,6 +62,12 @@ export interface WorkflowToolsService {
       status?: (typeof RUN_STATUS_VALUES)[number]
     }): Promise<readonly WorkflowRunSummaryView[]>
     cancelRun(runId: string): Promise<WorkflowRunView>
+    /**
+     * Parses and validates YAML without running it (agent limits); throws on an invalid workflow.
+     * The tools judge inline YAML by this parse, never by a second reading of the text, so what the
+     * approver is shown and what runs are the same steps.
+     */
+    load(yaml: string): WorkflowHandle & { readonly definition: NonNullable<WorkflowHandle['definition']> }
   }
   readonly directory: {
     read(nameOrPath: string): Promise<{ filePath: string; workflow: WorkflowHandle }>
@@ -105,6 +111,15 @@ const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed
 function shellStepsOf(workflow: WorkflowHandle): string {
   const steps = workflow.definition?.steps.filter((step) => step.kind === 'run') ?? []
   return describeShellSteps(steps.map((step) => ({ id: step.id, command: step.text })))
+}
+
+/**
+ * A parsed workflow that runs shell commands or names secret references (SECURITY.md WF-10): inline
+ * YAML like this runs commands nobody has reviewed, and a saved one runs later with nobody watching.
+ */
+function isDangerousWorkflow(workflow: WorkflowHandle): boolean {
+  const steps = workflow.definition?.steps ?? []
+  return steps.some((step) => step.kind === 'run' || mentionsSecret(step.text))
 }
 
 /** One line on a run in progress, for a progress notification. */
@@ -155,6 +170,27 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   // The file an approver was shown is the file that runs: the approval line's read is kept for
   // the handler, keyed by the validated parameters object invokeTool hands to both.
   const approvedFiles = new WeakMap<object, WorkflowHandle>()
+  // Inline YAML is parsed once, by the engine, in the preflight; safety, the approval line and the
+  // handler all read that parse (an invalid workflow fails before anyone is asked).
+  const loadedInline = new WeakMap<object, WorkflowHandle>()
+  const inline = (params: { readonly yaml_content?: string | undefined }): WorkflowHandle | undefined => {
+    if (params.yaml_content === undefined) return undefined
+    let loaded = loadedInline.get(params)
+    if (loaded === undefined) {
+      loaded = engine.load(params.yaml_content)
+      loadedInline.set(params, loaded)
+    }
+    return loaded
+  }
+  // Called outside invokeTool with YAML that does not parse: fail closed.
+  const inlineSafety = (params: { readonly yaml_content?: string | undefined }) => {
+    try {
+      const workflow = inline(params)
+      return workflow !== undefined && isDangerousWorkflow(workflow) ? 'dangerous' : 'moderate'
+    } catch {
+      return 'dangerous'
+    }
+  }
 
   /** Waits for the run, in slices that each end with a progress report when the caller listens. */
   async function waitWithProgress(
@@ -185,10 +221,11 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       safety: 'moderate',
       // Inline YAML with shell steps or secret references runs commands nobody has reviewed
       // (SECURITY.md WF-10); a saved file was confirmed when it was saved.
-      safetyFor: (params) =>
-        declaresShellStep(params.yaml_content) || mentionsSecret(params.yaml_content)
-          ? 'dangerous'
-          : 'moderate',
+      safetyFor: inlineSafety,
+      preflight(params) {
+        inline(params)
+        return undefined
+      },
       parameters: v.pipe(
         v.strictObject({
           file_path: v.optional(
@@ -226,6 +263,10 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         ),
       ),
       async approvalSummary(params) {
+        const parsed = inline(params)
+        if (parsed !== undefined) {
+          return `Run inline workflow: ${parsed.definition?.name ?? '(unnamed)'}${shellStepsOf(parsed)}`
+        }
         if (params.file_path === undefined) return buildApprovalSummary('workflow_run', params)
         const { workflow } = await directory.read(params.file_path)
         approvedFiles.set(params, workflow)
@@ -235,7 +276,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const workflow =
           params.file_path !== undefined
             ? (approvedFiles.get(params) ?? (await directory.read(params.file_path)).workflow)
-            : (params.yaml_content as string)
+            : (inline(params) as WorkflowHandle)
         const deliverTo = resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo)
         const { runId: id } = await engine.startRun(workflow, {
           ...(deliverTo.length === 0 ? {} : { deliverTo }),
@@ -324,10 +365,15 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       safety: 'moderate',
       // A saved workflow with shell steps or secret references runs later, possibly on a
       // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation.
-      safetyFor: (params) =>
-        declaresShellStep(params.yaml_content) || mentionsSecret(params.yaml_content)
-          ? 'dangerous'
-          : 'moderate',
+      safetyFor: inlineSafety,
+      preflight(params) {
+        inline(params)
+        return undefined
+      },
+      async approvalSummary(params) {
+        const parsed = inline(params) as WorkflowHandle
+        return `${buildApprovalSummary('workflow_save', params)}${shellStepsOf(parsed)}`
+      },
       parameters: v.strictObject({
         name: v.pipe(
           v.string('name must be a string'),

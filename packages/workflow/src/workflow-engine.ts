@@ -150,6 +150,19 @@ export class WorkflowEngine {
     return this.#options.ownerId
   }
 
+  /**
+   * Parses and validates YAML with this engine's limits (agent-safe by default) without running
+   * it: what a caller shows an approver is then exactly what {@link startRun} runs when given the
+   * result. Throws `WORKFLOW_INVALID` with every issue.
+   */
+  load(yaml: string, options?: { readonly limits?: Partial<WorkflowLimits> }): LoadedWorkflow {
+    const parsed = parseWorkflow(yaml, {
+      limits: options?.limits === undefined ? this.#limits : resolveLimits(options.limits, this.#limits),
+    })
+    if (!parsed.ok) throw invalidWorkflowError(parsed.issues)
+    return parsed.workflow
+  }
+
   /** Subscribes to an event; returns the unsubscribe function. */
   on<E extends WorkflowEventName>(event: E, listener: WorkflowListener<E>): () => void {
     return this.#emitter.on(event, listener)
@@ -224,11 +237,7 @@ export class WorkflowEngine {
     let loaded: LoadedWorkflow
     let graph: StepGraph
     if (typeof workflow === 'string') {
-      const parsed = parseWorkflow(workflow, {
-        limits: options?.limits === undefined ? this.#limits : resolveLimits(options.limits, this.#limits),
-      })
-      if (!parsed.ok) throw invalidWorkflowError(parsed.issues)
-      loaded = parsed.workflow
+      loaded = this.load(workflow, options?.limits === undefined ? {} : { limits: options.limits })
       graph = validatedGraph(loaded) as StepGraph
     } else {
       // Only objects parseWorkflow produced are trusted as validated; anything else is re-read from its source.

@@ -664,3 +664,40 @@ describe('RecordingChannelSender', () => {
     expect(sender.messages).toEqual([{ target: 'y:1', text: 'hi' }])
   })
 })
+
+describe('WorkflowEngine.load: what an approver is shown is what runs', () => {
+  it('parses with the engine limits, names every shell step, and runs exactly that workflow', async () => {
+    const h = await setup()
+    // Flow style and an escaped key: both are `run` steps to the YAML parser.
+    const loaded = h.engine.load(`name: shown
+steps:
+  - { id: a, run: "echo one" }
+  - id: b
+    "r\\u0075n": "echo two"
+    depends_on: [a]
+`)
+    expect(loaded.definition.steps.map((step) => [step.id, step.kind, step.text])).toEqual([
+      ['a', 'run', 'echo one'],
+      ['b', 'run', 'echo two'],
+    ])
+    const { runId } = await h.engine.startRun(loaded)
+    const snapshot = await h.engine.waitForRun(runId)
+    expect(snapshot.steps.map((step) => [step.stepId, step.result])).toEqual([
+      ['a', 'one'],
+      ['b', 'two'],
+    ])
+  })
+
+  it('throws WORKFLOW_INVALID with every issue and starts nothing', async () => {
+    const h = await setup()
+    let thrown: unknown
+    try {
+      h.engine.load('name: bad\nsteps:\n  - { id: a }\n  - { id: a, run: x }\n')
+    } catch (error) {
+      thrown = error
+    }
+    expect(WorkflowError.is(thrown) && thrown.code).toBe('WORKFLOW_INVALID')
+    expect((thrown as WorkflowError).issues?.length).toBeGreaterThanOrEqual(2)
+    expect(await h.engine.listRuns()).toEqual([])
+  })
+})
