@@ -225,6 +225,8 @@ describe('persisted shell commands and secrets need confirmation (SECURITY.md CR
   it('escalates cron jobs with shell commands or secret references to dangerous', () => {
     expect(safety('cron_add', { prompt: 'Summarise the news' })).toBe('moderate')
     expect(safety('cron_add', { prompt: 'Call the API with {{secret:api-key}}' })).toBe('dangerous')
+    expect(safety('cron_add', { prompt: 'Send @{{secretfile:api-key}} as a header file' })).toBe('dangerous')
+    expect(safety('cron_add', { prompt: 'Use {{decryptfile:k1}}' })).toBe('dangerous')
     expect(safety('manage_cron_jobs', { action: 'create', type: 'ai', config: { prompt: 'p' } })).toBe(
       'moderate',
     )
