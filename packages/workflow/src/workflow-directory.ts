@@ -20,9 +20,9 @@ import { resolveLimits, type WorkflowLimits } from './limits.js'
 import { parseWorkflow } from './parse-workflow.js'
 
 /** Save names: a letter or digit, then up to 63 of `[A-Za-z0-9_-]` (SECURITY.md WF-1). */
-export const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 /** The file suffix of saved workflows. */
-export const WORKFLOW_FILE_SUFFIX = '.flow.yaml'
+const WORKFLOW_FILE_SUFFIX = '.flow.yaml'
 const DEVICE_NAME = /^(?:con|prn|aux|nul|com[1-9]|lpt[1-9])$/i
 
 /** Options of {@link WorkflowDirectory.open}. */

@@ -35,7 +35,7 @@ export interface WorkflowStepRunsTable {
 }
 
 /** `workflow_owners`: live engine instances and their last heartbeat (the lease). */
-export interface WorkflowOwnersTable {
+interface WorkflowOwnersTable {
   id: string
   started_at: number
   heartbeat_at: number

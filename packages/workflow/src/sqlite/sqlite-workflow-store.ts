@@ -21,7 +21,7 @@ import type {
 import type { WorkflowDatabase, WorkflowRunsTable, WorkflowStepRunsTable } from './schema.js'
 
 /** Largest page `listRuns` returns (SECURITY.md SQL-4). */
-export const MAX_LIST_LIMIT = 500
+const MAX_LIST_LIMIT = 500
 /** Rows per multi-row INSERT: 10 columns × 200 stays under SQLite's and PostgreSQL's parameter caps. */
 const INSERT_CHUNK = 200
 /** Ids per `IN (…)` list. */

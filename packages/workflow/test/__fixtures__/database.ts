@@ -14,7 +14,7 @@ export interface TestDatabase {
 }
 
 /** Opens a file with WAL, `synchronous=NORMAL` and a busy timeout. */
-export function openDatabase(path: string): Kysely<WorkflowDatabase> {
+function openDatabase(path: string): Kysely<WorkflowDatabase> {
   const database = new Database(path)
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = NORMAL')

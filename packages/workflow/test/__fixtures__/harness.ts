@@ -8,7 +8,7 @@ import { WorkflowEngine, type WorkflowEngineOptions } from '../../src/workflow-e
 import { createTestDatabase, type TestDatabase } from './database.js'
 
 /** One recorded event with the time it happened. */
-export interface RecordedEvent {
+interface RecordedEvent {
   readonly name: keyof WorkflowEvents
   readonly payload: WorkflowEvents[keyof WorkflowEvents]
   readonly at: number
