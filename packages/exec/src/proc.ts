@@ -63,29 +63,44 @@ function stateAndSession(pid: number): [string, number] | undefined {
   }
 }
 
-function hasMarker(pid: number, needle: Buffer): boolean {
+const MARKER_PREFIX = Buffer.from(`${MARKER_VARIABLE}=`)
+
+/** The value of `__LANGO_RUN` in a process's environment, or undefined (none, gone, another user's). */
+function markerOf(pid: number): string | undefined {
   let environ: Buffer
   try {
     environ = readFileSync(`/proc/${pid}/environ`)
   } catch {
-    return false // gone, or another user's process
+    return undefined
   }
-  // `needle` is `\0NAME=value\0`; the environment starts with a name, not a NUL.
-  if (environ.subarray(0, needle.length - 1).equals(needle.subarray(1))) return true
-  return environ.includes(needle)
+  // Entries are NUL-separated `NAME=value`; the name must start an entry.
+  for (let at = environ.indexOf(MARKER_PREFIX); at >= 0; at = environ.indexOf(MARKER_PREFIX, at + 1)) {
+    if (at > 0 && environ[at - 1] !== 0) continue
+    const start = at + MARKER_PREFIX.length
+    const end = environ.indexOf(0, start)
+    return environ.toString('latin1', start, end < 0 ? environ.length : end)
+  }
+  return undefined
 }
 
 /**
- * Live processes (not zombies) other than `leader` that descend from it: in its session, or
- * carrying its marker. Processes of other users are not visible and never returned.
+ * Live processes (not zombies), other than the leaders themselves, that descend from any of
+ * `leaders` (pid → marker): in a leader's session, or carrying a leader's marker. One pass over
+ * `/proc` serves them all. Processes of other users are not visible and never returned.
  */
-export function descendants(leader: number, marker: string): number[] {
-  const needle = Buffer.from(`\0${MARKER_VARIABLE}=${marker}\0`)
+export function descendants(leaders: ReadonlyMap<number, string>): number[] {
+  if (leaders.size === 0) return []
+  const markers = new Set(leaders.values())
   const found: number[] = []
-  for (const pid of candidatePids(leader)) {
+  for (const pid of candidatePids(Math.min(...leaders.keys()))) {
+    if (leaders.has(pid)) continue
     const entry = stateAndSession(pid)
     if (entry === undefined || entry[0] === 'Z' || entry[0] === 'X') continue
-    if (entry[1] === leader || hasMarker(pid, needle)) found.push(pid)
+    if (leaders.has(entry[1])) found.push(pid)
+    else {
+      const marker = markerOf(pid)
+      if (marker !== undefined && markers.has(marker)) found.push(pid)
+    }
   }
   return found
 }

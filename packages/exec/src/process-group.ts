@@ -25,10 +25,8 @@ function track(pgid: number, marker: string): void {
   if (exitCleanupRegistered) return
   exitCleanupRegistered = true
   onHostExit(() => {
-    for (const [group, groupMarker] of liveGroups) {
-      signalGroup(group, 'SIGKILL')
-      signalDescendants(group, groupMarker, 'SIGKILL')
-    }
+    for (const group of liveGroups.keys()) signalGroup(group, 'SIGKILL')
+    signalDescendants(liveGroups, 'SIGKILL')
     sweepEnded()
   })
 }
@@ -50,12 +48,12 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 }
 
 /**
- * Signals the descendants of `leader` that left its group (see `proc.ts`). With SIGKILL, repeats
- * while new ones turn up (one may fork while we look), a few rounds at most.
+ * Signals the descendants of `leaders` (pid → marker) that left their groups (see `proc.ts`). With
+ * SIGKILL, repeats while new ones turn up (one may fork while we look), a few rounds at most.
  */
-function signalDescendants(leader: number, marker: string, signal: NodeJS.Signals): void {
+function signalDescendants(leaders: ReadonlyMap<number, string>, signal: NodeJS.Signals): void {
   for (let round = 0; round < 4; round++) {
-    const found = descendants(leader, marker)
+    const found = descendants(leaders)
     for (const pid of found) {
       try {
         process.kill(pid, signal)
@@ -70,10 +68,9 @@ function signalDescendants(leader: number, marker: string, signal: NodeJS.Signal
 function sweepEnded(): void {
   clearTimeout(sweepTimer)
   sweepTimer = undefined
-  for (const [leader, marker] of endedGroups) {
-    // The leader is gone and reaped; a live process with its pid leads someone else's new session.
-    if (!processExists(leader)) signalDescendants(leader, marker, 'SIGKILL')
-  }
+  // A leader is gone and reaped; a live process with its pid leads someone else's new session.
+  for (const leader of endedGroups.keys()) if (processExists(leader)) endedGroups.delete(leader)
+  signalDescendants(endedGroups, 'SIGKILL')
   endedGroups.clear()
 }
 
@@ -145,7 +142,7 @@ export class GroupSupervisor {
     if (pid === undefined || this.#stopping) return
     this.#stopping = true
     signalGroup(pid, 'SIGTERM')
-    signalDescendants(pid, this.#marker, 'SIGTERM')
+    signalDescendants(new Map([[pid, this.#marker]]), 'SIGTERM')
     this.#killTimer = setTimeout(() => this.#kill(), this.#graceMs)
   }
 
@@ -167,7 +164,7 @@ export class GroupSupervisor {
   #kill(): void {
     const pid = this.#pid as number
     signalGroup(pid, 'SIGKILL')
-    signalDescendants(pid, this.#marker, 'SIGKILL')
+    signalDescendants(new Map([[pid, this.#marker]]), 'SIGKILL')
     this.#onKilled?.()
   }
 
