@@ -70,7 +70,7 @@ const command = v.pipe(
   v.minLength(1, 'command must not be empty'),
   v.maxLength(16 * 1024, 'command must be at most 16384 characters'),
   v.description(
-    'The command line, run by /bin/sh -c; at most 16384 characters. Secret references such as {{secret:NAME}} are resolved when it runs and masked in the output. Never a lango CLI command (those are refused: use the automation tools or ask the user).',
+    'The command line, run by /bin/sh -c; at most 16384 characters. Secret references such as {{secret:NAME}} are resolved when it runs and masked in the output; {{secretfile:NAME}} becomes the path of a private file holding the value (e.g. curl -H @{{secretfile:NAME}}), which keeps it out of all process argument lists. A reference inside sh -c, eval or inline interpreter code is refused. Never a lango CLI command (those are refused: use the automation tools or ask the user).',
   ),
 )
 const cwd = v.optional(
@@ -88,7 +88,7 @@ const env = v.optional(
     v.record(v.pipe(v.string(), v.maxLength(128)), v.pipe(v.string(), v.maxLength(32 * 1024))),
     v.check((value) => Object.keys(value).length <= 64, 'env may set at most 64 variables'),
     v.description(
-      'Extra environment variables, name to value: at most 64, names of letters, digits and _, values up to 32 KiB. PATH, HOME, TMPDIR, TERM, loader and credential variables cannot be set. Values may be {{secret:NAME}} references.',
+      'Extra environment variables, name to value: at most 64, names of letters, digits and _, values up to 32 KiB. PATH, HOME, TMPDIR, TERM, loader and credential variables cannot be set. Values may be {{secret:NAME}} or {{secretfile:NAME}} references.',
     ),
   ),
 )

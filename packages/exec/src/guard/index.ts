@@ -10,12 +10,11 @@ export {
   type LangoSubcommandGuidance,
   langoExecMessage,
 } from './block-lango-exec.js'
-export { MAX_GUARD_INPUT_LENGTH, MAX_GUARD_NESTING } from './find-lango-invocation.js'
+export { MAX_GUARD_INPUT_LENGTH } from './find-lango-invocation.js'
 export {
   locateRefTokens,
   type RefTokenContext,
   type RefTokenKind,
   type RefTokenLocation,
-  type RewriteRefTokensResult,
   rewriteRefTokens,
 } from './locate-tokens.js'
