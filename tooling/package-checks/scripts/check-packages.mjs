@@ -35,7 +35,12 @@ try {
       .filter(([, target]) => typeof target === 'string')
       .map(([key]) => key)
     const exclude = files.length > 0 ? ['--exclude-entrypoints', ...files] : []
-    step(`attw packages/${name}`, bin('attw'), [join(destination, tarball), '--profile', 'esm-only', ...exclude])
+    step(`attw packages/${name}`, bin('attw'), [
+      join(destination, tarball),
+      '--profile',
+      'esm-only',
+      ...exclude,
+    ])
   }
   step('knip', bin('knip'), [])
 } finally {
