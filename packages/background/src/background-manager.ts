@@ -698,16 +698,6 @@ export class BackgroundManager {
   }
 }
 
-/**
- * The default task id: a random UUID (Web Crypto, a global on Node 20). Node 20 builds it by joining
- * 20 pieces, which V8 keeps as a chain of about 500 bytes for as long as the string lives, here the
- * task's whole life as its map key; `toLowerCase()`, a no-op on a UUID, returns it as one flat string
- * of 36 bytes.
- */
-function randomId(): string {
-  return globalThis.crypto.randomUUID().toLowerCase()
-}
-
 function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
   if (typeof options?.runner?.run !== 'function') {
     throw invalidInput('runner is required and must have a run() method', { field: 'runner' })
@@ -729,7 +719,7 @@ function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
     automationPrefix: options.automationPrefix ?? DEFAULT_OPTIONS.automationPrefix,
     clock: options.clock ?? systemClock,
     logger: options.logger === undefined ? silentLogger : safeLogger(options.logger),
-    idGenerator: options.idGenerator ?? randomId,
+    idGenerator: options.idGenerator ?? (() => globalThis.crypto.randomUUID()),
   }
   checkInteger(resolved.maxConcurrentTasks, 'maxConcurrentTasks', 1)
   checkInteger(resolved.maxQueuedTasks, 'maxQueuedTasks', 0)

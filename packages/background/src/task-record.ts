@@ -13,8 +13,8 @@ export class TaskRecord implements DeadlineItem {
   errorCode: BackgroundErrorCode | undefined = undefined
   timedOut = false
   retryable: boolean | undefined = undefined
-  /** Made when the runner first reads its signal (see `runOptions`) or when the task is aborted. */
-  controller: AbortController | undefined = undefined
+  /** Aborts the runner's signal on cancel, timeout or stop. */
+  readonly controller = new AbortController()
   /** Callers of `wait()`, released with the final snapshot; most tasks have none. */
   waiters: Array<(snapshot: TaskSnapshot) => void> | undefined = undefined
   /** The task's latest notice delivery, so the next one is sent after it. */
@@ -33,22 +33,14 @@ export class TaskRecord implements DeadlineItem {
 }
 
 /**
- * The `options` argument of `AgentRunner.run`: a plain object whose `signal` is an own enumerable
- * property, so an adapter that spreads or copies the options keeps it. The signal is made on first
- * read: Node 20 takes several microseconds to make an `AbortSignal`, more than the rest of a task's
- * bookkeeping (ADR 0003). A signal first read after the task ended comes back already aborted.
+ * The `options` argument of `AgentRunner.run`: a plain object whose `signal` is an own property, so
+ * an adapter that spreads or copies the options keeps it.
  */
 export function runOptions(record: TaskRecord): { readonly signal: AbortSignal } {
-  return {
-    get signal(): AbortSignal {
-      record.controller ??= new AbortController()
-      return record.controller.signal
-    },
-  }
+  return { signal: record.controller.signal }
 }
 
 /** Aborts the task's runner signal with `reason`; a no-op when it already aborted. */
 export function abortRunner(record: TaskRecord, reason: unknown): void {
-  record.controller ??= new AbortController()
   if (!record.controller.signal.aborted) record.controller.abort(reason)
 }
