@@ -132,13 +132,13 @@ expectTrue<Fits<ReturnType<CronClock['now']>, Date>>()
 expectTrue<Fits<ReturnType<WorkflowClock['now']>, Date>>()
 expectTrue<Fits<ReturnType<BackgroundClock['now']>, Date>>()
 
-for (const method of ['debug', 'info', 'warn', 'error'] as const) {
-  const cron: Strict<CronLogger[typeof method]> = logger[method]
-  const workflow: Strict<WorkflowLogger[typeof method]> = logger[method]
-  const background: Strict<BackgroundLogger[typeof method]> = logger[method]
-  const exec: Strict<ExecLogger[typeof method]> = logger[method]
-  void [cron, workflow, background, exec]
-}
+/** Every method of a port, re-declared strictly. */
+type StrictPort<Port> = { [Key in keyof Port]-?: Strict<Port[Key]> }
+const cronLogger: StrictPort<CronLogger> = logger
+const workflowLogger: StrictPort<WorkflowLogger> = logger
+const backgroundLogger: StrictPort<BackgroundLogger> = logger
+const execLogger: StrictPort<ExecLogger> = logger
+void [cronLogger, workflowLogger, backgroundLogger, execLogger]
 
 // The shell result every package reads can say `blocked` with its message.
 expectTrue<
