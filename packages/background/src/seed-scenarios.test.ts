@@ -18,8 +18,8 @@ function slowRunner(ms: number, answer = (prompt: string) => `answer to: ${promp
   })
 }
 
-describe('seed 000 — background task agent tools', () => {
-  it('Submit a background task: bg_submit with a prompt and optional channel returns the task id immediately', async () => {
+describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools themselves are tested in @lango/tools)', () => {
+  it('submit() with a prompt and optional origin channel returns the task id immediately', async () => {
     const runner = new FakeAgentRunner()
     await using manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
     manager.start()
@@ -35,7 +35,7 @@ describe('seed 000 — background task agent tools', () => {
     expect(manager.snapshot(withoutChannel)).toMatchObject({ status: 'running', originChannel: undefined })
   })
 
-  it('Check task status: bg_status returns a snapshot with status, prompt and timing', async () => {
+  it('status() returns a snapshot with status, prompt and timing', async () => {
     await using manager = new BackgroundManager({ runner: slowRunner(5), notifier: new RecordingNotifier() })
     const before = Date.now()
     const id = manager.submit({ prompt: 'Check the build' })
@@ -53,7 +53,7 @@ describe('seed 000 — background task agent tools', () => {
     expect(done.startedAt).toBeLessThanOrEqual(done.completedAt ?? 0)
   })
 
-  it('Retrieve completed result: bg_result returns the result text of a completed task', async () => {
+  it('result() returns the result text of a completed task', async () => {
     await using manager = new BackgroundManager({ runner: slowRunner(2), notifier: new RecordingNotifier() })
     manager.start()
     const id = manager.submit({ prompt: 'Sum 2 and 2' })
@@ -67,7 +67,7 @@ describe('seed 000 — background task agent tools', () => {
     })
   })
 
-  it('Cancel a running task: bg_cancel cancels the task and returns confirmation', async () => {
+  it('cancel() cancels a running task and returns its cancelled snapshot', async () => {
     const runner = slowRunner(60_000)
     const notifier = new RecordingNotifier()
     await using manager = new BackgroundManager({ runner, notifier })
@@ -83,7 +83,7 @@ describe('seed 000 — background task agent tools', () => {
     expect((await notifier.next()).text).toBe(`[Background] Task ${id} cancelled: Long crawl`)
   })
 
-  it('bg_list: lists tasks newest first, filtered by status', async () => {
+  it('list() lists tasks newest first, filtered by status', async () => {
     const runner = new FakeAgentRunner()
     await using manager = new BackgroundManager({
       runner,
