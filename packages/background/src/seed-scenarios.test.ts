@@ -35,7 +35,7 @@ describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools th
     expect(manager.snapshot(withoutChannel)).toMatchObject({ status: 'running', originChannel: undefined })
   })
 
-  it('status() returns a snapshot with status, prompt and timing', async () => {
+  it('snapshot() returns status, prompt and timing', async () => {
     await using manager = new BackgroundManager({ runner: slowRunner(5), notifier: new RecordingNotifier() })
     const before = Date.now()
     const id = manager.submit({ prompt: 'Check the build' })
