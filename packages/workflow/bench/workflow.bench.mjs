@@ -83,18 +83,9 @@ function generate(count, proseLines) {
 let proseLines = 1
 while (Buffer.byteLength(generate(1000, proseLines + 1).text) <= TRUSTED_WORKFLOW_LIMITS.maxSourceBytes)
   proseLines += 1
-const { text, edges } = generate(1000, proseLines)
 const limits = TRUSTED_WORKFLOW_LIMITS
-const check = parseWorkflow(text, { limits })
-if (!check.ok) throw new Error(`generated workflow is invalid: ${JSON.stringify(check.issues.slice(0, 3))}`)
 const ROUNDS = 25
-const ours = []
-const floor = []
-const paired = []
-for (let round = 0; round < 3; round += 1) {
-  parseYaml(text)
-  parseWorkflow(text, { limits })
-}
+
 /** Runs `work` after a full collection and returns its wall time. */
 function timed(work) {
   collectGarbage()
@@ -102,27 +93,49 @@ function timed(work) {
   work()
   return performance.now() - start
 }
-for (let round = 0; round < ROUNDS; round += 1) {
-  // Alternate which goes first, so machine noise hits both alike; noise only ever adds time, so
-  // the target compares the best runs. The median of each round's own ratio is printed beside it.
-  const parseFirst = round % 2 === 0
-  const first = timed(parseFirst ? () => parseYaml(text) : () => parseWorkflow(text, { limits }))
-  const second = timed(parseFirst ? () => parseWorkflow(text, { limits }) : () => parseYaml(text))
-  const [floorMs, oursMs] = parseFirst ? [first, second] : [second, first]
-  floor.push(floorMs)
-  ours.push(oursMs)
-  paired.push(oursMs / floorMs)
-}
-{
+
+/** Loads `text` against `YAML.parse` of it, alternating which goes first, and prints the best ratio. */
+function measureLoad(text, edges, target) {
+  const check = parseWorkflow(text, { limits })
+  if (!check.ok) throw new Error(`generated workflow is invalid: ${JSON.stringify(check.issues.slice(0, 3))}`)
+  const ours = []
+  const floor = []
+  const paired = []
+  for (let round = 0; round < 3; round += 1) {
+    parseYaml(text)
+    parseWorkflow(text, { limits })
+  }
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Alternate which goes first, so machine noise hits both alike; noise only ever adds time, so
+    // the target compares the best runs. The median of each round's own ratio is printed beside it.
+    const parseFirst = round % 2 === 0
+    const first = timed(parseFirst ? () => parseYaml(text) : () => parseWorkflow(text, { limits }))
+    const second = timed(parseFirst ? () => parseWorkflow(text, { limits }) : () => parseYaml(text))
+    const [floorMs, oursMs] = parseFirst ? [first, second] : [second, first]
+    floor.push(floorMs)
+    ours.push(oursMs)
+    paired.push(oursMs / floorMs)
+  }
   const oursMs = best(ours)
   const floorMs = best(floor)
   const ratio = oursMs / floorMs
   line(
     `load 1000 steps, ${edges} edges (${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB)`,
     `ours=${oursMs.toFixed(1)}ms  yaml.parse=${floorMs.toFixed(1)}ms  ratio=${ratio.toFixed(3)}  (best of ${ROUNDS}; median of per-round ratios ${median(paired).toFixed(3)})`,
-    'target<=1.25',
-    ratio <= 1.25,
+    target === undefined ? 'target -' : `target<=${target}`,
+    target === undefined ? undefined : ratio <= target,
   )
+}
+
+// At the source cap (the target), and with one-line prompts, where validation and planning weigh
+// more against the parse (reported).
+{
+  const { text, edges } = generate(1000, proseLines)
+  measureLoad(text, edges, 1.25)
+}
+{
+  const { text, edges } = generate(1000, 1)
+  measureLoad(text, edges)
 }
 
 // ── Engine on a real SQLite file (WAL, synchronous=NORMAL), as apps/server opens it ─────────────
