@@ -126,4 +126,66 @@ describe('delivery timeout and cancellation', () => {
     expect(channel.signals[0]?.aborted).toBe(true)
     expect(harness.service.scheduler.runningCount).toBe(0)
   })
+
+  it('a run that times out is still delivered, saying it timed out (the run timeout does not abort the delivery)', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => new Promise(() => {}))
+    await harness.service.start()
+    await harness.service.add({
+      name: 'news',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      timeout: '1m',
+      deliverTo: ['telegram:1'],
+    })
+    const ended = harness.service.scheduler.events.next('run:end')
+    await harness.clock.advance(61 * MINUTE)
+    const { run } = await ended
+    expect(run).toMatchObject({
+      status: 'timed_out',
+      error: 'timed out after 1m',
+      deliveryStatus: 'delivered',
+      deliveryError: null,
+    })
+    expect(harness.agent.signals[0]?.aborted).toBe(true)
+    expect(harness.sender.sent).toEqual([
+      { target: 'telegram:1', text: '[Cron] news timed out\ntimed out after 1m' },
+    ])
+    expect(harness.sender.signals[0]?.aborted).toBe(false)
+    const [stored] = await harness.runs()
+    expect(stored).toMatchObject({ status: 'timed_out', deliveryStatus: 'delivered' })
+  })
+
+  it('auto-pause after consecutive timeouts notifies every target', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxConsecutiveFailures: 2 })
+    harness.agent.respond(() => new Promise(() => {}))
+    await harness.service.start()
+    await harness.service.add({
+      name: 'news',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      timeout: '1m',
+      deliverTo: ['telegram:1', 'slack:C1'],
+    })
+    const paused = harness.service.scheduler.events.next('job:pause')
+    await harness.clock.advance(3 * 60 * MINUTE)
+    await harness.service.scheduler.whenIdle()
+    expect((await paused).reason).toBe('paused after 2 consecutive failures; last error: timed out after 1m')
+    expect((await harness.runs()).map((run) => [run.status, run.deliveryStatus])).toEqual([
+      ['timed_out', 'delivered'],
+      ['timed_out', 'delivered'],
+    ])
+    expect(await harness.service.get('news')).toMatchObject({ enabled: false, consecutiveFailures: 2 })
+    const notices = harness.sender.sent.filter((message) => message.text.includes('This job was paused'))
+    expect(notices).toEqual(
+      ['telegram:1', 'slack:C1'].map((target) => ({
+        target,
+        text:
+          '[Cron] news\nThis job was paused after 2 consecutive failures. Last error: timed out after 1m\n' +
+          'Fix the job, then resume it (cron_resume).',
+      })),
+    )
+  })
 })

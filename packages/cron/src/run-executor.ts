@@ -44,7 +44,8 @@ export interface RunExecutorOptions {
 /**
  * Executes one claimed run to its final row: the job's timeout, the agent or shell port, the
  * completion, the job's outcome, and the delivery of the result, each send bounded by
- * `deliveryTimeoutMs`. The run's controller aborts the work and the delivery alike.
+ * `deliveryTimeoutMs`. The run's controller (pause, remove, stop) aborts the work and the delivery
+ * alike; the job's timeout aborts the work only, so a timed-out run is still delivered.
  */
 export class RunExecutor {
   readonly #options: RunExecutorOptions
@@ -58,8 +59,12 @@ export class RunExecutor {
     const { store, clock } = this.#options
     const { controller } = active
     const startedAt = run.startedAt ?? clock.now().getTime()
+    // The timeout aborts the work only: a timed-out run is still delivered (saying so), and the
+    // delivery keeps `controller.signal`, which only pause, remove and stop() abort.
+    const deadline = new AbortController()
+    const signal = AbortSignal.any([controller.signal, deadline.signal])
     const timeout = clock.setTimeout(() => {
-      controller.abort(
+      deadline.abort(
         new CronError('CRON_RUN_TIMEOUT', `timed out after ${formatDuration(job.timeoutMs)}`, {
           data: { timeoutMs: job.timeoutMs },
         }),
@@ -70,12 +75,12 @@ export class RunExecutor {
     let error: string | null = null
     let result: string | null = null
     try {
-      outcome = await this.#perform(job, run, controller.signal)
+      outcome = await this.#perform(job, run, signal)
       status = outcome.status
       result = outcome.result
       error = outcome.error
     } catch (caught) {
-      const reason = controller.signal.aborted ? controller.signal.reason : caught
+      const reason = signal.aborted ? signal.reason : caught
       if (CronError.is(reason) && reason.code === 'CRON_RUN_TIMEOUT') {
         status = 'timed_out'
       } else if (CronError.is(reason) && reason.code === 'CRON_RUN_CANCELLED') {

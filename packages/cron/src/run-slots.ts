@@ -4,7 +4,10 @@ import type { CronJob } from './model.js'
 /** A run in flight: its controller, what it is doing, and the promise that settles when it is done. */
 export interface ActiveRun {
   readonly runId: string
-  /** Aborted on the run's timeout, pause, remove and stop; its delivery listens to it too. */
+  /**
+   * Aborted on pause, remove and stop: the run, its delivery and an auto-pause notice listen to it.
+   * The run's timeout does not abort it (it aborts the work only), so a timed-out run is delivered.
+   */
   readonly controller: AbortController
   /** What the run is doing, so an abort says what it interrupted. */
   phase: 'run' | 'deliver'
