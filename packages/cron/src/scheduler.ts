@@ -383,85 +383,90 @@ export class CronScheduler {
     }
     const batch = new DueBatch(this.#ledger, now, this.#now())
     const changed: string[] = []
-    for (const { armed, firstDue } of due) {
-      const jobId = armed.job.id
-      if (!this.#fires.isCurrent(armed)) continue
-      const version = versions?.get(jobId)
-      if (versions !== undefined && (version === undefined || !version.enabled)) {
-        this.#fires.delete(jobId)
-        continue
-      }
-      if (version !== undefined && version.updatedAt !== armed.job.updatedAt) {
-        changed.push(jobId)
-        continue
-      }
-      const job = armed.job
-      let plan: CatchUpPlan
-      try {
-        plan = planCatchUp(job, armed.compiled, firstDue, now, mode, this.#settings.catchUp)
-      } catch (error) {
-        // A stored schedule that no longer compiles: report it and stop arming the job.
-        this.#reportError(error, jobId)
-        this.#fires.delete(jobId)
-        continue
-      }
-      const trigger = mode === 'startup' ? 'catchup' : 'schedule'
-      for (const skip of plan.skipped)
-        batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
-      if (plan.run !== undefined) {
-        const admission = this.#admit(job)
-        if (admission.kind === 'start') batch.start(job, plan.run)
-        else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
-        else if (admission.kind === 'wait') {
-          this.#slots.wait({ job, occurrence: plan.run })
-          batch.queued(job, plan.run, 'waiting for a free run slot')
-        } else {
-          this.#slots.queueBehind(jobId, plan.run)
-          batch.queued(job, plan.run, 'queued behind the running occurrence')
-        }
-      }
-      const update = batch.schedule(job, plan)
-      armed.job = {
-        ...job,
-        nextRunAt: update.nextRunAt,
-        ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
-      }
-      if (plan.next === undefined) this.#fires.delete(jobId)
-      else this.#fires.push(armed, plan.next)
-    }
-    this.#arm()
-
-    let claimed: ReadonlySet<string> = new Set()
-    // Every start holds a slot taken by #admit: each is handed to a run or released, whatever throws.
-    let unstarted = batch.starts.length
     try {
-      if (batch.rows.length > 0) {
+      for (const { armed, firstDue } of due) {
+        const jobId = armed.job.id
+        if (!this.#fires.isCurrent(armed)) continue
+        const version = versions?.get(jobId)
+        if (versions !== undefined && (version === undefined || !version.enabled)) {
+          this.#fires.delete(jobId)
+          continue
+        }
+        if (version !== undefined && version.updatedAt !== armed.job.updatedAt) {
+          changed.push(jobId)
+          continue
+        }
+        const job = armed.job
+        let plan: CatchUpPlan
         try {
-          const insert = await this.#ledger.insert(batch.rows, 3)
-          claimed = insert.claimed
-          batch.inserted(insert.rows)
+          plan = planCatchUp(job, armed.compiled, firstDue, now, mode, this.#settings.catchUp)
         } catch (error) {
-          // Retried and still failing: reported, not dropped silently.
-          this.#reportError(error)
-          return
+          // A stored schedule that no longer compiles: report it and stop arming the job.
+          this.#reportError(error, jobId)
+          this.#fires.delete(jobId)
+          continue
         }
-      }
-      for (const { job, row } of batch.starts) {
-        unstarted--
-        if (claimed.has(row.id)) {
-          this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
-          this.#startRun(job, row)
-        } else {
-          this.#slots.release()
-          this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+        const trigger = mode === 'startup' ? 'catchup' : 'schedule'
+        for (const skip of plan.skipped)
+          batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
+        if (plan.run !== undefined) {
+          const admission = this.#admit(job)
+          if (admission.kind === 'start') batch.start(job, plan.run)
+          else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
+          else if (admission.kind === 'wait') {
+            this.#slots.wait({ job, occurrence: plan.run })
+            batch.queued(job, plan.run, 'waiting for a free run slot')
+          } else {
+            this.#slots.queueBehind(jobId, plan.run)
+            batch.queued(job, plan.run, 'queued behind the running occurrence')
+          }
         }
+        const update = batch.schedule(job, plan)
+        armed.job = {
+          ...job,
+          nextRunAt: update.nextRunAt,
+          ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
+        }
+        if (plan.next === undefined) this.#fires.delete(jobId)
+        else this.#fires.push(armed, plan.next)
       }
+      this.#arm()
+
+      let claimed: ReadonlySet<string> = new Set()
+      // Every start holds a slot taken by #admit: each is handed to a run or released, whatever throws.
+      let unstarted = batch.starts.length
+      try {
+        if (batch.rows.length > 0) {
+          try {
+            const insert = await this.#ledger.insert(batch.rows, 3)
+            claimed = insert.claimed
+            batch.inserted(insert.rows)
+          } catch (error) {
+            // Retried and still failing: reported, not dropped silently.
+            this.#reportError(error)
+            return
+          }
+        }
+        for (const { job, row } of batch.starts) {
+          unstarted--
+          if (claimed.has(row.id)) {
+            this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
+            this.#startRun(job, row)
+          } else {
+            this.#slots.release()
+            this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+          }
+        }
+      } finally {
+        for (; unstarted > 0; unstarted--) this.#slots.release()
+      }
+      for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
+      this.#writes.queue(batch.writes(claimed))
     } finally {
-      for (; unstarted > 0; unstarted--) this.#slots.release()
+      // Changed jobs were taken off the heap above and only come back here, so re-arm them
+      // whatever happened to the batch (a failed ledger insert returns early).
+      if (changed.length > 0) await this.#rearmChanged(changed, now)
     }
-    for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
-    this.#writes.queue(batch.writes(claimed))
-    if (changed.length > 0) await this.#rearmChanged(changed, now)
   }
 
   /** Re-arms jobs changed by another process from their stored definition instead of firing the old one. */

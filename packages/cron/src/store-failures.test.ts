@@ -133,3 +133,39 @@ describe('a run slot is released when the ledger insert throws', () => {
     expect(await statusesOf(store, 'hourly')).toEqual(['completed', 'completed', 'completed'])
   })
 })
+
+describe('a failing ledger insert and a job changed by another process', () => {
+  it('the changed job is re-armed from its stored definition even when the batch insert fails', async () => {
+    const agent = new RecordingAgentRunner()
+    const { store, clock, errors, service } = await setUp(agent)
+    await service.add({ name: 'a-fires', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
+    await service.add({ name: 'b-changed', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
+    await clock.advance(50 * MINUTE)
+    // Another process, on its own connection, moves b-changed to every 20 minutes (next fire 01:00).
+    const other = new CronService({
+      store: new SqliteCronStore((database as TestDatabase).connect()),
+      clock,
+      defaultTimezone: 'UTC',
+    })
+    await other.update('b-changed', { schedule: '*/20 * * * *' })
+    // 01:00: both fall due; b-changed is re-read, a-fires' claim fails on every try.
+    store.failures = 3
+    await clock.advance(10 * MINUTE + 1000)
+    await service.scheduler.whenIdle()
+    expect(errors.filter((message) => message === 'database is locked')).toHaveLength(3)
+    await clock.advance(60 * MINUTE) // to 02:00:01
+    await service.scheduler.whenIdle()
+    const runsOf = async (name: string) =>
+      (await store.listRuns({ limit: 500 }))
+        .filter((run) => run.jobName === name)
+        .reverse()
+        .map((run) => [new Date(run.scheduledFor).toISOString().slice(11, 16), run.status])
+    expect(await runsOf('b-changed')).toEqual([
+      ['01:00', 'completed'],
+      ['01:20', 'completed'],
+      ['01:40', 'completed'],
+      ['02:00', 'completed'],
+    ])
+    expect(await runsOf('a-fires')).toEqual([['02:00', 'completed']])
+  })
+})
