@@ -145,6 +145,78 @@ describe('approval policy and gate', () => {
     expect(calls.length).toBe(before)
   })
 
+  it('a signal aborted before approval ends the call TOOL_CANCELED at once, without asking', async () => {
+    let asked = 0
+    // A gate that answers only when its signal aborts: it must not be asked at all.
+    const gate: ApprovalGate = {
+      request(_request, { signal }) {
+        asked++
+        return new Promise((resolve) => signal.addEventListener('abort', () => resolve(false)))
+      },
+    }
+    const outcome = await invokeTool(
+      risky,
+      { command: 'echo late' },
+      { signal: AbortSignal.abort(new Error('user left')) },
+      { gate, approvalTimeoutMs: 60_000 },
+    )
+    expect(outcome).toEqual({ ok: false, error: { code: 'TOOL_CANCELED', message: 'exec was canceled' } })
+    expect(asked).toBe(0)
+    expect(calls).not.toContain('echo late')
+  }, 5_000)
+
+  it('a signal that aborts while the approval line is built ends the call TOOL_CANCELED, without asking', async () => {
+    const controller = new AbortController()
+    let asked = 0
+    const slowLine = defineTool({
+      name: 'slow_line',
+      title: 'Slow line',
+      description: 'Its approval line takes a while (it reads a file).',
+      safety: 'dangerous',
+      parameters: v.strictObject({}),
+      async approvalSummary() {
+        controller.abort(new Error('user left'))
+        return 'Slow line'
+      },
+      async handler() {
+        return { ran: true }
+      },
+    })
+    const gate: ApprovalGate = {
+      request(_request, { signal }) {
+        asked++
+        return new Promise((resolve) => signal.addEventListener('abort', () => resolve(false)))
+      },
+    }
+    const outcome = await invokeTool(slowLine, {}, { signal: controller.signal }, { gate })
+    expect(outcome).toEqual({
+      ok: false,
+      error: { code: 'TOOL_CANCELED', message: 'slow_line was canceled' },
+    })
+    expect(asked).toBe(0)
+  }, 5_000)
+
+  it('an abort while approval is pending ends the call TOOL_CANCELED and aborts the gate', async () => {
+    const controller = new AbortController()
+    let gateSignal: AbortSignal | undefined
+    const gate: ApprovalGate = {
+      request(_request, { signal }) {
+        gateSignal = signal
+        queueMicrotask(() => controller.abort(new Error('user pressed stop')))
+        return new Promise(() => {})
+      },
+    }
+    const outcome = await invokeTool(
+      risky,
+      { command: 'echo pending' },
+      { signal: controller.signal },
+      { gate, approvalTimeoutMs: 60_000 },
+    )
+    expect(outcome).toEqual({ ok: false, error: { code: 'TOOL_CANCELED', message: 'exec was canceled' } })
+    expect(gateSignal?.aborted).toBe(true)
+    expect(calls).not.toContain('echo pending')
+  }, 5_000)
+
   it('skips approval when the policy does not require it', async () => {
     expect(await invokeTool(risky, { command: 'echo free' }, {}, { policy: 'none' })).toMatchObject({
       ok: true,

@@ -47,30 +47,44 @@ function failure(code: ToolErrorCode, message: string, issues?: ParameterIssue[]
   return { ok: false, error: issues === undefined ? { code, message } : { code, message, issues } }
 }
 
+/** What became of an approval request. */
+type GateAnswer = 'approved' | 'denied' | 'canceled'
+
+/**
+ * Asks the gate, bounded by the approval timeout and the call's signal; the gate's signal aborts
+ * on either. The call's abort is `canceled`; no gate, no answer, an error or the timeout `denied`.
+ */
 async function askGate(
   gate: ApprovalGate | undefined,
   request: Parameters<ApprovalGate['request']>[0],
   timeoutMs: number,
   signal: AbortSignal | undefined,
-): Promise<boolean> {
-  if (gate === undefined) return false
+): Promise<GateAnswer> {
+  // A function, not a narrowed property: the signal aborts while the gate is asked.
+  const canceledByCaller = () => signal?.aborted === true
+  if (canceledByCaller()) return 'canceled'
+  if (gate === undefined) return 'denied'
   const timeout = AbortSignal.timeout(timeoutMs)
   const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
   let onAbort: (() => void) | undefined
   try {
-    const answer = await Promise.race([
-      gate.request(request, { signal: combined }),
-      new Promise<undefined>((resolve) => {
-        onAbort = () => resolve(undefined)
-        combined.addEventListener('abort', onAbort, { once: true })
-      }),
-    ])
-    return answer === true
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined)
+      combined.addEventListener('abort', onAbort, { once: true })
+    })
+    const answer = await Promise.race([gate.request(request, { signal: combined }), aborted])
+    if (canceledByCaller()) return 'canceled'
+    return answer === true && !combined.aborted ? 'approved' : 'denied'
   } catch {
-    return false
+    return canceledByCaller() ? 'canceled' : 'denied'
   } finally {
     if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
   }
+}
+
+/** The outcome of a call whose signal aborted. */
+function canceled(tool: AnyTool): ToolCallOutcome {
+  return failure('TOOL_CANCELED', `${tool.name} was canceled`)
 }
 
 /** The tool's own approval line when it has one (it may read a file), else the generic one. */
@@ -105,6 +119,8 @@ export async function invokeTool(
       issues,
     )
   }
+  // A call canceled before it starts asks nobody and runs nothing.
+  if (context.signal?.aborted === true) return canceled(tool)
   // A refusal that runs nothing (the lango guard), or input the tool's service rejects (an invalid
   // workflow), never asks anyone.
   let early: unknown
@@ -117,16 +133,17 @@ export async function invokeTool(
   const safety = callSafety(tool, parsed.output)
   if (requiresApproval(options.policy ?? 'dangerous', safety)) {
     const summary = await approvalLine(tool, parsed.output, context)
-    const approved = await askGate(
+    const answer = await askGate(
       options.gate,
       { toolName: tool.name, summary, safety, params: parsed.output, sessionKey: context.sessionKey },
       options.approvalTimeoutMs ?? 5 * 60 * 1000,
       context.signal,
     )
-    if (!approved) return failure('TOOL_DENIED', `not approved: ${summary}`)
+    if (answer === 'canceled') return canceled(tool)
+    if (answer === 'denied') return failure('TOOL_DENIED', `not approved: ${summary}`)
   }
   try {
-    if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
+    if (context.signal?.aborted) return canceled(tool)
     return { ok: true, result: await tool.handler(parsed.output, context) }
   } catch (error) {
     return handlerFailure(tool, error, context)
@@ -135,7 +152,7 @@ export async function invokeTool(
 
 /** A tool error result for what a handler or preflight threw, keeping the service's own code as `reason`. */
 function handlerFailure(tool: AnyTool, error: unknown, context: ToolContext): ToolCallOutcome {
-  if (context.signal?.aborted) return failure('TOOL_CANCELED', `${tool.name} was canceled`)
+  if (context.signal?.aborted) return canceled(tool)
   if (ToolError.is(error)) return failure(error.code, error.message)
   const message = error instanceof Error ? error.message : String(error)
   const reason = (error as { code?: unknown } | null)?.code
