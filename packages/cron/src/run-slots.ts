@@ -30,22 +30,39 @@ export type Admission =
  * occurrences waiting for a slot (FIFO), one occurrence per job queued behind its running one
  * (`queue_one`), and the runs in flight per job. A slot is taken by `admit` (kind `start`) or
  * by `pump` for a waiting occurrence, and given back with `release` whatever happens to it.
+ *
+ * The FIFO is bounded: each job may always have one occurrence waiting (so a burst of many jobs due
+ * at once is never cut short, and one job cannot crowd the others out), and at most
+ * `maxWaitingRuns` further occurrences wait in all; only `overlap: 'allow'` jobs can have more than
+ * one waiting. Beyond that `admit` skips the occurrence.
  */
 export class RunSlots {
   readonly #max: number
+  readonly #maxWaitingRuns: number
   readonly #start: (waiting: WaitingStart) => void
   readonly #canStart: () => boolean
   readonly #active = new Map<string, Set<ActiveRun>>()
   readonly #waiting: WaitingStart[] = []
+  /** Occurrences waiting for a slot, per job id. */
+  readonly #waitingOf = new Map<string, number>()
+  /** Occurrences waiting beyond the first of their job: what `maxWaitingRuns` bounds. */
+  #furtherWaiting = 0
   readonly #queuedBehind = new Map<string, Occurrence>()
   #running = 0
 
   /**
+   * @param limits `max` runs in flight at once; `maxWaitingRuns` occurrences waiting for a slot
+   *   beyond the first of each job
    * @param start starts a waiting occurrence that now holds a slot (it must release it if no run starts)
    * @param canStart false while the scheduler is stopped: nothing waiting is started then
    */
-  constructor(max: number, start: (waiting: WaitingStart) => void, canStart: () => boolean) {
-    this.#max = max
+  constructor(
+    limits: { readonly max: number; readonly maxWaitingRuns: number },
+    start: (waiting: WaitingStart) => void,
+    canStart: () => boolean,
+  ) {
+    this.#max = limits.max
+    this.#maxWaitingRuns = limits.maxWaitingRuns
     this.#start = start
     this.#canStart = canStart
   }
@@ -58,11 +75,12 @@ export class RunSlots {
   /**
    * Decides whether a due occurrence of `job` starts now (taking a slot), waits for a slot, queues
    * behind the job's running occurrence, or is skipped. `budgetBlock` says why the job may not
-   * start at all now (the daily AI budget); it is asked after the overlap policy.
+   * start at all now (the daily AI budget); it is asked after the overlap policy. An occurrence that
+   * would wait beside another of its job while `maxWaitingRuns` such occurrences wait is skipped.
    */
   admit(job: CronJob, budgetBlock: (job: CronJob) => string | undefined): Admission {
-    const busy =
-      (this.#active.get(job.id)?.size ?? 0) > 0 || this.#waiting.some((waiting) => waiting.job.id === job.id)
+    const waitingOfJob = this.#waitingOf.get(job.id) ?? 0
+    const busy = (this.#active.get(job.id)?.size ?? 0) > 0 || waitingOfJob > 0
     if (busy && job.overlap !== 'allow') {
       if (job.overlap === 'skip') {
         return {
@@ -80,7 +98,15 @@ export class RunSlots {
     }
     const blocked = budgetBlock(job)
     if (blocked !== undefined) return { kind: 'skip', reason: blocked }
-    if (this.#running >= this.#max) return { kind: 'wait' }
+    if (this.#running >= this.#max) {
+      if (waitingOfJob > 0 && this.#furtherWaiting >= this.#maxWaitingRuns) {
+        return {
+          kind: 'skip',
+          reason: `queue full: ${this.#maxWaitingRuns} further occurrences of overlap: allow jobs already wait for a run slot (maxWaitingRuns)`,
+        }
+      }
+      return { kind: 'wait' }
+    }
     this.#running++
     return { kind: 'start' }
   }
@@ -91,9 +117,12 @@ export class RunSlots {
     this.#pump()
   }
 
-  /** Adds an occurrence to the FIFO of those waiting for a slot. */
+  /** Adds an occurrence to the FIFO of those waiting for a slot (one `admit` said `wait` for). */
   wait(waiting: WaitingStart): void {
     this.#waiting.push(waiting)
+    const count = this.#waitingOf.get(waiting.job.id) ?? 0
+    this.#waitingOf.set(waiting.job.id, count + 1)
+    if (count > 0) this.#furtherWaiting++
   }
 
   /** Queues `occurrence` behind the job's running one (`queue_one`). */
@@ -138,9 +167,13 @@ export class RunSlots {
   /** Removes the job's occurrences waiting for a slot or queued behind its running one (with `job`). */
   dropPending(jobId: string, job: CronJob | undefined): WaitingStart[] {
     const dropped: WaitingStart[] = []
-    for (let index = this.#waiting.length - 1; index >= 0; index--) {
-      const waiting = this.#waiting[index] as WaitingStart
-      if (waiting.job.id === jobId) dropped.push(...this.#waiting.splice(index, 1))
+    if (this.#waitingOf.has(jobId)) {
+      for (let index = this.#waiting.length - 1; index >= 0; index--) {
+        const waiting = this.#waiting[index] as WaitingStart
+        if (waiting.job.id === jobId) dropped.push(...this.#waiting.splice(index, 1))
+      }
+      this.#furtherWaiting -= dropped.length - 1
+      this.#waitingOf.delete(jobId)
     }
     const queued = this.takeQueued(jobId)
     if (queued !== undefined && job !== undefined) dropped.push({ job, occurrence: queued })
@@ -150,6 +183,8 @@ export class RunSlots {
   /** Removes every occurrence not started (stop); `jobOf` gives the job of a queued-behind one. */
   drainPending(jobOf: (jobId: string) => CronJob | undefined): WaitingStart[] {
     const drained = this.#waiting.splice(0)
+    this.#waitingOf.clear()
+    this.#furtherWaiting = 0
     for (const [jobId, occurrence] of this.#queuedBehind) {
       const job = jobOf(jobId)
       if (job !== undefined) drained.push({ job, occurrence })
@@ -162,6 +197,13 @@ export class RunSlots {
     if (!this.#canStart()) return
     while (this.#running < this.#max && this.#waiting.length > 0) {
       const waiting = this.#waiting.shift() as WaitingStart
+      const count = this.#waitingOf.get(waiting.job.id) ?? 1
+      if (count > 1) {
+        this.#waitingOf.set(waiting.job.id, count - 1)
+        this.#furtherWaiting--
+      } else {
+        this.#waitingOf.delete(waiting.job.id)
+      }
       this.#running++
       this.#start(waiting)
     }

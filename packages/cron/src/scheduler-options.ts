@@ -29,6 +29,13 @@ export interface CronSchedulerOptions {
   readonly ownerId?: string
   /** Runs in flight at once across all jobs (default 5); further due runs wait for a slot. */
   readonly maxConcurrentJobs?: number
+  /**
+   * Occurrences that may wait for a run slot beside another of their own job (default 100).
+   * Every job may always have one occurrence waiting; only `overlap: 'allow'` jobs can have more,
+   * and at most this many such further occurrences wait in all. Beyond it each is recorded
+   * `skipped` (`queue full: …`), and a manual trigger returns `{ status: 'skipped', reason }`.
+   */
+  readonly maxWaitingRuns?: number
   /** Consecutive failures (failed or timed out) after which a job is paused (default 5). */
   readonly maxConsecutiveFailures?: number
   /** How many earlier results an `ai` prompt shows (default 3). */
@@ -80,6 +87,7 @@ export interface SchedulerSettings {
   readonly newId: IdGenerator
   readonly ownerId: string
   readonly maxConcurrentJobs: number
+  readonly maxWaitingRuns: number
   readonly maxConsecutiveFailures: number
   readonly recentResultsInPrompt: number
   readonly automationPrefix: string | undefined
@@ -116,6 +124,10 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
       { max: jitterLimit },
     )
   }
+  const maxWaitingRuns = options.maxWaitingRuns ?? 100
+  if (!Number.isSafeInteger(maxWaitingRuns) || maxWaitingRuns < 0) {
+    throw invalid('maxWaitingRuns', 'maxWaitingRuns must be a whole number of occurrences, 0 or more')
+  }
   const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 30_000
   if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1) {
     throw invalid('deliveryTimeoutMs', 'deliveryTimeoutMs must be a whole number of milliseconds, 1 or more')
@@ -130,6 +142,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     newId,
     ownerId: options.ownerId ?? newId(),
     maxConcurrentJobs: Math.max(1, options.maxConcurrentJobs ?? 5),
+    maxWaitingRuns,
     maxConsecutiveFailures: Math.max(1, options.maxConsecutiveFailures ?? 5),
     recentResultsInPrompt: options.recentResultsInPrompt ?? 3,
     automationPrefix: options.automationPrefix,

@@ -293,6 +293,61 @@ describe('overlap, concurrency and timeouts', () => {
     expect((await harness.runs()).map((run) => run.status)).toEqual(['completed', 'completed', 'completed'])
   })
 
+  it('overlap allow: at most maxWaitingRuns (default 100) further occurrences wait for a slot; the excess is recorded skipped', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxConcurrentJobs: 1 })
+    const gate = createDeferred<string>()
+    harness.agent.respond(() => gate.promise)
+    await harness.service.start()
+    await harness.service.add({
+      name: 'flood',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      overlap: 'allow',
+      timeout: '2h',
+    })
+    await harness.service.add({ name: 'other', scheduleType: 'cron', schedule: '0 3 * * *', prompt: 'y' })
+    const reason =
+      'queue full: 100 further occurrences of overlap: allow jobs already wait for a run slot (maxWaitingRuns)'
+    const results = []
+    for (let index = 0; index < 103; index++) {
+      results.push(await harness.service.trigger('flood'))
+      await harness.clock.advance(1)
+    }
+    // one runs, its first waiting occurrence and 100 further ones wait, the last is refused
+    expect(results.map((result) => result.status)).toEqual([
+      'started',
+      ...Array.from({ length: 101 }, () => 'queued'),
+      'skipped',
+    ])
+    expect(results.at(-1)).toMatchObject({ status: 'skipped', reason, runId: expect.any(String) })
+    // a scheduled occurrence over the cap is skipped too
+    await harness.clock.advance(60 * MINUTE)
+    // another job still gets its place in the queue
+    expect(await harness.service.trigger('other')).toMatchObject({ status: 'queued' })
+    gate.resolve('done')
+    await settle(harness)
+    const runs = await harness.runs()
+    const skipped = runs.filter((run) => run.status === 'skipped')
+    expect(skipped.map((run) => [run.jobName, run.trigger, run.skipReason])).toEqual([
+      ['flood', 'manual', reason],
+      ['flood', 'schedule', reason],
+    ])
+    const completed = runs.filter((run) => run.status === 'completed')
+    expect(completed.filter((run) => run.jobName === 'flood')).toHaveLength(102)
+    expect(completed.filter((run) => run.jobName === 'other')).toHaveLength(1)
+    expect(runs).toHaveLength(105)
+  })
+
+  it('rejects a maxWaitingRuns that is not a whole number, 0 or more', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    expect(() => harness?.another({ maxWaitingRuns: -1 })).toThrow(
+      /maxWaitingRuns must be a whole number of occurrences, 0 or more/,
+    )
+    expect(() => harness?.another({ maxWaitingRuns: 1.5 })).toThrow(/maxWaitingRuns/)
+    expect(() => harness?.another({ maxWaitingRuns: 0 })).not.toThrow()
+  })
+
   it('caps concurrency; due runs wait for a slot and start when one frees', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z', { maxConcurrentJobs: 2 })
     const gates = [createDeferred<string>(), createDeferred<string>(), createDeferred<string>()]

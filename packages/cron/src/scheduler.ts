@@ -22,7 +22,11 @@ import {
 
 /** What {@link CronScheduler.trigger} did. */
 export interface TriggerResult {
-  /** `started` now, `queued` behind the concurrency cap or the running occurrence, or `skipped` (overlap `skip`). */
+  /**
+   * `started` now, `queued` behind the concurrency cap or the running occurrence, or `skipped`
+   * (overlap `skip` or `queue_one`, the daily AI budget, or `maxWaitingRuns` occurrences already
+   * waiting), then with the `reason` and the id of the `skipped` ledger row.
+   */
   readonly status: 'started' | 'queued' | 'skipped'
   readonly runId?: string
   readonly reason?: string
@@ -72,7 +76,7 @@ export class CronScheduler {
       () => this.#onTimer(),
     )
     this.#slots = new RunSlots(
-      settings.maxConcurrentJobs,
+      { max: settings.maxConcurrentJobs, maxWaitingRuns: settings.maxWaitingRuns },
       (waiting) => this.#track(this.#startWaiting(waiting)),
       () => this.#started,
     )
