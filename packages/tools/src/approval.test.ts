@@ -312,6 +312,36 @@ describe('persisted shell commands and secrets need confirmation (SECURITY.md CR
   })
 })
 
+describe('a per-call safety comes with its declared worst case', () => {
+  const base = {
+    name: 'probe',
+    title: 'Probe',
+    description: 'test tool',
+    parameters: v.strictObject({ risky: v.boolean() }),
+    handler: async () => ({}),
+  }
+
+  it('defineTool refuses safetyFor without worstSafety, and a worst case below safety', () => {
+    expect(() =>
+      // @ts-expect-error: safetyFor needs worstSafety
+      defineTool({ ...base, safety: 'moderate', safetyFor: () => 'dangerous' }),
+    ).toThrow(/probe: safetyFor and worstSafety are declared together/)
+    expect(() =>
+      defineTool({ ...base, safety: 'dangerous', safetyFor: () => 'dangerous', worstSafety: 'moderate' }),
+    ).toThrow(/worstSafety \(moderate\) is below safety \(dangerous\)/)
+    const tool = defineTool({
+      ...base,
+      safety: 'moderate',
+      safetyFor: (params) => (params.risky ? 'dangerous' : 'moderate'),
+      worstSafety: 'dangerous',
+    })
+    expect([callSafety(tool, { risky: false }), callSafety(tool, { risky: true })]).toEqual([
+      'moderate',
+      'dangerous',
+    ])
+  })
+})
+
 describe('ToolError (ADR 0006 error shape)', () => {
   it('serialises name, code, message and data, never cause or stack', () => {
     const error = new ToolError('TOOL_FAILED', 'the service failed', {

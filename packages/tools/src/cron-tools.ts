@@ -221,6 +221,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
       safetyFor: (params) => (mentionsSecret(params.prompt) ? 'dangerous' : 'moderate'),
+      worstSafety: 'dangerous',
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,
       parameters: v.strictObject({
@@ -451,6 +452,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     description:
       'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background.',
     safety: 'dangerous',
+    worstSafety: 'dangerous',
     safetyFor: (params) => {
       const base = ACTION_SAFETY[params.action] ?? 'dangerous'
       // Persisted shell commands and secret references run later with nobody watching

@@ -35,13 +35,19 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   readonly title: string
   /** Written for a model: what the tool does, when to use it, what comes back. */
   readonly description: string
-  /** The tool's published level (the contract's; what MCP annotations show). */
+  /** The contract's level (ARCHITECTURE.md §7): a call's level when the tool has no `safetyFor`. */
   readonly safety: ToolSafety
   /**
    * Per-call safety when it depends on the parameters: `manage_cron_jobs` actions, or a call that
    * persists a shell command or secret reference, which is raised to `dangerous`.
    */
   readonly safetyFor?: (params: v.InferOutput<TSchema>) => ToolSafety
+  /**
+   * The highest level `safetyFor` can return, declared with it: what MCP annotations publish, since
+   * a host decides on its own prompt before it sees the call (STACK.md: a tool whose safety depends
+   * on the call is annotated with its worst case). Absent without `safetyFor`, where it is `safety`.
+   */
+  readonly worstSafety?: ToolSafety
   /** Calling it again with the same parameters changes nothing more (MCP `idempotentHint`). */
   readonly idempotent?: boolean
   /** It reaches beyond Lango's own state: the shell, the network, a model (MCP `openWorldHint`). */
@@ -70,10 +76,29 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   readonly handler: (params: v.InferOutput<TSchema>, context: ToolContext) => Promise<TResult>
 }
 
-/** Builds a {@link Tool}, deriving its JSON Schema from the valibot schema. */
+const SAFETY_ORDER: readonly ToolSafety[] = ['safe', 'moderate', 'dangerous']
+
+/**
+ * Builds a {@link Tool}, deriving its JSON Schema from the valibot schema. A `safetyFor` comes with
+ * its `worstSafety` (at least `safety`); a definition without one throws a `TypeError`.
+ */
 export function defineTool<TSchema extends v.GenericSchema, TResult>(
-  definition: Omit<Tool<TSchema, TResult>, 'jsonSchema'>,
+  definition: Omit<Tool<TSchema, TResult>, 'jsonSchema' | 'safetyFor' | 'worstSafety'> &
+    (
+      | { readonly safetyFor?: undefined; readonly worstSafety?: undefined }
+      | {
+          readonly safetyFor: (params: v.InferOutput<TSchema>) => ToolSafety
+          readonly worstSafety: ToolSafety
+        }
+    ),
 ): Tool<TSchema, TResult> {
+  if ((definition.safetyFor === undefined) !== (definition.worstSafety === undefined)) {
+    throw new TypeError(`${definition.name}: safetyFor and worstSafety are declared together`)
+  }
+  const worst = definition.worstSafety
+  if (worst !== undefined && SAFETY_ORDER.indexOf(worst) < SAFETY_ORDER.indexOf(definition.safety)) {
+    throw new TypeError(`${definition.name}: worstSafety (${worst}) is below safety (${definition.safety})`)
+  }
   const jsonSchema = toJsonSchema(definition.parameters, { errorMode: 'ignore' }) as JsonSchema
   delete jsonSchema.$schema
   return Object.freeze({ ...definition, jsonSchema })
@@ -82,6 +107,11 @@ export function defineTool<TSchema extends v.GenericSchema, TResult>(
 /** Any tool, whatever its parameter and result types. */
 // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools needs an open type
 export type AnyTool = Tool<any, unknown>
+
+/** The level MCP annotations publish: the worst a call can be (`worstSafety`), else `safety`. */
+export function publishedSafety(tool: AnyTool): ToolSafety {
+  return tool.worstSafety ?? tool.safety
+}
 
 /** The safety level of one concrete call. */
 export function callSafety(tool: AnyTool, params: unknown): ToolSafety {

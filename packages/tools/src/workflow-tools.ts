@@ -222,6 +222,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       // Inline YAML with shell steps or secret references runs commands nobody has reviewed
       // (SECURITY.md WF-10); a saved file was confirmed when it was saved.
       safetyFor: inlineSafety,
+      worstSafety: 'dangerous',
       preflight(params) {
         inline(params)
         return undefined
@@ -366,6 +367,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       // A saved workflow with shell steps or secret references runs later, possibly on a
       // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation.
       safetyFor: inlineSafety,
+      worstSafety: 'dangerous',
       preflight(params) {
         inline(params)
         return undefined

@@ -8,7 +8,13 @@ import type {
 } from '@modelcontextprotocol/server'
 import type { ApprovalGate, ApprovalPolicy, ApprovalRequest } from '../approval.js'
 import { type InvokeOptions, invokeTool } from '../invoke.js'
-import type { AnyTool, JsonSchema, ToolContext, ToolProgress } from '../tool.js'
+import {
+  type AnyTool,
+  type JsonSchema,
+  publishedSafety,
+  type ToolContext,
+  type ToolProgress,
+} from '../tool.js'
 
 /**
  * A second approval for calls over MCP, on top of the host's own prompt: calls the `policy`
@@ -41,16 +47,18 @@ export interface RegisterToolsOptions {
 }
 
 /**
- * MCP annotations from a tool's safety, so a host can decide on its own approval prompt: `title`;
- * safe → `readOnlyHint: true`; moderate → `destructiveHint: false`; dangerous → `destructiveHint:
- * true` (a tool whose safety depends on the call, `manage_cron_jobs`, publishes its worst case);
+ * MCP annotations from a tool's worst-case safety (`worstSafety`, else `safety`), so a host can
+ * decide on its own approval prompt before it sees the call: `title`; safe → `readOnlyHint: true`;
+ * moderate → `destructiveHint: false`; dangerous → `destructiveHint: true` (`manage_cron_jobs`,
+ * and `cron_add`, `workflow_run` and `workflow_save`, which a call can raise to dangerous);
  * `idempotentHint` where true; `openWorldHint` only for tools that reach the shell or a model.
  */
 export function toolAnnotations(tool: AnyTool): ToolAnnotations {
+  const safety = publishedSafety(tool)
   return {
     title: tool.title,
-    readOnlyHint: tool.safety === 'safe',
-    ...(tool.safety === 'safe' ? {} : { destructiveHint: tool.safety === 'dangerous' }),
+    readOnlyHint: safety === 'safe',
+    ...(safety === 'safe' ? {} : { destructiveHint: safety === 'dangerous' }),
     ...(tool.idempotent === true ? { idempotentHint: true } : {}),
     openWorldHint: tool.openWorld === true,
   }

@@ -109,8 +109,8 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     })
     expect(byName.get('cron_list')?.annotations).not.toHaveProperty('destructiveHint')
-    expect(byName.get('cron_add')?.annotations).toEqual({
-      title: 'Add or update cron job',
+    expect(byName.get('cron_pause')?.annotations).toEqual({
+      title: 'Pause cron job',
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: true,
@@ -138,6 +138,49 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
       properties: { timeout: { type: 'number', description: expect.stringMatching(/seconds/i) } },
     })
     expect(client.getInstructions()).toMatch(/NEVER use `exec` or `exec_bg` to run ANY `lango` CLI command/)
+  })
+
+  it('annotates every tool with its worst case: a call that can be raised to dangerous is destructive (STACK.md)', async () => {
+    const client = await connect(tools)
+    const listed = (await client.listTools()).tools
+    const read = { readOnlyHint: true }
+    const change = { readOnlyHint: false, destructiveHint: false }
+    const destroy = { readOnlyHint: false, destructiveHint: true }
+    const expected: Record<string, Record<string, boolean>> = {
+      exec: { ...destroy, openWorldHint: true },
+      exec_bg: { ...destroy, openWorldHint: true },
+      exec_status: read,
+      exec_write: destroy,
+      exec_stop: { ...destroy, idempotentHint: true },
+      // A prompt with a secret reference is persisted for later runs (CRON-5): dangerous per call.
+      cron_add: { ...destroy, idempotentHint: true },
+      cron_list: read,
+      cron_pause: { ...change, idempotentHint: true },
+      cron_resume: { ...change, idempotentHint: true },
+      cron_remove: { ...destroy, idempotentHint: true },
+      cron_history: read,
+      manage_cron_jobs: destroy,
+      bg_submit: { ...change, openWorldHint: true },
+      bg_status: read,
+      bg_list: read,
+      bg_result: read,
+      bg_cancel: { ...change, idempotentHint: true },
+      // Inline run steps or secret references (WF-10), or a workspace file with them: dangerous per call.
+      workflow_run: destroy,
+      workflow_status: read,
+      workflow_list: read,
+      workflow_cancel: { ...change, idempotentHint: true },
+      workflow_save: destroy,
+    }
+    expect(Object.fromEntries(listed.map((tool) => [tool.name, tool.annotations]))).toEqual(
+      Object.fromEntries(
+        listed.map((tool) => [
+          tool.name,
+          { title: tool.title, openWorldHint: false, ...expected[tool.name] },
+        ]),
+      ),
+    )
+    expect(listed.map((tool) => tool.name).sort()).toEqual(Object.keys(expected).sort())
   })
 
   it('returns structuredContent equal to the text JSON on success, without a second approval by default', async () => {
