@@ -20,7 +20,7 @@ describe('buildApprovalSummary (seed 000)', () => {
         schedule: '1h',
         prompt: 'Fetch  the\nnews',
       }),
-    ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the news"')
+    ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the ↵ news"')
   })
 
   it('workflow_run includes the file path, or the inline workflow name', () => {
@@ -37,6 +37,20 @@ describe('buildApprovalSummary (seed 000)', () => {
       'Execute: curl -H "Auth: {{secret:k}}" x',
     )
     expect(buildApprovalSummary('exec', { command: 'x'.repeat(500) })).toBe(`Execute: ${'x'.repeat(200)}…`)
+  })
+
+  it('keeps line breaks visible and escapes characters that could hide text', () => {
+    // A newline separates commands: shown as ↵, never folded into a space that reads as arguments.
+    expect(buildApprovalSummary('exec', { command: 'echo safe\n  rm -rf ~/work' })).toBe(
+      'Execute: echo safe ↵ rm -rf ~/work',
+    )
+    // A terminal escape that erases the line, and a right-to-left override, are shown, not obeyed.
+    expect(buildApprovalSummary('exec', { command: 'rm -rf ~\x1b[2K\recho hi' })).toBe(
+      'Execute: rm -rf ~\\u{1b}[2K ↵ echo hi',
+    )
+    expect(buildApprovalSummary('exec', { command: 'ls \u202e# txt.exe' })).toBe(
+      'Execute: ls \\u{202e}# txt.exe',
+    )
   })
 
   it('has a line for every moderate and dangerous tool, and for manage_cron_jobs actions', () => {

@@ -1,3 +1,4 @@
+import { oneLine } from './text.js'
 import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
@@ -35,12 +36,6 @@ export function requiresApproval(policy: ApprovalPolicy, safety: ToolSafety): bo
   }
 }
 
-/** Text on one line (whitespace collapsed), cut to `max` characters with an ellipsis. */
-export function clip(text: unknown, max: number): string {
-  const value = typeof text === 'string' ? text.replace(/\s+/g, ' ').trim() : String(text ?? '')
-  return value.length > max ? `${value.slice(0, max)}…` : value
-}
-
 function inlineWorkflowName(yaml: unknown): string {
   if (typeof yaml !== 'string') return '(unnamed)'
   const match = /^name:\s*["']?([A-Za-z0-9_-]{1,64})["']?\s*$/m.exec(yaml)
@@ -51,46 +46,46 @@ type Params = Readonly<Record<string, unknown>>
 
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_add: (p) =>
-    `Create cron job: ${clip(p.name, 64)} (${clip(p.schedule_type, 16)}=${clip(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${clip(p.prompt, 160)}"`}`,
-  cron_pause: (p) => `Pause cron job: ${clip(p.id, 64)}`,
-  cron_resume: (p) => `Resume cron job: ${clip(p.id, 64)}`,
-  cron_remove: (p) => `Remove cron job and its history: ${clip(p.id, 64)}`,
-  bg_submit: (p) => `Submit background task: "${clip(p.prompt, 160)}"`,
-  bg_cancel: (p) => `Cancel background task: ${clip(p.task_id, 64)}`,
+    `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.schedule_type, 16)}=${oneLine(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${oneLine(p.prompt, 160)}"`}`,
+  cron_pause: (p) => `Pause cron job: ${oneLine(p.id, 64)}`,
+  cron_resume: (p) => `Resume cron job: ${oneLine(p.id, 64)}`,
+  cron_remove: (p) => `Remove cron job and its history: ${oneLine(p.id, 64)}`,
+  bg_submit: (p) => `Submit background task: "${oneLine(p.prompt, 160)}"`,
+  bg_cancel: (p) => `Cancel background task: ${oneLine(p.task_id, 64)}`,
   // The commands need the workflow parser (the engine's) or the file: the workflow tools' own
   // approval lines add them, and invokeTool shows those.
   workflow_run: (p) =>
     p.file_path !== undefined
-      ? `Run workflow: ${clip(p.file_path, 200)}`
+      ? `Run workflow: ${oneLine(p.file_path, 200)}`
       : `Run inline workflow: ${inlineWorkflowName(p.yaml_content)}`,
-  workflow_cancel: (p) => `Cancel workflow run: ${clip(p.run_id, 64)}`,
+  workflow_cancel: (p) => `Cancel workflow run: ${oneLine(p.run_id, 64)}`,
   workflow_save: (p) =>
-    `Save workflow: ${clip(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML`,
+    `Save workflow: ${oneLine(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML`,
   manage_cron_jobs: (p) => {
     const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
     switch (p.action) {
       case 'create':
-        return `Create cron job: ${clip(p.name, 64)} (${clip(p.scheduleType, 16)}=${clip(p.scheduleValue, 80)})${
+        return `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.scheduleType, 16)}=${oneLine(p.scheduleValue, 80)})${
           config.command !== undefined
-            ? ` — command: ${clip(config.command, 160)}`
+            ? ` — command: ${oneLine(config.command, 160)}`
             : config.prompt !== undefined
-              ? ` — prompt: "${clip(config.prompt, 160)}"`
+              ? ` — prompt: "${oneLine(config.prompt, 160)}"`
               : ''
         }`
       case 'update':
-        return `Update cron job: ${clip(p.id ?? p.name, 64)}`
+        return `Update cron job: ${oneLine(p.id ?? p.name, 64)}`
       case 'delete':
-        return `Delete cron job: ${clip(p.id ?? p.name, 64)}`
+        return `Delete cron job: ${oneLine(p.id ?? p.name, 64)}`
       case 'trigger':
-        return `Trigger cron job now: ${clip(p.id ?? p.name, 64)}`
+        return `Trigger cron job now: ${oneLine(p.id ?? p.name, 64)}`
       default:
-        return `Cron jobs: ${clip(p.action, 16)}`
+        return `Cron jobs: ${oneLine(p.action, 16)}`
     }
   },
-  exec: (p) => `Execute: ${clip(p.command, 200)}`,
-  exec_bg: (p) => `Execute in background: ${clip(p.command, 200)}`,
-  exec_write: (p) => `Send input to process ${clip(p.id, 64)}: ${clip(p.input, 80)}`,
-  exec_stop: (p) => `Stop process ${clip(p.id, 64)}`,
+  exec: (p) => `Execute: ${oneLine(p.command, 200)}`,
+  exec_bg: (p) => `Execute in background: ${oneLine(p.command, 200)}`,
+  exec_write: (p) => `Send input to process ${oneLine(p.id, 64)}: ${oneLine(p.input, 80)}`,
+  exec_stop: (p) => `Stop process ${oneLine(p.id, 64)}`,
 }
 
 /**

@@ -43,6 +43,11 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): Paramet
   return issues.map((issue) => ({ path: issuePath(issue), message: issue.message }))
 }
 
+/** `invalid parameters for <tool>: field: what is wrong; …`: the one wording every adapter uses. */
+export function invalidParametersMessage(toolName: string, issues: readonly ParameterIssue[]): string {
+  return `invalid parameters for ${toolName}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`
+}
+
 function failure(code: ToolErrorCode, message: string, issues?: ParameterIssue[]): ToolCallOutcome {
   return { ok: false, error: issues === undefined ? { code, message } : { code, message, issues } }
 }
@@ -113,11 +118,7 @@ export async function invokeTool(
   const parsed = v.safeParse(tool.parameters, params ?? {})
   if (!parsed.success) {
     const issues = describeIssues(parsed.issues)
-    return failure(
-      'TOOL_INVALID_PARAMETERS',
-      `invalid parameters for ${tool.name}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
-      issues,
-    )
+    return failure('TOOL_INVALID_PARAMETERS', invalidParametersMessage(tool.name, issues), issues)
   }
   // A call canceled before it starts asks nobody and runs nothing.
   if (context.signal?.aborted === true) return canceled(tool)

@@ -1,3 +1,5 @@
+import { oneLine } from './text.js'
+
 /** A shell (`run`) step of a workflow, as an approver is shown it. */
 export interface ShellStepText {
   /** The step id, when known. */
@@ -10,20 +12,14 @@ export interface ShellStepText {
 const SHOWN_COMMANDS = 3
 const COMMAND_CHARACTERS = 100
 
-function oneLine(command: string): string {
-  const text = command
-    .trim()
-    .replace(/[ \t]+/g, ' ')
-    .replace(/\s*\n\s*/g, ' ↵ ')
-  return text.length > COMMAND_CHARACTERS ? `${text.slice(0, COMMAND_CHARACTERS)}…` : text
-}
-
 /** ` — shell steps: [id] command; …; and N more`, or `''` when there are none. */
 export function describeShellSteps(steps: readonly ShellStepText[]): string {
   if (steps.length === 0) return ''
   const shown = steps
     .slice(0, SHOWN_COMMANDS)
-    .map((step) => `${step.id === undefined ? '' : `[${step.id}] `}${oneLine(step.command)}`)
+    .map(
+      (step) => `${step.id === undefined ? '' : `[${step.id}] `}${oneLine(step.command, COMMAND_CHARACTERS)}`,
+    )
   const more = steps.length > SHOWN_COMMANDS ? `; and ${steps.length - SHOWN_COMMANDS} more` : ''
   return ` — shell steps: ${shown.join('; ')}${more}`
 }

@@ -1,9 +1,10 @@
 import * as v from 'valibot'
-import { buildApprovalSummary, clip } from './approval.js'
+import { buildApprovalSummary } from './approval.js'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { oneLine } from './text.js'
 import { type AnyTool, defineTool, type ToolContext } from './tool.js'
 import { describeShellSteps } from './workflow-summary.js'
 
@@ -271,7 +272,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         if (params.file_path === undefined) return buildApprovalSummary('workflow_run', params)
         const { workflow } = await directory.read(params.file_path)
         approvedFiles.set(params, workflow)
-        return `Run workflow: ${clip(params.file_path, 200)}${shellStepsOf(workflow)}`
+        return `Run workflow: ${oneLine(params.file_path, 200)}${shellStepsOf(workflow)}`
       },
       async handler(params, context) {
         const workflow =

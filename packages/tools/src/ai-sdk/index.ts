@@ -1,7 +1,7 @@
 import { dynamicTool, type JSONSchema7, jsonSchema, type Tool, type ToolExecutionOptions } from 'ai'
 import * as v from 'valibot'
 import type { ApprovalGate, ApprovalPolicy } from '../approval.js'
-import { describeIssues, invokeTool } from '../invoke.js'
+import { describeIssues, invalidParametersMessage, invokeTool } from '../invoke.js'
 import type { AnyTool } from '../tool.js'
 
 /** Options of {@link toAiSdkTools}. */
@@ -42,11 +42,8 @@ export function toAiSdkTools(
         validate(value) {
           const parsed = v.safeParse(tool.parameters, value)
           if (parsed.success) return { success: true, value: parsed.output }
-          const issues = describeIssues(parsed.issues).map((issue) => `${issue.path}: ${issue.message}`)
-          return {
-            success: false,
-            error: new TypeError(`invalid parameters for ${tool.name}: ${issues.join('; ')}`),
-          }
+          const message = invalidParametersMessage(tool.name, describeIssues(parsed.issues))
+          return { success: false, error: new TypeError(message) }
         },
       }),
       async execute(input, execution) {
