@@ -4,6 +4,7 @@ import { deliver, deliveryText, type ExecutionOutcome, executeJob, truncate } fr
 import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from './model.js'
 import type { AgentRunner, ChannelSender, Clock, CronStore, ShellRunner } from './ports.js'
 import type { ActiveRun } from './run-slots.js'
+import { MAX_TIMER_MS } from './scheduler-options.js'
 
 /** A run's final status. */
 type FinalStatus = Exclude<CronRunStatus, 'running' | 'skipped'>
@@ -63,13 +64,17 @@ export class RunExecutor {
     // delivery keeps `controller.signal`, which only pause, remove and stop() abort.
     const deadline = new AbortController()
     const signal = AbortSignal.any([controller.signal, deadline.signal])
-    const timeout = clock.setTimeout(() => {
-      deadline.abort(
-        new CronError('CRON_RUN_TIMEOUT', `timed out after ${formatDuration(job.timeoutMs)}`, {
-          data: { timeoutMs: job.timeoutMs },
-        }),
-      )
-    }, job.timeoutMs)
+    // A stored timeout beyond the longest Node timer (another process's limits) would fire at once.
+    const timeout = clock.setTimeout(
+      () => {
+        deadline.abort(
+          new CronError('CRON_RUN_TIMEOUT', `timed out after ${formatDuration(job.timeoutMs)}`, {
+            data: { timeoutMs: job.timeoutMs },
+          }),
+        )
+      },
+      Math.min(job.timeoutMs, MAX_TIMER_MS),
+    )
     let outcome: ExecutionOutcome | undefined
     let status: FinalStatus
     let error: string | null = null

@@ -13,6 +13,12 @@ import type {
 } from './ports.js'
 import { silentLogger, systemClock } from './ports.js'
 
+/**
+ * The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days): a longer one fires after
+ * about 1 ms. Every option of cron that feeds a timer is checked against it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647
+
 /** Options of {@link CronScheduler}. Only `store` is required. */
 export interface CronSchedulerOptions {
   readonly store: CronStore
@@ -42,11 +48,14 @@ export interface CronSchedulerOptions {
   readonly recentResultsInPrompt?: number
   /** Text before every automated prompt. */
   readonly automationPrefix?: string
-  /** Batching delay for next/last run time writes (default 250 ms). */
+  /** Batching delay for next/last run time writes (default 250 ms; at most 2^31 − 1). */
   readonly scheduleWriteDelayMs?: number
   /** Bound on a stored result (default 16,000 characters). */
   readonly maxResultChars?: number
-  /** An owner that has not heartbeated for this long is dead; its running rows become interrupted (default 60 s). */
+  /**
+   * An owner that has not heartbeated for this long is dead; its running rows become interrupted
+   * (default 60 s; below 1 s counts as 1 s; at most 2^31 − 1 ms). Heartbeats come every third of it.
+   */
   readonly leaseMs?: number
   /** Catch-up window = half the job's period clamped to [minMs, maxMs] (defaults 2 min and 2 h). */
   readonly catchupWindow?: { readonly minMs?: number; readonly maxMs?: number }
@@ -69,9 +78,9 @@ export interface CronSchedulerOptions {
    */
   readonly maxJitterMs?: number
   /**
-   * Bound on each delivery send (default 30 s): a channel that has not answered by then is
-   * aborted and the delivery recorded `failed` with the reason. Pause, remove and stop abort
-   * deliveries in flight too.
+   * Bound on each delivery send (default 30 s; 1 ms to 2^31 − 1 ms): a channel that has not
+   * answered by then is aborted and the delivery recorded `failed` with the reason. Pause, remove
+   * and stop abort deliveries in flight too.
    */
   readonly deliveryTimeoutMs?: number
 }
@@ -128,10 +137,9 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
   if (!Number.isSafeInteger(maxWaitingRuns) || maxWaitingRuns < 0) {
     throw invalid('maxWaitingRuns', 'maxWaitingRuns must be a whole number of occurrences, 0 or more')
   }
-  const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 30_000
-  if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1) {
-    throw invalid('deliveryTimeoutMs', 'deliveryTimeoutMs must be a whole number of milliseconds, 1 or more')
-  }
+  const deliveryTimeoutMs = timerMs(options.deliveryTimeoutMs ?? 30_000, 'deliveryTimeoutMs', 1)
+  const scheduleWriteDelayMs = timerMs(options.scheduleWriteDelayMs ?? 250, 'scheduleWriteDelayMs', 0)
+  const leaseMs = Math.max(1000, timerMs(options.leaseMs ?? 60_000, 'leaseMs', 0))
   return Object.freeze({
     store: options.store,
     agentRunner: options.agentRunner,
@@ -146,9 +154,9 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     maxConsecutiveFailures: Math.max(1, options.maxConsecutiveFailures ?? 5),
     recentResultsInPrompt: options.recentResultsInPrompt ?? 3,
     automationPrefix: options.automationPrefix,
-    scheduleWriteDelayMs: options.scheduleWriteDelayMs ?? 250,
+    scheduleWriteDelayMs,
     maxResultChars: options.maxResultChars ?? 16_000,
-    leaseMs: Math.max(1000, options.leaseMs ?? 60_000),
+    leaseMs,
     catchUp,
     retention: {
       maxAgeMs: options.retention?.maxAgeMs ?? 30 * 86_400_000,
@@ -158,6 +166,21 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     maxJitterMs,
     deliveryTimeoutMs,
   })
+}
+
+/**
+ * Checks a millisecond option that feeds a timer: a whole number from `min` to {@link MAX_TIMER_MS};
+ * throws `CRON_INVALID_INPUT` naming the option otherwise.
+ */
+export function timerMs(value: unknown, field: string, min: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > MAX_TIMER_MS) {
+    throw invalid(
+      field,
+      `${field} must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS} (the longest timer Node keeps)`,
+      { min, max: MAX_TIMER_MS },
+    )
+  }
+  return value
 }
 
 function invalid(field: string, message: string, data: Record<string, unknown> = {}): CronError {

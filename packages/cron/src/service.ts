@@ -15,7 +15,7 @@ import type { Clock, CronJobPatch, CronStore, IdGenerator } from './ports.js'
 import { systemClock } from './ports.js'
 import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
 import { CronScheduler, type TriggerResult } from './scheduler.js'
-import type { CronSchedulerOptions } from './scheduler-options.js'
+import { type CronSchedulerOptions, timerMs } from './scheduler-options.js'
 import { hostTimeZone, resolveTimeZone } from './time-zone.js'
 
 /** Options of {@link CronService}: the scheduler's, plus validation limits and defaults. */
@@ -32,9 +32,9 @@ export interface CronServiceOptions extends CronSchedulerOptions {
    * itself, count only against `maxJobs`.
    */
   readonly maxJobsPerCreator?: number
-  /** Run timeout for jobs created without one (default 10 min). */
+  /** Run timeout for jobs created without one (default 10 min; from 1 s to `maxTimeoutMs`). */
   readonly defaultTimeoutMs?: number
-  /** Largest accepted run timeout (default 24 h). */
+  /** Largest accepted run timeout (default 24 h; at most 2^31 − 1 ms, the longest Node timer). */
   readonly maxTimeoutMs?: number
   /** Use this scheduler instead of building one from the options. */
   readonly scheduler?: CronScheduler
@@ -131,8 +131,19 @@ export class CronService {
     this.#minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS
     this.#maxJobs = options.maxJobs ?? 500
     this.#maxJobsPerCreator = options.maxJobsPerCreator ?? 50
-    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 600_000
-    this.#maxTimeoutMs = options.maxTimeoutMs ?? 86_400_000
+    this.#maxTimeoutMs = timerMs(options.maxTimeoutMs ?? 86_400_000, 'maxTimeoutMs', 1000)
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? Math.min(600_000, this.#maxTimeoutMs)
+    if (
+      !Number.isSafeInteger(this.#defaultTimeoutMs) ||
+      this.#defaultTimeoutMs < 1000 ||
+      this.#defaultTimeoutMs > this.#maxTimeoutMs
+    ) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        `defaultTimeoutMs must be a whole number of milliseconds from 1000 to maxTimeoutMs (${this.#maxTimeoutMs})`,
+        { data: { field: 'defaultTimeoutMs', min: 1000, max: this.#maxTimeoutMs } },
+      )
+    }
   }
 
   /** Starts the scheduler (see {@link CronScheduler.start}). */
