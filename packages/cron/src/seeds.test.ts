@@ -1,7 +1,8 @@
 /**
- * Seed scenarios for cron, through the public API (CronService), on a real SQLite file.
- * seed 000: cron_add / cron_list / cron_pause / cron_resume / cron_remove / cron_history.
- * seed 002: manage_cron_jobs list / get / create / update / delete / trigger.
+ * What CronService does for the seed scenarios, on a real SQLite file: the service operations the
+ * seed's tools call (seed 000: add, list, pause, resume, remove, history; seed 002: create, get,
+ * update, remove, trigger). These tests call the service directly; the tools themselves
+ * (cron_add … cron_history, manage_cron_jobs) are tested through the tools in packages/tools.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
@@ -26,8 +27,8 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   return CronError.is(error) ? error.code : undefined
 }
 
-describe('seed 000: cron agent tools', () => {
-  it('cron_add creates and registers a job and returns its name, schedule and next 3 runs', async () => {
+describe('CronService in the seed 000 scenarios (the operations behind cron_add … cron_history)', () => {
+  it('add creates and registers a job and returns its name, schedule and next 3 runs', async () => {
     const result = await harness.service.add({
       name: 'morning-news',
       scheduleType: 'cron',
@@ -57,7 +58,7 @@ describe('seed 000: cron agent tools', () => {
     expect(harness.sender.sent[0]).toEqual({ target: 'telegram:42', text: '[Cron] morning-news\nresult 1' })
   })
 
-  it('cron_add with an existing name updates that job (upsert)', async () => {
+  it('add with an existing name updates that job (upsert)', async () => {
     await harness.service.add({ name: 'digest', scheduleType: 'cron', schedule: '0 9 * * *', prompt: 'one' })
     const again = await harness.service.add({
       name: 'digest',
@@ -71,7 +72,7 @@ describe('seed 000: cron agent tools', () => {
     expect(await harness.service.list()).toHaveLength(1)
   })
 
-  it('cron_list returns every job with id, name, schedule and enabled', async () => {
+  it('list returns every job with id, name, schedule and enabled', async () => {
     await harness.service.add({ name: 'b-job', scheduleType: 'every', schedule: '1h', prompt: 'x' })
     await harness.service.add({
       name: 'a-job',
@@ -88,7 +89,7 @@ describe('seed 000: cron agent tools', () => {
     expect(jobs.every((job) => typeof job.id === 'string' && job.id.length > 0)).toBe(true)
   })
 
-  it('cron_pause disables and unregisters; cron_resume re-registers with a fresh next run', async () => {
+  it('pause disables and unregisters; resume re-registers with a fresh next run', async () => {
     const { job } = await harness.service.add({
       name: 'ticker',
       scheduleType: 'cron',
@@ -107,7 +108,7 @@ describe('seed 000: cron agent tools', () => {
     expect(harness.agent.calls).toHaveLength(1)
   })
 
-  it('cron_remove deletes the job and its history and unregisters it', async () => {
+  it('remove deletes the job and its history and unregisters it', async () => {
     const { job } = await harness.service.add({
       name: 'gone',
       scheduleType: 'cron',
@@ -125,7 +126,7 @@ describe('seed 000: cron agent tools', () => {
     expect(harness.agent.calls).toHaveLength(1)
   })
 
-  it('cron_history returns entries, filtered by job id or name when given', async () => {
+  it('history returns runs, filtered by job id or name when given', async () => {
     const one = await harness.service.add({
       name: 'one',
       scheduleType: 'cron',
@@ -150,7 +151,7 @@ describe('seed 000: cron agent tools', () => {
   })
 })
 
-describe('seed 002: manage_cron_jobs', () => {
+describe('CronService in the seed 002 scenarios (the operations behind manage_cron_jobs)', () => {
   it('create: daily-backup shell job at 03:00 returns the job with its id and is registered', async () => {
     const { job } = await harness.service.create({
       name: 'daily-backup',
@@ -193,7 +194,7 @@ describe('seed 002: manage_cron_jobs', () => {
     expect(await harness.service.get('remind')).toMatchObject({ enabled: false, nextRunAt: null })
   })
 
-  it('create without a name: "name is required", nothing stored', async () => {
+  it('create without a name rejects with "name is required: …" and stores nothing', async () => {
     const error = await harness.service
       .create({ name: '', scheduleType: 'cron', schedule: '0 3 * * *', command: 'x', kind: 'shell' })
       .then(
@@ -206,7 +207,7 @@ describe('seed 002: manage_cron_jobs', () => {
     expect(await harness.service.list()).toEqual([])
   })
 
-  it('update {id, enabled:false} disables and unregisters', async () => {
+  it('update(id, { enabled: false }) disables and unregisters', async () => {
     const { job } = await harness.service.create({
       name: 'ping',
       scheduleType: 'cron',
@@ -220,7 +221,7 @@ describe('seed 002: manage_cron_jobs', () => {
     expect(harness.agent.calls).toHaveLength(0)
   })
 
-  it('update of a nonexistent job: "Job not found"', async () => {
+  it('update of a nonexistent job rejects with CRON_JOB_NOT_FOUND ("Job not found: …")', async () => {
     const error = await harness.service.update('nonexistent', { enabled: false }).then(
       () => {
         throw new Error('expected a rejection')
@@ -231,7 +232,7 @@ describe('seed 002: manage_cron_jobs', () => {
     expect(error.message).toMatch(/^Job not found/)
   })
 
-  it('delete removes from the store and the scheduler', async () => {
+  it('remove takes the job out of the store and the scheduler', async () => {
     const { job } = await harness.service.create({
       name: 'tmp',
       scheduleType: 'cron',
