@@ -1,4 +1,4 @@
-import { oneLine } from './text.js'
+import { oneLine, wholeLine } from './text.js'
 import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
@@ -44,9 +44,26 @@ function inlineWorkflowName(yaml: unknown): string {
 
 type Params = Readonly<Record<string, unknown>>
 
+/** The `manage_cron_jobs` fields an update may change, besides `config`, in the order shown. */
+const JOB_FIELDS = ['name', 'type', 'scheduleType', 'scheduleValue', 'enabled'] as const
+
+/**
+ * What a cron job's `config` persists, for an approval line: model and cwd, then the command or
+ * prompt whole (head and tail past 2000 characters), since it runs later with nobody watching
+ * (SECURITY.md CRON-5).
+ */
+function configDetails(config: Params): string[] {
+  return [
+    ...(config.model === undefined ? [] : [`model: ${oneLine(config.model, 128)}`]),
+    ...(config.cwd === undefined ? [] : [`cwd: ${wholeLine(config.cwd)}`]),
+    ...(config.command === undefined ? [] : [`command: ${wholeLine(config.command)}`]),
+    ...(config.prompt === undefined ? [] : [`prompt: "${wholeLine(config.prompt)}"`]),
+  ]
+}
+
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_add: (p) =>
-    `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.schedule_type, 16)}=${oneLine(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${oneLine(p.prompt, 160)}"`}`,
+    `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.schedule_type, 16)}=${oneLine(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${wholeLine(p.prompt)}"`}`,
   cron_pause: (p) => `Pause cron job: ${oneLine(p.id, 64)}`,
   cron_resume: (p) => `Resume cron job: ${oneLine(p.id, 64)}`,
   cron_remove: (p) => `Remove cron job and its history: ${oneLine(p.id, 64)}`,
@@ -63,21 +80,27 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
     `Save workflow: ${oneLine(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML`,
   manage_cron_jobs: (p) => {
     const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
+    const job = oneLine(p.id ?? p.name, 64)
     switch (p.action) {
-      case 'create':
+      case 'create': {
+        const details = configDetails(config)
         return `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.scheduleType, 16)}=${oneLine(p.scheduleValue, 80)})${
-          config.command !== undefined
-            ? ` — command: ${oneLine(config.command, 160)}`
-            : config.prompt !== undefined
-              ? ` — prompt: "${oneLine(config.prompt, 160)}"`
-              : ''
-        }`
-      case 'update':
-        return `Update cron job: ${oneLine(p.id ?? p.name, 64)}`
+          p.enabled === false ? ' disabled' : ''
+        }${details.length === 0 ? '' : ` — ${details.join('; ')}`}`
+      }
+      case 'update': {
+        const changes = [
+          ...JOB_FIELDS.filter((field) => p[field] !== undefined).map(
+            (field) => `${field}: ${oneLine(p[field], 80)}`,
+          ),
+          ...configDetails(config),
+        ]
+        return `Update cron job: ${job}${changes.length === 0 ? ' (no changes)' : ` — ${changes.join('; ')}`}`
+      }
       case 'delete':
-        return `Delete cron job: ${oneLine(p.id ?? p.name, 64)}`
+        return `Delete cron job: ${job}`
       case 'trigger':
-        return `Trigger cron job now: ${oneLine(p.id ?? p.name, 64)}`
+        return `Trigger cron job now: ${job}`
       default:
         return `Cron jobs: ${oneLine(p.action, 16)}`
     }
