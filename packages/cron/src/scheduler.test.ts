@@ -427,6 +427,31 @@ describe('daily AI run budget (CRON-3)', () => {
     ])
   })
 
+  it('an occurrence queued behind a running one (queue_one) that the budget then refuses is recorded skipped', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiRunsPerDay: 1 })
+    const gate = createDeferred<string>()
+    harness.agent.respond(() => gate.promise)
+    await harness.service.start()
+    await harness.service.add({
+      name: 'q',
+      scheduleType: 'every',
+      schedule: '1h',
+      prompt: 'x',
+      overlap: 'queue_one',
+      timeout: '2h',
+    })
+    await harness.clock.advance(2 * 60 * MINUTE) // 01:00 runs, 02:00 waits behind it
+    gate.resolve('done')
+    await settle(harness)
+    const runs = await harness.runs()
+    expect(runs.map((run) => [new Date(run.scheduledFor).toISOString().slice(11, 16), run.status])).toEqual([
+      ['01:00', 'completed'],
+      ['02:00', 'skipped'],
+    ])
+    expect(runs[1]?.skipReason).toMatch(/^budget: 1 AI runs already started in the last 24 hours/)
+    expect(harness.agent.calls).toHaveLength(1)
+  })
+
   it('counts the runs already in the store when a scheduler starts (a restart does not reset it)', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z', { maxAiRunsPerDay: 2 })
     await harness.service.start()

@@ -586,6 +586,13 @@ export class CronScheduler {
       if (admission.kind === 'start') this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
       else if (admission.kind === 'wait') this.#slots.wait({ job: armed.job, occurrence: queued })
       else if (admission.kind === 'behind') this.#slots.queueBehind(job.id, queued)
+      else if (admission.kind === 'skip') {
+        // Refused now (the daily AI budget): recorded, never dropped silently.
+        const skips = skipsOf([{ job: armed.job, occurrence: queued }], admission.reason)
+        this.#track(
+          this.#ledger.recordSkips(skips).catch((error: unknown) => this.#reportError(error, job.id)),
+        )
+      }
     })
     active.done = task
     this.#track(task)
