@@ -313,6 +313,28 @@ describe('approval policy and gate', () => {
     })
   })
 
+  it("keeps a ToolError's data, never its cause or stack", async () => {
+    const failing = defineTool({
+      name: 'failing',
+      title: 'Failing',
+      description: 'always fails with data',
+      safety: 'safe',
+      parameters: v.strictObject({}),
+      async handler() {
+        throw new ToolError('TOOL_FAILED', 'the run is gone', {
+          data: { runId: 'r1', status: 'cancelled' },
+          cause: new Error('token sk-secret-123 rejected'),
+        })
+      },
+    })
+    const outcome = await invokeTool(failing, {})
+    expect(outcome).toEqual({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: 'the run is gone', data: { runId: 'r1', status: 'cancelled' } },
+    })
+    expect(JSON.stringify(outcome)).not.toMatch(/sk-secret|\n\s+at /)
+  })
+
   it('turns a handler error into a tool error result', async () => {
     const broken = defineTool({
       name: 'broken',

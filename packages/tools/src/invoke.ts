@@ -3,10 +3,17 @@ import { type ApprovalGate, type ApprovalPolicy, buildApprovalSummary, requiresA
 import { ToolError, type ToolErrorCode } from './errors.js'
 import { type AnyTool, callSafety, type ToolContext } from './tool.js'
 
-/** A parameter problem: the field's path and what is wrong and accepted. */
+/**
+ * A problem with the call's input: a parameter (its path and what is wrong and accepted), or a
+ * place in an inline workflow (`steps[1].depends_on[0]`, with its 1-based line and column).
+ */
 export interface ParameterIssue {
   readonly path: string
   readonly message: string
+  /** 1-based line in the YAML, for a workflow issue when known. */
+  readonly line?: number
+  /** 1-based column in the YAML, for a workflow issue when known. */
+  readonly column?: number
 }
 
 /** The outcome of a call; a tool call never throws past this boundary. */
@@ -17,9 +24,12 @@ export type ToolCallOutcome =
       readonly error: {
         readonly code: ToolErrorCode
         readonly message: string
+        /** Each invalid parameter, or each issue of an invalid workflow (`WORKFLOW_INVALID`). */
         readonly issues?: readonly ParameterIssue[]
         /** The failing service's own error code (e.g. `EXEC_INVALID_CWD`, `CRON_INVALID_EXPRESSION`). */
         readonly reason?: string
+        /** The error's `data` (ids, limits, statuses; ADR 0006), from a `ToolError` or a service error. */
+        readonly data?: Readonly<Record<string, unknown>>
       }
     }
 
@@ -151,10 +161,61 @@ export async function invokeTool(
   }
 }
 
-/** A tool error result for what a handler or preflight threw, keeping the service's own code as `reason`. */
+/** How many issues of a failed call are passed on (a workflow error's `data.issueCount` has them all). */
+const MAX_ISSUES = 100
+
+/** Brand of the error classes of every `@lango/*` package (ADR 0006). */
+const LANGO_ERROR = Symbol.for('lango.error')
+
+/** A workflow issue as `WorkflowError.issues` carries it, reduced to what a caller is shown. */
+function toIssue(value: unknown): ParameterIssue | undefined {
+  const issue = value as { path?: unknown; message?: unknown; line?: unknown; column?: unknown } | null
+  if (typeof issue?.path !== 'string' || typeof issue.message !== 'string') return undefined
+  return {
+    path: issue.path,
+    message: issue.message,
+    ...(Number.isInteger(issue.line) ? { line: issue.line as number } : {}),
+    ...(Number.isInteger(issue.column) ? { column: issue.column as number } : {}),
+  }
+}
+
+/**
+ * The structured detail of a `@lango/*` error (ADR 0006): its `issues` (a `WorkflowError`) and its
+ * `data`, as JSON. Never `cause` or `stack`; other errors give nothing (their fields are unknown).
+ */
+function errorDetail(error: unknown): { issues?: ParameterIssue[]; data?: Record<string, unknown> } {
+  if (typeof error !== 'object' || error === null || !(LANGO_ERROR in error)) return {}
+  const { issues, data } = error as { issues?: unknown; data?: unknown }
+  const shown = Array.isArray(issues)
+    ? issues
+        .slice(0, MAX_ISSUES)
+        .map(toIssue)
+        .filter((issue) => issue !== undefined)
+    : []
+  let json: unknown
+  try {
+    json = typeof data === 'object' && data !== null ? JSON.parse(JSON.stringify(data)) : undefined
+  } catch {
+    json = undefined // not JSON (a bigint, a cycle): left out rather than failing the result
+  }
+  return {
+    ...(shown.length === 0 ? {} : { issues: shown }),
+    ...(typeof json === 'object' && json !== null && !Array.isArray(json)
+      ? { data: json as Record<string, unknown> }
+      : {}),
+  }
+}
+
+/**
+ * A tool error result for what a handler or preflight threw: a `ToolError` keeps its code, another
+ * error becomes `TOOL_FAILED` with the service's own code as `reason`; both keep their issues and
+ * data (never cause or stack).
+ */
 function handlerFailure(tool: AnyTool, error: unknown, context: ToolContext): ToolCallOutcome {
   if (context.signal?.aborted) return canceled(tool)
-  if (ToolError.is(error)) return failure(error.code, error.message)
+  const detail = errorDetail(error)
+  if (ToolError.is(error))
+    return { ok: false, error: { code: error.code, message: error.message, ...detail } }
   const message = error instanceof Error ? error.message : String(error)
   const reason = (error as { code?: unknown } | null)?.code
   return {
@@ -163,6 +224,7 @@ function handlerFailure(tool: AnyTool, error: unknown, context: ToolContext): To
       code: 'TOOL_FAILED',
       message: `${tool.name} failed: ${message}`,
       ...(typeof reason === 'string' ? { reason } : {}),
+      ...detail,
     },
   }
 }

@@ -347,6 +347,30 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     expect(asked).toBe(0)
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_INVALID' } })
   })
+
+  it("an invalid workflow's issues reach the caller with their lines and columns, and the error's data", async () => {
+    const yaml =
+      'name: bad\nsteps:\n  - { id: a, run: x, prompt: y }\n  - id: b\n    depends_on: [zz]\n    prompt: hi\n'
+    const outcome = await call('workflow_run', { yaml_content: yaml })
+    expect(outcome).toEqual({
+      ok: false,
+      error: {
+        code: 'TOOL_FAILED',
+        reason: 'WORKFLOW_INVALID',
+        message: expect.stringMatching(/^workflow_run failed: Workflow is invalid \(2 problems\)/),
+        issues: [
+          { path: 'steps[0]', message: 'a step has either prompt or run, not both', line: 3, column: 5 },
+          { path: 'steps[1].depends_on[0]', message: 'depends on unknown step "zz"', line: 5, column: 18 },
+        ],
+        data: { issueCount: 2 },
+      },
+    })
+    // workflow_save reports them the same way.
+    expect(await call('workflow_save', { name: 'bad', yaml_content: yaml })).toMatchObject({
+      ok: false,
+      error: { reason: 'WORKFLOW_INVALID', issues: [{ line: 3 }, { line: 5 }] },
+    })
+  })
 })
 
 describe('workflow_run waits with progress and can be cancelled (issue 10)', () => {

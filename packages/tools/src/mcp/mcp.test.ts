@@ -218,9 +218,28 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
     const missing = await call('manage_cron_jobs', { action: 'create', type: 'shell' })
     expect(missing).toMatchObject({ isError: true, structuredContent: { error: 'name is required' } })
 
+    const invalidWorkflow = await call('workflow_run', {
+      yaml_content: 'name: bad\nsteps:\n  - { id: a, run: x, prompt: y }\n',
+    })
+    expect(invalidWorkflow).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: 'TOOL_FAILED',
+          reason: 'WORKFLOW_INVALID',
+          issues: [
+            { path: 'steps[0]', message: 'a step has either prompt or run, not both', line: 3, column: 5 },
+          ],
+          data: { issueCount: 1 },
+        },
+      },
+    })
+    expect(JSON.parse(textOf(invalidWorkflow))).toEqual(invalidWorkflow.structuredContent)
+
     const failed = await call('workflow_status', { run_id: 'nope' })
     expect(failed).toMatchObject({ isError: true, structuredContent: { error: { code: 'TOOL_FAILED' } } })
-    for (const result of [invalid, blocked, notFound, failed]) expect(textOf(result)).not.toMatch(/\n\s+at /)
+    for (const result of [invalid, blocked, notFound, invalidWorkflow, failed])
+      expect(textOf(result)).not.toMatch(/\n\s+at /)
   })
 
   it('asks the host-supplied approval hook when configured, with the MCP request context', async () => {
