@@ -313,6 +313,46 @@ describe('manage_cron_jobs (seed 002)', () => {
     expect(text).toBe('yes\n')
   })
 
+  it('trigger reports a run that was queued or skipped instead of claiming it was triggered', async () => {
+    const created = result<{ id: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'busy',
+        type: 'shell',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { command: 'sleep 2' },
+      }),
+    )
+    expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({
+      ok: true,
+      result: { ok: true, message: 'Job triggered' },
+    })
+    // overlap skip (the default): the second trigger runs nothing, and says so as an error.
+    expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({
+      ok: true,
+      result: {
+        error:
+          'Job not triggered: overlap: the previous run of this job is still in progress (overlap: skip)',
+      },
+    })
+    const queued = await cron.create({
+      name: 'queued',
+      kind: 'shell',
+      scheduleType: 'every',
+      schedule: '1h',
+      command: 'sleep 2',
+      overlap: 'queue_one',
+    })
+    await call('manage_cron_jobs', { action: 'trigger', id: queued.job.id })
+    expect(await call('manage_cron_jobs', { action: 'trigger', id: queued.job.id })).toEqual({
+      ok: true,
+      result: { ok: true, message: 'Job queued: queued behind the running occurrence (overlap queue_one)' },
+    })
+    const manage = tools.get('manage_cron_jobs') as AnyTool
+    expect(manage.isFailure?.({ error: 'Job not triggered: …' })).toBe(true)
+  })
+
   it('an ai job created in conversation delivers to that chat', async () => {
     const created = result<{ id: string; deliverTo: string[] }>(
       await call('manage_cron_jobs', {

@@ -89,7 +89,10 @@ export interface CronToolsService {
   pause(idOrName: string): Promise<CronJobView>
   resume(idOrName: string): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
   remove(idOrName: string): Promise<CronJobView>
-  trigger(idOrName: string): Promise<unknown>
+  /** Runs the job now; `started`, `queued` (behind a run or the concurrency cap) or `skipped` (overlap), with why. */
+  trigger(
+    idOrName: string,
+  ): Promise<{ readonly status: 'started' | 'queued' | 'skipped'; readonly reason?: string }>
   history(options: { job?: string; limit?: number }): Promise<readonly CronRunView[]>
 }
 
@@ -443,6 +446,17 @@ function configFields(config: v.InferOutput<typeof configSchema> | undefined): C
   return Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined))
 }
 
+/**
+ * Seed 002's trigger answer when the run started; a queued run says so (it starts later), and a
+ * skipped one (overlap `skip`: the previous run still goes) is an `{ error }`, since nothing runs.
+ */
+function triggerResult(outcome: { readonly status: string; readonly reason?: string }) {
+  const why = outcome.reason === undefined ? '' : `: ${outcome.reason}`
+  if (outcome.status === 'started') return { ok: true, message: 'Job triggered' }
+  if (outcome.status === 'queued') return { ok: true, message: `Job queued${why}` }
+  return { error: `Job not triggered${why}` }
+}
+
 /** Seed 002's `manage_cron_jobs`: one tool with actions list, get, create, update, delete, trigger. */
 export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
   const { service } = options
@@ -450,7 +464,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     name: 'manage_cron_jobs',
     title: 'Manage cron jobs',
     description:
-      'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background.',
+      'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background (queued behind a run still going when the job allows it; otherwise it answers with an error).',
     safety: 'dangerous',
     worstSafety: 'dangerous',
     safetyFor: (params) => {
@@ -571,8 +585,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           case 'trigger': {
             const missing = required('id', params.id)
             if (missing !== undefined) return missing
-            await service.trigger(params.id as string)
-            return { ok: true, message: 'Job triggered' }
+            return triggerResult(await service.trigger(params.id as string))
           }
         }
       } catch (error) {
