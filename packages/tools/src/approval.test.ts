@@ -23,12 +23,18 @@ describe('buildApprovalSummary (seed 000)', () => {
     ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the ↵ news"')
   })
 
-  it('workflow_run includes the file path, or the inline workflow name', () => {
+  it('workflow_run includes the file path, or the size of inline YAML it does not read', () => {
     expect(buildApprovalSummary('workflow_run', { file_path: 'flows/report.flow.yaml' })).toBe(
       'Run workflow: flows/report.flow.yaml',
     )
-    expect(buildApprovalSummary('workflow_run', { yaml_content: 'name: nightly\nsteps: []' })).toBe(
-      'Run inline workflow: nightly',
+    // The name and the commands come from the engine's parse, in the tool's own line (invokeTool);
+    // the generic line reads nothing out of the YAML, so it cannot name a workflow it has not parsed.
+    const yaml = 'steps:\n  - id: a\n    run: rm -rf ~/work\nname: harmless\n'
+    expect(buildApprovalSummary('workflow_run', { yaml_content: yaml })).toBe(
+      `Run inline workflow (${yaml.length} characters of YAML)`,
+    )
+    expect(buildApprovalSummary('workflow_save', { name: 'w', yaml_content: yaml })).toBe(
+      `Save workflow: w (${yaml.length} characters of YAML)`,
     )
   })
 

@@ -36,13 +36,12 @@ export function requiresApproval(policy: ApprovalPolicy, safety: ToolSafety): bo
   }
 }
 
-function inlineWorkflowName(yaml: unknown): string {
-  if (typeof yaml !== 'string') return '(unnamed)'
-  const match = /^name:\s*["']?([A-Za-z0-9_-]{1,64})["']?\s*$/m.exec(yaml)
-  return match?.[1] ?? '(unnamed)'
-}
-
 type Params = Readonly<Record<string, unknown>>
+
+/** The length of a YAML parameter, which the generic lines show instead of reading it. */
+function yamlLength(yaml: unknown): number {
+  return typeof yaml === 'string' ? yaml.length : 0
+}
 
 /** The `manage_cron_jobs` fields an update may change, besides `config`, in the order shown. */
 const JOB_FIELDS = ['name', 'type', 'scheduleType', 'scheduleValue', 'enabled'] as const
@@ -69,15 +68,15 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_remove: (p) => `Remove cron job and its history: ${oneLine(p.id, 64)}`,
   bg_submit: (p) => `Submit background task: "${oneLine(p.prompt, 160)}"`,
   bg_cancel: (p) => `Cancel background task: ${oneLine(p.task_id, 64)}`,
-  // The commands need the workflow parser (the engine's) or the file: the workflow tools' own
-  // approval lines add them, and invokeTool shows those.
+  // The YAML is not read here: the name and the commands come from the engine's parse, in the
+  // workflow tools' own approval lines (Tool.approvalSummary), which invokeTool shows.
   workflow_run: (p) =>
     p.file_path !== undefined
       ? `Run workflow: ${oneLine(p.file_path, 200)}`
-      : `Run inline workflow: ${inlineWorkflowName(p.yaml_content)}`,
+      : `Run inline workflow (${yamlLength(p.yaml_content)} characters of YAML)`,
   workflow_cancel: (p) => `Cancel workflow run: ${oneLine(p.run_id, 64)}`,
   workflow_save: (p) =>
-    `Save workflow: ${oneLine(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} — ${String(p.yaml_content ?? '').length} characters of YAML`,
+    `Save workflow: ${oneLine(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
   manage_cron_jobs: (p) => {
     const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
     const job = oneLine(p.id ?? p.name, 64)
@@ -113,11 +112,13 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
 
 /**
  * One human line describing a call, for an approval prompt: `Create cron job: backup (cron=0 3
- * * * *)`, `Run workflow: flows/report.flow.yaml`, `Run inline workflow: report — shell steps:
- * [host] hostname; [disk] df -h`, `Execute: <command, first 200 chars>`. Secret references appear
- * as written (unresolved). A workflow's shell commands are added by the workflow tools' own
- * approval lines (`Tool.approvalSummary`), which read them from the engine's parse of the YAML or
- * from the file, never from a second reading of the text.
+ * * * *)`, `Run workflow: flows/report.flow.yaml`, `Execute: <command, first 200 chars>`. Secret
+ * references appear as written (unresolved); cron prompts and commands are shown whole up to 2000
+ * characters. It reads only the parameters: for `workflow_run` and `workflow_save` it does not
+ * read the YAML or the file, so inline YAML shows as `Run inline workflow (N characters of YAML)`.
+ * The workflow's name and shell commands come from the workflow tools' own approval lines
+ * (`Tool.approvalSummary`, built from the engine's parse or the file), which `invokeTool` shows:
+ * call tools through `invokeTool` to get them.
  */
 export function buildApprovalSummary(toolName: string, params: unknown): string {
   const summary = SUMMARIES[toolName]

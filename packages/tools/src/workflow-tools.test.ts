@@ -278,7 +278,7 @@ steps:
       `Run inline workflow: nightly — shell steps: [host] hostname; [upload] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}; [long] set -e ↵ ${'x'.repeat(91)}…; and 1 more`,
     )
     expect(seen[1]).toMatch(
-      /^Save workflow: nightly — \d+ characters of YAML — shell steps: \[host\] hostname;/,
+      /^Save workflow: nightly \(\d+ characters of YAML\) — shell steps: \[host\] hostname;/,
     )
   })
 })
