@@ -136,7 +136,7 @@ export async function invokeTool(
   // workflow), never asks anyone.
   let early: unknown
   try {
-    early = tool.preflight?.(parsed.output)
+    early = await tool.preflight?.(parsed.output)
   } catch (error) {
     return handlerFailure(tool, error, context)
   }

@@ -57,11 +57,13 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   /** `parameters` as JSON Schema (draft-07), every property with a description. */
   readonly jsonSchema: JsonSchema
   /**
-   * Runs after validation and before approval: returns a result that ends the call without running
-   * anything (the `lango` guard of `exec`/`exec_bg`), throws to fail it (an invalid workflow), or
-   * returns `undefined` to go on.
+   * Runs after validation and before safety is judged and approval asked (`invokeTool` awaits it):
+   * returns a result that ends the call without running anything (the `lango` guard of
+   * `exec`/`exec_bg`), throws to fail it (an invalid workflow, a file that cannot be read), or
+   * returns `undefined` to go on. It may read what the call names (`workflow_run` reads its file),
+   * so that `safetyFor`, the approval line and the handler all judge the same content.
    */
-  readonly preflight?: (params: v.InferOutput<TSchema>) => TResult | undefined
+  readonly preflight?: (params: v.InferOutput<TSchema>) => TResult | undefined | Promise<TResult | undefined>
   /**
    * The approval line when it needs the service (`workflow_run` reads its file to show the
    * commands); {@link buildApprovalSummary} otherwise.

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { blockLangoExec, run } from '@lango/exec'
@@ -223,7 +223,7 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
     })
   })
 
-  it('shows the commands of inline YAML, and a file that cannot be read falls back to its path', async () => {
+  it('shows the commands of inline YAML; a file that cannot be read fails before anyone is asked', async () => {
     const seen: string[] = []
     const gate = {
       async request(request: ApprovalRequest) {
@@ -233,11 +233,10 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
     }
     const workflowRun = tools.get('workflow_run') as AnyTool
     await invokeTool(workflowRun, { yaml_content: REPORT }, session, { policy: 'moderate', gate })
-    await invokeTool(workflowRun, { file_path: 'missing' }, session, { policy: 'moderate', gate })
-    expect(seen).toEqual([
-      'Run inline workflow: report — shell steps: [host] echo web-01',
-      'Run workflow: missing',
-    ])
+    expect(
+      await invokeTool(workflowRun, { file_path: 'missing' }, session, { policy: 'moderate', gate }),
+    ).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_FILE_NOT_FOUND' } })
+    expect(seen).toEqual(['Run inline workflow: report — shell steps: [host] echo web-01'])
   })
 
   it('shows the first three commands of inline YAML, each cut, secrets unresolved; workflow_save too', async () => {
@@ -303,7 +302,8 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       expect([yaml, safety('workflow_run', { yaml_content: yaml })]).toEqual([yaml, 'dangerous'])
       expect([yaml, safety('workflow_save', { name: 'a', yaml_content: yaml })]).toEqual([yaml, 'dangerous'])
     }
-    expect(safety('workflow_run', { file_path: 'report' })).toBe('moderate')
+    // A file is judged when invokeTool has read it; unread, its content is unknown: the worst case.
+    expect(safety('workflow_run', { file_path: 'report' })).toBe('dangerous')
     // YAML that does not parse is judged dangerous when asked outside invokeTool (fail closed).
     expect(safety('workflow_run', { yaml_content: 'name: [' })).toBe('dangerous')
   })
@@ -369,6 +369,70 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     expect(await call('workflow_save', { name: 'bad', yaml_content: yaml })).toMatchObject({
       ok: false,
       error: { reason: 'WORKFLOW_INVALID', issues: [{ line: 3 }, { line: 5 }] },
+    })
+  })
+})
+
+describe('a workspace file is judged by its parse; only a saved workflow was confirmed (SECURITY.md WF-10)', () => {
+  const AGENT_ONLY = 'name: ask\nsteps:\n  - id: a\n    prompt: "Summarise the day"\n'
+  const SECRET = 'name: key\nsteps:\n  - id: a\n    prompt: "Use {{secret:api-key}}"\n'
+  let workspaceTool: AnyTool
+
+  beforeEach(async () => {
+    const workspace = join(dir, 'workspace')
+    await mkdir(workspace)
+    await writeFile(join(workspace, 'shell.flow.yaml'), REPORT)
+    await writeFile(join(workspace, 'ask.flow.yaml'), AGENT_ONLY)
+    await writeFile(join(workspace, 'key.flow.yaml'), SECRET)
+    const withWorkspace = await WorkflowDirectory.open(join(dir, 'workflows'), { allowedRoots: [workspace] })
+    workspaceTool = createWorkflowTools({ service: { engine, directory: withWorkspace } }).find(
+      (tool) => tool.name === 'workflow_run',
+    ) as AnyTool
+    // Saved through workflow_save: confirmed when it was saved.
+    await withWorkspace.save('report', REPORT)
+  })
+
+  /** Runs workflow_run under the default policy with a gate that records and denies. */
+  async function runUnderDefaultPolicy(file_path: string) {
+    const asked: ApprovalRequest[] = []
+    const outcome = await invokeTool(workspaceTool, { file_path, wait_seconds: 20 }, session, {
+      gate: {
+        async request(request) {
+          asked.push(request)
+          return false
+        },
+      },
+    })
+    return { outcome, asked }
+  }
+
+  it('a workspace file with shell steps needs approval under the default policy, showing its commands', async () => {
+    const { outcome, asked } = await runUnderDefaultPolicy(join(dir, 'workspace', 'shell.flow.yaml'))
+    expect(asked).toMatchObject([
+      {
+        safety: 'dangerous',
+        summary: `Run workflow: ${join(dir, 'workspace', 'shell.flow.yaml')} — shell steps: [host] echo web-01`,
+      },
+    ])
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(await engine.listRuns()).toEqual([])
+  })
+
+  it('a workspace file with a secret reference needs approval too', async () => {
+    const { outcome, asked } = await runUnderDefaultPolicy(join(dir, 'workspace', 'key.flow.yaml'))
+    expect(asked.map((request) => request.safety)).toEqual(['dangerous'])
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+  })
+
+  it('a workspace file of agent steps, and a saved workflow with shell steps, stay moderate', async () => {
+    const agentOnly = await runUnderDefaultPolicy(join(dir, 'workspace', 'ask.flow.yaml'))
+    expect(agentOnly.asked).toEqual([])
+    expect(agentOnly.outcome).toMatchObject({ ok: true, result: { status: 'completed' } })
+    const saved = await runUnderDefaultPolicy('report')
+    expect(saved.asked).toEqual([])
+    expect(saved.outcome).toMatchObject({
+      ok: true,
+      result: { status: 'completed', steps: [{ step_id: 'host', result: 'web-01' }, { step_id: 'summary' }] },
     })
   })
 })

@@ -71,7 +71,13 @@ export interface WorkflowToolsService {
     load(yaml: string): WorkflowHandle & { readonly definition: NonNullable<WorkflowHandle['definition']> }
   }
   readonly directory: {
-    read(nameOrPath: string): Promise<{ filePath: string; workflow: WorkflowHandle }>
+    /**
+     * Reads a saved workflow by name, or a `.flow.yaml` file in the workflows directory or the
+     * workspace. `name` is present only for a file in the workflows directory (what
+     * `workflow_save` writes, confirmed when it was saved); a file without it that has shell steps
+     * or secret references is judged `dangerous`.
+     */
+    read(nameOrPath: string): Promise<{ name?: string; filePath: string; workflow: WorkflowHandle }>
     save(
       name: string,
       yaml: string,
@@ -168,9 +174,19 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   const { engine, directory } = options.service
   const maxWait = options.maxWaitSeconds ?? 300
   const progressIntervalMs = Math.max(50, (options.progressIntervalSeconds ?? 5) * 1000)
-  // The file an approver was shown is the file that runs: the approval line's read is kept for
-  // the handler, keyed by the validated parameters object invokeTool hands to both.
-  const approvedFiles = new WeakMap<object, WorkflowHandle>()
+  // A file is read once, in the preflight (before approval): its safety, the approval line and the
+  // run all come from that read, so the text the approver was shown is the text that runs even if
+  // the file changes meanwhile. Keyed by the validated parameters object invokeTool hands to each.
+  const readFiles = new WeakMap<object, { readonly workflow: WorkflowHandle; readonly saved: boolean }>()
+  const file = async (params: { readonly file_path?: string | undefined }) => {
+    let read = readFiles.get(params)
+    if (read === undefined && params.file_path !== undefined) {
+      const { name, workflow } = await directory.read(params.file_path)
+      read = { workflow, saved: name !== undefined }
+      readFiles.set(params, read)
+    }
+    return read
+  }
   // Inline YAML is parsed once, by the engine, in the preflight; safety, the approval line and the
   // handler all read that parse (an invalid workflow fails before anyone is asked).
   const loadedInline = new WeakMap<object, WorkflowHandle>()
@@ -191,6 +207,18 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     } catch {
       return 'dangerous'
     }
+  }
+  // Inline YAML and workspace files with shell steps or secret references run commands nobody has
+  // confirmed (SECURITY.md WF-10); a saved workflow was confirmed when workflow_save stored it.
+  const runSafety = (params: {
+    readonly yaml_content?: string | undefined
+    readonly file_path?: string | undefined
+  }) => {
+    if (params.yaml_content !== undefined) return inlineSafety(params)
+    const read = readFiles.get(params)
+    // Not read yet (callSafety outside invokeTool): its content is unknown, so its worst case.
+    if (read === undefined) return 'dangerous'
+    return !read.saved && isDangerousWorkflow(read.workflow) ? 'dangerous' : 'moderate'
   }
 
   /** Waits for the run, in slices that each end with a progress report when the caller listens. */
@@ -220,12 +248,11 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description:
         "Run a YAML workflow, from file_path (a saved workflow name or a .flow.yaml file in the workflows directory) or from yaml_content. Waits up to wait_seconds (default 30) and returns run_id, status and each step's status and result; a run still going keeps running: follow it with workflow_status. deliver_to in the YAML is optional: results go to the current conversation when omitted.",
       safety: 'moderate',
-      // Inline YAML with shell steps or secret references runs commands nobody has reviewed
-      // (SECURITY.md WF-10); a saved file was confirmed when it was saved.
-      safetyFor: inlineSafety,
+      safetyFor: runSafety,
       worstSafety: 'dangerous',
-      preflight(params) {
+      async preflight(params) {
         inline(params)
+        await file(params)
         return undefined
       },
       parameters: v.pipe(
@@ -269,16 +296,11 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         if (parsed !== undefined) {
           return `Run inline workflow: ${parsed.definition?.name ?? '(unnamed)'}${shellStepsOf(parsed)}`
         }
-        if (params.file_path === undefined) return buildApprovalSummary('workflow_run', params)
-        const { workflow } = await directory.read(params.file_path)
-        approvedFiles.set(params, workflow)
-        return `Run workflow: ${oneLine(params.file_path, 200)}${shellStepsOf(workflow)}`
+        const read = await file(params)
+        return `Run workflow: ${oneLine(params.file_path, 200)}${read === undefined ? '' : shellStepsOf(read.workflow)}`
       },
       async handler(params, context) {
-        const workflow =
-          params.file_path !== undefined
-            ? (approvedFiles.get(params) ?? (await directory.read(params.file_path)).workflow)
-            : (inline(params) as WorkflowHandle)
+        const workflow = inline(params) ?? ((await file(params)) as { workflow: WorkflowHandle }).workflow
         const deliverTo = resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo)
         const { runId: id } = await engine.startRun(workflow, {
           ...(deliverTo.length === 0 ? {} : { deliverTo }),
