@@ -35,6 +35,11 @@ class RecordingStdioTransport implements Transport {
         }
       }
     })
+    // A last line without its newline is still output: it counts (and must be JSON-RPC too).
+    this.child.stdout.once('end', () => {
+      if (this.#pending !== '') this.lines.push(this.#pending)
+      this.#pending = ''
+    })
     this.child.once('exit', () => this.onclose?.())
   }
 
@@ -99,6 +104,8 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
     expect(created.isError).toBeFalsy()
     const job = created.structuredContent as { id: string; type: string; scheduleValue: string }
     expect(job).toMatchObject({ type: 'shell', scheduleValue: '0 3 * * *', id: expect.any(String) })
+    // Created over MCP without a target: deliveries go to the example's default, stderr.
+    expect(created.structuredContent).toMatchObject({ deliverTo: ['stderr'] })
     expect(await call('manage_cron_jobs', { action: 'trigger', id: job.id })).toMatchObject({
       structuredContent: { ok: true, message: 'Job triggered' },
     })
@@ -110,6 +117,9 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     expect(entries).toMatchObject([{ trigger: 'manual', result: expect.stringContaining('cron-ran') }])
+    for (let attempt = 0; attempt < 100 && !/\[stderr\][^\n]*nightly-echo/.test(transport.stderr); attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(transport.stderr).toMatch(/\[stderr\][^\n]*nightly-echo[\s\S]*cron-ran/)
   })
 
   it('runs an inline workflow whose second step uses {{step.result}}', async () => {
@@ -132,6 +142,10 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
         ],
       },
     })
+    // The run's result is delivered to the example's default target, stderr.
+    for (let attempt = 0; attempt < 100 && !/\[stderr\][^\n]*greet/.test(transport.stderr); attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(transport.stderr).toMatch(/\[stderr\][^\n]*greet[\s\S]*hello web-01/)
   })
 
   it('runs exec, and refuses a lango command without running it', async () => {
@@ -185,14 +199,20 @@ describe('examples/mcp-host with a client that negotiates the 2026-07-28 protoco
         {
           name: 'workflow_run',
           arguments: {
-            yaml_content: 'name: nap\nsteps:\n  - id: nap\n    run: "sleep 1; echo up"\n',
+            yaml_content: 'name: nap\nsteps:\n  - id: nap\n    run: "sleep 6; echo up"\n',
             wait_seconds: 20,
           },
         },
         { onprogress: (update) => progress.push(update) },
       )) as Result
       expect(run).toMatchObject({ structuredContent: { status: 'completed', steps: [{ result: 'up' }] } })
-      expect(progress.length).toBeGreaterThan(0)
+      // The start (progress 0), then at least one report while the step still runs: the server
+      // reports every 5 s (the default), and the step takes 6.
+      expect(progress[0]).toMatchObject({ progress: 0, message: expect.stringMatching(/started/) })
+      expect(progress.slice(1)).toContainEqual(
+        expect.objectContaining({ progress: expect.any(Number), message: '0 of 1 steps done; running: nap' }),
+      )
+      expect((progress.at(-1) as { progress: number }).progress).toBeGreaterThan(0)
       expect(await modern.callTool({ name: 'exec', arguments: { command: 'lango doctor' } })).toMatchObject({
         isError: true,
       })

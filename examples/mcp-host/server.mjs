@@ -9,7 +9,13 @@ import { migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
 import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
 import { buildAutomationPromptSection } from '@lango/prompts'
-import * as lango from '@lango/tools'
+import {
+  createBackgroundTools,
+  createCronTools,
+  createExecTools,
+  createManageCronJobsTool,
+  createWorkflowTools,
+} from '@lango/tools'
 import { registerTools } from '@lango/tools/mcp'
 import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore } from '@lango/workflow/sqlite'
@@ -19,12 +25,11 @@ import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 
 // One SQLite file, one Kysely for cron's and workflow's tables (opening the workflows directory
-// creates $LANGO_HOME, mode 0700).
+// creates $LANGO_HOME, mode 0700; better-sqlite3 waits up to 5 s on a locked database).
 const home = process.env.LANGO_HOME ?? join(homedir(), '.lango')
 const directory = await WorkflowDirectory.open(join(home, 'workflows'))
 const database = new Database(join(home, 'lango.db'))
 database.pragma('journal_mode = WAL')
-database.pragma('busy_timeout = 5000')
 const db = new Kysely({ dialect: new SqliteDialect({ database }) })
 await migrateCron(db)
 await migrateWorkflow(db)
@@ -38,25 +43,28 @@ const shellRunner = {
     return run(command, { cwd, timeoutMs, signal, envSource: 'trusted' })
   },
 }
-// No model here: agent runs fail with "no model configured" in their history. Deliveries go to stderr.
+// No model here: agent runs fail with "no model configured" in their history.
 const agentRunner = { run: async () => Promise.reject(new Error('no model configured')) }
-/** @param {string} target @param {string} text */
-const send = async (target, text) => void process.stderr.write(`[${target}] ${text}\n`)
-const ports = { shellRunner, agentRunner, channelSender: { send } }
+// Every delivery is written to stderr, whatever its target (jobs and runs default to `stderr`).
+/** @type {{ send(target: string, text: string): Promise<void> }} */
+const channelSender = { send: async (target, text) => void process.stderr.write(`[${target}] ${text}\n`) }
+const ports = { shellRunner, agentRunner, channelSender }
 
 const cron = new CronService({ store: new SqliteCronStore(db), ...ports })
 const engine = new WorkflowEngine({ store: new SqliteWorkflowStore(db), ...ports })
-const background = new BackgroundManager({ runner: agentRunner, notifier: ports.channelSender })
+const background = new BackgroundManager({ runner: agentRunner, notifier: channelSender })
 const registry = new ProcessRegistry({ ptyDriver: nodePtyDriver() })
 await Promise.all([cron.start(), engine.start(), background.start()])
 
 // Hosts end a call after 60 s (Claude Desktop): waits stay under it; longer work uses exec_bg/workflow_status.
+// Over MCP the session (`mcp`) names no chat, so jobs, runs and tasks deliver to `stderr`.
+const defaultDeliverTo = ['stderr']
 const tools = [
-  ...lango.createExecTools({ backend: { run, runWithPty, registry, blockLangoExec }, maxTimeoutSeconds: 50 }),
-  ...lango.createCronTools({ service: cron }),
-  lango.createManageCronJobsTool({ service: cron }),
-  ...lango.createBackgroundTools({ service: background }),
-  ...lango.createWorkflowTools({ service: { engine, directory }, maxWaitSeconds: 50 }),
+  ...createExecTools({ backend: { run, runWithPty, registry, blockLangoExec }, maxTimeoutSeconds: 50 }),
+  ...createCronTools({ service: cron, defaultDeliverTo }),
+  createManageCronJobsTool({ service: cron, defaultDeliverTo }),
+  ...createBackgroundTools({ service: background, defaultChannel: 'stderr' }),
+  ...createWorkflowTools({ service: { engine, directory }, defaultDeliverTo, maxWaitSeconds: 50 }),
 ]
 const instructions = buildAutomationPromptSection({ cron: true, background: true, workflow: true })
 serveStdio(() => {
@@ -65,11 +73,8 @@ serveStdio(() => {
   return server
 })
 
-// The client closes stdin (or signals) to end the session: stop everything, then exit.
-const shutdown = async () => {
-  await Promise.all([cron.stop(), engine.stop(), background.stop(), registry.stop()])
-  await db.destroy()
-  process.exit(0)
-}
+// The client closes stdin (or signals) to end the session: stop everything, close the database, exit 0.
+const stopAll = () => Promise.all([cron.stop(), engine.stop(), background.stop(), registry.stop()])
+const shutdown = () => stopAll().then(() => db.destroy().then(() => process.exit(0)))
 process.stdin.once('end', shutdown)
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, shutdown)
