@@ -115,9 +115,11 @@ async function approvalLine(tool: AnyTool, params: unknown, context: ToolContext
 }
 
 /**
- * Validates parameters, runs the tool's preflight (a blocked `lango` command returns here, before
- * anyone is asked), applies the approval policy, runs the handler and turns every failure
- * into a tool error result: the one way hosts should call a tool.
+ * Validates parameters, awaits the tool's preflight (a blocked `lango` command returns here, before
+ * anyone is asked; `workflow_run` reads its file), judges the call's safety, applies the approval
+ * policy, runs the handler and turns every failure into a tool error result: the one way hosts
+ * should call a tool. A call whose signal aborts before it runs or while approval is asked ends
+ * `TOOL_CANCELED` (the gate's signal aborts with it).
  */
 export async function invokeTool(
   tool: AnyTool,
