@@ -12,6 +12,7 @@ const LIMIT = 3
 const ROUNDS = 15
 const WARMUP_ROUNDS = 3
 const TARGET_RATIO = 3
+const NODE_MAJOR = Number(process.versions.node.split('.')[0])
 
 /** A plain limited Promise.all: LIMIT workers pull the next function until none are left. */
 async function limitedAll(functions, limit) {
@@ -26,6 +27,29 @@ async function limitedAll(functions, limit) {
   }
   await Promise.all(Array.from({ length: limit }, worker))
   return results
+}
+
+/**
+ * The platform floor: the limited Promise.all, but each task also pays what any cancellable,
+ * identified, timestamped task pays, whoever runs it: a random UUID, an AbortSignal its runner reads,
+ * and three wall-clock readings (created, started, ended). What the manager costs beyond this is
+ * its own bookkeeping.
+ */
+function withPlatformCosts(functions) {
+  const wrapped = functions.map((run) => {
+    const id = crypto.randomUUID()
+    const createdAt = new Date()
+    return async () => {
+      const startedAt = new Date()
+      const { signal } = new AbortController()
+      if (signal.aborted) throw signal.reason
+      const result = await run()
+      const completedAt = new Date()
+      return { id, createdAt, startedAt, completedAt, result }
+    }
+  })
+  Object.defineProperty(wrapped, 'completed', { get: () => functions.completed })
+  return wrapped
 }
 
 /**
@@ -82,12 +106,13 @@ function median(values) {
  * rounds other processes disturbed least: on a busy machine it stays near the quiet-machine median
  * while the medians drift apart; printed for reading a noisy run, never judged).
  */
-async function measure(makeFunctions, extra) {
+async function measure(makeFunctions, extra, { floor = false } = {}) {
   const manager = []
   const baseline = []
   for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
     const forManager = makeFunctions()
-    const forBaseline = makeFunctions()
+    const plain = makeFunctions()
+    const forBaseline = floor ? withPlatformCosts(plain) : plain
     const runManager = () => throughManager(forManager, LIMIT, extra)
     const runBaseline = () => time(forBaseline, () => limitedAll(forBaseline, LIMIT))
     let managerMs
@@ -148,11 +173,24 @@ const instantTasks = () =>
 console.log(
   `background  ${TASKS} tasks, limit ${LIMIT}, median of ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up`,
 )
-const passed = report('per-task overhead', await measure(trivialTasks, {}), TARGET_RATIO)
+// The runner reads its signal, as every real agent runner does (it hands it to its HTTP client).
+// On Node 20 (past end of life) an AbortSignal alone costs ~5.8 µs against ~1.1 µs on Node 24, more
+// than twice the baseline's whole task: there the 3× line is reported, not judged (ADR 0003). The
+// floor line shows what the manager's own code adds to what any such task pays.
+const judged = NODE_MAJOR >= 22 ? TARGET_RATIO : undefined
+const plainPassed = report(
+  `per-task overhead${judged === undefined ? ' (Node 20: see ADR 0003)' : ''}`,
+  await measure(trivialTasks, { readSignal: true }),
+  judged,
+)
+report(
+  'per-task overhead over the platform floor',
+  await measure(trivialTasks, { readSignal: true }, { floor: true }),
+)
+report('per-task overhead (runner ignores signal)', await measure(trivialTasks, {}))
 report(
   'per-task overhead (no timeout)',
-  await measure(trivialTasks, { taskTimeoutMs: Number.POSITIVE_INFINITY }),
+  await measure(trivialTasks, { taskTimeoutMs: Number.POSITIVE_INFINITY, readSignal: true }),
 )
-report('per-task overhead (runner reads signal)', await measure(trivialTasks, { readSignal: true }))
-report('per-task overhead (instant tasks)', await measure(instantTasks, {}))
-if (!passed) process.exitCode = 1
+report('per-task overhead (instant tasks)', await measure(instantTasks, { readSignal: true }))
+if (!plainPassed) process.exitCode = 1
