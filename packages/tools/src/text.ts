@@ -1,5 +1,5 @@
 /** Longest text an approval line shows whole; longer text shows its head and its tail. */
-export const WHOLE_TEXT_LIMIT = 2000
+const WHOLE_TEXT_LIMIT = 2000
 
 /** Control and format characters (escape sequences, bidi overrides, zero-width marks) that could hide text. */
 const HIDING = /[\p{Cc}\p{Cf}]/gu

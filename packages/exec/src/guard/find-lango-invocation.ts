@@ -63,7 +63,7 @@ export interface LangoFinding {
 export const MAX_GUARD_INPUT_LENGTH = 64 * 1024
 
 /** How many times shell code may be parsed again inside itself (`sh -c`, `eval`, piped code). */
-export const MAX_GUARD_NESTING = 8
+const MAX_GUARD_NESTING = 8
 
 /** Characters parsed in total, nested strings included, before the guard gives up and blocks. */
 const PARSE_BUDGET = 1024 * 1024
