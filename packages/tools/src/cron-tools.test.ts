@@ -1,13 +1,13 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CronService, type ShellRunner } from '@lango/cron'
+import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { RecordingAgentRunner, RecordingChannelSender } from '@lango/cron/testing'
-import { blockLangoExec, run } from '@lango/exec'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { guardedShellRunner } from './__fixtures__/shell-runner.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { invokeTool } from './invoke.js'
 import type { AnyTool } from './tool.js'
@@ -20,18 +20,7 @@ let agent: RecordingAgentRunner
 let sender: RecordingChannelSender
 
 /** The server's ShellRunner, in miniature: the guard first, then @lango/exec. */
-const shellRunner: ShellRunner = {
-  async run(request, { signal }) {
-    const message = blockLangoExec(request.command, { automationAvailable: true })
-    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
-    return run(request.command, {
-      cwd: request.cwd,
-      timeoutMs: request.timeoutMs,
-      signal,
-      envSource: 'trusted',
-    })
-  },
-}
+const shellRunner = guardedShellRunner({ envSource: 'trusted' })
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lango-tools-cron-'))

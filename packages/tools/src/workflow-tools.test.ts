@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { blockLangoExec, run } from '@lango/exec'
-import { type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import { RecordingAgentRunner, RecordingChannelSender } from '@lango/workflow/testing'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { guardedShellRunner } from './__fixtures__/shell-runner.js'
 import type { ApprovalRequest } from './approval.js'
 import { invokeTool } from './invoke.js'
 import { type AnyTool, callSafety, type ToolProgress } from './tool.js'
@@ -22,13 +22,7 @@ let agent: RecordingAgentRunner
 let sender: RecordingChannelSender
 
 /** The server's ShellRunner in miniature: guard on the rendered command, then @lango/exec. */
-const shellRunner: ShellRunner = {
-  async run(request, { signal }) {
-    const message = blockLangoExec(request.command, { automationAvailable: true })
-    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
-    return run(request.command, { timeoutMs: request.timeoutMs, signal, killGraceMs: 200 })
-  },
-}
+const shellRunner = guardedShellRunner({ killGraceMs: 200 })
 
 const REPORT = `name: report
 steps:

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
 import { generateText, stepCountIs } from 'ai'
-import * as v from 'valibot'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { abortProbe } from '../__fixtures__/abort-probe.js'
 import type { ApprovalGate, ApprovalRequest } from '../approval.js'
 import { createExecTools } from '../exec-tools.js'
-import { type AnyTool, defineTool } from '../tool.js'
+import type { AnyTool } from '../tool.js'
 import { toAiSdkTools } from './index.js'
 
 /** One scripted model turn: call tools, or answer with text. */
@@ -171,23 +171,7 @@ describe('toAiSdkTools with generateText (AI SDK v6)', () => {
   })
 
   it("passes generateText's abortSignal to the tool", async () => {
-    let aborted!: () => void
-    const sawAbort = new Promise<void>((resolve) => (aborted = resolve))
-    let started!: () => void
-    const running = new Promise<void>((resolve) => (started = resolve))
-    const probe = defineTool({
-      name: 'probe',
-      title: 'Probe',
-      description: 'Waits until the call is aborted.',
-      safety: 'safe',
-      parameters: v.strictObject({}),
-      async handler(_params, context) {
-        started()
-        await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => resolve()))
-        aborted()
-        return {}
-      },
-    })
+    const { tool: probe, running, aborted: sawAbort } = abortProbe()
     fake.script({ calls: [{ name: 'probe', arguments: '{}' }] }, { text: 'never' })
     const controller = new AbortController()
     const generation = generateText({

@@ -7,20 +7,21 @@ import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
 import { buildAutomationPromptSection } from '@lango/prompts'
-import { type ShellRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import { Client } from '@modelcontextprotocol/client'
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport, McpServer, type ServerContext } from '@modelcontextprotocol/server'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
-import * as v from 'valibot'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { abortProbe } from '../__fixtures__/abort-probe.js'
+import { guardedShellRunner } from '../__fixtures__/shell-runner.js'
 import type { ApprovalRequest } from '../approval.js'
 import { createBackgroundTools } from '../background-tools.js'
 import { createCronTools, createManageCronJobsTool } from '../cron-tools.js'
 import { createExecTools } from '../exec-tools.js'
-import { type AnyTool, defineTool } from '../tool.js'
+import type { AnyTool } from '../tool.js'
 import { createWorkflowTools } from '../workflow-tools.js'
 import { type RegisterToolsOptions, registerTools } from './index.js'
 
@@ -33,13 +34,7 @@ let background: BackgroundManager
 let tools: AnyTool[]
 const closers: Array<() => Promise<void>> = []
 
-const shellRunner: ShellRunner = {
-  async run(request, { signal }) {
-    const message = blockLangoExec(request.command, { automationAvailable: true })
-    if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
-    return run(request.command, { timeoutMs: request.timeoutMs, signal, envSource: 'trusted' })
-  },
-}
+const shellRunner = guardedShellRunner({ envSource: 'trusted' })
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lango-tools-mcp-'))
@@ -278,27 +273,7 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
   })
 
   it("wires the client's cancellation to the tool's signal", async () => {
-    let started!: () => void
-    const running = new Promise<void>((resolve) => (started = resolve))
-    let aborted!: (reason: unknown) => void
-    const sawAbort = new Promise<unknown>((resolve) => (aborted = resolve))
-    const probe = defineTool({
-      name: 'probe',
-      title: 'Probe',
-      description: 'Waits until cancelled.',
-      safety: 'safe',
-      parameters: v.strictObject({}),
-      async handler(_params, context) {
-        started()
-        await new Promise<void>((resolve) =>
-          context.signal?.addEventListener('abort', () => {
-            aborted(context.signal?.reason)
-            resolve()
-          }),
-        )
-        return {}
-      },
-    })
+    const { tool: probe, running, aborted: sawAbort } = abortProbe()
     const client = await connect([probe])
     const controller = new AbortController()
     const call = client.callTool({ name: 'probe', arguments: {} }, { signal: controller.signal })
