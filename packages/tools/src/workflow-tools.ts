@@ -4,8 +4,7 @@ import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
-import { oneLine } from './text.js'
-import { type AnyTool, defineTool, type ToolContext } from './tool.js'
+import { type AnyTool, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 import { describeShellSteps } from './workflow-summary.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
@@ -129,6 +128,18 @@ function isDangerousWorkflow(workflow: WorkflowHandle): boolean {
   return steps.some((step) => step.kind === 'run' || mentionsSecret(step.text))
 }
 
+/** Where a `workflow_run` or `workflow_save` call takes its workflow from. */
+interface WorkflowSource {
+  readonly yaml_content?: string | undefined
+  readonly file_path?: string | undefined
+}
+
+/** A call's workflow as its preflight parsed or read it; `saved` when it comes from the workflows directory. */
+interface PreparedWorkflow {
+  readonly workflow: WorkflowHandle
+  readonly saved: boolean
+}
+
 /** One line on a run in progress, for a progress notification. */
 function progressLine(run: WorkflowRunView): string {
   const running = run.steps.filter((step) => step.status === 'running').map((step) => step.stepId)
@@ -174,51 +185,42 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   const { engine, directory } = options.service
   const maxWait = options.maxWaitSeconds ?? 300
   const progressIntervalMs = Math.max(50, (options.progressIntervalSeconds ?? 5) * 1000)
-  // A file is read once, in the preflight (before approval): its safety, the approval line and the
-  // run all come from that read, so the text the approver was shown is the text that runs even if
-  // the file changes meanwhile. Keyed by the validated parameters object invokeTool hands to each.
-  const readFiles = new WeakMap<object, { readonly workflow: WorkflowHandle; readonly saved: boolean }>()
-  const file = async (params: { readonly file_path?: string | undefined }) => {
-    let read = readFiles.get(params)
-    if (read === undefined && params.file_path !== undefined) {
-      const { name, workflow } = await directory.read(params.file_path)
-      read = { workflow, saved: name !== undefined }
-      readFiles.set(params, read)
-    }
-    return read
+  // A call's workflow is parsed (inline YAML, by the engine) or read (a file) once, in the
+  // preflight, before approval: its safety, the approval line and the run all come from it, so the
+  // steps the approver was shown are the steps that run even if the file changes meanwhile (and an
+  // invalid workflow fails before anyone is asked). Keyed by the validated parameters object
+  // invokeTool hands to each.
+  const prepared = new WeakMap<object, PreparedWorkflow>()
+  const remember = (params: object, entry: PreparedWorkflow) => {
+    prepared.set(params, entry)
+    return entry
   }
-  // Inline YAML is parsed once, by the engine, in the preflight; safety, the approval line and the
-  // handler all read that parse (an invalid workflow fails before anyone is asked).
-  const loadedInline = new WeakMap<object, WorkflowHandle>()
-  const inline = (params: { readonly yaml_content?: string | undefined }): WorkflowHandle | undefined => {
-    if (params.yaml_content === undefined) return undefined
-    let loaded = loadedInline.get(params)
-    if (loaded === undefined) {
-      loaded = engine.load(params.yaml_content)
-      loadedInline.set(params, loaded)
-    }
-    return loaded
+  /** Inline YAML parsed: synchronous, since `safetyFor` may be asked before any preflight. */
+  const inline = (params: WorkflowSource): PreparedWorkflow | undefined =>
+    params.yaml_content === undefined
+      ? undefined
+      : (prepared.get(params) ??
+        remember(params, { workflow: engine.load(params.yaml_content), saved: false }))
+  /** The call's workflow: inline YAML parsed, or the file (`file_path`, when no YAML) read. */
+  const prepare = async (params: WorkflowSource): Promise<PreparedWorkflow> => {
+    const known = inline(params) ?? prepared.get(params)
+    if (known !== undefined) return known
+    const { name, workflow } = await directory.read(params.file_path as string)
+    return remember(params, { workflow, saved: name !== undefined })
   }
-  // Called outside invokeTool with YAML that does not parse: fail closed.
-  const inlineSafety = (params: { readonly yaml_content?: string | undefined }) => {
+  // Inline YAML and workspace files with shell steps or secret references run commands nobody has
+  // confirmed (SECURITY.md WF-10); a saved workflow was confirmed when workflow_save stored it. A
+  // file not read yet, or YAML that does not parse (callSafety outside invokeTool), is unknown
+  // content: its worst case.
+  const safetyOf = (params: WorkflowSource): ToolSafety => {
     try {
-      const workflow = inline(params)
-      return workflow !== undefined && isDangerousWorkflow(workflow) ? 'dangerous' : 'moderate'
+      const entry = inline(params) ?? prepared.get(params)
+      return entry === undefined || (!entry.saved && isDangerousWorkflow(entry.workflow))
+        ? 'dangerous'
+        : 'moderate'
     } catch {
       return 'dangerous'
     }
-  }
-  // Inline YAML and workspace files with shell steps or secret references run commands nobody has
-  // confirmed (SECURITY.md WF-10); a saved workflow was confirmed when workflow_save stored it.
-  const runSafety = (params: {
-    readonly yaml_content?: string | undefined
-    readonly file_path?: string | undefined
-  }) => {
-    if (params.yaml_content !== undefined) return inlineSafety(params)
-    const read = readFiles.get(params)
-    // Not read yet (callSafety outside invokeTool): its content is unknown, so its worst case.
-    if (read === undefined) return 'dangerous'
-    return !read.saved && isDangerousWorkflow(read.workflow) ? 'dangerous' : 'moderate'
   }
 
   /** Waits for the run, in slices that each end with a progress report when the caller listens. */
@@ -248,11 +250,10 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description:
         "Run a YAML workflow, from file_path (a saved workflow name or a .flow.yaml file in the workflows directory) or from yaml_content. Waits up to wait_seconds (default 30) and returns run_id, status and each step's status and result; a run still going keeps running: follow it with workflow_status. deliver_to in the YAML is optional: results go to the current conversation when omitted.",
       safety: 'moderate',
-      safetyFor: runSafety,
+      safetyFor: safetyOf,
       worstSafety: 'dangerous',
       async preflight(params) {
-        inline(params)
-        await file(params)
+        await prepare(params)
         return undefined
       },
       parameters: v.pipe(
@@ -292,15 +293,15 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         ),
       ),
       async approvalSummary(params) {
-        const parsed = inline(params)
-        if (parsed !== undefined) {
-          return `Run inline workflow: ${parsed.definition?.name ?? '(unnamed)'}${shellStepsOf(parsed)}`
-        }
-        const read = await file(params)
-        return `Run workflow: ${oneLine(params.file_path, 200)}${read === undefined ? '' : shellStepsOf(read.workflow)}`
+        const { workflow } = await prepare(params)
+        const line =
+          params.yaml_content === undefined
+            ? buildApprovalSummary('workflow_run', params)
+            : `Run inline workflow: ${workflow.definition?.name ?? '(unnamed)'}`
+        return `${line}${shellStepsOf(workflow)}`
       },
       async handler(params, context) {
-        const workflow = inline(params) ?? ((await file(params)) as { workflow: WorkflowHandle }).workflow
+        const { workflow } = await prepare(params)
         const deliverTo = resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo)
         const { runId: id } = await engine.startRun(workflow, {
           ...(deliverTo.length === 0 ? {} : { deliverTo }),
@@ -389,15 +390,15 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       safety: 'moderate',
       // A saved workflow with shell steps or secret references runs later, possibly on a
       // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation.
-      safetyFor: inlineSafety,
+      safetyFor: safetyOf,
       worstSafety: 'dangerous',
       preflight(params) {
         inline(params)
         return undefined
       },
       async approvalSummary(params) {
-        const parsed = inline(params) as WorkflowHandle
-        return `${buildApprovalSummary('workflow_save', params)}${shellStepsOf(parsed)}`
+        const { workflow } = await prepare(params)
+        return `${buildApprovalSummary('workflow_save', params)}${shellStepsOf(workflow)}`
       },
       parameters: v.strictObject({
         name: v.pipe(
