@@ -215,12 +215,12 @@ function applyLong(
   const values: Argument[] = []
   let consumed = 1
   if (attached !== undefined) {
-    values.push(textValue(attached))
+    values.push(textArgument(attached))
     const more = typeof arity === 'number' ? Math.max(0, arity - 1) : 0
-    for (let extra = 1; extra <= more; extra++) values.push(argv[index + extra] ?? textValue(''))
+    for (let extra = 1; extra <= more; extra++) values.push(argv[index + extra] ?? textArgument(''))
     consumed += more
   } else if (typeof arity === 'number' && arity > 0) {
-    for (let extra = 1; extra <= arity; extra++) values.push(argv[index + extra] ?? textValue(''))
+    for (let extra = 1; extra <= arity; extra++) values.push(argv[index + extra] ?? textArgument(''))
     consumed += arity
   }
   reading.options.push({ key, values, index })
@@ -265,12 +265,12 @@ function shortCluster(
     }
     const rest = text.slice(position + 1)
     if (arity === 'optional' || rest !== '') {
-      reading.options.push({ key: `-${letter}`, values: rest === '' ? [] : [textValue(rest)], index })
+      reading.options.push({ key: `-${letter}`, values: rest === '' ? [] : [textArgument(rest)], index })
       reading.index = index + 1
       return []
     }
     const values: Argument[] = []
-    for (let extra = 1; extra <= arity; extra++) values.push(argv[index + extra] ?? textValue(''))
+    for (let extra = 1; extra <= arity; extra++) values.push(argv[index + extra] ?? textArgument(''))
     reading.options.push({ key: `-${letter}`, values, index })
     reading.index = index + 1 + arity
     return []
@@ -279,7 +279,8 @@ function shortCluster(
   return []
 }
 
-function textValue(text: string): Argument {
+/** Builds an {@link Argument} for text the guard produced itself. */
+export function textArgument(text: string): Argument {
   return { literal: text, loose: text, word: undefined }
 }
 

@@ -44,11 +44,6 @@ export interface RunnerResult {
  */
 export type Runner = (argv: readonly Argument[], input?: readonly string[]) => RunnerResult | undefined
 
-/** Builds an {@link Argument} for text the guard produced itself. */
-export function textArgument(text: string): Argument {
-  return { literal: text, loose: text, word: undefined }
-}
-
 /** The words joined with spaces, quote-removed but with expansions as written: text to parse again. */
 export function joinLoose(argv: readonly Argument[]): string {
   return argv.map((argument) => argument.loose).join(' ')
@@ -85,6 +80,21 @@ export function merge(results: readonly (RunnerResult | undefined)[]): RunnerRes
     return undefined
   }
   return { commands, shellCode, interpreterCode, scripts, stdin, computed }
+}
+
+/**
+ * A runner that reads argv with `table` and reports, for each reading the table leaves open, what that
+ * reading would run; the reports are merged. `input` is the runner's stdin text (see {@link Runner}).
+ */
+export function byReading(
+  table: OptionTable,
+  read: (
+    reading: ParsedArgv,
+    argv: readonly Argument[],
+    input?: readonly string[],
+  ) => RunnerResult | undefined,
+): Runner {
+  return (argv, input) => merge(parseArgv(argv, table).map((reading) => read(reading, argv, input)))
 }
 
 /** The command that starts at operand `skip` of each reading (distinct start indexes). */

@@ -8,9 +8,11 @@ import {
   optionValue,
   type ParsedArgv,
   parseArgv,
+  textArgument,
 } from './option-parser.js'
 import {
   afterDoubleDash,
+  byReading,
   commandsAt,
   joinLoose,
   merge,
@@ -20,7 +22,6 @@ import {
   shellCodeOf,
   splitOnce,
   subcommandWrapper,
-  textArgument,
   wrapper,
 } from './runner-kit.js'
 import { TOOL_RUNNERS } from './tool-runners.js'
@@ -35,8 +36,8 @@ import { TOOL_RUNNERS } from './tool-runners.js'
  */
 
 export type { Argument } from './option-parser.js'
+export { textArgument } from './option-parser.js'
 export type { Runner, RunnerResult, ScriptRun } from './runner-kit.js'
-export { textArgument } from './runner-kit.js'
 
 /** Options that take a separate value, for the simple runners that do not need a full table. */
 interface OptionSpec {
@@ -72,24 +73,24 @@ function skipOptions(argv: readonly Argument[], start: number, spec: OptionSpec 
   return index
 }
 
-/** Value of `-x VALUE`, `-xVALUE`, `--long VALUE` or `--long=VALUE` anywhere in argv, with its index. */
+/** Value of `-x VALUE`, `-xVALUE`, `--long VALUE` or `--long=VALUE` anywhere in argv. */
 function findOptionValue(
   argv: readonly Argument[],
   short: readonly string[],
   long: readonly string[],
-): { value: string; index: number } | undefined {
+): string | undefined {
   for (let index = 1; index < argv.length; index++) {
     const text = argv[index]?.literal
     if (text === undefined) continue
     if (text === '--') return undefined
     for (const name of long) {
-      if (text === `--${name}`) return { value: argv[index + 1]?.loose ?? '', index: index + 1 }
-      if (text.startsWith(`--${name}=`)) return { value: text.slice(name.length + 3), index }
+      if (text === `--${name}`) return argv[index + 1]?.loose ?? ''
+      if (text.startsWith(`--${name}=`)) return text.slice(name.length + 3)
     }
     for (const option of short) {
       // `-c VALUE`, or a flag cluster ending in the letter: `script -qc VALUE`.
       const clustered = text.length > 2 && /^-[A-Za-z]+$/.test(text) && text.endsWith(option.slice(1))
-      if (text === option || clustered) return { value: argv[index + 1]?.loose ?? '', index: index + 1 }
+      if (text === option || clustered) return argv[index + 1]?.loose ?? ''
     }
   }
   return undefined
@@ -105,32 +106,27 @@ const ENV = options(
 )
 
 /** `env`: options, then `NAME=VALUE` words (any word with `=`), then the command. */
-const env: Runner = (argv) => {
-  const results: (RunnerResult | undefined)[] = []
-  for (const reading of parseArgv(argv, ENV)) {
-    const split = optionsNamed(reading, ['-S', '--split-string'])[0]
-    if (split !== undefined) {
-      // `env -S'-i lango cron' …`: the string is split into more arguments that env reads again.
-      const value = split.values[0]
-      const after = value === argv[split.index + 1] ? split.index + 2 : split.index + 1
-      results.push({ shellCode: [{ text: `env ${value?.loose ?? ''} ${joinLoose(argv.slice(after))}` }] })
-      continue
-    }
-    let index = reading.operands[0] ?? argv.length
-    if (argv[index]?.literal === '-') index++
-    const checks: RunnerResult[] = []
-    while (index < argv.length) {
-      const argument = argv[index] as Argument
-      if (!hasLiteralEquals(argument)) break
-      const [name, value] = splitOnce(argument.loose, '=')
-      const kind = value === undefined ? undefined : variableRunKind(name)
-      if (kind !== undefined && value !== undefined) checks.push(variableRun(kind, value))
-      index++
-    }
-    results.push(...checks, { commands: [argv.slice(index)] })
+const env = byReading(ENV, (reading, argv) => {
+  const split = optionsNamed(reading, ['-S', '--split-string'])[0]
+  if (split !== undefined) {
+    // `env -S'-i lango cron' …`: the string is split into more arguments that env reads again.
+    const value = split.values[0]
+    const after = value === argv[split.index + 1] ? split.index + 2 : split.index + 1
+    return { shellCode: [{ text: `env ${value?.loose ?? ''} ${joinLoose(argv.slice(after))}` }] }
   }
-  return merge(results)
-}
+  let index = reading.operands[0] ?? argv.length
+  if (argv[index]?.literal === '-') index++
+  const checks: RunnerResult[] = []
+  while (index < argv.length) {
+    const argument = argv[index] as Argument
+    if (!hasLiteralEquals(argument)) break
+    const [name, value] = splitOnce(argument.loose, '=')
+    const kind = value === undefined ? undefined : variableRunKind(name)
+    if (kind !== undefined && value !== undefined) checks.push(variableRun(kind, value))
+    index++
+  }
+  return merge([...checks, { commands: [argv.slice(index)] }])
+})
 
 /** True when the word has an `=` of its own (not one inside an expansion such as `${x=}`). */
 function hasLiteralEquals(argument: Argument): boolean {
@@ -234,29 +230,21 @@ const RUNUSER = options('c:fg:G:lmpPs:u:w:hV', `${SU_LONG} user=`, { permute: tr
  * CMD …` runs CMD directly.
  */
 function switchUser(table: OptionTable): Runner {
-  return (argv) => {
-    const results: RunnerResult[] = []
-    for (const reading of parseArgv(argv, table)) {
-      const operands = reading.operands.filter((index) => argv[index]?.literal !== '-')
-      if (hasOption(reading, ['-u', '--user'])) {
-        results.push({ commands: [operands.map((index) => argv[index] as Argument)] })
-        continue
-      }
-      const shell = optionValue(reading, ['-s', '--shell']) ?? textArgument('sh')
-      // The last `-c` wins, as in su.
-      const code = optionValue(reading, ['-c', '--command', '--session-command'])
-      const args = operands.slice(1).map((index) => argv[index] as Argument)
-      results.push({
-        commands: [code === undefined ? [shell, ...args] : [shell, textArgument('-c'), code, ...args]],
-      })
-    }
-    return merge(results)
-  }
+  return byReading(table, (reading, argv) => {
+    const operands = reading.operands.filter((index) => argv[index]?.literal !== '-')
+    if (hasOption(reading, ['-u', '--user']))
+      return { commands: [operands.map((index) => argv[index] as Argument)] }
+    const shell = optionValue(reading, ['-s', '--shell']) ?? textArgument('sh')
+    // The last `-c` wins, as in su.
+    const code = optionValue(reading, ['-c', '--command', '--session-command'])
+    const args = operands.slice(1).map((index) => argv[index] as Argument)
+    return { commands: [code === undefined ? [shell, ...args] : [shell, textArgument('-c'), code, ...args]] }
+  })
 }
 
 const switchGroup: Runner = (argv) => {
   const code = findOptionValue(argv, ['-c'], [])
-  if (code !== undefined) return { shellCode: [{ text: code.value }] }
+  if (code !== undefined) return { shellCode: [{ text: code }] }
   const group = skipOptions(argv, 1)
   const text = argv[group + 1]
   return text === undefined ? undefined : { shellCode: [{ text: text.loose }] }
@@ -302,13 +290,9 @@ const CHROOT = options('+', 'groups= userspec= skip-chdir help version')
 /** GNU and toybox `timeout [options] DURATION CMD`; old BusyBox `timeout -t SECS [-s SIG] CMD`. */
 const TIMEOUT = options('+k:s:vt:i', 'kill-after= signal= verbose foreground preserve-status help version')
 
-const timeout: Runner = (argv) => {
-  const commands: (readonly Argument[])[] = []
-  for (const reading of parseArgv(argv, TIMEOUT)) {
-    commands.push(...commandsAt(argv, [reading], hasOption(reading, ['-t']) ? 0 : 1))
-  }
-  return { commands }
-}
+const timeout = byReading(TIMEOUT, (reading, argv) => ({
+  commands: commandsAt(argv, [reading], hasOption(reading, ['-t']) ? 0 : 1),
+}))
 
 const PRLIMIT = options(
   '+c::d::e::f::i::l::m::n::q::r::s::t::u::v::x::y::p:o:hV',
@@ -485,14 +469,10 @@ const GOSU = options('')
 
 /** `runcon CONTEXT CMD` or `runcon [-c] [-u U] [-r R] [-t T] [-l L] CMD`. */
 const RUNCON = options('+r:t:u:l:c', 'role= type= user= range= compute help version')
-const runcon: Runner = (argv) => {
-  const commands: (readonly Argument[])[] = []
-  for (const reading of parseArgv(argv, RUNCON)) {
-    const context = !hasOption(reading, ['-r', '-t', '-u', '-l', '--role', '--type', '--user', '--range'])
-    commands.push(...commandsAt(argv, [reading], context ? 1 : 0))
-  }
-  return { commands }
-}
+const runcon = byReading(RUNCON, (reading, argv) => {
+  const context = !hasOption(reading, ['-r', '-t', '-u', '-l', '--role', '--type', '--user', '--range'])
+  return { commands: commandsAt(argv, [reading], context ? 1 : 0) }
+})
 
 const SCHROOT = options(
   'c:u:d:n:o:pqvilbreh?V',
@@ -518,7 +498,7 @@ const hash: Runner = (argv) => {
   const path = findOptionValue(argv, ['-p'], [])
   return path === undefined
     ? undefined
-    : { scripts: [{ path: textArgument(path.value), args: [], kind: 'program' }] }
+    : { scripts: [{ path: textArgument(path), args: [], kind: 'program' }] }
 }
 
 const shell: Runner = (argv) => {
@@ -583,20 +563,14 @@ const WATCH = options(
 )
 
 /** `watch CMD…` joins its operands and runs them through `sh -c`; `watch -x` runs them directly. */
-const watch: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, WATCH)) {
-    const start = reading.operands[0]
-    if (start === undefined) continue
-    const rest = argv.slice(start)
-    results.push(
-      hasOption(reading, ['-x', '--exec'])
-        ? { commands: [rest] }
-        : { shellCode: [{ text: joinLoose(rest) }] },
-    )
-  }
-  return merge(results)
-}
+const watch = byReading(WATCH, (reading, argv) => {
+  const start = reading.operands[0]
+  if (start === undefined) return undefined
+  const rest = argv.slice(start)
+  return hasOption(reading, ['-x', '--exec'])
+    ? { commands: [rest] }
+    : { shellCode: [{ text: joinLoose(rest) }] }
+})
 
 const FLOCK = options(
   '+sexnoFuw:E:hV',
@@ -607,18 +581,14 @@ const FLOCK = options(
  * `flock [options] FILE CMD…`, `flock [options] FILE -c CMD`, `flock [options] FD`. util-linux reads
  * `-c`/`--command` only right after the file (before it they are rejected).
  */
-const flock: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, FLOCK)) {
-    const file = reading.operands[0]
-    if (file === undefined) continue
-    const next = argv[file + 1]?.literal
-    if (next === '-c' || next === '--command') results.push({ shellCode: shellCodeOf([argv[file + 2]]) })
-    else if (next?.startsWith('--command=')) results.push({ shellCode: [{ text: next.slice(10) }] })
-    else results.push({ commands: [argv.slice(file + 1)] })
-  }
-  return merge(results)
-}
+const flock = byReading(FLOCK, (reading, argv) => {
+  const file = reading.operands[0]
+  if (file === undefined) return undefined
+  const next = argv[file + 1]?.literal
+  if (next === '-c' || next === '--command') return { shellCode: shellCodeOf([argv[file + 2]]) }
+  if (next?.startsWith('--command=')) return { shellCode: [{ text: next.slice(10) }] }
+  return { commands: [argv.slice(file + 1)] }
+})
 
 const SCRIPT = options(
   'ac:eE:fhI:O:B:T:t::m:o:qVw',
@@ -628,15 +598,11 @@ const SCRIPT = options(
 )
 
 /** util-linux `script -c CMD [FILE]`; BSD `script [-q] FILE CMD…`. */
-const script: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, SCRIPT)) {
-    const codes = optionsNamed(reading, ['-c', '--command'])
-    if (codes.length > 0) results.push({ shellCode: shellCodeOf(codes.map((code) => code.values[0])) })
-    else results.push({ commands: commandsAt(argv, [reading], 1) })
-  }
-  return merge(results)
-}
+const script = byReading(SCRIPT, (reading, argv) => {
+  const codes = optionsNamed(reading, ['-c', '--command'])
+  if (codes.length > 0) return { shellCode: shellCodeOf(codes.map((code) => code.values[0])) }
+  return { commands: commandsAt(argv, [reading], 1) }
+})
 
 // ---------------------------------------------------------------------------------------------------
 // Argument builders: xargs, find, parallel
@@ -673,31 +639,28 @@ function xargsReplaceString(reading: ParsedArgv): string | undefined {
   return undefined
 }
 
-const xargs: Runner = (argv, input) => {
-  const commands: (readonly Argument[])[] = []
-  for (const reading of parseArgv(argv, XARGS)) {
-    const start = reading.operands[0]
-    const inner = start === undefined ? [] : argv.slice(start)
-    commands.push(inner)
-    const replace = xargsReplaceString(reading)
-    // What arrives on stdin becomes arguments: `echo lango | xargs sh -c` runs `sh -c lango`.
-    for (const line of inputLines(input).slice(0, MAX_SUBSTITUTIONS)) {
-      if (replace !== undefined && replace !== '') {
-        commands.push(
-          inner.map((argument) => ({
-            literal: argument.literal === undefined ? undefined : substitute(argument.literal, replace, line),
-            loose: substitute(argument.loose, replace, line),
-            word: undefined,
-          })),
-        )
-      } else {
-        const words = line.trim().split(/\s+/).map(textArgument)
-        commands.push([...(inner.length > 0 ? inner : [textArgument('echo')]), ...words])
-      }
+const xargs = byReading(XARGS, (reading, argv, input) => {
+  const start = reading.operands[0]
+  const inner = start === undefined ? [] : argv.slice(start)
+  const commands: (readonly Argument[])[] = [inner]
+  const replace = xargsReplaceString(reading)
+  // What arrives on stdin becomes arguments: `echo lango | xargs sh -c` runs `sh -c lango`.
+  for (const line of inputLines(input).slice(0, MAX_SUBSTITUTIONS)) {
+    if (replace !== undefined && replace !== '') {
+      commands.push(
+        inner.map((argument) => ({
+          literal: argument.literal === undefined ? undefined : substitute(argument.literal, replace, line),
+          loose: substitute(argument.loose, replace, line),
+          word: undefined,
+        })),
+      )
+    } else {
+      const words = line.trim().split(/\s+/).map(textArgument)
+      commands.push([...(inner.length > 0 ? inner : [textArgument('echo')]), ...words])
     }
   }
   return { commands }
-}
+})
 
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
 
@@ -737,35 +700,31 @@ const PARALLEL = options(
     'semaphore bg fg shebang shebang-wrap no-run-if-empty',
 )
 
-const parallel: Runner = (argv, input) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, PARALLEL)) {
-    const start = reading.operands[0] ?? argv.length
-    let separator = start
-    while (separator < argv.length && !/^::::?\+?$/.test(argv[separator]?.literal ?? '')) separator++
-    const template = joinLoose(argv.slice(start, separator))
-    const values =
-      separator < argv.length
-        ? argv
-            .slice(separator + 1)
-            .filter((argument) => !/^::::?\+?$/.test(argument.literal ?? ''))
-            .map((argument) => argument.loose)
-        : inputLines(input)
-    // Each value fills `{}` in the template, or is appended; with no template each value is a command.
-    const commands = values
-      .slice(0, MAX_SUBSTITUTIONS)
-      .map((value) =>
-        template === ''
-          ? value
-          : template.includes('{}')
-            ? substitute(template, '{}', value)
-            : `${template} ${value}`,
-      )
-    if (template !== '') commands.push(template)
-    results.push({ shellCode: commands.map((text) => ({ text })) })
-  }
-  return merge(results)
-}
+const parallel = byReading(PARALLEL, (reading, argv, input) => {
+  const start = reading.operands[0] ?? argv.length
+  let separator = start
+  while (separator < argv.length && !/^::::?\+?$/.test(argv[separator]?.literal ?? '')) separator++
+  const template = joinLoose(argv.slice(start, separator))
+  const values =
+    separator < argv.length
+      ? argv
+          .slice(separator + 1)
+          .filter((argument) => !/^::::?\+?$/.test(argument.literal ?? ''))
+          .map((argument) => argument.loose)
+      : inputLines(input)
+  // Each value fills `{}` in the template, or is appended; with no template each value is a command.
+  const commands = values
+    .slice(0, MAX_SUBSTITUTIONS)
+    .map((value) =>
+      template === ''
+        ? value
+        : template.includes('{}')
+          ? substitute(template, '{}', value)
+          : `${template} ${value}`,
+    )
+  if (template !== '') commands.push(template)
+  return { shellCode: commands.map((text) => ({ text })) }
+})
 
 // ---------------------------------------------------------------------------------------------------
 // Tracers and profilers
@@ -816,7 +775,7 @@ const PACKAGE_RUNNER_OPTIONS: OptionSpec = {
 
 const packageRunner = (argv: readonly Argument[]): RunnerResult | undefined => {
   const code = findOptionValue(argv, ['-c'], ['call'])
-  if (code !== undefined) return { shellCode: [{ text: code.value }] }
+  if (code !== undefined) return { shellCode: [{ text: code }] }
   const index = skipOptions(argv, 1, PACKAGE_RUNNER_OPTIONS)
   const target = argv[index]
   if (target === undefined) return undefined
@@ -1032,7 +991,7 @@ const BUN_SUBCOMMANDS = new Set([
 
 const bun: Runner = (argv) => {
   const code = findOptionValue(argv, ['-e', '-p'], ['eval', 'print'])
-  if (code !== undefined) return { interpreterCode: [code.value] }
+  if (code !== undefined) return { interpreterCode: [code] }
   const at = skipOptions(argv, 1, { short: 'r', long: ['preload', 'cwd', 'config', 'env-file'] })
   const subcommand = argv[at]?.literal?.toLowerCase()
   if (subcommand === undefined) return undefined
@@ -1206,29 +1165,24 @@ const GAWK = options(
  * literal commands are parsed as shell code, computed ones count as a run-time command. Documented in
  * `awk-program.ts`.
  */
-const awk: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, GAWK)) {
-    const files = optionsNamed(reading, ['-f', '--file', '-E', '--exec'])
-    results.push({
-      scripts: files.map((file) => ({
-        path: file.values[0] ?? textArgument(''),
-        args: [],
-        kind: 'code' as const,
-      })),
-    })
-    const sources = optionsNamed(reading, ['-e', '--source']).map((option) => option.values[0]?.loose ?? '')
-    if (files.length === 0 && sources.length === 0) {
-      const program = reading.operands[0]
-      if (program !== undefined) sources.push(argv[program]?.loose ?? '')
-    }
-    for (const source of sources) {
-      const found = awkCommands(source)
-      results.push({ shellCode: found.shellCode.map((text) => ({ text })), computed: found.computed })
-    }
+const awk = byReading(GAWK, (reading, argv) => {
+  const files = optionsNamed(reading, ['-f', '--file', '-E', '--exec'])
+  const sources = optionsNamed(reading, ['-e', '--source']).map((option) => option.values[0]?.loose ?? '')
+  if (files.length === 0 && sources.length === 0) {
+    const program = reading.operands[0]
+    if (program !== undefined) sources.push(argv[program]?.loose ?? '')
   }
-  return merge(results)
-}
+  const found = sources.map(awkCommands)
+  return {
+    scripts: files.map((file) => ({
+      path: file.values[0] ?? textArgument(''),
+      args: [],
+      kind: 'code' as const,
+    })),
+    shellCode: found.flatMap((commands) => commands.shellCode.map((text) => ({ text }))),
+    computed: found.some((commands) => commands.computed),
+  }
+})
 
 const SED = options(
   'nrsEuzi::e:f:l:',
@@ -1241,22 +1195,17 @@ const SED = options(
  * GNU sed runs commands with `e COMMAND`, with a bare `e` (the pattern space) and with the `e` flag of
  * `s///` (the substituted pattern space). `--sandbox` turns them off.
  */
-const sed: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, SED)) {
-    if (hasOption(reading, ['--sandbox'])) continue
-    const expressions = optionsNamed(reading, ['-e', '--expression'])
-    const scripts = expressions.map((option) => option.values[0]?.loose ?? '')
-    const files = optionsNamed(reading, ['-f', '--file'])
-    if (scripts.length === 0 && files.length === 0) {
-      const first = reading.operands[0]
-      if (first !== undefined) scripts.push(argv[first]?.loose ?? '')
-    }
-    for (const text of scripts) results.push(sedCommands(text))
-    if (files.length > 0) results.push({ computed: true })
+const sed = byReading(SED, (reading, argv) => {
+  if (hasOption(reading, ['--sandbox'])) return undefined
+  const expressions = optionsNamed(reading, ['-e', '--expression'])
+  const scripts = expressions.map((option) => option.values[0]?.loose ?? '')
+  const files = optionsNamed(reading, ['-f', '--file'])
+  if (scripts.length === 0 && files.length === 0) {
+    const first = reading.operands[0]
+    if (first !== undefined) scripts.push(argv[first]?.loose ?? '')
   }
-  return merge(results)
-}
+  return merge([...scripts.map(sedCommands), { computed: files.length > 0 }])
+})
 
 function sedCommands(script: string): RunnerResult {
   if (!script.includes('e')) return {}
@@ -1396,7 +1345,7 @@ const alias: Runner = (argv) => ({
 
 const at: Runner = (argv) => {
   const file = findOptionValue(argv, ['-f'], [])
-  if (file !== undefined) return { scripts: [{ path: textArgument(file.value), args: [], kind: 'shell' }] }
+  if (file !== undefined) return { scripts: [{ path: textArgument(file), args: [], kind: 'shell' }] }
   return { stdin: 'shell' }
 }
 
@@ -1419,7 +1368,7 @@ const TMUX_SHELL_SUBCOMMANDS = new Set([
 
 const tmux: Runner = (argv) => {
   const global = findOptionValue(argv.slice(0, skipOptions(argv, 1, { short: 'LSfcT' })), ['-c'], [])
-  if (global !== undefined) return { shellCode: [{ text: global.value }] }
+  if (global !== undefined) return { shellCode: [{ text: global }] }
   const at = skipOptions(argv, 1, { short: 'LSfT' })
   const subcommand = argv[at]?.literal?.toLowerCase()
   if (subcommand === undefined) return undefined
@@ -1439,23 +1388,17 @@ const tmux: Runner = (argv) => {
 const SCREEN = options('aAc:dDe:fh:iJlLmOp:qQrRs:S:t:T:UvwxX', 'help version', { exact: true })
 
 /** screen: `screen [options] CMD…`; `-s SHELL`; `-X stuff TEXT` types into a session's shell. */
-const screen: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, SCREEN)) {
-    const shellProgram = optionValue(reading, ['-s'])
-    if (shellProgram !== undefined) results.push({ commands: [[shellProgram]] })
-    if (hasOption(reading, ['-X'])) {
-      const first = reading.operands[0]
-      const subcommand = first === undefined ? undefined : argv[first]?.literal
-      const rest = first === undefined ? [] : argv.slice(first + 1)
-      if (subcommand === 'stuff') results.push({ shellCode: shellCodeOf(rest) })
-      else if (subcommand === 'exec' || subcommand === 'screen') results.push({ commands: [rest] })
-      continue
-    }
-    results.push({ commands: commandsAt(argv, [reading]) })
-  }
-  return merge(results)
-}
+const screen = byReading(SCREEN, (reading, argv) => {
+  const shellProgram = optionValue(reading, ['-s'])
+  const commands: (readonly Argument[])[] = shellProgram === undefined ? [] : [[shellProgram]]
+  if (!hasOption(reading, ['-X'])) return { commands: [...commands, ...commandsAt(argv, [reading])] }
+  const first = reading.operands[0]
+  const subcommand = first === undefined ? undefined : argv[first]?.literal
+  const rest = first === undefined ? [] : argv.slice(first + 1)
+  if (subcommand === 'stuff') return { commands, shellCode: shellCodeOf(rest) }
+  if (subcommand === 'exec' || subcommand === 'screen') commands.push(rest)
+  return { commands }
+})
 
 const entr: Runner = (argv) => {
   const start = skipOptions(argv, 1)
@@ -1505,7 +1448,7 @@ const gdb: Runner = (argv) => {
 
 const nixShell: Runner = (argv) => {
   const code = findOptionValue(argv, [], ['run', 'command'])
-  return code === undefined ? undefined : { shellCode: [{ text: code.value }] }
+  return code === undefined ? undefined : { shellCode: [{ text: code }] }
 }
 
 const nix: Runner = (argv) => {

@@ -1,6 +1,14 @@
-import { type Argument, type OptionTable, options, optionsNamed, parseArgv } from './option-parser.js'
+import {
+  type Argument,
+  type OptionTable,
+  options,
+  optionsNamed,
+  parseArgv,
+  textArgument,
+} from './option-parser.js'
 import {
   afterDoubleDash,
+  byReading,
   commandsAt,
   joinLoose,
   merge,
@@ -31,7 +39,7 @@ function findValues(args: readonly Argument[], short: string, long: readonly str
       // parse-options and getopt_long accept unambiguous abbreviations: match prefixes of 3+ letters.
       const fits = long.some((option) => option === name || (name.length >= 3 && option.startsWith(name)))
       if (!fits) continue
-      if (attached !== undefined) values.push(literalArgument(attached))
+      if (attached !== undefined) values.push(textArgument(attached))
       else if (args[index + 1] !== undefined) values.push(args[++index] as Argument)
       continue
     }
@@ -39,16 +47,12 @@ function findValues(args: readonly Argument[], short: string, long: readonly str
     for (let position = 1; position < text.length; position++) {
       if (!short.includes(text[position] as string)) continue
       const rest = text.slice(position + 1)
-      if (rest !== '') values.push(literalArgument(rest))
+      if (rest !== '') values.push(textArgument(rest))
       else if (args[index + 1] !== undefined) values.push(args[++index] as Argument)
       break
     }
   }
   return values
-}
-
-function literalArgument(text: string): Argument {
-  return { literal: text, loose: text, word: undefined }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -69,36 +73,25 @@ function sshOptionCode(values: readonly Argument[]): ShellCode[] {
 const SSH = options('+46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:')
 
 /** `ssh [options] HOST [CMD…]`: CMD runs on the host (checked as shell code); `-o ProxyCommand=` runs here. */
-const ssh: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, SSH)) {
-    results.push({
-      shellCode: sshOptionCode(optionsNamed(reading, ['-o']).flatMap((option) => option.values)),
-    })
-    const host = reading.operands[0]
-    const rest = host === undefined ? [] : argv.slice(host + 1)
-    if (rest.length > 0) results.push({ shellCode: [{ text: joinLoose(rest) }] })
-  }
-  return merge(results)
-}
+const ssh = byReading(SSH, (reading, argv) => {
+  const shellCode = sshOptionCode(optionsNamed(reading, ['-o']).flatMap((option) => option.values))
+  const host = reading.operands[0]
+  const rest = host === undefined ? [] : argv.slice(host + 1)
+  if (rest.length > 0) shellCode.push({ text: joinLoose(rest) })
+  return { shellCode }
+})
 
 const SCP = options('346ABCpqrRTvc:D:F:i:J:l:o:P:S:X:', '', { permute: true })
 const SFTP = options('46AaCfNpqrvB:b:c:D:F:i:J:l:o:P:R:S:s:X:', '', { permute: true })
 
 /** scp and sftp: `-S PROGRAM` replaces ssh, sftp `-D PATH` runs a local sftp server, `-o ProxyCommand=`. */
 function secureCopy(table: OptionTable): Runner {
-  return (argv) => {
-    const results: RunnerResult[] = []
-    for (const reading of parseArgv(argv, table)) {
-      results.push({
-        shellCode: sshOptionCode(optionsNamed(reading, ['-o']).flatMap((option) => option.values)),
-        commands: optionsNamed(reading, ['-S', '-D']).flatMap((option) =>
-          option.values[0] === undefined ? [] : [[option.values[0]]],
-        ),
-      })
-    }
-    return merge(results)
-  }
+  return byReading(table, (reading) => ({
+    shellCode: sshOptionCode(optionsNamed(reading, ['-o']).flatMap((option) => option.values)),
+    commands: optionsNamed(reading, ['-S', '-D']).flatMap((option) =>
+      option.values[0] === undefined ? [] : [[option.values[0]]],
+    ),
+  }))
 }
 
 /** rsync `-e CMD` / `--rsh=CMD` runs CMD to reach the remote side. */
@@ -141,21 +134,17 @@ const GIT_FILTERS = [
  * `submodule foreach`, `difftool --extcmd`, `filter-branch --*-filter`, `grep -O`, and the
  * `--upload-pack`/`--receive-pack`/`--exec` programs of transports.
  */
-const git: Runner = (argv) => {
-  const results: (RunnerResult | undefined)[] = []
-  for (const reading of parseArgv(argv, GIT_GLOBAL)) {
-    for (const option of optionsNamed(reading, ['-c'])) {
-      const [key, value] = splitOnce(option.values[0]?.loose ?? '', '=')
-      if (value !== undefined) results.push({ shellCode: gitConfigCode(key, value) })
-    }
-    const at = reading.operands[0]
-    if (at === undefined) continue
-    const subcommand = argv[at]?.literal?.toLowerCase()
-    const args = argv.slice(at + 1)
-    results.push(gitSubcommand(subcommand, args))
+const git = byReading(GIT_GLOBAL, (reading, argv) => {
+  const shellCode: ShellCode[] = []
+  for (const option of optionsNamed(reading, ['-c'])) {
+    const [key, value] = splitOnce(option.values[0]?.loose ?? '', '=')
+    if (value !== undefined) shellCode.push(...gitConfigCode(key, value))
   }
-  return merge(results)
-}
+  const at = reading.operands[0]
+  const subcommand =
+    at === undefined ? undefined : gitSubcommand(argv[at]?.literal?.toLowerCase(), argv.slice(at + 1))
+  return merge([{ shellCode }, subcommand])
+})
 
 function gitSubcommand(subcommand: string | undefined, args: readonly Argument[]): RunnerResult | undefined {
   switch (subcommand) {
@@ -249,7 +238,7 @@ const tar: Runner = (argv) => {
   )
   for (const value of findValues(args, '', ['checkpoint-action'])) {
     const match = /^exec=(.*)$/s.exec(value.loose)
-    if (match !== null) code.push(literalArgument(match[1] as string))
+    if (match !== null) code.push(textArgument(match[1] as string))
   }
   return { shellCode: shellCodeOf(code) }
 }
@@ -410,30 +399,20 @@ const HYPERFINE = options(
 )
 
 /** hyperfine: every operand, and the `--prepare`, `--setup`, `--cleanup`, `--conclude` values, are shell commands. */
-const hyperfine: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, HYPERFINE)) {
-    results.push({
-      shellCode: shellCodeOf([
-        ...reading.operands.map((index) => argv[index]),
-        ...optionsNamed(reading, ['-p', '--prepare', '-c', '--cleanup', '-s', '--setup', '--conclude']).map(
-          (option) => option.values[0],
-        ),
-      ]),
-    })
-  }
-  return merge(results)
-}
+const hyperfine = byReading(HYPERFINE, (reading, argv) => ({
+  shellCode: shellCodeOf([
+    ...reading.operands.map((index) => argv[index]),
+    ...optionsNamed(reading, ['-p', '--prepare', '-c', '--cleanup', '-s', '--setup', '--conclude']).map(
+      (option) => option.values[0],
+    ),
+  ]),
+}))
 
 /** Every operand is a shell command (`concurrently`, moreutils `pee` and `mispipe`). */
 function operandsAsShell(table: OptionTable): Runner {
-  return (argv) => {
-    const results: RunnerResult[] = []
-    for (const reading of parseArgv(argv, table)) {
-      results.push({ shellCode: shellCodeOf(reading.operands.map((index) => argv[index])) })
-    }
-    return merge(results)
-  }
+  return byReading(table, (reading, argv) => ({
+    shellCode: shellCodeOf(reading.operands.map((index) => argv[index])),
+  }))
 }
 
 const CONCURRENTLY = options(
@@ -453,14 +432,10 @@ const WATCHEXEC = options(
 )
 
 /** watchexec `[options] [--] COMMAND…`: the words run through a shell. */
-const watchexec: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, WATCHEXEC)) {
-    const start = reading.operands[0]
-    if (start !== undefined) results.push({ shellCode: [{ text: joinLoose(argv.slice(start)) }] })
-  }
-  return merge(results)
-}
+const watchexec = byReading(WATCHEXEC, (reading, argv) => {
+  const start = reading.operands[0]
+  return start === undefined ? undefined : { shellCode: [{ text: joinLoose(argv.slice(start)) }] }
+})
 
 const NODEMON = options(
   'x:w:e:i:V:d:C:I:qvhLs',
@@ -470,19 +445,12 @@ const NODEMON = options(
 )
 
 /** nodemon: `--exec CMD` is a shell command; otherwise the script runs with node. */
-const nodemon: Runner = (argv) => {
-  const results: RunnerResult[] = []
-  for (const reading of parseArgv(argv, NODEMON)) {
-    const exec = optionsNamed(reading, ['-x', '--exec']).map((option) => option.values[0])
-    results.push({ shellCode: shellCodeOf(exec) })
-    const script = reading.operands[0]
-    if (exec.length === 0 && script !== undefined)
-      results.push({
-        scripts: [{ path: argv[script] as Argument, args: argv.slice(script + 1), kind: 'code' }],
-      })
-  }
-  return merge(results)
-}
+const nodemon = byReading(NODEMON, (reading, argv) => {
+  const exec = optionsNamed(reading, ['-x', '--exec']).map((option) => option.values[0])
+  const script = reading.operands[0]
+  if (exec.length > 0 || script === undefined) return { shellCode: shellCodeOf(exec) }
+  return { scripts: [{ path: argv[script] as Argument, args: argv.slice(script + 1), kind: 'code' }] }
+})
 
 /** `sops exec-env FILE CMD` and `sops exec-file FILE CMD`: CMD is shell code. */
 const sops: Runner = (argv) => {
