@@ -40,32 +40,13 @@ export class DueBatch {
 
   /** Records an occurrence `skipped` with its reason. */
   skip(job: CronJob, occurrence: Occurrence, reason: string): void {
-    const row = this.#ledger.row(
-      job,
-      occurrence.scheduledFor,
-      occurrence.trigger,
-      'skipped',
-      this.#startedAt,
-      reason,
-    )
-    this.rows.push(row)
-    this.#idsOf(job.id).push(row.id)
+    const row = this.#add(job, occurrence, 'skipped', reason)
     this.#fires.push(fireEvent(job, row, this.#firedAt, 'skipped', reason))
   }
 
   /** Adds a run that starts once claimed (its slot is already taken). */
   start(job: CronJob, occurrence: Occurrence): void {
-    const row = this.#ledger.row(
-      job,
-      occurrence.scheduledFor,
-      occurrence.trigger,
-      'running',
-      this.#startedAt,
-      null,
-    )
-    this.rows.push(row)
-    this.#idsOf(job.id).push(row.id)
-    this.starts.push({ job, row })
+    this.starts.push({ job, row: this.#add(job, occurrence, 'running', null) })
   }
 
   /** Notes an occurrence that waits for a slot or queues behind its job's running one. */
@@ -121,6 +102,26 @@ export class DueBatch {
       const ids = this.#rowsByJob.get(update.id) ?? []
       return ids.length === 0 || ids.some((id) => id === '' || claimed.has(id))
     })
+  }
+
+  /** Adds the row of an occurrence to insert. */
+  #add(
+    job: CronJob,
+    occurrence: Occurrence,
+    status: 'running' | 'skipped',
+    reason: string | null,
+  ): NewCronRun {
+    const row = this.#ledger.row(
+      job,
+      occurrence.scheduledFor,
+      occurrence.trigger,
+      status,
+      this.#startedAt,
+      reason,
+    )
+    this.rows.push(row)
+    this.#idsOf(job.id).push(row.id)
+    return row
   }
 
   #idsOf(jobId: string): string[] {

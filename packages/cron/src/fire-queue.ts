@@ -3,9 +3,7 @@ import type { CronJob } from './model.js'
 import type { CompiledSchedule } from './next-fire-time.js'
 import type { Clock, TimerHandle } from './ports.js'
 import { compileJobSchedule } from './schedule.js'
-
-/** Longest delay a Node timer accepts (about 24.8 days); longer waits re-arm when it fires. */
-const MAX_TIMER_DELAY = 2_147_000_000
+import { MAX_TIMER_MS } from './scheduler-options.js'
 
 /** A job in the queue; its schedule is compiled on first use (start-up arms without compiling). */
 export class ArmedJob {
@@ -121,7 +119,8 @@ export class FireQueue {
     }
     if (this.#timer !== undefined && this.#timerAt === top.dueAt) return
     this.disarm()
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, top.dueAt - this.#clock.now().getTime()))
+    // A longer wait re-arms when the timer fires (takeDue finds nothing due yet).
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, top.dueAt - this.#clock.now().getTime()))
     this.#timerAt = top.dueAt
     this.#timer = this.#clock.setTimeout(() => {
       this.#timer = undefined

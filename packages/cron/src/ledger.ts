@@ -1,13 +1,7 @@
 import type { CronJob, RunTrigger } from './model.js'
-import type { Clock, CronStore, IdGenerator, NewCronRun } from './ports.js'
-
-/** A missed or refused occurrence to record as `skipped`. */
-export interface Skip {
-  readonly job: CronJob
-  readonly scheduledFor: number
-  readonly trigger: RunTrigger
-  readonly reason: string
-}
+import type { NewCronRun } from './ports.js'
+import type { WaitingStart } from './run-slots.js'
+import type { SchedulerSettings } from './scheduler-options.js'
 
 /** Rows as one insert claimed them: the ids this scheduler inserted, and the rows as inserted. */
 export interface Claim {
@@ -21,31 +15,12 @@ export interface Claim {
  * busy database, and records skipped occurrences.
  */
 export class Ledger {
-  readonly #store: CronStore
-  readonly #clock: Clock
-  readonly #ownerId: string
-  readonly #newId: IdGenerator
-  readonly #report: (error: unknown) => void
-  readonly #canRetry: () => boolean
+  readonly #settings: LedgerSettings
+  readonly #hooks: LedgerHooks
 
-  /**
-   * @param report reports each failed attempt that is retried
-   * @param canRetry false once the scheduler stops: a failing insert is not retried then
-   */
-  constructor(options: {
-    readonly store: CronStore
-    readonly clock: Clock
-    readonly ownerId: string
-    readonly newId: IdGenerator
-    readonly report: (error: unknown) => void
-    readonly canRetry: () => boolean
-  }) {
-    this.#store = options.store
-    this.#clock = options.clock
-    this.#ownerId = options.ownerId
-    this.#newId = options.newId
-    this.#report = options.report
-    this.#canRetry = options.canRetry
+  constructor(settings: LedgerSettings, hooks: LedgerHooks) {
+    this.#settings = settings
+    this.#hooks = hooks
   }
 
   /** A new ledger row of this scheduler: `running` (started `at`) or `skipped` (completed `at`). */
@@ -58,7 +33,7 @@ export class Ledger {
     reason: string | null,
   ): NewCronRun {
     return {
-      id: this.#newId(),
+      id: this.#settings.newId(),
       jobId: job.id,
       jobName: job.name,
       trigger,
@@ -67,7 +42,7 @@ export class Ledger {
       startedAt: status === 'running' ? at : null,
       completedAt: status === 'skipped' ? at : null,
       skipReason: reason,
-      owner: this.#ownerId,
+      owner: this.#settings.ownerId,
     }
   }
 
@@ -77,18 +52,29 @@ export class Ledger {
    * Throws the last error.
    */
   async insert(rows: readonly NewCronRun[], attempts: number): Promise<Claim> {
+    const { store, clock } = this.#settings
     let pending = rows
     for (let attempt = 1; ; attempt++) {
       try {
-        return { claimed: await this.#store.insertRuns(pending), rows: pending }
+        return { claimed: await store.insertRuns(pending), rows: pending }
       } catch (error) {
-        if (attempt >= attempts || !this.#canRetry()) throw error
-        this.#report(error)
-        await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, 250 * attempt))
-        const retryAt = this.#clock.now().getTime()
+        if (attempt >= attempts || !this.#hooks.canRetry()) throw error
+        this.#hooks.report(error)
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 250 * attempt))
+        const retryAt = clock.now().getTime()
         pending = pending.map((row) => (row.status === 'running' ? { ...row, startedAt: retryAt } : row))
       }
     }
+  }
+
+  /** Inserts one row (see {@link insert}): the row as stored, and whether this scheduler claimed it. */
+  async claim(
+    row: NewCronRun,
+    attempts: number,
+  ): Promise<{ readonly row: NewCronRun; readonly won: boolean }> {
+    const { claimed, rows } = await this.insert([row], attempts)
+    const stored = rows[0] as NewCronRun
+    return { row: stored, won: claimed.has(stored.id) }
   }
 
   /**
@@ -106,21 +92,33 @@ export class Ledger {
     let scheduledFor = now
     for (let attempt = 0; attempt < 1000; attempt++, scheduledFor--) {
       if (scheduledFor === options.reserved) continue
-      const { claimed, rows } = await this.insert(
-        [this.row(job, scheduledFor, 'manual', status, now, reason)],
+      const { row, won } = await this.claim(
+        this.row(job, scheduledFor, 'manual', status, now, reason),
         options.attempts,
       )
-      const row = rows[0] as NewCronRun
-      if (claimed.has(row.id)) return row
+      if (won) return row
     }
     return undefined
   }
 
-  /** Records occurrences as `skipped` with their reasons, completed now. */
-  async recordSkips(skips: readonly Skip[]): Promise<void> {
-    const now = this.#clock.now().getTime()
-    await this.#store.insertRuns(
-      skips.map((skip) => this.row(skip.job, skip.scheduledFor, skip.trigger, 'skipped', now, skip.reason)),
+  /** Records occurrences that never started as `skipped` for `reason`, completed now. */
+  async recordSkips(occurrences: readonly WaitingStart[], reason: string): Promise<void> {
+    const now = this.#settings.clock.now().getTime()
+    await this.#settings.store.insertRuns(
+      occurrences.map(({ job, occurrence }) =>
+        this.row(job, occurrence.scheduledFor, occurrence.trigger, 'skipped', now, reason),
+      ),
     )
   }
+}
+
+/** What {@link Ledger} needs of the settings. */
+type LedgerSettings = Pick<SchedulerSettings, 'store' | 'clock' | 'ownerId' | 'newId'>
+
+/** What {@link Ledger} reports to and asks of the scheduler. */
+interface LedgerHooks {
+  /** Reports each failed attempt that is retried. */
+  readonly report: (error: unknown) => void
+  /** False once the scheduler stops: a failing insert is not retried then. */
+  readonly canRetry: () => boolean
 }

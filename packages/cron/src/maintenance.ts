@@ -1,4 +1,5 @@
-import type { Clock, CronStore, Logger, TimerHandle } from './ports.js'
+import type { TimerHandle } from './ports.js'
+import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
 
 /** How often history is pruned by maintenance. */
 const PRUNE_EVERY_MS = 3_600_000
@@ -9,42 +10,27 @@ export interface Retention {
   readonly maxRunsPerJob: number
 }
 
+/** What {@link Maintenance} needs of the settings. */
+type MaintenanceSettings = Pick<
+  SchedulerSettings,
+  'store' | 'clock' | 'logger' | 'ownerId' | 'leaseMs' | 'retention'
+>
+
 /**
  * The scheduler's background upkeep, every third of the lease: heartbeat this owner, mark runs of
  * dead owners `interrupted`, and prune history hourly. Its timer is unref'd: it never keeps a
  * process alive.
  */
 export class Maintenance {
-  readonly #store: CronStore
-  readonly #clock: Clock
-  readonly #logger: Logger
-  readonly #ownerId: string
-  readonly #leaseMs: number
-  readonly #retention: Retention
-  readonly #track: (task: Promise<unknown>) => void
-  readonly #report: (error: unknown) => void
+  readonly #settings: MaintenanceSettings
+  readonly #hooks: BackgroundHooks
   #timer: TimerHandle | undefined
   #running = false
   #lastPrune = Number.NEGATIVE_INFINITY
 
-  constructor(options: {
-    readonly store: CronStore
-    readonly clock: Clock
-    readonly logger: Logger
-    readonly ownerId: string
-    readonly leaseMs: number
-    readonly retention: Retention
-    readonly track: (task: Promise<unknown>) => void
-    readonly report: (error: unknown) => void
-  }) {
-    this.#store = options.store
-    this.#clock = options.clock
-    this.#logger = options.logger
-    this.#ownerId = options.ownerId
-    this.#leaseMs = options.leaseMs
-    this.#retention = options.retention
-    this.#track = options.track
-    this.#report = options.report
+  constructor(settings: MaintenanceSettings, hooks: BackgroundHooks) {
+    this.#settings = settings
+    this.#hooks = hooks
   }
 
   /** Starts the upkeep; the first round runs after `firstDelayMs`. */
@@ -56,25 +42,23 @@ export class Maintenance {
   /** Stops the upkeep (a round in flight finishes; no other follows). */
   stop(): void {
     this.#running = false
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    if (this.#timer !== undefined) this.#settings.clock.clearTimeout(this.#timer)
     this.#timer = undefined
   }
 
   /** Prunes history now; returns how many rows were deleted. */
   async prune(): Promise<number> {
-    const now = this.#clock.now().getTime()
+    const { store, clock, retention } = this.#settings
+    const now = clock.now().getTime()
     this.#lastPrune = now
-    return this.#store.pruneRuns({
-      olderThan: now - this.#retention.maxAgeMs,
-      keepPerJob: this.#retention.maxRunsPerJob,
-    })
+    return store.pruneRuns({ olderThan: now - retention.maxAgeMs, keepPerJob: retention.maxRunsPerJob })
   }
 
   #schedule(delay: number): void {
     if (!this.#running) return
-    const handle = this.#clock.setTimeout(() => {
+    const handle = this.#settings.clock.setTimeout(() => {
       this.#timer = undefined
-      this.#track(this.#round())
+      this.#hooks.track(this.#round())
     }, delay)
     ;(handle as { unref?: () => void } | undefined)?.unref?.()
     this.#timer = handle
@@ -82,21 +66,22 @@ export class Maintenance {
 
   async #round(): Promise<void> {
     if (!this.#running) return
-    const now = this.#clock.now().getTime()
+    const { store, clock, logger, ownerId, leaseMs } = this.#settings
+    const now = clock.now().getTime()
     try {
-      await this.#store.heartbeat(this.#ownerId, now)
-      await this.#store.interruptOrphanedRuns({
+      await store.heartbeat(ownerId, now)
+      await store.interruptOrphanedRuns({
         now,
-        aliveSince: now - this.#leaseMs,
+        aliveSince: now - leaseMs,
         reason: 'interrupted: the scheduler that ran it stopped heartbeating (process exit or crash)',
       })
       if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
         const pruned = await this.prune()
-        if (pruned > 0) this.#logger.debug('cron history pruned', { pruned })
+        if (pruned > 0) logger.debug('cron history pruned', { pruned })
       }
     } catch (error) {
-      this.#report(error)
+      this.#hooks.report(error)
     }
-    this.#schedule(this.#leaseMs / 3)
+    this.#schedule(leaseMs / 3)
   }
 }

@@ -2,9 +2,8 @@ import { formatDuration } from './duration.js'
 import { CronError, toError } from './errors.js'
 import { deliver, deliveryText, type ExecutionOutcome, executeJob, truncate } from './executor.js'
 import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from './model.js'
-import type { AgentRunner, ChannelSender, Clock, CronStore, ShellRunner } from './ports.js'
 import type { ActiveRun } from './run-slots.js'
-import { MAX_TIMER_MS } from './scheduler-options.js'
+import { MAX_TIMER_MS, type SchedulerSettings } from './scheduler-options.js'
 
 /** A run's final status. */
 type FinalStatus = Exclude<CronRunStatus, 'running' | 'skipped'>
@@ -27,20 +26,19 @@ export interface JobState {
   recorded(status: FinalStatus, consecutiveFailures: number): void
 }
 
-/** What {@link RunExecutor} needs: the store, the clock, the ports and the run limits. */
-export interface RunExecutorOptions {
-  readonly store: CronStore
-  readonly clock: Clock
-  readonly agentRunner: AgentRunner | undefined
-  readonly shellRunner: ShellRunner | undefined
-  readonly channelSender: ChannelSender | undefined
-  readonly automationPrefix: string | undefined
-  readonly recentResultsInPrompt: number
-  readonly maxResultChars: number
-  readonly deliveryTimeoutMs: number
-  /** Reports a store failure while the run was being finalised (the run still ends). */
-  readonly report: (error: unknown, jobId?: string, runId?: string) => void
-}
+/** What {@link RunExecutor} needs of the settings: the store, the clock, the ports and the run limits. */
+type RunExecutorSettings = Pick<
+  SchedulerSettings,
+  | 'store'
+  | 'clock'
+  | 'agentRunner'
+  | 'shellRunner'
+  | 'channelSender'
+  | 'automationPrefix'
+  | 'recentResultsInPrompt'
+  | 'maxResultChars'
+  | 'deliveryTimeoutMs'
+>
 
 /**
  * Executes one claimed run to its final row: the job's timeout, the agent or shell port, the
@@ -49,15 +47,21 @@ export interface RunExecutorOptions {
  * alike; the job's timeout aborts the work only, so a timed-out run is still delivered.
  */
 export class RunExecutor {
-  readonly #options: RunExecutorOptions
+  readonly #settings: RunExecutorSettings
+  readonly #report: (error: unknown, jobId?: string, runId?: string) => void
 
-  constructor(options: RunExecutorOptions) {
-    this.#options = options
+  /** @param report reports a store failure while a run was being finalised (the run still ends) */
+  constructor(
+    settings: RunExecutorSettings,
+    report: (error: unknown, jobId?: string, runId?: string) => void,
+  ) {
+    this.#settings = settings
+    this.#report = report
   }
 
   /** Runs `run` of `job` and stores its end; never throws (store failures are reported). */
   async execute(job: CronJob, run: CronRun, active: ActiveRun, state: JobState): Promise<RunEnd> {
-    const { store, clock } = this.#options
+    const { store, clock } = this.#settings
     const { controller } = active
     const startedAt = run.startedAt ?? clock.now().getTime()
     // The timeout aborts the work only: a timed-out run is still delivered (saying so), and the
@@ -116,7 +120,7 @@ export class RunExecutor {
             ? 0
             : await store.recordOutcome(job.id, status, failed)
         if (failures !== undefined) state.recorded(status, failures)
-        active.phase = 'deliver'
+        active.phase = 'delivery'
         if (outcome !== undefined) {
           const delivery = await this.deliver(job.deliverTo, deliveryText(job, outcome), controller.signal)
           if (delivery.status !== 'none') {
@@ -126,7 +130,7 @@ export class RunExecutor {
         }
       }
     } catch (storeError) {
-      this.#options.report(storeError, job.id, run.id)
+      this.#report(storeError, job.id, run.id)
     }
     return { final, status, error, failures }
   }
@@ -137,26 +141,19 @@ export class RunExecutor {
     text: string,
     signal: AbortSignal,
   ): Promise<{ readonly status: DeliveryStatus; readonly error: string | null }> {
-    return deliver(this.#options.channelSender, targets, text, {
+    return deliver(this.#settings.channelSender, targets, text, {
       signal,
-      clock: this.#options.clock,
-      timeoutMs: this.#options.deliveryTimeoutMs,
+      clock: this.#settings.clock,
+      timeoutMs: this.#settings.deliveryTimeoutMs,
     })
   }
 
   async #perform(job: CronJob, run: CronRun, signal: AbortSignal): Promise<ExecutionOutcome> {
-    const { store, recentResultsInPrompt } = this.#options
+    const { store, recentResultsInPrompt } = this.#settings
     const recent =
       job.kind === 'ai' && recentResultsInPrompt > 0
         ? await store.recentResults(job.id, recentResultsInPrompt)
         : ([] as string[])
-    return executeJob(job, run.id, recent, signal, {
-      ...(this.#options.agentRunner === undefined ? {} : { agentRunner: this.#options.agentRunner }),
-      ...(this.#options.shellRunner === undefined ? {} : { shellRunner: this.#options.shellRunner }),
-      ...(this.#options.automationPrefix === undefined
-        ? {}
-        : { automationPrefix: this.#options.automationPrefix }),
-      maxResultChars: this.#options.maxResultChars,
-    })
+    return executeJob(job, run.id, recent, signal, this.#settings)
   }
 }

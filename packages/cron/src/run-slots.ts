@@ -10,7 +10,7 @@ export interface ActiveRun {
    */
   readonly controller: AbortController
   /** What the run is doing, so an abort says what it interrupted. */
-  phase: 'run' | 'deliver'
+  phase: 'run' | 'delivery'
   done: Promise<unknown>
 }
 
@@ -20,7 +20,10 @@ export interface WaitingStart {
   readonly occurrence: Occurrence
 }
 
-/** What {@link RunSlots.admit} decided for a due occurrence. */
+/**
+ * What {@link RunSlots.admit} decided for a due occurrence: it starts (holding a slot), it waits
+ * for a slot or behind its job's running one (queued by `admit`), or it is skipped.
+ */
 export type Admission =
   | { readonly kind: 'start' | 'wait' | 'behind' }
   | { readonly kind: 'skip'; readonly reason: string }
@@ -28,8 +31,9 @@ export type Admission =
 /**
  * The concurrency cap and the overlap policy: slots for runs in flight across all jobs, the
  * occurrences waiting for a slot (FIFO), one occurrence per job queued behind its running one
- * (`queue_one`), and the runs in flight per job. A slot is taken by `admit` (kind `start`) or
- * by `pump` for a waiting occurrence, and given back with `release` whatever happens to it.
+ * (`queue_one`), and the runs in flight per job. A slot is taken by `admit` (kind `start`), or
+ * for the first waiting occurrence when `release` frees one, and given back with `release`
+ * whatever happens to it.
  *
  * The FIFO is bounded: each job may always have one occurrence waiting (so a burst of many jobs due
  * at once is never cut short, and one job cannot crowd the others out), and at most
@@ -39,32 +43,37 @@ export type Admission =
 export class RunSlots {
   readonly #max: number
   readonly #maxWaitingRuns: number
+  readonly #blocked: (job: CronJob) => string | undefined
   readonly #start: (waiting: WaitingStart) => void
   readonly #canStart: () => boolean
   readonly #active = new Map<string, Set<ActiveRun>>()
   readonly #waiting: WaitingStart[] = []
   /** Occurrences waiting for a slot, per job id. */
   readonly #waitingOf = new Map<string, number>()
-  /** Occurrences waiting beyond the first of their job: what `maxWaitingRuns` bounds. */
-  #furtherWaiting = 0
   readonly #queuedBehind = new Map<string, Occurrence>()
   #running = 0
 
   /**
-   * @param limits `max` runs in flight at once; `maxWaitingRuns` occurrences waiting for a slot
-   *   beyond the first of each job
-   * @param start starts a waiting occurrence that now holds a slot (it must release it if no run starts)
-   * @param canStart false while the scheduler is stopped: nothing waiting is started then
+   * @param limits `maxConcurrentJobs` runs in flight at once; `maxWaitingRuns` occurrences waiting
+   *   for a slot beyond the first of each job
+   * @param hooks `blocked` says why a job may not start at all now (the daily AI budget; asked after
+   *   the overlap policy); `start` starts a waiting occurrence that now holds a slot (it must release
+   *   it if no run starts); `canStart` is false while the scheduler is stopped: nothing waiting is
+   *   started then
    */
   constructor(
-    limits: { readonly max: number; readonly maxWaitingRuns: number },
-    start: (waiting: WaitingStart) => void,
-    canStart: () => boolean,
+    limits: { readonly maxConcurrentJobs: number; readonly maxWaitingRuns: number },
+    hooks: {
+      readonly blocked: (job: CronJob) => string | undefined
+      readonly start: (waiting: WaitingStart) => void
+      readonly canStart: () => boolean
+    },
   ) {
-    this.#max = limits.max
+    this.#max = limits.maxConcurrentJobs
     this.#maxWaitingRuns = limits.maxWaitingRuns
-    this.#start = start
-    this.#canStart = canStart
+    this.#blocked = hooks.blocked
+    this.#start = hooks.start
+    this.#canStart = hooks.canStart
   }
 
   /** Slots taken: runs in flight and occurrences being claimed. */
@@ -73,12 +82,12 @@ export class RunSlots {
   }
 
   /**
-   * Decides whether a due occurrence of `job` starts now (taking a slot), waits for a slot, queues
-   * behind the job's running occurrence, or is skipped. `budgetBlock` says why the job may not
-   * start at all now (the daily AI budget); it is asked after the overlap policy. An occurrence that
-   * would wait beside another of its job while `maxWaitingRuns` such occurrences wait is skipped.
+   * Decides whether `occurrence` of `job` starts now (taking a slot), waits for a slot, queues
+   * behind the job's running occurrence, or is skipped; a waiting or queued one is kept here. An
+   * occurrence that would wait beside another of its job while `maxWaitingRuns` such occurrences
+   * wait is skipped.
    */
-  admit(job: CronJob, budgetBlock: (job: CronJob) => string | undefined): Admission {
+  admit(job: CronJob, occurrence: Occurrence): Admission {
     const waitingOfJob = this.#waitingOf.get(job.id) ?? 0
     const busy = (this.#active.get(job.id)?.size ?? 0) > 0 || waitingOfJob > 0
     if (busy && job.overlap !== 'allow') {
@@ -94,17 +103,22 @@ export class RunSlots {
           reason: 'overlap: one occurrence is already queued behind the running one (overlap: queue_one)',
         }
       }
+      this.#queuedBehind.set(job.id, occurrence)
       return { kind: 'behind' }
     }
-    const blocked = budgetBlock(job)
+    const blocked = this.#blocked(job)
     if (blocked !== undefined) return { kind: 'skip', reason: blocked }
     if (this.#running >= this.#max) {
-      if (waitingOfJob > 0 && this.#furtherWaiting >= this.#maxWaitingRuns) {
+      // Occurrences waiting beyond the first of their job: what `maxWaitingRuns` bounds.
+      const furtherWaiting = this.#waiting.length - this.#waitingOf.size
+      if (waitingOfJob > 0 && furtherWaiting >= this.#maxWaitingRuns) {
         return {
           kind: 'skip',
           reason: `queue full: ${this.#maxWaitingRuns} further occurrences of overlap: allow jobs already wait for a run slot (maxWaitingRuns)`,
         }
       }
+      this.#waiting.push({ job, occurrence })
+      this.#waitingOf.set(job.id, waitingOfJob + 1)
       return { kind: 'wait' }
     }
     this.#running++
@@ -115,19 +129,6 @@ export class RunSlots {
   release(): void {
     this.#running = Math.max(0, this.#running - 1)
     this.#pump()
-  }
-
-  /** Adds an occurrence to the FIFO of those waiting for a slot (one `admit` said `wait` for). */
-  wait(waiting: WaitingStart): void {
-    this.#waiting.push(waiting)
-    const count = this.#waitingOf.get(waiting.job.id) ?? 0
-    this.#waitingOf.set(waiting.job.id, count + 1)
-    if (count > 0) this.#furtherWaiting++
-  }
-
-  /** Queues `occurrence` behind the job's running one (`queue_one`). */
-  queueBehind(jobId: string, occurrence: Occurrence): void {
-    this.#queuedBehind.set(jobId, occurrence)
   }
 
   /** Takes the occurrence queued behind the job's running one, if any. */
@@ -172,7 +173,6 @@ export class RunSlots {
         const waiting = this.#waiting[index] as WaitingStart
         if (waiting.job.id === jobId) dropped.push(...this.#waiting.splice(index, 1))
       }
-      this.#furtherWaiting -= dropped.length - 1
       this.#waitingOf.delete(jobId)
     }
     const queued = this.takeQueued(jobId)
@@ -184,7 +184,6 @@ export class RunSlots {
   drainPending(jobOf: (jobId: string) => CronJob | undefined): WaitingStart[] {
     const drained = this.#waiting.splice(0)
     this.#waitingOf.clear()
-    this.#furtherWaiting = 0
     for (const [jobId, occurrence] of this.#queuedBehind) {
       const job = jobOf(jobId)
       if (job !== undefined) drained.push({ job, occurrence })
@@ -198,12 +197,8 @@ export class RunSlots {
     while (this.#running < this.#max && this.#waiting.length > 0) {
       const waiting = this.#waiting.shift() as WaitingStart
       const count = this.#waitingOf.get(waiting.job.id) ?? 1
-      if (count > 1) {
-        this.#waitingOf.set(waiting.job.id, count - 1)
-        this.#furtherWaiting--
-      } else {
-        this.#waitingOf.delete(waiting.job.id)
-      }
+      if (count > 1) this.#waitingOf.set(waiting.job.id, count - 1)
+      else this.#waitingOf.delete(waiting.job.id)
       this.#running++
       this.#start(waiting)
     }

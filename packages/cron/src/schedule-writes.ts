@@ -1,7 +1,11 @@
-import type { Clock, CronStore, JobScheduleUpdate, TimerHandle } from './ports.js'
+import type { JobScheduleUpdate, TimerHandle } from './ports.js'
+import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
 
 /** Pending writes at which a batch is written at once instead of after the delay. */
 const MAX_PENDING_WRITES = 500
+
+/** What {@link ScheduleWrites} needs of the settings. */
+type ScheduleWritesSettings = Pick<SchedulerSettings, 'store' | 'clock' | 'scheduleWriteDelayMs'>
 
 /**
  * Batches next/last run time writes: one `updateSchedules` statement every `delayMs`, not one write
@@ -10,29 +14,14 @@ const MAX_PENDING_WRITES = 500
  */
 export class ScheduleWrites {
   readonly #pending = new Map<string, JobScheduleUpdate>()
-  readonly #store: CronStore
-  readonly #clock: Clock
-  readonly #delayMs: number
-  readonly #track: (task: Promise<unknown>) => void
-  readonly #report: (error: unknown) => void
+  readonly #settings: ScheduleWritesSettings
+  /** `report` gets a failed write (the batch is dropped; see above). */
+  readonly #hooks: BackgroundHooks
   #timer: TimerHandle | undefined
 
-  /**
-   * @param track keeps a background flush in the scheduler's in-flight work
-   * @param report reports a failed write (the batch is dropped; see above)
-   */
-  constructor(options: {
-    readonly store: CronStore
-    readonly clock: Clock
-    readonly delayMs: number
-    readonly track: (task: Promise<unknown>) => void
-    readonly report: (error: unknown) => void
-  }) {
-    this.#store = options.store
-    this.#clock = options.clock
-    this.#delayMs = options.delayMs
-    this.#track = options.track
-    this.#report = options.report
+  constructor(settings: ScheduleWritesSettings, hooks: BackgroundHooks) {
+    this.#settings = settings
+    this.#hooks = hooks
   }
 
   /** Merges `writes` into the batch (latest next run, latest last run, a disable kept). */
@@ -52,12 +41,12 @@ export class ScheduleWrites {
       })
     }
     if (this.#pending.size >= MAX_PENDING_WRITES) {
-      this.#track(this.flush())
+      this.#hooks.track(this.flush())
     } else if (this.#pending.size > 0 && this.#timer === undefined) {
-      this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = this.#settings.clock.setTimeout(() => {
         this.#timer = undefined
-        this.#track(this.flush())
-      }, this.#delayMs)
+        this.#hooks.track(this.flush())
+      }, this.#settings.scheduleWriteDelayMs)
     }
   }
 
@@ -68,15 +57,15 @@ export class ScheduleWrites {
 
   /** Writes the batch now; a failing store is reported, never thrown. */
   async flush(): Promise<void> {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    if (this.#timer !== undefined) this.#settings.clock.clearTimeout(this.#timer)
     this.#timer = undefined
     if (this.#pending.size === 0) return
     const writes = [...this.#pending.values()]
     this.#pending.clear()
     try {
-      await this.#store.updateSchedules(writes)
+      await this.#settings.store.updateSchedules(writes)
     } catch (error) {
-      this.#report(error)
+      this.#hooks.report(error)
     }
   }
 }

@@ -110,6 +110,14 @@ export interface SchedulerSettings {
   readonly deliveryTimeoutMs: number
 }
 
+/** How the scheduler's background parts (schedule writes, maintenance) hand it work and errors. */
+export interface BackgroundHooks {
+  /** Keeps a background task in the scheduler's in-flight work (`whenIdle`, `stop`). */
+  readonly track: (task: Promise<unknown>) => void
+  /** Reports an error the part survived. */
+  readonly report: (error: unknown) => void
+}
+
 /** Applies the defaults; throws `CRON_INVALID_INPUT` naming the option that is out of range. */
 export function resolveSchedulerOptions(options: CronSchedulerOptions): SchedulerSettings {
   const newId = options.idGenerator ?? randomUUID

@@ -1,11 +1,11 @@
-import { type CatchUpPlan, type Occurrence, planCatchUp } from './catch-up.js'
+import { type CatchUpPlan, planCatchUp } from './catch-up.js'
 import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
 import { cancellation, truncate } from './executor.js'
 import { ArmedJob, type DueJob, FireQueue } from './fire-queue.js'
 import { jitterDelay } from './jitter.js'
-import { Ledger, type Skip } from './ledger.js'
+import { Ledger } from './ledger.js'
 import { Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
 import type { JobScheduleUpdate, NewCronRun } from './ports.js'
@@ -75,48 +75,15 @@ export class CronScheduler {
       (armed, occurrence) => jitterDelay(armed.job, () => armed.compiled, occurrence, settings.maxJitterMs),
       () => this.#onTimer(),
     )
-    this.#slots = new RunSlots(
-      { max: settings.maxConcurrentJobs, maxWaitingRuns: settings.maxWaitingRuns },
-      (waiting) => this.#track(this.#startWaiting(waiting)),
-      () => this.#started,
-    )
-    this.#ledger = new Ledger({
-      store: settings.store,
-      clock: settings.clock,
-      ownerId: settings.ownerId,
-      newId: settings.newId,
-      report,
-      canRetry: () => this.#started,
+    this.#slots = new RunSlots(settings, {
+      blocked: (job) => this.#budgetBlock(job),
+      start: (waiting) => this.#track(this.#startWaiting(waiting)),
+      canStart: () => this.#started,
     })
-    this.#writes = new ScheduleWrites({
-      store: settings.store,
-      clock: settings.clock,
-      delayMs: settings.scheduleWriteDelayMs,
-      track,
-      report,
-    })
-    this.#maintenance = new Maintenance({
-      store: settings.store,
-      clock: settings.clock,
-      logger: settings.logger,
-      ownerId: settings.ownerId,
-      leaseMs: settings.leaseMs,
-      retention: settings.retention,
-      track,
-      report,
-    })
-    this.#executor = new RunExecutor({
-      store: settings.store,
-      clock: settings.clock,
-      agentRunner: settings.agentRunner,
-      shellRunner: settings.shellRunner,
-      channelSender: settings.channelSender,
-      automationPrefix: settings.automationPrefix,
-      recentResultsInPrompt: settings.recentResultsInPrompt,
-      maxResultChars: settings.maxResultChars,
-      deliveryTimeoutMs: settings.deliveryTimeoutMs,
-      report,
-    })
+    this.#ledger = new Ledger(settings, { report, canRetry: () => this.#started })
+    this.#writes = new ScheduleWrites(settings, { track, report })
+    this.#maintenance = new Maintenance(settings, { track, report })
+    this.#executor = new RunExecutor(settings, report)
     this.events = new TypedEmitter((error) =>
       settings.logger.error('cron event listener threw', { error: toError(error).message }),
     )
@@ -226,14 +193,14 @@ export class CronScheduler {
     this.#maintenance.stop()
     for (const run of this.#slots.allActive()) {
       run.controller.abort(
-        cancellation('interrupted', `interrupted: the scheduler stopped before the ${phaseName(run)} ended`),
+        cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
       )
     }
     const waiting = this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job)
     await this.whenIdle()
     if (waiting.length > 0) {
       await this.#ledger
-        .recordSkips(skipsOf(waiting, 'skipped: the scheduler stopped before a run slot was free'))
+        .recordSkips(waiting, 'skipped: the scheduler stopped before a run slot was free')
         .catch((error: unknown) => this.#reportError(error))
     }
     await this.flushPendingWrites()
@@ -293,17 +260,14 @@ export class CronScheduler {
     const active = this.#slots.activeOf(jobId)
     for (const run of active) {
       run.controller.abort(
-        cancellation(
-          'cancelled',
-          `cancelled: the job was ${reason} while the ${phaseName(run)} was in progress`,
-        ),
+        cancellation('cancelled', `cancelled: the job was ${reason} while the ${run.phase} was in progress`),
       )
     }
     const dropped = this.#slots.dropPending(jobId, armed?.job)
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {
       await this.#ledger
-        .recordSkips(skipsOf(dropped, 'skipped: the job was paused before the run could start'))
+        .recordSkips(dropped, 'skipped: the job was paused before the run could start')
         .catch((error: unknown) => this.#reportError(error, jobId))
     }
     this.#arm()
@@ -322,7 +286,7 @@ export class CronScheduler {
       )
     }
     const now = this.#now()
-    const admission = this.#admit(job)
+    const admission = this.#slots.admit(job, { scheduledFor: now, trigger: 'manual' })
     if (admission.kind === 'skip') {
       const recorded = await this.#claimManual(job, now, 'skipped', admission.reason, 1)
       return {
@@ -331,20 +295,15 @@ export class CronScheduler {
         ...(recorded === undefined ? {} : { runId: recorded.id }),
       }
     }
-    const occurrence: Occurrence = { scheduledFor: now, trigger: 'manual' }
-    if (admission.kind === 'wait') {
-      this.#slots.wait({ job, occurrence })
-      return { status: 'queued', reason: 'waiting for a free run slot' }
-    }
+    if (admission.kind === 'wait') return { status: 'queued', reason: 'waiting for a free run slot' }
     if (admission.kind === 'behind') {
-      this.#slots.queueBehind(job.id, occurrence)
       return { status: 'queued', reason: 'queued behind the running occurrence (overlap queue_one)' }
     }
     let claimed: NewCronRun | undefined
     try {
       claimed = await this.#claimManual(job, now, 'running', null, 1)
     } catch (error) {
-      // The slot was taken by #admit: a failing store must not keep it (the caller may retry).
+      // The slot was taken by admit: a failing store must not keep it (the caller may retry).
       this.#slots.release()
       throw error
     }
@@ -414,16 +373,11 @@ export class CronScheduler {
         for (const skip of plan.skipped)
           batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
         if (plan.run !== undefined) {
-          const admission = this.#admit(job)
+          const admission = this.#slots.admit(job, plan.run)
           if (admission.kind === 'start') batch.start(job, plan.run)
           else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
-          else if (admission.kind === 'wait') {
-            this.#slots.wait({ job, occurrence: plan.run })
-            batch.queued(job, plan.run, 'waiting for a free run slot')
-          } else {
-            this.#slots.queueBehind(jobId, plan.run)
-            batch.queued(job, plan.run, 'queued behind the running occurrence')
-          }
+          else if (admission.kind === 'wait') batch.queued(job, plan.run, 'waiting for a free run slot')
+          else batch.queued(job, plan.run, 'queued behind the running occurrence')
         }
         const update = batch.schedule(job, plan)
         armed.job = {
@@ -437,7 +391,7 @@ export class CronScheduler {
       this.#arm()
 
       let claimed: ReadonlySet<string> = new Set()
-      // Every start holds a slot taken by #admit: each is handed to a run or released, whatever throws.
+      // Every start holds a slot taken by admit: each is handed to a run or released, whatever throws.
       let unstarted = batch.starts.length
       try {
         if (batch.rows.length > 0) {
@@ -497,17 +451,15 @@ export class CronScheduler {
     this.#arm()
   }
 
-  /** Decides whether a due occurrence starts now (taking a slot), waits, queues behind its job, or is skipped. */
-  #admit(job: CronJob) {
-    return this.#slots.admit(job, (candidate) => {
-      if (candidate.kind !== 'ai') return undefined
-      const until = this.#aiBudget.blockedUntil(this.#now())
-      if (until === undefined) return undefined
-      return (
-        `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)` +
-        (Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : '')
-      )
-    })
+  /** Why `job` may not start now: an `ai` job beyond the daily AI budget; undefined when it may. */
+  #budgetBlock(job: CronJob): string | undefined {
+    if (job.kind !== 'ai') return undefined
+    const until = this.#aiBudget.blockedUntil(this.#now())
+    if (until === undefined) return undefined
+    return (
+      `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)` +
+      (Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : '')
+    )
   }
 
   /** Claims and starts an occurrence that holds a slot; the slot is released unless a run starts. */
@@ -523,12 +475,11 @@ export class CronScheduler {
         }
         return
       }
-      const { claimed, rows } = await this.#ledger.insert(
-        [this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null)],
+      const { row, won } = await this.#ledger.claim(
+        this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null),
         3,
       )
-      const row = rows[0] as NewCronRun
-      if (claimed.has(row.id)) {
+      if (won) {
         this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
         this.#startRun(job, row)
         started = true
@@ -582,15 +533,14 @@ export class CronScheduler {
       if (!this.#started || armed === undefined) return
       const queued = this.#slots.takeQueued(job.id)
       if (queued === undefined) return
-      const admission = this.#admit(armed.job)
+      const admission = this.#slots.admit(armed.job, queued)
       if (admission.kind === 'start') this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
-      else if (admission.kind === 'wait') this.#slots.wait({ job: armed.job, occurrence: queued })
-      else if (admission.kind === 'behind') this.#slots.queueBehind(job.id, queued)
       else if (admission.kind === 'skip') {
         // Refused now (the daily AI budget): recorded, never dropped silently.
-        const skips = skipsOf([{ job: armed.job, occurrence: queued }], admission.reason)
         this.#track(
-          this.#ledger.recordSkips(skips).catch((error: unknown) => this.#reportError(error, job.id)),
+          this.#ledger
+            .recordSkips([{ job: armed.job, occurrence: queued }], admission.reason)
+            .catch((error: unknown) => this.#reportError(error, job.id)),
         )
       }
     })
@@ -633,7 +583,8 @@ export class CronScheduler {
     lastError: string | null,
     signal: AbortSignal,
   ): Promise<void> {
-    const reason = `paused after ${failures} consecutive failures; last error: ${truncate(lastError ?? 'unknown', 500)}`
+    const last = truncate(lastError ?? 'unknown', 500)
+    const reason = `paused after ${failures} consecutive failures; last error: ${last}`
     const paused = await this.#settings.store.updateJob(job.id, {
       enabled: false,
       pauseReason: reason,
@@ -642,14 +593,12 @@ export class CronScheduler {
     this.#fires.delete(job.id)
     const dropped = this.#slots.dropPending(job.id, job)
     if (dropped.length > 0) {
-      await this.#ledger.recordSkips(
-        skipsOf(dropped, 'skipped: the job was paused after consecutive failures'),
-      )
+      await this.#ledger.recordSkips(dropped, 'skipped: the job was paused after consecutive failures')
     }
     this.#settings.logger.warn('cron job auto-paused', { jobId: job.id, failures })
     await this.#executor.deliver(
       job.deliverTo,
-      `[Cron] ${job.name}\nThis job was paused after ${failures} consecutive failures. Last error: ${truncate(lastError ?? 'unknown', 500)}\nFix the job, then resume it (cron_resume).`,
+      `[Cron] ${job.name}\nThis job was paused after ${failures} consecutive failures. Last error: ${last}\nFix the job, then resume it (cron_resume).`,
       signal,
     )
     this.events.emit('job:pause', { job: paused ?? { ...job, enabled: false, pauseReason: reason }, reason })
@@ -692,19 +641,4 @@ export class CronScheduler {
       error: normalized,
     })
   }
-}
-
-/** What an abort interrupts: the run, or its delivery. */
-function phaseName(run: ActiveRun): string {
-  return run.phase === 'run' ? 'run' : 'delivery'
-}
-
-/** Skip records for occurrences that never started. */
-function skipsOf(waiting: readonly WaitingStart[], reason: string): Skip[] {
-  return waiting.map(({ job, occurrence }) => ({
-    job,
-    scheduledFor: occurrence.scheduledFor,
-    trigger: occurrence.trigger,
-    reason,
-  }))
 }
