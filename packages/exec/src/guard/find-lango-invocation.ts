@@ -1,14 +1,9 @@
 import type { Assignment, Command, ParsedScript, Pipeline, SyntaxNode, Word } from 'unbash'
 import { forEachChild, parse } from 'unbash'
 import { literalWordValue, nextPipelineOutputs, redirectInputs, scriptOutputs } from './command-output.js'
-import {
-  type Argument,
-  type RunnerResult,
-  runnerFor,
-  type ScriptRun,
-  textArgument,
-  variableRunKind,
-} from './runners.js'
+import { type Argument, textArgument } from './option-parser.js'
+import { joinLoose, type RunnerResult, type ScriptRun, splitOnce } from './runner-kit.js'
+import { runnerFor, variableRunKind } from './runners.js'
 import {
   containsLangoWord,
   namesLango,
@@ -269,13 +264,10 @@ function analyzeSource(
 
 /** The text names lango as a word, also once its expansions that may be empty are removed. */
 function holdsLangoWord(text: string): boolean {
-  const stripped = stripShellQuoting(text)
-  if (containsLangoWord(stripped)) return true
-  const reduced = removeEmptyExpansions(text)
-  if (reduced !== text && containsLangoWord(stripShellQuoting(reduced))) return true
   // `eval x=lan\$\(\)go`: the escapes go first, then the expansions.
-  const strippedReduced = removeEmptyExpansions(stripped)
-  return strippedReduced !== stripped && containsLangoWord(strippedReduced)
+  if (namesLango(stripShellQuoting(text))) return true
+  const reduced = removeEmptyExpansions(text)
+  return reduced !== text && containsLangoWord(stripShellQuoting(reduced))
 }
 
 function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefined): void {
@@ -445,11 +437,8 @@ function recordWrites(
 function recordAliases(argv: readonly Argument[], scope: Scope): void {
   if (argv[0]?.literal !== 'alias') return
   for (const argument of argv.slice(1)) {
-    const [name, value] = [
-      argument.loose.slice(0, argument.loose.indexOf('=')),
-      argument.loose.slice(argument.loose.indexOf('=') + 1),
-    ]
-    if (argument.loose.includes('=') && name !== '' && scope.state.shellAliases.size < 64)
+    const [name, value] = splitOnce(argument.loose, '=')
+    if (value !== undefined && name !== '' && scope.state.shellAliases.size < 64)
       scope.state.shellAliases.set(name, value)
   }
 }
@@ -519,15 +508,7 @@ function expandDefinitions(name: string, argv: readonly Argument[], scope: Scope
   const key = `alias ${name}`
   if (alias !== undefined && !expanding.has(key)) {
     expanding.add(key)
-    analyzeSource(
-      `${alias} ${argv
-        .slice(1)
-        .map((argument) => argument.loose)
-        .join(' ')}`,
-      scope,
-      scope.state,
-      scope.positional,
-    )
+    analyzeSource(`${alias} ${joinLoose(argv.slice(1))}`, scope, scope.state, scope.positional)
     expanding.delete(key)
   }
   const body = functions.get(name)

@@ -35,10 +35,6 @@ import { TOOL_RUNNERS } from './tool-runners.js'
  * `tool-runners.ts`.
  */
 
-export type { Argument } from './option-parser.js'
-export { textArgument } from './option-parser.js'
-export type { Runner, RunnerResult, ScriptRun } from './runner-kit.js'
-
 /** Options that take a separate value, for the simple runners that do not need a full table. */
 interface OptionSpec {
   /** Short option letters that take a value (`-u root` or `-uroot`). */
