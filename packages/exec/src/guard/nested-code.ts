@@ -276,8 +276,8 @@ export function findCodeRegions(root: SyntaxNode): CodeRegion[] {
 
   const visit = (node: SyntaxNode): void => {
     if (node.type === 'Command') {
-      const reader = readsCode(node)
-      analyseCommand(node, regions)
+      // One pass marks the command's regions and answers whether it reads code from stdin.
+      const reader = analyseCommand(node, regions)
       if (reader !== undefined) markInputs(node.redirects, reader, regions)
     } else if (node.type === 'Redirected') {
       const reader = readsCode(node.command)
