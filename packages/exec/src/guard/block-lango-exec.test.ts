@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shellQuote } from './guard-corpus.js'
 import {
   type AutomationAvailability,
   blockLangoExec,
@@ -1092,10 +1093,6 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     expect(classifyLangoExec('((lango cron))')).toMatchObject({ verdict: 'block', subcommand: 'cron' })
   })
 })
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, "'\\''")}'`
-}
 
 /** Small deterministic PRNG (mulberry32) so property failures reproduce. */
 function seededRandom(seed: number): () => number {

@@ -10,7 +10,7 @@ import {
   WORD_SHAPE_EVASIONS,
 } from './guard-corpus.js'
 import { classifyLangoExec } from './index.js'
-import { options, optionsNamed, parseArgv } from './option-parser.js'
+import { options, optionsNamed, parseArgv, textArgument } from './option-parser.js'
 
 /**
  * The large evasion and benign-command corpus of issue 11 (findings 3 and 4). Every statically
@@ -80,8 +80,7 @@ describe('documented limits: names built at run time', () => {
 
 describe('option parser', () => {
   const timeout = options('+k:s:v', 'kill-after= signal= verbose foreground preserve-status help version')
-  const argv = (text: string) =>
-    text.split(' ').map((word) => ({ literal: word, loose: word, word: undefined }))
+  const argv = (text: string) => text.split(' ').map(textArgument)
 
   it('reads clusters, attached and separate values, abbreviations and --', () => {
     expect(parseArgv(argv('timeout -vk 1 5 cmd'), timeout)[0]?.operands).toEqual([3, 4])

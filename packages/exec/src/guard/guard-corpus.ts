@@ -1,13 +1,13 @@
 /**
  * The evasion and benign-command corpus of the lango CLI guard (issue 11, findings 3 and 4): data
- * only, shared by the table tests, the bash cross-check and the speed measurement.
+ * only, shared by the table tests and the bash cross-check.
  */
 
 /** A command that runs lango, and the phase-1 subcommand the guard reports (none: phase 2 is fine). */
 export type Evasion = readonly [command: string, subcommand?: string]
 
 /** Quotes text for a POSIX shell. */
-function shellQuote(text: string): string {
+export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, "'\\''")}'`
 }
 
