@@ -13,6 +13,7 @@ import { CronExpressionParser } from 'cron-parser'
 import { Kysely, SqliteDialect } from 'kysely'
 import { CronScheduler, compileSchedule } from '../dist/index.js'
 import { migrateCron, SqliteCronStore } from '../dist/sqlite.js'
+import { createTestJob } from '../dist/testing.js'
 
 const JOBS = 10_000
 const results = []
@@ -108,33 +109,16 @@ async function openDatabase({ checkpointInWorker = false } = {}) {
 }
 
 function job(index, overrides) {
-  return {
+  const now = Date.now()
+  return createTestJob({
     id: `job-${index}`,
     name: `job-${index}`,
-    kind: 'ai',
-    scheduleType: 'cron',
-    schedule: '*/5 * * * *',
-    timezone: 'UTC',
     prompt: 'noop',
-    command: null,
-    cwd: null,
-    model: null,
-    sessionMode: 'isolated',
-    deliverTo: [],
-    enabled: true,
-    timeoutMs: 60_000,
-    overlap: 'skip',
-    catchup: 'latest',
-    createdAt: Date.now(),
-    updatedAt: Date.now(),
-    lastRunAt: null,
+    createdAt: now,
+    updatedAt: now,
     nextRunAt: null,
-    lastStatus: null,
-    consecutiveFailures: 0,
-    pauseReason: null,
-    createdBy: null,
     ...overrides,
-  }
+  })
 }
 
 async function insertJobs(database, jobs) {
