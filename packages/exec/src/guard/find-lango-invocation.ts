@@ -18,6 +18,7 @@ import {
   canVanish,
   DYNAMIC,
   emptiedText,
+  MAX_PATTERNS,
   matchLango,
   textPattern,
   type WordPattern,
@@ -65,6 +66,9 @@ const PARSE_BUDGET = 1024 * 1024
 
 /** Runner hops (`env sudo nohup …`) followed per command word before the guard blocks. */
 const MAX_RUNNER_HOPS = 64
+
+/** Nested scripts, functions and aliases the guard remembers per command text. */
+const MAX_DEFINITIONS = 64
 
 /** lango global options that take a value, so `lango --config x cron` still finds `cron`. */
 const LANGO_VALUE_OPTIONS = new Set([
@@ -176,9 +180,9 @@ class Scope implements WordScope {
         if (source.append) {
           // `x=lan; x+=go`: each earlier value followed by the appended one, or the appended one alone.
           const joined = patterns.flatMap((before) => values.map((after) => [...before, ...after]))
-          patterns = [...joined, ...values].slice(0, 32)
+          patterns = [...joined, ...values].slice(0, MAX_PATTERNS)
         } else {
-          for (const value of values) if (patterns.length < 32) patterns.push(value)
+          for (const value of values) if (patterns.length < MAX_PATTERNS) patterns.push(value)
         }
       }
     } finally {
@@ -246,7 +250,7 @@ function analyzeSource(
     state.finding = { reason: 'too-complex', subcommand: undefined }
     return
   }
-  if (parent !== undefined && state.nested.length < 64) state.nested.push(script)
+  if (parent !== undefined && state.nested.length < MAX_DEFINITIONS) state.nested.push(script)
   const scope = new Scope(
     state,
     parent,
@@ -292,7 +296,7 @@ function walk(node: SyntaxNode, scope: Scope, input: readonly string[] | undefin
       const name = literalWordValue(node.name)
       if (name !== undefined && normalizeProgramName(name) === 'lango') record(scope, 'function')
       // Remembered so a call with arguments is checked with its `$1 $2 …` (`f lan go` for `f() { $1$2; }`).
-      if (name !== undefined && scope.state.functions.size < 64)
+      if (name !== undefined && scope.state.functions.size < MAX_DEFINITIONS)
         scope.state.functions.set(name, scope.text.slice(node.body.pos, node.body.end))
       break
     }
@@ -438,7 +442,7 @@ function recordAliases(argv: readonly Argument[], scope: Scope): void {
   if (argv[0]?.literal !== 'alias') return
   for (const argument of argv.slice(1)) {
     const [name, value] = splitOnce(argument.loose, '=')
-    if (value !== undefined && name !== '' && scope.state.shellAliases.size < 64)
+    if (value !== undefined && name !== '' && scope.state.shellAliases.size < MAX_DEFINITIONS)
       scope.state.shellAliases.set(name, value)
   }
 }

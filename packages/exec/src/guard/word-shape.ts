@@ -62,7 +62,7 @@ export interface WordScope {
 }
 
 /** Bound on the patterns kept per word; past it the rest of the word becomes {@link DYNAMIC}. */
-const MAX_PATTERNS = 32
+export const MAX_PATTERNS = 32
 
 const TARGETS = ['lango', 'lango.exe', 'lango.cmd', 'lango.bat', 'lango.com'] as const
 
