@@ -99,6 +99,11 @@ const processId = v.pipe(
   v.description('The id of a background process, as exec_bg returned it.'),
 )
 
+/** An optional boolean parameter (`pty`, `strip_ansi`) with its description. */
+function flag(description: string) {
+  return v.optional(v.pipe(v.boolean(), v.description(description)))
+}
+
 /** What exec and exec_bg return when the lango guard refuses the command. */
 interface Blocked {
   readonly blocked: true
@@ -143,20 +148,10 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
       ),
       cwd,
       env,
-      pty: v.optional(
-        v.pipe(
-          v.boolean(),
-          v.description(
-            'true runs the command in a pseudo-terminal, for programs that need one (prompts, colour, progress bars); stdout then holds the terminal output and stderr is empty. Default false.',
-          ),
-        ),
+      pty: flag(
+        'true runs the command in a pseudo-terminal, for programs that need one (prompts, colour, progress bars); stdout then holds the terminal output and stderr is empty. Default false.',
       ),
-      strip_ansi: v.optional(
-        v.pipe(
-          v.boolean(),
-          v.description('true removes ANSI colour and cursor codes from the output. Default false.'),
-        ),
-      ),
+      strip_ansi: flag('true removes ANSI colour and cursor codes from the output. Default false.'),
     }),
     preflight: guard,
     isFailure: isBlocked,
@@ -199,14 +194,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
       command,
       cwd,
       env,
-      pty: v.optional(
-        v.pipe(
-          v.boolean(),
-          v.description(
-            'true starts it in a pseudo-terminal, so exec_write can answer its prompts. Default false.',
-          ),
-        ),
-      ),
+      pty: flag('true starts it in a pseudo-terminal, so exec_write can answer its prompts. Default false.'),
     }),
     preflight: guard,
     isFailure: isBlocked,
