@@ -33,6 +33,9 @@ export type ToolCallOutcome =
       }
     }
 
+/** What a failed call's error carries besides its code and message. */
+type FailureDetail = Omit<Extract<ToolCallOutcome, { ok: false }>['error'], 'code' | 'message'>
+
 /** How {@link invokeTool} applies approval. */
 export interface InvokeOptions {
   /** Default `dangerous`. */
@@ -58,8 +61,8 @@ export function invalidParametersMessage(toolName: string, issues: readonly Para
   return `invalid parameters for ${toolName}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`
 }
 
-function failure(code: ToolErrorCode, message: string, issues?: ParameterIssue[]): ToolCallOutcome {
-  return { ok: false, error: issues === undefined ? { code, message } : { code, message, issues } }
+function failure(code: ToolErrorCode, message: string, detail: FailureDetail = {}): ToolCallOutcome {
+  return { ok: false, error: { code, message, ...detail } }
 }
 
 /** What became of an approval request. */
@@ -130,7 +133,7 @@ export async function invokeTool(
   const parsed = v.safeParse(tool.parameters, params ?? {})
   if (!parsed.success) {
     const issues = describeIssues(parsed.issues)
-    return failure('TOOL_INVALID_PARAMETERS', invalidParametersMessage(tool.name, issues), issues)
+    return failure('TOOL_INVALID_PARAMETERS', invalidParametersMessage(tool.name, issues), { issues })
   }
   // A call canceled before it starts asks nobody and runs nothing.
   if (context.signal?.aborted === true) return canceled(tool)
@@ -185,7 +188,7 @@ function toIssue(value: unknown): ParameterIssue | undefined {
  * The structured detail of a `@lango/*` error (ADR 0006): its `issues` (a `WorkflowError`) and its
  * `data`, as JSON. Never `cause` or `stack`; other errors give nothing (their fields are unknown).
  */
-function errorDetail(error: unknown): { issues?: ParameterIssue[]; data?: Record<string, unknown> } {
+function errorDetail(error: unknown): FailureDetail {
   if (typeof error !== 'object' || error === null || !(LANGO_ERROR in error)) return {}
   const { issues, data } = error as { issues?: unknown; data?: unknown }
   const shown = Array.isArray(issues)
@@ -216,17 +219,11 @@ function errorDetail(error: unknown): { issues?: ParameterIssue[]; data?: Record
 function handlerFailure(tool: AnyTool, error: unknown, context: ToolContext): ToolCallOutcome {
   if (context.signal?.aborted) return canceled(tool)
   const detail = errorDetail(error)
-  if (ToolError.is(error))
-    return { ok: false, error: { code: error.code, message: error.message, ...detail } }
+  if (ToolError.is(error)) return failure(error.code, error.message, detail)
   const message = error instanceof Error ? error.message : String(error)
   const reason = (error as { code?: unknown } | null)?.code
-  return {
-    ok: false,
-    error: {
-      code: 'TOOL_FAILED',
-      message: `${tool.name} failed: ${message}`,
-      ...(typeof reason === 'string' ? { reason } : {}),
-      ...detail,
-    },
-  }
+  return failure('TOOL_FAILED', `${tool.name} failed: ${message}`, {
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...detail,
+  })
 }
