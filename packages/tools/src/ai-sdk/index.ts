@@ -1,22 +1,19 @@
 import { dynamicTool, type JSONSchema7, jsonSchema, type Tool, type ToolExecutionOptions } from 'ai'
 import * as v from 'valibot'
-import type { ApprovalGate, ApprovalPolicy } from '../approval.js'
-import { describeIssues, invalidParametersMessage, invokeTool } from '../invoke.js'
+import { describeIssues, type InvokeOptions, invalidParametersMessage, invokeTool } from '../invoke.js'
 import type { AnyTool } from '../tool.js'
 
-/** Options of {@link toAiSdkTools}. */
-export interface AiSdkToolsOptions {
+/**
+ * Options of {@link toAiSdkTools}: the approval `policy` (default `dangerous`), the `gate` that asks
+ * a human inside `execute` (without one, calls the policy selects are denied) and
+ * `approvalTimeoutMs`, as `invokeTool` takes them, and the session key.
+ */
+export interface AiSdkToolsOptions extends InvokeOptions {
   /**
    * The session key calls run under (delivery targets are detected from it; cron jobs record it as
    * their creator), or a function deriving it from the call (e.g. from `experimental_context`).
    */
   readonly sessionKey?: string | ((options: ToolExecutionOptions) => string | undefined)
-  /** Which calls need approval; default `dangerous`. */
-  readonly policy?: ApprovalPolicy
-  /** Asks a human inside `execute`; without one, calls the policy selects are denied. */
-  readonly gate?: ApprovalGate
-  /** No answer within this time denies (default 5 minutes). */
-  readonly approvalTimeoutMs?: number
 }
 
 /**
@@ -56,13 +53,7 @@ export function toAiSdkTools(
             ...(sessionKey === undefined ? {} : { sessionKey }),
             ...(execution.abortSignal === undefined ? {} : { signal: execution.abortSignal }),
           },
-          {
-            ...(options.policy === undefined ? {} : { policy: options.policy }),
-            ...(options.gate === undefined ? {} : { gate: options.gate }),
-            ...(options.approvalTimeoutMs === undefined
-              ? {}
-              : { approvalTimeoutMs: options.approvalTimeoutMs }),
-          },
+          options,
         )
         return outcome.ok ? outcome.result : { error: outcome.error }
       },

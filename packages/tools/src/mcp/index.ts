@@ -6,7 +6,7 @@ import type {
   StandardSchemaWithJSON,
   ToolAnnotations,
 } from '@modelcontextprotocol/server'
-import type { ApprovalGate, ApprovalPolicy, ApprovalRequest } from '../approval.js'
+import type { ApprovalPolicy, ApprovalRequest } from '../approval.js'
 import { type InvokeOptions, invokeTool } from '../invoke.js'
 import {
   type AnyTool,
@@ -146,16 +146,12 @@ export function registerTools(
           ...(sessionKey === undefined ? {} : { sessionKey }),
           ...(onProgress === undefined ? {} : { onProgress }),
         }
-        const gate: ApprovalGate | undefined =
-          approval === undefined
-            ? undefined
-            : { request: (request, { signal }) => approval.request(request, { signal, context }) }
         const invokeOptions: InvokeOptions =
           approval === undefined
             ? { policy: 'none' }
             : {
                 policy: approval.policy,
-                ...(gate === undefined ? {} : { gate }),
+                gate: { request: (request, { signal }) => approval.request(request, { signal, context }) },
                 ...(approval.timeoutMs === undefined ? {} : { approvalTimeoutMs: approval.timeoutMs }),
               }
         const outcome = await invokeTool(tool, args, toolContext, invokeOptions)
