@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 import type { ChannelSender } from './ports.js'
+import type { CronJobInput } from './service.js'
 
 const MINUTE = 60_000
 let harness: Harness | undefined
@@ -26,6 +27,15 @@ function hungChannel(): ChannelSender & { readonly signals: AbortSignal[] } {
   }
 }
 
+/** Starts the service and adds `news`: an `ai` job every hour on the hour, delivering to `job.deliverTo`. */
+async function startWithNews(
+  { service }: Harness,
+  job: Partial<CronJobInput> & Pick<CronJobInput, 'deliverTo'>,
+): Promise<void> {
+  await service.start()
+  await service.add({ name: 'news', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x', ...job })
+}
+
 /** Resolves with `label` when `promise` settles, or with 'still waiting' after two real seconds. */
 function within<T>(promise: Promise<T>, label: string): Promise<string> {
   return Promise.race([
@@ -38,14 +48,7 @@ describe('delivery timeout and cancellation', () => {
   it('a delivery that hangs times out after deliveryTimeoutMs (default 30 s): recorded failed, slot freed', async () => {
     const channel = hungChannel()
     harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
-    await harness.service.start()
-    await harness.service.add({
-      name: 'news',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      deliverTo: ['telegram:1'],
-    })
+    await startWithNews(harness, { deliverTo: ['telegram:1'] })
     const ended = harness.service.scheduler.events.next('run:end')
     await harness.clock.advance(60 * MINUTE)
     expect(harness.service.scheduler.runningCount).toBe(1)
@@ -70,14 +73,7 @@ describe('delivery timeout and cancellation', () => {
       channelSender: channel,
       deliveryTimeoutMs: 5000,
     })
-    await harness.service.start()
-    await harness.service.add({
-      name: 'news',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      deliverTo: ['telegram:1', 'slack:C1'],
-    })
+    await startWithNews(harness, { deliverTo: ['telegram:1', 'slack:C1'] })
     const ended = harness.service.scheduler.events.next('run:end')
     await harness.clock.advance(60 * MINUTE + 10_000)
     const { run } = await ended
@@ -89,14 +85,7 @@ describe('delivery timeout and cancellation', () => {
   it('stop() returns promptly while a delivery hangs, records it failed, and calls no further target', async () => {
     const channel = hungChannel()
     harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
-    await harness.service.start()
-    await harness.service.add({
-      name: 'news',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      deliverTo: ['telegram:1', 'slack:C1'],
-    })
+    await startWithNews(harness, { deliverTo: ['telegram:1', 'slack:C1'] })
     await harness.clock.advance(60 * MINUTE)
     expect(channel.signals).toHaveLength(1)
     expect(await within(harness.service.stop(), 'stopped')).toBe('stopped')
@@ -113,14 +102,7 @@ describe('delivery timeout and cancellation', () => {
   it('removing the job aborts its hung delivery at once', async () => {
     const channel = hungChannel()
     harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })
-    await harness.service.start()
-    await harness.service.add({
-      name: 'news',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      deliverTo: ['telegram:1'],
-    })
+    await startWithNews(harness, { deliverTo: ['telegram:1'] })
     await harness.clock.advance(60 * MINUTE)
     expect(await within(harness.service.remove('news'), 'removed')).toBe('removed')
     expect(channel.signals[0]?.aborted).toBe(true)
@@ -130,15 +112,7 @@ describe('delivery timeout and cancellation', () => {
   it('a run that times out is still delivered, saying it timed out (the run timeout does not abort the delivery)', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z')
     harness.agent.respond(() => new Promise(() => {}))
-    await harness.service.start()
-    await harness.service.add({
-      name: 'news',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      timeout: '1m',
-      deliverTo: ['telegram:1'],
-    })
+    await startWithNews(harness, { timeout: '1m', deliverTo: ['telegram:1'] })
     const ended = harness.service.scheduler.events.next('run:end')
     await harness.clock.advance(61 * MINUTE)
     const { run } = await ended
@@ -160,15 +134,7 @@ describe('delivery timeout and cancellation', () => {
   it('auto-pause after consecutive timeouts notifies every target', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z', { maxConsecutiveFailures: 2 })
     harness.agent.respond(() => new Promise(() => {}))
-    await harness.service.start()
-    await harness.service.add({
-      name: 'news',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      timeout: '1m',
-      deliverTo: ['telegram:1', 'slack:C1'],
-    })
+    await startWithNews(harness, { timeout: '1m', deliverTo: ['telegram:1', 'slack:C1'] })
     const paused = harness.service.scheduler.events.next('job:pause')
     await harness.clock.advance(3 * 60 * MINUTE)
     await harness.service.scheduler.whenIdle()

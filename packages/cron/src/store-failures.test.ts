@@ -57,6 +57,23 @@ async function setUp(agent: RecordingAgentRunner) {
   return { store, clock, errors, service }
 }
 
+/** At 01:00 `a-slow` runs until `gate` resolves, and `b-waits`, due too, waits for the only slot. */
+async function slowAndWaiting() {
+  const gate = createDeferred<string>()
+  const agent = new RecordingAgentRunner((_request, index) => (index === 0 ? gate.promise : 'ok'))
+  const setup = await setUp(agent)
+  await setup.service.add({
+    name: 'a-slow',
+    scheduleType: 'cron',
+    schedule: '0 * * * *',
+    prompt: 'x',
+    timeout: '2h',
+  })
+  await setup.service.add({ name: 'b-waits', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
+  await setup.clock.advance(60 * MINUTE)
+  return { gate, ...setup }
+}
+
 const statusesOf = async (store: SqliteCronStore, name: string) =>
   (await store.listRuns({ limit: 500 }))
     .filter((run) => run.jobName === name)
@@ -65,18 +82,7 @@ const statusesOf = async (store: SqliteCronStore, name: string) =>
 
 describe('a run slot is released when the ledger insert throws', () => {
   it('waiting path: the insert for an occurrence that waited for a slot fails; later occurrences still run', async () => {
-    const gate = createDeferred<string>()
-    const agent = new RecordingAgentRunner((_request, index) => (index === 0 ? gate.promise : 'ok'))
-    const { store, clock, errors, service } = await setUp(agent)
-    await service.add({
-      name: 'a-slow',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      timeout: '2h',
-    })
-    await service.add({ name: 'b-waits', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
-    await clock.advance(60 * MINUTE) // 01:00: a-slow runs, b-waits waits for the only slot
+    const { gate, store, clock, errors, service } = await slowAndWaiting()
     expect(service.scheduler.runningCount).toBe(1)
     // The claim of the waiting occurrence fails however often it is tried.
     store.failures = 100
@@ -93,18 +99,7 @@ describe('a run slot is released when the ledger insert throws', () => {
   })
 
   it('waiting path, one failure: the claim is retried and the waiting occurrence runs', async () => {
-    const gate = createDeferred<string>()
-    const agent = new RecordingAgentRunner((_request, index) => (index === 0 ? gate.promise : 'ok'))
-    const { store, clock, service } = await setUp(agent)
-    await service.add({
-      name: 'a-slow',
-      scheduleType: 'cron',
-      schedule: '0 * * * *',
-      prompt: 'x',
-      timeout: '2h',
-    })
-    await service.add({ name: 'b-waits', scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
-    await clock.advance(60 * MINUTE)
+    const { gate, store, clock, service } = await slowAndWaiting()
     store.failures = 1
     gate.resolve('done')
     await clock.advance(MINUTE)
