@@ -80,6 +80,12 @@ afterAll(async () => {
 const call = async (name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })) as Result
 
+/** Polls `done` every 50 ms, at most 100 times (deliveries and triggered runs finish after the call). */
+async function poll(done: () => boolean | Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 100 && !(await done()); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+}
+
 describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLite file', () => {
   it('lists the 22 tools', async () => {
     const { tools } = await client.listTools()
@@ -110,15 +116,13 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
       structuredContent: { ok: true, message: 'Job triggered' },
     })
     let entries: Array<{ status: string; result: string | null; trigger: string }> = []
-    for (let attempt = 0; attempt < 100; attempt++) {
+    await poll(async () => {
       const history = await call('cron_history', { job_id: job.id })
       entries = (history.structuredContent as { entries: typeof entries }).entries
-      if (entries.some((entry) => entry.result !== null)) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+      return entries.some((entry) => entry.result !== null)
+    })
     expect(entries).toMatchObject([{ trigger: 'manual', result: expect.stringContaining('cron-ran') }])
-    for (let attempt = 0; attempt < 100 && !/\[stderr\][^\n]*nightly-echo/.test(transport.stderr); attempt++)
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    await poll(() => /\[stderr\][^\n]*nightly-echo/.test(transport.stderr))
     expect(transport.stderr).toMatch(/\[stderr\][^\n]*nightly-echo[\s\S]*cron-ran/)
   })
 
@@ -143,8 +147,7 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
       },
     })
     // The run's result is delivered to the example's default target, stderr.
-    for (let attempt = 0; attempt < 100 && !/\[stderr\][^\n]*greet/.test(transport.stderr); attempt++)
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    await poll(() => /\[stderr\][^\n]*greet/.test(transport.stderr))
     expect(transport.stderr).toMatch(/\[stderr\][^\n]*greet[\s\S]*hello web-01/)
   })
 
