@@ -482,8 +482,10 @@ const CCACHE = options('', '', { exact: true })
 // ---------------------------------------------------------------------------------------------------
 // Builtins and shells
 
+const COMMAND = options('+pvV')
+
 const command: Runner = (argv) => {
-  const readings = parseArgv(argv, options('+pvV'))
+  const readings = parseArgv(argv, COMMAND)
   // `command -v NAME` and `command -V NAME` only describe NAME.
   const running = readings.filter((reading) => !hasOption(reading, ['-v', '-V']))
   return running.length === 0 ? undefined : { commands: commandsAt(argv, running) }

@@ -460,23 +460,44 @@ const sops: Runner = (argv) => {
   return { shellCode: shellCodeOf([operands[1]]) }
 }
 
+const MACHINECTL_SHELL = options('qE:', 'uid= setenv= quiet')
+
 /** `machinectl shell [options] [[USER@]NAME [CMD…]]`. */
 const machinectl: Runner = (argv) => {
   const at = argv.findIndex((argument) => argument.literal === 'shell')
   if (at === -1) return undefined
   const rest = argv.slice(at)
-  return { commands: commandsAt(rest, parseArgv(rest, options('qE:', 'uid= setenv= quiet')), 1) }
+  return { commands: commandsAt(rest, parseArgv(rest, MACHINECTL_SHELL), 1) }
 }
+
+const DETACHER = options('e:Er:zfrlpq')
 
 /** dtach `-c|-A|-n|-N SOCKET [options] CMD…`; abduco `[options] -c|-A|-n NAME CMD…`. */
 const detacher: Runner = (argv) => {
   const mode = argv.findIndex((argument, index) => index > 0 && /^-[cAnN]$/.test(argument.literal ?? ''))
   if (mode === -1) return undefined
   const rest = argv.slice(mode + 1)
-  return { commands: commandsAt(rest, parseArgv(rest, options('e:Er:zfrlpq'))) }
+  return { commands: commandsAt(rest, parseArgv(rest, DETACHER)) }
 }
 
 const HEAPTRACK = options('o:p:a:dDhvr', 'output= pid= analyze debug use-inject raw record-only help version')
+
+const RR_RECORD = options('nb:c:e:', 'no-syscall-buffer env= output-trace-dir=')
+
+/** `rr record [options] CMD…`. */
+const rr: Runner = (argv) => {
+  if (argv[1]?.literal !== 'record') return undefined
+  const rest = argv.slice(1)
+  return { commands: commandsAt(rest, parseArgv(rest, RR_RECORD)) }
+}
+
+const UFTRACE = options('F:N:T:D:t:d:s:', 'filter= notrace= trigger= depth= time-filter= data= sort=')
+
+/** `uftrace [record|live] [options] CMD…`. */
+const uftrace: Runner = (argv) => {
+  const rest = /^(?:record|live)$/.test(argv[1]?.literal ?? '') ? argv.slice(1) : argv
+  return { commands: commandsAt(rest, parseArgv(rest, UFTRACE)) }
+}
 
 /** Runners for the tools above, by program name. */
 export const TOOL_RUNNERS: readonly [readonly string[], Runner][] = [
@@ -494,33 +515,8 @@ export const TOOL_RUNNERS: readonly [readonly string[], Runner][] = [
   [['lldb'], lldb],
   [['perf'], perf],
   [['heaptrack'], wrapper(HEAPTRACK)],
-  [
-    ['rr'],
-    (argv) =>
-      argv[1]?.literal === 'record'
-        ? {
-            commands: commandsAt(
-              argv.slice(1),
-              parseArgv(argv.slice(1), options('nb:c:e:', 'no-syscall-buffer env= output-trace-dir=')),
-            ),
-          }
-        : undefined,
-  ],
-  [
-    ['uftrace'],
-    (argv) => {
-      const rest = /^(?:record|live)$/.test(argv[1]?.literal ?? '') ? argv.slice(1) : argv
-      return {
-        commands: commandsAt(
-          rest,
-          parseArgv(
-            rest,
-            options('F:N:T:D:t:d:s:', 'filter= notrace= trigger= depth= time-filter= data= sort='),
-          ),
-        ),
-      }
-    },
-  ],
+  [['rr'], rr],
+  [['uftrace'], uftrace],
   [['socat'], socat],
   [['nc', 'ncat', 'netcat', 'nc.traditional', 'nc.openbsd'], netcat],
   [
