@@ -67,12 +67,9 @@ export class FireQueue {
     return this.#jobs.size
   }
 
+  /** The job's current entry, if it is armed. */
   get(jobId: string): ArmedJob | undefined {
     return this.#jobs.get(jobId)
-  }
-
-  has(jobId: string): boolean {
-    return this.#jobs.has(jobId)
   }
 
   /** Makes `armed` the job's current entry; an earlier entry of the job goes stale. */
@@ -80,6 +77,7 @@ export class FireQueue {
     this.#jobs.set(armed.job.id, armed)
   }
 
+  /** Drops the job's entry; its heap entries go stale. */
   delete(jobId: string): void {
     this.#jobs.delete(jobId)
   }
@@ -147,7 +145,7 @@ export class FireQueue {
     for (;;) {
       const top = this.#heap.peek()
       if (top === undefined) return undefined
-      if (this.#jobs.get(top.armed.job.id) === top.armed && top.armed.dueAt === top.dueAt) return top
+      if (this.isCurrent(top.armed) && top.armed.dueAt === top.dueAt) return top
       this.#heap.pop()
     }
   }

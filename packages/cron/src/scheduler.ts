@@ -239,12 +239,9 @@ export class CronScheduler {
       void this.unregister(job.id, 'paused')
       return
     }
-    const armed = this.#compile(job)
-    if (armed === undefined) return
+    if (!this.#armStored(job, this.#now())) return
     // The caller just stored this job: its row is newer than any batched write for it.
     this.#writes.forget(job.id)
-    this.#fires.set(armed)
-    this.#fires.push(armed, job.nextRunAt ?? armed.compiled.next(this.#now()))
     this.#arm()
   }
 
@@ -443,10 +440,7 @@ export class CronScheduler {
         this.#fires.delete(jobId)
         continue
       }
-      const rearmed = this.#compile(job)
-      if (rearmed === undefined) continue
-      this.#fires.set(rearmed)
-      this.#fires.push(rearmed, job.nextRunAt ?? rearmed.compiled.next(now))
+      this.#armStored(job, now)
     }
     this.#arm()
   }
@@ -613,6 +607,18 @@ export class CronScheduler {
 
   #arm(): void {
     if (this.#started) this.#fires.arm()
+  }
+
+  /**
+   * Makes the stored `job` its queue entry, due at its `nextRunAt` or else its next fire after
+   * `now`; false (reported, the entry unchanged) when its schedule no longer compiles.
+   */
+  #armStored(job: CronJob, now: number): boolean {
+    const armed = this.#compile(job)
+    if (armed === undefined) return false
+    this.#fires.set(armed)
+    this.#fires.push(armed, job.nextRunAt ?? armed.compiled.next(now))
+    return true
   }
 
   #compile(job: CronJob): ArmedJob | undefined {
