@@ -1,4 +1,4 @@
-import { type Argument, type OptionTable, type ParsedArgv, parseArgv } from './option-parser.js'
+import { type Argument, type OptionTable, options, type ParsedArgv, parseArgv } from './option-parser.js'
 
 /**
  * The shapes and helpers shared by the runner tables (SECURITY.md §6.2 item 4): a runner reads an argv
@@ -43,6 +43,9 @@ export interface RunnerResult {
  * text shows arriving on stdin (for `xargs` and `parallel`, which turn it into arguments).
  */
 export type Runner = (argv: readonly Argument[], input?: readonly string[]) => RunnerResult | undefined
+
+/** The table of a program that takes no options: every word is an operand (`--` still ends options). */
+export const NO_OPTIONS: OptionTable = options('')
 
 /** The words joined with spaces, quote-removed but with expansions as written: text to parse again. */
 export function joinLoose(argv: readonly Argument[]): string {

@@ -16,6 +16,7 @@ import {
   commandsAt,
   joinLoose,
   merge,
+  NO_OPTIONS,
   type Runner,
   type RunnerResult,
   type ShellCode,
@@ -461,7 +462,6 @@ const startStopDaemon: Runner = (argv) => {
 const DAEMONIZE = options('+ac:e:o:p:l:u:vE:')
 const SSH_AGENT = options('+a:cDdE:kO:P:st:')
 const SSHPASS = options('+p:f:d:eP:vhV')
-const GOSU = options('')
 
 /** `runcon CONTEXT CMD` or `runcon [-c] [-u U] [-r R] [-t T] [-l L] CMD`. */
 const RUNCON = options('+r:t:u:l:c', 'role= type= user= range= compute help version')
@@ -757,7 +757,7 @@ const valgrind: Runner = (argv) => {
 }
 
 /** `gosu USER CMD`, `setuidgid USER CMD`, `envdir DIR CMD`: one operand, then the command. */
-const gosuLike = wrapper(GOSU, 1)
+const gosuLike = wrapper(NO_OPTIONS, 1)
 /** Strips a version (`lango@1.2`) so `npx lango@latest` names the package `lango`. */
 function packageArgument(argument: Argument): Argument {
   const text = argument.literal
@@ -1480,8 +1480,6 @@ const SHELLS = [
   'nu',
   'elvish',
 ]
-
-const NO_OPTIONS = options('')
 
 const entries: [readonly string[], Runner][] = [
   [['env'], env],

@@ -124,12 +124,10 @@ export function canVanish(word: Word, scope: WordScope, nullglob: boolean): bool
         continue
       case 'Glob':
       case 'ExtendedGlob':
-        if (nullglob) return true
-        return false
+        return nullglob
       case 'Literal':
         if (part.value === '') continue
-        if (nullglob && /[*?[]/.test(part.value)) return true
-        return false
+        return nullglob && /[*?[]/.test(part.value)
       case 'DoubleQuoted':
         if (part.parts.length > 0 && part.parts.every(isAllPositional)) continue
         return false
