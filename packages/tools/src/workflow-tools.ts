@@ -389,8 +389,9 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         'Validate a YAML workflow and save it as <name>.flow.yaml in the workflows directory (name: letters, digits, - and _). An existing file is replaced only with overwrite: true.',
       safety: 'moderate',
       // A saved workflow with shell steps or secret references runs later, possibly on a
-      // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation.
-      safetyFor: safetyOf,
+      // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation. Without
+      // YAML (a call invokeTool's validation refuses) there is nothing to save.
+      safetyFor: (params) => (params.yaml_content === undefined ? 'moderate' : safetyOf(params)),
       worstSafety: 'dangerous',
       preflight(params) {
         inline(params)
