@@ -356,65 +356,11 @@ export class CronScheduler {
           changed.push(jobId)
           continue
         }
-        const job = armed.job
-        let plan: CatchUpPlan
-        try {
-          plan = planCatchUp(job, armed.compiled, firstDue, now, mode, this.#settings.catchUp)
-        } catch (error) {
-          // A stored schedule that no longer compiles: report it and stop arming the job.
-          this.#reportError(error, jobId)
-          this.#fires.delete(jobId)
-          continue
-        }
-        const trigger = mode === 'startup' ? 'catchup' : 'schedule'
-        for (const skip of plan.skipped)
-          batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
-        if (plan.run !== undefined) {
-          const admission = this.#slots.admit(job, plan.run)
-          if (admission.kind === 'start') batch.start(job, plan.run)
-          else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
-          else if (admission.kind === 'wait') batch.queued(job, plan.run, 'waiting for a free run slot')
-          else batch.queued(job, plan.run, 'queued behind the running occurrence')
-        }
-        const update = batch.schedule(job, plan)
-        armed.job = {
-          ...job,
-          nextRunAt: update.nextRunAt,
-          ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
-        }
-        if (plan.next === undefined) this.#fires.delete(jobId)
-        else this.#fires.push(armed, plan.next)
+        this.#planDue(batch, armed, firstDue, now, mode)
       }
       this.#arm()
-
-      let claimed: ReadonlySet<string> = new Set()
-      // Every start holds a slot taken by admit: each is handed to a run or released, whatever throws.
-      let unstarted = batch.starts.length
-      try {
-        if (batch.rows.length > 0) {
-          try {
-            const insert = await this.#ledger.insert(batch.rows, 3)
-            claimed = insert.claimed
-            batch.inserted(insert.rows)
-          } catch (error) {
-            // Retried and still failing: reported, not dropped silently.
-            this.#reportError(error)
-            return
-          }
-        }
-        for (const { job, row } of batch.starts) {
-          unstarted--
-          if (claimed.has(row.id)) {
-            this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
-            this.#startRun(job, row)
-          } else {
-            this.#slots.release()
-            this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
-          }
-        }
-      } finally {
-        for (; unstarted > 0; unstarted--) this.#slots.release()
-      }
+      const claimed = await this.#claimBatch(batch, now)
+      if (claimed === undefined) return
       for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
       this.#writes.queue(batch.writes(claimed))
     } finally {
@@ -422,6 +368,82 @@ export class CronScheduler {
       // whatever happened to the batch (a failed ledger insert returns early).
       if (changed.length > 0) await this.#rearmChanged(changed, now)
     }
+  }
+
+  /**
+   * Adds one due job to `batch`: its missed occurrences skipped, the one that runs admitted (started,
+   * waiting, queued behind or skipped), and its next run time; then re-arms it at its next fire.
+   */
+  #planDue(
+    batch: DueBatch,
+    armed: ArmedJob,
+    firstDue: number,
+    now: number,
+    mode: 'startup' | 'runtime',
+  ): void {
+    const job = armed.job
+    let plan: CatchUpPlan
+    try {
+      plan = planCatchUp(job, armed.compiled, firstDue, now, mode, this.#settings.catchUp)
+    } catch (error) {
+      // A stored schedule that no longer compiles: report it and stop arming the job.
+      this.#reportError(error, job.id)
+      this.#fires.delete(job.id)
+      return
+    }
+    const trigger = mode === 'startup' ? 'catchup' : 'schedule'
+    for (const skip of plan.skipped)
+      batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
+    if (plan.run !== undefined) {
+      const admission = this.#slots.admit(job, plan.run)
+      if (admission.kind === 'start') batch.start(job, plan.run)
+      else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
+      else if (admission.kind === 'wait') batch.queued(job, plan.run, 'waiting for a free run slot')
+      else batch.queued(job, plan.run, 'queued behind the running occurrence')
+    }
+    const update = batch.schedule(job, plan)
+    armed.job = {
+      ...job,
+      nextRunAt: update.nextRunAt,
+      ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
+    }
+    if (plan.next === undefined) this.#fires.delete(job.id)
+    else this.#fires.push(armed, plan.next)
+  }
+
+  /**
+   * Claims the batch's rows in one insert and starts the runs this scheduler won. Every start holds
+   * a slot taken by admit: each is handed to a run or released, whatever throws. Returns the claimed
+   * row ids; undefined when the insert failed after its retries (reported, not dropped silently).
+   */
+  async #claimBatch(batch: DueBatch, now: number): Promise<ReadonlySet<string> | undefined> {
+    let claimed: ReadonlySet<string> = new Set()
+    let unstarted = batch.starts.length
+    try {
+      if (batch.rows.length > 0) {
+        try {
+          const insert = await this.#ledger.insert(batch.rows, 3)
+          claimed = insert.claimed
+          batch.inserted(insert.rows)
+        } catch (error) {
+          this.#reportError(error)
+          return undefined
+        }
+      }
+      for (const { job, row } of batch.starts) {
+        unstarted--
+        if (claimed.has(row.id)) {
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
+          this.#startRun(job, row)
+        } else {
+          this.#slots.release()
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+        }
+      }
+    } finally {
+      for (; unstarted > 0; unstarted--) this.#slots.release()
+    }
+    return claimed
   }
 
   /** Re-arms jobs changed by another process from their stored definition instead of firing the old one. */
