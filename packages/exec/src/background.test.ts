@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { eventually, forkTreeCommand, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, eventually, forkTreeCommand, readPids, tempDir } from './__fixtures__/helpers.js'
 import { ProcessRegistry, startBackground } from './background.js'
 import { nodePtyDriver } from './pty/index.js'
 
@@ -99,9 +99,7 @@ describe('background execution (seed 001)', () => {
     const snapshot = await process.kill()
     expect(snapshot.status).toBe('killed')
     const pids = await readPids(pidFile)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
-      true,
-    )
+    expect(await allGone(pids)).toBe(true)
   })
 
   it('times out after its maximum lifetime', async () => {
@@ -117,9 +115,7 @@ describe('background execution (seed 001)', () => {
     await registry.stop()
     expect(registry.list().every((snapshot) => snapshot.status === 'killed')).toBe(true)
     const pids = await readPids(pidFile)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
-      true,
-    )
+    expect(await allGone(pids)).toBe(true)
     await expect(registry.start('true')).rejects.toMatchObject({ code: 'EXEC_INVALID_OPTION' })
   })
 

@@ -4,9 +4,9 @@ import { StringDecoder } from 'node:string_decoder'
 import type { EnvPolicy } from './env.js'
 import { ExecError, spawnFailed } from './errors.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
-import { prepareSpawn, type SpawnOptions } from './prepare.js'
+import { type PreparedSpawn, prepareSpawn, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor, releasePipes } from './process-group.js'
-import type { StreamRedactor } from './redact.js'
+import { type StreamRedactor, streamRedactorFor } from './redact.js'
 import { ByteRingBuffer } from './ring-buffer.js'
 import { checkTimeout, DEFAULT_KILL_GRACE_MS } from './run.js'
 
@@ -346,9 +346,7 @@ export class ProcessRegistry {
       })
       const id = this.#options.idGenerator()
       // Masking (and stripping, for PTY sessions that ask) reads the output as a terminal shows it.
-      const strip = ptySettings?.stripAnsi === true
-      const redactor =
-        prepared.redactor.isEmpty && !strip ? undefined : prepared.redactor.stream({ stripAnsi: strip })
+      const redactor = streamRedactorFor(prepared.redactor, { stripAnsi: ptySettings?.stripAnsi })
       let started: [BackgroundProcess, ChildHandle]
       try {
         started =
@@ -373,7 +371,7 @@ export class ProcessRegistry {
   async #startPiped(
     id: string,
     command: string,
-    prepared: Awaited<ReturnType<typeof prepareSpawn>>,
+    prepared: PreparedSpawn,
     redactor: StreamRedactor | undefined,
     lifetimeMs: number,
   ): Promise<[BackgroundProcess, ChildHandle]> {
@@ -425,7 +423,7 @@ export class ProcessRegistry {
   #startPty(
     id: string,
     command: string,
-    prepared: Awaited<ReturnType<typeof prepareSpawn>>,
+    prepared: PreparedSpawn,
     redactor: StreamRedactor | undefined,
     settings: PtySettings,
     lifetimeMs: number,

@@ -113,7 +113,6 @@ const DENIED_PREFIXES = [
   'R_PROFILE',
   'R_ENVIRON',
   'BZR_',
-  'CARGO_REGISTRIES_',
   'HELM_',
   'ANSIBLE_',
   'OP_SESSION_',

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { eventually, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, eventually, isAlive, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
 import { ProcessRegistry, run } from './index.js'
 import { nodePtyDriver, runWithPty } from './pty/index.js'
 
@@ -12,12 +12,7 @@ beforeEach(async () => {
   pidFile = join(dir.path, 'pids')
 })
 afterEach(async () => {
-  // Whatever a failing test left behind must not outlive it.
-  for (const pid of [...(await readPids(pidFile)), ...(await readPids(join(dir.path, 'other')))]) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
-  }
+  killAll([...(await readPids(pidFile)), ...(await readPids(join(dir.path, 'other')))])
   await dir.cleanup()
 })
 
@@ -30,10 +25,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
       timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
     }),
   ])
-}
-
-async function allGone(pids: readonly number[]): Promise<boolean> {
-  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)
 }
 
 const hasPython = (() => {

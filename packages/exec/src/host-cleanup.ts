@@ -4,8 +4,7 @@
  * only synchronous work happens) and from the signal handlers a host installs with
  * `installSignalCleanup()`. Process-wide on purpose: it mirrors process-wide resources.
  */
-const cleanups: Array<() => void> = []
-let exitHookInstalled = false
+const cleanups = new Set<() => void>()
 
 /** Runs every registered clean-up now, in registration order; one failing does not stop the rest. */
 function cleanUpNow(): void {
@@ -18,13 +17,14 @@ function cleanUpNow(): void {
   }
 }
 
-/** Registers a synchronous clean-up for host exit. Call once per resource kind, at module scope. */
+/**
+ * Registers a synchronous clean-up for host exit. Idempotent: owners call it with the same
+ * module-level function whenever they take a resource, so no hook exists until there is work.
+ */
 export function onHostExit(cleanup: () => void): void {
-  cleanups.push(cleanup)
-  if (!exitHookInstalled) {
-    exitHookInstalled = true
-    process.on('exit', cleanUpNow)
-  }
+  if (cleanups.has(cleanup)) return
+  if (cleanups.size === 0) process.on('exit', cleanUpNow)
+  cleanups.add(cleanup)
 }
 
 /** Options for {@link installSignalCleanup}. */

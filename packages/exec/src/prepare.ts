@@ -2,7 +2,7 @@ import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { createEnvBuilder, type EnvOverrideSource, type EnvPolicy } from './env.js'
 import { ExecError } from './errors.js'
-import { locateRefTokens, type RefTokenLocation, rewriteRefTokens } from './guard/locate-tokens.js'
+import { locateRefTokens, rewriteRefTokens } from './guard/locate-tokens.js'
 import type { RefStore } from './ports.js'
 import { MARKER_VARIABLE, newMarker } from './proc.js'
 import { MIN_SECRET_LENGTH, Redactor } from './redact.js'
@@ -111,8 +111,8 @@ class References {
 
   /** What replaces a resolved token: the path of its private file, or its value. */
   replacement(kind: string, name: string, value: string): string {
-    const key = storeKey(kind, name)
     if (!isFileKind(kind)) return value
+    const key = storeKey(kind, name)
     let path = this.#paths.get(key)
     if (path === undefined) {
       path = this.files.write(value)
@@ -122,13 +122,13 @@ class References {
   }
 
   /** The variable that carries a resolved value into the child's environment. */
-  variable(kind: string, name: string): string {
+  variable(kind: string, name: string, value: string): string {
     const key = storeKey(kind, name)
     let variable = this.#variables.get(key)
     if (variable === undefined) {
       variable = referenceVariable(this.#variables.size)
       this.#variables.set(key, variable)
-      this.env[variable] = this.#values.get(key) as string
+      this.env[variable] = value
     }
     return variable
   }
@@ -144,21 +144,21 @@ class References {
  */
 async function bindReferences(command: string, references: References): Promise<string> {
   if (!command.includes('{{')) return command
-  const values = new Map<RefTokenLocation, string>()
+  // Resolved values by token offset. Same text, same parse: the rewrite below sees locations
+  // equal to these.
+  const byStart = new Map<number, string>()
   for (const location of locateRefTokens(command)) {
     if (location.context === 'comment') continue
     const value = await references.resolve(location.kind, location.name)
-    if (value !== undefined) values.set(location, value)
+    if (value !== undefined) byStart.set(location.start, value)
   }
-  if (values.size === 0) return command
-  // Same text, same parse: the rewrite sees locations equal to these, matched by offset.
-  const byStart = new Map([...values].map(([location, value]) => [location.start, value]))
-  const result = rewriteRefTokens(command, (location) => {
-    const value = byStart.get(location.start)
+  if (byStart.size === 0) return command
+  const result = rewriteRefTokens(command, ({ start, kind, name }) => {
+    const value = byStart.get(start)
     if (value === undefined) return undefined
-    return isFileKind(location.kind)
-      ? { literal: references.replacement(location.kind, location.name, value) }
-      : references.variable(location.kind, location.name)
+    return isFileKind(kind)
+      ? { literal: references.replacement(kind, name, value) }
+      : references.variable(kind, name, value)
   })
   const [reparsed] = result.reparsed
   if (reparsed !== undefined) {

@@ -17,18 +17,16 @@ let sweepTimer: NodeJS.Timeout | undefined
 /** Delay before ended commands are swept: one `/proc` scan serves every command that ended meanwhile. */
 const SWEEP_DELAY_MS = 50
 
-let exitCleanupRegistered = false
+/** On host exit: SIGKILL to every live group and its escaped descendants, and the pending sweep. */
+function killEverything(): void {
+  for (const group of liveGroups.keys()) signalGroup(group, 'SIGKILL')
+  signalDescendants(liveGroups, 'SIGKILL')
+  sweepEnded()
+}
 
-/** Registers the host-exit clean-up the first time a group is tracked: no hook until there is work. */
 function track(pgid: number, marker: string): void {
   liveGroups.set(pgid, marker)
-  if (exitCleanupRegistered) return
-  exitCleanupRegistered = true
-  onHostExit(() => {
-    for (const group of liveGroups.keys()) signalGroup(group, 'SIGKILL')
-    signalDescendants(liveGroups, 'SIGKILL')
-    sweepEnded()
-  })
+  onHostExit(killEverything)
 }
 
 /** Sends `signal` to every process in the group; false when the group no longer exists. */

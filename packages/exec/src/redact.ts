@@ -28,13 +28,11 @@ export function stripAnsi(text: string): string {
  * Characters a terminal does not show: C0 controls other than tab, newline and backspace (which is
  * handled apart), DEL, C1 controls, and zero-width or direction-formatting code points.
  */
-const INVISIBLE =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: invisible characters are the point
-  /[\u0000-\u0007\u000B-\u001F\u007F-\u009F\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/
+const INVISIBLE_RANGES =
+  '\\u0000-\\u0007\\u000B-\\u001F\\u007F-\\u009F\\u00AD\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF'
+const INVISIBLE = new RegExp(`[${INVISIBLE_RANGES}]`)
 /** Anything that makes the visible text differ from the raw text: the above, plus backspace. */
-const SPECIAL =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: as above
-  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/
+const SPECIAL = new RegExp(`[\\u0008${INVISIBLE_RANGES}]`)
 
 /**
  * End of the escape sequence starting at `start` (`text[start]` is ESC), or -1 when the text ends
@@ -188,7 +186,7 @@ class FormSet {
   readonly labels = new Map<string, string>()
   #pattern: RegExp | undefined
   #byFirst: Map<string, string[]> | undefined
-  maxLength = 0
+  #maxLength = 0
 
   add(form: string, label: string): void {
     if (form.length < MIN_SECRET_LENGTH || this.labels.has(form)) return
@@ -199,7 +197,7 @@ class FormSet {
 
   #compile(): void {
     const forms = [...this.labels.keys()].sort((a, b) => b.length - a.length)
-    this.maxLength = forms[0]?.length ?? 0
+    this.#maxLength = forms[0]?.length ?? 0
     this.#pattern = new RegExp(
       forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
       'g',
@@ -230,7 +228,7 @@ class FormSet {
     if (this.labels.size === 0) return 0
     if (this.#byFirst === undefined) this.#compile()
     const byFirst = this.#byFirst as Map<string, string[]>
-    for (let at = Math.max(0, text.length - this.maxLength + 1); at < text.length; at++) {
+    for (let at = Math.max(0, text.length - this.#maxLength + 1); at < text.length; at++) {
       const candidates = byFirst.get(text.charAt(at))
       if (candidates === undefined) continue
       const suffix = text.slice(at)
@@ -358,6 +356,17 @@ export class Redactor {
     copy(cursor, holdStart)
     return { emit, hold: raw.slice(holdStart) }
   }
+}
+
+/**
+ * A stream redactor for `redactor`, or undefined when one would hand every chunk back unchanged
+ * (nothing registered, no stripping asked): spawners then skip decoding and masking entirely.
+ */
+export function streamRedactorFor(
+  redactor: Redactor,
+  options: { stripAnsi?: boolean } = {},
+): StreamRedactor | undefined {
+  return redactor.isEmpty && options.stripAnsi !== true ? undefined : redactor.stream(options)
 }
 
 function mergeRanges(ranges: Range[]): Range[] {

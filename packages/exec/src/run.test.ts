@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { eventually, forkTreeCommand, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, eventually, forkTreeCommand, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
 import { ExecError } from './errors.js'
 import { run } from './run.js'
 
@@ -66,9 +66,7 @@ describe('run: timeouts and process groups', () => {
     expect(result.timedOut).toBe(true)
     const pids = await readPids(pidFile)
     expect(pids.length).toBeGreaterThanOrEqual(5)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
-      true,
-    )
+    expect(await allGone(pids)).toBe(true)
   })
 
   it('kills every grandchild when a trapped SIGTERM is ignored (SIGKILL after the grace period)', async () => {
@@ -78,9 +76,7 @@ describe('run: timeouts and process groups', () => {
     expect(result.timedOut).toBe(true)
     const pids = await readPids(pidFile)
     expect(pids).toHaveLength(2)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
-      true,
-    )
+    expect(await allGone(pids)).toBe(true)
   })
 
   it('leaves nothing behind when the shell exits while its background jobs hold the output open', async () => {
@@ -115,9 +111,7 @@ describe('run: cancellation', () => {
     expect(result.stdout).toBe('started\n')
     expect(result.message).toMatch(/^Command was canceled/)
     const pids = await readPids(pidFile)
-    expect(await eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)).toBe(
-      true,
-    )
+    expect(await allGone(pids)).toBe(true)
   })
 })
 

@@ -5,7 +5,7 @@ import type { RunLimiter } from './limiter.js'
 import { type Logger, silentLogger } from './ports.js'
 import { type PreparedSpawn, prepareSpawn, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor, releasePipes } from './process-group.js'
-import type { Redactor, StreamRedactor } from './redact.js'
+import { type Redactor, type StreamRedactor, streamRedactorFor } from './redact.js'
 import { HeadTailCapture } from './ring-buffer.js'
 
 /** Default and bounds shared by `run` and `runWithPty`. */
@@ -51,6 +51,32 @@ export interface RunResult {
   readonly message: string
 }
 
+/**
+ * Takes a slot of `options.limiter`, if any, then prepares the spawn; the returned `release` also
+ * gives the slot back. Nothing is held when it throws. Shared by `run` and `runWithPty`.
+ */
+export async function prepareLimited(
+  command: string,
+  options: RunOptions & { readonly pty?: boolean },
+): Promise<PreparedSpawn> {
+  const releaseSlot = await options.limiter?.acquire({ signal: options.signal })
+  if (releaseSlot === undefined) return prepareSpawn(command, options)
+  try {
+    const prepared = await prepareSpawn(command, options)
+    return {
+      ...prepared,
+      release: () => {
+        prepared.release()
+        releaseSlot()
+      },
+    }
+  } catch (error) {
+    releaseSlot()
+    throw error
+  }
+}
+
+/** `value` checked as a timer delay (positive, at most 2^31 − 1 ms), or `fallback` when absent. */
 export function checkTimeout(value: number | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback
   if (!Number.isFinite(value) || value <= 0 || value > 2_147_483_647)
@@ -61,6 +87,7 @@ export function checkTimeout(value: number | undefined, name: string, fallback: 
   return value
 }
 
+/** The one-line `message` of a run's result; callers mask it with the spawn's redactor. */
 export function describeOutcome(
   command: string,
   outcome: {
@@ -86,10 +113,8 @@ class StreamSink {
 
   constructor(maxBytes: number, redactor: Redactor) {
     this.capture = new HeadTailCapture(maxBytes)
-    if (!redactor.isEmpty) {
-      this.#decoder = new StringDecoder('utf8')
-      this.#redactor = redactor.stream()
-    }
+    this.#redactor = streamRedactorFor(redactor)
+    if (this.#redactor !== undefined) this.#decoder = new StringDecoder('utf8')
   }
 
   push(chunk: Buffer): void {
@@ -127,14 +152,7 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
   if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0)
     throw new ExecError('EXEC_INVALID_OPTION', 'maxOutputBytes must be a non-negative integer')
   const logger = options.logger ?? silentLogger
-  const releaseSlot = await options.limiter?.acquire({ signal: options.signal })
-  let prepared: PreparedSpawn
-  try {
-    prepared = await prepareSpawn(command, options)
-  } catch (error) {
-    releaseSlot?.()
-    throw error
-  }
+  const prepared = await prepareLimited(command, options)
   let child: ChildProcess
   const startedAt = performance.now()
   try {
@@ -149,7 +167,6 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
     })
   } catch (error) {
     prepared.release()
-    releaseSlot?.()
     throw error
   }
   const stdout = new StreamSink(maxOutputBytes, prepared.redactor)
@@ -180,7 +197,6 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
       // The leader is gone; nothing it started may linger in its group, no secret file on disk.
       supervisor.finish()
       prepared.release()
-      releaseSlot?.()
       if (error !== undefined) {
         // Built from the unresolved command only: spawn errors carry argv and env (SEC-6).
         reject(spawnFailed(prepared.shell, command, error))

@@ -13,7 +13,12 @@ import { onHostExit } from './host-cleanup.js'
  * (`installSignalCleanup`) are removed then.
  */
 const liveDirectories = new Set<string>()
-let exitCleanupRegistered = false
+
+/** On host exit: removes every secret directory still present. */
+function removeEveryDirectory(): void {
+  for (const live of liveDirectories) rmSync(live, { recursive: true, force: true })
+  liveDirectories.clear()
+}
 
 /** Characters a path may hold so that it is inert wherever it is spliced into shell text. */
 const INERT_PATH = /^[A-Za-z0-9/_.+-]+$/
@@ -36,13 +41,7 @@ export class SecretFiles {
       }
       this.#directory = directory
       liveDirectories.add(directory)
-      if (!exitCleanupRegistered) {
-        exitCleanupRegistered = true
-        onHostExit(() => {
-          for (const live of liveDirectories) rmSync(live, { recursive: true, force: true })
-          liveDirectories.clear()
-        })
-      }
+      onHostExit(removeEveryDirectory)
     }
     this.#count += 1
     const path = join(this.#directory, `${this.#count}`)

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { eventually, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, eventually, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
 import { installSignalCleanup } from './index.js'
 
 const host = fileURLToPath(new URL('./__fixtures__/signal-host.mjs', import.meta.url))
@@ -20,11 +20,7 @@ beforeEach(async () => {
   pidFile = join(dir.path, 'pids')
 })
 afterEach(async () => {
-  for (const pid of await readPids(pidFile)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
-  }
+  killAll(await readPids(pidFile))
   await dir.cleanup()
 })
 
@@ -55,10 +51,6 @@ async function signalHost(mode: string, signal: NodeJS.Signals) {
   expect(pids.length).toBeGreaterThanOrEqual(10)
   child.kill(signal)
   return { ...(await ended), output, pids }
-}
-
-async function allGone(pids: readonly number[]): Promise<boolean> {
-  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)
 }
 
 describe('installSignalCleanup (issue 11, finding 5)', () => {

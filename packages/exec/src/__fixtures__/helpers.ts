@@ -36,6 +36,20 @@ export async function eventually(
   }
 }
 
+/** Polls until none of `pids` is alive (3 s at most); false when one still is. */
+export async function allGone(pids: readonly number[]): Promise<boolean> {
+  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)
+}
+
+/** SIGKILLs every pid still there: what a failing test left behind must not outlive it. */
+export function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {}
+  }
+}
+
 /** Reads pids written one per line by a fixture command. */
 export async function readPids(file: string): Promise<number[]> {
   const text = await readFile(file, 'utf8').catch(() => '')

@@ -1,8 +1,8 @@
 import { constants } from 'node:os'
 import { ExecError } from '../errors.js'
 import { type PtyDriver, type PtyProcess, silentLogger } from '../ports.js'
-import { type PreparedSpawn, prepareSpawn } from '../prepare.js'
 import { GroupSupervisor } from '../process-group.js'
+import { streamRedactorFor } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
   checkTimeout,
@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
   describeOutcome,
+  prepareLimited,
   type RunOptions,
   type RunResult,
 } from '../run.js'
@@ -62,14 +63,7 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
   const logger = options.logger ?? silentLogger
   const driver = options.driver ?? sharedDriver()
-  const releaseSlot = await options.limiter?.acquire({ signal: options.signal })
-  let prepared: PreparedSpawn
-  try {
-    prepared = await prepareSpawn(command, { ...options, pty: true })
-  } catch (error) {
-    releaseSlot?.()
-    throw error
-  }
+  const prepared = await prepareLimited(command, { ...options, pty: true })
   const startedAt = performance.now()
   let terminal: PtyProcess
   try {
@@ -82,15 +76,12 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
     })
   } catch (error) {
     prepared.release()
-    releaseSlot?.()
     throw error
   }
   const pid = terminal.pid
   const capture = new HeadTailCapture(maxOutputBytes)
   // Masking and stripping read the stream as a terminal shows it, across chunk boundaries.
-  const strip = options.stripAnsi === true
-  const redactor =
-    prepared.redactor.isEmpty && !strip ? undefined : prepared.redactor.stream({ stripAnsi: strip })
+  const redactor = streamRedactorFor(prepared.redactor, { stripAnsi: options.stripAnsi })
   terminal.onData((data) => {
     const safe = redactor === undefined ? data : redactor.push(data)
     if (safe.length > 0) capture.push(Buffer.from(safe, 'utf8'))
@@ -107,7 +98,6 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
     terminal.onExit(({ exitCode, signal }) => {
       supervisor.finish()
       prepared.release()
-      releaseSlot?.()
       const { timedOut, isCanceled } = supervisor
       if (redactor !== undefined) {
         const rest = redactor.flush()
