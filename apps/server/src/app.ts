@@ -1,0 +1,334 @@
+import { BackgroundManager } from '@lango/background'
+import { CronService } from '@lango/cron'
+import { SqliteCronStore } from '@lango/cron/sqlite'
+import {
+  blockLangoExec,
+  type EnvPolicy,
+  ProcessRegistry,
+  type RefStore,
+  RunLimiter,
+  type RunOptions,
+  run,
+} from '@lango/exec'
+import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
+import { buildAutomationPromptSection } from '@lango/prompts'
+import {
+  type AnyTool,
+  createBackgroundTools,
+  createCronTools,
+  createExecTools,
+  createManageCronJobsTool,
+  createWorkflowTools,
+} from '@lango/tools'
+import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import { Approvals } from './approvals.js'
+import type { ServerConfig } from './config/types.js'
+import { type OpenDatabase, openDatabase } from './db/database.js'
+import { EventHub } from './events.js'
+import type { Logger } from './logger.js'
+import { runScheduledWorkflow, scheduledWorkflowOf, syncScheduledWorkflows } from './scheduled-workflows.js'
+import { createSecretsTools } from './vault/secrets-tool.js'
+import { Vault, VaultError } from './vault/vault.js'
+
+/** The server's version, reported by `/healthz` and MCP. */
+export const VERSION = '0.1.0'
+
+/** Every wired service of a running server, for the HTTP API, MCP and tests. */
+export interface App {
+  readonly config: ServerConfig
+  readonly logger: Logger
+  readonly database: OpenDatabase
+  readonly cron: CronService
+  readonly engine: WorkflowEngine
+  readonly directory: WorkflowDirectory
+  readonly background: BackgroundManager
+  readonly processes: ProcessRegistry
+  readonly approvals: Approvals
+  readonly events: EventHub
+  /** Every agent tool, in a stable order (`tools/list`, `GET /api/tools`). */
+  readonly tools: readonly AnyTool[]
+  /** The MCP server's `instructions`. */
+  readonly instructions: string
+  /** True between a finished `start()` and `stop()`. */
+  readonly ready: boolean
+  /** Re-reads the workflows directory and brings the cron jobs of scheduled workflows in step. */
+  syncSchedules(): Promise<void>
+  start(): Promise<void>
+  /** Stops the scheduler, cancels background tasks, kills exec process groups, leaves workflow runs resumable, closes the database. */
+  stop(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** The error an agent run gets until a model is configured (issue 13 brings the runner). */
+const NO_MODEL = 'no model configured (set LANGO_MODEL_BASE_URL and LANGO_MODEL, or model: in lango.yaml)'
+
+/**
+ * Opens the database (migrations included) and wires every package through its ports (ADR 0006):
+ * one shell runner (the `lango` guard, the vault, the env policy, a run limiter) for cron, workflow
+ * and the exec tools; one agent runner; one channel sender. Nothing runs until `start()`.
+ */
+export async function createApp(config: ServerConfig, logger: Logger): Promise<App> {
+  const database = await openDatabase(config, logger)
+  const events = new EventHub()
+  try {
+    const directory = await WorkflowDirectory.open(config.workflow.directory, {
+      ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
+    })
+    const refStore = lazyVault(database, logger)
+    const envPolicy: EnvPolicy = {
+      inherit: config.exec.inherit,
+      allow: config.exec.envAllow,
+      deny: config.exec.envDeny,
+    }
+    // Foreground commands from every source share one cap; more wait (bounded), then are refused.
+    const limiter = new RunLimiter({ maxRunning: 8, maxWaiting: 64 })
+    const execDefaults = { refStore, envPolicy, limiter, cwd: config.exec.cwd } satisfies Partial<RunOptions>
+    const processes = new ProcessRegistry({
+      ptyDriver: nodePtyDriver(),
+      refStore,
+      envPolicy,
+      maxRunning: config.exec.maxBackgroundProcesses,
+      logger,
+    })
+    let engine: WorkflowEngine | undefined
+    const shellRunner = {
+      async run(
+        request: { command: string; cwd?: string; timeoutMs: number; jobName?: string; runId?: string },
+        { signal }: { signal: AbortSignal },
+      ) {
+        // A saved workflow's schedule: its cron job runs the workflow, not its placeholder command.
+        if (request.jobName !== undefined && request.runId !== undefined && engine !== undefined) {
+          const job = await cron.get(request.jobName).catch(() => undefined)
+          const workflow = job === undefined ? undefined : scheduledWorkflowOf(job)
+          if (workflow !== undefined)
+            return runScheduledWorkflow(engine, directory, workflow, { jobName: request.jobName, runId: request.runId }, signal)
+        }
+        const message = blockLangoExec(request.command, { automationAvailable: automationOf(config) })
+        if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
+        return run(request.command, {
+          ...execDefaults,
+          ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+          timeoutMs: request.timeoutMs,
+          signal,
+          envSource: 'trusted',
+          logger,
+        })
+      },
+    }
+    const agentRunner = { run: async () => Promise.reject(new Error(NO_MODEL)) }
+    const channelSender = {
+      async send(target: string, text: string) {
+        // Chat channels arrive with issue 13; until then `log` writes to the server log, others fail.
+        if (target === 'log' || target.startsWith('log:')) {
+          logger.info('delivery', { target, text: text.slice(0, 4000) })
+          return
+        }
+        throw new Error(`channel ${target.split(':')[0]} is not configured`)
+      },
+    }
+    const cron = new CronService({
+      store: new SqliteCronStore(database.db),
+      shellRunner,
+      agentRunner,
+      channelSender,
+      logger,
+      defaultTimezone: config.cron.timezone,
+      minIntervalMs: config.cron.minIntervalMs,
+      maxConcurrentJobs: config.cron.maxConcurrentJobs,
+      maxConsecutiveFailures: config.cron.maxConsecutiveFailures,
+      retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
+    })
+    engine = new WorkflowEngine({
+      store: new SqliteWorkflowStore(database.db),
+      shellRunner,
+      agentRunner,
+      channelSender,
+      logger,
+      cwd: config.exec.cwd,
+      defaultMaxParallel: config.workflow.maxParallel,
+      retention: { maxAgeMs: config.workflow.historyMaxAgeMs, maxRuns: config.workflow.historyMaxRuns },
+    })
+    const background = new BackgroundManager({
+      runner: agentRunner,
+      notifier: channelSender,
+      logger,
+      maxConcurrentTasks: config.background.maxConcurrentTasks,
+      maxQueuedTasks: config.background.maxQueuedTasks,
+      taskTimeoutMs: config.background.taskTimeoutMs,
+    })
+    const approvals = new Approvals({ timeoutMs: config.approvals.timeoutMs, events })
+    forwardEvents(events, cron, engine, background)
+
+    const sync = async (): Promise<void> => {
+      const { registered, removed } = await syncScheduledWorkflows(cron, directory, logger)
+      if (registered.length + removed.length > 0) {
+        logger.info('workflow schedules updated', { registered, removed })
+        events.publish('cron.jobs.changed', { registered, removed })
+      }
+    }
+    // workflow_save re-registers the saved workflow's schedule at once.
+    const savingDirectory = {
+      read: directory.read.bind(directory),
+      list: directory.list.bind(directory),
+      async save(...args: Parameters<WorkflowDirectory['save']>) {
+        const saved = await directory.save(...args)
+        await sync().catch((error) => logger.warn('schedule sync after save failed', { error }))
+        return saved
+      },
+    }
+    const defaultDeliverTo = config.channels.defaultDeliverTo
+    const automation = automationOf(config)
+    const tools: AnyTool[] = [
+      ...createExecTools({
+        backend: {
+          run: (command, options) => run(command, { ...execDefaults, ...options }),
+          runWithPty: (command, options) => runWithPty(command, { ...execDefaults, ...options }),
+          registry: processes,
+          blockLangoExec,
+        },
+        automationAvailable: automation,
+        defaultTimeoutSeconds: Math.round(config.exec.timeoutMs / 1000),
+        maxTimeoutSeconds: Math.round(config.exec.maxTimeoutMs / 1000),
+      }),
+      ...(config.cron.enabled
+        ? [...createCronTools({ service: cron, defaultDeliverTo }), createManageCronJobsTool({ service: cron, defaultDeliverTo })]
+        : []),
+      ...(config.background.enabled
+        ? createBackgroundTools({ service: background, ...(defaultDeliverTo[0] === undefined ? {} : { defaultChannel: defaultDeliverTo[0] }) })
+        : []),
+      ...(config.workflow.enabled
+        ? createWorkflowTools({ service: { engine, directory: savingDirectory }, defaultDeliverTo, maxWaitSeconds: 50 })
+        : []),
+      ...createSecretsTools({ vault: refStore.vault }),
+    ]
+    const instructions = buildAutomationPromptSection({
+      cron: config.cron.enabled,
+      background: config.background.enabled,
+      workflow: config.workflow.enabled,
+    })
+
+    let ready = false
+    let stopping: Promise<void> | undefined
+    const workflowEngine = engine
+    const app: App = {
+      config,
+      logger,
+      database,
+      cron,
+      engine: workflowEngine,
+      directory,
+      background,
+      processes,
+      approvals,
+      events,
+      tools,
+      instructions,
+      get ready() {
+        return ready
+      },
+      syncSchedules: sync,
+      async start() {
+        await workflowEngine.start()
+        await background.start()
+        if (config.cron.enabled) {
+          await cron.start()
+          await sync().catch((error) => logger.warn('workflow schedules not synced', { error }))
+        }
+        ready = true
+        logger.info('server ready', { database: database.path, version: VERSION })
+      },
+      stop() {
+        stopping ??= (async () => {
+          ready = false
+          approvals.cancelAll()
+          // The engine stops first: its runs stay resumable (their shell steps are aborted, not failed).
+          await Promise.allSettled([workflowEngine.stop(), cron.stop(), background.stop()])
+          await processes.stop()
+          await database.close()
+          logger.info('server stopped')
+        })()
+        return stopping
+      },
+      [Symbol.asyncDispose]() {
+        return app.stop()
+      },
+    }
+    return app
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+}
+
+/** Which automation features the guard names as available. */
+function automationOf(config: ServerConfig) {
+  return { cron: config.cron.enabled, background: config.background.enabled, workflow: config.workflow.enabled }
+}
+
+/**
+ * The vault as the exec `RefStore`, opened in the background: scrypt takes 1–2 s, which start-up
+ * does not wait for. Without `LANGO_PASSPHRASE` there is no vault and tokens pass through
+ * literally; with a wrong one a command naming `{{secret:…}}` fails with the vault's clear error.
+ */
+function lazyVault(database: OpenDatabase, logger: Logger): RefStore & { readonly vault: () => Promise<Vault> } {
+  const passphrase = process.env.LANGO_PASSPHRASE
+  let opened: Vault | undefined
+  const opening =
+    passphrase === undefined || passphrase === ''
+      ? undefined
+      : Vault.open(database.db, { passphrase }).then((vault) => {
+          opened = vault
+          return vault
+        })
+  opening?.catch((error) => logger.error('secrets vault unavailable', { error }))
+  const vault = async (): Promise<Vault> => {
+    if (opening === undefined)
+      throw new VaultError('VAULT_NO_PASSPHRASE', 'no secrets vault: set LANGO_PASSPHRASE for the server')
+    return opening
+  }
+  return {
+    vault,
+    async resolve(token) {
+      if (opening === undefined || !token.startsWith('{{secret:')) return undefined
+      return (await opening).resolve(token)
+    },
+    heldValues() {
+      return opened?.heldValues() ?? []
+    },
+  }
+}
+
+/** Publishes the packages' state changes on the hub (`GET /api/events`). */
+function forwardEvents(events: EventHub, cron: CronService, engine: WorkflowEngine, background: BackgroundManager): void {
+  const on = cron.scheduler.events
+  on.on('run:start', ({ job, run: started }) =>
+    events.publish('cron.run.start', { job_id: job.id, job_name: job.name, run_id: started.id, trigger: started.trigger }),
+  )
+  on.on('run:end', ({ job, run: ended }) =>
+    events.publish('cron.run.end', {
+      job_id: job.id,
+      job_name: job.name,
+      run_id: ended.id,
+      status: ended.status,
+      delivery_status: ended.deliveryStatus,
+    }),
+  )
+  on.on('schedule:fire', (fire) => {
+    if (fire.outcome === 'skipped')
+      events.publish('cron.run.skipped', { job_id: fire.jobId, job_name: fire.jobName, reason: fire.reason ?? null })
+  })
+  on.on('job:pause', ({ job, reason }) => events.publish('cron.job.paused', { job_id: job.id, job_name: job.name, reason }))
+  engine.on('run:start', (e) => events.publish('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }))
+  engine.on('run:end', (e) =>
+    events.publish('workflow.run.end', { run_id: e.runId, workflow: e.workflowName, status: e.status, error: e.error }),
+  )
+  engine.on('step:start', (e) => events.publish('workflow.step.start', { run_id: e.runId, step_id: e.stepId, attempt: e.attempt }))
+  engine.on('step:end', (e) =>
+    events.publish('workflow.step.end', { run_id: e.runId, step_id: e.stepId, status: e.status, error: e.error }),
+  )
+  for (const name of ['task:submit', 'task:start', 'task:end'] as const)
+    background.on(name, (task) =>
+      events.publish(`background.${name.replace(':', '.')}`, { task_id: task.id, status: task.status }),
+    )
+}

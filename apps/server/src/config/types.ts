@@ -1,0 +1,113 @@
+import type { ApprovalPolicy } from '@lango/tools'
+
+/**
+ * The server's resolved configuration: `$LANGO_HOME/lango.yaml` with the `LANGO_*` environment
+ * overrides of ARCHITECTURE.md §9 applied, defaults filled in, durations in milliseconds, paths
+ * absolute. Produced only by `loadConfig` (validated); everything else reads this shape.
+ */
+export interface ServerConfig {
+  /** `$LANGO_HOME` (default `~/.lango`), absolute. */
+  readonly home: string
+  /** The file it was read from, or undefined when there is none (every default applies). */
+  readonly file: string | undefined
+  readonly server: {
+    /** Default `127.0.0.1`. */
+    readonly host: string
+    /** Default 7878; 0 picks a free port. */
+    readonly port: number
+    /** Bearer token (`LANGO_API_TOKEN` or `server.api_token`); required beyond loopback. */
+    readonly apiToken: string | undefined
+    /** Request bodies beyond this get 413. Default 1 MiB. */
+    readonly bodyLimitBytes: number
+    /** Extra `Origin`s allowed on `/mcp` and the API besides loopback ones. Default none. */
+    readonly allowedOrigins: readonly string[]
+  }
+  readonly database: {
+    /** `sqlite` (default) or `postgres` (when `LANGO_DATABASE_URL`/`database.url` is `postgres://…`). */
+    readonly kind: 'sqlite' | 'postgres'
+    /** SQLite: absolute file path (default `$LANGO_HOME/lango.db`). Postgres: the URL. */
+    readonly url: string
+  }
+  readonly model: {
+    /** OpenAI-compatible base URL (`LANGO_MODEL_BASE_URL`); undefined = no model configured. */
+    readonly baseUrl: string | undefined
+    /** Model name (`LANGO_MODEL`). */
+    readonly name: string | undefined
+    /** API key (`LANGO_MODEL_API_KEY`); never logged. */
+    readonly apiKey: string | undefined
+  }
+  readonly channels: {
+    readonly telegram: { readonly token: string | undefined; readonly apiUrl: string | undefined }
+    readonly slack: { readonly token: string | undefined; readonly apiUrl: string | undefined }
+    readonly discord: { readonly token: string | undefined; readonly apiUrl: string | undefined }
+    readonly webhook: { readonly url: string | undefined }
+    /** Where results go when a job names no target and the session names no chat. Default `[]`. */
+    readonly defaultDeliverTo: readonly string[]
+  }
+  readonly approvals: {
+    /** Which HTTP tool calls need approval. Default `dangerous`. */
+    readonly policy: ApprovalPolicy
+    /** MCP's own second approval (the host approves first). Default `none`. */
+    readonly mcpPolicy: ApprovalPolicy
+    /** A pending approval expires (denied) after this. Default 5 min. */
+    readonly timeoutMs: number
+    /** Unattended runs (cron, background, workflow agents) may use dangerous tools. Default false. */
+    readonly unattendedAllowDangerous: boolean
+    /** Unattended runs may create cron jobs. Default false. */
+    readonly unattendedAllowCronCreate: boolean
+  }
+  readonly cron: {
+    readonly enabled: boolean
+    /** IANA zone for jobs that name none. Default the host's zone, else `UTC`. */
+    readonly timezone: string
+    /** Default 60 s. */
+    readonly minIntervalMs: number
+    /** Default 5. */
+    readonly maxConcurrentJobs: number
+    /** Default 5. */
+    readonly maxConsecutiveFailures: number
+    /** History kept per job: default 30 days / 1000 rows. */
+    readonly historyMaxAgeMs: number
+    readonly historyMaxRuns: number
+  }
+  readonly background: {
+    readonly enabled: boolean
+    /** Default 3. */
+    readonly maxConcurrentTasks: number
+    /** Default 100. */
+    readonly maxQueuedTasks: number
+    /** Default 30 min. */
+    readonly taskTimeoutMs: number
+  }
+  readonly workflow: {
+    readonly enabled: boolean
+    /** Saved workflows, absolute. Default `$LANGO_HOME/workflows`. */
+    readonly directory: string
+    /** `workflow_run` `file_path` may also name files inside this directory. Default none. */
+    readonly workspace: string | undefined
+    /** Default 4. */
+    readonly maxParallel: number
+    /** Finished runs kept: default 30 days / 1000 runs per workflow. */
+    readonly historyMaxAgeMs: number
+    readonly historyMaxRuns: number
+  }
+  readonly exec: {
+    /** Default timeout of a command. Default 30 s. */
+    readonly timeoutMs: number
+    /** Upper bound for a call's `timeout`. Default 10 min (MCP waits are capped at 50 s anyway). */
+    readonly maxTimeoutMs: number
+    /** Default `core`. */
+    readonly inherit: 'core' | 'all'
+    /** Extra variable globs passed through / always removed. Default none. */
+    readonly envAllow: readonly string[]
+    readonly envDeny: readonly string[]
+    /** Running background processes at most. Default 16. */
+    readonly maxBackgroundProcesses: number
+    /** Default working directory of commands, absolute. Default the server's working directory. */
+    readonly cwd: string
+  }
+  readonly logging: {
+    /** pino level. Default `info`; `LANGO_LOG_LEVEL` overrides. */
+    readonly level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
+  }
+}

@@ -1,0 +1,103 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { createRequire } from 'node:module'
+import { migrateCron } from '@lango/cron/sqlite'
+import { migrateWorkflow } from '@lango/workflow/sqlite'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import type { ServerConfig } from '../config/types.js'
+import { ServerError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { migrateVault } from '../vault/vault.js'
+
+/**
+ * WAL checkpoints run in a worker thread with its own connection (ADR 0004 §4b): inline
+ * auto-checkpoints fsync the database inside whichever statement crosses the threshold, on the event
+ * loop, and are the largest source of firing lateness. PASSIVE checkpoints never block writers.
+ */
+const CHECKPOINT_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads')
+const Database = require(workerData.driver)
+const database = new Database(workerData.path)
+database.pragma('busy_timeout = 5000')
+const timer = setInterval(() => { try { database.pragma('wal_checkpoint(PASSIVE)') } catch {} }, workerData.intervalMs)
+parentPort.on('message', () => {
+  clearInterval(timer)
+  try { database.pragma('wal_checkpoint(PASSIVE)') } catch {}
+  database.close()
+  parentPort.close()
+})
+`
+const CHECKPOINT_INTERVAL_MS = 500
+
+/** The server's one database: the Kysely every package's store shares, and how to close it. */
+export interface OpenDatabase {
+  // biome-ignore lint/suspicious/noExplicitAny: each package's store narrows this handle to its own tables
+  readonly db: Kysely<any>
+  /** `sqlite` file path. */
+  readonly path: string
+  /** Closes the checkpoint worker and the connection; idempotent. */
+  close(): Promise<void>
+}
+
+/**
+ * Opens `$LANGO_HOME/lango.db` (or the configured file): ONE better-sqlite3 connection for every
+ * package (two connections in one process block each other), WAL with `synchronous=NORMAL`, a busy
+ * timeout, checkpoints off the event loop, and every package's migrations (one migration table per
+ * package). PostgreSQL arrives with issue 14; asking for it now is a clear error.
+ */
+export async function openDatabase(config: ServerConfig, logger: Logger): Promise<OpenDatabase> {
+  if (config.database.kind !== 'sqlite') {
+    throw new ServerError(
+      'SERVER_DATABASE_UNSUPPORTED',
+      'PostgreSQL (LANGO_DATABASE_URL=postgres://…) is not supported by this server yet; unset LANGO_DATABASE_URL to use the embedded SQLite database',
+    )
+  }
+  const path = config.database.url
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  let database: Database.Database
+  try {
+    database = new Database(path)
+    database.pragma('journal_mode = WAL')
+    database.pragma('synchronous = NORMAL')
+    database.pragma('busy_timeout = 5000')
+    database.pragma('foreign_keys = ON')
+    database.pragma('wal_autocheckpoint = 0')
+  } catch (error) {
+    throw new ServerError('SERVER_DATABASE_UNAVAILABLE', `cannot open the database at ${path}: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3')
+  const worker = new Worker(CHECKPOINT_WORKER, {
+    eval: true,
+    workerData: { path, driver, intervalMs: CHECKPOINT_INTERVAL_MS },
+  })
+  worker.on('error', (error) => logger.warn('checkpoint worker failed', { error }))
+  worker.unref()
+  const db = new Kysely({ dialect: new SqliteDialect({ database }) })
+  let closed: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      worker.postMessage('stop')
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve())
+        setTimeout(resolve, 2_000).unref()
+      })
+      await db.destroy()
+    })()
+    return closed
+  }
+  try {
+    await migrateCron(db)
+    await migrateWorkflow(db)
+    await migrateVault(db)
+  } catch (error) {
+    await close()
+    throw new ServerError('SERVER_MIGRATION_FAILED', `database migrations failed: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+  return { db, path, close }
+}

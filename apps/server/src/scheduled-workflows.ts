@@ -1,0 +1,134 @@
+import type { CronJob, CronService } from '@lango/cron'
+import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import type { Logger } from './logger.js'
+
+/**
+ * The `createdBy` of the cron jobs the server keeps for saved workflows with a `schedule`. No chat
+ * produces it (session keys are `<channel>:<chat>:<user>`, `http`, `mcp`), so an agent cannot make
+ * a shell job that the server would take for a workflow.
+ */
+export const WORKFLOW_SCHEDULER = 'lango:workflow-schedule'
+/** Cron job name of a saved workflow's schedule: `workflow.<name>` (cron names allow dots). */
+const PREFIX = 'workflow.'
+const MAX_CRON_NAME = 64
+
+/** The cron job name for a saved workflow, or undefined when the name is too long to schedule. */
+export function cronJobNameFor(workflowName: string): string | undefined {
+  const name = `${PREFIX}${workflowName}`
+  return name.length <= MAX_CRON_NAME ? name : undefined
+}
+
+/** The workflow a cron job runs, when the server made it for a saved workflow's schedule. */
+export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
+  return job.createdBy === WORKFLOW_SCHEDULER && job.name.startsWith(PREFIX) ? job.name.slice(PREFIX.length) : undefined
+}
+
+/** What the shell job of a scheduled workflow shows as its command (the server runs the workflow instead). */
+function placeholderCommand(workflowName: string): string {
+  return `# runs the saved workflow ${workflowName}`
+}
+
+/**
+ * Keeps cron in step with the saved workflows: each `*.flow.yaml` with a `schedule` has one cron
+ * job `workflow.<name>` (created, or updated when its schedule, zone or targets changed), and the
+ * jobs of workflows that were removed or lost their schedule are removed. Runs of those jobs go to
+ * the workflow engine ({@link runScheduledWorkflow}), so they show in cron history and workflow
+ * runs both. A file that does not load is logged and left alone (its job, if any, stays).
+ */
+export async function syncScheduledWorkflows(
+  cron: CronService,
+  directory: WorkflowDirectory,
+  logger: Logger,
+): Promise<{ readonly registered: readonly string[]; readonly removed: readonly string[] }> {
+  const wanted = new Map<string, { schedule: string; timezone?: string; deliverTo?: readonly string[] }>()
+  const unreadable = new Set<string>()
+  for (const name of await directory.list()) {
+    try {
+      const { workflow } = await directory.read(name)
+      const { schedule, timezone, deliverTo } = workflow.definition
+      if (schedule === undefined) continue
+      if (cronJobNameFor(name) === undefined) {
+        logger.warn('saved workflow not scheduled: its name is too long for a cron job', { workflow: name })
+        continue
+      }
+      wanted.set(name, { schedule, ...(timezone === undefined ? {} : { timezone }), ...(deliverTo === undefined ? {} : { deliverTo }) })
+    } catch (error) {
+      unreadable.add(name)
+      logger.warn('saved workflow could not be read; its schedule is left as it was', { workflow: name, error })
+    }
+  }
+  const existing = new Map<string, CronJob>()
+  for (const job of await cron.list()) {
+    const workflow = scheduledWorkflowOf(job)
+    if (workflow !== undefined) existing.set(workflow, job)
+  }
+  const registered: string[] = []
+  const removed: string[] = []
+  for (const [name, want] of wanted) {
+    const job = existing.get(name)
+    const same =
+      job !== undefined &&
+      job.schedule === want.schedule &&
+      (want.timezone === undefined || job.timezone === want.timezone) &&
+      JSON.stringify(job.deliverTo) === JSON.stringify(want.deliverTo ?? [])
+    if (same) continue
+    try {
+      await cron.add({
+        name: cronJobNameFor(name) as string,
+        kind: 'shell',
+        scheduleType: 'cron',
+        schedule: want.schedule,
+        ...(want.timezone === undefined ? {} : { timezone: want.timezone }),
+        command: placeholderCommand(name),
+        deliverTo: [...(want.deliverTo ?? [])],
+        createdBy: WORKFLOW_SCHEDULER,
+        // A workflow bounds its own run (run timeout); the job's timeout is the cron maximum.
+        timeout: '2h',
+      })
+      registered.push(name)
+    } catch (error) {
+      logger.warn('saved workflow schedule rejected by cron', { workflow: name, error })
+    }
+  }
+  for (const [name, job] of existing) {
+    if (wanted.has(name) || unreadable.has(name)) continue
+    await cron.remove(job.id)
+    removed.push(name)
+  }
+  return { registered, removed }
+}
+
+/**
+ * Runs a scheduled workflow for its cron job: starts a run of the saved file, waits for it (the
+ * cron run's signal cancels it) and reports it as a shell result would — exit 0 when it completed,
+ * 1 otherwise — with the run id and per-step outcome as output.
+ */
+export async function runScheduledWorkflow(
+  engine: WorkflowEngine,
+  directory: WorkflowDirectory,
+  workflowName: string,
+  cronRun: { readonly jobName: string; readonly runId: string },
+  signal: AbortSignal,
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const { workflow } = await directory.read(workflowName, { signal })
+  const { runId } = await engine.startRun(workflow, {
+    originSession: `cron:${cronRun.jobName}:${cronRun.runId}`,
+    deliverTo: workflow.definition.deliverTo ?? [],
+  })
+  const onAbort = (): void => {
+    engine.cancelRun(runId).catch(() => {})
+  }
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const run = await engine.waitForRun(runId)
+    const lines = [
+      `workflow ${workflowName} run ${runId}: ${run.status}`,
+      ...run.steps.map((step) => `- ${step.stepId}: ${step.status}${step.error === null ? '' : ` (${step.error})`}`),
+    ]
+    return run.status === 'completed'
+      ? { exitCode: 0, stdout: `${lines.join('\n')}\n`, stderr: '' }
+      : { exitCode: 1, stdout: `${lines.join('\n')}\n`, stderr: run.error ?? run.status }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
