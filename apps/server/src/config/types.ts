@@ -57,6 +57,7 @@ export interface ServerConfig {
     readonly unattendedAllowCronCreate: boolean
   }
   readonly cron: {
+    /** Default true. */
     readonly enabled: boolean
     /** IANA zone for jobs that name none. Default the host's zone, else `UTC`. */
     readonly timezone: string
@@ -71,6 +72,7 @@ export interface ServerConfig {
     readonly historyMaxRuns: number
   }
   readonly background: {
+    /** Default true. */
     readonly enabled: boolean
     /** Default 3. */
     readonly maxConcurrentTasks: number
@@ -80,6 +82,7 @@ export interface ServerConfig {
     readonly taskTimeoutMs: number
   }
   readonly workflow: {
+    /** Default true. */
     readonly enabled: boolean
     /** Saved workflows, absolute. Default `$LANGO_HOME/workflows`. */
     readonly directory: string
@@ -103,7 +106,7 @@ export interface ServerConfig {
     readonly envDeny: readonly string[]
     /** Running background processes at most. Default 16. */
     readonly maxBackgroundProcesses: number
-    /** Default working directory of commands, absolute. Default the server's working directory. */
+    /** Default working directory of commands, absolute (a relative `exec.cwd` is under `$LANGO_HOME`). Default the server's working directory. */
     readonly cwd: string
   }
   readonly logging: {

@@ -1,0 +1,270 @@
+import type { ApprovalPolicy } from '@lango/tools'
+import type { ServerConfig } from './types.js'
+
+/**
+ * How one configuration value is checked and converted. `parse` returns `undefined` for an invalid
+ * input; `expected` then says what is accepted. A `sensitive` value (token, API key, URL) is never
+ * quoted back in a message.
+ */
+export interface Rule<T> {
+  readonly expected: string
+  readonly sensitive?: boolean
+  parse(input: unknown): T | undefined
+}
+
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const HOUR = 60 * MINUTE
+const DAY = 24 * HOUR
+const KIB = 1024
+const MIB = 1024 * KIB
+const GIB = 1024 * MIB
+
+/** Describes what was received, for `…, got X`; sensitive values are described by kind only. */
+export function describeInput(input: unknown, sensitive = false): string {
+  if (input === null || input === undefined) return 'nothing'
+  if (Array.isArray(input)) return 'a list'
+  if (typeof input === 'object') return 'a mapping'
+  if (sensitive) return typeof input === 'string' ? 'a value (not shown)' : `a ${typeof input}`
+  if (typeof input === 'string') {
+    const shown = input.length > 40 ? `${input.slice(0, 40)}…` : input
+    return JSON.stringify(shown)
+  }
+  return String(input)
+}
+
+/** The full message for an invalid input: `expected …, got …`. */
+export function invalidMessage(rule: Rule<unknown>, input: unknown): string {
+  return `${rule.expected}, got ${describeInput(input, rule.sensitive)}`
+}
+
+/** An integer from `min` to `max`. YAML numbers only; environment text is converted by the caller. */
+export function integer(min: number, max: number): Rule<number> {
+  return {
+    expected: `expected an integer from ${min} to ${max}`,
+    parse: (input) =>
+      typeof input === 'number' && Number.isInteger(input) && input >= min && input <= max
+        ? input
+        : undefined,
+  }
+}
+
+export const boolean: Rule<boolean> = {
+  expected: 'expected true or false',
+  parse: (input) => (typeof input === 'boolean' ? input : undefined),
+}
+
+/** One of fixed words. */
+export function oneOf<const T extends string>(values: readonly T[]): Rule<T> {
+  return {
+    expected: `expected one of ${values.join(', ')}`,
+    parse: (input) => (values.includes(input as T) ? (input as T) : undefined),
+  }
+}
+
+export const approvalPolicy: Rule<ApprovalPolicy> = oneOf(['all', 'dangerous', 'moderate', 'none'])
+
+export const logLevel: Rule<ServerConfig['logging']['level']> = oneOf([
+  'trace',
+  'debug',
+  'info',
+  'warn',
+  'error',
+  'fatal',
+  'silent',
+])
+
+export const inherit: Rule<ServerConfig['exec']['inherit']> = oneOf(['core', 'all'])
+
+/** A token or API key: non-empty, no whitespace or control characters (they would break a header). */
+export const secret: Rule<string> = {
+  expected: 'expected a non-empty token without spaces or control characters',
+  sensitive: true,
+  parse: (input) => (typeof input === 'string' && /^[^\s\p{Cc}]+$/u.test(input) ? input : undefined),
+}
+
+export const name: Rule<string> = {
+  expected: 'expected a non-empty name of at most 200 characters',
+  parse: (input) =>
+    typeof input === 'string' && input.trim().length > 0 && input.length <= 200 ? input : undefined,
+}
+
+/** A host name or IP address to listen on; IPv6 brackets are removed (`[::1]` → `::1`). */
+export const host: Rule<string> = {
+  expected: 'expected a host name or IP address such as 127.0.0.1, ::1, localhost or 0.0.0.0',
+  parse: (input) => {
+    if (typeof input !== 'string') return undefined
+    const bare = /^\[[^\]]*\]$/.test(input) ? input.slice(1, -1) : input
+    return bare.length <= 253 && /^[A-Za-z0-9._%:-]+$/.test(bare) ? bare : undefined
+  },
+}
+
+/** An `http(s)://` URL, returned as given. Sensitive: a URL may carry credentials. */
+export const httpUrl: Rule<string> = {
+  expected: 'expected an http:// or https:// URL',
+  sensitive: true,
+  parse: (input) => {
+    if (typeof input !== 'string') return undefined
+    const url = URL.parse(input)
+    return url !== null && (url.protocol === 'http:' || url.protocol === 'https:') ? input : undefined
+  },
+}
+
+/** A browser origin, normalised to `scheme://host[:port]`. */
+export const origin: Rule<string> = {
+  expected: 'expected an origin such as https://app.example.com (scheme, host and port only)',
+  parse: (input) => {
+    if (typeof input !== 'string') return undefined
+    const url = URL.parse(input)
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return undefined
+    if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined
+    if (url.pathname !== '/' || input.endsWith('//')) return undefined
+    return url.origin
+  },
+}
+
+/** A delivery target: `telegram`, `telegram:<chat>`, `slack:<channel>`, `discord:<channel>` or `webhook`. */
+export const deliveryTarget: Rule<string> = {
+  expected:
+    'expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel> or webhook',
+  parse: (input) =>
+    typeof input === 'string' &&
+    input.length <= 256 &&
+    /^(?:telegram|slack|discord|webhook)(?::\S+)?$/.test(input)
+      ? input
+      : undefined,
+}
+
+/** A variable-name glob for the exec environment policy (`*` is the only wildcard). */
+export const envGlob: Rule<string> = {
+  expected: 'expected a variable name or glob such as MY_APP_* (letters, digits, _ and *)',
+  parse: (input) =>
+    typeof input === 'string' && input.length <= 128 && /^[A-Za-z_*][A-Za-z0-9_*]*$/.test(input)
+      ? input
+      : undefined,
+}
+
+/** A file or directory path, not yet resolved (see `resolvePath`). */
+export const path: Rule<string> = {
+  expected: 'expected a path',
+  parse: (input) =>
+    typeof input === 'string' && input.length > 0 && input.length <= 4096 && !input.includes('\0')
+      ? input
+      : undefined,
+}
+
+/** An IANA time zone, returned in its canonical spelling (`utc` → `UTC`). */
+export const timezone: Rule<string> = {
+  expected: 'expected an IANA time zone such as UTC, Europe/Berlin or America/New_York',
+  parse: (input) => {
+    if (typeof input !== 'string' || input.length === 0 || input.length > 64) return undefined
+    try {
+      return new Intl.DateTimeFormat('en-US', { timeZone: input }).resolvedOptions().timeZone
+    } catch {
+      return undefined
+    }
+  },
+}
+
+/** The database: `postgres://…`/`postgresql://…`, `sqlite:<path>`, or a bare SQLite file path (unresolved). */
+export const databaseUrl: Rule<{ kind: 'sqlite' | 'postgres'; url: string }> = {
+  expected: 'expected postgres://…, postgresql://…, sqlite:<path> or a SQLite file path',
+  sensitive: true,
+  parse: (input) => {
+    if (typeof input !== 'string' || input.length === 0 || input.includes('\0')) return undefined
+    if (/^postgres(?:ql)?:\/\//i.test(input)) {
+      const url = URL.parse(input)
+      return url !== null && url.hostname !== '' ? { kind: 'postgres', url: input } : undefined
+    }
+    const sqlite = /^sqlite:(?:\/\/)?(.+)$/i.exec(input)
+    if (sqlite) return { kind: 'sqlite', url: sqlite[1] as string }
+    // Any other scheme (mysql://, http://) is a mistake, not a file name.
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(input)) return undefined
+    return { kind: 'sqlite', url: input }
+  },
+}
+
+const UNIT_MS: Readonly<Record<string, number>> = { d: DAY, h: HOUR, m: MINUTE, s: SECOND, ms: 1 }
+const DURATION =
+  /^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$/
+
+/** Milliseconds from `90s`, `5m`, `1h30m`, `2d`, `250ms`, or a whole number of milliseconds. */
+export function parseDuration(input: unknown): number | undefined {
+  if (typeof input === 'number') return Number.isSafeInteger(input) && input >= 0 ? input : undefined
+  if (typeof input !== 'string' || input.length === 0 || input.length > 32) return undefined
+  if (/^\d+$/.test(input)) return Number(input)
+  const match = DURATION.exec(input)
+  if (!match) return undefined
+  const units = ['d', 'h', 'm', 's', 'ms'] as const
+  let total = 0
+  units.forEach((unit, index) => {
+    const amount = match[index + 1]
+    if (amount !== undefined) total += Number(amount) * (UNIT_MS[unit] as number)
+  })
+  return Math.round(total)
+}
+
+/** `86400000` → `1d`, `90000` → `90s`: the largest unit that divides it. */
+export function formatDuration(ms: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const size = UNIT_MS[unit] as number
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`
+  }
+  return `${ms}ms`
+}
+
+/** A duration from `min` to `max` milliseconds (inclusive). */
+export function duration(min: number, max: number): Rule<number> {
+  return {
+    expected: `expected a duration from ${formatDuration(min)} to ${formatDuration(max)} such as 90s, 5m, 1h30m or 2d (or whole milliseconds)`,
+    parse: (input) => {
+      const ms = parseDuration(input)
+      return ms !== undefined && ms >= min && ms <= max ? ms : undefined
+    },
+  }
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  kb: 1000,
+  kib: KIB,
+  mb: 1000 * 1000,
+  mib: MIB,
+  gb: 1000 * 1000 * 1000,
+  gib: GIB,
+}
+
+/** Bytes from a whole number or `512KiB`, `1MiB`, `1.5MB`, `2GiB` (units are case-insensitive). */
+export function parseByteSize(input: unknown): number | undefined {
+  if (typeof input === 'number') return Number.isSafeInteger(input) && input >= 0 ? input : undefined
+  if (typeof input !== 'string' || input.length > 32) return undefined
+  const match = /^(\d+(?:\.\d+)?)\s*([A-Za-z]*)$/.exec(input)
+  const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? '-']
+  if (!match || unit === undefined) return undefined
+  return Math.round(Number(match[1]) * unit)
+}
+
+function formatSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', GIB],
+    ['MiB', MIB],
+    ['KiB', KIB],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`
+  }
+  return `${bytes} bytes`
+}
+
+/** A size from `min` to `max` bytes. */
+export function byteSize(min: number, max: number): Rule<number> {
+  return {
+    expected: `expected a size from ${formatSize(min)} to ${formatSize(max)} in bytes or such as 512KiB or 1MiB`,
+    parse: (input) => {
+      const bytes = parseByteSize(input)
+      return bytes !== undefined && bytes >= min && bytes <= max ? bytes : undefined
+    },
+  }
+}
+
+export const UNITS = { SECOND, MINUTE, HOUR, DAY, KIB, MIB, GIB } as const

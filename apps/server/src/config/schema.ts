@@ -1,0 +1,216 @@
+import * as v from 'valibot'
+import {
+  approvalPolicy,
+  boolean,
+  byteSize,
+  databaseUrl,
+  deliveryTarget,
+  describeInput,
+  duration,
+  envGlob,
+  host,
+  httpUrl,
+  inherit,
+  integer,
+  invalidMessage,
+  logLevel,
+  name,
+  origin,
+  path,
+  type Rule,
+  secret,
+  timezone,
+  UNITS,
+} from './rules.js'
+
+const { SECOND, HOUR, DAY, KIB, GIB } = UNITS
+
+/** One value checked by `rule`; `null` (a key with nothing after it) counts as not set. */
+function field<T>(rule: Rule<T>) {
+  return v.nullish(item(rule))
+}
+
+function item<T>(rule: Rule<T>) {
+  return v.pipe(
+    v.unknown(),
+    v.rawTransform<unknown, T>(({ dataset, addIssue, NEVER }) => {
+      const parsed = rule.parse(dataset.value)
+      if (parsed === undefined) {
+        addIssue({ message: invalidMessage(rule, dataset.value) })
+        return NEVER
+      }
+      return parsed
+    }),
+  )
+}
+
+/** A list of values each checked by `rule`, at most `max` long. */
+function list<T>(rule: Rule<T>, max: number) {
+  const what = `expected a list (at most ${max}) of items each ${rule.expected.replace(/^expected /, '')}`
+  return v.nullish(
+    v.pipe(
+      v.array(item(rule), (issue) => `${what}, got ${describeInput(issue.input)}`),
+      v.maxLength(max, (issue) => `expected at most ${max} items, got ${issue.input.length}`),
+    ),
+  )
+}
+
+/** The message of an unknown key: names it, the closest accepted key, and every accepted key. */
+export function unknownKeyMessage(key: string, accepted: readonly string[]): string {
+  const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key
+  const close = closestKey(key, accepted)
+  const hint = close === undefined ? '' : ` (did you mean ${close}?)`
+  return `unknown key ${JSON.stringify(shown)}${hint}; accepted keys: ${accepted.join(', ')}`
+}
+
+/** A strict mapping: unknown keys are errors naming the accepted ones. */
+function section<const TEntries extends v.ObjectEntries>(entries: TEntries) {
+  const keys = Object.keys(entries)
+  return v.nullish(
+    v.strictObject(entries, (issue) =>
+      // An unknown key is reported with `expected: 'never'` and the key as input.
+      issue.expected === 'never'
+        ? unknownKeyMessage(String(issue.input), keys)
+        : `expected a mapping with the keys ${keys.join(', ')}, got ${describeInput(issue.input)}`,
+    ),
+  )
+}
+
+const history = section({
+  max_age: field(duration(HOUR, 3650 * DAY)),
+  max_runs: field(integer(1, 1_000_000)),
+})
+
+/** `lango.yaml`, snake_case as written; values converted (durations in ms, sizes in bytes), paths unresolved. */
+export const fileSchema = section({
+  server: section({
+    host: field(host),
+    port: field(integer(0, 65_535)),
+    api_token: field(secret),
+    body_limit: field(byteSize(KIB, GIB)),
+    allowed_origins: list(origin, 100),
+  }),
+  database: section({
+    url: field(databaseUrl),
+  }),
+  model: section({
+    base_url: field(httpUrl),
+    name: field(name),
+    api_key: field(secret),
+  }),
+  channels: section({
+    telegram: section({ token: field(secret), api_url: field(httpUrl) }),
+    slack: section({ token: field(secret), api_url: field(httpUrl) }),
+    discord: section({ token: field(secret), api_url: field(httpUrl) }),
+    webhook: section({ url: field(httpUrl) }),
+    default_deliver_to: list(deliveryTarget, 10),
+  }),
+  approvals: section({
+    policy: field(approvalPolicy),
+    mcp_policy: field(approvalPolicy),
+    timeout: field(duration(SECOND, 7 * DAY)),
+    unattended: section({
+      allow_dangerous: field(boolean),
+      allow_cron_create: field(boolean),
+    }),
+  }),
+  cron: section({
+    enabled: field(boolean),
+    timezone: field(timezone),
+    min_interval: field(duration(SECOND, DAY)),
+    max_concurrent_jobs: field(integer(1, 100)),
+    max_consecutive_failures: field(integer(1, 1000)),
+    history,
+  }),
+  background: section({
+    enabled: field(boolean),
+    max_concurrent_tasks: field(integer(1, 100)),
+    max_queued_tasks: field(integer(1, 100_000)),
+    task_timeout: field(duration(SECOND, 7 * DAY)),
+  }),
+  workflow: section({
+    enabled: field(boolean),
+    directory: field(path),
+    workspace: field(path),
+    max_parallel: field(integer(1, 64)),
+    history,
+  }),
+  exec: section({
+    timeout: field(duration(SECOND, DAY)),
+    max_timeout: field(duration(SECOND, DAY)),
+    inherit: field(inherit),
+    env_allow: list(envGlob, 200),
+    env_deny: list(envGlob, 200),
+    max_background_processes: field(integer(1, 1024)),
+    cwd: field(path),
+  }),
+  logging: section({
+    level: field(logLevel),
+  }),
+})
+
+/** The validated file, before defaults and environment overrides. */
+export type FileConfig = NonNullable<v.InferOutput<typeof fileSchema>>
+
+/** The top-level keys of `lango.yaml`. */
+export const SECTIONS: readonly string[] = Object.keys(fileSchema.wrapped.entries)
+
+interface SchemaNode {
+  readonly type: string
+  readonly wrapped?: SchemaNode
+  readonly entries?: Readonly<Record<string, SchemaNode>>
+}
+
+/**
+ * Every own key of `value` that the schema's mappings do not accept, with the keys accepted there.
+ * valibot's `strictObject` reports only the first unknown key of a mapping, and never `__proto__`
+ * (yaml makes `__proto__:` an own key); this walk finds them all.
+ */
+export function* unknownKeys(
+  value: unknown,
+  schema: SchemaNode = fileSchema as SchemaNode,
+  at: readonly string[] = [],
+): Generator<{ readonly path: readonly string[]; readonly accepted: readonly string[] }> {
+  const node = schema.type === 'nullish' && schema.wrapped !== undefined ? schema.wrapped : schema
+  if (node.entries === undefined || typeof value !== 'object' || value === null || Array.isArray(value))
+    return
+  const entries = node.entries
+  const accepted = Object.keys(entries)
+  for (const key of Object.getOwnPropertyNames(value)) {
+    const child = Object.hasOwn(entries, key) ? entries[key] : undefined
+    if (child === undefined) yield { path: [...at, key], accepted }
+    else yield* unknownKeys((value as Record<string, unknown>)[key], child, [...at, key])
+  }
+}
+
+function closestKey(key: string, accepted: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1
+  for (const candidate of accepted) {
+    const distance = editDistance(key.toLowerCase().replaceAll('-', '_'), candidate)
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+/** Levenshtein distance (keys are short). */
+function editDistance(a: string, b: string): number {
+  if (a.length > 64) return Number.POSITIVE_INFINITY
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}

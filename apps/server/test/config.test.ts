@@ -1,0 +1,717 @@
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig, redactedConfig } from '../src/config/load.js'
+import type { ServerConfig } from '../src/config/types.js'
+
+let root: string
+/** The fake user home (`~`); `LANGO_HOME` defaults to `<userHome>/.lango`. */
+let userHome: string
+/** A `LANGO_HOME` set explicitly by most tests. */
+let langoHome: string
+/** The server's working directory. */
+let cwd: string
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'lango-config-'))
+  userHome = join(root, 'user')
+  langoHome = join(root, 'lango')
+  cwd = join(root, 'cwd')
+  await Promise.all([mkdir(userHome), mkdir(langoHome), mkdir(cwd)])
+})
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+function load(env: NodeJS.ProcessEnv = {}): Promise<ServerConfig> {
+  return loadConfig({ env: { LANGO_HOME: langoHome, ...env }, home: userHome, cwd })
+}
+
+async function writeConfig(text: string | Buffer): Promise<string> {
+  const file = join(langoHome, 'lango.yaml')
+  await writeFile(file, text)
+  return file
+}
+
+/** The ConfigError `load` throws for this file (and environment). */
+async function failure(text: string | undefined, env: NodeJS.ProcessEnv = {}): Promise<ConfigError> {
+  if (text !== undefined) await writeConfig(text)
+  const error = await load(env).then(
+    () => undefined,
+    (reason: unknown) => reason,
+  )
+  if (!(error instanceof ConfigError)) throw new Error(`expected a ConfigError, got ${String(error)}`)
+  return error
+}
+
+const HOST_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
+
+function defaultsFor(home: string, file: string | undefined): ServerConfig {
+  return {
+    home,
+    file,
+    server: {
+      host: '127.0.0.1',
+      port: 7878,
+      apiToken: undefined,
+      bodyLimitBytes: 1024 * 1024,
+      allowedOrigins: [],
+    },
+    database: { kind: 'sqlite', url: join(home, 'lango.db') },
+    model: { baseUrl: undefined, name: undefined, apiKey: undefined },
+    channels: {
+      telegram: { token: undefined, apiUrl: undefined },
+      slack: { token: undefined, apiUrl: undefined },
+      discord: { token: undefined, apiUrl: undefined },
+      webhook: { url: undefined },
+      defaultDeliverTo: [],
+    },
+    approvals: {
+      policy: 'dangerous',
+      mcpPolicy: 'none',
+      timeoutMs: 5 * 60_000,
+      unattendedAllowDangerous: false,
+      unattendedAllowCronCreate: false,
+    },
+    cron: {
+      enabled: true,
+      timezone: HOST_ZONE,
+      minIntervalMs: 60_000,
+      maxConcurrentJobs: 5,
+      maxConsecutiveFailures: 5,
+      historyMaxAgeMs: 30 * 86_400_000,
+      historyMaxRuns: 1000,
+    },
+    background: { enabled: true, maxConcurrentTasks: 3, maxQueuedTasks: 100, taskTimeoutMs: 30 * 60_000 },
+    workflow: {
+      enabled: true,
+      directory: join(home, 'workflows'),
+      workspace: undefined,
+      maxParallel: 4,
+      historyMaxAgeMs: 30 * 86_400_000,
+      historyMaxRuns: 1000,
+    },
+    exec: {
+      timeoutMs: 30_000,
+      maxTimeoutMs: 10 * 60_000,
+      inherit: 'core',
+      envAllow: [],
+      envDeny: [],
+      maxBackgroundProcesses: 16,
+      cwd,
+    },
+    logging: { level: 'info' },
+  }
+}
+
+describe('loadConfig: nothing configured', () => {
+  it('uses ~/.lango and every default when there is no file and no variable, and creates nothing', async () => {
+    const config = await loadConfig({ env: {}, home: userHome, cwd })
+    const home = join(userHome, '.lango')
+    expect(config).toEqual(defaultsFor(home, undefined))
+    expect(existsSync(home)).toBe(false)
+  })
+
+  it('treats an empty file, a comment-only file and a lone null as all defaults', async () => {
+    for (const text of ['', '# nothing yet\n\n', '~\n', '---\n']) {
+      const file = await writeConfig(text)
+      expect(await load()).toEqual(defaultsFor(langoHome, file))
+    }
+  })
+
+  it('treats an empty section as all defaults of that section', async () => {
+    const file = await writeConfig('cron:\nserver: {}\n')
+    expect(await load()).toEqual(defaultsFor(langoHome, file))
+  })
+
+  it('returns a frozen configuration', async () => {
+    const config = await load()
+    expect(Object.isFrozen(config)).toBe(true)
+    expect(Object.isFrozen(config.cron)).toBe(true)
+    expect(Object.isFrozen(config.server.allowedOrigins)).toBe(true)
+  })
+})
+
+const FULL = `# every key
+server:
+  host: 0.0.0.0
+  port: 9000
+  api_token: file-api-token
+  body_limit: 512KiB
+  allowed_origins: [https://app.example.com, "http://localhost:5173/"]
+database:
+  url: sqlite:data/main.db
+model:
+  base_url: http://127.0.0.1:11434/v1
+  name: llama3.1
+  api_key: file-model-key
+channels:
+  telegram: { token: tg-token, api_url: http://127.0.0.1:8081 }
+  slack: { token: slack-token, api_url: http://127.0.0.1:8082/api }
+  discord: { token: discord-token, api_url: http://127.0.0.1:8083 }
+  webhook: { url: https://hooks.example.com/abc }
+  default_deliver_to: [telegram:123, webhook]
+approvals:
+  policy: moderate
+  mcp_policy: dangerous
+  timeout: 90s
+  unattended: { allow_dangerous: true, allow_cron_create: true }
+cron:
+  enabled: false
+  timezone: Europe/Berlin
+  min_interval: 5m
+  max_concurrent_jobs: 10
+  max_consecutive_failures: 3
+  history: { max_age: 7d, max_runs: 50 }
+background:
+  enabled: false
+  max_concurrent_tasks: 2
+  max_queued_tasks: 20
+  task_timeout: 1h30m
+workflow:
+  enabled: false
+  directory: flows
+  workspace: ~/projects
+  max_parallel: 8
+  history: { max_age: 2d, max_runs: 10 }
+exec:
+  timeout: 45000
+  max_timeout: 1h
+  inherit: all
+  env_allow: [MY_APP_*, GOPATH]
+  env_deny: [AWS_*]
+  max_background_processes: 4
+  cwd: /srv/work
+logging:
+  level: debug
+`
+
+describe('loadConfig: the file', () => {
+  it('reads every key, converting durations, sizes, origins and paths', async () => {
+    const file = await writeConfig(FULL)
+    expect(await load()).toEqual({
+      home: langoHome,
+      file,
+      server: {
+        host: '0.0.0.0',
+        port: 9000,
+        apiToken: 'file-api-token',
+        bodyLimitBytes: 512 * 1024,
+        allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      },
+      database: { kind: 'sqlite', url: join(langoHome, 'data/main.db') },
+      model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },
+      channels: {
+        telegram: { token: 'tg-token', apiUrl: 'http://127.0.0.1:8081' },
+        slack: { token: 'slack-token', apiUrl: 'http://127.0.0.1:8082/api' },
+        discord: { token: 'discord-token', apiUrl: 'http://127.0.0.1:8083' },
+        webhook: { url: 'https://hooks.example.com/abc' },
+        defaultDeliverTo: ['telegram:123', 'webhook'],
+      },
+      approvals: {
+        policy: 'moderate',
+        mcpPolicy: 'dangerous',
+        timeoutMs: 90_000,
+        unattendedAllowDangerous: true,
+        unattendedAllowCronCreate: true,
+      },
+      cron: {
+        enabled: false,
+        timezone: 'Europe/Berlin',
+        minIntervalMs: 300_000,
+        maxConcurrentJobs: 10,
+        maxConsecutiveFailures: 3,
+        historyMaxAgeMs: 7 * 86_400_000,
+        historyMaxRuns: 50,
+      },
+      background: { enabled: false, maxConcurrentTasks: 2, maxQueuedTasks: 20, taskTimeoutMs: 5_400_000 },
+      workflow: {
+        enabled: false,
+        directory: join(langoHome, 'flows'),
+        workspace: join(userHome, 'projects'),
+        maxParallel: 8,
+        historyMaxAgeMs: 2 * 86_400_000,
+        historyMaxRuns: 10,
+      },
+      exec: {
+        timeoutMs: 45_000,
+        maxTimeoutMs: 3_600_000,
+        inherit: 'all',
+        envAllow: ['MY_APP_*', 'GOPATH'],
+        envDeny: ['AWS_*'],
+        maxBackgroundProcesses: 4,
+        cwd: '/srv/work',
+      },
+      logging: { level: 'debug' },
+    } satisfies ServerConfig)
+  })
+
+  it.each([
+    ['1s250ms', 1250],
+    ['90s', 90_000],
+    ['5m', 300_000],
+    ['1h30m', 5_400_000],
+    ['2d', 172_800_000],
+    ['1.5h', 5_400_000],
+    ['120000', 120_000],
+    [120000, 120_000],
+  ])('accepts the duration %j', async (text, ms) => {
+    await writeConfig(`approvals: { timeout: ${JSON.stringify(text)} }\n`)
+    expect((await load()).approvals.timeoutMs).toBe(ms)
+  })
+
+  it.each([
+    [2048, 2048],
+    ['1MiB', 1024 * 1024],
+    ['1mb', 1_000_000],
+    ['64 KiB', 64 * 1024],
+    ['2GiB', undefined],
+  ])('reads the body limit %j', async (text, bytes) => {
+    await writeConfig(`server: { body_limit: ${JSON.stringify(text)} }\n`)
+    if (bytes === undefined) {
+      const error = await failure(undefined)
+      expect(error.issues[0]?.message).toBe(
+        'expected a size from 1KiB to 1GiB in bytes or such as 512KiB or 1MiB, got "2GiB"',
+      )
+    } else {
+      expect((await load()).server.bodyLimitBytes).toBe(bytes)
+    }
+  })
+
+  it('canonicalises the time zone and reads a postgres URL', async () => {
+    await writeConfig('cron: { timezone: utc }\ndatabase: { url: "postgresql://lango@db.internal/lango" }\n')
+    const config = await load()
+    expect(config.cron.timezone).toBe('UTC')
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgresql://lango@db.internal/lango' })
+  })
+})
+
+describe('loadConfig: environment overrides', () => {
+  it('every variable wins over the file', async () => {
+    await writeConfig(FULL)
+    const config = await load({
+      LANGO_DATABASE_URL: 'postgres://lango:pw@db:5432/lango',
+      LANGO_MODEL_BASE_URL: 'https://api.example.com/v1',
+      LANGO_MODEL: 'gpt-x',
+      LANGO_MODEL_API_KEY: 'env-model-key',
+      LANGO_API_TOKEN: 'env-api-token',
+      LANGO_TELEGRAM_TOKEN: 'env-tg',
+      LANGO_SLACK_TOKEN: 'env-slack',
+      LANGO_DISCORD_TOKEN: 'env-discord',
+      LANGO_TELEGRAM_API_URL: 'http://127.0.0.1:9001',
+      LANGO_SLACK_API_URL: 'http://127.0.0.1:9002',
+      LANGO_DISCORD_API_URL: 'http://127.0.0.1:9003',
+      LANGO_WEBHOOK_URL: 'https://env.example.com/hook',
+      LANGO_HOST: '::1',
+      LANGO_PORT: '0',
+      LANGO_LOG_LEVEL: 'WARN',
+    })
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://lango:pw@db:5432/lango' })
+    expect(config.model).toEqual({
+      baseUrl: 'https://api.example.com/v1',
+      name: 'gpt-x',
+      apiKey: 'env-model-key',
+    })
+    expect(config.server).toMatchObject({
+      host: '::1',
+      port: 0,
+      apiToken: 'env-api-token',
+      bodyLimitBytes: 512 * 1024,
+    })
+    expect(config.channels).toEqual({
+      telegram: { token: 'env-tg', apiUrl: 'http://127.0.0.1:9001' },
+      slack: { token: 'env-slack', apiUrl: 'http://127.0.0.1:9002' },
+      discord: { token: 'env-discord', apiUrl: 'http://127.0.0.1:9003' },
+      webhook: { url: 'https://env.example.com/hook' },
+      defaultDeliverTo: ['telegram:123', 'webhook'],
+    })
+    expect(config.logging.level).toBe('warn')
+  })
+
+  it('an empty variable counts as unset', async () => {
+    await writeConfig('server: { port: 9000 }\nmodel: { name: from-file }\n')
+    const config = await load({ LANGO_PORT: '', LANGO_MODEL: '' })
+    expect(config.server.port).toBe(9000)
+    expect(config.model.name).toBe('from-file')
+  })
+
+  it.each([
+    ['postgres://u@h/db', 'postgres', 'postgres://u@h/db'],
+    ['postgresql://u@h/db', 'postgres', 'postgresql://u@h/db'],
+    ['sqlite:state/x.db', 'sqlite', 'LANGO/state/x.db'],
+    ['sqlite:///var/lib/lango.db', 'sqlite', '/var/lib/lango.db'],
+    ['/var/lib/other.db', 'sqlite', '/var/lib/other.db'],
+    ['relative.db', 'sqlite', 'LANGO/relative.db'],
+    ['~/db/lango.db', 'sqlite', 'USER/db/lango.db'],
+  ])('LANGO_DATABASE_URL=%s is %s', async (value, kind, url) => {
+    const config = await load({ LANGO_DATABASE_URL: value })
+    expect(config.database).toEqual({
+      kind,
+      url: url.replace('LANGO', langoHome).replace('USER', userHome),
+    })
+  })
+
+  it('a relative LANGO_HOME is under the working directory, ~ under the user home', async () => {
+    expect((await load({ LANGO_HOME: 'state' })).home).toBe(join(cwd, 'state'))
+    expect((await load({ LANGO_HOME: '~/lango-state' })).home).toBe(join(userHome, 'lango-state'))
+    const config = await load({ LANGO_HOME: 'state' })
+    expect(config.database.url).toBe(join(cwd, 'state', 'lango.db'))
+    expect(config.workflow.directory).toBe(join(cwd, 'state', 'workflows'))
+  })
+
+  it('a bad variable is an error naming it and what is accepted', async () => {
+    const error = await failure(undefined, {
+      LANGO_PORT: 'eighty',
+      LANGO_LOG_LEVEL: 'loud',
+      LANGO_HOST: 'bad host',
+      LANGO_MODEL_BASE_URL: 'ftp://models.example.com',
+    })
+    expect(error.issues).toEqual([
+      {
+        key: 'LANGO_MODEL_BASE_URL',
+        message: 'expected an http:// or https:// URL, got a value (not shown)',
+      },
+      {
+        key: 'LANGO_HOST',
+        message:
+          'expected a host name or IP address such as 127.0.0.1, ::1, localhost or 0.0.0.0, got "bad host"',
+      },
+      { key: 'LANGO_PORT', message: 'expected an integer from 0 to 65535, got "eighty"' },
+      {
+        key: 'LANGO_LOG_LEVEL',
+        message: 'expected one of trace, debug, info, warn, error, fatal, silent, got "loud"',
+      },
+    ])
+    expect(error.message).toContain('\n  LANGO_PORT: expected an integer from 0 to 65535, got "eighty"')
+  })
+
+  it.each(['70000', '-1', '80.5'])('LANGO_PORT=%s is out of range', async (port) => {
+    const error = await failure(undefined, { LANGO_PORT: port })
+    expect(error.issues).toEqual([
+      { key: 'LANGO_PORT', message: `expected an integer from 0 to 65535, got "${port}"` },
+    ])
+  })
+
+  it('a LANGO_HOME that is a file is an error naming the variable', async () => {
+    const file = join(root, 'plain-file')
+    await writeFile(file, 'x')
+    const error = await failure(undefined, { LANGO_HOME: file })
+    expect(error.issues).toEqual([
+      { key: 'LANGO_HOME', message: expect.stringContaining('is not a directory') },
+    ])
+  })
+})
+
+describe('loadConfig: errors in the file', () => {
+  it('names the key, line and column, what was wrong and what is accepted', async () => {
+    const lines = Array.from({ length: 10 }, (_, index) => `# line ${index + 1}`)
+    const file = await writeConfig(`${lines.join('\n')}\ncron:\n  max_concurrent_jobs: five\n`)
+    const error = await failure(undefined)
+    expect(error.code).toBe('CONFIG_INVALID')
+    expect(error.issues).toEqual([
+      {
+        key: 'cron.max_concurrent_jobs',
+        file,
+        line: 12,
+        column: 24,
+        message: 'expected an integer from 1 to 100, got "five"',
+      },
+    ])
+    expect(error.message).toBe(
+      `Invalid configuration (1 problem):\n  ${file}:12:24 cron.max_concurrent_jobs: expected an integer from 1 to 100, got "five"`,
+    )
+  })
+
+  it('an unknown key names the accepted keys and the likely one', async () => {
+    const error = await failure('cron:\n  enabled: true\n  max_concurent_jobs: 3\n')
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        key: 'cron.max_concurent_jobs',
+        line: 3,
+        column: 3,
+        message:
+          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, history',
+      }),
+    ])
+  })
+
+  it('unknown top-level keys, keys that JavaScript treats specially and merge keys are all unknown', async () => {
+    const error = await failure(
+      [
+        'serve:',
+        '  port: 1',
+        'cron:',
+        '  __proto__: { polluted: true }',
+        '  constructor: 1',
+        '  prototype: 2',
+        'base: &base { enabled: true }',
+        'background:',
+        '  <<: *base',
+      ].join('\n'),
+    )
+    expect(error.issues.map((issue) => `${issue.line}:${issue.column} ${issue.key}`)).toEqual([
+      '1:1 serve',
+      '4:3 cron.__proto__',
+      '5:3 cron.constructor',
+      '6:3 cron.prototype',
+      '7:1 base',
+      '9:3 background.<<',
+    ])
+    expect(error.issues[0]?.message).toBe(
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, model, channels, approvals, cron, background, workflow, exec, logging',
+    )
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+
+  it('reports every problem at once, in file order, in one message', async () => {
+    const file = await writeConfig(
+      [
+        'server:',
+        '  port: 99999',
+        '  allowed_origins: [https://ok.example.com, https://x.example.com/path]',
+        'approvals: { policy: sometimes, timeout: soon }',
+        'cron: { timezone: Mars/Olympus_Mons, min_interval: 0s }',
+        'channels: { default_deliver_to: [email:me] }',
+        'exec: { inherit: none, env_allow: ["A=B"] }',
+        'workflow: 5',
+        'logging: { level: [info] }',
+      ].join('\n'),
+    )
+    const error = await failure(undefined, { LANGO_PORT: 'x' })
+    const lines = error.message.split('\n')
+    expect(lines).toEqual([
+      'Invalid configuration (12 problems):',
+      `  ${file}:2:9 server.port: expected an integer from 0 to 65535, got 99999`,
+      `  ${file}:3:45 server.allowed_origins[1]: expected an origin such as https://app.example.com (scheme, host and port only), got "https://x.example.com/path"`,
+      `  ${file}:4:22 approvals.policy: expected one of all, dangerous, moderate, none, got "sometimes"`,
+      `  ${file}:4:42 approvals.timeout: expected a duration from 1s to 7d such as 90s, 5m, 1h30m or 2d (or whole milliseconds), got "soon"`,
+      `  ${file}:5:19 cron.timezone: expected an IANA time zone such as UTC, Europe/Berlin or America/New_York, got "Mars/Olympus_Mons"`,
+      `  ${file}:5:52 cron.min_interval: expected a duration from 1s to 1d such as 90s, 5m, 1h30m or 2d (or whole milliseconds), got "0s"`,
+      `  ${file}:6:34 channels.default_deliver_to[0]: expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel> or webhook, got "email:me"`,
+      `  ${file}:7:18 exec.inherit: expected one of core, all, got "none"`,
+      `  ${file}:7:36 exec.env_allow[0]: expected a variable name or glob such as MY_APP_* (letters, digits, _ and *), got "A=B"`,
+      `  ${file}:8:11 workflow: expected a mapping with the keys enabled, directory, workspace, max_parallel, history, got 5`,
+      `  ${file}:9:19 logging.level: expected one of trace, debug, info, warn, error, fatal, silent, got a list`,
+      '  LANGO_PORT: expected an integer from 0 to 65535, got "x"',
+    ])
+  })
+
+  it('exec.timeout may not exceed exec.max_timeout', async () => {
+    const error = await failure('exec:\n  timeout: 20m\n')
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        key: 'exec.timeout',
+        line: 2,
+        column: 12,
+        message: 'expected at most exec.max_timeout (10m), got 20m',
+      }),
+    ])
+  })
+
+  it('a lowered exec.max_timeout also lowers the default exec.timeout', async () => {
+    await writeConfig('exec: { max_timeout: 10s }\n')
+    expect((await load()).exec).toMatchObject({ timeoutMs: 10_000, maxTimeoutMs: 10_000 })
+  })
+
+  it('a YAML syntax error has its position and no source text', async () => {
+    const file = await writeConfig('server:\n  port: 1\n  host: [127.0.0.1\nlogging: {}\n')
+    const error = await failure(undefined)
+    expect(error.issues[0]).toMatchObject({
+      key: '',
+      file,
+      line: expect.any(Number),
+      column: expect.any(Number),
+    })
+    expect(error.issues[0]?.message).toMatch(/^YAML syntax error: .+ \([A-Z_]+\)$/)
+    expect(error.message).not.toContain('127.0.0.1')
+  })
+
+  it('a duplicate key and a second document are syntax errors at their position', async () => {
+    const duplicate = await failure('cron:\n  enabled: true\n  enabled: false\n')
+    expect(duplicate.issues).toEqual([
+      expect.objectContaining({
+        key: '',
+        line: 3,
+        column: 3,
+        message: 'YAML syntax error: duplicate key (DUPLICATE_KEY)',
+      }),
+    ])
+    const documents = await failure('cron: {}\n---\ncron: {}\n')
+    expect(documents.issues).toEqual([
+      expect.objectContaining({
+        key: '',
+        line: 2,
+        message: 'YAML syntax error: only one YAML document is allowed (MULTIPLE_DOCS)',
+      }),
+    ])
+  })
+
+  it.each([
+    ['- server\n- cron\n', 'a list'],
+    ['just text\n', 'a single value'],
+  ])('a top level that is not a mapping (%j) is an error', async (text, got) => {
+    const file = await writeConfig(text)
+    const error = await failure(undefined)
+    expect(error.issues).toEqual([
+      {
+        key: '',
+        file,
+        line: 1,
+        column: 1,
+        message: `the top level must be a mapping of sections (server, database, model, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
+      },
+    ])
+    expect(error.message).toBe(
+      `Invalid configuration (1 problem):\n  ${file}:1:1: ${error.issues[0]?.message}`,
+    )
+  })
+
+  it('a file over 1 MiB is refused', async () => {
+    const file = await writeConfig(`# ${'x'.repeat(1024 * 1024)}\n`)
+    const error = await failure(undefined)
+    expect(error.issues).toEqual([
+      { key: '', file, message: `is larger than 1 MiB (${1024 * 1024 + 3} bytes)` },
+    ])
+  })
+
+  it('an alias bomb is refused', async () => {
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      'cron: { history: { max_runs: *d } }',
+    ].join('\n')
+    const error = await failure(bomb)
+    expect(error.issues).toEqual([
+      expect.objectContaining({ key: '', message: 'the YAML uses more aliases than allowed (100)' }),
+    ])
+  })
+
+  it('a lango.yaml that is a directory, or not UTF-8, is an error', async () => {
+    await mkdir(join(langoHome, 'lango.yaml'))
+    expect((await failure(undefined)).issues).toEqual([
+      expect.objectContaining({ message: 'is not a regular file' }),
+    ])
+    await rm(join(langoHome, 'lango.yaml'), { recursive: true })
+    await writeConfig(Buffer.from([0x63, 0x72, 0x6f, 0x6e, 0x3a, 0x20, 0xff, 0xfe, 0x0a]))
+    expect((await failure(undefined)).issues).toEqual([
+      expect.objectContaining({ message: 'is not UTF-8 text' }),
+    ])
+  })
+
+  it('serialises to code, message and issues only, and is recognised across copies', async () => {
+    const error = await failure('cron: { enabled: maybe }\n')
+    expect(Object.keys(error.toJSON())).toEqual(['code', 'message', 'issues'])
+    const json = JSON.stringify(error)
+    expect(json).not.toContain('stack')
+    expect(json).not.toContain('at ')
+    expect(JSON.parse(json)).toEqual({ code: 'CONFIG_INVALID', message: error.message, issues: error.issues })
+    expect(ConfigError.is(error)).toBe(true)
+    expect(ConfigError.is(new Error('x'))).toBe(false)
+    expect(error.name).toBe('ConfigError')
+  })
+})
+
+describe('loadConfig: secrets stay out of errors', () => {
+  const CANARY = 'canary-7f3a9c'
+
+  it('never quotes a token, API key or URL, from the file or the environment', async () => {
+    const error = await failure(
+      [
+        `server: { api_token: "${CANARY} with space" }`,
+        `model: { api_key: "${CANARY}\\n", base_url: "ftp://${CANARY}.example.com" }`,
+        `channels: { telegram: { token: "${CANARY} x" }, webhook: { url: "file:///${CANARY}" } }`,
+        `database: { url: "mysql://lango:${CANARY}@db/lango" }`,
+      ].join('\n'),
+      {
+        LANGO_API_TOKEN: `${CANARY} env`,
+        LANGO_SLACK_TOKEN: `\t${CANARY}`,
+        LANGO_DATABASE_URL: `mysql://u:${CANARY}@h/db`,
+        LANGO_WEBHOOK_URL: `gopher://${CANARY}`,
+      },
+    )
+    expect(error.issues.map((issue) => issue.key)).toEqual([
+      'server.api_token',
+      'model.api_key',
+      'model.base_url',
+      'channels.telegram.token',
+      'channels.webhook.url',
+      'database.url',
+      'LANGO_DATABASE_URL',
+      'LANGO_API_TOKEN',
+      'LANGO_SLACK_TOKEN',
+      'LANGO_WEBHOOK_URL',
+    ])
+    expect(error.issues[0]?.message).toBe(
+      'expected a non-empty token without spaces or control characters, got a value (not shown)',
+    )
+    expect(error.message).not.toContain(CANARY)
+    expect(JSON.stringify(error)).not.toContain(CANARY)
+  })
+
+  it('a syntax error on a line holding a token does not quote the line', async () => {
+    const error = await failure(`server:\n  api_token: "${CANARY}\n  port: 1\n`)
+    expect(error.issues.length).toBeGreaterThan(0)
+    expect(JSON.stringify(error)).not.toContain(CANARY)
+  })
+})
+
+describe('redactedConfig', () => {
+  it('shows every token and key as [set], hides URL credentials and the webhook path, and keeps the rest', async () => {
+    await writeConfig(FULL)
+    const config = await load({
+      LANGO_DATABASE_URL: 'postgres://lango:db-password@db:5432/lango?sslmode=require&sslpassword=cert-pass',
+      LANGO_WEBHOOK_URL: 'https://discord.com/api/webhooks/123/webhook-secret',
+      LANGO_MODEL_BASE_URL: 'https://user:model-url-password@llm.example.com/v1',
+    })
+    const redacted = redactedConfig(config) as ServerConfig
+    const json = JSON.stringify(redacted)
+    for (const secret of [
+      'file-api-token',
+      'file-model-key',
+      'tg-token',
+      'slack-token',
+      'discord-token',
+      'db-password',
+      'cert-pass',
+      'webhook-secret',
+      'model-url-password',
+    ]) {
+      expect(json).not.toContain(secret)
+    }
+    expect(redacted.server).toEqual({ ...config.server, apiToken: '[set]' })
+    expect(redacted.model).toEqual({
+      baseUrl: 'https://user:[set]@llm.example.com/v1',
+      name: 'llama3.1',
+      apiKey: '[set]',
+    })
+    expect(redacted.channels).toEqual({
+      telegram: { token: '[set]', apiUrl: 'http://127.0.0.1:8081' },
+      slack: { token: '[set]', apiUrl: 'http://127.0.0.1:8082/api' },
+      discord: { token: '[set]', apiUrl: 'http://127.0.0.1:8083' },
+      webhook: { url: 'https://discord.com/[set]' },
+      defaultDeliverTo: ['telegram:123', 'webhook'],
+    })
+    expect(redacted.database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://lango:[set]@db:5432/lango?sslmode=require&sslpassword=[set]',
+    })
+    expect(redacted.cron).toEqual(config.cron)
+    expect(redacted.exec).toEqual(config.exec)
+  })
+
+  it('shows unset values as null and a SQLite path as is', async () => {
+    const config = await load()
+    const redacted = redactedConfig(config) as Record<string, Record<string, unknown>>
+    expect(redacted.file).toBeNull()
+    expect(redacted.server?.apiToken).toBeNull()
+    expect(redacted.model).toEqual({ baseUrl: null, name: null, apiKey: null })
+    expect(redacted.channels?.telegram).toEqual({ token: null, apiUrl: null })
+    expect(redacted.database).toEqual({ kind: 'sqlite', url: join(langoHome, 'lango.db') })
+    expect(JSON.parse(JSON.stringify(redacted))).toEqual(redacted)
+  })
+})
