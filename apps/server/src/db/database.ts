@@ -76,7 +76,8 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
   })
   worker.on('error', (error) => logger.warn('checkpoint worker failed', { error }))
   worker.unref()
-  const db = new Kysely({ dialect: new SqliteDialect({ database }) })
+  // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= (async () => {
