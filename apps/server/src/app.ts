@@ -1,5 +1,5 @@
 import { BackgroundManager } from '@lango/background'
-import { CronService } from '@lango/cron'
+import { CronService, type ShellRunner as CronShellRunner } from '@lango/cron'
 import { SqliteCronStore } from '@lango/cron/sqlite'
 import {
   blockLangoExec,
@@ -20,7 +20,7 @@ import {
   createManageCronJobsTool,
   createWorkflowTools,
 } from '@lango/tools'
-import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import { WorkflowDirectory, WorkflowEngine, type ShellRunner as WorkflowShellRunner } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import { Approvals } from './approvals.js'
 import type { ServerConfig } from './config/types.js'
@@ -68,14 +68,21 @@ const NO_MODEL = 'no model configured (set LANGO_MODEL_BASE_URL and LANGO_MODEL,
  * one shell runner (the `lango` guard, the vault, the env policy, a run limiter) for cron, workflow
  * and the exec tools; one agent runner; one channel sender. Nothing runs until `start()`.
  */
-export async function createApp(config: ServerConfig, logger: Logger): Promise<App> {
+export async function createApp(
+  config: ServerConfig,
+  logger: Logger,
+  options: {
+    /** Opens the secrets vault; default `LANGO_PASSPHRASE` of the process environment. */
+    readonly passphrase?: string
+  } = {},
+): Promise<App> {
   const database = await openDatabase(config, logger)
   const events = new EventHub()
   try {
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })
-    const refStore = lazyVault(database, logger)
+    const refStore = lazyVault(database, options.passphrase ?? process.env.LANGO_PASSPHRASE, logger)
     const envPolicy: EnvPolicy = {
       inherit: config.exec.inherit,
       allow: config.exec.envAllow,
@@ -92,17 +99,24 @@ export async function createApp(config: ServerConfig, logger: Logger): Promise<A
       logger,
     })
     let engine: WorkflowEngine | undefined
-    const shellRunner = {
+    // One runner for cron jobs and workflow steps (ADR 0006): the request is either's.
+    const shellRunner: CronShellRunner & WorkflowShellRunner = {
       async run(
-        request: { command: string; cwd?: string; timeoutMs: number; jobName?: string; runId?: string },
-        { signal }: { signal: AbortSignal },
+        request: Parameters<CronShellRunner['run']>[0] | Parameters<WorkflowShellRunner['run']>[0],
+        { signal }: { readonly signal: AbortSignal },
       ) {
         // A saved workflow's schedule: its cron job runs the workflow, not its placeholder command.
-        if (request.jobName !== undefined && request.runId !== undefined && engine !== undefined) {
+        if ('jobName' in request && engine !== undefined) {
           const job = await cron.get(request.jobName).catch(() => undefined)
           const workflow = job === undefined ? undefined : scheduledWorkflowOf(job)
           if (workflow !== undefined)
-            return runScheduledWorkflow(engine, directory, workflow, { jobName: request.jobName, runId: request.runId }, signal)
+            return runScheduledWorkflow(
+              engine,
+              directory,
+              workflow,
+              { jobName: request.jobName, runId: request.runId },
+              signal,
+            )
         }
         const message = blockLangoExec(request.command, { automationAvailable: automationOf(config) })
         if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
@@ -127,7 +141,7 @@ export async function createApp(config: ServerConfig, logger: Logger): Promise<A
         throw new Error(`channel ${target.split(':')[0]} is not configured`)
       },
     }
-    const cron = new CronService({
+    const cron: CronService = new CronService({
       store: new SqliteCronStore(database.db),
       shellRunner,
       agentRunner,
@@ -192,13 +206,23 @@ export async function createApp(config: ServerConfig, logger: Logger): Promise<A
         maxTimeoutSeconds: Math.round(config.exec.maxTimeoutMs / 1000),
       }),
       ...(config.cron.enabled
-        ? [...createCronTools({ service: cron, defaultDeliverTo }), createManageCronJobsTool({ service: cron, defaultDeliverTo })]
+        ? [
+            ...createCronTools({ service: cron, defaultDeliverTo }),
+            createManageCronJobsTool({ service: cron, defaultDeliverTo }),
+          ]
         : []),
       ...(config.background.enabled
-        ? createBackgroundTools({ service: background, ...(defaultDeliverTo[0] === undefined ? {} : { defaultChannel: defaultDeliverTo[0] }) })
+        ? createBackgroundTools({
+            service: background,
+            ...(defaultDeliverTo[0] === undefined ? {} : { defaultChannel: defaultDeliverTo[0] }),
+          })
         : []),
       ...(config.workflow.enabled
-        ? createWorkflowTools({ service: { engine, directory: savingDirectory }, defaultDeliverTo, maxWaitSeconds: 50 })
+        ? createWorkflowTools({
+            service: { engine, directory: savingDirectory },
+            defaultDeliverTo,
+            maxWaitSeconds: 50,
+          })
         : []),
       ...createSecretsTools({ vault: refStore.vault }),
     ]
@@ -263,7 +287,11 @@ export async function createApp(config: ServerConfig, logger: Logger): Promise<A
 
 /** Which automation features the guard names as available. */
 function automationOf(config: ServerConfig) {
-  return { cron: config.cron.enabled, background: config.background.enabled, workflow: config.workflow.enabled }
+  return {
+    cron: config.cron.enabled,
+    background: config.background.enabled,
+    workflow: config.workflow.enabled,
+  }
 }
 
 /**
@@ -271,8 +299,11 @@ function automationOf(config: ServerConfig) {
  * does not wait for. Without `LANGO_PASSPHRASE` there is no vault and tokens pass through
  * literally; with a wrong one a command naming `{{secret:…}}` fails with the vault's clear error.
  */
-function lazyVault(database: OpenDatabase, logger: Logger): RefStore & { readonly vault: () => Promise<Vault> } {
-  const passphrase = process.env.LANGO_PASSPHRASE
+function lazyVault(
+  database: OpenDatabase,
+  passphrase: string | undefined,
+  logger: Logger,
+): RefStore & { readonly vault: () => Promise<Vault> } {
   let opened: Vault | undefined
   const opening =
     passphrase === undefined || passphrase === ''
@@ -300,10 +331,20 @@ function lazyVault(database: OpenDatabase, logger: Logger): RefStore & { readonl
 }
 
 /** Publishes the packages' state changes on the hub (`GET /api/events`). */
-function forwardEvents(events: EventHub, cron: CronService, engine: WorkflowEngine, background: BackgroundManager): void {
+function forwardEvents(
+  events: EventHub,
+  cron: CronService,
+  engine: WorkflowEngine,
+  background: BackgroundManager,
+): void {
   const on = cron.scheduler.events
   on.on('run:start', ({ job, run: started }) =>
-    events.publish('cron.run.start', { job_id: job.id, job_name: job.name, run_id: started.id, trigger: started.trigger }),
+    events.publish('cron.run.start', {
+      job_id: job.id,
+      job_name: job.name,
+      run_id: started.id,
+      trigger: started.trigger,
+    }),
   )
   on.on('run:end', ({ job, run: ended }) =>
     events.publish('cron.run.end', {
@@ -316,16 +357,36 @@ function forwardEvents(events: EventHub, cron: CronService, engine: WorkflowEngi
   )
   on.on('schedule:fire', (fire) => {
     if (fire.outcome === 'skipped')
-      events.publish('cron.run.skipped', { job_id: fire.jobId, job_name: fire.jobName, reason: fire.reason ?? null })
+      events.publish('cron.run.skipped', {
+        job_id: fire.jobId,
+        job_name: fire.jobName,
+        reason: fire.reason ?? null,
+      })
   })
-  on.on('job:pause', ({ job, reason }) => events.publish('cron.job.paused', { job_id: job.id, job_name: job.name, reason }))
-  engine.on('run:start', (e) => events.publish('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }))
-  engine.on('run:end', (e) =>
-    events.publish('workflow.run.end', { run_id: e.runId, workflow: e.workflowName, status: e.status, error: e.error }),
+  on.on('job:pause', ({ job, reason }) =>
+    events.publish('cron.job.paused', { job_id: job.id, job_name: job.name, reason }),
   )
-  engine.on('step:start', (e) => events.publish('workflow.step.start', { run_id: e.runId, step_id: e.stepId, attempt: e.attempt }))
+  engine.on('run:start', (e) =>
+    events.publish('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }),
+  )
+  engine.on('run:end', (e) =>
+    events.publish('workflow.run.end', {
+      run_id: e.runId,
+      workflow: e.workflowName,
+      status: e.status,
+      error: e.error,
+    }),
+  )
+  engine.on('step:start', (e) =>
+    events.publish('workflow.step.start', { run_id: e.runId, step_id: e.stepId, attempt: e.attempt }),
+  )
   engine.on('step:end', (e) =>
-    events.publish('workflow.step.end', { run_id: e.runId, step_id: e.stepId, status: e.status, error: e.error }),
+    events.publish('workflow.step.end', {
+      run_id: e.runId,
+      step_id: e.stepId,
+      status: e.status,
+      error: e.error,
+    }),
   )
   for (const name of ['task:submit', 'task:start', 'task:end'] as const)
     background.on(name, (task) =>

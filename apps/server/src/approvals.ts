@@ -74,15 +74,22 @@ export class Approvals {
     const views = [...this.#entries.values()].map((entry) => entry.view)
     return views
       .filter((view) => options.status === undefined || view.status === options.status)
-      .sort((a, b) => Number(b.status === 'pending') - Number(a.status === 'pending') || b.created_at - a.created_at)
+      .sort(
+        (a, b) =>
+          Number(b.status === 'pending') - Number(a.status === 'pending') || b.created_at - a.created_at,
+      )
   }
 
   get(id: string): ApprovalView {
     const entry = this.#entries.get(id)
     if (entry === undefined)
-      throw new ServerError('SERVER_APPROVAL_NOT_FOUND', `no approval with id ${JSON.stringify(id.slice(0, 64))}`, {
-        data: { id: id.slice(0, 64) },
-      })
+      throw new ServerError(
+        'SERVER_APPROVAL_NOT_FOUND',
+        `no approval with id ${JSON.stringify(id.slice(0, 64))}`,
+        {
+          data: { id: id.slice(0, 64) },
+        },
+      )
     return entry.view
   }
 
@@ -140,7 +147,8 @@ export class Approvals {
         this.#trim()
         resolve(status === 'approved')
       }
-      const onAbort = (): void => settle(this.#options.now() >= entry.view.expires_at ? 'expired' : 'cancelled')
+      const onAbort = (): void =>
+        settle(this.#options.now() >= entry.view.expires_at ? 'expired' : 'cancelled')
       const timer = setTimeout(() => settle('expired'), this.#options.timeoutMs)
       timer.unref()
       entry.resolve = (approved) => settle(approved ? 'approved' : 'denied')

@@ -33,7 +33,12 @@ export class ServerError extends Error {
   }
 
   /** What may be returned to a caller: never `cause` or `stack`. */
-  toJSON(): { name: 'ServerError'; code: ServerErrorCode; message: string; data?: Readonly<Record<string, unknown>> } {
+  toJSON(): {
+    name: 'ServerError'
+    code: ServerErrorCode
+    message: string
+    data?: Readonly<Record<string, unknown>>
+  } {
     return this.data === undefined
       ? { name: this.name, code: this.code, message: this.message }
       : { name: this.name, code: this.code, message: this.message, data: this.data }

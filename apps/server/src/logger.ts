@@ -42,7 +42,10 @@ const REDACTED_PATHS = [
  * JSON lines on stderr (fd 2) in every mode: stdout belongs to MCP stdio and `--json` output.
  * `destination` is for tests (a file descriptor or a path); the default is fd 2.
  */
-export function createLogger(options: { readonly level: LogLevel; readonly destination?: number | string }): Logger {
+export function createLogger(options: {
+  readonly level: LogLevel
+  readonly destination?: number | string
+}): Logger {
   const log = pino(
     {
       level: options.level,
@@ -68,7 +71,10 @@ function errorFields(fields: LogFields | undefined): LogFields | undefined {
   if (fields === undefined) return undefined
   const entries = Object.entries(fields).map(([key, value]) =>
     value instanceof Error
-      ? [key, { ...('code' in value ? { code: (value as { code: unknown }).code } : {}), message: value.message }]
+      ? [
+          key,
+          { ...('code' in value ? { code: (value as { code: unknown }).code } : {}), message: value.message },
+        ]
       : [key, value],
   )
   return Object.fromEntries(entries)

@@ -20,7 +20,9 @@ export function cronJobNameFor(workflowName: string): string | undefined {
 
 /** The workflow a cron job runs, when the server made it for a saved workflow's schedule. */
 export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
-  return job.createdBy === WORKFLOW_SCHEDULER && job.name.startsWith(PREFIX) ? job.name.slice(PREFIX.length) : undefined
+  return job.createdBy === WORKFLOW_SCHEDULER && job.name.startsWith(PREFIX)
+    ? job.name.slice(PREFIX.length)
+    : undefined
 }
 
 /** What the shell job of a scheduled workflow shows as its command (the server runs the workflow instead). */
@@ -51,10 +53,17 @@ export async function syncScheduledWorkflows(
         logger.warn('saved workflow not scheduled: its name is too long for a cron job', { workflow: name })
         continue
       }
-      wanted.set(name, { schedule, ...(timezone === undefined ? {} : { timezone }), ...(deliverTo === undefined ? {} : { deliverTo }) })
+      wanted.set(name, {
+        schedule,
+        ...(timezone === undefined ? {} : { timezone }),
+        ...(deliverTo === undefined ? {} : { deliverTo }),
+      })
     } catch (error) {
       unreadable.add(name)
-      logger.warn('saved workflow could not be read; its schedule is left as it was', { workflow: name, error })
+      logger.warn('saved workflow could not be read; its schedule is left as it was', {
+        workflow: name,
+        error,
+      })
     }
   }
   const existing = new Map<string, CronJob>()
@@ -123,7 +132,9 @@ export async function runScheduledWorkflow(
     const run = await engine.waitForRun(runId)
     const lines = [
       `workflow ${workflowName} run ${runId}: ${run.status}`,
-      ...run.steps.map((step) => `- ${step.stepId}: ${step.status}${step.error === null ? '' : ` (${step.error})`}`),
+      ...run.steps.map(
+        (step) => `- ${step.stepId}: ${step.status}${step.error === null ? '' : ` (${step.error})`}`,
+      ),
     ]
     return run.status === 'completed'
       ? { exitCode: 0, stdout: `${lines.join('\n')}\n`, stderr: '' }

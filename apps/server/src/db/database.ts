@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { createRequire } from 'node:module'
 import { migrateCron } from '@lango/cron/sqlite'
 import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
@@ -65,9 +65,13 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
     database.pragma('foreign_keys = ON')
     database.pragma('wal_autocheckpoint = 0')
   } catch (error) {
-    throw new ServerError('SERVER_DATABASE_UNAVAILABLE', `cannot open the database at ${path}: ${(error as Error).message}`, {
-      cause: error,
-    })
+    throw new ServerError(
+      'SERVER_DATABASE_UNAVAILABLE',
+      `cannot open the database at ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
   }
   const driver = createRequire(import.meta.url).resolve('better-sqlite3')
   const worker = new Worker(CHECKPOINT_WORKER, {
@@ -96,9 +100,13 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
     await migrateVault(db)
   } catch (error) {
     await close()
-    throw new ServerError('SERVER_MIGRATION_FAILED', `database migrations failed: ${(error as Error).message}`, {
-      cause: error,
-    })
+    throw new ServerError(
+      'SERVER_MIGRATION_FAILED',
+      `database migrations failed: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
   }
   return { db, path, close }
 }
