@@ -1,0 +1,186 @@
+import { mkdtemp, readdir, readFile, rm, unlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { invokeTool } from '@lango/tools'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type App, createApp } from '../src/app.js'
+import { loadConfig } from '../src/config/load.js'
+import { silentLogger } from '../src/logger.js'
+import { migrateVault, Vault } from '../src/vault/vault.js'
+
+const PASSPHRASE = 'correct horse battery staple'
+const SECRET = 'sk-live-4f9a8b7c6d5e4f3a2b1c'
+
+let home: string
+let app: App | undefined
+
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'lango-app-'))
+})
+afterEach(async () => {
+  await app?.stop()
+  app = undefined
+  await rm(home, { recursive: true, force: true })
+})
+
+async function start(options: { passphrase?: string } = {}): Promise<App> {
+  const config = await loadConfig({ env: { LANGO_HOME: home }, cwd: home })
+  app = await createApp(config, silentLogger, { passphrase: options.passphrase ?? '' })
+  await app.start()
+  return app
+}
+
+/** Calls a tool as the operator (no approval), failing the test on a tool error. */
+async function call(running: App, name: string, params: unknown): Promise<Record<string, unknown>> {
+  const tool = running.tools.find((candidate) => candidate.name === name)
+  if (tool === undefined) throw new Error(`no tool ${name}`)
+  const outcome = await invokeTool(tool, params, { sessionKey: 'test' }, { policy: 'none' })
+  if (!outcome.ok) throw new Error(`${name} failed: ${outcome.error.message}`)
+  return outcome.result as Record<string, unknown>
+}
+
+/** Waits for the cron run `runId` to end and returns its history row. */
+async function runEnd(running: App, runId: string) {
+  const ended = await running.cron.scheduler.events.next('run:end', ({ run }) => run.id === runId)
+  return ended.run
+}
+
+const SCHEDULED = (schedule: string) => `name: nightly
+schedule: "${schedule}"
+timezone: Europe/Berlin
+steps:
+  - id: a
+    run: echo one
+  - id: b
+    depends_on: [a]
+    run: echo got {{a.result}}
+`
+
+describe('createApp: the composition root', () => {
+  it('registers a saved workflow with a schedule as a cron job; its runs show in cron history and workflow runs', async () => {
+    const running = await start()
+    await call(running, 'workflow_save', { name: 'nightly', yaml_content: SCHEDULED('0 3 * * *') })
+    const job = await running.cron.get('workflow.nightly')
+    expect(job).toMatchObject({
+      kind: 'shell',
+      schedule: '0 3 * * *',
+      timezone: 'Europe/Berlin',
+      enabled: true,
+    })
+
+    const triggered = await running.cron.trigger('workflow.nightly')
+    const ended = await runEnd(running, triggered.runId as string)
+    expect(ended.status).toBe('completed')
+    const runs = await running.engine.listRuns({ limit: 10 })
+    expect(runs).toHaveLength(1)
+    expect(runs[0]).toMatchObject({ workflowName: 'nightly', status: 'completed' })
+    expect(ended.result).toContain(`run ${runs[0]?.runId}: completed`)
+    const snapshot = await running.engine.getRun(runs[0]?.runId as string)
+    expect(snapshot?.steps.map((step) => step.result?.trim())).toEqual(['one', 'got one'])
+
+    // Saved again with another schedule: the same job, updated.
+    await call(running, 'workflow_save', {
+      name: 'nightly',
+      yaml_content: SCHEDULED('30 4 * * *'),
+      overwrite: true,
+    })
+    expect(await running.cron.get('workflow.nightly')).toMatchObject({ id: job.id, schedule: '30 4 * * *' })
+
+    // The file removed: the next sync removes the job (its history with it).
+    await unlink(join(home, 'workflows', 'nightly.flow.yaml'))
+    await running.syncSchedules()
+    await expect(running.cron.get('workflow.nightly')).rejects.toMatchObject({ code: 'CRON_JOB_NOT_FOUND' })
+  })
+
+  it('a shell job named like a scheduled workflow but made by an agent runs its own command', async () => {
+    const running = await start()
+    await call(running, 'workflow_save', {
+      name: 'other',
+      yaml_content: SCHEDULED('0 3 * * *').replace('nightly', 'other'),
+    })
+    await call(running, 'manage_cron_jobs', {
+      action: 'create',
+      name: 'workflow.nightly',
+      type: 'shell',
+      scheduleType: 'cron',
+      scheduleValue: '0 5 * * *',
+      config: { command: 'echo mine' },
+    })
+    const triggered = await running.cron.trigger('workflow.nightly')
+    const ended = await runEnd(running, triggered.runId as string)
+    expect(ended).toMatchObject({ status: 'completed', result: 'mine\n' })
+    expect(await running.engine.listRuns({ limit: 10 })).toHaveLength(0)
+  })
+
+  it('with no model configured, an agent job fails with "no model configured" in its history', async () => {
+    const running = await start()
+    await call(running, 'cron_add', {
+      name: 'news',
+      schedule_type: 'cron',
+      schedule: '0 8 * * *',
+      prompt: 'Headlines',
+    })
+    const triggered = await running.cron.trigger('news')
+    const ended = await runEnd(running, triggered.runId as string)
+    expect(ended.status).toBe('failed')
+    expect(ended.error).toMatch(/no model configured/)
+    const history = await call(running, 'cron_history', { job_id: 'news' })
+    expect(JSON.stringify(history)).toMatch(/no model configured/)
+  })
+
+  it('exec resolves a vault secret for the command, masks it in the result and never writes it under LANGO_HOME', async () => {
+    // `lango secrets set` before the server starts: a cheap KDF for the test (stored with the vault).
+    const database = new Database(join(home, 'lango.db'))
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) })
+    await migrateVault(db)
+    const vault = await Vault.open(db, { passphrase: PASSPHRASE, kdf: { N: 2 ** 10, r: 8, p: 1 } })
+    await vault.set('API_KEY', SECRET)
+    await db.destroy()
+
+    const running = await start({ passphrase: PASSPHRASE })
+    const result = await call(running, 'exec', { command: 'echo "key={{secret:API_KEY}}"' })
+    expect(result.stdout).toBe('key=[secret:API_KEY]\n')
+    const listed = await call(running, 'secrets_list', {})
+    expect(listed).toEqual({ secrets: [{ name: 'API_KEY', token: '{{secret:API_KEY}}' }], count: 1 })
+    await running.stop()
+    app = undefined
+    for (const file of await readdir(home, { recursive: true, withFileTypes: true })) {
+      if (!file.isFile()) continue
+      const bytes = await readFile(join(file.parentPath, file.name))
+      expect(bytes.includes(SECRET), file.name).toBe(false)
+    }
+  })
+
+  it('a secret token with no vault configured reaches the command literally', async () => {
+    const running = await start()
+    const result = await call(running, 'exec', { command: "echo '{{secret:API_KEY}}'" })
+    expect(result.stdout).toBe('{{secret:API_KEY}}\n')
+    const listed = await invokeTool(running.tools.find((tool) => tool.name === 'secrets_list') as never, {})
+    expect(listed).toMatchObject({ ok: false, error: { message: expect.stringMatching(/LANGO_PASSPHRASE/) } })
+  })
+
+  it('stop() leaves a running workflow resumable: a new app finishes it without re-running completed steps', async () => {
+    const running = await start()
+    const marker = join(home, 'count')
+    const yaml = `name: slow
+steps:
+  - id: first
+    run: echo x >> ${marker}
+  - id: second
+    depends_on: [first]
+    run: sleep 2 && echo done
+`
+    const started = await call(running, 'workflow_run', { yaml_content: yaml, wait_seconds: 0 })
+    const runId = started.run_id as string
+    await running.engine.waitForRun(runId, { timeoutMs: 1_000 })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await running.stop()
+    app = undefined
+    const again = await start()
+    const finished = await again.engine.waitForRun(runId, { timeoutMs: 20_000 })
+    expect(finished.status).toBe('completed')
+    expect((await readFile(marker, 'utf8')).trim().split('\n')).toEqual(['x'])
+  })
+})
