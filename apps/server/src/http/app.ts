@@ -1,0 +1,169 @@
+import { type AnyTool, toFunctionTool } from '@lango/tools'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { sql } from 'kysely'
+import { type App, VERSION } from '../app.js'
+import { ServerError } from '../errors.js'
+import { eventStream } from './events.js'
+import { bearerGuard, browserGuard } from './guards.js'
+import { registerOperatorRoutes } from './operator.js'
+import { errorResponse, readJsonBody } from './responses.js'
+import { callToolOverHttp } from './tool-call.js'
+
+/** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
+export type McpRequestHandler = (request: Request) => Promise<Response>
+
+/** Options of {@link createHttpApp}. */
+export interface HttpAppOptions {
+  /** Serves `/mcp` (every method) when given. */
+  readonly mcp?: McpRequestHandler
+  /**
+   * Aborts on server shutdown: ends event streams and cancels calls still running, including those
+   * a 202 left waiting for approval.
+   */
+  readonly signal?: AbortSignal
+  /** Heartbeat interval of `GET /api/events`. Default 15 s. */
+  readonly heartbeatMs?: number
+}
+
+/** One entry of `GET /api/tools`. */
+function catalogueEntry(tool: AnyTool) {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    safety: tool.safety,
+    worst_safety: tool.worstSafety ?? tool.safety,
+    parameters: toFunctionTool(tool).function.parameters,
+  }
+}
+
+/**
+ * The server's HTTP API (notes/server-api.md) over a wired {@link App}: `GET /healthz`, the tool
+ * catalogue and tool calls under the approval policy, the operator REST routes, server-sent
+ * events, and `/mcp` when a handler is given. Every error is JSON `{error: {code, message}}`,
+ * never a stack trace; bodies beyond `server.bodyLimitBytes` are 413; with `server.apiToken` set
+ * every route but `GET /healthz` needs the bearer token.
+ */
+export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
+  const { config, logger } = app
+  const http = new Hono()
+  const createdAt = performance.now()
+  const tools = new Map(app.tools.map((tool) => [tool.name, tool]))
+  const catalogue = app.tools.map(catalogueEntry)
+  let wasReady = false
+  const notReadyStatus = (): 'starting' | 'stopping' =>
+    wasReady || options.signal?.aborted === true ? 'stopping' : 'starting'
+
+  http.onError((error, c) => {
+    if (error instanceof HTTPException) {
+      const status = error.status as ContentfulStatusCode
+      if (status === 413)
+        return errorResponse(c, 413, 'BODY_TOO_LARGE', bodyTooLarge(config.server.bodyLimitBytes))
+      return errorResponse(
+        c,
+        status,
+        status === 400 ? 'INVALID_REQUEST' : 'HTTP_ERROR',
+        error.message || 'request failed',
+      )
+    }
+    if (error instanceof ServerError) {
+      const status = error.code === 'SERVER_APPROVAL_NOT_FOUND' ? 404 : 500
+      logger.warn('request failed', { method: c.req.method, path: c.req.path, error })
+      return errorResponse(c, status, error.code, error.message)
+    }
+    // The log gets the code and message (the logger drops stacks and causes); the caller nothing more.
+    logger.error('request failed', { method: c.req.method, path: c.req.path, error })
+    return errorResponse(
+      c,
+      500,
+      'INTERNAL_ERROR',
+      'the server failed to handle this request; its log has the details',
+    )
+  })
+  http.notFound((c) =>
+    errorResponse(c, 404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; see notes/server-api.md`),
+  )
+
+  if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
+    http.use('*', bearerGuard(config.server.apiToken))
+  }
+  http.use(
+    '/api/*',
+    browserGuard({ listenHost: config.server.host, allowedOrigins: config.server.allowedOrigins }),
+  )
+  http.use(
+    '*',
+    bodyLimit({
+      maxSize: config.server.bodyLimitBytes,
+      onError: (c) => errorResponse(c, 413, 'BODY_TOO_LARGE', bodyTooLarge(config.server.bodyLimitBytes)),
+    }),
+  )
+
+  http.get('/healthz', async (c) => {
+    const base = {
+      version: VERSION,
+      scheduler: !config.cron.enabled ? 'disabled' : app.cron.scheduler.isRunning ? 'running' : 'stopped',
+      uptime_ms: Math.round(performance.now() - createdAt),
+    }
+    if (!app.ready) return c.json({ status: notReadyStatus(), database: 'unknown', ...base }, 503)
+    wasReady = true
+    try {
+      await sql`select 1`.execute(app.database.db)
+    } catch (error) {
+      logger.warn('health check: the database does not answer', { error })
+      return c.json({ status: 'unavailable', database: 'unavailable', ...base }, 503)
+    }
+    return c.json({
+      status: 'ok',
+      version: VERSION,
+      database: 'ok',
+      scheduler: base.scheduler,
+      uptime_ms: base.uptime_ms,
+    })
+  })
+
+  // Past this point the services must be running: before start() or after stop() nothing is served.
+  const readyGate: MiddlewareHandler = async (c, next) => {
+    if (!app.ready) {
+      const status = notReadyStatus()
+      c.header('Retry-After', '1')
+      return errorResponse(c, 503, 'SERVER_NOT_READY', `the server is ${status}; try again shortly`)
+    }
+    wasReady = true
+    return next()
+  }
+  http.use('/api/*', readyGate)
+  http.use('/mcp', readyGate)
+
+  http.get('/api/tools', (c) => c.json({ tools: catalogue, count: catalogue.length }))
+  http.post('/api/tools/:name', async (c) => {
+    const tool = tools.get(c.req.param('name'))
+    if (tool === undefined) {
+      return errorResponse(c, 404, 'TOOL_NOT_FOUND', 'no tool with that name; GET /api/tools lists the tools')
+    }
+    const body = await readJsonBody(c)
+    if (!body.ok) return body.response
+    return callToolOverHttp(c, app, tool, body.value, options.signal)
+  })
+
+  registerOperatorRoutes(http, app, options.signal)
+
+  http.get('/api/events', (c) =>
+    eventStream(c, app.events, {
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),
+    }),
+  )
+
+  const mcp = options.mcp
+  if (mcp !== undefined) http.all('/mcp', (c) => mcp(c.req.raw))
+
+  return http
+}
+
+function bodyTooLarge(limit: number): string {
+  return `the request body is larger than ${limit} bytes (server.body_limit_bytes)`
+}

@@ -1,0 +1,192 @@
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { type App, createApp } from './app.js'
+import type { ServerConfig } from './config/types.js'
+import { ServerError } from './errors.js'
+import { createHttpApp, type McpRequestHandler } from './http/app.js'
+import { isLoopbackHost } from './http/guards.js'
+import type { Logger } from './logger.js'
+
+/** A listening server: its URL (with the real port when `port` was 0), its services, and how to stop it. */
+export interface RunningServer {
+  /** `http://<host>:<port>`, e.g. `http://127.0.0.1:7878`. */
+  readonly url: string
+  readonly app: App
+  /** Stops accepting connections, lets requests in flight finish (briefly), then stops the services. Idempotent. */
+  close(): Promise<void>
+}
+
+/** Options of {@link serve}. */
+export interface ServeOptions {
+  readonly config: ServerConfig
+  readonly logger: Logger
+  /** Builds the `/mcp` handler for the wired app (src/mcp/http.ts); `/mcp` is 404 without it. */
+  readonly mcp?: (app: App) => McpRequestHandler
+  /** Opens the secrets vault; default `LANGO_PASSPHRASE` of the process environment. */
+  readonly passphrase?: string
+  /** How long `close()` waits for requests in flight before it cuts their connections. Default 2 s. */
+  readonly closeGraceMs?: number
+}
+
+/**
+ * `lango serve`: checks that the address is safe, binds it (so a taken port fails before anything
+ * is opened or any job fires), opens and wires the services, starts them, and serves the HTTP API
+ * on `config.server.host:port`. `GET /healthz` answers 503 `starting` until the services run.
+ * Throws `SERVER_UNSAFE_BIND` for a non-loopback host without an API token, `SERVER_LISTEN_FAILED`
+ * when the address cannot be bound, and whatever `createApp`/`start` throw; nothing stays open then.
+ */
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const { config, logger } = options
+  const { host, port } = config.server
+  if (!isLoopbackHost(host) && (config.server.apiToken === undefined || config.server.apiToken === '')) {
+    throw new ServerError(
+      'SERVER_UNSAFE_BIND',
+      `refusing to listen on ${formatAddress(host, port)} without an API token: anyone who can reach that address could run commands on this machine. Set LANGO_API_TOKEN (or server.api_token in lango.yaml) to a long random value, or listen on 127.0.0.1`,
+      { data: { host, port } },
+    )
+  }
+  const shutdown = new AbortController()
+  // Until the services run, every request is answered here: 503 `starting`.
+  let handle: (request: Request) => Response | Promise<Response> = starting
+  const server = createAdaptorServer({
+    fetch: (request: Request) => handle(request),
+    hostname: host,
+  }) as Server
+  await listen(server, host, port)
+  const address = server.address() as AddressInfo
+  const url = `http://${formatHost(host)}:${address.port}`
+
+  let app: App | undefined
+  try {
+    app = await createApp(
+      config,
+      logger,
+      options.passphrase === undefined ? {} : { passphrase: options.passphrase },
+    )
+    const wired = app
+    const http = createHttpApp(wired, {
+      signal: shutdown.signal,
+      ...(options.mcp === undefined ? {} : { mcp: options.mcp(wired) }),
+    })
+    handle = (request) => http.fetch(request)
+    await wired.start()
+  } catch (error) {
+    shutdown.abort()
+    await closeServer(server, 0)
+    await app?.stop()
+    throw error
+  }
+  const running = app
+  logger.info('listening', { url })
+
+  let closing: Promise<void> | undefined
+  return {
+    url,
+    app: running,
+    close() {
+      closing ??= (async () => {
+        // Ends event streams and calls still running (a 202 left them waiting for approval).
+        shutdown.abort()
+        await closeServer(server, options.closeGraceMs ?? 2_000)
+        await running.stop()
+      })()
+      return closing
+    },
+  }
+}
+
+/**
+ * Stops the server on SIGINT or SIGTERM: `close()` (stop accepting, stop the scheduler, cancel
+ * background tasks, kill exec process groups, close the database), then exit 0 (1 if closing
+ * failed). A second signal exits 130 at once. Returns a function that removes the handlers.
+ */
+export function installShutdown(running: RunningServer, logger: Logger): () => void {
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn('second signal: exiting now', { signal })
+      process.exit(130)
+    }
+    stopping = true
+    logger.info('shutting down', { signal })
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error('shutdown failed', { error })
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return () => {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+}
+
+function starting(): Response {
+  return Response.json(
+    {
+      error: { code: 'SERVER_NOT_READY', message: 'the server is starting; try again shortly' },
+      status: 'starting',
+    },
+    { status: 503, headers: { 'Retry-After': '1' } },
+  )
+}
+
+/** Binds the address; a taken or forbidden one is a `SERVER_LISTEN_FAILED` naming it. */
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      server.off('listening', onListening)
+      const address = formatAddress(host, port)
+      const why =
+        error.code === 'EADDRINUSE'
+          ? `${address} is already in use (is another lango serve running?): stop that process or choose another port (server.port in lango.yaml)`
+          : error.code === 'EACCES'
+            ? `permission denied to listen on ${address}: choose a port above 1023`
+            : error.code === 'EADDRNOTAVAIL'
+              ? `${address} is not an address of this machine: check server.host`
+              : `cannot listen on ${address}: ${error.message}`
+      reject(
+        new ServerError('SERVER_LISTEN_FAILED', why, {
+          cause: error,
+          data: { host, port, errno: error.code ?? null },
+        }),
+      )
+    }
+    const onListening = (): void => {
+      server.off('error', onError)
+      resolve()
+    }
+    server.once('error', onError)
+    server.once('listening', onListening)
+    server.listen(port, host)
+  })
+}
+
+/**
+ * Stops accepting, closes idle keep-alive connections at once, and after `graceMs` cuts the
+ * connections of requests still in flight (a long `workflow_run` wait, an event stream).
+ */
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs)
+    server.close(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+    server.closeIdleConnections()
+  })
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
+
+function formatAddress(host: string, port: number): string {
+  return `${formatHost(host)}:${port}`
+}
