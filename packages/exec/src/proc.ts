@@ -19,6 +19,11 @@ export const MARKER_VARIABLE = '__LANGO_RUN'
 const markerPrefix = randomBytes(6).toString('hex')
 let markerCount = 0
 
+/** This host process's marker prefix (12 hex digits): every marker of its spawns starts with it. */
+export function hostMarkerPrefix(): string {
+  return markerPrefix
+}
+
 /** A marker unique to this spawn in this host process (one random prefix per host, then a counter). */
 export function newMarker(): string {
   markerCount += 1
@@ -101,6 +106,20 @@ export function descendants(leaders: ReadonlyMap<number, string>): number[] {
       const marker = markerOf(pid)
       if (marker !== undefined && markers.has(marker)) found.push(pid)
     }
+  }
+  return found
+}
+
+/**
+ * Live processes (not zombies) whose marker starts with `prefix`: what the spawns of the host that
+ * owned the prefix left running. Never our own process. Empty where `/proc` does not exist.
+ */
+export function markedWith(prefix: string): number[] {
+  const found: number[] = []
+  for (const pid of candidatePids(0)) {
+    const entry = stateAndSession(pid)
+    if (entry === undefined || entry[0] === 'Z' || entry[0] === 'X') continue
+    if (markerOf(pid)?.startsWith(prefix) === true) found.push(pid)
   }
   return found
 }

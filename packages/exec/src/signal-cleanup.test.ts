@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { allGone, eventually, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
-import { installSignalCleanup } from './index.js'
+import { allGone, eventually, isAlive, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
+import { hostRunId, installSignalCleanup, killOrphans } from './index.js'
 
 const host = fileURLToPath(new URL('./__fixtures__/signal-host.mjs', import.meta.url))
 const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
@@ -86,5 +86,25 @@ describe('installSignalCleanup (issue 11, finding 5)', () => {
     expect(process.listenerCount('SIGHUP')).toBe(before + 1)
     second()
     expect(process.listenerCount('SIGHUP')).toBe(before)
+  })
+})
+
+describe('killOrphans: what a host killed with SIGKILL left running', () => {
+  it('kills every tree the dead host started, setsid and job-control escapes included', async () => {
+    const { signal, output, pids } = await signalHost('none', 'SIGKILL')
+    expect(signal).toBe('SIGKILL')
+    // Nothing could clean up: the piped trees outlive their host (the PTY tree gets SIGHUP).
+    expect((await Promise.all(pids.map(isAlive))).filter(Boolean).length).toBeGreaterThanOrEqual(6)
+    const runId = /run-id ([0-9a-f]+)/.exec(output)?.[1] as string
+    const killed = killOrphans(runId)
+    expect(killed.length).toBeGreaterThanOrEqual(6)
+    expect(await allGone(pids)).toBe(true)
+  })
+
+  it('refuses anything but a run id, and never its own host', () => {
+    expect(() => killOrphans('')).toThrow(expect.objectContaining({ code: 'EXEC_INVALID_OPTION' }))
+    expect(() => killOrphans('abc')).toThrow(expect.objectContaining({ code: 'EXEC_INVALID_OPTION' }))
+    expect(hostRunId()).toMatch(/^[0-9a-f]{12}$/)
+    expect(killOrphans(hostRunId())).toEqual([])
   })
 })

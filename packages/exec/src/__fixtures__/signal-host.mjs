@@ -2,7 +2,7 @@
 // prints their pids, and waits to be signalled. Usage: node signal-host.mjs <mode> <pid-file>
 //   mode = install | own-handler | none
 import { readFile } from 'node:fs/promises'
-import { installSignalCleanup, ProcessRegistry, run } from '../../dist/index.js'
+import { hostRunId, installSignalCleanup, ProcessRegistry, run } from '../../dist/index.js'
 import { runWithPty } from '../../dist/pty.js'
 
 const [mode, pidFile] = process.argv.slice(2)
@@ -29,5 +29,5 @@ for (;;) {
   if (pids.length >= 10) break
   await new Promise((resolve) => setTimeout(resolve, 20))
 }
-process.stdout.write('ready\n')
+process.stdout.write(`run-id ${hostRunId()}\nready\n`)
 setInterval(() => {}, 1_000)
