@@ -1,0 +1,389 @@
+import { request as httpRequest } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openEvents, startTestServer, type TestServer, until } from './fixtures/http-server.js'
+
+// One server for the API tests (they use distinct names); the token/limit/expiry server is below.
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(async () => {
+  await server?.dispose()
+})
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+async function json(response: Response): Promise<Json> {
+  return (await response.json()) as Json
+}
+
+describe('GET /healthz and GET /api/tools', () => {
+  it('reports a ready server', async () => {
+    const response = await server.request('/healthz')
+    expect(response.status).toBe(200)
+    const body = await json(response)
+    expect(body).toMatchObject({
+      status: 'ok',
+      version: expect.any(String),
+      database: 'ok',
+      scheduler: 'running',
+    })
+    expect(body.uptime_ms).toEqual(expect.any(Number))
+  })
+
+  it('lists every tool with its safety and JSON Schema, in the app order', async () => {
+    const response = await server.request('/api/tools')
+    expect(response.status).toBe(200)
+    const body = await json(response)
+    expect(body.count).toBe(server.app.tools.length)
+    expect(body.tools.map((tool: Json) => tool.name)).toEqual(server.app.tools.map((tool) => tool.name))
+    const exec = body.tools.find((tool: Json) => tool.name === 'exec')
+    expect(exec).toMatchObject({ safety: 'dangerous', worst_safety: 'dangerous', title: expect.any(String) })
+    expect(exec.parameters).toMatchObject({ type: 'object', properties: { command: expect.any(Object) } })
+    const manage = body.tools.find((tool: Json) => tool.name === 'manage_cron_jobs')
+    expect(manage.worst_safety).toBe('dangerous')
+  })
+})
+
+describe('POST /api/tools/:name', () => {
+  it('runs a safe tool at once', async () => {
+    const response = await server.request('/api/tools/cron_list', { method: 'POST' })
+    expect(response.status).toBe(200)
+    expect(await json(response)).toEqual({
+      ok: true,
+      result: { jobs: expect.any(Array), count: expect.any(Number) },
+    })
+  })
+
+  it('runs a moderate tool under policy dangerous without asking', async () => {
+    const response = await server.request('/api/tools/bg_submit', { json: { prompt: 'summarise the news' } })
+    expect(response.status).toBe(200)
+    const body = await json(response)
+    expect(body.result).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
+    expect(server.app.approvals.list({ status: 'pending' })).toHaveLength(0)
+  })
+
+  it('answers 202 for a dangerous call, which runs once approved and records its outcome', async () => {
+    const response = await server.request('/api/tools/exec', { json: { command: 'echo approved-run' } })
+    expect(response.status).toBe(202)
+    const pending = await json(response)
+    expect(pending).toEqual({
+      status: 'pending_approval',
+      approval_id: expect.any(String),
+      summary: 'Execute: echo approved-run',
+      expires_at: expect.any(Number),
+    })
+    const listed = await json(await server.request('/api/approvals?status=pending'))
+    expect(listed.approvals.map((approval: Json) => approval.id)).toContain(pending.approval_id)
+
+    const answered = await server.request(`/api/approvals/${pending.approval_id}`, {
+      json: { decision: 'approve' },
+    })
+    expect(answered.status).toBe(200)
+    expect(await json(answered)).toMatchObject({ id: pending.approval_id, status: 'approved', tool: 'exec' })
+
+    const done = await until(async () => {
+      const view = await json(await server.request(`/api/approvals/${pending.approval_id}`))
+      return view.outcome === null ? undefined : view
+    })
+    expect(done.outcome).toMatchObject({ ok: true, result: { exit_code: 0, stdout: 'approved-run\n' } })
+  })
+
+  it('records TOOL_DENIED when the approval is denied', async () => {
+    const pending = await json(
+      await server.request('/api/tools/exec', { json: { command: 'touch denied-marker' } }),
+    )
+    expect(pending.status).toBe('pending_approval')
+    const answered = await json(
+      await server.request(`/api/approvals/${pending.approval_id}`, { json: { decision: 'deny' } }),
+    )
+    expect(answered.status).toBe('denied')
+    const done = await until(async () => {
+      const view = await json(await server.request(`/api/approvals/${pending.approval_id}`))
+      return view.outcome === null ? undefined : view
+    })
+    expect(done.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+  })
+
+  it('refuses a bad approval answer and an unknown approval', async () => {
+    const pending = await json(await server.request('/api/tools/exec', { json: { command: 'echo later' } }))
+    const bad = await server.request(`/api/approvals/${pending.approval_id}`, { json: { decision: 'maybe' } })
+    expect(bad.status).toBe(400)
+    expect((await json(bad)).error).toMatchObject({ code: 'INVALID_REQUEST', issues: [{ path: 'decision' }] })
+    const unknown = await server.request('/api/approvals/no-such-id', { json: { decision: 'approve' } })
+    expect(unknown.status).toBe(404)
+    expect((await json(unknown)).error.code).toBe('SERVER_APPROVAL_NOT_FOUND')
+    const badStatus = await server.request('/api/approvals?status=bogus')
+    expect(badStatus.status).toBe(400)
+    await server.request(`/api/approvals/${pending.approval_id}`, { json: { decision: 'deny' } })
+  })
+
+  it('maps tool failures to statuses and never returns a stack', async () => {
+    const unknown = await server.request('/api/tools/no_such_tool', { json: {} })
+    expect(unknown.status).toBe(404)
+    expect((await json(unknown)).error.code).toBe('TOOL_NOT_FOUND')
+
+    const wrongType = await server.request('/api/tools/cron_history', { json: { limit: 'ten' } })
+    expect(wrongType.status).toBe(400)
+    const wrong = await json(wrongType)
+    expect(wrong.error.code).toBe('TOOL_INVALID_PARAMETERS')
+    expect(wrong.error.issues).toEqual([{ path: 'limit', message: 'limit must be a number' }])
+    expect(wrong.error.message).toContain('limit')
+
+    const failed = await server.request('/api/tools/cron_pause', { json: { id: 'no-such-job' } })
+    expect(failed.status).toBe(422)
+    const failure = await json(failed)
+    expect(failure.error).toMatchObject({ code: 'TOOL_FAILED', reason: 'CRON_JOB_NOT_FOUND' })
+    expect(JSON.stringify(failure)).not.toMatch(/\bat .+:\d+:\d+/)
+  })
+})
+
+describe('bad input', () => {
+  it('answers malformed JSON, non-object bodies and unknown routes with JSON errors', async () => {
+    const malformed = await server.request('/api/tools/cron_list', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"limit": ',
+    })
+    expect(malformed.status).toBe(400)
+    expect((await json(malformed)).error.code).toBe('INVALID_JSON')
+
+    const array = await server.request('/api/cron/jobs', { json: [1, 2] })
+    expect(array.status).toBe(400)
+    expect((await json(array)).error.code).toBe('INVALID_REQUEST')
+
+    const route = await server.request('/api/nothing-here')
+    expect(route.status).toBe(404)
+    expect(await json(route)).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } })
+
+    const origin = await server.request('/api/tools', { headers: { origin: 'https://evil.example' } })
+    expect(origin.status).toBe(403)
+    expect((await json(origin)).error.code).toBe('ORIGIN_FORBIDDEN')
+    const local = await server.request('/api/tools', { headers: { origin: 'http://localhost:3000' } })
+    expect(local.status).toBe(200)
+
+    // DNS rebinding: a page on evil.example resolved to 127.0.0.1 sends its own Host.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const url = new URL(`${server.url}/api/tools`)
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, path: url.pathname, headers: { host: 'evil.example' } },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        },
+      )
+      req.on('error', reject)
+      req.end()
+    })
+    expect(rebound).toBe(403)
+
+    // Still serving after every one of those.
+    expect((await server.request('/api/tools')).status).toBe(200)
+  })
+})
+
+describe('operator REST: a shell cron job', () => {
+  it('creates, lists, pauses, resumes, triggers, shows history and removes it', async () => {
+    const created = await server.request('/api/cron/jobs', {
+      json: {
+        kind: 'shell',
+        name: 'http-shell',
+        schedule_type: 'cron',
+        schedule: '0 3 * * *',
+        command: 'echo from-the-shell-job',
+        timezone: 'UTC',
+      },
+    })
+    expect(created.status).toBe(200)
+    const body = await json(created)
+    expect(body).toMatchObject({
+      status: 'created',
+      job: { name: 'http-shell', kind: 'shell', command: 'echo from-the-shell-job', enabled: true },
+      next_runs: [
+        expect.objectContaining({ utc: expect.stringMatching(/T03:00:00/) }),
+        expect.anything(),
+        expect.anything(),
+      ],
+    })
+    const id = body.job.id as string
+
+    const list = await json(await server.request('/api/cron/jobs'))
+    const listed = list.jobs.find((job: Json) => job.id === id)
+    expect(listed.next_run_at).toMatch(/T03:00:00/)
+
+    const one = await json(await server.request('/api/cron/jobs/http-shell'))
+    expect(one).toMatchObject({ job: { id }, next_runs: expect.any(Array) })
+
+    const paused = await server.request(`/api/cron/jobs/${id}/pause`, { method: 'POST' })
+    expect(await json(paused)).toMatchObject({ status: 'paused', id })
+    expect((await json(await server.request(`/api/cron/jobs/${id}`))).job).toMatchObject({
+      enabled: false,
+      next_run_at: null,
+    })
+    const resumed = await json(await server.request(`/api/cron/jobs/${id}/resume`, { method: 'POST' }))
+    expect(resumed).toMatchObject({ status: 'resumed', id, next_run_at: expect.stringMatching(/T03:00:00/) })
+
+    const events = await openEvents(server.url)
+    try {
+      const triggered = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
+      expect(triggered.status).toBe(200)
+      expect(await json(triggered)).toEqual({ ok: true, message: 'Job triggered' })
+
+      const ended = await events.next('cron.run.end', (data) => (data as Json).job_id === id)
+      expect(ended.data).toMatchObject({ job_name: 'http-shell', status: 'completed' })
+
+      const history = await until(async () => {
+        const runs = await json(await server.request('/api/cron/runs?job=http-shell&limit=5'))
+        return runs.entries.find((entry: Json) => entry.status === 'completed')
+      })
+      expect(history).toMatchObject({ job_id: id, trigger: 'manual', skip_reason: null, error: null })
+      expect(history.result).toContain('from-the-shell-job')
+    } finally {
+      events.close()
+    }
+
+    const removed = await server.request(`/api/cron/jobs/${id}`, { method: 'DELETE' })
+    expect(await json(removed)).toEqual({ status: 'removed', id, name: 'http-shell' })
+    const gone = await server.request(`/api/cron/jobs/${id}`)
+    expect(gone.status).toBe(404)
+    const triggerGone = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
+    expect(triggerGone.status).toBe(404)
+  })
+
+  it('validates a shell job by field and refuses an unknown kind', async () => {
+    const missing = await server.request('/api/cron/jobs', {
+      json: { kind: 'shell', name: 'no-command', schedule_type: 'cron', schedule: '0 3 * * *' },
+    })
+    expect(missing.status).toBe(400)
+    expect((await json(missing)).error.issues).toEqual([expect.objectContaining({ path: 'command' })])
+    const kind = await server.request('/api/cron/jobs', { json: { kind: 'python', name: 'x' } })
+    expect(kind.status).toBe(400)
+    expect((await json(kind)).error.issues).toEqual([{ path: 'kind', message: 'kind must be ai or shell' }])
+    const schedule = await server.request('/api/cron/jobs', {
+      json: {
+        kind: 'shell',
+        name: 'bad-schedule',
+        schedule_type: 'cron',
+        schedule: 'often',
+        command: 'true',
+      },
+    })
+    expect(schedule.status).toBe(422)
+    expect((await json(schedule)).error.reason).toBe('CRON_INVALID_SCHEDULE')
+  })
+
+  it('creates an agent job through cron_add', async () => {
+    const created = await json(
+      await server.request('/api/cron/jobs', {
+        json: { name: 'http-agent', schedule_type: 'every', schedule: '2h', prompt: 'check the news' },
+      }),
+    )
+    expect(created).toMatchObject({ status: 'created', job: { kind: 'ai', name: 'http-agent' } })
+    await server.request('/api/cron/jobs/http-agent', { method: 'DELETE' })
+  })
+})
+
+describe('operator REST: workflows', () => {
+  it('runs a workflow with shell steps and shows its status', async () => {
+    const yaml = `name: http-flow
+steps:
+  - id: first
+    run: echo one
+  - id: second
+    depends_on: [first]
+    run: echo got {{first.result}}
+`
+    const response = await server.request('/api/workflows/runs', {
+      json: { yaml_content: yaml, wait_seconds: 20 },
+    })
+    expect(response.status).toBe(200)
+    const run = await json(response)
+    expect(run).toMatchObject({
+      run_id: expect.any(String),
+      status: 'completed',
+      steps: [
+        { step_id: 'first', status: 'completed', result: 'one' },
+        { step_id: 'second', status: 'completed', result: 'got one' },
+      ],
+    })
+    const status = await json(await server.request(`/api/workflows/runs/${run.run_id}`))
+    expect(status).toMatchObject({ run_id: run.run_id, status: 'completed' })
+    const list = await json(await server.request('/api/workflows/runs?status=completed&limit=5'))
+    expect(list.runs.map((entry: Json) => entry.run_id)).toContain(run.run_id)
+    const badLimit = await server.request('/api/workflows/runs?limit=lots')
+    expect(badLimit.status).toBe(400)
+    expect((await json(badLimit)).error.issues[0].path).toBe('limit')
+  })
+
+  it('saves a workflow, runs it by name and cancels a long run', async () => {
+    const saved = await server.request('/api/workflows/saved/http-long', {
+      method: 'PUT',
+      json: { yaml_content: 'name: http-long\nsteps:\n  - id: nap\n    run: sleep 30\n' },
+    })
+    expect(saved.status).toBe(200)
+    expect(await json(saved)).toMatchObject({ status: 'saved', name: 'http-long' })
+    expect((await json(await server.request('/api/workflows/saved'))).saved).toContain('http-long')
+
+    const started = await json(
+      await server.request('/api/workflows/runs', { json: { name: 'http-long', wait_seconds: 0 } }),
+    )
+    expect(started).toMatchObject({ run_id: expect.any(String) })
+    await until(async () => {
+      const run = await json(await server.request(`/api/workflows/runs/${started.run_id}`))
+      return run.steps?.[0]?.status === 'running' ? run : undefined
+    })
+    const cancelled = await server.request(`/api/workflows/runs/${started.run_id}/cancel`, { method: 'POST' })
+    expect(cancelled.status).toBe(200)
+    expect(await json(cancelled)).toEqual({ status: 'cancelled', run_id: started.run_id })
+    const after = await json(await server.request(`/api/workflows/runs/${started.run_id}`))
+    expect(after.status).toBe('cancelled')
+
+    const unknown = await server.request('/api/workflows/runs/no-such-run')
+    expect(unknown.status).toBe(422)
+    const both = await server.request('/api/workflows/runs', {
+      json: { name: 'http-long', yaml_content: 'x' },
+    })
+    expect(both.status).toBe(400)
+  })
+})
+
+describe('operator REST: background tasks and processes', () => {
+  it('submits, lists, reads and cancels background tasks', async () => {
+    const submitted = await json(
+      await server.request('/api/background/tasks', { json: { prompt: 'a long job' } }),
+    )
+    expect(submitted).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
+    const list = await json(await server.request('/api/background/tasks'))
+    expect(list.tasks.map((task: Json) => task.task_id ?? task.id)).toContain(submitted.task_id)
+    const one = await server.request(`/api/background/tasks/${submitted.task_id}`)
+    expect(one.status).toBe(200)
+    const unknown = await server.request('/api/background/tasks/no-such-task')
+    expect(unknown.status).toBeGreaterThanOrEqual(400)
+    expect((await json(unknown)).error.code).toBe('TOOL_FAILED')
+  })
+
+  it('lists background processes, reads their output and stops them', async () => {
+    const tool = server.app.tools.find((candidate) => candidate.name === 'exec_bg')
+    if (tool === undefined) throw new Error('exec_bg missing')
+    const started = (await tool.handler({ command: 'echo started; sleep 30' }, {})) as { id: string }
+    const list = await json(await server.request('/api/processes'))
+    expect(list.processes).toContainEqual(
+      expect.objectContaining({
+        id: started.id,
+        command: 'echo started; sleep 30',
+        status: 'running',
+        exit_code: null,
+      }),
+    )
+    const status = await until(async () => {
+      const view = await json(await server.request(`/api/processes/${started.id}?offset=0`))
+      return String(view.output).includes('started') ? view : undefined
+    })
+    expect(status).toMatchObject({ id: started.id, status: 'running' })
+    const stopped = await json(await server.request(`/api/processes/${started.id}/stop`, { method: 'POST' }))
+    expect(stopped).toMatchObject({ id: started.id })
+    expect(stopped.status).not.toBe('running')
+  })
+})

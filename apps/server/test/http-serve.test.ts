@@ -1,0 +1,280 @@
+import { existsSync } from 'node:fs'
+import { readdir, readFile, rm } from 'node:fs/promises'
+import type { Server } from 'node:http'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { createAdaptorServer } from '@hono/node-server'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createApp } from '../src/app.js'
+import { ServerError } from '../src/errors.js'
+import { createHttpApp } from '../src/http/app.js'
+import { silentLogger } from '../src/logger.js'
+import { installShutdown, serve } from '../src/serve.js'
+import { openEvents, startTestServer, type TestServer, testConfig, until } from './fixtures/http-server.js'
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+const TOKEN = 'test-token-0123456789abcdef'
+
+describe('a server with an API token, a small body limit and short approvals', () => {
+  let server: TestServer
+  const auth = { authorization: `Bearer ${TOKEN}` }
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      (config) => ({
+        ...config,
+        server: { ...config.server, bodyLimitBytes: 2048 },
+        approvals: { ...config.approvals, timeoutMs: 300 },
+      }),
+      { LANGO_API_TOKEN: TOKEN },
+    )
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('requires the token everywhere but /healthz, and keeps serving after refusals', async () => {
+    expect((await server.request('/healthz')).status).toBe(200)
+
+    const missing = await server.request('/api/tools')
+    expect(missing.status).toBe(401)
+    expect(missing.headers.get('www-authenticate')).toContain('Bearer')
+    expect(await missing.json()).toEqual({ error: { code: 'AUTH_REQUIRED', message: expect.any(String) } })
+
+    for (const header of [`Bearer ${TOKEN}x`, 'Bearer wrong', `Basic ${TOKEN}`, TOKEN]) {
+      const wrong = await server.request('/api/tools', { headers: { authorization: header } })
+      expect(wrong.status).toBe(401)
+      const body = (await wrong.json()) as Json
+      expect(body.error.code).toBe('AUTH_INVALID')
+      expect(JSON.stringify(body)).not.toContain(TOKEN)
+    }
+    const call = await server.request('/api/tools/cron_list', {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope' },
+    })
+    expect(call.status).toBe(401)
+    const events = await server.request('/api/events')
+    expect(events.status).toBe(401)
+
+    expect((await server.request('/api/tools', { headers: auth })).status).toBe(200)
+  })
+
+  it('answers 413 for bodies over the limit, with or without a length, and keeps serving', async () => {
+    const big = JSON.stringify({ command: `echo ${'x'.repeat(4096)}` })
+    const sized = await server.request('/api/tools/exec', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: big,
+    })
+    expect(sized.status).toBe(413)
+    expect(((await sized.json()) as Json).error.code).toBe('BODY_TOO_LARGE')
+
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let index = 0; index < 8; index += 1)
+          controller.enqueue(new TextEncoder().encode('x'.repeat(512)))
+        controller.close()
+      },
+    })
+    const streamed = await server.request('/api/tools/exec', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit)
+    expect(streamed.status).toBe(413)
+    expect(((await streamed.json()) as Json).error.code).toBe('BODY_TOO_LARGE')
+
+    const small = await server.request('/api/tools/cron_list', { method: 'POST', headers: auth })
+    expect(small.status).toBe(200)
+  })
+
+  it('expires an unanswered approval: the call is denied', async () => {
+    const response = await server.request('/api/tools/exec', {
+      headers: auth,
+      json: { command: 'echo never' },
+    })
+    expect(response.status).toBe(202)
+    const { approval_id: id } = (await response.json()) as Json
+    const view = await until(async () => {
+      const current = (await (await server.request(`/api/approvals/${id}`, { headers: auth })).json()) as Json
+      return current.outcome === null ? undefined : current
+    })
+    expect(view.status).toBe('expired')
+    expect(view.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    // Answering after expiry changes nothing.
+    const late = (await (
+      await server.request(`/api/approvals/${id}`, { headers: auth, json: { decision: 'approve' } })
+    ).json()) as Json
+    expect(late.status).toBe('expired')
+  })
+})
+
+describe('a server without approvals', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer((config) => ({
+      ...config,
+      approvals: { ...config.approvals, policy: 'none' },
+    }))
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  /** Pids of processes whose command line contains `marker`. */
+  async function pidsRunning(marker: string): Promise<string[]> {
+    const pids: string[] = []
+    for (const entry of await readdir('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      const cmdline = await readFile(join('/proc', entry, 'cmdline'), 'utf8').catch(() => '')
+      if (cmdline.split('\0').join(' ').includes(marker)) pids.push(entry)
+    }
+    return pids
+  }
+
+  it('kills a running exec when its client goes away', async () => {
+    const marker = `29.${process.pid}`
+    const controller = new AbortController()
+    const call = server
+      .request('/api/tools/exec', {
+        json: { command: `sleep ${marker}`, timeout: 60 },
+        signal: controller.signal,
+      })
+      .catch((error: unknown) => error)
+    await until(
+      async () => ((await pidsRunning(`sleep ${marker}`)).length > 0 ? true : undefined),
+      5_000,
+      'sleep',
+    )
+    controller.abort()
+    expect(await call).toBeInstanceOf(Error)
+    await until(
+      async () => ((await pidsRunning(`sleep ${marker}`)).length === 0 ? true : undefined),
+      5_000,
+      'kill',
+    )
+    expect((await server.request('/healthz')).status).toBe(200)
+  })
+
+  it('runs a dangerous call at once under policy none', async () => {
+    const response = await server.request('/api/tools/exec', { json: { command: 'echo direct' } })
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as Json).result).toMatchObject({ exit_code: 0, stdout: 'direct\n' })
+  })
+})
+
+describe('serve()', () => {
+  it('refuses a non-loopback address without a token before opening anything', async () => {
+    const { home, config } = await testConfig((base) => ({
+      ...base,
+      server: { ...base.server, host: '0.0.0.0' },
+    }))
+    try {
+      const error = await serve({ config, logger: silentLogger, passphrase: '' }).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error).toBeInstanceOf(ServerError)
+      expect(error).toMatchObject({ code: 'SERVER_UNSAFE_BIND' })
+      expect((error as Error).message).toContain('LANGO_API_TOKEN')
+      expect(existsSync(config.database.url)).toBe(false)
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
+  it('names the address when it is taken, before opening the database', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const port = (blocker.address() as { port: number }).port
+    const { home, config } = await testConfig((base) => ({ ...base, server: { ...base.server, port } }))
+    try {
+      const error = await serve({ config, logger: silentLogger, passphrase: '' }).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error).toMatchObject({ code: 'SERVER_LISTEN_FAILED' })
+      expect((error as Error).message).toContain(`127.0.0.1:${port}`)
+      expect((error as Error).message).toContain('already in use')
+      expect(existsSync(config.database.url)).toBe(false)
+    } finally {
+      blocker.close()
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
+  it('reports the real port, ends event streams on close and stops accepting', async () => {
+    const server = await startTestServer()
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(server.url.endsWith(':0')).toBe(false)
+      const events = await openEvents(server.url)
+      expect(events.response.headers.get('content-type')).toContain('text/event-stream')
+      const started = Date.now()
+      await server.close()
+      await events.ended
+      expect(Date.now() - started).toBeLessThan(5_000)
+      expect(server.app.ready).toBe(false)
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow()
+    } finally {
+      await server.dispose()
+    }
+  })
+
+  it('closes on SIGTERM and exits at once on a second signal', async () => {
+    const server = await startTestServer()
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
+    const before = new Set(process.listeners('SIGTERM'))
+    const uninstall = installShutdown(server, silentLogger)
+    try {
+      const handler = process.listeners('SIGTERM').find((listener) => !before.has(listener))
+      if (handler === undefined) throw new Error('no SIGTERM handler installed')
+      ;(handler as (signal: NodeJS.Signals) => void)('SIGTERM')
+      ;(handler as (signal: NodeJS.Signals) => void)('SIGINT')
+      expect(exit).toHaveBeenCalledWith(130)
+      await until(
+        async () => (exit.mock.calls.some(([code]) => code === 0) ? true : undefined),
+        5_000,
+        'exit(0)',
+      )
+      expect(server.app.ready).toBe(false)
+    } finally {
+      uninstall()
+      exit.mockRestore()
+      await server.dispose()
+    }
+  })
+})
+
+describe('GET /healthz around start and stop', () => {
+  it('is 503 starting before start, 200 once started, 503 stopping after stop', async () => {
+    const { home, config } = await testConfig()
+    const app = await createApp(config, silentLogger, { passphrase: '' })
+    const http = createHttpApp(app)
+    const listener = createAdaptorServer({ fetch: http.fetch }) as Server
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(listener.address() as { port: number }).port}`
+    try {
+      const before = await fetch(`${url}/healthz`)
+      expect(before.status).toBe(503)
+      expect(await before.json()).toMatchObject({ status: 'starting' })
+      const api = await fetch(`${url}/api/tools`)
+      expect(api.status).toBe(503)
+      expect(((await api.json()) as Json).error.code).toBe('SERVER_NOT_READY')
+
+      await app.start()
+      expect((await fetch(`${url}/healthz`)).status).toBe(200)
+
+      await app.stop()
+      const after = await fetch(`${url}/healthz`)
+      expect(after.status).toBe(503)
+      expect(await after.json()).toMatchObject({ status: 'stopping' })
+    } finally {
+      listener.closeAllConnections()
+      await new Promise((resolve) => listener.close(resolve))
+      await app.stop()
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+})
