@@ -26,6 +26,7 @@ import { Approvals } from './approvals.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
+import { claimHostRun } from './host-runs.js'
 import type { Logger } from './logger.js'
 import { runScheduledWorkflow, scheduledWorkflowOf, syncScheduledWorkflows } from './scheduled-workflows.js'
 import { createSecretsTools } from './vault/secrets-tool.js'
@@ -78,7 +79,10 @@ export async function createApp(
 ): Promise<App> {
   const database = await openDatabase(config, logger)
   const events = new EventHub()
+  let releaseHostRun: (() => Promise<void>) | undefined
   try {
+    // Commands a previous server on this home left when it was killed die before anything starts.
+    releaseHostRun = await claimHostRun(config.home, logger)
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })
@@ -270,6 +274,7 @@ export async function createApp(
           await Promise.allSettled([workflowEngine.stop(), cron.stop(), background.stop()])
           await processes.stop()
           await database.close()
+          await releaseHostRun?.()
           logger.info('server stopped')
         })()
         return stopping
@@ -281,6 +286,7 @@ export async function createApp(
     return app
   } catch (error) {
     await database.close()
+    await releaseHostRun?.()
     throw error
   }
 }
