@@ -1,0 +1,362 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { serve } from '@hono/node-server'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { Hono } from 'hono'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApp } from '../src/app.js'
+import { loadConfig } from '../src/config/load.js'
+import { silentLogger } from '../src/logger.js'
+import { McpApprovals } from '../src/mcp/approval.js'
+import { createMcpHttpHandler } from '../src/mcp/http.js'
+
+type Result = {
+  structuredContent?: Record<string, unknown>
+  isError?: boolean
+  content: Array<{ text?: string }>
+}
+
+/** A real app on a temp `$LANGO_HOME`, `/mcp` mounted on Hono on a free loopback port, as `lango serve` mounts it. */
+async function startServer(options: { approvalPolicy?: 'dangerous' } = {}) {
+  const home = await mkdtemp(join(tmpdir(), 'lango-mcp-http-'))
+  const config = await loadConfig({ env: { LANGO_HOME: join(home, '.lango') }, home, cwd: home })
+  const app = await createApp(config, silentLogger)
+  await app.start()
+  let port: number | undefined
+  const handler = createMcpHttpHandler(app, {
+    port: () => port,
+    allowedHosts: ['lango.internal'],
+    allowedOrigins: ['https://app.example.com'],
+    ...(options.approvalPolicy === undefined
+      ? {}
+      : { approval: new McpApprovals(app, { policy: options.approvalPolicy }) }),
+  })
+  const hono = new Hono()
+  hono.all('/mcp', (c) => handler(c.req.raw))
+  const server = serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  port = (server.address() as AddressInfo).port
+  return {
+    app,
+    handler,
+    port,
+    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    async close() {
+      await handler.close()
+      await new Promise((resolve) => server.close(resolve))
+      await app.stop()
+      await rm(home, { recursive: true, force: true })
+    },
+  }
+}
+
+type Server = Awaited<ReturnType<typeof startServer>>
+
+/** A raw POST to /mcp with the given headers (fetch cannot set Host). */
+function rawPost(port: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(body),
+          ...headers,
+        },
+      },
+      (response) => {
+        let text = ''
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }))
+      },
+    )
+    request.on('error', reject)
+    request.end(body)
+  })
+}
+
+/** The id of the approval a held-back call names. */
+function approvalIdOf(result: Result): string {
+  return String((result.structuredContent?.approval as { id?: unknown } | undefined)?.id)
+}
+
+/** The JSON-RPC message of a response body: plain JSON, or the one `data:` line of an SSE stream. */
+function jsonRpcOf(body: string): unknown {
+  const data = body.split('\n').find((line) => line.startsWith('data: '))
+  return JSON.parse(data === undefined ? body : data.slice('data: '.length))
+}
+
+async function connect(
+  server: Server,
+  options: { modern?: boolean; elicit?: 'accept' | 'decline' | 'refuse-form' } = {},
+) {
+  const client = new Client(
+    { name: 'mcp-http-test', version: '0.0.0' },
+    {
+      ...(options.modern === true ? { versionNegotiation: { mode: 'auto' as const } } : {}),
+      ...(options.elicit === undefined ? {} : { capabilities: { elicitation: { form: {} } } }),
+    },
+  )
+  const asked: string[] = []
+  if (options.elicit !== undefined) {
+    const answer = options.elicit
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(String(request.params.message))
+      if (answer === 'decline') return { action: 'decline' }
+      return { action: 'accept', content: { approve: answer === 'accept' } }
+    })
+  }
+  await client.connect(new StreamableHTTPClientTransport(server.url))
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as Result
+  return { client, call, asked }
+}
+
+describe('/mcp over Streamable HTTP (stateless)', () => {
+  let server: Server
+  beforeAll(async () => {
+    server = await startServer()
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it('lists every tool and calls cron_list with the 2.4 client (2025 protocol)', async () => {
+    const { client, call } = await connect(server)
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual(server.app.tools.map((tool) => tool.name))
+      for (const tool of tools) expect(tool.annotations?.title).toEqual(expect.any(String))
+      expect(client.getServerVersion()).toMatchObject({ name: 'lango', version: expect.any(String) })
+      expect(client.getInstructions()).toBe(server.app.instructions)
+      const listed = await call('cron_list', {})
+      expect(listed.isError).toBeFalsy()
+      expect(listed.structuredContent).toMatchObject({ jobs: [] })
+      expect(JSON.parse(listed.content[0]?.text ?? '')).toEqual(listed.structuredContent)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('serves a client that negotiates the 2026-07-28 protocol', async () => {
+    const { client, call } = await connect(server, { modern: true })
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28')
+      expect((await client.listTools()).tools).toHaveLength(server.app.tools.length)
+      const ran = await call('exec', { command: 'echo over-http' })
+      expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'over-http\n' })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('serves the 1.32 SDK client (tools/list and a call)', async () => {
+    const client = new LegacyClient({ name: 'sdk-1.32', version: '0.0.0' })
+    await client.connect(new LegacyHttpTransport(server.url))
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual(server.app.tools.map((tool) => tool.name))
+      const created = (await client.callTool({
+        name: 'manage_cron_jobs',
+        arguments: {
+          action: 'create',
+          name: 'http-legacy',
+          type: 'shell',
+          scheduleType: 'cron',
+          scheduleValue: '0 3 * * *',
+          config: { command: 'echo legacy' },
+        },
+      })) as Result
+      expect(created.isError).toBeFalsy()
+      expect(created.structuredContent).toMatchObject({ name: 'http-legacy', type: 'shell' })
+      expect(await server.app.cron.get('http-legacy')).toMatchObject({ name: 'http-legacy' })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('answers 403 to a Host that is not loopback on the bound port, nor listed', async () => {
+    const { port } = server
+    for (const host of [
+      'evil.example',
+      `evil.example:${port}`,
+      `localhost:${port + 1}`,
+      '127.0.0.1',
+      `[::2]:${port}`,
+    ]) {
+      const response = await rawPost(port, { host })
+      expect(response.status, host).toBe(403)
+      expect(JSON.parse(response.body), host).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: expect.stringContaining('Host'), data: { code: 'HOST_FORBIDDEN' } },
+      })
+    }
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `LOCALHOST:${port}`,
+      `[::1]:${port}`,
+      'lango.internal',
+      'lango.internal:9',
+    ]) {
+      const response = await rawPost(port, { host })
+      expect(response.status, host).toBe(200)
+      expect(jsonRpcOf(response.body), host).toMatchObject({ jsonrpc: '2.0', id: 1, result: {} })
+    }
+  })
+
+  it('answers 403 to an Origin that is not loopback nor allowed', async () => {
+    const { port } = server
+    for (const origin of [
+      'http://evil.example',
+      'null',
+      'https://app.example.com:8443',
+      'file://',
+      'http://127.0.0.1.evil.example',
+    ]) {
+      const response = await rawPost(port, { origin })
+      expect(response.status, origin).toBe(403)
+      expect(JSON.parse(response.body), origin).toMatchObject({
+        error: {
+          message: expect.stringContaining('server.allowed_origins'),
+          data: { code: 'ORIGIN_FORBIDDEN' },
+        },
+      })
+    }
+    for (const origin of [
+      'http://localhost:5173',
+      'https://127.0.0.1',
+      'http://[::1]:3000',
+      'https://app.example.com',
+    ]) {
+      const response = await rawPost(port, { origin })
+      expect(response.status, origin).toBe(200)
+    }
+  })
+})
+
+describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', () => {
+  let server: Server
+  beforeAll(async () => {
+    server = await startServer({ approvalPolicy: 'dangerous' })
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it('runs safe calls without asking', async () => {
+    const { client, call } = await connect(server)
+    try {
+      expect((await call('cron_list', {})).isError).toBeFalsy()
+      expect(server.app.approvals.list()).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('without elicitation: returns a pending approval; once approved elsewhere, the same call runs once', async () => {
+    // A 2025 client over stateless HTTP cannot be asked, even when it declares elicitation.
+    const { client, call, asked } = await connect(server, { elicit: 'accept' })
+    try {
+      const first = await call('exec', { command: 'echo approved-run' })
+      expect(first).toMatchObject({
+        isError: true,
+        structuredContent: {
+          error: {
+            code: 'SERVER_APPROVAL_PENDING',
+            message: expect.stringContaining('lango approvals approve'),
+          },
+          approval: { status: 'pending', tool: 'exec', summary: 'Execute: echo approved-run' },
+        },
+      })
+      const id = approvalIdOf(first)
+      expect(server.app.approvals.get(id)).toMatchObject({ status: 'pending', tool: 'exec' })
+      // Asked again before the answer: the same approval, nothing run.
+      expect((await call('exec', { command: 'echo approved-run' })).structuredContent).toMatchObject({
+        approval: { id, status: 'pending' },
+      })
+      expect(server.app.approvals.list({ status: 'pending' })).toHaveLength(1)
+
+      server.app.approvals.answer(id, true)
+      const ran = await call('exec', { command: 'echo approved-run' })
+      expect(ran.isError).toBeFalsy()
+      expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'approved-run\n' })
+      expect(server.app.approvals.get(id)).toMatchObject({
+        status: 'approved',
+        outcome: { ok: true, result: { stdout: 'approved-run\n' } },
+      })
+      // An approval is used once: the next identical call asks again.
+      const again = await call('exec', { command: 'echo approved-run' })
+      expect(again.structuredContent).toMatchObject({ error: { code: 'SERVER_APPROVAL_PENDING' } })
+      expect(approvalIdOf(again)).not.toBe(id)
+      // Another call is not covered by the approval of this one.
+      expect((await call('exec', { command: 'echo other' })).structuredContent).toMatchObject({
+        error: { code: 'SERVER_APPROVAL_PENDING' },
+      })
+      expect(asked).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('without elicitation: a denied approval is reported once, then the call asks again', async () => {
+    const { client, call } = await connect(server)
+    try {
+      const first = await call('exec', { command: 'touch denied-marker' })
+      const id = approvalIdOf(first)
+      server.app.approvals.answer(id, false)
+      const denied = await call('exec', { command: 'touch denied-marker' })
+      expect(denied).toMatchObject({
+        isError: true,
+        structuredContent: {
+          error: { code: 'TOOL_DENIED', message: expect.stringContaining('the user denied it') },
+          approval: { id, status: 'denied' },
+        },
+      })
+      expect((await call('exec', { command: 'ls' })).structuredContent).toMatchObject({
+        error: { code: 'SERVER_APPROVAL_PENDING' },
+      })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('asks a 2026-07-28 client through form elicitation: accept runs the call, decline denies it', async () => {
+    const accepting = await connect(server, { modern: true, elicit: 'accept' })
+    try {
+      const ran = await accepting.call('exec', { command: 'echo elicited' })
+      expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'elicited\n' })
+      expect(accepting.asked).toHaveLength(1)
+      expect(accepting.asked[0]).toContain('Execute: echo elicited')
+    } finally {
+      await accepting.client.close()
+    }
+    for (const answer of ['decline', 'refuse-form'] as const) {
+      const declining = await connect(server, { modern: true, elicit: answer })
+      try {
+        const denied = await declining.call('exec', { command: 'echo never' })
+        expect(denied, answer).toMatchObject({
+          isError: true,
+          structuredContent: { error: { code: 'TOOL_DENIED' } },
+        })
+        expect(declining.asked, answer).toHaveLength(1)
+      } finally {
+        await declining.client.close()
+      }
+    }
+    expect(
+      server.app.approvals.list({ status: 'pending' }).map((approval) => approval.summary),
+    ).not.toContain('Execute: echo elicited')
+  })
+})
