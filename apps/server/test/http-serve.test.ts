@@ -7,10 +7,17 @@ import { createAdaptorServer } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createApp } from '../src/app.js'
 import { ServerError } from '../src/errors.js'
-import { createHttpApp } from '../src/http/app.js'
+import { createHttpApp, type HttpAppOptions } from '../src/http/app.js'
 import { silentLogger } from '../src/logger.js'
 import { installShutdown, serve } from '../src/serve.js'
-import { openEvents, startTestServer, type TestServer, testConfig, until } from './fixtures/http-server.js'
+import {
+  openEvents,
+  startTestServer,
+  type TestServer,
+  testConfig,
+  until,
+  within,
+} from './fixtures/http-server.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
@@ -213,7 +220,7 @@ describe('serve()', () => {
       expect(events.response.headers.get('content-type')).toContain('text/event-stream')
       const started = Date.now()
       await server.close()
-      await events.ended
+      await within(events.ended, 5_000, 'the event stream to end')
       expect(Date.now() - started).toBeLessThan(5_000)
       expect(server.app.ready).toBe(false)
       await expect(fetch(`${server.url}/healthz`)).rejects.toThrow()
@@ -247,14 +254,27 @@ describe('serve()', () => {
   })
 })
 
+/** The HTTP app of an app that is not started yet, on a free loopback port. */
+async function listenHttp(options: HttpAppOptions = {}) {
+  const { home, config } = await testConfig()
+  const app = await createApp(config, silentLogger, { passphrase: '' })
+  const listener = createAdaptorServer({ fetch: createHttpApp(app, options).fetch }) as Server
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+  return {
+    app,
+    url: `http://127.0.0.1:${(listener.address() as { port: number }).port}`,
+    async dispose() {
+      listener.closeAllConnections()
+      await new Promise((resolve) => listener.close(resolve))
+      await app.stop()
+      await rm(home, { recursive: true, force: true })
+    },
+  }
+}
+
 describe('GET /healthz around start and stop', () => {
   it('is 503 starting before start, 200 once started, 503 stopping after stop', async () => {
-    const { home, config } = await testConfig()
-    const app = await createApp(config, silentLogger, { passphrase: '' })
-    const http = createHttpApp(app)
-    const listener = createAdaptorServer({ fetch: http.fetch }) as Server
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
-    const url = `http://127.0.0.1:${(listener.address() as { port: number }).port}`
+    const { app, url, dispose } = await listenHttp()
     try {
       const before = await fetch(`${url}/healthz`)
       expect(before.status).toBe(503)
@@ -271,10 +291,52 @@ describe('GET /healthz around start and stop', () => {
       expect(after.status).toBe(503)
       expect(await after.json()).toMatchObject({ status: 'stopping' })
     } finally {
-      listener.closeAllConnections()
-      await new Promise((resolve) => listener.close(resolve))
-      await app.stop()
-      await rm(home, { recursive: true, force: true })
+      await dispose()
+    }
+  })
+})
+
+describe('GET /api/events', () => {
+  it('sends heartbeats while idle', async () => {
+    const { app, url, dispose } = await listenHttp({ heartbeatMs: 50 })
+    const controller = new AbortController()
+    try {
+      await app.start()
+      const response = await fetch(`${url}/api/events`, { signal: controller.signal })
+      const reader = (response.body as ReadableStream<Uint8Array>)
+        .pipeThrough(new TextDecoderStream())
+        .getReader()
+      let text = ''
+      while (!text.includes(': heartbeat')) text += (await reader.read()).value ?? ''
+      expect(text).toContain(': heartbeat\n\n')
+    } finally {
+      controller.abort()
+      await dispose()
+    }
+  })
+
+  it('drops a client whose queue overflows, and serves the others', async () => {
+    const { app, url, dispose } = await listenHttp({ maxQueuedEvents: 5 })
+    try {
+      await app.start()
+      const flooded = await openEvents(url)
+      expect(app.events.subscriberCount).toBe(1)
+      for (let index = 0; index < 50; index += 1) app.events.publish('test.flood', { index })
+      await within(flooded.ended, 2_000, 'the flooded stream to end')
+      expect(flooded.seen.length).toBeLessThanOrEqual(5)
+      await until(async () => (app.events.subscriberCount === 0 ? true : undefined), 2_000, 'unsubscribe')
+
+      const next = await openEvents(url)
+      app.events.publish('test.after', { ok: true })
+      expect((await next.next('test.after')).data).toEqual({ ok: true })
+      next.close()
+      await until(
+        async () => (app.events.subscriberCount === 0 ? true : undefined),
+        2_000,
+        'unsubscribe on disconnect',
+      )
+    } finally {
+      await dispose()
     }
   })
 })

@@ -26,6 +26,8 @@ export interface HttpAppOptions {
   readonly signal?: AbortSignal
   /** Heartbeat interval of `GET /api/events`. Default 15 s. */
   readonly heartbeatMs?: number
+  /** Events queued for one slow `GET /api/events` client before it is dropped. Default 1000. */
+  readonly maxQueuedEvents?: number
 }
 
 /** One entry of `GET /api/tools`. */
@@ -155,6 +157,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     eventStream(c, app.events, {
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),
+      ...(options.maxQueuedEvents === undefined ? {} : { maxQueued: options.maxQueuedEvents }),
     }),
   )
 
@@ -165,5 +168,5 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
 }
 
 function bodyTooLarge(limit: number): string {
-  return `the request body is larger than ${limit} bytes (server.body_limit_bytes)`
+  return `the request body is larger than ${limit} bytes (server.body_limit in lango.yaml)`
 }
