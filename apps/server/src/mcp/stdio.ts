@@ -64,11 +64,15 @@ export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void
   process.once('SIGINT', onInt)
   process.once('SIGTERM', onTerm)
   logger.info('mcp session ended', { reason })
+  // Stopping waits on unref'd handles (the checkpoint worker's exit): with stdin gone nothing else
+  // keeps the event loop up, and Node would end the process halfway (exit code 13).
+  const hold = setInterval(() => {}, 60_000)
   try {
     approvals.close()
     await handle.close()
     await app.stop()
   } finally {
+    clearInterval(hold)
     process.off('SIGINT', onInt)
     process.off('SIGTERM', onTerm)
     stdout.restore()
