@@ -1,0 +1,83 @@
+import { InvalidArgumentError } from 'commander'
+import type { Register } from '../command.js'
+
+function portOption(value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
+    throw new InvalidArgumentError('expected a port from 0 to 65535 (0 picks a free one)')
+  return Number(value)
+}
+
+/**
+ * `lango serve` (HTTP API + MCP over HTTP + scheduler) and `lango mcp` (MCP over stdio). Both
+ * keep running until a signal; logs are JSON lines on stderr. `serve` announces its address on
+ * stderr (`lango listening on <url>`), or as one JSON document on stdout with `--json`; `mcp`
+ * writes nothing on stdout but protocol messages.
+ */
+export const registerServe: Register = (program, action) => {
+  program
+    .command('serve')
+    .description('run the server: HTTP API, /mcp, cron scheduler, workflows, background tasks')
+    .option('--host <host>', 'address to bind (default 127.0.0.1; beyond loopback needs LANGO_API_TOKEN)')
+    .option('--port <port>', 'port to listen on (default 7878; 0 picks a free one)', portOption)
+    .action(
+      action(async (context, _args, options) => {
+        const env = {
+          ...context.io.env,
+          ...(options.host === undefined ? {} : { LANGO_HOST: options.host }),
+          ...(options.port === undefined ? {} : { LANGO_PORT: String(options.port) }),
+        }
+        const [
+          { loadConfig },
+          { createLogger },
+          { serve, installShutdown },
+          { createMcpHttpHandler },
+          { isLoopbackHost },
+        ] = await Promise.all([
+          import('../../config/load.js'),
+          import('../../logger.js'),
+          import('../../serve.js'),
+          import('../../mcp/http.js'),
+          import('../../http/guards.js'),
+        ])
+        const config = await loadConfig({ env })
+        const logger = createLogger({ level: config.logging.level })
+        const { host } = config.server
+        // Known once listening (port 0 picks one): /mcp checks that a loopback Host names it.
+        let port: number | undefined
+        const running = await serve({
+          config,
+          logger,
+          mcp: (app) =>
+            createMcpHttpHandler(app, {
+              allowedOrigins: config.server.allowedOrigins,
+              // Bound to a named address, clients reach it by that name; a wildcard is any name the
+              // machine has, which only the operator knows (server.allowed_origins does not cover Host).
+              allowedHosts: isLoopbackHost(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
+              port: () => port,
+            }),
+        })
+        port = Number(new URL(running.url).port)
+        installShutdown(running, logger)
+        const data = { status: 'listening', url: running.url }
+        if (!context.out.json) context.out.note(`lango listening on ${running.url}`)
+        return { data, keepRunning: true }
+      }),
+    )
+
+  program
+    .command('mcp')
+    .description('serve every tool over MCP stdio, for Claude Desktop, IDEs and other MCP clients')
+    .action(
+      action(async (context) => {
+        const [{ createLogger }, { serveMcpStdio }] = await Promise.all([
+          import('../../logger.js'),
+          import('../../mcp/stdio.js'),
+        ])
+        const config = await context.config()
+        const logger = createLogger({ level: config.logging.level })
+        await serveMcpStdio({ config, logger })
+        // stdout belongs to the protocol: no document, even with --json.
+        return { data: undefined, keepRunning: true, silent: true }
+      }),
+    )
+}

@@ -1,0 +1,155 @@
+import { Option } from 'commander'
+import type { Register } from '../command.js'
+import { CliError } from '../errors.js'
+import { formatTime, type Output, oneLine } from '../output.js'
+
+/** A tool as `GET /api/tools` lists it. */
+interface ToolView {
+  readonly name: string
+  readonly title?: string
+  readonly description: string
+  readonly safety: string
+  readonly worst_safety?: string
+  readonly parameters?: unknown
+}
+
+/** A pending or answered approval as `GET /api/approvals` lists it. */
+interface ApprovalView {
+  readonly id: string
+  readonly status: string
+  readonly tool: string
+  readonly summary: string
+  readonly safety: string
+  readonly session_key: string | null
+  readonly created_at: number
+  readonly expires_at: number
+  readonly answered_at: number | null
+}
+
+/** `lango tools [name]`: the catalogue the server serves over HTTP and MCP. */
+export const registerTools: Register = (program, action) => {
+  program
+    .command('tools')
+    .description("the server's tools with their safety; with a name, that tool's description and parameters")
+    .argument('[name]', 'one tool')
+    .action(
+      action(async (context, [name]) => {
+        const client = await context.client()
+        const data = await client.get<{ tools: ToolView[]; count: number }>('/api/tools')
+        if (name === undefined) return { data, render: (out) => renderTools(out, data.tools) }
+        const tool = data.tools.find((candidate) => candidate.name === name)
+        if (tool === undefined)
+          throw new CliError(
+            'CLI_NOT_FOUND',
+            `no tool named ${JSON.stringify(name.slice(0, 64))}; \`lango tools\` lists them`,
+          )
+        return {
+          data: tool,
+          render: (out) => {
+            out.fields([
+              ['name', tool.name],
+              ['title', tool.title],
+              [
+                'safety',
+                tool.worst_safety && tool.worst_safety !== tool.safety
+                  ? `${tool.safety} (up to ${tool.worst_safety})`
+                  : tool.safety,
+              ],
+            ])
+            out.print(
+              `\n${tool.description}\n\nparameters (JSON Schema):\n${JSON.stringify(tool.parameters ?? {}, null, 2)}`,
+            )
+          },
+        }
+      }),
+    )
+}
+
+/** `lango approvals list|approve|deny`: answers tool calls waiting for a person. */
+export const registerApprovals: Register = (program, action) => {
+  const approvals = program
+    .command('approvals')
+    .description('tool calls waiting for approval on the running server')
+
+  approvals
+    .command('list')
+    .description('pending approvals first, then recent answers')
+    .addOption(
+      new Option('--status <status>', 'only approvals in this state').choices([
+        'pending',
+        'approved',
+        'denied',
+        'expired',
+        'cancelled',
+      ]),
+    )
+    .action(
+      action(async (context, _args, options) => {
+        const client = await context.client()
+        const data = await client.get<{ approvals: ApprovalView[]; count: number }>('/api/approvals', {
+          query: { status: options.status },
+        })
+        return { data, render: (out) => renderApprovals(out, data.approvals) }
+      }),
+    )
+
+  for (const decision of ['approve', 'deny'] as const)
+    approvals
+      .command(decision)
+      .description(decision === 'approve' ? 'let a pending call run' : 'refuse a pending call')
+      .argument('<id>', 'approval id')
+      .action(
+        action(async (context, [id = '']) => {
+          const client = await context.client()
+          const data = await client.post<ApprovalView>(`/api/approvals/${encodeURIComponent(id)}`, {
+            body: { decision },
+          })
+          const expected = decision === 'approve' ? 'approved' : 'denied'
+          return {
+            data,
+            // An approval answered earlier (or expired) is shown as it stands, and is not this answer.
+            exitCode: data.status === expected ? 0 : 1,
+            render: (out) =>
+              data.status === expected
+                ? out.print(
+                    `${out.paint(decision === 'approve' ? 'green' : 'red', data.status)} ${data.tool}: ${data.summary}`,
+                  )
+                : out.error(`approval ${data.id} was already ${data.status}`),
+          }
+        }),
+      )
+}
+
+function renderTools(out: Output, tools: readonly ToolView[]): void {
+  out.table(
+    ['NAME', 'SAFETY', 'DESCRIPTION'],
+    tools.map((tool) => [
+      tool.name,
+      { text: tool.worst_safety ?? tool.safety, style: safetyStyle(tool.worst_safety ?? tool.safety) },
+      oneLine(tool.title ?? tool.description, 70),
+    ]),
+    'no tools',
+  )
+}
+
+function safetyStyle(safety: string) {
+  return safety === 'dangerous'
+    ? ('red' as const)
+    : safety === 'moderate'
+      ? ('yellow' as const)
+      : ('green' as const)
+}
+
+function renderApprovals(out: Output, approvals: readonly ApprovalView[]): void {
+  out.table(
+    ['ID', 'STATUS', 'TOOL', 'SUMMARY', 'EXPIRES'],
+    approvals.map((approval) => [
+      approval.id,
+      out.status(approval.status),
+      approval.tool,
+      oneLine(approval.summary, 60),
+      approval.status === 'pending' ? formatTime(approval.expires_at) : '-',
+    ]),
+    'no approvals',
+  )
+}

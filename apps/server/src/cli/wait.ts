@@ -1,0 +1,68 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { InvalidArgumentError } from 'commander'
+import { formatDuration, parseDuration } from '../config/rules.js'
+import { CliError } from './errors.js'
+
+/** Longest `--timeout`: a week. */
+const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000
+
+/**
+ * Commander parser of a duration option: `30s`, `5m`, `1h30m`, `250ms`, or a bare number of
+ * seconds. A bad value is a usage error (exit 2) saying what is accepted.
+ */
+export function durationOption(value: string): number {
+  const ms = /^\d+(?:\.\d+)?$/.test(value) ? Math.round(Number(value) * 1000) : parseDuration(value)
+  if (ms === undefined || ms <= 0 || ms > MAX_TIMEOUT_MS)
+    throw new InvalidArgumentError(
+      'expected a duration such as 30s, 5m or 1h30m (a bare number is seconds), up to 7d',
+    )
+  return ms
+}
+
+/** Commander parser of a positive whole number up to `max`. */
+export function integerOption(max: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)
+      throw new InvalidArgumentError(`expected a whole number from 1 to ${max}`)
+    return Number(value)
+  }
+}
+
+/** Options of {@link waitFor}. */
+export interface WaitOptions<T> {
+  /** Give up after this long (`--timeout`); default: wait until the end. */
+  readonly timeoutMs?: number | undefined
+  /** First poll interval; it grows to 1 s. Default 200 ms. */
+  readonly intervalMs?: number
+  /** Called with every state read, e.g. to print progress. */
+  readonly onState?: (state: T) => void
+  /** What is being waited for, for the timeout message (`workflow run 3f2…`). */
+  readonly what: string
+}
+
+/**
+ * Polls `read` until `isDone` holds. Past `timeoutMs` it throws `CLI_WAIT_TIMEOUT` (exit 1),
+ * naming what was waited for: the run itself goes on.
+ */
+export async function waitFor<T>(
+  read: () => Promise<T>,
+  isDone: (state: T) => boolean,
+  options: WaitOptions<T>,
+): Promise<T> {
+  const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs
+  let interval = options.intervalMs ?? 200
+  for (;;) {
+    const state = await read()
+    options.onState?.(state)
+    if (isDone(state)) return state
+    const left = deadline - Date.now()
+    if (left <= 0)
+      throw new CliError(
+        'CLI_WAIT_TIMEOUT',
+        `gave up waiting for ${options.what} after ${formatDuration(options.timeoutMs ?? 0)}; it goes on (check it later)`,
+        { data: { state } },
+      )
+    await sleep(Math.min(interval, left))
+    interval = Math.min(1000, Math.round(interval * 1.5))
+  }
+}
