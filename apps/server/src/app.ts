@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import { BackgroundManager } from '@lango/background'
 import { CronService, type ShellRunner as CronShellRunner } from '@lango/cron'
 import { SqliteCronStore } from '@lango/cron/sqlite'
@@ -26,7 +28,7 @@ import { Approvals } from './approvals.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
-import { claimHostRun } from './host-runs.js'
+import { claimHostRun, type HostRun } from './host-runs.js'
 import type { Logger } from './logger.js'
 import { runScheduledWorkflow, scheduledWorkflowOf, syncScheduledWorkflows } from './scheduled-workflows.js'
 import { createSecretsTools } from './vault/secrets-tool.js'
@@ -79,10 +81,12 @@ export async function createApp(
 ): Promise<App> {
   const database = await openDatabase(config, logger)
   const events = new EventHub()
-  let releaseHostRun: (() => Promise<void>) | undefined
+  let hostRun: HostRun | undefined
+  // One owner id for this process's scheduler and engine (their leases and claims).
+  const ownerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   try {
     // Commands a previous server on this home left when it was killed die before anything starts.
-    releaseHostRun = await claimHostRun(config.home, logger)
+    hostRun = await claimHostRun(config.home, ownerId, logger)
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })
@@ -145,8 +149,11 @@ export async function createApp(
         throw new Error(`channel ${target.split(':')[0]} is not configured`)
       },
     }
+    const cronStore = new SqliteCronStore(database.db)
+    const workflowStore = new SqliteWorkflowStore(database.db)
     const cron: CronService = new CronService({
-      store: new SqliteCronStore(database.db),
+      store: cronStore,
+      ownerId,
       shellRunner,
       agentRunner,
       channelSender,
@@ -158,7 +165,8 @@ export async function createApp(
       retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
     })
     engine = new WorkflowEngine({
-      store: new SqliteWorkflowStore(database.db),
+      store: workflowStore,
+      ownerId,
       shellRunner,
       agentRunner,
       channelSender,
@@ -257,6 +265,12 @@ export async function createApp(
       },
       syncSchedules: sync,
       async start() {
+        // A dead server's runs: cron marks them interrupted and the engine resumes them now, not
+        // after their owner's lease runs out.
+        for (const owner of hostRun?.deadOwners ?? []) {
+          await cronStore.removeOwner(owner)
+          await workflowStore.releaseOwner(owner)
+        }
         await workflowEngine.start()
         await background.start()
         if (config.cron.enabled) {
@@ -274,7 +288,7 @@ export async function createApp(
           await Promise.allSettled([workflowEngine.stop(), cron.stop(), background.stop()])
           await processes.stop()
           await database.close()
-          await releaseHostRun?.()
+          await hostRun?.release()
           logger.info('server stopped')
         })()
         return stopping
@@ -286,7 +300,7 @@ export async function createApp(
     return app
   } catch (error) {
     await database.close()
-    await releaseHostRun?.()
+    await hostRun?.release()
     throw error
   }
 }

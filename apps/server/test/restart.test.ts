@@ -1,0 +1,138 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+
+// kill -9 of a real `lango serve` during a workflow run and during a cron run, then a restart on
+// the same LANGO_HOME (issue 12, "Restart"). Runs the built CLI (`pnpm test` builds first).
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+
+let home: string
+let servers: ChildProcess[] = []
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('build @lango/server before running this test')
+})
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'lango-restart-'))
+})
+afterEach(async () => {
+  for (const server of servers)
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL')
+  servers = []
+  await rm(home, { recursive: true, force: true })
+})
+
+/** Starts `lango serve --port 0` on the test's home; resolves with its URL once it listens. */
+function startServer(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+    env: { ...process.env, LANGO_HOME: home, LANGO_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  servers.push(child)
+  return new Promise((resolve, reject) => {
+    let text = ''
+    child.stderr?.on('data', (chunk) => {
+      text += chunk
+      const match = /listening on (http:\/\/\S+)/.exec(text)
+      if (match?.[1] !== undefined) resolve({ child, url: match[1] })
+    })
+    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
+  })
+}
+
+function killHard(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGKILL')
+  return exited
+}
+
+async function api(url: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const json = (await response.json()) as Record<string, unknown>
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`)
+  return json
+}
+
+/** Polls `check` every 50 ms until it returns a value (10 s at most). */
+async function until<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await check()
+    if (value !== undefined) return value
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** True while `pid` runs (a zombie waiting for a reaper counts as gone). */
+async function alive(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
+  return stat !== undefined && !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))
+}
+
+async function pidsIn(file: string): Promise<number[]> {
+  return (await readFile(file, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean).map(Number)
+}
+
+describe('kill -9 and restart (real lango serve processes)', () => {
+  it('a workflow run resumes without re-running its completed step, and the killed step leaves no process', async () => {
+    const first = await startServer()
+    const count = join(home, 'count')
+    const pids = join(home, 'pids')
+    const yaml = `name: survive
+steps:
+  - id: first
+    run: echo ran >> ${count}
+  - id: second
+    depends_on: [first]
+    run: echo $$ >> ${pids}; sleep 2; echo done
+`
+    const started = await api(first.url, '/api/workflows/runs', { yaml_content: yaml, wait_seconds: 0 })
+    const runId = started.run_id as string
+    await until(async () => ((await pidsIn(pids)).length > 0 ? true : undefined), 'the second step to start')
+    await killHard(first.child)
+    const [orphan] = await pidsIn(pids)
+    expect(await alive(orphan as number)).toBe(true) // nothing could clean up yet
+
+    const second = await startServer()
+    // The new server killed what the dead one left running before it resumed the run.
+    expect(await alive(orphan as number)).toBe(false)
+    const finished = await until(async () => {
+      const run = await api(second.url, `/api/workflows/runs/${runId}`)
+      return run.status === 'completed' ? run : undefined
+    }, 'the resumed run to complete')
+    expect(finished.status).toBe('completed')
+    expect((await readFile(count, 'utf8')).trim().split('\n')).toEqual(['ran'])
+    expect(await pidsIn(pids)).toHaveLength(2) // the second step ran again, once
+  })
+
+  it('a cron run killed mid-way shows interrupted after the restart, and its command is gone', async () => {
+    const first = await startServer()
+    const pids = join(home, 'cron-pids')
+    await api(first.url, '/api/cron/jobs', {
+      kind: 'shell',
+      name: 'long',
+      schedule_type: 'cron',
+      schedule: '0 3 * * *',
+      command: `echo $$ >> ${pids}; sleep 30`,
+    })
+    await api(first.url, '/api/cron/jobs/long/trigger', {})
+    await until(async () => ((await pidsIn(pids)).length > 0 ? true : undefined), 'the cron command to start')
+    await killHard(first.child)
+    const [orphan] = await pidsIn(pids)
+
+    const second = await startServer()
+    expect(await alive(orphan as number)).toBe(false)
+    const history = await api(second.url, '/api/cron/runs?job=long')
+    const entries = history.entries as Array<Record<string, unknown>>
+    expect(entries).toHaveLength(1)
+    expect(entries[0]).toMatchObject({ status: 'interrupted', trigger: 'manual' })
+  })
+})
