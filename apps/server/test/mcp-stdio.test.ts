@@ -1,0 +1,272 @@
+import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  type LangoMcp,
+  NOISY_PRELOAD,
+  poll,
+  startLangoMcp,
+  type ToolResult,
+} from './fixtures/mcp-stdio-client.js'
+
+/** Every tool, in the order `tools/list` gives them (the app's order: exec, cron, background, workflow, secrets). */
+const TOOLS = [
+  'exec',
+  'exec_bg',
+  'exec_status',
+  'exec_write',
+  'exec_stop',
+  'cron_add',
+  'cron_list',
+  'cron_pause',
+  'cron_resume',
+  'cron_remove',
+  'cron_history',
+  'manage_cron_jobs',
+  'bg_submit',
+  'bg_status',
+  'bg_list',
+  'bg_result',
+  'bg_cancel',
+  'workflow_run',
+  'workflow_status',
+  'workflow_list',
+  'workflow_cancel',
+  'workflow_save',
+  'secrets_list',
+]
+
+/** True while a process with this pid exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Every line the server wrote to stdout, each parsed: they must all be JSON-RPC 2.0 messages. */
+function expectOnlyJsonRpc(lines: readonly string[]): void {
+  expect(lines.length).toBeGreaterThan(0)
+  for (const line of lines) {
+    let message: unknown
+    expect(() => {
+      message = JSON.parse(line)
+    }, line).not.toThrow()
+    expect(message, line).toMatchObject({ jsonrpc: '2.0' })
+  }
+}
+
+describe('lango mcp (the built CLI) over stdio', () => {
+  let lango: LangoMcp
+  let backgroundPid: number | undefined
+  beforeAll(async () => {
+    lango = await startLangoMcp({ preload: NOISY_PRELOAD })
+  })
+  afterAll(async () => {
+    if (lango?.child.exitCode === null) lango.child.kill('SIGKILL')
+    if (lango !== undefined) await rm(lango.home, { recursive: true, force: true })
+  })
+
+  it('lists every tool in a fixed order, each with a title and annotations from its safety', async () => {
+    const { tools } = await lango.client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(TOOLS)
+    expect((await lango.client.listTools()).tools.map((tool) => tool.name)).toEqual(TOOLS)
+    for (const tool of tools) {
+      expect(tool.title, tool.name).toEqual(expect.any(String))
+      expect(tool.annotations?.title, tool.name).toBe(tool.title)
+      expect(tool.annotations?.readOnlyHint, tool.name).toEqual(expect.any(Boolean))
+      expect(tool.annotations?.openWorldHint, tool.name).toEqual(expect.any(Boolean))
+    }
+    const byName = new Map(tools.map((tool) => [tool.name, tool.annotations]))
+    expect(byName.get('cron_list')).toMatchObject({ readOnlyHint: true })
+    expect(byName.get('exec')).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      openWorldHint: true,
+    })
+    expect(byName.get('manage_cron_jobs')).toMatchObject({ destructiveHint: true })
+    expect(lango.client.getServerVersion()).toMatchObject({ name: 'lango' })
+    expect(lango.client.getInstructions()).toMatch(/## Automation/)
+  })
+
+  it('creates, lists, pauses, resumes, triggers and removes a shell cron job, and shows its history', async () => {
+    const created = await lango.call('manage_cron_jobs', {
+      action: 'create',
+      name: 'stdio-echo',
+      type: 'shell',
+      scheduleType: 'cron',
+      scheduleValue: '0 3 * * *',
+      config: { command: 'echo cron-ran' },
+    })
+    expect(created.isError).toBeFalsy()
+    const job = created.structuredContent as { id: string }
+    expect(job).toMatchObject({ id: expect.any(String), name: 'stdio-echo', type: 'shell', enabled: true })
+    const listed = await lango.call('manage_cron_jobs', { action: 'list' })
+    expect(JSON.stringify(listed.structuredContent)).toContain('stdio-echo')
+
+    const paused = await lango.call('manage_cron_jobs', { action: 'update', id: job.id, enabled: false })
+    expect(paused.structuredContent).toMatchObject({ enabled: false })
+    expect(
+      (await lango.call('manage_cron_jobs', { action: 'get', id: job.id })).structuredContent,
+    ).toMatchObject({
+      enabled: false,
+    })
+    const resumed = await lango.call('manage_cron_jobs', { action: 'update', id: job.id, enabled: true })
+    expect(resumed.structuredContent).toMatchObject({ enabled: true })
+
+    expect(await lango.call('manage_cron_jobs', { action: 'trigger', id: job.id })).toMatchObject({
+      structuredContent: { ok: true },
+    })
+    let entries: Array<{ status: string; result: string | null; trigger: string }> = []
+    await poll(async () => {
+      const history = await lango.call('cron_history', { job_id: job.id })
+      entries = (history.structuredContent as { entries: typeof entries }).entries
+      return entries.some((entry) => entry.result !== null)
+    })
+    expect(entries).toMatchObject([{ trigger: 'manual', result: expect.stringContaining('cron-ran') }])
+
+    const removed = await lango.call('manage_cron_jobs', { action: 'delete', id: job.id })
+    expect(removed.isError).toBeFalsy()
+    expect(
+      JSON.stringify((await lango.call('manage_cron_jobs', { action: 'list' })).structuredContent),
+    ).not.toContain('stdio-echo')
+  })
+
+  it('runs a workflow with shell steps, the second using the first one’s result', async () => {
+    const yaml = [
+      'name: greet',
+      'steps:',
+      '  - id: host',
+      '    run: "echo web-01"',
+      '  - id: greet',
+      '    depends_on: [host]',
+      '    run: echo hello {{host.result}}',
+    ].join('\n')
+    const result = await lango.call('workflow_run', { yaml_content: yaml, wait_seconds: 20 })
+    expect(result).toMatchObject({
+      structuredContent: {
+        status: 'completed',
+        steps: [
+          { step_id: 'host', status: 'completed', result: 'web-01' },
+          { step_id: 'greet', status: 'completed', result: 'hello web-01' },
+        ],
+      },
+    })
+  })
+
+  it('runs exec and exec_bg with their output in the results, never on the protocol stream', async () => {
+    const ran = await lango.call('exec', { command: 'echo hi; echo to-stderr >&2' })
+    expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'hi\n', stderr: 'to-stderr\n' })
+    const started = await lango.call('exec_bg', { command: 'echo bg-hi; echo bg-err >&2; sleep 60' })
+    expect(started.isError).toBeFalsy()
+    const { id, pid } = started.structuredContent as { id: string; pid: number }
+    backgroundPid = pid
+    let status: ToolResult | undefined
+    await poll(async () => {
+      status = await lango.call('exec_status', { id })
+      return String(status.structuredContent?.output).includes('bg-err')
+    })
+    expect(status?.structuredContent).toMatchObject({
+      status: 'running',
+      output: expect.stringContaining('bg-hi'),
+    })
+    expect(alive(pid)).toBe(true)
+    const stdout = lango.transport.lines.join('\n')
+    expect(stdout.split('\n').filter((line) => /^(hi|bg-hi|bg-err|to-stderr)$/.test(line))).toEqual([])
+  })
+
+  it('sends what the process writes to stdout outside the protocol to stderr', async () => {
+    lango.child.kill('SIGUSR2')
+    await poll(() => lango.transport.stderr.includes('noise from process.stdout.write'))
+    for (const noise of [
+      'noise from console.log',
+      'noise from console.info',
+      'noise from process.stdout.write',
+    ])
+      expect(lango.transport.stderr).toContain(noise)
+    // The session goes on after it.
+    expect((await lango.call('cron_list', {})).isError).toBeFalsy()
+    expect(lango.transport.lines.join('\n')).not.toContain('noise')
+  })
+
+  it('writes only JSON-RPC to stdout, and stops everything and exits 0 when the client closes stdin', async () => {
+    await lango.client.close()
+    expect(await lango.exited).toBe(0)
+    expectOnlyJsonRpc(lango.transport.lines)
+    expect(lango.transport.stderr).toMatch(/"reason":"stdin closed"[^\n]*"msg":"mcp session ended"/)
+    expect(lango.transport.stderr).toMatch(/"msg":"server stopped"/)
+    // Logs are JSON lines on stderr, as is the noise the guard moved there.
+    expect(backgroundPid).toEqual(expect.any(Number))
+    await poll(() => !alive(backgroundPid as number))
+    expect(alive(backgroundPid as number)).toBe(false)
+  })
+})
+
+describe('lango mcp with approvals.mcp_policy: dangerous', () => {
+  const yaml = 'approvals:\n  mcp_policy: dangerous\n'
+  const started: LangoMcp[] = []
+  afterAll(async () => {
+    for (const lango of started) {
+      if (lango.child.exitCode === null) lango.child.kill('SIGKILL')
+      await rm(lango.home, { recursive: true, force: true })
+    }
+  })
+
+  it('asks a client with form elicitation (2025 protocol): accept runs the call, decline denies it', async () => {
+    const answers = ['accept', 'decline']
+    const asked: string[] = []
+    const lango = await startLangoMcp({
+      yaml,
+      client: { capabilities: { elicitation: { form: {} } } },
+      beforeConnect: (client) =>
+        client.setRequestHandler('elicitation/create', async (request) => {
+          asked.push(String(request.params.message))
+          return answers.shift() === 'accept'
+            ? { action: 'accept', content: { approve: true } }
+            : { action: 'decline' }
+        }),
+    })
+    started.push(lango)
+    // Safe calls are not asked about.
+    expect((await lango.call('cron_list', {})).isError).toBeFalsy()
+    expect(asked).toEqual([])
+    const ran = await lango.call('exec', { command: 'echo approved-over-stdio; touch made-once-approved' })
+    expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'approved-over-stdio\n' })
+    expect(existsSync(join(lango.home, 'made-once-approved'))).toBe(true)
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toContain('Execute: echo approved-over-stdio')
+    const denied = await lango.call('exec', { command: 'touch never-made' })
+    expect(denied).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: { code: 'TOOL_DENIED', message: expect.stringContaining('touch never-made') },
+      },
+    })
+    expect(asked).toHaveLength(2)
+    // Commands run in the server's working directory, the temp home: nothing was made there.
+    expect(existsSync(join(lango.home, 'never-made'))).toBe(false)
+    await lango.client.close()
+    expect(await lango.exited).toBe(0)
+    expectOnlyJsonRpc(lango.transport.lines)
+  })
+
+  it('denies a call it cannot ask a client without forms about, saying what to do; SIGTERM exits 0', async () => {
+    const lango = await startLangoMcp({ yaml })
+    started.push(lango)
+    const denied = await lango.call('exec', { command: 'echo never' })
+    expect(denied).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: { code: 'TOOL_DENIED', message: expect.stringContaining('cannot show an approval form') },
+      },
+    })
+    expect((await lango.call('cron_list', {})).isError).toBeFalsy()
+    lango.child.kill('SIGTERM')
+    expect(await lango.exited).toBe(0)
+    expect(lango.transport.stderr).toMatch(/"reason":"SIGTERM"/)
+    expectOnlyJsonRpc(lango.transport.lines)
+  })
+})
