@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import { type App, createApp } from './app.js'
+import { type App, createApp, VERSION } from './app.js'
 import type { ServerConfig } from './config/types.js'
 import { ServerError } from './errors.js'
 import { createHttpApp, type McpRequestHandler } from './http/app.js'
@@ -48,7 +48,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   }
   const shutdown = new AbortController()
   // Until the services run, every request is answered here: 503 `starting`.
-  let handle: (request: Request) => Response | Promise<Response> = starting
+  const startedAt = performance.now()
+  let handle: (request: Request) => Response | Promise<Response> = (request) => starting(request, startedAt)
   const server = createAdaptorServer({
     fetch: (request: Request) => handle(request),
     hostname: host,
@@ -126,13 +127,19 @@ export function installShutdown(running: RunningServer, logger: Logger): () => v
   }
 }
 
-function starting(): Response {
+/** The answer to every request until the services run: `/healthz` in its own shape, the rest an error. */
+function starting(request: Request, startedAt: number): Response {
+  const headers = { 'Retry-After': '1' }
+  if (new URL(request.url).pathname === '/healthz') {
+    const uptime = Math.round(performance.now() - startedAt)
+    return Response.json(
+      { status: 'starting', version: VERSION, database: 'unknown', scheduler: 'stopped', uptime_ms: uptime },
+      { status: 503, headers },
+    )
+  }
   return Response.json(
-    {
-      error: { code: 'SERVER_NOT_READY', message: 'the server is starting; try again shortly' },
-      status: 'starting',
-    },
-    { status: 503, headers: { 'Retry-After': '1' } },
+    { error: { code: 'SERVER_NOT_READY', message: 'the server is starting; try again shortly' } },
+    { status: 503, headers },
   )
 }
 

@@ -211,6 +211,32 @@ describe('serve()', () => {
     }
   })
 
+  it('closes the port again when the services fail to open', async () => {
+    const probe = createServer()
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+    const port = (probe.address() as { port: number }).port
+    await new Promise((resolve) => probe.close(resolve))
+    const { home, config } = await testConfig((base) => ({
+      ...base,
+      server: { ...base.server, port },
+      database: { kind: 'postgres', url: 'postgres://127.0.0.1:1/none' },
+    }))
+    try {
+      const error = await serve({ config, logger: silentLogger, passphrase: '' }).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error).toMatchObject({ code: 'SERVER_DATABASE_UNSUPPORTED' })
+      const again = createServer()
+      await new Promise<void>((resolve, reject) => {
+        again.once('error', reject)
+        again.listen(port, '127.0.0.1', resolve)
+      })
+      again.close()
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
   it('reports the real port, ends event streams on close and stops accepting', async () => {
     const server = await startTestServer()
     try {

@@ -4,6 +4,9 @@ import type { App } from '../app.js'
 import type { ApprovalView } from '../approvals.js'
 import { failureBody, failureStatus } from './responses.js'
 
+/** How much longer invokeTool waits than the approval registry, which owns expiry. */
+const APPROVAL_TIMEOUT_SLACK_MS = 1_000
+
 /**
  * A signal for one call that aborts with the request (the client went away) or the server's
  * shutdown signal; `detachRequest` lets the call outlive its request (a pending approval).
@@ -56,7 +59,10 @@ export async function callToolOverHttp(
     {
       policy: app.config.approvals.policy,
       gate: app.approvals.gate((approval) => announce(approval)),
-      approvalTimeoutMs: app.config.approvals.timeoutMs,
+      // The registry expires the approval (status `expired`) at timeoutMs; invokeTool's own timer
+      // is only a backstop. Were they equal, invokeTool's could fire first and the registry would
+      // record `cancelled` for what is an expiry.
+      approvalTimeoutMs: app.config.approvals.timeoutMs + APPROVAL_TIMEOUT_SLACK_MS,
     },
   )
   const first = await Promise.race([
