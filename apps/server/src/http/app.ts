@@ -9,7 +9,7 @@ import { ServerError } from '../errors.js'
 import { eventStream } from './events.js'
 import { bearerGuard, browserGuard } from './guards.js'
 import { registerOperatorRoutes } from './operator.js'
-import { errorResponse, readJsonBody } from './responses.js'
+import { errorResponse, type HttpErrorCode, readJsonBody } from './responses.js'
 import { callToolOverHttp } from './tool-call.js'
 
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */

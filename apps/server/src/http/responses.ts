@@ -12,7 +12,7 @@ export type HttpErrorCode =
   | 'ORIGIN_FORBIDDEN'
   /** The `Host` header names another host while the server listens on loopback (DNS rebinding). */
   | 'HOST_FORBIDDEN'
-  /** The request body is larger than `server.body_limit_bytes`. */
+  /** The request body is larger than `server.body_limit` (`bodyLimitBytes`). */
   | 'BODY_TOO_LARGE'
   /** The request body is not JSON. */
   | 'INVALID_JSON'
@@ -22,6 +22,8 @@ export type HttpErrorCode =
   | 'NOT_FOUND'
   /** The server is starting or stopping. */
   | 'SERVER_NOT_READY'
+  /** Another HTTP-level refusal by the framework (rare; the message says which). */
+  | 'HTTP_ERROR'
   /** An unexpected failure; the log has its code and message, the response only this. */
   | 'INTERNAL_ERROR'
 
