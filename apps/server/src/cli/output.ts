@@ -196,7 +196,10 @@ export function formatMs(ms: number | null | undefined): string {
   if (ms < 1000) return `${Math.round(ms)}ms`
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`
   const minutes = Math.floor(ms / 60_000)
-  return `${minutes}m${Math.round((ms % 60_000) / 1000)}s`
+  const seconds = Math.round((ms % 60_000) / 1000)
+  if (minutes < 60) return seconds === 0 ? `${minutes}m` : `${minutes}m${seconds}s`
+  const hours = Math.floor(minutes / 60)
+  return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`
 }
 
 /** The first line of `text`, cut to `max` characters with `…`. */

@@ -354,7 +354,12 @@ function renderJob(out: Output, job: JobView, nextRuns: readonly NextRun[]): voi
     ['deliver to', job.deliver_to.length === 0 ? '-' : job.deliver_to.join(', ')],
     ['overlap', job.overlap],
     ['timeout', job.timeout_ms === undefined ? undefined : formatMs(job.timeout_ms)],
-    ['last run', `${formatTime(job.last_run_at)} ${job.last_status ?? ''}`.trim()],
+    [
+      'last run',
+      job.last_run_at === null
+        ? (job.last_status ?? '-')
+        : `${formatTime(job.last_run_at)} ${job.last_status ?? ''}`.trim(),
+    ],
     ['next runs', nextRuns.length === 0 ? '-' : nextRuns.map((run) => run.local).join(', ')],
   ])
 }
@@ -384,7 +389,7 @@ function renderRunEnd(out: Output, run: RunView): void {
   out.print(
     `${out.paint(RUN_OK.has(run.status) ? 'green' : 'red', run.status)} run ${run.id} of ${run.job_name} (${formatMs(run.duration_ms)})`,
   )
-  if (run.result) out.print(run.result)
+  if (run.result) out.print(run.result.replace(/\n+$/, ''))
   if (run.error) out.note(`error: ${run.error}`)
   if (run.skip_reason) out.note(`skipped: ${run.skip_reason}`)
 }

@@ -1,0 +1,443 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+// The `lango` CLI as users run it: the built dist/cli.js in child processes, against a real
+// `lango serve --port 0` on a temporary LANGO_HOME (issue 12, "CLI"). `pnpm test` builds first.
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
+const TWO_STEP = fixture('cli-two-step.flow.yaml')
+const FAILING = fixture('cli-failing.flow.yaml')
+const INVALID = fixture('cli-invalid.flow.yaml')
+
+interface Result {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+let home: string
+let server: ChildProcess | undefined
+let url: string
+
+/** Runs `lango …` to its end; LANGO_HOME and LANGO_URL point at the test's server. */
+function lango(
+  args: readonly string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<Result> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: {
+      ...process.env,
+      LANGO_HOME: home,
+      LANGO_URL: url,
+      LANGO_LOG_LEVEL: 'warn',
+      NO_COLOR: '1',
+      ...options.env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk
+  })
+  child.stdin.end(options.input ?? '')
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** Runs `lango … --json`; stdout must be exactly one JSON document. */
+async function json<T = Record<string, unknown>>(
+  args: readonly string[],
+  options?: Parameters<typeof lango>[1],
+): Promise<Result & { data: T }> {
+  const result = await lango([...args, '--json'], options)
+  let data: T
+  try {
+    data = JSON.parse(result.stdout) as T
+  } catch {
+    throw new Error(
+      `stdout of lango ${args.join(' ')} --json is not one JSON document:\n${result.stdout}\n${result.stderr}`,
+    )
+  }
+  return { ...result, data }
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return port
+}
+
+/** A loopback HTTP server standing in for a model server or the Telegram Bot API. */
+async function fakeService(
+  handle: (request: IncomingMessage, response: ServerResponse) => void,
+): Promise<Server & { url: string }> {
+  const fake = createServer(handle)
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+  return Object.assign(fake, { url: `http://127.0.0.1:${(fake.address() as AddressInfo).port}` })
+}
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error('build @lango/server before running this test')
+  home = await mkdtemp(join(tmpdir(), 'lango-cli-'))
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+    env: { ...process.env, LANGO_HOME: home, LANGO_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  server = child
+  url = await new Promise<string>((resolve, reject) => {
+    let text = ''
+    child.stderr.on('data', (chunk) => {
+      text += chunk
+      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
+      if (match?.[1] !== undefined) resolve(match[1])
+    })
+    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
+  })
+})
+
+afterAll(async () => {
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server?.once('exit', resolve))
+    server.kill('SIGTERM')
+    await exited
+  }
+  if (home !== undefined) await rm(home, { recursive: true, force: true })
+})
+
+describe('lango serve', () => {
+  it('announces its URL on stderr only, and answers /healthz there', async () => {
+    const health = (await (await fetch(`${url}/healthz`)).json()) as { status: string }
+    expect(health.status).toBe('ok')
+    // The server's stdout stays empty: logs and the announcement are on stderr.
+    let stdout = ''
+    server?.stdout?.on('data', (chunk) => {
+      stdout += chunk
+    })
+    await lango(['cron', 'list'])
+    expect(stdout).toBe('')
+  })
+})
+
+describe('server not running', () => {
+  it('exits 3 with a message naming the URL and `lango serve`', async () => {
+    const closed = `http://127.0.0.1:${await closedPort()}`
+    const human = await lango(['cron', 'list', '--url', closed])
+    expect(human.code).toBe(3)
+    expect(human.stdout).toBe('')
+    expect(human.stderr).toContain(`lango server is not running at ${closed}; start it with \`lango serve\``)
+    const machine = await json<{ error: { code: string; url: string } }>(['workflow', 'list'], {
+      env: { LANGO_URL: closed },
+    })
+    expect(machine.code).toBe(3)
+    expect(machine.data.error).toMatchObject({ code: 'CLI_SERVER_NOT_RUNNING', url: closed })
+  })
+})
+
+describe('usage and configuration errors', () => {
+  it('exits 2 for a bad command line, with commander’s message on stderr', async () => {
+    const unknown = await lango(['cron', 'list', '--bogus'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("unknown option '--bogus'")
+    const noSchedule = await json<{ error: { code: string } }>(['cron', 'add', 'x', '--command', 'true'])
+    expect(noSchedule.code).toBe(2)
+    expect(noSchedule.stderr).toContain('--schedule')
+    const badTimeout = await lango(['workflow', 'run', TWO_STEP, '--local', '--timeout', 'soon'])
+    expect(badTimeout.code).toBe(2)
+    expect(badTimeout.stderr).toContain('expected a duration')
+  })
+
+  it('exits 1 with the config error naming the key and its line', async () => {
+    const badHome = await mkdtemp(join(tmpdir(), 'lango-cli-config-'))
+    try {
+      await writeFile(join(badHome, 'lango.yaml'), 'server:\n  port: lots\n')
+      const result = await json<{ error: { code: string; issues: { key: string; line: number }[] } }>(
+        ['cron', 'list'],
+        {
+          env: { LANGO_HOME: badHome, LANGO_URL: '' },
+        },
+      )
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/lango\.yaml:2:\d+ server\.port/)
+      expect(result.data.error.code).toBe('CONFIG_INVALID')
+      expect(result.data.error.issues[0]).toMatchObject({ key: 'server.port', line: 2 })
+    } finally {
+      await rm(badHome, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('lango cron', () => {
+  it('adds a shell job, lists, pauses, resumes, triggers with --wait, shows history and removes it', async () => {
+    const added = await json<{ status: string; job: { id: string; kind: string; command: string } }>([
+      'cron',
+      'add',
+      'cli-hello',
+      '--schedule',
+      '0 0 1 1 *',
+      '--command',
+      'echo hello from cron',
+      '--timezone',
+      'UTC',
+    ])
+    expect(added.code).toBe(0)
+    expect(added.data).toMatchObject({
+      status: 'created',
+      job: { kind: 'shell', command: 'echo hello from cron' },
+    })
+
+    const listed = await json<{ jobs: { name: string; enabled: boolean }[] }>(['cron', 'list'])
+    expect(listed.data.jobs).toContainEqual(expect.objectContaining({ name: 'cli-hello', enabled: true }))
+    const table = await lango(['cron', 'list'])
+    expect(table.stdout).toMatch(/^NAME\s+KIND\s+SCHEDULE/m)
+    expect(table.stdout).toMatch(/^cli-hello\s+shell\s+0 0 1 1 \*/m)
+
+    expect((await json(['cron', 'pause', 'cli-hello'])).data).toMatchObject({ status: 'paused' })
+    const paused = await json<{ job: { enabled: boolean } }>(['cron', 'get', 'cli-hello'])
+    expect(paused.data.job.enabled).toBe(false)
+    expect((await json(['cron', 'resume', 'cli-hello'])).data).toMatchObject({ status: 'resumed' })
+
+    const triggered = await json<{
+      run_id: string
+      run: { status: string; result: string; trigger: string }
+    }>(['cron', 'trigger', 'cli-hello', '--wait', '--timeout', '20s'])
+    expect(triggered.code).toBe(0)
+    expect(triggered.data.run).toMatchObject({ status: 'completed', trigger: 'manual' })
+    expect(triggered.data.run.result).toContain('hello from cron')
+
+    const history = await json<{ entries: { id: string; status: string }[] }>([
+      'cron',
+      'history',
+      'cli-hello',
+      '--limit',
+      '5',
+    ])
+    expect(history.data.entries[0]).toMatchObject({ id: triggered.data.run_id, status: 'completed' })
+
+    expect((await json(['cron', 'remove', 'cli-hello'])).data).toMatchObject({ status: 'removed' })
+    const after = await json<{ jobs: { name: string }[] }>(['cron', 'list'])
+    expect(after.data.jobs.map((job) => job.name)).not.toContain('cli-hello')
+  })
+
+  it('trigger --wait exits 1 when the run fails; trigger alone returns the run id at once', async () => {
+    await json([
+      'cron',
+      'add',
+      'cli-fails',
+      '--schedule',
+      '0 0 1 1 *',
+      '--command',
+      'echo broken >&2; exit 4',
+    ])
+    const started = await json<{ status: string; run_id: string }>(['cron', 'trigger', 'cli-fails'])
+    expect(started.code).toBe(0)
+    expect(started.data.status).toBe('started')
+    expect(started.data.run_id).toEqual(expect.any(String))
+    const failed = await lango(['cron', 'trigger', 'cli-fails', '--wait'])
+    expect(failed.code).toBe(1)
+    expect(failed.stdout).toMatch(/^failed run /m)
+    await lango(['cron', 'remove', 'cli-fails'])
+  })
+})
+
+describe('lango workflow', () => {
+  it('validate: exit 0 for a valid file, exit 1 with every issue at its line:column', async () => {
+    const valid = await json<{ valid: boolean; name: string }>(['workflow', 'validate', TWO_STEP])
+    expect(valid.code).toBe(0)
+    expect(valid.data).toMatchObject({ valid: true, name: 'cli-two-step' })
+
+    const invalid = await lango(['workflow', 'validate', INVALID])
+    expect(invalid.code).toBe(1)
+    expect(invalid.stdout).toContain(`${INVALID}:6:5 steps[0].depend_on: unknown key`)
+    expect(invalid.stdout).toMatch(/:8:\d+ steps\[1\]\.depends_on\[0\]: depends on unknown step/)
+    expect(invalid.stdout).toMatch(/:9:\d+ steps\[1\]\.run: /)
+    expect(invalid.stderr).toContain('is not a valid workflow (3 problems)')
+    const machine = await json<{ valid: boolean; issues: { path: string; line: number; column: number }[] }>([
+      'workflow',
+      'validate',
+      INVALID,
+    ])
+    expect(machine.code).toBe(1)
+    expect(machine.data.valid).toBe(false)
+    expect(machine.data.issues).toHaveLength(3)
+    expect(machine.data.issues[0]).toMatchObject({ path: 'steps[0].depend_on', line: 6, column: 5 })
+
+    const missing = await lango(['workflow', 'validate', join(home, 'nope.flow.yaml')])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('no such file')
+  })
+
+  it('run --local: a template flows between shell steps (exit 0); a failing step exits 1', async () => {
+    const ok = await json<{ status: string; steps: { step_id: string; status: string; result: string }[] }>([
+      'workflow',
+      'run',
+      TWO_STEP,
+      '--local',
+    ])
+    expect(ok.code).toBe(0)
+    expect(ok.data.status).toBe('completed')
+    expect(ok.data.steps).toEqual([
+      expect.objectContaining({ step_id: 'a', status: 'completed', result: 'hello' }),
+      expect.objectContaining({ step_id: 'b', status: 'completed', result: 'got hello' }),
+    ])
+
+    const failed = await lango(['workflow', 'run', FAILING, '--local'])
+    expect(failed.code).toBe(1)
+    expect(failed.stdout).toMatch(/^a\s+failed/m)
+    expect(failed.stdout).toMatch(/^b\s+skipped/m)
+    expect(failed.stdout).toMatch(/^ask\s+failed\s+.*no model configured/m)
+  })
+
+  it('run <file> --wait against the server; run alone returns the id; status, list, save', async () => {
+    const waited = await json<{
+      run_id: string
+      status: string
+      steps: { step_id: string; result: string }[]
+    }>(['workflow', 'run', TWO_STEP, '--wait', '--timeout', '30s'])
+    expect(waited.code).toBe(0)
+    expect(waited.data.status).toBe('completed')
+    expect(waited.data.steps.find((step) => step.step_id === 'b')?.result).toBe('got hello')
+
+    const failed = await json<{ status: string }>(['workflow', 'run', FAILING, '--wait'])
+    expect(failed.code).toBe(1)
+    expect(failed.data.status).toBe('failed')
+
+    const saved = await json<{ status: string; name: string }>(['workflow', 'save', TWO_STEP])
+    expect(saved.data).toMatchObject({ status: 'saved', name: 'cli-two-step' })
+    expect((await json<{ saved: string[] }>(['workflow', 'saved'])).data.saved).toContain('cli-two-step')
+    const started = await json<{ run_id: string }>(['workflow', 'run', 'cli-two-step'])
+    expect(started.code).toBe(0)
+    expect(started.data.run_id).toEqual(expect.any(String))
+    const status = await json<{ run_id: string; steps: unknown[] }>([
+      'workflow',
+      'status',
+      started.data.run_id,
+    ])
+    expect(status.data.run_id).toBe(started.data.run_id)
+    expect(status.data.steps).toHaveLength(2)
+    const runs = await json<{ runs: { run_id: string }[] }>(['workflow', 'list'])
+    expect(runs.data.runs.map((run) => run.run_id)).toContain(waited.data.run_id)
+
+    const unknownRun = await json<{ error: { code: string } }>(['workflow', 'status', 'no-such-run'])
+    expect(unknownRun.code).toBe(1)
+    expect(unknownRun.stderr).toMatch(/^error: /)
+  })
+})
+
+describe('lango bg, tools, approvals', () => {
+  it('bg submit --wait exits 1 with the no-model failure; tools and approvals list as JSON', async () => {
+    const task = await json<{ status: string; error: string }>(['bg', 'submit', 'say hello', '--wait'])
+    expect(task.code).toBe(1)
+    expect(task.data).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('no model configured'),
+    })
+    const tools = await json<{ tools: { name: string }[]; count: number }>(['tools'])
+    expect(tools.data.tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['cron_list', 'workflow_run', 'exec']),
+    )
+    const approvals = await json<{ approvals: unknown[] }>(['approvals', 'list'])
+    expect(approvals.data.approvals).toEqual([])
+  })
+})
+
+describe('lango secrets', () => {
+  it('set from stdin, list names and tokens only, delete; the value is never printed', async () => {
+    const value = 'sk-canary-7c1f3e9a2b'
+    const env = { LANGO_PASSPHRASE: 'correct horse battery staple' }
+    const set = await json<{ status: string; token: string }>(['secrets', 'set', 'CLI_CANARY'], {
+      env,
+      input: `${value}\n`,
+    })
+    expect(set.code).toBe(0)
+    expect(set.data).toMatchObject({ status: 'created', token: '{{secret:CLI_CANARY}}' })
+    const listed = await json<{ secrets: { name: string; token: string }[] }>(['secrets', 'list'], { env })
+    expect(listed.data.secrets).toEqual([
+      expect.objectContaining({ name: 'CLI_CANARY', token: '{{secret:CLI_CANARY}}' }),
+    ])
+    const removed = await lango(['secrets', 'delete', 'CLI_CANARY'], { env })
+    expect(removed.code).toBe(0)
+    for (const result of [set, listed, removed])
+      expect(`${result.stdout}${result.stderr}`).not.toContain(value)
+    // Nothing under LANGO_HOME holds the value in the clear (the database keeps ciphertext).
+    for (const name of await readdir(home)) {
+      const path = join(home, name)
+      if (name.startsWith('lango.db')) expect((await readFile(path)).includes(value)).toBe(false)
+    }
+  })
+})
+
+describe('lango doctor', () => {
+  it('reports every check as JSON; a rejected Telegram token fails it (exit 1), a reachable model passes', async () => {
+    const model = await fakeService((request, response) => {
+      response.setHeader('content-type', 'application/json')
+      if (request.url === '/v1/models' && request.headers.authorization === 'Bearer model-key-123')
+        response.end(JSON.stringify({ data: [{ id: 'tiny-model' }] }))
+      else {
+        response.statusCode = 401
+        response.end('{}')
+      }
+    })
+    const telegram = await fakeService((request, response) => {
+      response.setHeader('content-type', 'application/json')
+      const ok = request.url === '/botgood-token-1/getMe'
+      response.statusCode = ok ? 200 : 401
+      response.end(JSON.stringify(ok ? { ok: true, result: { username: 'lango_bot' } } : { ok: false }))
+    })
+    try {
+      const env = {
+        LANGO_MODEL_BASE_URL: `${model.url}/v1`,
+        LANGO_MODEL: 'tiny-model',
+        LANGO_MODEL_API_KEY: 'model-key-123',
+        LANGO_TELEGRAM_API_URL: telegram.url,
+      }
+      type Report = { ok: boolean; checks: { name: string; status: string; message: string; fix?: string }[] }
+      const byName = (report: Report) => Object.fromEntries(report.checks.map((check) => [check.name, check]))
+
+      const healthy = await json<Report>(['doctor'], {
+        env: { ...env, LANGO_TELEGRAM_TOKEN: 'good-token-1' },
+      })
+      expect(healthy.code).toBe(0)
+      expect(healthy.data.ok).toBe(true)
+      const checks = byName(healthy.data)
+      for (const name of ['config', 'database', 'better-sqlite3', 'node-pty', 'server', 'model', 'telegram'])
+        expect(checks[name], name).toMatchObject({ status: 'ok' })
+      expect(checks.channels?.message).toContain('telegram')
+
+      const rejected = await json<Report>(['doctor'], {
+        env: { ...env, LANGO_TELEGRAM_TOKEN: 'bad-token-2' },
+      })
+      expect(rejected.code).toBe(1)
+      expect(byName(rejected.data).telegram).toMatchObject({
+        status: 'fail',
+        fix: expect.stringContaining('LANGO_TELEGRAM_TOKEN'),
+      })
+      for (const result of [healthy, rejected])
+        for (const secret of ['good-token-1', 'bad-token-2', 'model-key-123'])
+          expect(`${result.stdout}${result.stderr}`).not.toContain(secret)
+
+      const human = await lango(['doctor'], { env: { LANGO_URL: `http://127.0.0.1:${await closedPort()}` } })
+      expect(human.code).toBe(0)
+      expect(human.stdout).toMatch(/^warn\s+server\s+not running at .*\n\s+→ start it with `lango serve`/m)
+      expect(human.stdout).toMatch(/^warn\s+model\s+no model configured/m)
+    } finally {
+      model.close()
+      telegram.close()
+    }
+  })
+})
