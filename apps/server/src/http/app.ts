@@ -64,12 +64,8 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
       const status = error.status as ContentfulStatusCode
       if (status === 413)
         return errorResponse(c, 413, 'BODY_TOO_LARGE', bodyTooLarge(config.server.bodyLimitBytes))
-      return errorResponse(
-        c,
-        status,
-        status === 400 ? 'INVALID_REQUEST' : 'HTTP_ERROR',
-        error.message || 'request failed',
-      )
+      const code: HttpErrorCode = status === 400 ? 'INVALID_REQUEST' : 'HTTP_ERROR'
+      return errorResponse(c, status, code, error.message || 'request failed')
     }
     if (error instanceof ServerError) {
       const status = error.code === 'SERVER_APPROVAL_NOT_FOUND' ? 404 : 500
