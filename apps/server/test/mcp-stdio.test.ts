@@ -1,9 +1,15 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  CLI,
   type LangoMcp,
+  langoEnv,
   NOISY_PRELOAD,
   poll,
   startLangoMcp,
@@ -268,5 +274,108 @@ describe('lango mcp with approvals.mcp_policy: dangerous', () => {
     expect(await lango.exited).toBe(0)
     expect(lango.transport.stderr).toMatch(/"reason":"SIGTERM"/)
     expectOnlyJsonRpc(lango.transport.lines)
+  })
+})
+
+/** Every file under `directory`, recursively. */
+async function filesUnder(directory: string): Promise<string[]> {
+  const entries = await readdir(directory, { withFileTypes: true, recursive: true })
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name))
+}
+
+describe('lango mcp with a secret from the vault', () => {
+  const value = 'sk-live-4f9c2a7e1b3d5f60'
+  let home: string
+  afterAll(async () => {
+    if (home !== undefined) await rm(home, { recursive: true, force: true })
+  })
+
+  it('runs commands with {{secret:NAME}}; the value is in no response, log line or file under the home', async () => {
+    home = await mkdtemp(join(tmpdir(), 'lango-mcp-secret-'))
+    const env = langoEnv(home, { LANGO_PASSPHRASE: 'correct horse battery staple' })
+    const set = spawnSync(process.execPath, [CLI, 'secrets', 'set', 'API_KEY'], {
+      env,
+      input: `${value}\n`,
+      cwd: home,
+    })
+    expect(set.status, set.stderr.toString()).toBe(0)
+
+    const lango = await startLangoMcp({ home, env: { LANGO_PASSPHRASE: 'correct horse battery staple' } })
+    try {
+      const listed = await lango.call('secrets_list', {})
+      expect(JSON.stringify(listed.structuredContent)).toContain('{{secret:API_KEY}}')
+      const ran = await lango.call('exec', {
+        command:
+          'test "$(printf %s {{secret:API_KEY}} | wc -c)" -eq 24 && echo length-ok; echo {{secret:API_KEY}}',
+      })
+      expect(ran.structuredContent).toMatchObject({
+        exit_code: 0,
+        stdout: expect.stringContaining('length-ok'),
+      })
+      expect(String(ran.structuredContent?.stdout)).toContain('[secret:API_KEY]')
+
+      const created = await lango.call('manage_cron_jobs', {
+        action: 'create',
+        name: 'uses-secret',
+        type: 'shell',
+        scheduleType: 'cron',
+        scheduleValue: '0 3 * * *',
+        config: { command: 'echo key={{secret:API_KEY}}' },
+      })
+      const job = created.structuredContent as { id: string }
+      await lango.call('manage_cron_jobs', { action: 'trigger', id: job.id })
+      let history: ToolResult | undefined
+      await poll(async () => {
+        history = await lango.call('cron_history', { job_id: job.id })
+        return JSON.stringify(history.structuredContent).includes('key=')
+      })
+      expect(JSON.stringify(history?.structuredContent)).toContain('key=[secret:API_KEY]')
+    } finally {
+      await lango.client.close()
+    }
+    expect(await lango.exited).toBe(0)
+    expectOnlyJsonRpc(lango.transport.lines)
+    expect(lango.transport.lines.join('\n')).not.toContain(value)
+    expect(lango.transport.stderr).not.toContain(value)
+    for (const file of await filesUnder(home))
+      expect((await readFile(file)).includes(value), file).toBe(false)
+  })
+})
+
+describe('lango mcp with a client that negotiates the 2026-07-28 protocol', () => {
+  it('serves the modern era over stdio: tools, a call, an approval form', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-mcp-modern-'))
+    await mkdir(join(home, '.lango'), { recursive: true })
+    await writeFile(join(home, '.lango', 'lango.yaml'), 'approvals:\n  mcp_policy: dangerous\n')
+    const client = new Client(
+      { name: 'modern-client', version: '0.0.0' },
+      { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } },
+    )
+    const asked: string[] = []
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(String(request.params.message))
+      return { action: 'accept', content: { approve: true } }
+    })
+    const stdio = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      cwd: home,
+      env: langoEnv(home),
+      stderr: 'pipe',
+    })
+    try {
+      await client.connect(stdio)
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28')
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(TOOLS)
+      const ran = (await client.callTool({
+        name: 'exec',
+        arguments: { command: 'echo modern' },
+      })) as ToolResult
+      expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'modern\n' })
+      expect(asked).toEqual([expect.stringContaining('Execute: echo modern')])
+    } finally {
+      await client.close()
+      await rm(home, { recursive: true, force: true })
+    }
   })
 })
