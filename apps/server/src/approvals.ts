@@ -147,8 +147,12 @@ export class Approvals {
         this.#trim()
         resolve(status === 'approved')
       }
-      const onAbort = (): void =>
-        settle(this.#options.now() >= entry.view.expires_at ? 'expired' : 'cancelled')
+      // The caller's approval timeout aborts with a TimeoutError (timers may fire a little before
+      // the clock reaches expires_at): that is an expiry, as is anything at or past it.
+      const onAbort = (): void => {
+        const timedOut = (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
+        settle(timedOut || this.#options.now() >= entry.view.expires_at ? 'expired' : 'cancelled')
+      }
       const timer = setTimeout(() => settle('expired'), this.#options.timeoutMs)
       timer.unref()
       entry.resolve = (approved) => settle(approved ? 'approved' : 'denied')
