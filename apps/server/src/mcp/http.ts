@@ -28,7 +28,7 @@ export interface McpHttpHandlerOptions {
 }
 
 /** A web-standard MCP endpoint: `(request) => response`, and `close()` for in-flight exchanges. */
-export interface McpHttpHandler {
+export interface McpHttpEndpoint {
   (request: Request): Promise<Response>
   /** Aborts in-flight exchanges and denies what is still pending approval. */
   close(): Promise<void>
@@ -45,7 +45,7 @@ const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]'])
  * or listed in `allowedOrigins`. Anything else is answered 403 with a JSON-RPC error whose `data.code`
  * is `HOST_FORBIDDEN` or `ORIGIN_FORBIDDEN`. Bearer tokens are the HTTP layer's job, in front.
  */
-export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = {}): McpHttpHandler {
+export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = {}): McpHttpEndpoint {
   const approval = options.approval ?? new McpApprovals(app)
   const hosts = new Set((options.allowedHosts ?? []).map((host) => host.toLowerCase()))
   const origins = new Set((options.allowedOrigins ?? []).flatMap((origin) => URL.parse(origin)?.origin ?? []))
@@ -54,15 +54,19 @@ export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = 
     maxRequestBodySize: options.maxRequestBodySize ?? app.config.server.bodyLimitBytes,
     onerror: (error) => app.logger.debug('mcp http request rejected', { error }),
   })
+  const refuse = (code: 'HOST_FORBIDDEN' | 'ORIGIN_FORBIDDEN', message: string): Response => {
+    app.logger.warn('mcp request refused', { code })
+    return forbidden(code, message)
+  }
   const endpoint = async (request: Request): Promise<Response> => {
     const hostProblem = checkHost(
       request.headers.get('host'),
       hosts,
       typeof port === 'function' ? port() : port,
     )
-    if (hostProblem !== undefined) return forbidden('HOST_FORBIDDEN', hostProblem)
+    if (hostProblem !== undefined) return refuse('HOST_FORBIDDEN', hostProblem)
     const originProblem = checkOrigin(request.headers.get('origin'), origins)
-    if (originProblem !== undefined) return forbidden('ORIGIN_FORBIDDEN', originProblem)
+    if (originProblem !== undefined) return refuse('ORIGIN_FORBIDDEN', originProblem)
     return handler.fetch(request)
   }
   return Object.assign(endpoint, {
