@@ -22,9 +22,13 @@ type Result = {
 }
 
 /** A real app on a temp `$LANGO_HOME`, `/mcp` mounted on Hono on a free loopback port, as `lango serve` mounts it. */
-async function startServer(options: { approvalPolicy?: 'dangerous' } = {}) {
+async function startServer(options: { approvalPolicy?: 'dangerous'; approvalTimeoutMs?: number } = {}) {
   const home = await mkdtemp(join(tmpdir(), 'lango-mcp-http-'))
-  const config = await loadConfig({ env: { LANGO_HOME: join(home, '.lango') }, home, cwd: home })
+  const loaded = await loadConfig({ env: { LANGO_HOME: join(home, '.lango') }, home, cwd: home })
+  const config =
+    options.approvalTimeoutMs === undefined
+      ? loaded
+      : { ...loaded, approvals: { ...loaded.approvals, timeoutMs: options.approvalTimeoutMs } }
   const app = await createApp(config, silentLogger)
   await app.start()
   let port: number | undefined
@@ -358,5 +362,37 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
     expect(
       server.app.approvals.list({ status: 'pending' }).map((approval) => approval.summary),
     ).not.toContain('Execute: echo elicited')
+  })
+})
+
+describe('/mcp pending approvals that nobody answers', () => {
+  let server: Server
+  beforeAll(async () => {
+    server = await startServer({ approvalPolicy: 'dangerous', approvalTimeoutMs: 300 })
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it('expire: the next call is told nobody answered, and the one after asks again', async () => {
+    const { client, call } = await connect(server)
+    try {
+      const id = approvalIdOf(await call('exec', { command: 'echo too-late' }))
+      for (let attempt = 0; attempt < 100 && server.app.approvals.get(id).status === 'pending'; attempt++)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(server.app.approvals.get(id)).toMatchObject({ status: 'expired' })
+      expect(await call('exec', { command: 'echo too-late' })).toMatchObject({
+        isError: true,
+        structuredContent: {
+          error: { code: 'TOOL_DENIED', message: expect.stringContaining('nobody answered it in time') },
+          approval: { id, status: 'expired' },
+        },
+      })
+      const again = await call('exec', { command: 'echo too-late' })
+      expect(again.structuredContent).toMatchObject({ error: { code: 'SERVER_APPROVAL_PENDING' } })
+      expect(approvalIdOf(again)).not.toBe(id)
+    } finally {
+      await client.close()
+    }
   })
 })

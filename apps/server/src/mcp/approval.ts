@@ -13,7 +13,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server'
 import type { App } from '../app.js'
-import type { ApprovalStatus, ApprovalView } from '../approvals.js'
+import type { ApprovalView } from '../approvals.js'
 
 /** The `inputRequests` key of the approval question (and of its answer in `inputResponses`). */
 const APPROVAL_INPUT = 'lango_approval'
@@ -50,8 +50,8 @@ type CallNote =
 
 /** An approval created for a call over MCP, keyed by the call's fingerprint. */
 interface Remembered {
-  readonly approvalId: string
-  status: ApprovalStatus
+  /** As it last stood: pending, then as answered. */
+  view: ApprovalView
   /** Until when an answer is kept (an approved call may be made again until then). */
   keepUntil: number
 }
@@ -162,15 +162,15 @@ export class McpApprovals {
     this.#sweep()
     const remembered = this.#remembered.get(fingerprint)
     if (remembered !== undefined) {
-      const view = this.#view(remembered)
-      if (remembered.status === 'pending') {
+      const { view } = remembered
+      if (view.status === 'pending') {
         this.#notes.set(context, { kind: 'pending', approval: view })
         return false
       }
       // An answer is used once: an approved call runs, a refusal is reported; the next call asks again.
       this.#remembered.delete(fingerprint)
-      if (remembered.status === 'approved') {
-        this.#notes.set(context, { kind: 'granted', approvalId: remembered.approvalId })
+      if (view.status === 'approved') {
+        this.#notes.set(context, { kind: 'granted', approvalId: view.id })
         return true
       }
       this.#notes.set(context, { kind: 'refused', approval: view })
@@ -185,47 +185,25 @@ export class McpApprovals {
     const created = pending.view
     // Full (too many pending): denied at once, as invokeTool reports.
     if (created === undefined) return false
-    const entry: Remembered = { approvalId: created.id, status: 'pending', keepUntil: created.expires_at }
+    const entry: Remembered = { view: created, keepUntil: created.expires_at }
     this.#remembered.set(fingerprint, entry)
-    void answered.then(
-      () => this.#settle(entry),
-      () => this.#settle(entry),
-    )
+    const settle = () => {
+      entry.view = this.#answered(entry.view)
+      // An approved call may be made again for as long again as the approval was open.
+      entry.keepUntil = Date.now() + this.#app.config.approvals.timeoutMs
+    }
+    void answered.then(settle, settle)
     this.#app.logger.info('mcp approval pending', { id: created.id, tool: request.toolName })
     this.#notes.set(context, { kind: 'pending', approval: created })
     return false
   }
 
-  #settle(entry: Remembered): void {
-    entry.status = this.#statusOf(entry.approvalId)
-    // An approved call may be made again for as long again as the approval was open.
-    entry.keepUntil = Date.now() + this.#app.config.approvals.timeoutMs
-  }
-
-  #statusOf(id: string): ApprovalStatus {
+  /** The approval as answered; one already dropped from the answered list is long over. */
+  #answered(view: ApprovalView): ApprovalView {
     try {
-      return this.#app.approvals.get(id).status
+      return this.#app.approvals.get(view.id)
     } catch {
-      return 'expired' // dropped from the answered list: long over
-    }
-  }
-
-  #view(entry: Remembered): ApprovalView {
-    try {
-      return this.#app.approvals.get(entry.approvalId)
-    } catch {
-      return {
-        id: entry.approvalId,
-        status: entry.status,
-        tool: '',
-        summary: '',
-        safety: '',
-        session_key: null,
-        created_at: 0,
-        expires_at: 0,
-        answered_at: null,
-        outcome: null,
-      }
+      return { ...view, status: 'expired' }
     }
   }
 
@@ -233,7 +211,7 @@ export class McpApprovals {
   #sweep(): void {
     const now = Date.now()
     for (const [fingerprint, entry] of this.#remembered)
-      if (entry.status !== 'pending' && entry.keepUntil < now) this.#remembered.delete(fingerprint)
+      if (entry.view.status !== 'pending' && entry.keepUntil < now) this.#remembered.delete(fingerprint)
     for (const fingerprint of [...this.#remembered.keys()].slice(
       0,
       Math.max(0, this.#remembered.size - MAX_REMEMBERED),
