@@ -14,6 +14,7 @@ import { loadConfig } from '../src/config/load.js'
 import { silentLogger } from '../src/logger.js'
 import { McpApprovals } from '../src/mcp/approval.js'
 import { createMcpHttpHandler } from '../src/mcp/http.js'
+import { serve as serveLango } from '../src/serve.js'
 
 type Result = {
   structuredContent?: Record<string, unknown>
@@ -393,6 +394,52 @@ describe('/mcp pending approvals that nobody answers', () => {
       expect(approvalIdOf(again)).not.toBe(id)
     } finally {
       await client.close()
+    }
+  })
+})
+
+describe('/mcp in the server `lango serve` runs (bearer token set)', () => {
+  it('needs the token like the rest of the API, and serves tools with it', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-mcp-serve-'))
+    const token = 'test-token-0123456789abcdef'
+    const loaded = await loadConfig({
+      env: { LANGO_HOME: join(home, '.lango'), LANGO_API_TOKEN: token },
+      home,
+      cwd: home,
+    })
+    const config = { ...loaded, server: { ...loaded.server, host: '127.0.0.1', port: 0 } }
+    let port: number | undefined
+    const running = await serveLango({
+      config,
+      logger: silentLogger,
+      passphrase: '',
+      closeGraceMs: 200,
+      mcp: (app) =>
+        createMcpHttpHandler(app, { allowedOrigins: config.server.allowedOrigins, port: () => port }),
+    })
+    port = Number(new URL(running.url).port)
+    const url = new URL(`${running.url}/mcp`)
+    try {
+      const anonymous = new Client({ name: 'no-token', version: '0.0.0' })
+      await expect(anonymous.connect(new StreamableHTTPClientTransport(url))).rejects.toThrow()
+      const client = new Client({ name: 'with-token', version: '0.0.0' })
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      )
+      try {
+        expect((await client.listTools()).tools).toHaveLength(running.app.tools.length)
+        const listed = (await client.callTool({ name: 'cron_list', arguments: {} })) as Result
+        expect(listed.structuredContent).toMatchObject({ jobs: [] })
+      } finally {
+        await client.close()
+      }
+      const rebound = await rawPost(port, { host: `evil.example:${port}`, authorization: `Bearer ${token}` })
+      expect(rebound.status).toBe(403)
+    } finally {
+      await running.close()
+      await rm(home, { recursive: true, force: true })
     }
   })
 })
