@@ -94,9 +94,8 @@ export class McpApprovals {
   }
 
   /**
-   * Registers the approval step on one server's tools (as returned by `registerTools`): the
-   * `McpApproval` to hand `registerTools`, and {@link McpApprovals.wrap} for what it registered.
-   * Undefined when the policy is `none` (the host approves).
+   * The `McpApproval` to hand `registerTools` for one server (then {@link McpApprovals.wrap} what
+   * it registered); undefined when the policy is `none` (the host approves).
    */
   approvalFor(server: McpServer): McpApproval | undefined {
     if (this.policy === 'none') return undefined
