@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { spawn as spawnPty } from 'node-pty'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // The `lango` CLI as users run it: the built dist/cli.js in child processes, against a real
@@ -15,6 +16,7 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
 const TWO_STEP = fixture('cli-two-step.flow.yaml')
 const FAILING = fixture('cli-failing.flow.yaml')
 const INVALID = fixture('cli-invalid.flow.yaml')
+const SLOW = fixture('cli-slow.flow.yaml')
 
 interface Result {
   readonly code: number | null
@@ -339,9 +341,36 @@ describe('lango workflow', () => {
   })
 })
 
+describe('lango workflow --wait --timeout', () => {
+  it('gives up after the timeout with exit 1 (the run goes on), and cancel stops it', async () => {
+    const timedOut = await json<{
+      error: { code: string; message: string; state: { run_id: string; status: string } }
+    }>(['workflow', 'run', SLOW, '--wait', '--timeout', '1s'])
+    expect(timedOut.code).toBe(1)
+    expect(timedOut.data.error).toMatchObject({ code: 'CLI_WAIT_TIMEOUT', state: { status: 'running' } })
+    expect(timedOut.stderr).toContain('gave up waiting for workflow run')
+    const runId = timedOut.data.error.state.run_id
+    const cancelled = await json<{ run_id: string }>(['workflow', 'cancel', runId])
+    expect(cancelled.code).toBe(0)
+    expect(cancelled.data.run_id).toBe(runId)
+    let status = ''
+    for (let attempt = 0; attempt < 20 && status !== 'cancelled'; attempt++) {
+      status = ((await (await fetch(`${url}/api/workflows/runs/${runId}`)).json()) as { status: string })
+        .status
+      if (status !== 'cancelled') await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(status).toBe('cancelled')
+  })
+})
+
 describe('lango bg, tools, approvals', () => {
   it('bg submit --wait exits 1 with the no-model failure; tools and approvals list as JSON', async () => {
-    const task = await json<{ status: string; error: string }>(['bg', 'submit', 'say hello', '--wait'])
+    const task = await json<{ task_id: string; status: string; error: string }>([
+      'bg',
+      'submit',
+      'say hello',
+      '--wait',
+    ])
     expect(task.code).toBe(1)
     expect(task.data).toMatchObject({
       status: 'failed',
@@ -353,6 +382,32 @@ describe('lango bg, tools, approvals', () => {
     )
     const approvals = await json<{ approvals: unknown[] }>(['approvals', 'list'])
     expect(approvals.data.approvals).toEqual([])
+    const result = await lango(['bg', 'result', task.data.task_id])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('it is failed')
+  })
+
+  it('approvals: a dangerous HTTP tool call waits; `approvals approve` lets it run, a second answer exits 1', async () => {
+    const response = await fetch(`${url}/api/tools/exec`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ command: 'echo approved-by-cli' }),
+    })
+    expect(response.status).toBe(202)
+    const { approval_id: id } = (await response.json()) as { approval_id: string }
+    const pending = await json<{ approvals: { id: string; status: string; tool: string }[] }>([
+      'approvals',
+      'list',
+    ])
+    expect(pending.data.approvals).toContainEqual(
+      expect.objectContaining({ id, status: 'pending', tool: 'exec' }),
+    )
+    const approved = await json<{ status: string }>(['approvals', 'approve', id])
+    expect(approved.code).toBe(0)
+    expect(approved.data.status).toBe('approved')
+    const again = await lango(['approvals', 'deny', id])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('already approved')
   })
 })
 
@@ -379,6 +434,31 @@ describe('lango secrets', () => {
       const path = join(home, name)
       if (name.startsWith('lango.db')) expect((await readFile(path)).includes(value)).toBe(false)
     }
+  })
+
+  it('set on a terminal asks at a prompt that does not echo the value', async () => {
+    const value = 'tty-canary-5d2e8f01'
+    const terminal = spawnPty(process.execPath, [CLI, 'secrets', 'set', 'CLI_TTY'], {
+      cols: 100,
+      rows: 10,
+      env: {
+        ...process.env,
+        LANGO_HOME: home,
+        LANGO_PASSPHRASE: 'correct horse battery staple',
+        NO_COLOR: '1',
+      },
+    })
+    let screen = ''
+    const exited = new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)))
+    terminal.onData((data) => {
+      const first = !screen.includes('Value for CLI_TTY')
+      screen += data
+      // Typed as a person would, a moment after the prompt appears.
+      if (first && screen.includes('Value for CLI_TTY')) setTimeout(() => terminal.write(`${value}\r`), 100)
+    })
+    expect(await exited).toBe(0)
+    expect(screen).toContain('created secret CLI_TTY')
+    expect(screen).not.toContain(value)
   })
 })
 

@@ -67,16 +67,25 @@ export const registerSecrets: Register = (program, action) => {
               exitCode: EXIT.usage,
             },
           )
+        // Everything that can fail fast does so before the prompt: the configuration, the passphrase.
+        await context.config()
+        const passphrase = context.io.env.LANGO_PASSPHRASE
+        if (passphrase === undefined || passphrase === '') {
+          const { VaultError } = await import('../../vault/errors.js')
+          throw new VaultError(
+            'VAULT_NO_PASSPHRASE',
+            'no passphrase for the secrets vault: set LANGO_PASSPHRASE to its passphrase (the first one given creates the vault)',
+          )
+        }
+        // The value is read before the key is derived (1-2 s): a terminal then turns echo off as the
+        // prompt appears, instead of echoing whatever is typed ahead while scrypt runs.
         const { readSecretValue } = await import('../../vault/read-secret.js')
-        const entry = await withVault(context, async (vault) => {
-          // Opened first: a wrong passphrase fails before anyone types a value.
-          const value = await readSecretValue({
-            stdin: context.io.stdin,
-            isTTY: context.io.stdin.isTTY === true,
-            prompt: `Value for ${name} (hidden): `,
-          })
-          return vault.set(name, value)
+        const value = await readSecretValue({
+          stdin: context.io.stdin,
+          isTTY: context.io.stdin.isTTY === true,
+          prompt: `Value for ${name} (hidden): `,
         })
+        const entry = await withVault(context, (vault) => vault.set(name, value))
         const data = { status: entry.created ? 'created' : 'updated', name: entry.name, token: entry.token }
         return {
           data,
