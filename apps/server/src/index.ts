@@ -14,5 +14,16 @@ export { ServerError, type ServerErrorCode } from './errors.js'
 export { EventHub, type ServerEvent } from './events.js'
 export { createHttpApp, type HttpAppOptions } from './http/app.js'
 export { createLogger, type Logger, type LogLevel, silentLogger } from './logger.js'
+export {
+  type CreateMcpServerOptions,
+  createMcpHttpHandler,
+  createMcpServer,
+  McpApprovals,
+  type McpApprovalsOptions,
+  type McpHttpEndpoint,
+  type McpHttpHandlerOptions,
+  type ServeMcpStdioOptions,
+  serveMcpStdio,
+} from './mcp/index.js'
 export { installShutdown, type RunningServer, type ServeOptions, serve } from './serve.js'
 export { migrateVault, Vault, VaultError } from './vault/index.js'

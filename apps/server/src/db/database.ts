@@ -85,10 +85,15 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= (async () => {
+      // Held while closing: with nothing else on the event loop, Node would otherwise exit mid-close.
+      worker.ref()
       worker.postMessage('stop')
       await new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve())
-        setTimeout(resolve, 2_000).unref()
+        const timer = setTimeout(resolve, 2_000)
+        worker.once('exit', () => {
+          clearTimeout(timer)
+          resolve()
+        })
       })
       await db.destroy()
     })()
