@@ -167,7 +167,9 @@ async function checkDatabase(config: ServerConfig, context: CommandContext): Pro
   ])
   let database: import('better-sqlite3').Database
   try {
-    database = new Database(path, { readonly: true, fileMustExist: true })
+    // Read-write, though only read: the last connection to close tidies the WAL files away, where a
+    // read-only one would leave them behind. Nothing is written (no migration runs here).
+    database = new Database(path, { fileMustExist: true })
     database.pragma('busy_timeout = 2000')
     database.prepare('select 1').get()
   } catch (error) {
