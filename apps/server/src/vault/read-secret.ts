@@ -67,14 +67,15 @@ function readHidden(
   prompt: string,
   maxBytes: number,
 ): Promise<string> {
-  output.write(prompt)
-  // readline echoes what is typed to its output: give it one that drops everything.
+  // readline echoes what is typed to its output: give it one that drops everything. The prompt is
+  // written only once the interface holds the terminal (raw mode, no echo), so nothing typed early shows.
   const muted = new Writable({
     write(_chunk, _encoding, callback) {
       callback()
     },
   })
   const readline = createInterface({ input: stdin, output: muted, terminal: true, historySize: 0 })
+  output.write(prompt)
   return new Promise<string>((resolve, reject) => {
     let received = 0
     const onData = (chunk: Buffer | string) => {
