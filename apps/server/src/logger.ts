@@ -1,7 +1,7 @@
 import pino from 'pino'
 
 /** Structured fields of a log line: ids, names, durations. Never resolved secrets. */
-export type LogFields = Readonly<Record<string, unknown>>
+type LogFields = Readonly<Record<string, unknown>>
 
 /** The one Logger shape of every `@lango/*` package (ADR 0006). */
 export interface Logger {

@@ -7,13 +7,13 @@ import type { Logger } from './logger.js'
  * produces it (session keys are `<channel>:<chat>:<user>`, `http`, `mcp`), so an agent cannot make
  * a shell job that the server would take for a workflow.
  */
-export const WORKFLOW_SCHEDULER = 'lango:workflow-schedule'
+const WORKFLOW_SCHEDULER = 'lango:workflow-schedule'
 /** Cron job name of a saved workflow's schedule: `workflow.<name>` (cron names allow dots). */
 const PREFIX = 'workflow.'
 const MAX_CRON_NAME = 64
 
 /** The cron job name for a saved workflow, or undefined when the name is too long to schedule. */
-export function cronJobNameFor(workflowName: string): string | undefined {
+function cronJobNameFor(workflowName: string): string | undefined {
   const name = `${PREFIX}${workflowName}`
   return name.length <= MAX_CRON_NAME ? name : undefined
 }

@@ -11,7 +11,7 @@ export interface ApiClientOptions {
 }
 
 /** Query values; `undefined` ones are left out. */
-export type Query = Readonly<Record<string, string | number | undefined>>
+type Query = Readonly<Record<string, string | number | undefined>>
 
 /** One call: its query, JSON body and timeout. */
 export interface RequestOptions {

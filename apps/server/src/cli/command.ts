@@ -21,7 +21,7 @@ export interface Outcome {
 export type CommandOptions = Record<string, any>
 
 /** A command's body: positional arguments first, then the command's options. */
-export type ActionHandler = (
+type ActionHandler = (
   context: CommandContext,
   args: readonly string[],
   options: CommandOptions,

@@ -84,7 +84,7 @@ function checkUrl(value: string): string {
  * The URL a client on this machine reaches the configured server at: a wildcard bind address
  * (`0.0.0.0`, `::`) is reached over loopback, IPv6 literals get brackets.
  */
-export function serverUrlOf(config: ServerConfig): string {
+function serverUrlOf(config: ServerConfig): string {
   if (config.server.port === 0)
     throw new CliError(
       'CLI_INVALID_OPTION',

@@ -8,10 +8,10 @@ import { ApiError, CliError, EXIT } from './errors.js'
 import type { Output } from './output.js'
 
 /** How one check went: `fail` makes `lango doctor` exit 1; `warn` does not. */
-export type CheckStatus = 'ok' | 'warn' | 'fail'
+type CheckStatus = 'ok' | 'warn' | 'fail'
 
 /** One line of the doctor's report. Messages name files, URLs and counts, never a secret. */
-export interface CheckResult {
+interface CheckResult {
   readonly name: string
   readonly status: CheckStatus
   readonly message: string
@@ -43,7 +43,7 @@ export const registerDoctor: Register = (program, action) => {
 }
 
 /** Runs every check; never throws (a check that breaks is reported as failed). */
-export async function runChecks(context: CommandContext): Promise<CheckResult[]> {
+async function runChecks(context: CommandContext): Promise<CheckResult[]> {
   const { check: configCheck, config } = await checkConfig(context)
   const skipped = (name: string): CheckResult => ({
     name,

@@ -2,7 +2,7 @@ import { styleText } from 'node:util'
 import Table from 'cli-table3'
 
 /** A stream `lango` writes to: `process.stdout`/`stderr` or, in tests, anything writable. */
-export interface OutputStream {
+interface OutputStream {
   write(text: string): boolean
   readonly isTTY?: boolean
 }
@@ -50,7 +50,7 @@ const PLAIN_CHARS = {
  * Colour only on a terminal, never with `NO_COLOR` (https://no-color.org) or `TERM=dumb`;
  * `FORCE_COLOR` (other than `0`) turns it on anywhere.
  */
-export function colorEnabled(stream: OutputStream, env: NodeJS.ProcessEnv): boolean {
+function colorEnabled(stream: OutputStream, env: NodeJS.ProcessEnv): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false
   if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false'
   return stream.isTTY === true && env.TERM !== 'dumb'

@@ -23,7 +23,7 @@ export interface CliResult {
 }
 
 /** The process's streams and environment. */
-export function processIo(): CliIo {
+function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }
 }
 
@@ -80,7 +80,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
 }
 
 /** The `lango` command tree; `bind` turns each command's handler into its action. */
-export function createProgram(io: CliIo, bind: ActionBinder): Command {
+function createProgram(io: CliIo, bind: ActionBinder): Command {
   const program = new Command('lango')
     .description(
       'Lango automation server and CLI: cron jobs, background tasks, workflows and safe exec for AI agents',

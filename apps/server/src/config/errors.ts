@@ -59,7 +59,7 @@ function formatIssues(issues: readonly ConfigIssue[]): string {
 }
 
 /** `file:line:column key: message`, leaving out the parts an issue does not have. */
-export function formatIssue(issue: ConfigIssue): string {
+function formatIssue(issue: ConfigIssue): string {
   let where = issue.file ?? ''
   if (where !== '' && issue.line !== undefined) {
     where += `:${issue.line}`

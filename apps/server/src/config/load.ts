@@ -36,9 +36,9 @@ export interface LoadConfigOptions {
 }
 
 /** Name of the configuration file inside `$LANGO_HOME`. */
-export const CONFIG_FILE_NAME = 'lango.yaml'
+const CONFIG_FILE_NAME = 'lango.yaml'
 /** Larger configuration files are refused unread. */
-export const MAX_CONFIG_BYTES = UNITS.MIB
+const MAX_CONFIG_BYTES = UNITS.MIB
 /** Alias budget for `yaml` (alias bombs); a hand-written configuration needs few. */
 const MAX_ALIAS_COUNT = 100
 /** Syntax errors reported at most (one mistake often produces several). */

@@ -55,7 +55,7 @@ export const boolean: Rule<boolean> = {
 }
 
 /** One of fixed words. */
-export function oneOf<const T extends string>(values: readonly T[]): Rule<T> {
+function oneOf<const T extends string>(values: readonly T[]): Rule<T> {
   return {
     expected: `expected one of ${values.join(', ')}`,
     parse: (input) => (values.includes(input as T) ? (input as T) : undefined),
@@ -236,7 +236,7 @@ const SIZE_UNITS: Readonly<Record<string, number>> = {
 }
 
 /** Bytes from a whole number or `512KiB`, `1MiB`, `1.5MB`, `2GiB` (units are case-insensitive). */
-export function parseByteSize(input: unknown): number | undefined {
+function parseByteSize(input: unknown): number | undefined {
   if (typeof input === 'number') return Number.isSafeInteger(input) && input >= 0 ? input : undefined
   if (typeof input !== 'string' || input.length > 32) return undefined
   const match = /^(\d+(?:\.\d+)?)\s*([A-Za-z]*)$/.exec(input)

@@ -27,12 +27,6 @@ export type HttpErrorCode =
   /** An unexpected failure; the log has its code and message, the response only this. */
   | 'INTERNAL_ERROR'
 
-/** A problem with one field of a request. */
-export interface RequestIssue {
-  readonly path: string
-  readonly message: string
-}
-
 /** The one error body of the API: `{ error: { code, message, issues?, reason?, data? } }`. */
 export interface ErrorBody {
   readonly error: {
@@ -45,7 +39,7 @@ export interface ErrorBody {
 }
 
 /** An error body; `detail` adds `issues`, `reason` or `data` when given. */
-export function errorBody(
+function errorBody(
   code: string,
   message: string,
   detail: Omit<ErrorBody['error'], 'code' | 'message'> = {},

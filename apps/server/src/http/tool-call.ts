@@ -92,7 +92,7 @@ export async function callToolOverHttp(
 }
 
 /** 200 `{ok: true, result}`, or the failure's error body and status. */
-export function outcomeResponse(c: Context, outcome: ToolCallOutcome): Response {
+function outcomeResponse(c: Context, outcome: ToolCallOutcome): Response {
   if (outcome.ok) return c.json({ ok: true, result: outcome.result ?? null }, 200)
   return c.json(failureBody(outcome.error), failureStatus(outcome.error))
 }

@@ -2,7 +2,7 @@ import { type AnyTool, defineTool } from '@lango/tools'
 import * as v from 'valibot'
 
 /** What `secrets_list` needs: `Vault` fits as is. */
-export interface SecretsToolsVault {
+interface SecretsToolsVault {
   list(): Promise<readonly { readonly name: string; readonly token: string }[]>
 }
 

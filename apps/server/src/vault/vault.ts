@@ -24,10 +24,10 @@ import { type Kysely, type Migration, Migrator } from 'kysely'
 import * as v from 'valibot'
 import { VaultError } from './errors.js'
 
-export { VaultError, type VaultErrorCode } from './errors.js'
+export { VaultError } from './errors.js'
 
 /** `vault_secrets`: one row per secret; nonce, ciphertext and tag are base64 text (portable). */
-export interface VaultSecretsTable {
+interface VaultSecretsTable {
   name: string
   nonce: string
   ciphertext: string
@@ -38,7 +38,7 @@ export interface VaultSecretsTable {
 }
 
 /** `vault_meta`: `kdf` (scrypt parameters and salt, JSON) and `key_check` (sealed constant, JSON). */
-export interface VaultMetaTable {
+interface VaultMetaTable {
   key: string
   value: string
 }
@@ -154,7 +154,7 @@ export interface VaultOptions {
 }
 
 /** The reference token of a secret: `{{secret:NAME}}`. */
-export function secretToken(name: string): string {
+function secretToken(name: string): string {
   return `{{secret:${name}}}`
 }
 
