@@ -30,7 +30,12 @@ import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
 import { claimHostRun, type HostRun } from './host-runs.js'
 import type { Logger } from './logger.js'
-import { runScheduledWorkflow, scheduledWorkflowOf, syncScheduledWorkflows } from './scheduled-workflows.js'
+import {
+  mayBeScheduledWorkflow,
+  runScheduledWorkflow,
+  scheduledWorkflowOf,
+  syncScheduledWorkflows,
+} from './scheduled-workflows.js'
 import { createSecretsTools } from './vault/secrets-tool.js'
 import { Vault, VaultError } from './vault/vault.js'
 
@@ -114,7 +119,7 @@ export async function createApp(
         { signal }: { readonly signal: AbortSignal },
       ) {
         // A saved workflow's schedule: its cron job runs the workflow, not its placeholder command.
-        if ('jobName' in request && engine !== undefined) {
+        if ('jobName' in request && mayBeScheduledWorkflow(request.jobName) && engine !== undefined) {
           const job = await cron.get(request.jobName).catch(() => undefined)
           const workflow = job === undefined ? undefined : scheduledWorkflowOf(job)
           if (workflow !== undefined)

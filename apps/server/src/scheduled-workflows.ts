@@ -18,9 +18,14 @@ function cronJobNameFor(workflowName: string): string | undefined {
   return name.length <= MAX_CRON_NAME ? name : undefined
 }
 
+/** False for a cron job name that cannot belong to a saved workflow's schedule (no lookup needed). */
+export function mayBeScheduledWorkflow(jobName: string): boolean {
+  return jobName.startsWith(PREFIX)
+}
+
 /** The workflow a cron job runs, when the server made it for a saved workflow's schedule. */
 export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
-  return job.createdBy === WORKFLOW_SCHEDULER && job.name.startsWith(PREFIX)
+  return job.createdBy === WORKFLOW_SCHEDULER && mayBeScheduledWorkflow(job.name)
     ? job.name.slice(PREFIX.length)
     : undefined
 }

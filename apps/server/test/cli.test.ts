@@ -8,10 +8,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { spawn as spawnPty } from 'node-pty'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLI, startLangoServe } from './fixtures/lango-serve.js'
 
 // The `lango` CLI as users run it: the built dist/cli.js in child processes, against a real
 // `lango serve --port 0` on a temporary LANGO_HOME (issue 12, "CLI"). `pnpm test` builds first.
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
 const TWO_STEP = fixture('cli-two-step.flow.yaml')
 const FAILING = fixture('cli-failing.flow.yaml')
@@ -97,20 +97,9 @@ async function fakeService(
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error('build @lango/server before running this test')
   home = await mkdtemp(join(tmpdir(), 'lango-cli-'))
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: { ...process.env, LANGO_HOME: home, LANGO_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  server = child
-  url = await new Promise<string>((resolve, reject) => {
-    let text = ''
-    child.stderr.on('data', (chunk) => {
-      text += chunk
-      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
-      if (match?.[1] !== undefined) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
-  })
+  const started = await startLangoServe(home)
+  server = started.child
+  url = started.url
 })
 
 afterAll(async () => {

@@ -1,14 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { CLI, startLangoServe } from './fixtures/lango-serve.js'
 
 // kill -9 of a real `lango serve` during a workflow run and during a cron run, then a restart on
 // the same LANGO_HOME (issue 12, "Restart"). Runs the built CLI (`pnpm test` builds first).
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 
 let home: string
 let servers: ChildProcess[] = []
@@ -26,22 +25,10 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true })
 })
 
-/** Starts `lango serve --port 0` on the test's home; resolves with its URL once it listens. */
-function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: { ...process.env, LANGO_HOME: home, LANGO_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  servers.push(child)
-  return new Promise((resolve, reject) => {
-    let text = ''
-    child.stderr?.on('data', (chunk) => {
-      text += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(text)
-      if (match?.[1] !== undefined) resolve({ child, url: match[1] })
-    })
-    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
-  })
+async function startServer() {
+  const server = await startLangoServe(home)
+  servers.push(server.child)
+  return server
 }
 
 function killHard(child: ChildProcess): Promise<void> {

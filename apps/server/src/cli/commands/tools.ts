@@ -1,4 +1,5 @@
 import { Option } from 'commander'
+import type { ApprovalView } from '../../approvals.js'
 import type { Register } from '../command.js'
 import { CliError } from '../errors.js'
 import { formatTime, type Output, oneLine } from '../output.js'
@@ -11,19 +12,6 @@ interface ToolView {
   readonly safety: string
   readonly worst_safety?: string
   readonly parameters?: unknown
-}
-
-/** A pending or answered approval as `GET /api/approvals` lists it. */
-interface ApprovalView {
-  readonly id: string
-  readonly status: string
-  readonly tool: string
-  readonly summary: string
-  readonly safety: string
-  readonly session_key: string | null
-  readonly created_at: number
-  readonly expires_at: number
-  readonly answered_at: number | null
 }
 
 /** `lango tools [name]`: the catalogue the server serves over HTTP and MCP. */
