@@ -24,6 +24,7 @@ export type {
   CronJobPatch,
   CronStore,
   IdGenerator,
+  JobListFilter,
   JobScheduleUpdate,
   ListRunsOptions,
   LogFields,

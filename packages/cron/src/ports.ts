@@ -121,6 +121,17 @@ export interface ChannelSender {
   send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
 }
 
+/** Which jobs {@link CronStore.listJobs} returns, and which page of them. */
+export interface JobListFilter {
+  readonly enabled?: boolean
+  readonly ids?: readonly string[]
+  readonly createdBy?: string
+  /** Only jobs whose name sorts after this one (the last name of the previous page). */
+  readonly after?: string
+  /** At most this many jobs (a positive integer). */
+  readonly limit?: number
+}
+
 /** Options every store call accepts. */
 export interface StoreCallOptions {
   readonly signal?: AbortSignal
@@ -185,10 +196,13 @@ export interface CronStore {
   deleteJob(id: string, options?: StoreCallOptions): Promise<boolean>
   getJob(id: string, options?: StoreCallOptions): Promise<CronJob | undefined>
   getJobByName(name: string, options?: StoreCallOptions): Promise<CronJob | undefined>
-  /** Jobs ordered by name; `ids` restricts to those ids, `enabled` to enabled or disabled jobs. */
-  listJobs(
-    options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
-  ): Promise<CronJob[]>
+  /**
+   * Jobs ordered by name. `ids` restricts to those ids, `enabled` to enabled or disabled jobs,
+   * `createdBy` to those one session key created; `after` (a name) and `limit` read one page, the
+   * jobs named after `after`, at most `limit` of them (keyset paging: start-up reads its jobs page
+   * by page, so 10,000 jobs never sit decoded in memory twice).
+   */
+  listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]>
   /** How many jobs there are; with `createdBy`, only those created by that session key (CRON-3). */
   countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number>
   /** Cheap freshness check at fire time: `enabled` and `updatedAt` of the given jobs (missing ids are absent). */

@@ -6,6 +6,7 @@ import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
 import { FakeClock } from './testing/fake-clock.js'
 import { MemoryCronStore } from './testing/memory-cron-store.js'
 import { createDeferred, RecordingAgentRunner } from './testing/recording-runners.js'
+import { createTestJob } from './testing/test-job.js'
 
 const MINUTE = 60_000
 let harness: Harness | undefined
@@ -886,6 +887,28 @@ describe('life cycle', () => {
     expect((await harness.runs()).map((run) => run.status)).toEqual(['interrupted'])
     const owners = await harness.database.db.selectFrom('cron_owners').selectAll().execute()
     expect(owners).toEqual([])
+  })
+
+  it('arms every stored job at start when there are more than one page of them', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    const now = harness.clock.now().getTime()
+    // 1,201 jobs: more than two of start-up's 500-job pages, and one paused job among them.
+    for (let index = 0; index < 1201; index++) {
+      const name = `job-${String(index).padStart(4, '0')}`
+      await harness.store.insertJob(
+        createTestJob({ id: name, name, enabled: index !== 700, nextRunAt: now + MINUTE + index }),
+      )
+    }
+    await harness.service.start()
+    expect(harness.service.scheduler.armedCount).toBe(1200)
+    await harness.clock.advance(MINUTE + 1200)
+    await settle(harness)
+    // Every armed job fired once.
+    const counted = await harness.database.db
+      .selectFrom('cron_runs')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow()
+    expect(Number(counted.count)).toBe(1200)
   })
 
   it('start and stop reject an already aborted signal with its reason', async () => {

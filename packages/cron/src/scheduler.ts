@@ -8,7 +8,7 @@ import { jitterDelay } from './jitter.js'
 import { Ledger } from './ledger.js'
 import { Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
-import type { JobScheduleUpdate, NewCronRun } from './ports.js'
+import type { CronStore, JobScheduleUpdate, NewCronRun } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
 import { type ActiveRun, RunSlots, type WaitingStart } from './run-slots.js'
@@ -138,7 +138,6 @@ export class CronScheduler {
       aliveSince: now - leaseMs,
       reason: 'interrupted: the scheduler that ran it stopped before the run ended (process exit or crash)',
     })
-    const jobs = await store.listJobs({ enabled: true })
     if (!this.#aiBudget.unlimited) {
       this.#aiBudget.seed(
         await store.aiRunStartTimes({ since: now - this.#aiBudget.windowMs, limit: this.#aiBudget.max }),
@@ -147,7 +146,9 @@ export class CronScheduler {
     this.#started = true
     const missed: DueJob[] = []
     const updates: JobScheduleUpdate[] = []
-    for (const job of jobs) {
+    for await (const job of enabledJobs(store)) {
+      // Registered while a later page was read (or read twice across a concurrent rename): armed once.
+      if (this.#fires.get(job.id) !== undefined) continue
       if (job.nextRunAt !== null && job.nextRunAt > now) {
         // The common case: armed from the persisted next fire, compiled only when it fires.
         const armed = new ArmedJob(job)
@@ -668,5 +669,23 @@ export class CronScheduler {
       ...(runId === undefined ? {} : { runId }),
       error: normalized,
     })
+  }
+}
+
+/** Jobs read per page at start-up: each page's decoded rows are garbage before the next is read. */
+const START_PAGE = 500
+
+/** The enabled jobs, page by page in name order, so start-up never holds every decoded row at once. */
+async function* enabledJobs(store: CronStore): AsyncGenerator<CronJob> {
+  let after: string | undefined
+  for (;;) {
+    const page = await store.listJobs({
+      enabled: true,
+      limit: START_PAGE,
+      ...(after === undefined ? {} : { after }),
+    })
+    yield* page
+    if (page.length < START_PAGE) return
+    after = page[page.length - 1]?.name
   }
 }

@@ -11,7 +11,7 @@ import type {
   OverlapPolicy,
   SessionMode,
 } from './model.js'
-import type { Clock, CronJobPatch, CronStore, IdGenerator } from './ports.js'
+import type { Clock, CronJobPatch, CronStore, IdGenerator, JobListFilter } from './ports.js'
 import { systemClock } from './ports.js'
 import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
 import { CronScheduler, type TriggerResult } from './scheduler.js'
@@ -226,9 +226,16 @@ export class CronService {
     return { job, nextRuns: schedule.nextRuns }
   }
 
-  /** Jobs ordered by name; `enabled` filters. */
-  async list(options?: { readonly enabled?: boolean; readonly signal?: AbortSignal }): Promise<CronJob[]> {
+  /**
+   * Jobs ordered by name; `enabled` and `createdBy` filter, `after` (a name) and `limit` read one
+   * page (see {@link CronStore.listJobs}).
+   */
+  async list(options?: Omit<JobListFilter, 'ids'> & { readonly signal?: AbortSignal }): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
+    const limit = options?.limit
+    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
+      throw new CronError('CRON_INVALID_INPUT', `limit must be a positive integer (got ${String(limit)})`)
+    }
     await this.scheduler.flushPendingWrites()
     return this.#store.listJobs(options)
   }

@@ -4,6 +4,7 @@ import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.j
 import type {
   CronJobPatch,
   CronStore,
+  JobListFilter,
   JobScheduleUpdate,
   ListRunsOptions,
   NewCronRun,
@@ -86,26 +87,31 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     return row === undefined ? undefined : jobFromRow(row)
   }
 
-  async listJobs(
-    options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
-  ): Promise<CronJob[]> {
+  async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
-    const ids = options?.ids
+    const { ids, enabled, createdBy, after, limit } = options ?? {}
+    const select = (idChunk?: readonly string[]) =>
+      this.#db
+        .selectFrom('cron_jobs')
+        .selectAll()
+        .$if(idChunk !== undefined, (q) => q.where('id', 'in', idChunk as readonly string[]))
+        .$if(enabled !== undefined, (q) => q.where('enabled', '=', enabled ? 1 : 0))
+        .$if(createdBy !== undefined, (q) => q.where('created_by', '=', createdBy as string))
+        .$if(after !== undefined, (q) => q.where('name', '>', after as string))
     if (ids !== undefined) {
       const jobs: CronJob[] = []
       for (let start = 0; start < ids.length; start += IN_CHUNK) {
-        let query = this.#db
-          .selectFrom('cron_jobs')
-          .selectAll()
-          .where('id', 'in', ids.slice(start, start + IN_CHUNK))
-        if (options?.enabled !== undefined) query = query.where('enabled', '=', options.enabled ? 1 : 0)
-        for (const row of await query.execute()) jobs.push(jobFromRow(row))
+        for (const row of await select(ids.slice(start, start + IN_CHUNK)).execute())
+          jobs.push(jobFromRow(row))
       }
-      return jobs.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+      jobs.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+      return limit === undefined ? jobs : jobs.slice(0, limit)
     }
-    let query = this.#db.selectFrom('cron_jobs').selectAll().orderBy('name')
-    if (options?.enabled !== undefined) query = query.where('enabled', '=', options.enabled ? 1 : 0)
-    return (await query.execute()).map(jobFromRow)
+    const rows = await select()
+      .orderBy('name')
+      .$if(limit !== undefined, (q) => q.limit(limit as number))
+      .execute()
+    return rows.map(jobFromRow)
   }
 
   async countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number> {

@@ -3,6 +3,7 @@ import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.j
 import type {
   CronJobPatch,
   CronStore,
+  JobListFilter,
   JobScheduleUpdate,
   ListRunsOptions,
   NewCronRun,
@@ -54,18 +55,20 @@ export class MemoryCronStore implements CronStore {
     return undefined
   }
 
-  async listJobs(
-    options?: StoreCallOptions & { readonly enabled?: boolean; readonly ids?: readonly string[] },
-  ): Promise<CronJob[]> {
+  async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
+    const { enabled, createdBy, after, limit } = options ?? {}
     const ids = options?.ids === undefined ? undefined : new Set(options.ids)
-    return [...this.#jobs.values()]
+    const jobs = [...this.#jobs.values()]
       .filter(
         (job) =>
           (ids === undefined || ids.has(job.id)) &&
-          (options?.enabled === undefined || job.enabled === options.enabled),
+          (enabled === undefined || job.enabled === enabled) &&
+          (createdBy === undefined || job.createdBy === createdBy) &&
+          (after === undefined || job.name > after),
       )
       .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+    return limit === undefined ? jobs : jobs.slice(0, limit)
   }
 
   async countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number> {

@@ -69,6 +69,25 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.countJobs()).toBe(2)
     })
 
+    it('lists jobs page by page after a name, and by creator', async () => {
+      for (const name of ['delta', 'alpha', 'echo', 'charlie', 'bravo']) {
+        await store.insertJob(
+          createTestJob({ name, createdBy: name < 'c' ? 'telegram:1:7' : null, enabled: name !== 'charlie' }),
+        )
+      }
+      const names = async (filter: Parameters<CronStore['listJobs']>[0]) =>
+        (await store.listJobs(filter)).map((job) => job.name)
+      expect(await names({ limit: 2 })).toEqual(['alpha', 'bravo'])
+      expect(await names({ after: 'bravo', limit: 2 })).toEqual(['charlie', 'delta'])
+      expect(await names({ after: 'delta', limit: 2 })).toEqual(['echo'])
+      expect(await names({ after: 'echo', limit: 2 })).toEqual([])
+      expect(await names({ after: 'alpha', enabled: true, limit: 2 })).toEqual(['bravo', 'delta'])
+      expect(await names({ createdBy: 'telegram:1:7' })).toEqual(['alpha', 'bravo'])
+      expect(await names({ createdBy: 'telegram:1:7', after: 'alpha' })).toEqual(['bravo'])
+      const ids = (await store.listJobs()).map((job) => job.id)
+      expect(await names({ ids, after: 'bravo', limit: 1 })).toEqual(['charlie'])
+    })
+
     it('counts the jobs one session key created', async () => {
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
