@@ -72,7 +72,8 @@ export async function syncScheduledWorkflows(
     }
   }
   const existing = new Map<string, CronJob>()
-  for (const job of await cron.list()) {
+  // Only the jobs this module created: a list of every job would decode thousands of rows at start.
+  for (const job of await cron.list({ createdBy: WORKFLOW_SCHEDULER })) {
     const workflow = scheduledWorkflowOf(job)
     if (workflow !== undefined) existing.set(workflow, job)
   }

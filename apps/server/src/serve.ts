@@ -49,9 +49,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const shutdown = new AbortController()
   // Until the services run, every request is answered here: 503 `starting`.
   const startedAt = performance.now()
-  let handle: (request: Request) => Response | Promise<Response> = (request) => starting(request, startedAt)
+  // `env` is @hono/node-server's `{ incoming, outgoing }`: handlers read small bodies from the Node
+  // request without building a web Request (src/http/responses.ts).
+  let handle: (request: Request, env: unknown) => Response | Promise<Response> = (request) =>
+    starting(request, startedAt)
   const server = createAdaptorServer({
-    fetch: (request: Request) => handle(request),
+    fetch: (request: Request, env: unknown) => handle(request, env),
     hostname: host,
   }) as Server
   await listen(server, host, port)
@@ -70,7 +73,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       signal: shutdown.signal,
       ...(options.mcp === undefined ? {} : { mcp: options.mcp(wired) }),
     })
-    handle = (request) => http.fetch(request)
+    handle = (request, env) => http.fetch(request, env)
     await wired.start()
   } catch (error) {
     shutdown.abort()

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { spawn as spawnPty } from 'node-pty'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
@@ -122,6 +123,17 @@ describe('lango serve', () => {
     })
     await lango(['cron', 'list'])
     expect(stdout).toBe('')
+  })
+
+  it('serves MCP Streamable HTTP at /mcp (its SDK loads on the first request)', async () => {
+    const client = new Client({ name: 'cli-test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)))
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toContain('cron_list')
+    const listed = await client.callTool({ name: 'cron_list', arguments: {} })
+    expect(listed.isError).toBeFalsy()
+    expect(listed.structuredContent).toMatchObject({ jobs: expect.any(Array) })
+    await client.close()
   })
 })
 

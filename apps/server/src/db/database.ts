@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { migrateVault } from '../vault/vault.js'
+import { cachedStatements } from './statement-cache.js'
 
 /**
  * WAL checkpoints run in a worker thread with its own connection (ADR 0004 §4b): inline
@@ -81,7 +82,7 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
   worker.on('error', (error) => logger.warn('checkpoint worker failed', { error }))
   worker.unref()
   // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) })
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= (async () => {

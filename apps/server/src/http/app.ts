@@ -9,7 +9,7 @@ import { ServerError } from '../errors.js'
 import { eventStream } from './events.js'
 import { bearerGuard, browserGuard } from './guards.js'
 import { registerOperatorRoutes } from './operator.js'
-import { errorResponse, type HttpErrorCode, readJsonBody } from './responses.js'
+import { bodyTooLarge, errorResponse, type HttpErrorCode, readJsonBody } from './responses.js'
 import { callToolOverHttp } from './tool-call.js'
 
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
@@ -92,8 +92,9 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     '/api/*',
     browserGuard({ listenHost: config.server.host, allowedOrigins: config.server.allowedOrigins }),
   )
+  // API bodies are bounded where they are read (readJsonBody); /mcp's web Request here.
   http.use(
-    '*',
+    '/mcp',
     bodyLimit({
       maxSize: config.server.bodyLimitBytes,
       onError: (c) => errorResponse(c, 413, 'BODY_TOO_LARGE', bodyTooLarge(config.server.bodyLimitBytes)),
@@ -142,7 +143,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     if (tool === undefined) {
       return errorResponse(c, 404, 'TOOL_NOT_FOUND', 'no tool with that name; GET /api/tools lists the tools')
     }
-    const body = await readJsonBody(c)
+    const body = await readJsonBody(c, config.server.bodyLimitBytes)
     if (!body.ok) return body.response
     return callToolOverHttp(c, app, tool, body.value, options.signal)
   })
@@ -161,8 +162,4 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   if (mcp !== undefined) http.all('/mcp', (c) => mcp(c.req.raw))
 
   return http
-}
-
-function bodyTooLarge(limit: number): string {
-  return `the request body is larger than ${limit} bytes (server.body_limit in lango.yaml)`
 }

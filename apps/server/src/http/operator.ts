@@ -202,7 +202,7 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
   const bodyObject = async (
     c: Context,
   ): Promise<{ value: Record<string, unknown> } | { response: Response }> => {
-    const body = await readJsonBody(c)
+    const body = await readJsonBody(c, app.config.server.bodyLimitBytes)
     if (!body.ok) return { response: body.response }
     if (!isJsonObject(body.value)) {
       return { response: errorResponse(c, 400, 'INVALID_REQUEST', 'the request body must be a JSON object') }
@@ -321,7 +321,7 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
   })
   http.get('/api/approvals/:id', (c) => approvalResponse(c, () => app.approvals.get(c.req.param('id'))))
   http.post('/api/approvals/:id', async (c) => {
-    const body = await readJsonBody(c)
+    const body = await readJsonBody(c, app.config.server.bodyLimitBytes)
     if (!body.ok) return body.response
     const parsed = v.safeParse(decisionSchema, body.value)
     if (!parsed.success) {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http'
 import type { ToolCallOutcome } from '@lango/tools'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
@@ -97,12 +98,66 @@ export type JsonBody =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly response: Response }
 
+/** The 413 message for a body beyond `limit` bytes. */
+export function bodyTooLarge(limit: number): string {
+  return `the request body is larger than ${limit} bytes (server.body_limit in lango.yaml)`
+}
+
 /**
- * Parses the request body as JSON; an empty body is `{}`. The parser's own message is not passed
- * on: it quotes the input, which may hold a secret.
+ * The request body's bytes, or undefined once more than `maxBytes` arrive (reading stops there).
+ * Under @hono/node-server it reads the Node request directly: a web `Request` for the body (and
+ * its stream) costs more than the rest of a small API call does.
  */
-export async function readJsonBody(c: Context): Promise<JsonBody> {
-  const text = await c.req.text()
+async function readBounded(c: Context, maxBytes: number): Promise<Buffer | undefined> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+  const chunks: Buffer[] = []
+  let size = 0
+  if (incoming !== undefined && !incoming.readableDidRead) {
+    return new Promise((resolve, reject) => {
+      const settle = (value: Buffer | undefined, error?: unknown): void => {
+        incoming.off('data', onData).off('end', onEnd).off('error', onError)
+        if (error === undefined) resolve(value)
+        else reject(error)
+      }
+      const onData = (chunk: Buffer): void => {
+        size += chunk.length
+        chunks.push(chunk)
+        // Stop reading (not destroy: the 413 still goes out; Node discards the rest).
+        if (size > maxBytes) {
+          incoming.pause()
+          settle(undefined)
+        }
+      }
+      const onEnd = (): void => settle(Buffer.concat(chunks, size))
+      const onError = (error: Error): void => settle(undefined, error)
+      incoming.on('data', onData).on('end', onEnd).on('error', onError)
+    })
+  }
+  const body = c.req.raw.body
+  if (body === null) return Buffer.alloc(0)
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    size += chunk.length
+    if (size > maxBytes) return undefined
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length))
+  }
+  return Buffer.concat(chunks, size)
+}
+
+/**
+ * Parses the request body as JSON; an empty body is `{}`; a body beyond `maxBytes` (declared or
+ * read) is 413 `BODY_TOO_LARGE`. The parser's own message is not passed on: it quotes the input,
+ * which may hold a secret.
+ */
+export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBody> {
+  const tooLarge = (): JsonBody => ({
+    ok: false,
+    response: errorResponse(c, 413, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes)),
+  })
+  const declared = Number(c.req.header('content-length') ?? 0)
+  if (declared > maxBytes) return tooLarge()
+  const bytes = await readBounded(c, maxBytes)
+  if (bytes === undefined) return tooLarge()
+  const text = bytes.toString('utf8')
   if (text.trim() === '') return { ok: true, value: {} }
   try {
     return { ok: true, value: JSON.parse(text) as unknown }

@@ -26,19 +26,13 @@ export const registerServe: Register = (program, action) => {
           ...(options.host === undefined ? {} : { LANGO_HOST: options.host }),
           ...(options.port === undefined ? {} : { LANGO_PORT: String(options.port) }),
         }
-        const [
-          { loadConfig },
-          { createLogger },
-          { serve, installShutdown },
-          { createMcpHttpHandler },
-          { isLoopbackHost },
-        ] = await Promise.all([
-          import('../../config/load.js'),
-          import('../../logger.js'),
-          import('../../serve.js'),
-          import('../../mcp/http.js'),
-          import('../../http/guards.js'),
-        ])
+        const [{ loadConfig }, { createLogger }, { serve, installShutdown }, { isLoopbackHost }] =
+          await Promise.all([
+            import('../../config/load.js'),
+            import('../../logger.js'),
+            import('../../serve.js'),
+            import('../../http/guards.js'),
+          ])
         const config = await loadConfig({ env })
         const logger = createLogger({ level: config.logging.level })
         const { host } = config.server
@@ -47,14 +41,22 @@ export const registerServe: Register = (program, action) => {
         const running = await serve({
           config,
           logger,
-          mcp: (app) =>
-            createMcpHttpHandler(app, {
-              allowedOrigins: config.server.allowedOrigins,
-              // Bound to a named address, clients reach it by that name; a wildcard is any name the
-              // machine has, which only the operator knows (server.allowed_origins does not cover Host).
-              allowedHosts: isLoopbackHost(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
-              port: () => port,
-            }),
+          // The MCP SDK (about 20 MiB resident) loads with the first /mcp request, not at start.
+          mcp: (app) => {
+            let endpoint: Promise<(request: Request) => Promise<Response>> | undefined
+            return async (request) => {
+              endpoint ??= import('../../mcp/http.js').then(({ createMcpHttpHandler }) =>
+                createMcpHttpHandler(app, {
+                  allowedOrigins: config.server.allowedOrigins,
+                  // Bound to a named address, clients reach it by that name; a wildcard is any name the
+                  // machine has, which only the operator knows (server.allowed_origins does not cover Host).
+                  allowedHosts: isLoopbackHost(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
+                  port: () => port,
+                }),
+              )
+              return (await endpoint)(request)
+            }
+          },
         })
         port = Number(new URL(running.url).port)
         installShutdown(running, logger)
