@@ -1,0 +1,577 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import type { AnyTool, ApprovalGate, ApprovalPolicy } from '@lango/tools'
+import { generateText, type LanguageModelUsage, type ModelMessage, stepCountIs } from 'ai'
+import { type Logger, silentLogger } from '../logger.js'
+import { AgentError } from './errors.js'
+import type { ConversationMemory } from './memory.js'
+import { displayUrl, modelFailure } from './model-errors.js'
+import { OBSERVER_SYSTEM_PROMPT, observerPrompt } from './observer.js'
+import { classifySession } from './session-kind.js'
+import { SessionQueue } from './session-queue.js'
+import { buildSystemPrompt, type UnattendedPermissions } from './system-prompt.js'
+import { buildTurnTools, type ToolDenial } from './turn-tools.js'
+
+/**
+ * The error every agent call gets while no model is configured; the same words the server used
+ * before the runner existed, so history rows and CLI output stay as they were.
+ */
+export const NO_MODEL_MESSAGE =
+  'no model configured (set LANGO_MODEL_BASE_URL and LANGO_MODEL, or model: in lango.yaml)'
+
+/**
+ * What {@link AgentRunner.run} takes: the shared `AgentRunRequest` of `@lango/cron`,
+ * `@lango/background` and `@lango/workflow` (ADR 0006). Their extras (`jobName`, `runId`,
+ * `workflowName`, `stepId`, `agent`) are accepted and not used.
+ */
+export interface AgentRunRequest {
+  /** The user message of the turn (cron and background have already put their automation prefix on it). */
+  readonly prompt: string
+  /** Who the turn belongs to; decides unattended rules and memory (see {@link classifySession}). */
+  readonly sessionKey: string
+  /** A model name for this run instead of the runner's (a cron job's `model`). */
+  readonly model?: string
+}
+
+/** Tokens a turn used, summed over its steps; 0 where the model server reported none. */
+export interface TokenUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens: number
+}
+
+/** What a turn returns. */
+export interface AgentTurnResult {
+  /**
+   * The model's final answer. In unattended runs, refused tool calls are listed after it (a
+   * `Refused in this unattended run` block), so they land in cron history and workflow results.
+   */
+  readonly text: string
+  readonly usage: TokenUsage
+  /** Model calls made (one per step of the tool loop). */
+  readonly steps: number
+  /** Tool calls the model made, refused ones included. */
+  readonly toolCalls: number
+  /** Tool calls that were refused, in order (at most 100 are kept). */
+  readonly denials: readonly ToolDenial[]
+  /** The model name used. */
+  readonly model: string
+  /** True when the turn was appended to the conversation memory. */
+  readonly remembered: boolean
+}
+
+/** One turn's token count, given to {@link AgentRunnerOptions.onUsage} whether it succeeded or not. */
+export interface UsageRecord {
+  readonly purpose: 'run' | 'chat' | 'observe'
+  /** The turn's session; absent for an `observe` call that named none. */
+  readonly sessionKey?: string
+  readonly model: string
+  readonly usage: TokenUsage
+  readonly steps: number
+  /** False when the turn failed, timed out or was aborted (the usage is then what finished steps used). */
+  readonly ok: boolean
+}
+
+/** Options of {@link AgentRunner.chat}. */
+export interface ChatOptions {
+  readonly signal?: AbortSignal
+  /** Asks the person in this chat (Telegram inline buttons, …); default the runner's `approvalGate`. */
+  readonly approvalGate?: ApprovalGate
+}
+
+/** Options of {@link AgentRunner.observe}. */
+export interface ObserveOptions {
+  readonly signal?: AbortSignal
+  /** The session the messages come from, for {@link UsageRecord} only. */
+  readonly sessionKey?: string
+}
+
+/**
+ * Runs agent turns against an OpenAI-compatible chat-completions server with the tool-calling
+ * loop. Its `run` fits the `AgentRunner` port of `@lango/cron`, `@lango/background` and
+ * `@lango/workflow` as it is.
+ */
+export interface AgentRunner {
+  /** False when no model is configured: every call then rejects `AGENT_NO_MODEL`. */
+  readonly configured: boolean
+  /**
+   * Runs one turn for `request.prompt` in `request.sessionKey`. Unattended sessions (`cron:`,
+   * `bg:`, `background:`, `workflow:`) get the unattended rules; other sessions use the runner's
+   * approval policy and gate. Rejects with `signal.reason` when `signal` aborts, with an
+   * {@link AgentError} otherwise; never throws synchronously.
+   */
+  run(request: AgentRunRequest, options?: { readonly signal?: AbortSignal }): Promise<AgentTurnResult>
+  /** One interactive turn (HTTP chat, Telegram): `message` from the person in `sessionKey`. Rejects as {@link run} does. */
+  chat(sessionKey: string, message: string, options?: ChatOptions): Promise<AgentTurnResult>
+  /**
+   * The observer turn of seed 003: asks the model to condense `messages` into observation text
+   * (one `- ` line per fact, oldest first) for the session compaction. `''` for no messages or
+   * nothing worth keeping. No tools, one model call. Rejects as {@link run} does.
+   */
+  observe(messages: readonly ModelMessage[], options?: ObserveOptions): Promise<string>
+}
+
+/** Options of {@link createAgentRunner}. */
+export interface AgentRunnerOptions {
+  /**
+   * The OpenAI-compatible API's base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`
+   * for Ollama, vLLM, llama.cpp, LM Studio). Without it, or without `model`, every call rejects
+   * `AGENT_NO_MODEL` with {@link NO_MODEL_MESSAGE}.
+   */
+  readonly baseUrl?: string | undefined
+  /** The model name sent with every request (unless a run names its own). */
+  readonly model?: string | undefined
+  /** Sent as `Authorization: Bearer …` when given; never logged, never in an error. */
+  readonly apiKey?: string | undefined
+  /** The tools the model may call (every `@lango/tools` tool the server built). Default none. */
+  readonly tools?: readonly AnyTool[]
+  /** Model calls per turn at most (`stopWhen: stepCountIs(maxSteps)`), 1–1000. Default 20. */
+  readonly maxSteps?: number
+  /** A turn (every step, tool calls and retries included) ends `AGENT_TIMEOUT` after this. Default 10 min. */
+  readonly timeoutMs?: number
+  /** Retries of a failed model call (429, 5xx, network), honouring `Retry-After`, 0–10. Default 2. */
+  readonly maxRetries?: number
+  /** Which calls of attended turns need approval. Default `dangerous`. */
+  readonly approvalPolicy?: ApprovalPolicy
+  /** Who approves attended turns' calls when a chat brings no gate of its own; none denies them. */
+  readonly approvalGate?: ApprovalGate
+  /** No answer from the gate within this denies. Default 5 min. */
+  readonly approvalTimeoutMs?: number
+  /** What unattended runs may do. Default: no dangerous tools, no cron jobs created. */
+  readonly unattended?: Partial<UnattendedPermissions>
+  /** Conversation memory for sessions that are not isolated; without it every turn stands alone. */
+  readonly memory?: ConversationMemory
+  /** Messages from memory sent at most (the newest, starting at a user message). Default 200. */
+  readonly maxHistoryMessages?: number
+  /** Characters of observations put in the system prompt at most (the newest). Default 16,000. */
+  readonly maxObservationChars?: number
+  /** Characters of one tool result sent to the model at most (head and tail kept). Default 40,000. */
+  readonly maxToolResultChars?: number
+  /** Characters of transcript one `observe` call sends at most (head and tail kept). Default 100,000. */
+  readonly maxObserveChars?: number
+  /** Receives every turn's token usage (for the cron AI budget); its errors are logged and ignored. */
+  readonly onUsage?: (record: UsageRecord) => void
+  readonly logger?: Logger
+  /** The current time, for the system prompt and durations. Default `() => new Date()`. */
+  readonly now?: () => Date
+}
+
+const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+const MAX_DENIALS = 100
+const MAX_DENIALS_SHOWN = 20
+
+function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): TokenUsage {
+  const input = step?.inputTokens ?? 0
+  const output = step?.outputTokens ?? 0
+  return {
+    inputTokens: total.inputTokens + input,
+    outputTokens: total.outputTokens + output,
+    totalTokens: total.totalTokens + (step?.totalTokens ?? input + output),
+  }
+}
+
+function integerIn(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const resolved = value ?? fallback
+  if (!Number.isInteger(resolved) || resolved < min || resolved > max) {
+    throw new AgentError('AGENT_INVALID_OPTIONS', `${name} must be a whole number from ${min} to ${max}`, {
+      data: { field: name, min, max },
+    })
+  }
+  return resolved
+}
+
+/** The newest `max` messages, starting at a user message so no tool result loses its call. */
+function recentMessages(messages: readonly ModelMessage[], max: number): readonly ModelMessage[] {
+  if (messages.length <= max) return messages
+  const tail = messages.slice(-max)
+  const start = tail.findIndex((message) => message.role === 'user')
+  return start === -1 ? [] : tail.slice(start)
+}
+
+const DENIAL_REASONS: Readonly<Record<ToolDenial['reason'], string>> = {
+  unattended_dangerous:
+    'dangerous tools need approval and nobody can approve an unattended run (approvals.unattended.allow_dangerous)',
+  unattended_cron_create:
+    'unattended runs cannot create or change cron jobs (approvals.unattended.allow_cron_create)',
+  not_approved: 'not approved',
+}
+
+/** The block listing a run's refused calls, for its recorded text or error. */
+function denialBlock(denials: readonly ToolDenial[]): string {
+  const shown = denials
+    .slice(0, MAX_DENIALS_SHOWN)
+    .map((denial) => `- ${denial.toolName}: ${denial.summary} — ${DENIAL_REASONS[denial.reason]}`)
+  const more = denials.length > MAX_DENIALS_SHOWN ? [`- and ${denials.length - MAX_DENIALS_SHOWN} more`] : []
+  return [`Refused in this unattended run (${denials.length}):`, ...shown, ...more].join('\n')
+}
+
+/** An error of a run that had refused calls: the same code, the refusals added to message and data. */
+function withDenials(error: AgentError, denials: readonly ToolDenial[]): AgentError {
+  if (denials.length === 0) return error
+  return new AgentError(error.code, `${error.message}\n${denialBlock(denials)}`, {
+    cause: error.cause,
+    data: { ...error.data, denials },
+  })
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
+}
+
+/**
+ * Builds the agent runner. With `baseUrl` and `model` it talks to that OpenAI-compatible server
+ * through the AI SDK (`generateText`, `stopWhen: stepCountIs(maxSteps)`, `maxRetries` honouring
+ * `Retry-After`, one timeout per turn combined with the caller's signal); without them every call
+ * rejects `AGENT_NO_MODEL` (the server still runs: shell jobs, shell steps and exec work).
+ *
+ * A turn's system prompt is `TOOL_USAGE` plus the automation section for the features the tools
+ * offer (`@lango/prompts`), the unattended rules when cron, background or workflow started it, and
+ * the memory's observations. Memory rule: a session that is not isolated (chats, `cron:<job>` of a
+ * `main` session job) loads the memory before the turn and appends the user message and the
+ * response messages after a successful one; isolated sessions (`cron:<job>:<run>`, `bg:`,
+ * `workflow:`) neither read nor write it. Turns of one session run one after another.
+ *
+ * Unattended runs are refused dangerous calls (unless `unattended.allowDangerous`) and the
+ * creation or change of cron jobs (unless `unattended.allowCronCreate`); the model gets the
+ * refusal as a tool error, and the run's `text` ends with the list of refusals, so cron records
+ * them in the run's history. Throws `AGENT_INVALID_OPTIONS` for invalid options.
+ *
+ * @example
+ * const runner = createAgentRunner({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', tools: app.tools })
+ * const cron = new CronService({ store, agentRunner: runner })
+ * const { text, usage } = await runner.chat('telegram:42:7', 'what is scheduled tonight?', { signal })
+ */
+export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
+  const maxSteps = integerIn('maxSteps', options.maxSteps, 20, 1, 1000)
+  const timeoutMs = integerIn('timeoutMs', options.timeoutMs, 600_000, 1, 2_147_483_647)
+  const maxRetries = integerIn('maxRetries', options.maxRetries, 2, 0, 10)
+  const approvalTimeoutMs = integerIn(
+    'approvalTimeoutMs',
+    options.approvalTimeoutMs,
+    300_000,
+    1,
+    2_147_483_647,
+  )
+  const maxHistoryMessages = integerIn('maxHistoryMessages', options.maxHistoryMessages, 200, 0, 100_000)
+  const maxObservationChars = integerIn(
+    'maxObservationChars',
+    options.maxObservationChars,
+    16_000,
+    0,
+    1_000_000,
+  )
+  const maxToolResultChars = integerIn(
+    'maxToolResultChars',
+    options.maxToolResultChars,
+    40_000,
+    100,
+    10_000_000,
+  )
+  const maxObserveChars = integerIn('maxObserveChars', options.maxObserveChars, 100_000, 1000, 10_000_000)
+  const tools = [...(options.tools ?? [])]
+  const logger = options.logger ?? silentLogger
+  const now = options.now ?? (() => new Date())
+  const permissions: UnattendedPermissions = {
+    allowDangerous: options.unattended?.allowDangerous ?? false,
+    allowCronCreate: options.unattended?.allowCronCreate ?? false,
+  }
+  const policy = options.approvalPolicy ?? 'dangerous'
+  const baseUrl = options.baseUrl?.trim() ?? ''
+  const defaultModel = options.model?.trim() ?? ''
+  const apiKey = options.apiKey === '' ? undefined : options.apiKey
+  const configured = baseUrl !== '' && defaultModel !== ''
+
+  if (!configured) {
+    const noModel = async (): Promise<never> => {
+      throw new AgentError('AGENT_NO_MODEL', NO_MODEL_MESSAGE)
+    }
+    return { configured: false, run: noModel, chat: noModel, observe: noModel }
+  }
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(baseUrl)
+  } catch {
+    parsed = undefined
+  }
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new AgentError('AGENT_INVALID_OPTIONS', 'baseUrl must be an http:// or https:// URL', {
+      data: { field: 'baseUrl' },
+    })
+  }
+
+  const url = displayUrl(baseUrl)
+  const provider = createOpenAICompatible({
+    baseURL: baseUrl.replace(/\/+$/, ''),
+    name: 'lango-model',
+    ...(apiKey === undefined ? {} : { apiKey }),
+  })
+  const queue = new SessionQueue()
+
+  const reportUsage = (record: UsageRecord) => {
+    if (options.onUsage === undefined) return
+    try {
+      options.onUsage(record)
+    } catch (error) {
+      logger.warn('agent usage callback failed', { error })
+    }
+  }
+
+  /**
+   * Runs `work` under the turn's signal (the caller's, combined with the timeout) and turns what
+   * it throws into the runner's errors: the caller's abort reason unchanged, a timeout as
+   * `AGENT_TIMEOUT`, anything else through {@link modelFailure}.
+   */
+  async function guarded<T>(
+    callerSignal: AbortSignal | undefined,
+    model: string,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const timeout = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      if (callerSignal?.aborted === true) return
+      timedOut = true
+      timeout.abort(new DOMException(`agent turn timeout of ${timeoutMs} ms exceeded`, 'TimeoutError'))
+    }, timeoutMs)
+    const signal =
+      callerSignal === undefined ? timeout.signal : AbortSignal.any([callerSignal, timeout.signal])
+    try {
+      return await work(signal)
+    } catch (error) {
+      if (timedOut) {
+        throw new AgentError(
+          'AGENT_TIMEOUT',
+          `the agent turn did not finish within ${formatSeconds(timeoutMs)} (model server ${url})`,
+          { data: { url, model, timeoutMs } },
+        )
+      }
+      if (callerSignal?.aborted === true) throw callerSignal.reason
+      throw modelFailure(error, { baseUrl, apiKey, model })
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  interface TurnInput {
+    readonly purpose: 'run' | 'chat'
+    readonly sessionKey: string
+    readonly prompt: string
+    readonly model: string
+    readonly gate: ApprovalGate | undefined
+  }
+
+  async function turn(input: TurnInput, callerSignal: AbortSignal | undefined): Promise<AgentTurnResult> {
+    const session = classifySession(input.sessionKey)
+    const memory = session.isolated ? undefined : options.memory
+    const startedAt = now().getTime()
+    const denials: ToolDenial[] = []
+    let usage = ZERO_USAGE
+    let steps = 0
+    let toolCalls = 0
+    let modelCalled = false
+    let ok = false
+    const fields = { sessionKey: input.sessionKey, model: input.model }
+    try {
+      return await guarded(callerSignal, input.model, async (signal) => {
+        let history: Awaited<ReturnType<ConversationMemory['load']>> = { observations: [], messages: [] }
+        if (memory !== undefined) {
+          try {
+            history = await memory.load(input.sessionKey, { signal })
+          } catch (error) {
+            if (signal.aborted) throw error
+            throw new AgentError(
+              'AGENT_MEMORY_FAILED',
+              `the conversation memory could not be loaded: ${(error as Error)?.message ?? String(error)}`,
+              {
+                cause: error,
+                data: { sessionKey: input.sessionKey },
+              },
+            )
+          }
+        }
+        const userMessage: ModelMessage = { role: 'user', content: input.prompt }
+        modelCalled = true
+        const result = await generateText({
+          model: provider.chatModel(input.model),
+          system: buildSystemPrompt({
+            tools,
+            session,
+            permissions,
+            observations: history.observations,
+            maxObservationChars,
+            now: now(),
+          }),
+          messages: [...recentMessages(history.messages, maxHistoryMessages), userMessage],
+          ...(tools.length === 0
+            ? {}
+            : {
+                tools: buildTurnTools({
+                  tools,
+                  sessionKey: input.sessionKey,
+                  session,
+                  permissions,
+                  policy,
+                  gate: input.gate,
+                  approvalTimeoutMs,
+                  maxResultChars: maxToolResultChars,
+                  onDenial(denial) {
+                    if (denials.length < MAX_DENIALS) denials.push(denial)
+                    logger.warn('tool call refused', {
+                      ...fields,
+                      tool: denial.toolName,
+                      reason: denial.reason,
+                    })
+                  },
+                }),
+              }),
+          stopWhen: stepCountIs(maxSteps),
+          maxRetries,
+          abortSignal: signal,
+          onStepFinish(step) {
+            steps += 1
+            usage = addUsage(usage, step.usage)
+            toolCalls += step.toolCalls.length
+          },
+        })
+        const last = result.steps.at(-1)
+        if (last !== undefined && last.toolCalls.length > 0 && result.steps.length >= maxSteps) {
+          throw new AgentError(
+            'AGENT_STEP_LIMIT',
+            `the model was still calling tools (${[...new Set(last.toolCalls.map((call) => call.toolName))].join(', ')}) after ${maxSteps} steps, the step limit`,
+            { data: { maxSteps, steps: result.steps.length } },
+          )
+        }
+        const text =
+          session.unattended && denials.length > 0
+            ? `${result.text.trimEnd()}\n\n${denialBlock(denials)}`.trimStart()
+            : result.text
+        let remembered = false
+        if (memory !== undefined) {
+          try {
+            await memory.append(input.sessionKey, [userMessage, ...result.response.messages], { signal })
+            remembered = true
+          } catch (error) {
+            if (signal.aborted) throw error
+            logger.warn('agent turn not remembered', { ...fields, error })
+          }
+        }
+        ok = true
+        logger.info('agent turn end', {
+          ...fields,
+          steps,
+          toolCalls,
+          denials: denials.length,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          durationMs: now().getTime() - startedAt,
+        })
+        return {
+          text,
+          usage,
+          steps,
+          toolCalls,
+          denials: [...denials],
+          model: input.model,
+          remembered,
+        }
+      })
+    } catch (error) {
+      const failure = AgentError.is(error) ? withDenials(error, denials) : error
+      logger.warn('agent turn failed', {
+        ...fields,
+        ...(AgentError.is(failure) ? { code: failure.code, error: failure.message } : { aborted: true }),
+        steps,
+        durationMs: now().getTime() - startedAt,
+      })
+      throw failure
+    } finally {
+      if (modelCalled) {
+        reportUsage({
+          purpose: input.purpose,
+          sessionKey: input.sessionKey,
+          model: input.model,
+          usage,
+          steps,
+          ok,
+        })
+      }
+    }
+  }
+
+  /** Runs a turn, one at a time per session when it uses memory. */
+  async function queued(input: TurnInput, signal: AbortSignal | undefined): Promise<AgentTurnResult> {
+    signal?.throwIfAborted()
+    const useMemory = options.memory !== undefined && !classifySession(input.sessionKey).isolated
+    return useMemory ? queue.run(input.sessionKey, () => turn(input, signal), signal) : turn(input, signal)
+  }
+
+  return {
+    configured: true,
+    async run(request, runOptions = {}) {
+      const model =
+        typeof request.model === 'string' && request.model.trim() !== '' ? request.model.trim() : defaultModel
+      return queued(
+        {
+          purpose: 'run',
+          sessionKey: request.sessionKey,
+          prompt: request.prompt,
+          model,
+          gate: options.approvalGate,
+        },
+        runOptions.signal,
+      )
+    },
+    async chat(sessionKey, message, chatOptions = {}) {
+      return queued(
+        {
+          purpose: 'chat',
+          sessionKey,
+          prompt: message,
+          model: defaultModel,
+          gate: chatOptions.approvalGate ?? options.approvalGate,
+        },
+        chatOptions.signal,
+      )
+    },
+    async observe(messages, observeOptions = {}) {
+      observeOptions.signal?.throwIfAborted()
+      if (messages.length === 0) return ''
+      let usage = ZERO_USAGE
+      let steps = 0
+      let ok = false
+      try {
+        const text = await guarded(observeOptions.signal, defaultModel, async (signal) => {
+          const result = await generateText({
+            model: provider.chatModel(defaultModel),
+            system: OBSERVER_SYSTEM_PROMPT,
+            prompt: observerPrompt(messages, maxObserveChars),
+            stopWhen: stepCountIs(1),
+            maxRetries,
+            abortSignal: signal,
+            onStepFinish(step) {
+              steps += 1
+              usage = addUsage(usage, step.usage)
+            },
+          })
+          return result.text.trim()
+        })
+        ok = true
+        return text
+      } finally {
+        reportUsage({
+          purpose: 'observe',
+          ...(observeOptions.sessionKey === undefined ? {} : { sessionKey: observeOptions.sessionKey }),
+          model: defaultModel,
+          usage,
+          steps,
+          ok,
+        })
+      }
+    },
+  }
+}

@@ -1,0 +1,144 @@
+import {
+  APICallError,
+  EmptyResponseBodyError,
+  InvalidResponseDataError,
+  JSONParseError,
+  NoContentGeneratedError,
+  RetryError,
+  TypeValidationError,
+} from 'ai'
+import { AgentError, type AgentErrorCode } from './errors.js'
+
+/** Where the model server is, as it may be shown: scheme, host, port and path; no credentials or query. */
+export function displayUrl(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl)
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`
+  } catch {
+    return '(invalid URL)'
+  }
+}
+
+/** Replaces every occurrence of `secret` (when there is one) in `text`. */
+export function redact(text: string, secret: string | undefined): string {
+  return secret === undefined || secret === '' ? text : text.split(secret).join('[redacted]')
+}
+
+/** One line of at most `max` characters, secret removed. */
+function shortLine(text: string, max: number, secret: string | undefined): string {
+  const line = redact(text, secret).replace(/\s+/g, ' ').trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+}
+
+/**
+ * A copy of an error that is safe to keep as `cause`: name, message and status, the secret removed,
+ * and no request body, headers or nested causes (which may carry prompts or credentials).
+ */
+export function redactedCause(error: unknown, secret: string | undefined): Error {
+  const source = error instanceof Error ? error : new Error(String(error))
+  const copy = new Error(redact(source.message, secret))
+  copy.name = source.name
+  copy.stack = `${copy.name}: ${copy.message}`
+  if (APICallError.isInstance(source) && source.statusCode !== undefined) {
+    Object.assign(copy, { statusCode: source.statusCode })
+  }
+  return copy
+}
+
+/** The message a model server put in its error body (`{"error":{"message":…}}`), if any. */
+function serverMessage(error: APICallError): string | undefined {
+  const body = error.responseBody
+  if (body === undefined || body === '') return undefined
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown }
+    const message =
+      typeof parsed.error === 'string'
+        ? parsed.error
+        : typeof parsed.error?.message === 'string'
+          ? parsed.error.message
+          : typeof parsed.message === 'string'
+            ? parsed.message
+            : undefined
+    return message
+  } catch {
+    return body
+  }
+}
+
+/** What a failed model call becomes. */
+interface ModelFailureContext {
+  readonly baseUrl: string
+  readonly apiKey: string | undefined
+  readonly model: string
+}
+
+/**
+ * Turns what the AI SDK threw for a model call into an {@link AgentError}: the code says what
+ * happened (unreachable, refused credentials, rate limited, an error status, an invalid body), the
+ * message names the model server's URL and never the API key, `data` has the status and attempts.
+ */
+export function modelFailure(error: unknown, context: ModelFailureContext): AgentError {
+  if (AgentError.is(error)) return error
+  const url = displayUrl(context.baseUrl)
+  let last = error
+  let attempts = 1
+  if (RetryError.isInstance(error)) {
+    attempts = error.errors.length
+    last = error.lastError
+  }
+  const cause = redactedCause(last, context.apiKey)
+  const make = (code: AgentErrorCode, message: string, data: Record<string, unknown> = {}) =>
+    new AgentError(code, message, { cause, data: { url, model: context.model, attempts, ...data } })
+  const tries = attempts > 1 ? ` (after ${attempts} attempts)` : ''
+
+  if (APICallError.isInstance(last)) {
+    const status = last.statusCode
+    const said = serverMessage(last)
+    const detail = said === undefined ? '' : `: ${shortLine(said, 300, context.apiKey)}`
+    if (status === undefined) {
+      const reason = last.cause instanceof Error ? last.cause.message : last.message
+      return make(
+        'AGENT_MODEL_UNREACHABLE',
+        `cannot reach the model server ${url}${tries}: ${shortLine(reason, 200, context.apiKey)}`,
+      )
+    }
+    if (status >= 200 && status < 300) {
+      return make(
+        'AGENT_INVALID_RESPONSE',
+        `the model server ${url} sent a response that is not a chat completion: ${shortLine(last.message, 200, context.apiKey)}`,
+        { status },
+      )
+    }
+    if (status === 401 || status === 403) {
+      return make(
+        'AGENT_MODEL_UNAUTHORIZED',
+        `the model server ${url} refused the credentials (HTTP ${status})${detail}`,
+        { status },
+      )
+    }
+    if (status === 429) {
+      return make(
+        'AGENT_MODEL_RATE_LIMITED',
+        `the model server ${url} is rate limiting requests (HTTP 429)${tries}${detail}`,
+        { status },
+      )
+    }
+    return make('AGENT_MODEL_ERROR', `the model server ${url} answered HTTP ${status}${tries}${detail}`, {
+      status,
+    })
+  }
+  if (
+    InvalidResponseDataError.isInstance(last) ||
+    JSONParseError.isInstance(last) ||
+    TypeValidationError.isInstance(last) ||
+    EmptyResponseBodyError.isInstance(last) ||
+    NoContentGeneratedError.isInstance(last)
+  ) {
+    return make(
+      'AGENT_INVALID_RESPONSE',
+      `the model server ${url} sent a response that is not a chat completion: ${shortLine((last as Error).message, 200, context.apiKey)}`,
+    )
+  }
+  const message = last instanceof Error ? last.message : String(last)
+  return make('AGENT_FAILED', `agent run against ${url} failed: ${shortLine(message, 300, context.apiKey)}`)
+}
