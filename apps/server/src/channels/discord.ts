@@ -1,0 +1,135 @@
+import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest'
+import { ChannelError } from './errors.js'
+import { SecretScrubber } from './scrub.js'
+import { splitMessage } from './split.js'
+import type { ChannelAdapter, ChannelCallOptions } from './types.js'
+
+/** Options of {@link DiscordChannel}. */
+export interface DiscordChannelOptions {
+  /** A bot token; never logged or put in an error. */
+  readonly token: string
+  /** The registered name; default `discord`. */
+  readonly name?: string
+  /** The API base URL without the version (`LANGO_DISCORD_API_URL`); default `https://discord.com/api`. */
+  readonly apiUrl?: string
+  /** Where a bare `discord` target goes; without it a bare target is `CHANNEL_NO_DEFAULT_CHAT`. */
+  readonly defaultChannel?: string
+  /** When given, only these channel ids may be posted to (`CHANNEL_TARGET_NOT_ALLOWED` otherwise). */
+  readonly allowedChannels?: readonly string[]
+  /** Retries of 5xx and network errors by the REST client. Default 3. */
+  readonly retries?: number
+  /** One HTTP request's time limit. Default 15 s. */
+  readonly requestTimeoutMs?: number
+  /**
+   * The REST client waits out 429s by itself; a wait longer than this fails the send instead
+   * (`CHANNEL_SEND_FAILED`, status 429). Default 60 s.
+   */
+  readonly maxRetryAfterMs?: number
+}
+
+/** Discord's limit on a message's `content`. */
+const DISCORD_MESSAGE_LIMIT = 2000
+/** A Discord snowflake id. */
+const SNOWFLAKE = /^\d{1,25}$/
+
+/**
+ * Posts to Discord channels (`POST /channels/{id}/messages` through @discordjs/rest), plain text split
+ * at 2000 characters on line boundaries, with mentions disabled (`allowed_mentions: { parse: [] }`: an
+ * agent's `@everyone` pings nobody). The REST client queues per rate-limit bucket and retries 429s.
+ */
+export class DiscordChannel implements ChannelAdapter {
+  readonly name: string
+  readonly #rest: REST
+  readonly #options: DiscordChannelOptions
+  readonly #scrubber: SecretScrubber
+
+  constructor(options: DiscordChannelOptions) {
+    this.name = options.name ?? 'discord'
+    if (options.token.trim() === '')
+      throw new ChannelError('CHANNEL_INVALID_OPTIONS', `${this.name}: a bot token is required`)
+    this.#options = options
+    this.#scrubber = new SecretScrubber([options.token])
+    const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000
+    this.#rest = new REST({
+      version: '10',
+      ...(options.apiUrl === undefined ? {} : { api: options.apiUrl.replace(/\/+$/, '') }),
+      retries: options.retries ?? 3,
+      timeout: options.requestTimeoutMs ?? 15_000,
+      rejectOnRateLimit: (data) => data.retryAfter > maxRetryAfterMs,
+    }).setToken(options.token)
+  }
+
+  /** Posts `text` to channel `chatId` (or the default channel), one message per 2000-character part. */
+  async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
+    const { signal } = options
+    signal?.throwIfAborted()
+    const channel = chatId ?? this.#options.defaultChannel
+    if (channel === undefined)
+      throw new ChannelError(
+        'CHANNEL_NO_DEFAULT_CHAT',
+        `${this.name}: a bare target needs a default channel`,
+        {
+          data: { channel: this.name },
+        },
+      )
+    if (!SNOWFLAKE.test(channel))
+      throw new ChannelError('CHANNEL_INVALID_TARGET', `${this.name}: a channel is a numeric id`, {
+        data: { channel: this.name },
+      })
+    if (this.#options.allowedChannels !== undefined && !this.#options.allowedChannels.includes(channel))
+      throw new ChannelError(
+        'CHANNEL_TARGET_NOT_ALLOWED',
+        `${this.name}: channel ${channel} is not allowed`,
+        {
+          data: { channel: this.name, chatId: channel },
+        },
+      )
+    for (const part of splitMessage(text, DISCORD_MESSAGE_LIMIT)) {
+      try {
+        await this.#rest.post(`/channels/${channel}/messages`, {
+          body: { content: part, allowed_mentions: { parse: [] } },
+          ...(signal === undefined ? {} : { signal }),
+        })
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason
+        throw this.#failure(error, channel)
+      }
+    }
+  }
+
+  /** Clears the REST client's sweep timers. */
+  async stop(): Promise<void> {
+    this.#rest.clearHashSweeper()
+    this.#rest.clearHandlerSweeper()
+  }
+
+  #failure(error: unknown, channel: string): ChannelError {
+    const cause = this.#scrubber.error(error)
+    const data = { channel: this.name, chatId: channel }
+    if (error instanceof DiscordAPIError)
+      return new ChannelError(
+        error.status === 401 ? 'CHANNEL_AUTH_FAILED' : 'CHANNEL_SEND_FAILED',
+        `${this.name}: posting to ${channel} failed: HTTP ${error.status} (${String(error.code)})`,
+        { cause, data: { ...data, status: error.status, error: error.code } },
+      )
+    if (error instanceof RateLimitError)
+      return new ChannelError(
+        'CHANNEL_SEND_FAILED',
+        `${this.name}: posting to ${channel} is rate limited for ${Math.ceil(error.retryAfter / 1000)} s`,
+        { cause, data: { ...data, status: 429, retryAfterMs: error.retryAfter } },
+      )
+    if (error instanceof HTTPError)
+      return new ChannelError(
+        'CHANNEL_SEND_FAILED',
+        `${this.name}: posting to ${channel} failed: HTTP ${error.status}`,
+        {
+          cause,
+          data: { ...data, status: error.status },
+        },
+      )
+    return new ChannelError('CHANNEL_SEND_FAILED', `${this.name}: posting to ${channel} failed`, {
+      cause,
+      data,
+    })
+  }
+}

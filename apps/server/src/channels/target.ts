@@ -1,0 +1,86 @@
+import { ChannelError } from './errors.js'
+
+/** A channel's registered name: lower-case, starts with a letter, at most 32 characters. */
+export const CHANNEL_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/
+
+/** Longest chat or user id a target or session key may carry. */
+const MAX_ID_LENGTH = 256
+
+/** A parsed delivery target. */
+export interface ChannelTarget {
+  readonly channel: string
+  /** Undefined for a bare target (`telegram`): the channel's default chat. */
+  readonly chatId: string | undefined
+}
+
+/**
+ * Parses `<channel>` or `<channel>:<chat>`. Everything after the first `:` is the chat id, so a
+ * channel decides what its ids look like; an empty id, an oversized one or a malformed channel name
+ * is `CHANNEL_INVALID_TARGET`.
+ */
+export function parseTarget(target: string): ChannelTarget {
+  const colon = target.indexOf(':')
+  const channel = colon === -1 ? target : target.slice(0, colon)
+  const chatId = colon === -1 ? undefined : target.slice(colon + 1)
+  if (!CHANNEL_NAME_PATTERN.test(channel))
+    throw new ChannelError(
+      'CHANNEL_INVALID_TARGET',
+      'a delivery target is <channel> or <channel>:<chat id>',
+      {
+        data: { target: target.slice(0, 80) },
+      },
+    )
+  if (chatId !== undefined && (chatId === '' || chatId.length > MAX_ID_LENGTH || /\s/.test(chatId)))
+    throw new ChannelError(
+      'CHANNEL_INVALID_TARGET',
+      `the chat id of a ${channel} target must be 1-${MAX_ID_LENGTH} characters without spaces`,
+      { data: { channel } },
+    )
+  return { channel, chatId }
+}
+
+/** True when `id` may be the chat or user part of a session key: non-empty, bounded, no `:` or whitespace. */
+export function isSessionIdPart(id: string): boolean {
+  return id !== '' && id.length <= MAX_ID_LENGTH && !/[:\s]/.test(id)
+}
+
+/** The session key of a conversation: `<channel>:<chat>:<user>` (ARCHITECTURE §9). */
+export function sessionKeyOf(message: {
+  readonly channel: string
+  readonly chatId: string
+  readonly userId: string
+}): string {
+  return `${message.channel}:${message.chatId}:${message.userId}`
+}
+
+/** The parts of a `<channel>:<chat>:<user>` session key, or undefined for any other shape (`cron:…`). */
+export function parseSessionKey(
+  sessionKey: string,
+): { readonly channel: string; readonly chatId: string; readonly userId: string } | undefined {
+  const parts = sessionKey.split(':')
+  if (parts.length !== 3) return undefined
+  const [channel, chatId, userId] = parts as [string, string, string]
+  if (!CHANNEL_NAME_PATTERN.test(channel) || !isSessionIdPart(chatId) || !isSessionIdPart(userId))
+    return undefined
+  return { channel, chatId, userId }
+}
+
+/** The chat channels `@lango/tools` (delivery.ts) detects targets for. */
+const BUILT_IN_CHAT_CHANNELS: ReadonlySet<string> = new Set(['telegram', 'slack', 'discord'])
+
+/**
+ * The delivery target implied by a session key: `telegram:<chat>:<user>` → `telegram:<chat>`. The
+ * rule of `@lango/tools`' `deliveryTargetFromSession` (which the package does not export): the first
+ * two `:`-parts when the first names a chat channel; automation sessions (`cron:…`, `bg:…`,
+ * `workflow:…`) and unknown shapes imply nothing. `chatChannels` adds custom adapters' names.
+ */
+export function deliveryTargetFromSession(
+  sessionKey: string | undefined,
+  chatChannels: Iterable<string> = BUILT_IN_CHAT_CHANNELS,
+): string | undefined {
+  if (sessionKey === undefined) return undefined
+  const [channel, chat] = sessionKey.split(':')
+  if (channel === undefined || chat === undefined || chat === '') return undefined
+  const channels = chatChannels instanceof Set ? (chatChannels as ReadonlySet<string>) : new Set(chatChannels)
+  return channels.has(channel) ? `${channel}:${chat}` : undefined
+}
