@@ -303,6 +303,15 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       data: { field: 'baseUrl' },
     })
   }
+  // fetch refuses URLs with credentials, and the client appends paths to the base URL, which a
+  // query or fragment would swallow. The URL itself is not echoed: it may hold a secret.
+  if (parsed.username !== '' || parsed.password !== '' || parsed.search !== '' || parsed.hash !== '') {
+    throw new AgentError(
+      'AGENT_INVALID_OPTIONS',
+      'baseUrl must not contain credentials, a query or a fragment (pass the key as apiKey)',
+      { data: { field: 'baseUrl' } },
+    )
+  }
 
   const url = displayUrl(baseUrl)
   const provider = createOpenAICompatible({

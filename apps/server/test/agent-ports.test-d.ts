@@ -1,0 +1,56 @@
+/**
+ * Type-level proof that the agent runner fits the `AgentRunner` port of `@lango/cron`,
+ * `@lango/background` and `@lango/workflow` as it is (ADR 0006), checked by `tsc --noEmit`.
+ *
+ * Method parameters are bivariant in TypeScript, so plain assignability would accept a runner that
+ * demands more than a package sends. `AsFunction` re-declares a method as a function type, whose
+ * parameters are checked contravariantly; the `@ts-expect-error` lines show the check rejects a
+ * runner that needs a field a package does not send.
+ */
+import type { AgentRunner as BackgroundAgentRunner } from '@lango/background'
+import type { AgentRunner as CronAgentRunner } from '@lango/cron'
+import type { AgentRunner as WorkflowAgentRunner } from '@lango/workflow'
+import { expectTypeOf } from 'vitest'
+import { type AgentRunner, type AgentTurnResult, createAgentRunner } from '../src/agent/index.js'
+
+type AsFunction<Method> = Method extends (...args: infer Args) => infer Result
+  ? (...args: Args) => Result
+  : never
+type Fits<Source, Target> = [Source] extends [Target] ? true : false
+declare function expectTrue<T extends true>(): T
+declare function expectFalse<T extends false>(): T
+
+const runner: AgentRunner = createAgentRunner({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' })
+
+// Assigned to each port, with no cast.
+const forCron: CronAgentRunner = runner
+const forBackground: BackgroundAgentRunner = runner
+const forWorkflow: WorkflowAgentRunner = runner
+void forCron
+void forBackground
+void forWorkflow
+
+// Strictly, method by method.
+expectTrue<Fits<AsFunction<AgentRunner['run']>, AsFunction<CronAgentRunner['run']>>>()
+expectTrue<Fits<AsFunction<AgentRunner['run']>, AsFunction<BackgroundAgentRunner['run']>>>()
+expectTrue<Fits<AsFunction<AgentRunner['run']>, AsFunction<WorkflowAgentRunner['run']>>>()
+
+// The check has teeth: a runner that needs a `runId` fits cron and workflow, not background.
+type NeedsRunId = (
+  request: { readonly prompt: string; readonly sessionKey: string; readonly runId: string },
+  options: { readonly signal: AbortSignal },
+) => Promise<{ readonly text: string }>
+expectTrue<Fits<NeedsRunId, AsFunction<CronAgentRunner['run']>>>()
+expectFalse<Fits<NeedsRunId, AsFunction<BackgroundAgentRunner['run']>>>()
+// @ts-expect-error a runner demanding `runId` is not a background runner
+expectTrue<Fits<NeedsRunId, AsFunction<BackgroundAgentRunner['run']>>>()
+
+// What the ports read, and what the cron AI budget will count, are on the result.
+expectTypeOf<Awaited<ReturnType<AgentRunner['run']>>>().toEqualTypeOf<AgentTurnResult>()
+expectTypeOf<AgentTurnResult['text']>().toEqualTypeOf<string>()
+expectTypeOf<AgentTurnResult['usage']>().toMatchTypeOf<{
+  readonly inputTokens: number
+  readonly outputTokens: number
+}>()
+expectTypeOf(runner.chat).returns.resolves.toEqualTypeOf<AgentTurnResult>()
+expectTypeOf(runner.observe).returns.resolves.toEqualTypeOf<string>()
