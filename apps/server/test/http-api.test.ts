@@ -229,7 +229,8 @@ describe('operator REST: a shell cron job', () => {
     try {
       const triggered = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
       expect(triggered.status).toBe(200)
-      expect(await json(triggered)).toEqual({ ok: true, message: 'Job triggered' })
+      const answer = await json(triggered)
+      expect(answer).toEqual({ ok: true, message: 'Job triggered', run_id: expect.any(String) })
 
       const ended = await events.next('cron.run.end', (data) => (data as Json).job_id === id)
       expect(ended.data).toMatchObject({ job_name: 'http-shell', status: 'completed' })
@@ -238,7 +239,13 @@ describe('operator REST: a shell cron job', () => {
         const runs = await json(await server.request('/api/cron/runs?job=http-shell&limit=5'))
         return runs.entries.find((entry: Json) => entry.status === 'completed')
       })
-      expect(history).toMatchObject({ job_id: id, trigger: 'manual', skip_reason: null, error: null })
+      expect(history).toMatchObject({
+        id: answer.run_id,
+        job_id: id,
+        trigger: 'manual',
+        skip_reason: null,
+        error: null,
+      })
       expect(history.result).toContain('from-the-shell-job')
     } finally {
       events.close()

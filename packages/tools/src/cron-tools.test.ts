@@ -291,7 +291,7 @@ describe('manage_cron_jobs (seed 002)', () => {
     )
     expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({
       ok: true,
-      result: { ok: true, message: 'Job triggered' },
+      result: { ok: true, message: 'Job triggered', run_id: expect.any(String) },
     })
     await expect(readFile(marker, 'utf8')).rejects.toThrow()
     let text = ''
@@ -315,7 +315,7 @@ describe('manage_cron_jobs (seed 002)', () => {
     )
     expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({
       ok: true,
-      result: { ok: true, message: 'Job triggered' },
+      result: { ok: true, message: 'Job triggered', run_id: expect.any(String) },
     })
     // overlap skip (the default): the second trigger runs nothing, and says so as an error.
     expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({

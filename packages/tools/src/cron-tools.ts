@@ -450,9 +450,20 @@ function configFields(config: v.InferOutput<typeof configSchema> | undefined): C
  * Seed 002's trigger answer when the run started; a queued run says so (it starts later), and a
  * skipped one (overlap `skip`: the previous run still goes) is an `{ error }`, since nothing runs.
  */
-function triggerResult(outcome: { readonly status: string; readonly reason?: string }) {
+function triggerResult(outcome: {
+  readonly status: string
+  readonly reason?: string
+  readonly runId?: string
+}) {
   const why = outcome.reason === undefined ? '' : `: ${outcome.reason}`
-  if (outcome.status === 'started') return { ok: true, message: 'Job triggered' }
+  // Seed 002's answer, plus the started run's id so a caller can follow it (cron_history, --wait).
+  if (outcome.status === 'started') {
+    return {
+      ok: true,
+      message: 'Job triggered',
+      ...(outcome.runId === undefined ? {} : { run_id: outcome.runId }),
+    }
+  }
   if (outcome.status === 'queued') return { ok: true, message: `Job queued${why}` }
   return { error: `Job not triggered${why}` }
 }

@@ -50,8 +50,8 @@ interface RunView {
 }
 
 /**
- * The trigger answer: manage_cron_jobs' `{ ok, message }` ("Job triggered", "Job queued …"), or a
- * `TriggerResult` (`status`, `run_id`, `reason`) where the server reports one.
+ * The trigger answer: manage_cron_jobs' `{ ok, message, run_id }` ("Job triggered" with the started
+ * run's id, or "Job queued …"), or a `TriggerResult` (`status`, `run_id`, `reason`).
  */
 interface TriggerView {
   readonly ok?: boolean
@@ -220,10 +220,8 @@ export const registerCron: Register = (program, action) => {
         const history = async () =>
           (await client.get<{ entries: RunView[] }>('/api/cron/runs', { query: { job: id, limit: 50 } }))
             .entries
-        // A started run's row exists once the trigger answered: its id is there at once.
-        const runId =
-          answer.run_id ??
-          (status === 'started' ? findRun(await history(), undefined, triggeredAt)?.id : undefined)
+        // A started run's id comes with the answer; a queued one has none until it starts.
+        const runId = answer.run_id
         const started = { ...answer, status, run_id: runId ?? null }
         if (options.wait !== true)
           return {
