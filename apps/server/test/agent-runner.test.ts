@@ -13,6 +13,7 @@ import {
   AgentError,
   type AgentRunnerOptions,
   type ConversationMemory,
+  classifySession,
   createAgentRunner,
   OBSERVER_SYSTEM_PROMPT,
   type UsageRecord,
@@ -257,6 +258,34 @@ describe('the tool loop', () => {
 })
 
 describe('unattended runs', () => {
+  it('reads who started a turn from the session key each package sends', () => {
+    expect(
+      Object.fromEntries(
+        [
+          'cron:nightly',
+          'cron:nightly:0193f1c2-run',
+          'bg:5f1c',
+          'background:5f1c',
+          'workflow:report:run-1:fetch',
+          'telegram:42:7',
+          'http',
+          'mcp',
+          'cronjob:x',
+        ].map((key) => [key, classifySession(key)]),
+      ),
+    ).toEqual({
+      'cron:nightly': { source: 'cron', unattended: true, isolated: false },
+      'cron:nightly:0193f1c2-run': { source: 'cron', unattended: true, isolated: true },
+      'bg:5f1c': { source: 'background', unattended: true, isolated: true },
+      'background:5f1c': { source: 'background', unattended: true, isolated: true },
+      'workflow:report:run-1:fetch': { source: 'workflow', unattended: true, isolated: true },
+      'telegram:42:7': { source: 'chat', unattended: false, isolated: false },
+      http: { source: 'chat', unattended: false, isolated: false },
+      mcp: { source: 'chat', unattended: false, isolated: false },
+      'cronjob:x': { source: 'chat', unattended: false, isolated: false },
+    })
+  })
+
   it('tells cron, background and workflow runs that nobody is watching', async () => {
     model.script(reply.text('a'), reply.text('b'), reply.text('c'))
     const agent = runner()
