@@ -38,9 +38,10 @@ import {
 } from './scheduled-workflows.js'
 import { createSecretsTools } from './vault/secrets-tool.js'
 import { Vault, VaultError } from './vault/vault.js'
+import { VERSION } from './version.js'
 
-/** The server's version, reported by `/healthz` and MCP. */
-export const VERSION = '0.1.0'
+/** The server's version, reported by `/healthz` and MCP (src/version.ts). */
+export { VERSION }
 
 /** Every wired service of a running server, for the HTTP API, MCP and tests. */
 export interface App {

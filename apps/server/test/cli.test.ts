@@ -125,6 +125,19 @@ describe('lango serve', () => {
     expect(stdout).toBe('')
   })
 
+  it('reports one version everywhere: --version, /healthz and MCP, all package.json’s', async () => {
+    const manifest = JSON.parse(
+      await readFile(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'),
+    )
+    expect((await lango(['--version'])).stdout.trim()).toBe(manifest.version)
+    const health = (await (await fetch(`${url}/healthz`)).json()) as { version: string }
+    expect(health.version).toBe(manifest.version)
+    const client = new Client({ name: 'cli-test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)))
+    expect(client.getServerVersion()?.version).toBe(manifest.version)
+    await client.close()
+  })
+
   it('serves MCP Streamable HTTP at /mcp (its SDK loads on the first request)', async () => {
     const client = new Client({ name: 'cli-test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)))

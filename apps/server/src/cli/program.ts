@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
+import { VERSION } from '../version.js'
 import { formatIssue } from './client.js'
 import type { ActionBinder, CommandOptions } from './command.js'
 import { registerBackground } from './commands/bg.js'
@@ -85,7 +83,7 @@ function createProgram(io: CliIo, bind: ActionBinder): Command {
     .description(
       'Lango automation server and CLI: cron jobs, background tasks, workflows and safe exec for AI agents',
     )
-    .version(packageVersion(), '-V, --version', 'print the version')
+    .version(VERSION, '-V, --version', 'print the version')
     .option('--json', 'print one JSON document on stdout and nothing else (every command)')
     .option(
       '--url <url>',
@@ -177,22 +175,4 @@ function describeError(error: unknown): {
     exitCode: EXIT.failure,
     extra: {},
   }
-}
-
-/** The version in `@lango/server`'s package.json, found from this module (src/cli or dist). */
-function packageVersion(): string {
-  let directory = dirname(fileURLToPath(import.meta.url))
-  for (let depth = 0; depth < 4; depth++) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as {
-        name?: string
-        version?: string
-      }
-      if (manifest.name === '@lango/server' && manifest.version !== undefined) return manifest.version
-    } catch {
-      // Not here: look one directory up.
-    }
-    directory = dirname(directory)
-  }
-  return '0.0.0'
 }
