@@ -1,7 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -136,6 +142,46 @@ describe('lango serve', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)))
     expect(client.getServerVersion()?.version).toBe(manifest.version)
     await client.close()
+  })
+
+  it('lets /mcp answer a Host named in server.allowed_hosts, and only those besides loopback', async () => {
+    const other = await mkdtemp(join(tmpdir(), 'lango-cli-hosts-'))
+    await writeFile(join(other, 'lango.yaml'), 'server:\n  allowed_hosts: [lango.internal]\n')
+    const started = await startLangoServe(other)
+    try {
+      const port = Number(new URL(started.url).port)
+      const ping = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })
+          const request = httpRequest(
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/mcp',
+              method: 'POST',
+              headers: {
+                host,
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                'content-length': Buffer.byteLength(body),
+              },
+            },
+            (response) => {
+              response.resume()
+              response.on('end', () => resolve(response.statusCode ?? 0))
+            },
+          )
+          request.on('error', reject)
+          request.end(body)
+        })
+      expect(await ping(`lango.internal:${port}`)).toBe(200)
+      expect(await ping('evil.example')).toBe(403)
+    } finally {
+      const exited = new Promise((resolve) => started.child.once('exit', resolve))
+      started.child.kill('SIGTERM')
+      await exited
+      await rm(other, { recursive: true, force: true })
+    }
   })
 
   it('serves MCP Streamable HTTP at /mcp (its SDK loads on the first request)', async () => {

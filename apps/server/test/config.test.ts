@@ -59,6 +59,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       apiToken: undefined,
       bodyLimitBytes: 1024 * 1024,
       allowedOrigins: [],
+      allowedHosts: [],
     },
     database: { kind: 'sqlite', url: join(home, 'lango.db') },
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
@@ -142,6 +143,7 @@ server:
   api_token: file-api-token
   body_limit: 512KiB
   allowed_origins: [https://app.example.com, "http://localhost:5173/"]
+  allowed_hosts: [Lango.example.com, "lango.example.com:9000", "[fd00::1]:9000"]
 database:
   url: sqlite:data/main.db
 model:
@@ -201,6 +203,7 @@ describe('loadConfig: the file', () => {
         apiToken: 'file-api-token',
         bodyLimitBytes: 512 * 1024,
         allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
+        allowedHosts: ['lango.example.com', 'lango.example.com:9000', '[fd00::1]:9000'],
       },
       database: { kind: 'sqlite', url: join(langoHome, 'data/main.db') },
       model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },

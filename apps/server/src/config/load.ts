@@ -380,6 +380,7 @@ function buildConfig(
       apiToken: env.apiToken ?? server?.api_token ?? undefined,
       bodyLimitBytes: server?.body_limit ?? DEFAULTS.bodyLimitBytes,
       allowedOrigins: [...new Set(server?.allowed_origins ?? [])],
+      allowedHosts: [...new Set(server?.allowed_hosts ?? [])],
     },
     database: {
       kind: database.kind,

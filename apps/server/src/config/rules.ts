@@ -99,6 +99,23 @@ export const host: Rule<string> = {
   },
 }
 
+/**
+ * A name a `Host` header may carry: `name` (any port) or `name:port`, an IPv6 address in brackets;
+ * lowercased, as the `/mcp` guard compares it.
+ */
+export const hostHeader: Rule<string> = {
+  expected:
+    'expected a host name as clients write it, such as lango.example.com, lango.example.com:7878 or [fd00::1]:7878',
+  parse: (input) => {
+    if (typeof input !== 'string' || input.length > 260) return undefined
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}))?$/.exec(
+      input,
+    )
+    if (match === null || (match[2] !== undefined && Number(match[2]) > 65_535)) return undefined
+    return input.toLowerCase()
+  },
+}
+
 /** An `http(s)://` URL, returned as given. Sensitive: a URL may carry credentials. */
 export const httpUrl: Rule<string> = {
   expected: 'expected an http:// or https:// URL',

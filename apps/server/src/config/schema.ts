@@ -9,6 +9,7 @@ import {
   duration,
   envGlob,
   host,
+  hostHeader,
   httpUrl,
   inherit,
   integer,
@@ -89,6 +90,7 @@ export const fileSchema = section({
     api_token: field(secret),
     body_limit: field(byteSize(KIB, GIB)),
     allowed_origins: list(origin, 100),
+    allowed_hosts: list(hostHeader, 100),
   }),
   database: section({
     url: field(databaseUrl),

@@ -21,6 +21,12 @@ export interface ServerConfig {
     readonly bodyLimitBytes: number
     /** Extra `Origin`s allowed on `/mcp` and the API besides loopback ones. Default none. */
     readonly allowedOrigins: readonly string[]
+    /**
+     * Names a `Host` header on `/mcp` may carry besides loopback ones and the bound address
+     * (`name` or `name:port`): the names clients use for a server bound to 0.0.0.0 or behind a
+     * proxy. Default none.
+     */
+    readonly allowedHosts: readonly string[]
   }
   readonly database: {
     /** `sqlite` (default) or `postgres` (when `LANGO_DATABASE_URL`/`database.url` is `postgres://…`). */

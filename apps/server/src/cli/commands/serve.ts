@@ -49,8 +49,11 @@ export const registerServe: Register = (program, action) => {
                 createMcpHttpHandler(app, {
                   allowedOrigins: config.server.allowedOrigins,
                   // Bound to a named address, clients reach it by that name; a wildcard is any name the
-                  // machine has, which only the operator knows (server.allowed_origins does not cover Host).
-                  allowedHosts: isLoopbackHost(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
+                  // machine has, which only the operator knows: server.allowed_hosts lists them.
+                  allowedHosts: [
+                    ...(isLoopbackHost(host) || host === '0.0.0.0' || host === '::' ? [] : [host]),
+                    ...config.server.allowedHosts,
+                  ],
                   port: () => port,
                 }),
               )
