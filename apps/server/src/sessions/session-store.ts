@@ -504,23 +504,41 @@ export class SessionStore {
   #startRun(sessionKey: string): Promise<CompactionOutcome> {
     const running = this.#running.get(sessionKey)
     if (running !== undefined) return running
-    const run = this.#track(this.#run(sessionKey)).finally(() => this.#running.delete(sessionKey))
+    // Events go out once the run has released its lease and lock, so a listener that appends at
+    // once starts the next compaction instead of finding this one still running.
+    const run = this.#track(
+      this.#run(sessionKey).then(
+        (outcome) => {
+          this.#running.delete(sessionKey)
+          this.#report(sessionKey, outcome)
+          return outcome
+        },
+        (error: unknown) => {
+          this.#running.delete(sessionKey)
+          throw error
+        },
+      ),
+    )
     this.#running.set(sessionKey, run)
     return run
+  }
+
+  #report(sessionKey: string, outcome: CompactionOutcome): void {
+    if (outcome.error !== undefined) {
+      const retryAt = this.#backoff.get(sessionKey)?.retryAt ?? this.#now()
+      this.#emit({ type: 'compaction:error', sessionKey, error: outcome.error, retryAt })
+    }
+    if (outcome.status !== 'failed') this.#emit({ type: 'compaction:end', sessionKey, outcome })
   }
 
   /** One compaction run; the caller holds the in-process lock for `sessionKey`. */
   async #run(sessionKey: string): Promise<CompactionOutcome> {
     const progress = { observedMessages: 0, observationsAdded: 0, reflected: 0 }
-    const skipped = (reason: CompactionSkipReason): CompactionOutcome => {
-      const outcome: CompactionOutcome = {
-        status: progress.observedMessages + progress.reflected > 0 ? 'compacted' : 'skipped',
-        reason,
-        ...progress,
-      }
-      this.#emit({ type: 'compaction:end', sessionKey, outcome })
-      return outcome
-    }
+    const skipped = (reason: CompactionSkipReason): CompactionOutcome => ({
+      status: progress.observedMessages + progress.reflected > 0 ? 'compacted' : 'skipped',
+      reason,
+      ...progress,
+    })
     if (this.#observer === undefined) return skipped('no-observer')
     if (this.#stop.signal.aborted) return skipped('stopped')
     const observer = this.#observer
@@ -587,9 +605,7 @@ export class SessionStore {
       if (reflection !== undefined) return reflection
       await this.#capObservations(sessionKey)
       if (progress.observedMessages + progress.reflected === 0) return skipped('below-threshold')
-      const outcome: CompactionOutcome = { status: 'compacted', ...progress }
-      this.#emit({ type: 'compaction:end', sessionKey, outcome })
-      return outcome
+      return { status: 'compacted', ...progress }
     } finally {
       if (leased) await this.#releaseLease(sessionKey)
     }
@@ -699,20 +715,18 @@ export class SessionStore {
     return `${head}${marker}`
   }
 
-  /** Records a failed observer call: back-off, event, log; the outcome says what was done before. */
+  /** Records a failed observer call: back-off and log; the outcome says what was done before. */
   #failed(
     sessionKey: string,
     thrown: unknown,
     progress: { observedMessages: number; observationsAdded: number; reflected: number },
   ): CompactionOutcome {
     if (this.#stop.signal.aborted) {
-      const outcome: CompactionOutcome = {
+      return {
         status: progress.observedMessages + progress.reflected > 0 ? 'compacted' : 'skipped',
         reason: 'stopped',
         ...progress,
       }
-      this.#emit({ type: 'compaction:end', sessionKey, outcome })
-      return outcome
     }
     const error = SessionError.is(thrown)
       ? thrown
@@ -730,14 +744,11 @@ export class SessionStore {
       if (oldest !== undefined) this.#backoff.delete(oldest)
     }
     this.#logger.warn('session observer failed; will retry', { sessionKey, failures, retryAt, error })
-    this.#emit({ type: 'compaction:error', sessionKey, error, retryAt })
-    const outcome: CompactionOutcome = {
+    return {
       status: progress.observedMessages + progress.reflected > 0 ? 'compacted' : 'failed',
       ...progress,
       error,
     }
-    if (outcome.status === 'compacted') this.#emit({ type: 'compaction:end', sessionKey, outcome })
-    return outcome
   }
 
   /**
