@@ -24,6 +24,7 @@ import {
 } from '@lango/tools'
 import { WorkflowDirectory, WorkflowEngine, type ShellRunner as WorkflowShellRunner } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import { type AgentRunner, type AgentRunRequest, createAgentRunner, NO_MODEL_MESSAGE } from './agent/index.js'
 import { Approvals } from './approvals.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
@@ -55,6 +56,8 @@ export interface App {
   readonly processes: ProcessRegistry
   readonly approvals: Approvals
   readonly events: EventHub
+  /** The LLM agent (chat turns and the runs of cron, background and workflow); `configured` false without a model. */
+  readonly agent: AgentRunner
   /** Every agent tool, in a stable order (`tools/list`, `GET /api/tools`). */
   readonly tools: readonly AnyTool[]
   /** The MCP server's `instructions`. */
@@ -68,9 +71,6 @@ export interface App {
   stop(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
-
-/** The error an agent run gets until a model is configured (issue 13 brings the runner). */
-const NO_MODEL = 'no model configured (set LANGO_MODEL_BASE_URL and LANGO_MODEL, or model: in lango.yaml)'
 
 /**
  * Opens the database (migrations included) and wires every package through its ports (ADR 0006):
@@ -144,7 +144,13 @@ export async function createApp(
         })
       },
     }
-    const agentRunner = { run: async () => Promise.reject(new Error(NO_MODEL)) }
+    // The agent runner needs the tools, which need the services, which need a runner: they get
+    // this forwarder, bound to the real runner once the tools exist (below).
+    let agent: AgentRunner | undefined
+    const agentRunner = {
+      run: (request: AgentRunRequest, options: { readonly signal: AbortSignal }) =>
+        agent === undefined ? Promise.reject(new Error(NO_MODEL_MESSAGE)) : agent.run(request, options),
+    }
     const channelSender = {
       async send(target: string, text: string) {
         // Chat channels arrive with issue 13; until then `log` writes to the server log, others fail.
@@ -244,6 +250,25 @@ export async function createApp(
         : []),
       ...createSecretsTools({ vault: refStore.vault }),
     ]
+    agent = createAgentRunner({
+      baseUrl: config.model.baseUrl,
+      model: config.model.name,
+      apiKey: config.model.apiKey,
+      tools,
+      maxSteps: config.agent.maxSteps,
+      timeoutMs: config.agent.timeoutMs,
+      maxRetries: config.agent.maxRetries,
+      // Attended turns without a gate of their own (HTTP chat): pending approvals, answered over
+      // the API, the CLI or the dashboard.
+      approvalPolicy: config.approvals.policy,
+      approvalGate: approvals.gate(),
+      approvalTimeoutMs: config.approvals.timeoutMs,
+      unattended: {
+        allowDangerous: config.approvals.unattendedAllowDangerous,
+        allowCronCreate: config.approvals.unattendedAllowCronCreate,
+      },
+      logger,
+    })
     const instructions = buildAutomationPromptSection({
       cron: config.cron.enabled,
       background: config.background.enabled,
@@ -265,6 +290,7 @@ export async function createApp(
       approvals,
       events,
       tools,
+      agent,
       instructions,
       get ready() {
         return ready

@@ -63,6 +63,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     },
     database: { kind: 'sqlite', url: join(home, 'lango.db') },
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
+    agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2 },
     channels: {
       telegram: { token: undefined, apiUrl: undefined },
       slack: { token: undefined, apiUrl: undefined },
@@ -150,6 +151,7 @@ model:
   base_url: http://127.0.0.1:11434/v1
   name: llama3.1
   api_key: file-model-key
+agent: { max_steps: 8, timeout: 2m, max_retries: 0 }
 channels:
   telegram: { token: tg-token, api_url: http://127.0.0.1:8081 }
   slack: { token: slack-token, api_url: http://127.0.0.1:8082/api }
@@ -207,6 +209,7 @@ describe('loadConfig: the file', () => {
       },
       database: { kind: 'sqlite', url: join(langoHome, 'data/main.db') },
       model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },
+      agent: { maxSteps: 8, timeoutMs: 120_000, maxRetries: 0 },
       channels: {
         telegram: { token: 'tg-token', apiUrl: 'http://127.0.0.1:8081' },
         slack: { token: 'slack-token', apiUrl: 'http://127.0.0.1:8082/api' },
@@ -464,7 +467,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, model, channels, approvals, cron, background, workflow, exec, logging',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, model, agent, channels, approvals, cron, background, workflow, exec, logging',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -564,7 +567,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, model, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, model, agent, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
       },
     ])
     expect(error.message).toBe(

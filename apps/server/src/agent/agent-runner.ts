@@ -76,6 +76,11 @@ export interface ChatOptions {
   readonly signal?: AbortSignal
   /** Asks the person in this chat (Telegram inline buttons, …); default the runner's `approvalGate`. */
   readonly approvalGate?: ApprovalGate
+  /**
+   * The conversation so far, sent by a stateless client (the OpenAI-compatible endpoint): used
+   * instead of the session's memory, which this turn then neither reads nor appends to.
+   */
+  readonly history?: readonly ModelMessage[]
 }
 
 /** Options of {@link AgentRunner.observe}. */
@@ -372,11 +377,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     readonly prompt: string
     readonly model: string
     readonly gate: ApprovalGate | undefined
+    readonly history?: readonly ModelMessage[] | undefined
   }
 
   async function turn(input: TurnInput, callerSignal: AbortSignal | undefined): Promise<AgentTurnResult> {
     const session = classifySession(input.sessionKey)
-    const memory = session.isolated ? undefined : options.memory
+    const memory = session.isolated || input.history !== undefined ? undefined : options.memory
     const startedAt = now().getTime()
     const denials: ToolDenial[] = []
     let usage = ZERO_USAGE
@@ -387,7 +393,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     const fields = { sessionKey: input.sessionKey, model: input.model }
     try {
       return await guarded(callerSignal, input.model, async (signal) => {
-        let history: Awaited<ReturnType<ConversationMemory['load']>> = { observations: [], messages: [] }
+        let history: Awaited<ReturnType<ConversationMemory['load']>> = {
+          observations: [],
+          messages: input.history ?? [],
+        }
         if (memory !== undefined) {
           try {
             history = await memory.load(input.sessionKey, { signal })
@@ -515,7 +524,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   /** Runs a turn, one at a time per session when it uses memory. */
   async function queued(input: TurnInput, signal: AbortSignal | undefined): Promise<AgentTurnResult> {
     signal?.throwIfAborted()
-    const useMemory = options.memory !== undefined && !classifySession(input.sessionKey).isolated
+    const useMemory =
+      options.memory !== undefined &&
+      input.history === undefined &&
+      !classifySession(input.sessionKey).isolated
     return useMemory ? queue.run(input.sessionKey, () => turn(input, signal), signal) : turn(input, signal)
   }
 
@@ -543,6 +555,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           prompt: message,
           model: defaultModel,
           gate: chatOptions.approvalGate ?? options.approvalGate,
+          history: chatOptions.history,
         },
         chatOptions.signal,
       )

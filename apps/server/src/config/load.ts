@@ -360,6 +360,9 @@ const DEFAULTS = Object.freeze({
   execTimeoutMs: 30 * UNITS.SECOND,
   execMaxTimeoutMs: 10 * UNITS.MINUTE,
   execMaxBackgroundProcesses: 16,
+  agentMaxSteps: 20,
+  agentTimeoutMs: 10 * UNITS.MINUTE,
+  agentMaxRetries: 2,
 })
 
 function buildConfig(
@@ -370,7 +373,7 @@ function buildConfig(
   const { home, userHome } = context
   const local = (value: string) => resolvePath(value, home, userHome)
   const database = env.database ?? file.database?.url ?? { kind: 'sqlite' as const, url: 'lango.db' }
-  const { server, model, channels, approvals, cron, background, workflow, exec } = file
+  const { server, model, agent, channels, approvals, cron, background, workflow, exec } = file
   return {
     home,
     file: context.file,
@@ -390,6 +393,11 @@ function buildConfig(
       baseUrl: env.modelBaseUrl ?? model?.base_url ?? undefined,
       name: env.model ?? model?.name ?? undefined,
       apiKey: env.modelApiKey ?? model?.api_key ?? undefined,
+    },
+    agent: {
+      maxSteps: agent?.max_steps ?? DEFAULTS.agentMaxSteps,
+      timeoutMs: agent?.timeout ?? DEFAULTS.agentTimeoutMs,
+      maxRetries: agent?.max_retries ?? DEFAULTS.agentMaxRetries,
     },
     channels: {
       telegram: {

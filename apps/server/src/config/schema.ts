@@ -100,6 +100,11 @@ export const fileSchema = section({
     name: field(name),
     api_key: field(secret),
   }),
+  agent: section({
+    max_steps: field(integer(1, 1000)),
+    timeout: field(duration(SECOND, DAY)),
+    max_retries: field(integer(0, 10)),
+  }),
   channels: section({
     telegram: section({ token: field(secret), api_url: field(httpUrl) }),
     slack: section({ token: field(secret), api_url: field(httpUrl) }),

@@ -42,6 +42,15 @@ export interface ServerConfig {
     /** API key (`LANGO_MODEL_API_KEY`); never logged. */
     readonly apiKey: string | undefined
   }
+  /** The agent's tool-calling loop (issue 13). */
+  readonly agent: {
+    /** Model calls per turn at most. Default 20. */
+    readonly maxSteps: number
+    /** A whole turn (every step and tool call) at most. Default 10 min. */
+    readonly timeoutMs: number
+    /** Retries of a failed model call (429, 5xx, network), honouring `Retry-After`. Default 2. */
+    readonly maxRetries: number
+  }
   readonly channels: {
     readonly telegram: { readonly token: string | undefined; readonly apiUrl: string | undefined }
     readonly slack: { readonly token: string | undefined; readonly apiUrl: string | undefined }

@@ -8,6 +8,7 @@ import { type App, VERSION } from '../app.js'
 import { ServerError } from '../errors.js'
 import { eventStream } from './events.js'
 import { bearerGuard, browserGuard } from './guards.js'
+import { registerChatRoutes } from './chat.js'
 import { registerOperatorRoutes } from './operator.js'
 import { bodyTooLarge, errorResponse, type HttpErrorCode, readJsonBody } from './responses.js'
 import { callToolOverHttp } from './tool-call.js'
@@ -88,10 +89,9 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
     http.use('*', bearerGuard(config.server.apiToken))
   }
-  http.use(
-    '/api/*',
-    browserGuard({ listenHost: config.server.host, allowedOrigins: config.server.allowedOrigins }),
-  )
+  const guard = browserGuard({ listenHost: config.server.host, allowedOrigins: config.server.allowedOrigins })
+  http.use('/api/*', guard)
+  http.use('/v1/*', guard)
   // API bodies are bounded where they are read (readJsonBody); /mcp's web Request here.
   http.use(
     '/mcp',
@@ -135,6 +135,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     return next()
   }
   http.use('/api/*', readyGate)
+  http.use('/v1/*', readyGate)
   http.use('/mcp', readyGate)
 
   http.get('/api/tools', (c) => c.json({ tools: catalogue, count: catalogue.length }))
@@ -149,6 +150,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   })
 
   registerOperatorRoutes(http, app, options.signal)
+  registerChatRoutes(http, app, options.signal)
 
   http.get('/api/events', (c) =>
     eventStream(c, app.events, {

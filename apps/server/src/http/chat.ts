@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto'
+import type { ModelMessage } from 'ai'
+import type { Context, Hono } from 'hono'
+import { streamSSE } from 'hono/streaming'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import * as v from 'valibot'
+import { AgentError, type AgentTurnResult } from '../agent/index.js'
+import type { App } from '../app.js'
+import { errorResponse, readJsonBody } from './responses.js'
+import { callSignal } from './tool-call.js'
+
+/** The name OpenAI-compatible clients pick: the agent with its tools, whatever model it runs on. */
+export const AGENT_MODEL_ID = 'lango'
+
+/** A message at most (characters); longer ones are refused, not cut. */
+const MAX_MESSAGE_CHARS = 100_000
+/** Messages of a stateless conversation at most (the newest are kept by the runner's own bound). */
+const MAX_HISTORY = 500
+
+const sessionName = v.pipe(
+  v.string('session must be a string'),
+  v.regex(/^[A-Za-z0-9._:@-]{1,128}$/, 'session must be 1-128 letters, digits, or . _ : @ -'),
+)
+const chatBody = v.strictObject({
+  session: v.optional(sessionName),
+  message: v.pipe(
+    v.string('message must be a string'),
+    v.minLength(1, 'message must not be empty'),
+    v.maxLength(MAX_MESSAGE_CHARS, `message must be at most ${MAX_MESSAGE_CHARS} characters`),
+  ),
+})
+
+const textPart = v.object({ type: v.literal('text'), text: v.string() })
+const openAiMessage = v.object({
+  role: v.picklist(
+    ['system', 'developer', 'user', 'assistant', 'tool'],
+    'role must be system, user or assistant',
+  ),
+  content: v.nullish(
+    v.union([v.string(), v.array(v.union([textPart, v.looseObject({ type: v.string() })]))]),
+  ),
+})
+const completionBody = v.looseObject({
+  model: v.optional(v.string()),
+  messages: v.pipe(
+    v.array(openAiMessage, 'messages must be an array of { role, content }'),
+    v.minLength(1, 'messages must not be empty'),
+    v.maxLength(MAX_HISTORY, `messages must be at most ${MAX_HISTORY}`),
+  ),
+  stream: v.optional(v.boolean()),
+  user: v.optional(sessionName),
+})
+
+/** HTTP status for an agent failure: the model server's faults are 502, a timeout 504. */
+function agentStatus(error: AgentError): ContentfulStatusCode {
+  switch (error.code) {
+    case 'AGENT_NO_MODEL':
+      return 503
+    case 'AGENT_TIMEOUT':
+      return 504
+    case 'AGENT_MODEL_UNREACHABLE':
+    case 'AGENT_MODEL_UNAUTHORIZED':
+    case 'AGENT_MODEL_RATE_LIMITED':
+    case 'AGENT_MODEL_ERROR':
+    case 'AGENT_INVALID_RESPONSE':
+      return 502
+    default:
+      return 500
+  }
+}
+
+/** The 400 for a body that does not match `schema`, naming each field. */
+function invalid(c: Context, issues: readonly v.BaseIssue<unknown>[]): Response {
+  const list = issues.map((issue) => ({
+    path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
+    message: issue.message,
+  }))
+  return errorResponse(c, 400, 'INVALID_REQUEST', list.map((issue) => issue.message).join('; '), {
+    issues: list,
+  })
+}
+
+/** The text of an OpenAI message's content (string, or its text parts joined). */
+function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string {
+  if (content === null || content === undefined) return ''
+  if (typeof content === 'string') return content
+  return content
+    .filter((part): part is { type: 'text'; text: string } => part.type === 'text' && 'text' in part)
+    .map((part) => part.text)
+    .join('\n')
+}
+
+/**
+ * Chat with the agent over HTTP: `POST /api/chat` (`{ session?, message }` → the reply, in the
+ * persisted session `http:<session>`), and the OpenAI-compatible `GET /v1/models` and
+ * `POST /v1/chat/completions` (stateless: the client sends the conversation; `stream: true`
+ * answers server-sent events), so chat front ends such as Open WebUI talk to the agent and its
+ * tools. Calls that need approval wait for it (pending approvals, answered over the API, the CLI
+ * or the dashboard); the client going away cancels the turn.
+ */
+export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal | undefined): void {
+  const limit = app.config.server.bodyLimitBytes
+  const failed = (c: Context, error: unknown): Response => {
+    if (AgentError.is(error)) return errorResponse(c, agentStatus(error), error.code, error.message)
+    if (c.req.raw.signal.aborted)
+      return errorResponse(c, 499 as ContentfulStatusCode, 'CANCELLED', 'the client went away')
+    throw error
+  }
+
+  http.post('/api/chat', async (c) => {
+    const body = await readJsonBody(c, limit)
+    if (!body.ok) return body.response
+    const parsed = v.safeParse(chatBody, body.value)
+    if (!parsed.success) return invalid(c, parsed.issues)
+    const session = `http:${parsed.output.session ?? 'default'}`
+    const link = callSignal(c.req.raw.signal, shutdown)
+    try {
+      const turn = await app.agent.chat(session, parsed.output.message, { signal: link.signal })
+      return c.json({
+        session,
+        reply: turn.text,
+        usage: turn.usage,
+        steps: turn.steps,
+        tool_calls: turn.toolCalls,
+        denials: turn.denials,
+      })
+    } catch (error) {
+      return failed(c, error)
+    } finally {
+      link.dispose()
+    }
+  })
+
+  http.get('/v1/models', (c) =>
+    c.json({
+      object: 'list',
+      data: [{ id: AGENT_MODEL_ID, object: 'model', created: 0, owned_by: 'lango' }],
+    }),
+  )
+
+  http.post('/v1/chat/completions', async (c) => {
+    const body = await readJsonBody(c, limit)
+    if (!body.ok) return body.response
+    const parsed = v.safeParse(completionBody, body.value)
+    if (!parsed.success) return invalid(c, parsed.issues)
+    const { messages, stream, user } = parsed.output
+    const last = messages.at(-1)
+    if (last?.role !== 'user') {
+      return errorResponse(c, 400, 'INVALID_REQUEST', 'the last message must be the user’s')
+    }
+    const message = textOf(last.content)
+    if (message.trim() === '') return errorResponse(c, 400, 'INVALID_REQUEST', 'the last message has no text')
+    if (message.length > MAX_MESSAGE_CHARS) {
+      return errorResponse(
+        c,
+        400,
+        'INVALID_REQUEST',
+        `a message must be at most ${MAX_MESSAGE_CHARS} characters`,
+      )
+    }
+    // Earlier turns as text: the client's own tool calls, if any, are not ours to replay.
+    const history: ModelMessage[] = messages.slice(0, -1).flatMap((entry): ModelMessage[] => {
+      const text = textOf(entry.content)
+      if (text === '') return []
+      if (entry.role === 'user') return [{ role: 'user', content: text }]
+      if (entry.role === 'assistant') return [{ role: 'assistant', content: text }]
+      if (entry.role === 'system' || entry.role === 'developer') return [{ role: 'system', content: text }]
+      return []
+    })
+    const session = `openai:${user ?? 'anonymous'}`
+    const id = `chatcmpl-${randomUUID()}`
+    const created = Math.floor(Date.now() / 1000)
+    const link = callSignal(c.req.raw.signal, shutdown)
+    const turn = app.agent.chat(session, message, { signal: link.signal, history })
+    const usageOf = (result: AgentTurnResult) => ({
+      prompt_tokens: result.usage.inputTokens,
+      completion_tokens: result.usage.outputTokens,
+      total_tokens: result.usage.totalTokens,
+    })
+    if (stream !== true) {
+      try {
+        const result = await turn
+        return c.json({
+          id,
+          object: 'chat.completion',
+          created,
+          model: AGENT_MODEL_ID,
+          choices: [
+            { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: 'stop' },
+          ],
+          usage: usageOf(result),
+        })
+      } catch (error) {
+        return failed(c, error)
+      } finally {
+        link.dispose()
+      }
+    }
+    const chunk = (
+      delta: Record<string, unknown>,
+      finish: string | null,
+      extra: Record<string, unknown> = {},
+    ) =>
+      JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: AGENT_MODEL_ID,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...extra,
+      })
+    return streamSSE(c, async (sse) => {
+      try {
+        await sse.writeSSE({ data: chunk({ role: 'assistant', content: '' }, null) })
+        // The reply is sent whole once the turn (its tool calls included) has ended.
+        const result = await turn
+        await sse.writeSSE({ data: chunk({ content: result.text }, null) })
+        await sse.writeSSE({ data: chunk({}, 'stop', { usage: usageOf(result) }) })
+      } catch (error) {
+        const failure = AgentError.is(error)
+          ? { code: error.code, message: error.message }
+          : { code: 'CANCELLED', message: 'the turn was cancelled' }
+        await sse.writeSSE({ data: JSON.stringify({ error: { ...failure, type: 'server_error' } }) })
+      } finally {
+        link.dispose()
+        await sse.writeSSE({ data: '[DONE]' })
+      }
+    })
+  })
+}

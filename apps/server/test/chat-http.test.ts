@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
+import { startTestServer, type TestServer } from './fixtures/http-server.js'
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+let model: FakeOpenAI
+let server: TestServer
+
+beforeAll(async () => {
+  model = await startFakeOpenAI()
+  // No retries: a failing model answers at once (the runner's own tests cover Retry-After).
+  server = await startTestServer((config) => ({ ...config, agent: { ...config.agent, maxRetries: 0 } }), {
+    LANGO_MODEL_BASE_URL: model.baseUrl,
+    LANGO_MODEL: 'test-model',
+  })
+})
+afterAll(async () => {
+  await server?.dispose()
+  await model?.close()
+})
+
+/** Server-sent events' `data:` payloads, in order. */
+function sseData(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trim())
+}
+
+describe('POST /api/chat', () => {
+  it('runs an agent turn that calls a tool, in the session http:<session>, and answers its reply', async () => {
+    model.script(
+      reply.toolCalls([
+        {
+          id: 'call_1',
+          name: 'cron_add',
+          arguments: {
+            name: 'nightly-backup',
+            schedule_type: 'cron',
+            schedule: '0 3 * * *',
+            prompt: 'Back up the project and say how it went.',
+          },
+        },
+      ]),
+      reply.text('Scheduled: every day at 03:00.'),
+    )
+    const response = await server.request('/api/chat', {
+      json: { session: 'alice', message: 'every day at 3 am back up the project and tell me how it went' },
+    })
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as Json
+    expect(body).toMatchObject({
+      session: 'http:alice',
+      reply: 'Scheduled: every day at 03:00.',
+      tool_calls: 1,
+    })
+    expect(body.usage).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number) })
+    // The tool really ran: the job exists, created by the chat's session.
+    const job = (await (await server.request('/api/cron/jobs/nightly-backup')).json()) as Json
+    expect(job.job).toMatchObject({ name: 'nightly-backup', schedule: '0 3 * * *' })
+    const second = model.chatBodies.at(-1)
+    expect(second?.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
+  })
+
+  it('refuses a malformed body with the field named, and keeps serving', async () => {
+    const response = await server.request('/api/chat', { json: { session: 'bad session!', message: 5 } })
+    expect(response.status).toBe(400)
+    const body = (await response.json()) as Json
+    expect(body.error.code).toBe('INVALID_REQUEST')
+    expect(body.error.issues.map((issue: Json) => issue.path)).toEqual(['session', 'message'])
+    expect((await server.request('/healthz')).status).toBe(200)
+  })
+
+  it('answers 502 with the agent error when the model server fails, and keeps serving', async () => {
+    model.script(reply.error(500, 'boom'))
+    const response = await server.request('/api/chat', { json: { message: 'hello' } })
+    expect(response.status).toBe(502)
+    const body = (await response.json()) as Json
+    expect(body.error.code).toBe('AGENT_MODEL_ERROR')
+    expect(JSON.stringify(body)).not.toContain('stack')
+    expect((await server.request('/healthz')).status).toBe(200)
+  })
+})
+
+describe('OpenAI-compatible /v1', () => {
+  it('lists the agent as a model', async () => {
+    const body = (await (await server.request('/v1/models')).json()) as Json
+    expect(body).toEqual({
+      object: 'list',
+      data: [expect.objectContaining({ id: 'lango', object: 'model' })],
+    })
+  })
+
+  it('answers a chat completion from the conversation the client sends (stateless)', async () => {
+    model.script(reply.text('Paris, as before.'))
+    const response = await server.request('/v1/chat/completions', {
+      json: {
+        model: 'lango',
+        messages: [
+          { role: 'system', content: 'Answer briefly.' },
+          { role: 'user', content: 'What is the capital of France?' },
+          { role: 'assistant', content: 'Paris.' },
+          { role: 'user', content: [{ type: 'text', text: 'And again?' }] },
+        ],
+      },
+    })
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as Json
+    expect(body).toMatchObject({
+      object: 'chat.completion',
+      model: 'lango',
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Paris, as before.' }, finish_reason: 'stop' },
+      ],
+      usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) },
+    })
+    expect(body.id).toMatch(/^chatcmpl-/)
+    const sent = model.chatBodies.at(-1)?.messages.map((message) => [message.role, message.content])
+    expect(sent).toEqual(
+      expect.arrayContaining([
+        ['user', 'What is the capital of France?'],
+        ['assistant', 'Paris.'],
+        ['user', 'And again?'],
+      ]),
+    )
+  })
+
+  it('streams server-sent chunks ending with [DONE] when stream is true', async () => {
+    model.script(reply.text('Streamed answer.'))
+    const response = await server.request('/v1/chat/completions', {
+      json: { model: 'lango', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toContain('text/event-stream')
+    const events = sseData(await response.text())
+    expect(events.at(-1)).toBe('[DONE]')
+    const chunks = events.slice(0, -1).map((data) => JSON.parse(data) as Json)
+    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true)
+    expect(chunks.map((chunk) => chunk.choices[0].delta.content ?? '').join('')).toBe('Streamed answer.')
+    expect(chunks.at(-1)?.choices[0].finish_reason).toBe('stop')
+  })
+
+  it('refuses a conversation whose last message is not the user’s', async () => {
+    const response = await server.request('/v1/chat/completions', {
+      json: { messages: [{ role: 'assistant', content: 'hi' }] },
+    })
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as Json).error.code).toBe('INVALID_REQUEST')
+  })
+})
+
+describe('without a model', () => {
+  it('answers 503 AGENT_NO_MODEL with what to configure', async () => {
+    const bare = await startTestServer()
+    try {
+      const response = await bare.request('/api/chat', { json: { message: 'hello' } })
+      expect(response.status).toBe(503)
+      const body = (await response.json()) as Json
+      expect(body.error).toMatchObject({
+        code: 'AGENT_NO_MODEL',
+        message: expect.stringContaining('LANGO_MODEL'),
+      })
+    } finally {
+      await bare.dispose()
+    }
+  })
+})
