@@ -43,6 +43,8 @@ export interface TelegramChannelOptions {
   readonly maxRetryAfterSeconds?: number
   /** Retries of network errors on sends (the shared backoff helper). Default 3 attempts. */
   readonly networkRetry?: RetryPolicy
+  /** How long `start()` waits for the first poll to succeed before it gives up. Default 30 s. */
+  readonly startTimeoutMs?: number
   /** How long `stop()` waits for the poll loop to end. Default 5 s. */
   readonly stopTimeoutMs?: number
   readonly clock?: Clock
@@ -182,12 +184,10 @@ export class TelegramChannel implements ChannelAdapter {
     if (this.#receiving !== undefined) return
     await this.#stopping
     this.#stopping = undefined
-    try {
-      await this.#bot.init(grammySignal(options.signal))
-    } catch (error) {
-      if (options.signal.aborted) throw options.signal.reason
-      throw this.#failure('getMe', error)
-    }
+    // getMe here, bounded, rather than grammY's init(), which retries network errors for ever.
+    this.#bot.botInfo = await this.#call('getMe', options.signal, (signal) =>
+      this.#bot.api.getMe(grammySignal(signal)),
+    )
     if (this.#allowed.length === 0)
       this.#logger.warn('telegram has no allowed chats: every inbound message is ignored', {
         channel: this.name,
@@ -198,7 +198,7 @@ export class TelegramChannel implements ChannelAdapter {
     const onAbort = (): void => void this.stop()
     options.signal.addEventListener('abort', onAbort, { once: true })
     let confirmed = false
-    await new Promise<void>((resolve, reject) => {
+    const running = new Promise<void>((resolve, reject) => {
       this.#firstPoll = () => {
         confirmed = true
         resolve()
@@ -226,6 +226,21 @@ export class TelegramChannel implements ChannelAdapter {
           },
         )
     })
+    const startTimeoutMs = this.#options.startTimeoutMs ?? 30_000
+    try {
+      await abortable(running, AbortSignal.any([options.signal, AbortSignal.timeout(startTimeoutMs)]))
+    } catch (error) {
+      if (confirmed) return
+      // grammY retries network errors of deleteWebhook and getUpdates for ever: give up, stop it.
+      await this.stop()
+      if (options.signal.aborted) throw options.signal.reason
+      if (ChannelError.is(error)) throw error
+      throw new ChannelError(
+        'CHANNEL_RECEIVE_FAILED',
+        `${this.name}: long polling did not start within ${startTimeoutMs} ms (the Bot API kept failing)`,
+        { data: { channel: this.name } },
+      )
+    }
   }
 
   /**
@@ -273,7 +288,8 @@ export class TelegramChannel implements ChannelAdapter {
         request.summary.length > MAX_SUMMARY_LENGTH
           ? `${request.summary.slice(0, MAX_SUMMARY_LENGTH)}…`
           : request.summary
-      const sent = await this.#call('sendMessage', signal, (callSignal) =>
+      // Not the caller's signal: a send cut short could leave buttons whose message id is unknown.
+      const sent = await this.#call('sendMessage', AbortSignal.timeout(30_000), (callSignal) =>
         this.#bot.api.sendMessage(
           chat,
           `Approval needed (${request.safety}): ${request.toolName}\n${summary}\n\nOnly the user who asked can answer.`,
@@ -315,6 +331,7 @@ export class TelegramChannel implements ChannelAdapter {
   async #stop(): Promise<void> {
     this.#receiving?.abort(new DOMException('the telegram channel is stopping', 'AbortError'))
     this.#receiving = undefined
+    this.#firstPoll = undefined
     for (const pending of this.#approvals.values()) pending.answer(undefined)
     const limit = AbortSignal.timeout(this.#options.stopTimeoutMs ?? 5000)
     // bot.stop() aborts the long poll, then confirms the last update with one short getUpdates.

@@ -1,0 +1,385 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { inspect } from 'node:util'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  ChannelError,
+  ChannelRouter,
+  type ConversationHandler,
+  TelegramChannel,
+  type TelegramChannelOptions,
+} from '../src/channels/index.js'
+import { recordingLogger } from './fixtures/fake-chat-apis.js'
+import { type FakeTelegram, startFakeTelegram, type TelegramCall } from './fixtures/fake-telegram.js'
+
+const ALLOWED = 111
+const OTHER_ALLOWED = 222
+const USER = 5
+const OTHER_USER = 6
+
+async function channelError(promise: Promise<unknown>): Promise<ChannelError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected a rejection')
+    },
+    (caught: unknown) => caught,
+  )
+  if (!ChannelError.is(error)) throw new Error(`expected a ChannelError, got ${inspect(error)}`)
+  return error
+}
+
+function deferred<T = void>() {
+  let settle!: (value: T) => void
+  const promise = new Promise<T>((resolve) => {
+    settle = resolve
+  })
+  return { promise, settle }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The inline keyboard's callback data of an approval message: [approve, deny]. */
+function buttonsOf(call: TelegramCall): [string, string] {
+  const markup = call.payload.reply_markup as { inline_keyboard: { callback_data: string }[][] }
+  const row = markup.inline_keyboard[0] ?? []
+  return [row[0]?.callback_data ?? '', row[1]?.callback_data ?? '']
+}
+
+const messageIdOf = (call: TelegramCall) => (call.result as { message_id: number }).message_id
+
+describe('TelegramChannel', () => {
+  let fake: FakeTelegram
+  let logger: ReturnType<typeof recordingLogger>
+  let router: ChannelRouter | undefined
+  let channel: TelegramChannel
+
+  const create = (options: Partial<TelegramChannelOptions> = {}) => {
+    channel = new TelegramChannel({
+      token: fake.token,
+      apiRoot: fake.url,
+      allowedChats: [ALLOWED, String(OTHER_ALLOWED)],
+      pollTimeoutSeconds: 5,
+      typingIntervalMs: 50,
+      logger,
+      ...options,
+    })
+    router = new ChannelRouter({ adapters: [channel], logger })
+    return { channel, router }
+  }
+
+  beforeEach(async () => {
+    fake = await startFakeTelegram()
+    logger = recordingLogger()
+    router = undefined
+  })
+  afterEach(async () => {
+    await router?.stop()
+    await fake.close()
+    // No test leaks the token into the log.
+    expect(logger.dump()).not.toContain(fake.token)
+  })
+
+  it('sends split at 4096 on line boundaries; a bare telegram target goes to the first allowed chat', async () => {
+    const { router } = create()
+    const text = Array.from(
+      { length: 100 },
+      (_, index) => `${String(index).padStart(3, '0')} ${'t'.repeat(95)}`,
+    ).join('\n')
+    await router.send('telegram', text, { signal: AbortSignal.timeout(10_000) })
+    await router.send(`telegram:${OTHER_ALLOWED}`, `one line\n${'L'.repeat(5000)}`, {
+      signal: AbortSignal.timeout(10_000),
+    })
+    const sent = fake
+      .callsOf('sendMessage')
+      .map((call): [unknown, string] => [call.payload.chat_id, String(call.payload.text)])
+    expect(sent.map(([chat, part]) => [chat, part.length])).toEqual([
+      ['111', 40 * 99 + 39],
+      ['111', 40 * 99 + 39],
+      ['111', 20 * 99 + 19],
+      ['222', 'one line'.length],
+      ['222', 4096],
+      ['222', 904],
+    ])
+    expect(
+      sent
+        .slice(0, 3)
+        .map(([, part]) => part)
+        .join('\n'),
+    ).toBe(text)
+  })
+
+  it('refuses chats outside the allow list, malformed chat ids and a bare target with no allowed chat', async () => {
+    const { router } = create()
+    expect((await channelError(router.send('telegram:999', 'x'))).code).toBe('CHANNEL_TARGET_NOT_ALLOWED')
+    expect((await channelError(router.send('telegram:not-a-chat', 'x'))).code).toBe('CHANNEL_INVALID_TARGET')
+    const lonely = new TelegramChannel({ token: fake.token, apiRoot: fake.url, allowedChats: [] })
+    expect((await channelError(lonely.send(undefined, 'x'))).code).toBe('CHANNEL_NO_DEFAULT_CHAT')
+    expect(fake.callsOf('sendMessage')).toHaveLength(0)
+    expect(() => new TelegramChannel({ token: 'not a token SECRET', allowedChats: [] })).toThrow(
+      expect.objectContaining({
+        code: 'CHANNEL_INVALID_OPTIONS',
+        message: expect.not.stringContaining('SECRET'),
+      }),
+    )
+  })
+
+  it('receives by long polling and replies to the chat, typing while the handler works', async () => {
+    const { router } = create()
+    const entered = deferred<{ text: string; sessionKey: string; chatId: string; userId: string }>()
+    const release = deferred<string>()
+    const handler: ConversationHandler = async (message, { sessionKey }) => {
+      entered.settle({ text: message.text, sessionKey, chatId: message.chatId, userId: message.userId })
+      return release.promise
+    }
+    expect(await router.start(handler)).toEqual({ started: ['telegram'], failed: [] })
+    expect(channel.receiving).toBe(true)
+    const incoming = fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'hello bot' })
+    expect(incoming).toBeGreaterThan(0)
+    expect(await entered.promise).toEqual({
+      text: 'hello bot',
+      sessionKey: `telegram:${ALLOWED}:${USER}`,
+      chatId: String(ALLOWED),
+      userId: String(USER),
+    })
+    // Typing is re-sent every typingIntervalMs while the handler works.
+    await fake.waitFor('sendChatAction', () => fake.callsOf('sendChatAction').length >= 3)
+    expect(fake.callsOf('sendChatAction')[0]?.payload).toEqual({ chat_id: String(ALLOWED), action: 'typing' })
+    release.settle('the answer')
+    const reply = await fake.waitFor('sendMessage', (call) => call.payload.text === 'the answer')
+    expect(reply.payload.chat_id).toBe(String(ALLOWED))
+    expect(reply.payload.reply_parameters).toMatchObject({ allow_sending_without_reply: true })
+    const typingAfterReply = fake.callsOf('sendChatAction').length
+    await sleep(200)
+    expect(fake.callsOf('sendChatAction').length).toBe(typingAfterReply)
+  })
+
+  it('ignores messages from chats not allowed, and logs them without their content', async () => {
+    const { router } = create()
+    const seen: string[] = []
+    await router.start(async (message) => {
+      seen.push(`${message.chatId}: ${message.text}`)
+      return 'pong'
+    })
+    fake.pushMessage({ chatId: 999, userId: 77, text: 'TOP-SECRET-CONTENT from a stranger' })
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'ping' })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'pong')
+    expect(seen).toEqual([`${ALLOWED}: ping`])
+    expect(fake.calls.filter((call) => String(call.payload.chat_id) === '999')).toEqual([])
+    expect(logger.entries).toContainEqual({
+      level: 'warn',
+      message: 'telegram message from a chat that is not allowed was ignored',
+      fields: { channel: 'telegram', chatId: '999', updateId: 1 },
+    })
+    expect(logger.dump()).not.toContain('TOP-SECRET-CONTENT')
+  })
+
+  it('asks approval with inline buttons: another user is refused, the requester decides', async () => {
+    const { router } = create()
+    await router.start(async (message, { sessionKey, signal }) => {
+      const approved = await router.requestApproval(
+        { toolName: 'exec', summary: `run ${message.text}`, safety: 'dangerous', sessionKey },
+        { signal },
+      )
+      return approved === true ? `ran ${message.text}` : `did not run ${message.text}`
+    })
+
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'cleanup' })
+    const ask = await fake.waitFor('sendMessage', (call) => call.payload.reply_markup !== undefined)
+    expect(ask.payload.chat_id).toBe(String(ALLOWED))
+    expect(String(ask.payload.text)).toContain('Approval needed (dangerous): exec\nrun cleanup')
+    const [approve, deny] = buttonsOf(ask)
+    expect(approve).toMatch(/^lango:[\w-]+:yes$/)
+    expect(deny).toMatch(/^lango:[\w-]+:no$/)
+
+    fake.pushCallback({ chatId: ALLOWED, userId: OTHER_USER, data: approve, messageId: messageIdOf(ask) })
+    const refused = await fake.waitFor('answerCallbackQuery')
+    expect(refused.payload).toMatchObject({
+      text: 'Only the user who asked can answer this approval.',
+      show_alert: true,
+    })
+    await sleep(100)
+    expect(fake.callsOf('sendMessage').some((call) => String(call.payload.text).startsWith('ran'))).toBe(
+      false,
+    )
+
+    fake.pushCallback({ chatId: ALLOWED, userId: USER, data: approve, messageId: messageIdOf(ask) })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'ran cleanup')
+    expect(fake.callsOf('answerCallbackQuery').map((call) => call.payload.text)).toEqual([
+      'Only the user who asked can answer this approval.',
+      'Approved',
+    ])
+    const edited = await fake.waitFor('editMessageReplyMarkup')
+    expect(edited.payload).toMatchObject({
+      chat_id: String(ALLOWED),
+      message_id: messageIdOf(ask),
+      reply_markup: { inline_keyboard: [] },
+    })
+
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'format disk' })
+    const second = await fake.waitFor(
+      'sendMessage',
+      (call) => call.payload.reply_markup !== undefined && String(call.payload.text).includes('format disk'),
+    )
+    fake.pushCallback({
+      chatId: ALLOWED,
+      userId: USER,
+      data: buttonsOf(second)[1],
+      messageId: messageIdOf(second),
+    })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'did not run format disk')
+  })
+
+  it('bounds pending approvals, ends one on abort and answers a stale press', async () => {
+    const { router } = create({ maxPendingApprovals: 1 })
+    const request = { toolName: 'exec', summary: 'x', safety: 'dangerous' }
+    const early = await channelError(
+      channel.requestApproval(String(ALLOWED), String(USER), request, {
+        signal: new AbortController().signal,
+      }),
+    )
+    expect(early.code).toBe('CHANNEL_NOT_STARTED')
+    await router.start(async () => undefined)
+    const controller = new AbortController()
+    const first = channel.requestApproval(String(ALLOWED), String(USER), request, {
+      signal: controller.signal,
+    })
+    const ask = await fake.waitFor('sendMessage', (call) => call.payload.reply_markup !== undefined)
+    const full = await channelError(
+      channel.requestApproval(String(ALLOWED), String(USER), request, {
+        signal: new AbortController().signal,
+      }),
+    )
+    expect(full.code).toBe('CHANNEL_APPROVALS_FULL')
+    const reason = new Error('the tool call timed out')
+    controller.abort(reason)
+    await expect(first).rejects.toBe(reason)
+    await fake.waitFor('editMessageReplyMarkup', (call) => call.payload.message_id === messageIdOf(ask))
+    fake.pushCallback({ chatId: ALLOWED, userId: USER, data: buttonsOf(ask)[0], messageId: messageIdOf(ask) })
+    const stale = await fake.waitFor('answerCallbackQuery')
+    expect(stale.payload.text).toBe('This approval is no longer pending.')
+  })
+
+  it('retries a 429 after retry_after (auto-retry)', async () => {
+    const { router } = create()
+    fake.failNext('sendMessage', { status: 429, retryAfter: 1 })
+    await router.send('telegram', 'rate limited once', { signal: AbortSignal.timeout(10_000) })
+    const calls = fake.callsOf('sendMessage')
+    expect(calls.map((call) => call.payload.text)).toEqual(['rate limited once', 'rate limited once'])
+    expect((calls[1]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeGreaterThanOrEqual(900)
+  })
+
+  it('a 409 Conflict on the first poll fails start with CHANNEL_CONFLICT', async () => {
+    const { router } = create()
+    fake.failNext('getUpdates', { status: 409 })
+    const result = await router.start(async () => undefined)
+    expect(result.started).toEqual([])
+    const error = result.failed[0]?.error
+    expect(ChannelError.is(error) && error.code).toBe('CHANNEL_CONFLICT')
+    expect(error?.message).toContain('only one may long-poll')
+    expect(inspect(error, { depth: 20 })).not.toContain(fake.token)
+    expect(channel.receiving).toBe(false)
+  })
+
+  it('a 409 Conflict while receiving ends receiving and is reported through onError', async () => {
+    create()
+    const reported = deferred<Error>()
+    const controller = new AbortController()
+    await channel.start(async () => undefined, {
+      signal: controller.signal,
+      onError: (error) => reported.settle(error),
+    })
+    await fake.waitForOpenPoll()
+    fake.failNext('getUpdates', { status: 409 })
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'wakes the poll' })
+    const error = await reported.promise
+    expect(ChannelError.is(error) && error.code).toBe('CHANNEL_CONFLICT')
+    expect(channel.receiving).toBe(false)
+    expect(logger.entries.some((entry) => entry.message === 'telegram stopped receiving')).toBe(true)
+    controller.abort()
+    await channel.stop()
+  })
+
+  it('gives up starting when the Bot API keeps failing, within startTimeoutMs', async () => {
+    const { router } = create({ startTimeoutMs: 300 })
+    fake.failNext('deleteWebhook', { status: 502, description: 'Bad Gateway' })
+    const started = Date.now()
+    const result = await router.start(async () => undefined)
+    expect(Date.now() - started).toBeLessThan(3000)
+    const error = result.failed[0]?.error
+    expect(ChannelError.is(error) && error.code).toBe('CHANNEL_RECEIVE_FAILED')
+    expect(channel.receiving).toBe(false)
+    expect(fake.callsOf('getUpdates').filter((call) => Number(call.payload.timeout ?? 0) > 0)).toEqual([])
+  })
+
+  it('a rejected token fails start with CHANNEL_AUTH_FAILED, and the token appears nowhere', async () => {
+    const wrongToken = '999:WRONG-secret-token-value'
+    channel = new TelegramChannel({ token: wrongToken, apiRoot: fake.url, allowedChats: [ALLOWED], logger })
+    router = new ChannelRouter({ adapters: [channel], logger })
+    const result = await router.start(async () => undefined)
+    const error = result.failed[0]?.error
+    expect(ChannelError.is(error) && error.code).toBe('CHANNEL_AUTH_FAILED')
+    const sendError = await channelError(router.send('telegram', 'x'))
+    expect(sendError.code).toBe('CHANNEL_AUTH_FAILED')
+    for (const text of [inspect(error, { depth: 20 }), inspect(sendError, { depth: 20 }), logger.dump()]) {
+      expect(text).not.toContain(wrongToken)
+      expect(text).not.toContain('WRONG-secret')
+    }
+  })
+
+  it('scrubs the token from network errors, whose cause carries the request URL', async () => {
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    create({ apiRoot: `http://127.0.0.1:${port}`, networkRetry: { maxAttempts: 2, baseDelayMs: 10 } })
+    const error = await channelError(channel.send(undefined, 'x', { signal: AbortSignal.timeout(10_000) }))
+    expect(error.code).toBe('CHANNEL_SEND_FAILED')
+    expect(error.message).toBe('telegram: sendMessage failed: the Bot API could not be reached')
+    const inspected = inspect(error, { depth: 20 })
+    expect(inspected).toContain('/bot[redacted]/sendMessage')
+    for (const text of [inspected, JSON.stringify(error), error.stack ?? ''])
+      expect(text).not.toContain(fake.token)
+    const startResult = await router?.start(async () => undefined)
+    expect(inspect(startResult, { depth: 20 })).not.toContain(fake.token)
+  })
+
+  it('stop aborts the long poll, in-flight handlers and pending approvals, and returns promptly', async () => {
+    const { router } = create({ pollTimeoutSeconds: 30 })
+    const aborted = deferred<boolean>()
+    const entered = deferred()
+    await router.start(
+      (_message, { signal }) =>
+        new Promise((_resolve, reject) => {
+          entered.settle()
+          signal.addEventListener('abort', () => {
+            aborted.settle(true)
+            reject(signal.reason)
+          })
+        }),
+    )
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'long job' })
+    await entered.promise
+    const approval = channel.requestApproval(
+      String(ALLOWED),
+      String(USER),
+      { toolName: 'exec', summary: 'x', safety: 'dangerous' },
+      { signal: new AbortController().signal },
+    )
+    await fake.waitFor('sendMessage', (call) => call.payload.reply_markup !== undefined)
+    await fake.waitForOpenPoll()
+    const longPolls = () =>
+      fake.callsOf('getUpdates').filter((call) => Number(call.payload.timeout ?? 0) > 0).length
+    const pollsBefore = longPolls()
+    const started = Date.now()
+    await router.stop()
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(await aborted.promise).toBe(true)
+    expect(await approval).toBeUndefined()
+    expect(channel.receiving).toBe(false)
+    await sleep(100)
+    expect(fake.abortedPolls).toBe(1)
+    expect(fake.openPolls).toBe(0)
+    await sleep(300)
+    expect(longPolls()).toBe(pollsBefore)
+  })
+})
