@@ -1,176 +1,466 @@
 import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { ApprovalGate, ApprovalRequest, ToolCallOutcome } from '@lango/tools'
+import {
+  type ApprovalStatus,
+  type ApprovalStore,
+  type DecidedStatus,
+  decidedAtOf,
+  effectiveStatus,
+  type StoredApproval,
+} from './approvals/store.js'
 import { ServerError } from './errors.js'
 import type { EventHub } from './events.js'
+import type { Logger } from './logger.js'
 
-/** Where an approval stands. `expired` and `cancelled` deny, as no answer does. */
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled'
+export {
+  APPROVAL_MIGRATION_TABLE,
+  APPROVAL_STATUSES,
+  type ApprovalDatabase,
+  type ApprovalStatus,
+  ApprovalStore,
+  approvalMigrations,
+  migrateApprovals,
+} from './approvals/store.js'
 
 /** A pending or answered approval, as the API and `lango approvals list` show it. */
 export interface ApprovalView {
   readonly id: string
+  /** As of the read: a pending approval past `expires_at` shows `expired`. */
   readonly status: ApprovalStatus
   readonly tool: string
   /** One human line; secrets stay unresolved tokens. */
   readonly summary: string
   readonly safety: string
   readonly session_key: string | null
+  /** The process that asked (its owner id): a call waiting for the answer waits there. */
+  readonly origin: string
   readonly created_at: number
   readonly expires_at: number
   readonly answered_at: number | null
+  /** Who answered: the answering process's origin or the caller's label; null for an expiry. */
+  readonly decided_by: string | null
   /** The call's outcome once it ran (or was denied), for callers that were handed the id. */
   readonly outcome: ToolCallOutcome | null
 }
 
-interface Entry {
-  view: ApprovalView
-  resolve?: (approved: boolean) => void
-}
-
 /** Options for {@link Approvals}. */
 export interface ApprovalsOptions {
+  /** The shared table (`new ApprovalStore(database.db)`). */
+  readonly store: ApprovalStore
   /** A pending approval expires (and denies) after this. */
   readonly timeoutMs: number
   readonly events?: EventHub
+  readonly logger?: Logger
   readonly now?: () => number
   readonly idGenerator?: () => string
-  /** Pending at most; a request beyond it is denied at once. Default 100. */
+  /** This process's owner id, recorded on the approvals it asks for. Default `<host>:<pid>:<random>`. */
+  readonly origin?: string
+  /** Pending at most, across every process on the database; a request beyond it is denied at once. Default 100. */
   readonly maxPending?: number
-  /** Answered approvals kept for lookup. Default 200. */
-  readonly maxAnswered?: number
+  /** Decided approvals are deleted after this long. Default 30 days. */
+  readonly retentionMs?: number
+  /** Decided approvals kept at most. Default 1000. */
+  readonly maxDecided?: number
+  /**
+   * How often a call waiting here reads its approval, to see an answer given in another process.
+   * Default 300 ms; an answer given in this process wakes it at once.
+   */
+  readonly pollIntervalMs?: number
 }
 
+/** Options of the async methods. */
+export interface ApprovalCallOptions {
+  readonly signal?: AbortSignal
+}
+
+/** An approval asked for by this process and still pending: its waiter, if any, and its expiry. */
+interface Watch {
+  readonly id: string
+  readonly tool: string
+  /** The call waiting for the answer (gate requests); absent for approvals answered by a retry. */
+  waiter?: (approved: boolean) => void
+  timer: ReturnType<typeof setTimeout>
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+/** Approvals one list returns at most. */
+const LIST_LIMIT = 200
+
 /**
- * Approvals answered elsewhere: over HTTP (`POST /api/approvals/<id>`), by `lango approvals`, or by
- * the dashboard. {@link Approvals.gate} is the `ApprovalGate` a call is given; it records the request
- * as pending and waits for the answer (the caller's timeout and signal end the wait: no answer
- * means no). Kept in memory: a restart denies whatever was pending.
+ * Tool calls waiting for a person's answer, kept in the server's database so that every process
+ * on it (`lango serve`, a `lango mcp` on the same `$LANGO_HOME`, later several servers) sees them
+ * and any of them can answer: over HTTP (`POST /api/approvals/<id>`), by `lango approvals`, or by
+ * the dashboard.
+ *
+ * - {@link Approvals.gate} is the `ApprovalGate` a call is given (the HTTP API, HTTP chat): it
+ *   records the request as pending and waits for the answer. An answer given in this process wakes
+ *   the call at once; one given in another process is seen by reading the row every
+ *   `pollIntervalMs` while anything waits here. No answer means no: at `expires_at` the approval
+ *   expires and the call is denied; the caller's signal ends the wait too (`cancelled`).
+ * - {@link Approvals.open} and {@link Approvals.claimAnswer} serve approvals answered by making the
+ *   same call again (MCP clients without forms): nothing waits; the retry, in whichever process it
+ *   arrives, uses the answer once.
+ *
+ * Events (`GET /api/events`) in this process: `approval.pending` `{ id, tool, summary, expires_at }`
+ * when this process asks; `approval.answered` `{ id, status, tool, decided_by }` when this process
+ * answers an approval, or when one it asked for is answered, expires or is cancelled. An approval
+ * asked for here and answered in another process is published here when a poll or a retry sees the
+ * answer (its `decided_by` names the other process); one asked for and answered elsewhere publishes
+ * nothing here. At stop, calls waiting here are cancelled; approvals answered by a retry stay
+ * pending for another process (or a restarted one) to use.
  */
 export class Approvals {
-  readonly #entries = new Map<string, Entry>()
-  readonly #options: Required<Omit<ApprovalsOptions, 'events'>> & { events: EventHub | undefined }
+  /** This process's owner id (the `origin` of the approvals it asks for). */
+  readonly origin: string
+  readonly #store: ApprovalStore
+  readonly #options: Required<Omit<ApprovalsOptions, 'events' | 'logger' | 'store' | 'origin'>> & {
+    readonly events: EventHub | undefined
+    readonly logger: Logger | undefined
+  }
+  readonly #watched = new Map<string, Watch>()
+  #pollTimer: ReturnType<typeof setTimeout> | undefined
+  /** The poll in flight, which stopping waits for (the database closes next). */
+  #polling: Promise<void> | undefined
+  #closed = false
 
   constructor(options: ApprovalsOptions) {
-    this.#options = {
+    this.#store = options.store
+    this.origin = options.origin ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    this.#options = Object.freeze({
       timeoutMs: options.timeoutMs,
       events: options.events,
-      now: options.now ?? Date.now,
+      logger: options.logger,
+      now: options.now ?? (() => Date.now()),
       idGenerator: options.idGenerator ?? randomUUID,
       maxPending: options.maxPending ?? 100,
-      maxAnswered: options.maxAnswered ?? 200,
-    }
+      retentionMs: options.retentionMs ?? 30 * DAY_MS,
+      maxDecided: options.maxDecided ?? 1000,
+      pollIntervalMs: options.pollIntervalMs ?? 300,
+    })
   }
 
   /**
-   * A gate that records each request as pending; `onPending` learns the id at once (the HTTP API
-   * answers 202 with it while the call waits).
+   * A gate that records each request as pending and waits for its answer; `onPending` learns the
+   * approval once it is recorded (the HTTP API answers 202 with it while the call waits). A store
+   * error rejects, which `invokeTool` takes as a denial.
    */
   gate(onPending?: (approval: ApprovalView) => void): ApprovalGate {
     return { request: (request, { signal }) => this.#request(request, signal, onPending) }
   }
 
-  /** Pending first, newest first. */
-  list(options: { readonly status?: ApprovalStatus } = {}): ApprovalView[] {
-    const views = [...this.#entries.values()].map((entry) => entry.view)
-    return views
-      .filter((view) => options.status === undefined || view.status === options.status)
-      .sort(
-        (a, b) =>
-          Number(b.status === 'pending') - Number(a.status === 'pending') || b.created_at - a.created_at,
-      )
+  /**
+   * Records a pending approval nobody waits for here: it is acted on by making the same call again
+   * (see {@link Approvals.claimAnswer}). Undefined when too many are pending (the call is denied).
+   * This process still publishes its answer or expiry while it runs.
+   */
+  async open(
+    request: ApprovalRequest,
+    input: { readonly callKey: string },
+    options: ApprovalCallOptions = {},
+  ): Promise<ApprovalView | undefined> {
+    if (this.#closed) return undefined
+    const created = await this.#create(request, input.callKey, options.signal)
+    if (created !== undefined) this.#watch(created)
+    return created === undefined ? undefined : toView(created, this.#options.now())
   }
 
-  get(id: string): ApprovalView {
-    const entry = this.#entries.get(id)
-    if (entry === undefined)
+  /**
+   * For the same call made again: the newest approval of `callKey` nobody has used. A pending one
+   * is returned as it stands. A decided one (approved, denied, expired or cancelled) is claimed, so
+   * its answer is used once across every process, and returned; undefined when there is none, when
+   * another retry claimed it first, or when it was decided more than `timeoutMs` ago (the call is
+   * asked about again).
+   */
+  async claimAnswer(callKey: string, options: ApprovalCallOptions = {}): Promise<ApprovalView | undefined> {
+    const now = this.#options.now()
+    const stored = await this.#store.newestUnclaimed(callKey, options)
+    if (stored === undefined) return undefined
+    const status = effectiveStatus(stored, now)
+    if (status === 'pending') return toView(stored, now)
+    const decidedAt = decidedAtOf(stored, now) ?? now
+    if (decidedAt + this.#options.timeoutMs < now) return undefined
+    if (!(await this.#store.claim(stored.id, now, options))) return undefined
+    const view = toView(stored, now)
+    const watch = this.#watched.get(stored.id)
+    if (watch !== undefined) this.#settle(watch, status, stored.decidedBy)
+    return view
+  }
+
+  /** Pending first, newest first, then answered ones, newest first (at most 200), from every process. */
+  async list(
+    filter: { readonly status?: ApprovalStatus } = {},
+    options: ApprovalCallOptions = {},
+  ): Promise<ApprovalView[]> {
+    const now = this.#options.now()
+    const rows = await this.#store.list(
+      { now, limit: LIST_LIMIT, ...(filter.status === undefined ? {} : { status: filter.status }) },
+      options,
+    )
+    return rows.map((row) => toView(row, now))
+  }
+
+  /** One approval as it stands; `SERVER_APPROVAL_NOT_FOUND` for an unknown (or pruned) id. */
+  async get(id: string, options: ApprovalCallOptions = {}): Promise<ApprovalView> {
+    const stored = await this.#store.get(id, options)
+    if (stored === undefined)
       throw new ServerError(
         'SERVER_APPROVAL_NOT_FOUND',
         `no approval with id ${JSON.stringify(id.slice(0, 64))}`,
-        {
-          data: { id: id.slice(0, 64) },
-        },
+        { data: { id: id.slice(0, 64) } },
       )
-    return entry.view
+    return toView(stored, this.#options.now())
   }
 
-  /** Answers a pending approval; an answered one is returned as it stands. */
-  answer(id: string, approved: boolean): ApprovalView {
-    const entry = this.#entries.get(id)
-    if (entry === undefined || entry.resolve === undefined) return this.get(id)
-    entry.resolve(approved)
-    return entry.view
+  /**
+   * Answers a pending approval, whichever process asked for it; one already answered or expired is
+   * returned as it stands (the caller compares its status). `decidedBy` defaults to this process's
+   * origin.
+   */
+  async answer(
+    id: string,
+    approved: boolean,
+    options: ApprovalCallOptions & { readonly decidedBy?: string } = {},
+  ): Promise<ApprovalView> {
+    const status = approved ? 'approved' : 'denied'
+    const decidedBy = options.decidedBy ?? this.origin
+    const won = await this.#store.decide(
+      id,
+      { status, now: this.#options.now(), decidedBy },
+      options.signal === undefined ? {} : { signal: options.signal },
+    )
+    if (won) {
+      const watch = this.#watched.get(id)
+      if (watch !== undefined) this.#settle(watch, status, decidedBy)
+      else {
+        const view = await this.get(id)
+        this.#publishAnswered(view.id, status, view.tool, decidedBy)
+        return view
+      }
+    }
+    return this.get(id)
   }
 
   /** Records what became of the call an approval was asked for. */
-  recordOutcome(id: string, outcome: ToolCallOutcome): void {
-    const entry = this.#entries.get(id)
-    if (entry !== undefined) entry.view = { ...entry.view, outcome }
+  async recordOutcome(
+    id: string,
+    outcome: ToolCallOutcome,
+    options: ApprovalCallOptions = {},
+  ): Promise<void> {
+    await this.#store.recordOutcome(id, outcome, options)
   }
 
-  /** Denies everything pending (server stop). */
-  cancelAll(): void {
-    for (const entry of this.#entries.values()) entry.resolve?.(false)
+  /**
+   * Cancels the approvals that calls of these processes were waiting on (processes that died:
+   * nobody would run those calls). Returns how many.
+   */
+  async cancelOrigins(origins: readonly string[], options: ApprovalCallOptions = {}): Promise<number> {
+    return this.#store.cancelWaiting(origins, { now: this.#options.now(), decidedBy: this.origin }, options)
   }
 
-  #request(
+  /**
+   * Records lapsed approvals as expired, deletes decided ones older than `retentionMs` and beyond
+   * the newest `maxDecided`. Runs before each new approval; returns how many were deleted.
+   */
+  async prune(options: ApprovalCallOptions = {}): Promise<number> {
+    const now = this.#options.now()
+    return this.#store.prune(
+      { now, olderThan: now - this.#options.retentionMs, keepDecided: this.#options.maxDecided },
+      options,
+    )
+  }
+
+  /**
+   * Stops (server stop): the calls waiting here are denied and their approvals cancelled; approvals
+   * answered by a retry stay pending in the database. Later requests are denied. Never throws (a
+   * store error is logged).
+   */
+  async cancelAll(): Promise<void> {
+    this.#closed = true
+    if (this.#pollTimer !== undefined) clearTimeout(this.#pollTimer)
+    this.#pollTimer = undefined
+    await this.#polling
+    const watches = [...this.#watched.values()]
+    await Promise.all(
+      watches.map(async (watch) => {
+        if (watch.waiter === undefined) {
+          clearTimeout(watch.timer)
+          this.#watched.delete(watch.id)
+          return
+        }
+        await this.#end(watch, 'cancelled')
+      }),
+    )
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.cancelAll()
+  }
+
+  async #request(
     request: ApprovalRequest,
     signal: AbortSignal,
     onPending: ((approval: ApprovalView) => void) | undefined,
   ): Promise<boolean> {
-    const pending = [...this.#entries.values()].filter((entry) => entry.resolve !== undefined).length
-    if (pending >= this.#options.maxPending) return Promise.resolve(false)
-    const now = this.#options.now()
-    const id = this.#options.idGenerator()
-    const entry: Entry = {
-      view: {
-        id,
-        status: 'pending',
-        tool: request.toolName,
-        summary: request.summary,
-        safety: request.safety,
-        session_key: request.sessionKey ?? null,
-        created_at: now,
-        expires_at: now + this.#options.timeoutMs,
-        answered_at: null,
-        outcome: null,
-      },
-    }
-    this.#entries.set(id, entry)
+    if (this.#closed || signal.aborted) return false
+    const created = await this.#create(request, null, signal)
+    if (created === undefined) return false
     return new Promise<boolean>((resolve) => {
-      const settle = (status: ApprovalStatus): void => {
-        if (entry.resolve === undefined) return
-        entry.resolve = undefined
-        clearTimeout(timer)
-        signal.removeEventListener('abort', onAbort)
-        entry.view = { ...entry.view, status, answered_at: this.#options.now() }
-        this.#options.events?.publish('approval.answered', { id, status, tool: entry.view.tool })
-        this.#trim()
-        resolve(status === 'approved')
-      }
       // The caller's approval timeout aborts with a TimeoutError (timers may fire a little before
       // the clock reaches expires_at): that is an expiry, as is anything at or past it.
       const onAbort = (): void => {
         const timedOut = (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
-        settle(timedOut || this.#options.now() >= entry.view.expires_at ? 'expired' : 'cancelled')
+        const expired = timedOut || this.#options.now() >= created.expiresAt
+        void this.#end(watch, expired ? 'expired' : 'cancelled')
       }
-      const timer = setTimeout(() => settle('expired'), this.#options.timeoutMs)
-      timer.unref()
-      entry.resolve = (approved) => settle(approved ? 'approved' : 'denied')
-      signal.addEventListener('abort', onAbort, { once: true })
-      this.#options.events?.publish('approval.pending', {
-        id,
-        tool: entry.view.tool,
-        summary: entry.view.summary,
-        expires_at: entry.view.expires_at,
+      const watch = this.#watch(created, (approved) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(approved)
       })
-      onPending?.(entry.view)
+      if (signal.aborted) onAbort()
+      else signal.addEventListener('abort', onAbort, { once: true })
+      onPending?.(toView(created, this.#options.now()))
     })
   }
 
-  /** Drops the oldest answered approvals beyond the bound. */
-  #trim(): void {
-    const answered = [...this.#entries.values()].filter((entry) => entry.resolve === undefined)
-    for (const entry of answered.slice(0, Math.max(0, answered.length - this.#options.maxAnswered)))
-      this.#entries.delete(entry.view.id)
+  /** Prunes, checks the pending bound, inserts the row and publishes `approval.pending`. */
+  async #create(
+    request: ApprovalRequest,
+    callKey: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<StoredApproval | undefined> {
+    const options = signal === undefined ? {} : { signal }
+    await this.prune(options)
+    const now = this.#options.now()
+    if ((await this.#store.countPending(now, options)) >= this.#options.maxPending) {
+      this.#options.logger?.warn('approval refused: too many pending', { max: this.#options.maxPending })
+      return undefined
+    }
+    const id = this.#options.idGenerator()
+    await this.#store.insert(
+      {
+        id,
+        tool: request.toolName,
+        summary: request.summary,
+        safety: request.safety,
+        sessionKey: request.sessionKey ?? null,
+        origin: this.origin,
+        callKey,
+        createdAt: now,
+        expiresAt: now + this.#options.timeoutMs,
+      },
+      options,
+    )
+    // Read back: what every other process sees (bounded text).
+    const created = await this.#store.get(id, options)
+    if (created === undefined) return undefined
+    this.#options.events?.publish('approval.pending', {
+      id,
+      tool: created.tool,
+      summary: created.summary,
+      expires_at: created.expiresAt,
+    })
+    return created
+  }
+
+  /** Watches an approval asked for here until it is decided; starts the poll. */
+  #watch(created: StoredApproval, waiter?: (approved: boolean) => void): Watch {
+    const delay = Math.max(0, created.expiresAt - this.#options.now())
+    const watch: Watch = {
+      id: created.id,
+      tool: created.tool,
+      timer: setTimeout(() => void this.#end(watch, 'expired'), delay),
+      ...(waiter === undefined ? {} : { waiter }),
+    }
+    watch.timer.unref()
+    this.#watched.set(created.id, watch)
+    this.#schedulePoll()
+    return watch
+  }
+
+  /**
+   * Ends a watched approval with an expiry or a cancellation; when someone answered first, settles
+   * with their answer instead (`invokeTool` still denies a call whose signal aborted).
+   */
+  async #end(watch: Watch, status: Extract<DecidedStatus, 'expired' | 'cancelled'>): Promise<void> {
+    if (!this.#watched.has(watch.id)) return
+    const now = this.#options.now()
+    const decidedBy = status === 'expired' ? null : this.origin
+    try {
+      if (await this.#store.decide(watch.id, { status, now, decidedBy })) {
+        this.#settle(watch, status, decidedBy)
+        return
+      }
+      const current = await this.#store.get(watch.id)
+      if (current === undefined) this.#settle(watch, 'cancelled', null)
+      else if (current.status !== 'pending') this.#settle(watch, current.status, current.decidedBy)
+      // Still pending (cannot be after a failed conditional update), so it is left to the poll.
+      else this.#release(watch)
+    } catch (error) {
+      this.#options.logger?.warn('approval not recorded as ended', { id: watch.id, status, error })
+      this.#release(watch)
+    }
+  }
+
+  /** Stops watching without an answer (the store failed): a waiter is denied. */
+  #release(watch: Watch): void {
+    if (!this.#watched.delete(watch.id)) return
+    clearTimeout(watch.timer)
+    watch.waiter?.(false)
+  }
+
+  /** Once per approval: stops watching, publishes the answer, wakes the waiter. */
+  #settle(watch: Watch, status: ApprovalStatus, decidedBy: string | null): void {
+    if (!this.#watched.delete(watch.id)) return
+    clearTimeout(watch.timer)
+    this.#publishAnswered(watch.id, status, watch.tool, decidedBy)
+    watch.waiter?.(status === 'approved')
+  }
+
+  #publishAnswered(id: string, status: ApprovalStatus, tool: string, decidedBy: string | null): void {
+    this.#options.events?.publish('approval.answered', { id, status, tool, decided_by: decidedBy })
+  }
+
+  #schedulePoll(): void {
+    if (this.#pollTimer !== undefined || this.#closed || this.#watched.size === 0) return
+    this.#pollTimer = setTimeout(() => {
+      this.#polling = this.#poll()
+    }, this.#options.pollIntervalMs)
+    this.#pollTimer.unref()
+  }
+
+  /** Reads every watched approval once; settles those answered elsewhere. */
+  async #poll(): Promise<void> {
+    try {
+      const rows = await this.#store.getMany([...this.#watched.keys()])
+      for (const watch of [...this.#watched.values()]) {
+        const row = rows.get(watch.id)
+        if (row === undefined) this.#settle(watch, 'cancelled', null)
+        else if (row.status !== 'pending') this.#settle(watch, row.status, row.decidedBy)
+      }
+    } catch (error) {
+      this.#options.logger?.warn('approval poll failed', { error })
+    } finally {
+      this.#pollTimer = undefined
+      this.#polling = undefined
+      this.#schedulePoll()
+    }
+  }
+}
+
+function toView(stored: StoredApproval, now: number): ApprovalView {
+  return {
+    id: stored.id,
+    status: effectiveStatus(stored, now),
+    tool: stored.tool,
+    summary: stored.summary,
+    safety: stored.safety,
+    session_key: stored.sessionKey,
+    origin: stored.origin,
+    created_at: stored.createdAt,
+    expires_at: stored.expiresAt,
+    answered_at: decidedAtOf(stored, now),
+    decided_by: stored.decidedBy,
+    outcome: stored.outcome,
   }
 }

@@ -62,7 +62,7 @@ describe('POST /api/tools/:name', () => {
     expect(response.status).toBe(200)
     const body = await json(response)
     expect(body.result).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
-    expect(server.app.approvals.list({ status: 'pending' })).toHaveLength(0)
+    expect(await server.app.approvals.list({ status: 'pending' })).toHaveLength(0)
   })
 
   it('answers 202 for a dangerous call, which runs once approved and records its outcome', async () => {

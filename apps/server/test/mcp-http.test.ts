@@ -264,7 +264,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
     const { client, call } = await connect(server)
     try {
       expect((await call('cron_list', {})).isError).toBeFalsy()
-      expect(server.app.approvals.list()).toEqual([])
+      expect(await server.app.approvals.list()).toEqual([])
     } finally {
       await client.close()
     }
@@ -286,18 +286,18 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
         },
       })
       const id = approvalIdOf(first)
-      expect(server.app.approvals.get(id)).toMatchObject({ status: 'pending', tool: 'exec' })
+      expect(await server.app.approvals.get(id)).toMatchObject({ status: 'pending', tool: 'exec' })
       // Asked again before the answer: the same approval, nothing run.
       expect((await call('exec', { command: 'echo approved-run' })).structuredContent).toMatchObject({
         approval: { id, status: 'pending' },
       })
-      expect(server.app.approvals.list({ status: 'pending' })).toHaveLength(1)
+      expect(await server.app.approvals.list({ status: 'pending' })).toHaveLength(1)
 
-      server.app.approvals.answer(id, true)
+      await server.app.approvals.answer(id, true)
       const ran = await call('exec', { command: 'echo approved-run' })
       expect(ran.isError).toBeFalsy()
       expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'approved-run\n' })
-      expect(server.app.approvals.get(id)).toMatchObject({
+      expect(await server.app.approvals.get(id)).toMatchObject({
         status: 'approved',
         outcome: { ok: true, result: { stdout: 'approved-run\n' } },
       })
@@ -320,7 +320,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
     try {
       const first = await call('exec', { command: 'touch denied-marker' })
       const id = approvalIdOf(first)
-      server.app.approvals.answer(id, false)
+      await server.app.approvals.answer(id, false)
       const denied = await call('exec', { command: 'touch denied-marker' })
       expect(denied).toMatchObject({
         isError: true,
@@ -361,7 +361,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
       }
     }
     expect(
-      server.app.approvals.list({ status: 'pending' }).map((approval) => approval.summary),
+      (await server.app.approvals.list({ status: 'pending' })).map((approval) => approval.summary),
     ).not.toContain('Execute: echo elicited')
   })
 })
@@ -379,9 +379,13 @@ describe('/mcp pending approvals that nobody answers', () => {
     const { client, call } = await connect(server)
     try {
       const id = approvalIdOf(await call('exec', { command: 'echo too-late' }))
-      for (let attempt = 0; attempt < 100 && server.app.approvals.get(id).status === 'pending'; attempt++)
+      for (
+        let attempt = 0;
+        attempt < 100 && (await server.app.approvals.get(id)).status === 'pending';
+        attempt++
+      )
         await new Promise((resolve) => setTimeout(resolve, 20))
-      expect(server.app.approvals.get(id)).toMatchObject({ status: 'expired' })
+      expect(await server.app.approvals.get(id)).toMatchObject({ status: 'expired' })
       expect(await call('exec', { command: 'echo too-late' })).toMatchObject({
         isError: true,
         structuredContent: {

@@ -2,7 +2,7 @@ import { type AnyTool, defineTool, invokeTool } from '@lango/tools'
 import type { Context, Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../app.js'
-import type { ApprovalStatus } from '../approvals.js'
+import { APPROVAL_STATUSES, type ApprovalStatus } from '../approvals.js'
 import { ServerError } from '../errors.js'
 import {
   defined,
@@ -22,8 +22,6 @@ function featureOf(toolName: string): string {
   if (toolName.startsWith('bg_')) return 'background'
   return 'exec'
 }
-
-const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'expired', 'cancelled']
 
 const decisionSchema = v.strictObject({
   decision: v.picklist(['approve', 'deny'], 'decision must be approve or deny'),
@@ -309,14 +307,17 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
   )
   http.post('/api/processes/:id/stop', (c) => operate(c, 'exec_stop', { id: c.req.param('id') }))
 
-  // Approvals
-  http.get('/api/approvals', (c) => {
+  // Approvals of every process on the database (a `lango mcp` on the same home included)
+  http.get('/api/approvals', async (c) => {
     const status = c.req.query('status') || undefined
     if (status !== undefined && !APPROVAL_STATUSES.includes(status as ApprovalStatus)) {
       const message = `status must be one of ${APPROVAL_STATUSES.join(', ')}`
       return errorResponse(c, 400, 'INVALID_REQUEST', message, { issues: [{ path: 'status', message }] })
     }
-    const approvals = app.approvals.list(status === undefined ? {} : { status: status as ApprovalStatus })
+    const approvals = await app.approvals.list(
+      status === undefined ? {} : { status: status as ApprovalStatus },
+      { signal: c.req.raw.signal },
+    )
     return c.json({ approvals, count: approvals.length })
   })
   http.get('/api/approvals/:id', (c) => approvalResponse(c, () => app.approvals.get(c.req.param('id'))))
@@ -344,9 +345,9 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
 }
 
 /** The approval `read` returns, or 404 `SERVER_APPROVAL_NOT_FOUND`. */
-function approvalResponse(c: Context, read: () => unknown): Response {
+async function approvalResponse(c: Context, read: () => Promise<unknown>): Promise<Response> {
   try {
-    return c.json(read(), 200)
+    return c.json(await read(), 200)
   } catch (error) {
     if (error instanceof ServerError && error.code === 'SERVER_APPROVAL_NOT_FOUND') {
       return errorResponse(

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ApprovalPolicy, ApprovalRequest, ToolCallOutcome } from '@lango/tools'
 import type { McpApproval } from '@lango/tools/mcp'
 import {
@@ -18,21 +18,12 @@ import type { ApprovalView } from '../approvals.js'
 /** The `inputRequests` key of the approval question (and of its answer in `inputResponses`). */
 const APPROVAL_INPUT = 'lango_approval'
 
-/** Remembered answers at most (an approved call waiting for its retry, a refusal to report once). */
-const MAX_REMEMBERED = 200
-
 /** Options for {@link McpApprovals}. */
 export interface McpApprovalsOptions {
   /** Which calls need a second approval over MCP. Default `config.approvals.mcpPolicy`. */
   readonly policy?: ApprovalPolicy
   /** Ask through elicitation when the client supports it. Default true. */
   readonly elicit?: boolean
-  /**
-   * Whether a pending approval can be answered elsewhere: true where the process serves the HTTP
-   * API (`lango serve`'s `/mcp`); false for `lango mcp`, whose approvals no API or CLI can reach, so
-   * a call the client cannot be asked about is denied with what to do instead. Default true.
-   */
-  readonly answeredElsewhere?: boolean
 }
 
 /** What the approval step decided for one call; read by the tool wrapper once the call returns. */
@@ -41,20 +32,10 @@ type CallNote =
   | { readonly kind: 'elicit'; readonly request: ApprovalRequest; readonly state: string }
   /** A pending approval answered elsewhere; the call is to be made again once it is approved. */
   | { readonly kind: 'pending'; readonly approval: ApprovalView }
-  /** Nobody can be asked: the client has no forms and no API can answer a pending approval. */
-  | { readonly kind: 'unaskable'; readonly request: ApprovalRequest }
   /** The approval was refused, expired or cancelled since the call was first made. */
   | { readonly kind: 'refused'; readonly approval: ApprovalView }
   /** The retried call consumed an approved approval: its outcome is recorded on it. */
   | { readonly kind: 'granted'; readonly approvalId: string }
-
-/** An approval created for a call over MCP, keyed by the call's fingerprint. */
-interface Remembered {
-  /** As it last stood: pending, then as answered. */
-  view: ApprovalView
-  /** Until when an answer is kept (an approved call may be made again until then). */
-  keepUntil: number
-}
 
 /**
  * The second approval over MCP (ARCHITECTURE.md §9), on top of the host's own prompt; only when
@@ -64,23 +45,24 @@ interface Remembered {
  *   an approve/deny form (2026-07-28 clients fulfil it and retry; on 2025-era connections the SDK
  *   sends `elicitation/create` and re-enters the call). Accept with `approve: true` runs the call;
  *   decline, cancel, no answer or a form for another call deny.
- * - else, where an API can answer it (`answeredElsewhere`), as a pending approval in
- *   {@link App.approvals}, answered elsewhere (`POST
- *   /api/approvals/<id>`, `lango approvals approve <id>`, the dashboard): the call returns at once
- *   with an `isError` result naming the approval and what to do; once it is approved, the same
- *   call (same tool, parameters and session) made again runs, once. No answer means no: the
- *   approval expires after `approvals.timeout` and the next call is told so.
- * - else (`lango mcp` with a client without forms) denied, saying what to do instead.
+ * - else as a pending approval in {@link App.approvals}, which lives in the server's database:
+ *   the call returns at once with an `isError` result (`SERVER_APPROVAL_PENDING`) naming the
+ *   approval and what to do. Any process on the same database answers it: `lango approvals approve
+ *   <id>` or `POST /api/approvals/<id>` against a running `lango serve` (for `lango mcp` over stdio
+ *   too, on the same `$LANGO_HOME`), or the dashboard. Once it is approved, the same call (same
+ *   tool, parameters and session) made again runs, once, whichever process it reaches; a refusal
+ *   is reported once. No answer means no: the approval expires after `approvals.timeout` and the
+ *   next call is told so. An answer is kept for `approvals.timeout` after it was given; after that
+ *   (or once used) the same call asks again.
  *
- * One instance serves every MCP server made for a process (stdio) or an HTTP endpoint (stateless:
- * one server per request), so an approval outlives the request that asked for it.
+ * Nothing of a pending approval is kept in memory, so one instance may serve every MCP server of a
+ * process (stdio) or of an HTTP endpoint (stateless: one server per request), and an approval
+ * outlives the request, the connection and the process that asked for it.
  */
 export class McpApprovals {
   readonly policy: ApprovalPolicy
   readonly #app: App
   readonly #elicit: boolean
-  readonly #answeredElsewhere: boolean
-  readonly #remembered = new Map<string, Remembered>()
   readonly #notes = new WeakMap<object, CallNote>()
   /** Signs `requestState`, so an elicitation answer only approves the call it was asked for. */
   readonly #key = randomBytes(32)
@@ -90,7 +72,6 @@ export class McpApprovals {
     this.#app = app
     this.policy = options.policy ?? app.config.approvals.mcpPolicy
     this.#elicit = options.elicit ?? true
-    this.#answeredElsewhere = options.answeredElsewhere ?? true
   }
 
   /**
@@ -102,7 +83,7 @@ export class McpApprovals {
     return {
       policy: this.policy,
       timeoutMs: this.#app.config.approvals.timeoutMs,
-      request: async (request, { context }) => this.#request(server, request, context),
+      request: async (request, { signal, context }) => this.#request(server, request, context, signal),
     }
   }
 
@@ -126,13 +107,21 @@ export class McpApprovals {
     }
   }
 
-  /** Cancels what is still pending (the approvals deny) and forgets every answer. */
+  /**
+   * Ends this step (the process or endpoint is stopping): a call asked about from now on is denied,
+   * and one asking the database now is abandoned. Approvals already pending stay in the database,
+   * where another process (or a restarted one) still answers and uses them.
+   */
   close(): void {
     this.#lifetime.abort()
-    this.#remembered.clear()
   }
 
-  async #request(server: McpServer, request: ApprovalRequest, context: ServerContext): Promise<boolean> {
+  async #request(
+    server: McpServer,
+    request: ApprovalRequest,
+    context: ServerContext,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const fingerprint = fingerprintOf(request)
     // A retried call carrying the client's answer to our form.
     if (context.mcpReq.inputResponses?.[APPROVAL_INPUT] !== undefined) {
@@ -149,73 +138,41 @@ export class McpApprovals {
       this.#notes.set(context, { kind: 'elicit', request, state: this.#sign(fingerprint) })
       return false
     }
-    if (!this.#answeredElsewhere) {
-      this.#notes.set(context, { kind: 'unaskable', request })
-      return false
-    }
-    return this.#pending(fingerprint, request, context)
+    if (this.#lifetime.signal.aborted) return false
+    return this.#pending(fingerprint, request, context, AbortSignal.any([signal, this.#lifetime.signal]))
   }
 
-  /** The pending-approval path: a new approval, the one still pending, or the answer to it. */
-  #pending(fingerprint: string, request: ApprovalRequest, context: ServerContext): boolean {
-    this.#sweep()
-    const remembered = this.#remembered.get(fingerprint)
-    if (remembered !== undefined) {
-      const { view } = remembered
-      if (view.status === 'pending') {
-        this.#notes.set(context, { kind: 'pending', approval: view })
-        return false
-      }
-      // An answer is used once: an approved call runs, a refusal is reported; the next call asks again.
-      this.#remembered.delete(fingerprint)
-      if (view.status === 'approved') {
-        this.#notes.set(context, { kind: 'granted', approvalId: view.id })
-        return true
-      }
-      this.#notes.set(context, { kind: 'refused', approval: view })
+  /**
+   * The pending-approval path: the answer to this call's approval (used once), the approval still
+   * pending, or a new one.
+   */
+  async #pending(
+    fingerprint: string,
+    request: ApprovalRequest,
+    context: ServerContext,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const callKey = callKeyOf(fingerprint)
+    const answered = await this.#app.approvals.claimAnswer(callKey, { signal })
+    if (answered?.status === 'pending') {
+      this.#notes.set(context, { kind: 'pending', approval: answered })
       return false
     }
-    const pending: { view?: ApprovalView } = {}
-    const answered = this.#app.approvals
-      .gate((view) => {
-        pending.view = view
-      })
-      .request(request, { signal: this.#lifetime.signal })
-    const created = pending.view
+    if (answered?.status === 'approved') {
+      this.#app.logger.info('mcp approval used', { id: answered.id, tool: request.toolName })
+      this.#notes.set(context, { kind: 'granted', approvalId: answered.id })
+      return true
+    }
+    if (answered !== undefined) {
+      this.#notes.set(context, { kind: 'refused', approval: answered })
+      return false
+    }
+    const created = await this.#app.approvals.open(request, { callKey }, { signal })
     // Full (too many pending): denied at once, as invokeTool reports.
     if (created === undefined) return false
-    const entry: Remembered = { view: created, keepUntil: created.expires_at }
-    this.#remembered.set(fingerprint, entry)
-    const settle = () => {
-      entry.view = this.#answered(entry.view)
-      // An approved call may be made again for as long again as the approval was open.
-      entry.keepUntil = Date.now() + this.#app.config.approvals.timeoutMs
-    }
-    void answered.then(settle, settle)
     this.#app.logger.info('mcp approval pending', { id: created.id, tool: request.toolName })
     this.#notes.set(context, { kind: 'pending', approval: created })
     return false
-  }
-
-  /** The approval as answered; one already dropped from the answered list is long over. */
-  #answered(view: ApprovalView): ApprovalView {
-    try {
-      return this.#app.approvals.get(view.id)
-    } catch {
-      return { ...view, status: 'expired' }
-    }
-  }
-
-  /** Forgets answers past their time, and the oldest beyond the bound. */
-  #sweep(): void {
-    const now = Date.now()
-    for (const [fingerprint, entry] of this.#remembered)
-      if (entry.view.status !== 'pending' && entry.keepUntil < now) this.#remembered.delete(fingerprint)
-    for (const fingerprint of [...this.#remembered.keys()].slice(
-      0,
-      Math.max(0, this.#remembered.size - MAX_REMEMBERED),
-    ))
-      this.#remembered.delete(fingerprint)
   }
 
   #sign(fingerprint: string): string {
@@ -230,9 +187,12 @@ export class McpApprovals {
   }
 
   /** The result a held-back call answers with. */
-  #answer(note: CallNote, result: CallToolResult): CallToolResult | InputRequiredResult {
+  async #answer(note: CallNote, result: CallToolResult): Promise<CallToolResult | InputRequiredResult> {
     if (note.kind === 'granted') {
-      this.#app.approvals.recordOutcome(note.approvalId, outcomeOf(result))
+      // The call ran: its result goes back even when the outcome cannot be recorded.
+      await this.#app.approvals
+        .recordOutcome(note.approvalId, outcomeOf(result))
+        .catch((error: unknown) => this.#app.logger.warn('approval outcome not recorded', { error }))
       return result
     }
     // Only a call the approval step denied is replaced (not one canceled meanwhile).
@@ -264,16 +224,6 @@ export class McpApprovals {
         return pendingResult(note.approval)
       case 'refused':
         return refusedResult(note.approval)
-      case 'unaskable':
-        return errorResult({
-          error: {
-            code: 'TOOL_DENIED',
-            message:
-              `not approved: ${note.request.summary}. approvals.mcp_policy (${this.policy}) asks for a second approval of this call, ` +
-              'but this MCP client cannot show an approval form (elicitation) and nothing else can answer one for `lango mcp`: ' +
-              'use a client with elicitation, the /mcp endpoint of `lango serve`, or set approvals.mcp_policy to none (the client approves).',
-          },
-        })
     }
   }
 }
@@ -296,6 +246,14 @@ function supportsFormElicitation(capabilities: ClientCapabilities | undefined): 
 /** The same tool, parameters and session: the call an approval was given for. */
 function fingerprintOf(request: ApprovalRequest): string {
   return JSON.stringify([request.toolName, request.sessionKey ?? null, canonical(request.params)])
+}
+
+/**
+ * The call's key in the approvals table: a SHA-256 of its fingerprint, so the same call finds its
+ * approval in any process while the table holds no parameters (only the summary shows them).
+ */
+function callKeyOf(fingerprint: string): string {
+  return createHash('sha256').update(fingerprint).digest('hex')
 }
 
 /** JSON with object keys sorted, so key order does not make two calls differ. */
@@ -350,7 +308,7 @@ function pendingResult(approval: ApprovalView): CallToolResult {
       code: 'SERVER_APPROVAL_PENDING',
       message:
         `not run yet: this call needs the user's approval (${approval.summary}). ` +
-        `Ask the user to approve it with \`lango approvals approve ${approval.id}\` (or POST /api/approvals/${approval.id}) ` +
+        `Ask the user to approve it with \`lango approvals approve ${approval.id}\` (the lango server on the same LANGO_HOME or database must be running; or POST /api/approvals/${approval.id}) ` +
         `before ${new Date(approval.expires_at).toISOString()}, then make the same call again with the same parameters. ` +
         'No answer means no.',
     },

@@ -47,8 +47,9 @@ export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void
   }
 
   const ended = sessionEnd(stdout.protocol)
-  // No API runs in this process: a pending approval could not be answered, so it is not offered.
-  const approvals = new McpApprovals(app, { answeredElsewhere: false })
+  // Pending approvals live in the database: `lango approvals approve <id>` against a `lango serve`
+  // on the same home answers them, and the same call made again here runs.
+  const approvals = new McpApprovals(app)
   const handle = serveStdio(() => createMcpServer(app, { approval: approvals }), {
     transport: new StdioServerTransport(process.stdin, stdout.protocol),
     onerror: (error) => logger.warn('mcp stdio error', { error }),
