@@ -170,6 +170,7 @@ describe('SlackChannel', () => {
       ['/api/chat.postMessage', 'C0DEFAULT', 'to the default'],
     ])
     expect(slack.requests[0]?.headers.authorization).toBe(`Bearer ${token}`)
+    expect(slack.requests[0]?.body).toMatchObject({ unfurl_links: 'false', unfurl_media: 'false' })
     const noDefault = new ChannelRouter({ adapters: [channel()] })
     expect((await channelError(noDefault.send('slack', 'x'))).code).toBe('CHANNEL_NO_DEFAULT_CHAT')
   })
@@ -203,6 +204,13 @@ describe('SlackChannel', () => {
     expect(error.data).toMatchObject({ error: 'invalid_auth' })
     for (const text of [inspect(error, { depth: 20 }), JSON.stringify(error), logger.dump()])
       expect(text).not.toContain('WRONGSECRETVALUE')
+  })
+
+  it('escapes &, < and > so an agent cannot ping the channel or disguise a link', async () => {
+    await channel().send('C1', '<!channel> see <https://evil.example|your bank> & more', { signal: signal() })
+    expect(slack.requests[0]?.body.text).toBe(
+      '&lt;!channel&gt; see &lt;https://evil.example|your bank&gt; &amp; more',
+    )
   })
 
   it('reports Slack errors and refuses channels outside the allow list', async () => {
@@ -246,6 +254,7 @@ describe('DiscordChannel', () => {
     expect(discord.requests[0]?.body).toEqual({
       content: 'deploy done @everyone',
       allowed_mentions: { parse: [] },
+      flags: 4,
     })
     expect(discord.requests[0]?.headers.authorization).toBe(`Bot ${token}`)
   })

@@ -148,6 +148,7 @@ describe('TelegramChannel', () => {
     const reply = await fake.waitFor('sendMessage', (call) => call.payload.text === 'the answer')
     expect(reply.payload.chat_id).toBe(String(ALLOWED))
     expect(reply.payload.reply_parameters).toMatchObject({ allow_sending_without_reply: true })
+    expect(reply.payload.link_preview_options).toEqual({ is_disabled: true })
     const typingAfterReply = fake.callsOf('sendChatAction').length
     await sleep(200)
     expect(fake.callsOf('sendChatAction').length).toBe(typingAfterReply)

@@ -29,13 +29,16 @@ export interface DiscordChannelOptions {
 
 /** Discord's limit on a message's `content`. */
 const DISCORD_MESSAGE_LIMIT = 2000
+/** Message flag: no link embeds (Discord would fetch every URL in an agent's text). */
+const SUPPRESS_EMBEDS = 1 << 2
 /** A Discord snowflake id. */
 const SNOWFLAKE = /^\d{1,25}$/
 
 /**
  * Posts to Discord channels (`POST /channels/{id}/messages` through @discordjs/rest), plain text split
  * at 2000 characters on line boundaries, with mentions disabled (`allowed_mentions: { parse: [] }`: an
- * agent's `@everyone` pings nobody). The REST client queues per rate-limit bucket and retries 429s.
+ * agent's `@everyone` pings nobody) and link embeds suppressed (Discord would fetch each URL). The REST
+ * client queues per rate-limit bucket and retries 429s.
  */
 export class DiscordChannel implements ChannelAdapter {
   readonly name: string
@@ -87,7 +90,7 @@ export class DiscordChannel implements ChannelAdapter {
     for (const part of splitMessage(text, DISCORD_MESSAGE_LIMIT)) {
       try {
         await this.#rest.post(`/channels/${channel}/messages`, {
-          body: { content: part, allowed_mentions: { parse: [] } },
+          body: { content: part, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS },
           ...(signal === undefined ? {} : { signal }),
         })
       } catch (error) {

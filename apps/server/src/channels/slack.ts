@@ -47,9 +47,11 @@ const AUTH_ERRORS = new Set([
 const SLACK_CHANNEL = /^#?[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/
 
 /**
- * Posts to Slack with `chat.postMessage` (@slack/web-api), plain text split on line boundaries. The
- * client retries rate limits itself, waiting the `Retry-After` Slack sends; its retry count and
- * request timeout are options. Send only: receiving (Events API or Socket Mode) is not built yet.
+ * Posts to Slack with `chat.postMessage` (@slack/web-api), text split on line boundaries. The text is
+ * escaped (`&`, `<`, `>`), so an agent's `<!channel>` pings nobody and `<https://evil|bank>` shows as
+ * written; link unfurling is off, so a URL in a message is not fetched by Slack on its own. The client
+ * retries rate limits itself, waiting the `Retry-After` Slack sends; its retry count and request
+ * timeout are options. Send only: receiving (Events API or Socket Mode) is not built yet.
  */
 export class SlackChannel implements ChannelAdapter {
   readonly name: string
@@ -110,7 +112,15 @@ export class SlackChannel implements ChannelAdapter {
     for (const part of splitMessage(text, this.#maxMessageLength)) {
       try {
         // The client takes no per-call signal: its request timeout bounds each attempt, the race the wait.
-        await abortable(this.#client.chat.postMessage({ channel, text: part }), signal)
+        await abortable(
+          this.#client.chat.postMessage({
+            channel,
+            text: escapeSlackText(part),
+            unfurl_links: false,
+            unfurl_media: false,
+          }),
+          signal,
+        )
       } catch (error) {
         if (signal?.aborted) throw signal.reason
         throw this.#failure(error, channel)
@@ -139,6 +149,11 @@ export class SlackChannel implements ChannelAdapter {
       data: { channel: this.name, chatId: channel },
     })
   }
+}
+
+/** Slack's escaping of message text: `&`, `<` and `>` are its only control characters. */
+export function escapeSlackText(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 }
 
 /** The client's logger, onto ours at debug level (its info lines are per-request noise), scrubbed. */

@@ -294,6 +294,7 @@ export class TelegramChannel implements ChannelAdapter {
           chat,
           `Approval needed (${request.safety}): ${request.toolName}\n${summary}\n\nOnly the user who asked can answer.`,
           {
+            link_preview_options: { is_disabled: true },
             reply_markup: {
               inline_keyboard: [
                 [
@@ -503,10 +504,13 @@ export class TelegramChannel implements ChannelAdapter {
   ): Promise<void> {
     let first = true
     for (const part of splitMessage(text, TELEGRAM_MESSAGE_LIMIT)) {
-      const other =
-        first && replyTo !== undefined
+      const other = {
+        // Telegram would fetch a URL in an agent's text for a preview: an exfiltration path.
+        link_preview_options: { is_disabled: true },
+        ...(first && replyTo !== undefined
           ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
-          : {}
+          : {}),
+      }
       await this.#call('sendMessage', signal, (callSignal) =>
         this.#bot.api.sendMessage(chatId, part, other, grammySignal(callSignal)),
       )
