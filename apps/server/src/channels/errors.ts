@@ -20,7 +20,7 @@ export type ChannelErrorCode =
   | 'CHANNEL_CONFLICT'
   /** Receiving stopped for a reason other than 401/409 (the service kept failing). */
   | 'CHANNEL_RECEIVE_FAILED'
-  /** An operation that needs a started (receiving) adapter was called before `start()` or after `stop()`. */
+  /** Wrong lifecycle state: an approval before `start()` or after `stop()`, or a router started twice. */
   | 'CHANNEL_NOT_STARTED'
   /** Too many approvals are pending on this channel; the new request is refused (denied). */
   | 'CHANNEL_APPROVALS_FULL'

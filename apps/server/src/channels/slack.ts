@@ -152,7 +152,7 @@ export class SlackChannel implements ChannelAdapter {
 }
 
 /** Slack's escaping of message text: `&`, `<` and `>` are its only control characters. */
-export function escapeSlackText(text: string): string {
+function escapeSlackText(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 }
 
