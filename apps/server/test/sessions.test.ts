@@ -5,6 +5,7 @@ import type { ModelMessage } from 'ai'
 import Database from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
+import type { ConversationMemory as AgentConversationMemory, AgentRunner } from '../src/agent/index.js'
 import {
   type CompactionOutcome,
   DEFAULT_SESSION_LIMITS,
@@ -93,7 +94,7 @@ function label(message: ModelMessage): string {
     .join('+')
 }
 
-type ObserverMode = 'ok' | 'throw' | 'empty' | 'hang' | 'block'
+type ObserverMode = 'ok' | 'throw' | 'empty' | 'no-text' | 'hang' | 'block'
 
 /** A deterministic observer (a port fake): records every call; `mode` decides what it does. */
 function fakeObserver(options: { reflect?: boolean } = {}) {
@@ -110,6 +111,7 @@ function fakeObserver(options: { reflect?: boolean } = {}) {
       entered = deferred<number>()
       if (state.mode === 'throw') throw new Error('model unavailable')
       if (state.mode === 'empty') return '  '
+      if (state.mode === 'no-text') return undefined as unknown as string
       if (state.mode === 'hang') await new Promise(() => {})
       if (state.mode === 'block') await gate.promise
       return `saw ${labels.join(',')}`
@@ -652,7 +654,27 @@ function behaviour(backend: () => Backend) {
     it('moves the boundary before an assistant tool call when its result would stay behind', async () => {
       const fake = fakeObserver()
       const store = open({ observer: fake.observer })
-      // 8 messages, keep 2: the natural cut (6) falls between call:c2 and result:c2.
+      // 8 messages, keep 2: the natural cut (6) falls between call:c2 and result:c2, and no turn
+      // starts from 3 to 6, so the largest allowed cut below it (5, before call:c2) is taken.
+      await seed(opened.db, [
+        reply('r0'),
+        reply('r1'),
+        user('m2'),
+        reply('r2'),
+        reply('r3'),
+        call('c2'),
+        result('c2'),
+        reply('r4'),
+      ])
+      await store.compact(KEY)
+      expect(fake.calls.map((entry) => entry.labels)).toEqual([['a:r0', 'a:r1', 'm2', 'a:r2', 'a:r3']])
+      expect((await store.load(KEY)).messages.map(label)).toEqual(['call:c2', 'result:c2', 'a:r4'])
+    })
+
+    it('prefers to cut where a turn starts, so the kept history begins with the person speaking', async () => {
+      const fake = fakeObserver()
+      const store = open({ observer: fake.observer })
+      // 8 messages, keep 2: the natural cut (6) moves back to the user message at 4.
       await seed(opened.db, [
         user('m1'),
         reply('r1'),
@@ -664,32 +686,35 @@ function behaviour(backend: () => Backend) {
         reply('r3'),
       ])
       await store.compact(KEY)
-      expect(fake.calls.map((entry) => entry.labels)).toEqual([['m1', 'a:r1', 'm2', 'a:r2', 'm3']])
-      expect((await store.load(KEY)).messages.map(label)).toEqual(['call:c2', 'result:c2', 'a:r3'])
+      expect(fake.calls.map((entry) => entry.labels)).toEqual([['m1', 'a:r1', 'm2', 'a:r2']])
+      expect((await store.load(KEY)).messages.map(label)).toEqual(['m3', 'call:c2', 'result:c2', 'a:r3'])
     })
 
     it('never starts the kept history with tool results (parallel calls, several tool messages)', async () => {
       const fake = fakeObserver()
       const store = open({ observer: fake.observer })
-      // Natural cut (7) falls between the two tool messages answering c3 and c4.
+      // The natural cut (7) falls between the two tool messages answering c3 and c4; no turn
+      // starts from 4 to 7, so the cut moves to 5, before the parallel calls.
       await seed(opened.db, [
         user('m1'),
         call('c1'),
         result('c1'),
         reply('r1'),
-        user('m2'),
+        reply('r2'),
         call('c3', 'c4'),
         result('c3'),
         result('c4'),
-        reply('r2'),
+        reply('r3'),
       ])
       await store.compact(KEY)
-      expect(fake.calls.map((entry) => entry.labels)).toEqual([['m1', 'call:c1', 'result:c1', 'a:r1', 'm2']])
+      expect(fake.calls.map((entry) => entry.labels)).toEqual([
+        ['m1', 'call:c1', 'result:c1', 'a:r1', 'a:r2'],
+      ])
       expect((await store.load(KEY)).messages.map(label)).toEqual([
         'call:c3+call:c4',
         'result:c3',
         'result:c4',
-        'a:r2',
+        'a:r3',
       ])
     })
 
@@ -855,9 +880,25 @@ function behaviour(backend: () => Backend) {
       expect(await store.compact(KEY)).toMatchObject({ status: 'skipped', reason: 'stopped' })
     })
 
-    it('an empty observation counts as a failure', async () => {
+    it('an empty observation means nothing worth keeping: the messages count as observed, no text is stored', async () => {
       const fake = fakeObserver()
       fake.state.mode = 'empty'
+      const store = open({ observer: fake.observer })
+      await seed(opened.db, users(1, 7))
+      expect(await store.compact(KEY)).toEqual({
+        status: 'compacted',
+        observedMessages: 5,
+        observationsAdded: 0,
+        reflected: 0,
+      })
+      expect(await store.load(KEY)).toEqual({ observations: [], messages: users(6, 7) })
+      expect(await rawMessages(opened.db)).toEqual([6, 7])
+      expect(await rawObservations(opened.db)).toEqual([])
+    })
+
+    it('an answer that is not text counts as a failure', async () => {
+      const fake = fakeObserver()
+      fake.state.mode = 'no-text'
       const store = open({ observer: fake.observer })
       await seed(opened.db, users(1, 7))
       const outcome = await store.compact(KEY)
@@ -1091,8 +1132,14 @@ describe('sessions on SQLite (a real file, WAL)', () => {
     expect(SESSION_MIGRATION_TABLE).toBe('session_migrations')
   })
 
-  it('satisfies the agent runner’s ConversationMemory port structurally', async () => {
+  it('satisfies the agent runner’s ConversationMemory port structurally; the runner fits the observer port', async () => {
     expectTypeOf<SessionStore>().toMatchTypeOf<ConversationMemory>()
+    // The real port and runner in src/agent (checked by tsc --noEmit over test/).
+    expectTypeOf<SessionStore>().toMatchTypeOf<AgentConversationMemory>()
+    expectTypeOf<AgentRunner>().toMatchTypeOf<SessionObserver>()
+    const fits = (memory: AgentConversationMemory, runner: AgentRunner, db: AnyDatabase) =>
+      [memory, new SessionStore(db, { observer: runner })] as const
+    expect(typeof fits).toBe('function')
     const opened = await sqliteBackend.open()
     const memory: ConversationMemory = new SessionStore(opened.db)
     await memory.append('http:typed', [user('hello')])

@@ -12,7 +12,7 @@ export type SessionErrorCode =
   | 'SESSION_INVALID_OPTION'
   /** A stored row failed validation (edited by hand or written by an incompatible version). */
   | 'SESSION_STORE_CORRUPT'
-  /** The observer threw, was aborted, timed out or returned an empty observation; the session is unchanged. */
+  /** The observer threw, was aborted, timed out, returned no text or an empty reflection; the session is unchanged. */
   | 'SESSION_OBSERVER_FAILED'
 
 const brand = Symbol.for('lango.error')

@@ -18,8 +18,6 @@ export {
 export {
   type ListSessionsOptions,
   type LoadedSession,
-  MAX_LIST_LIMIT,
-  SESSION_KEY_PATTERN,
   SessionStore,
   type SessionStoreOptions,
   type SessionSummary,

@@ -278,10 +278,16 @@ export function cutPoints(messages: readonly ModelMessage[]): boolean[] {
 }
 
 /**
- * The allowed cut nearest to `desired` (1 ≤ desired ≤ length): the largest allowed cut at or
- * below it, else the smallest above it; `undefined` when only 0 is allowed below and nothing above.
+ * Where to cut `messages` to take about `desired` (1 ≤ desired ≤ length) of the oldest: the start
+ * of a turn (a user message) at or below `desired` but not below half of it, so kept history
+ * begins where the person spoke; else the largest allowed cut at or below `desired`; else the
+ * smallest allowed cut above it. `undefined` when there is none.
  */
-export function nearestCut(allowed: readonly boolean[], desired: number): number | undefined {
+export function chooseCut(messages: readonly ModelMessage[], desired: number): number | undefined {
+  const allowed = cutPoints(messages)
+  for (let k = desired; k >= Math.max(1, Math.ceil(desired / 2)); k -= 1) {
+    if (allowed[k] && messages[k]?.role === 'user') return k
+  }
   for (let k = desired; k >= 1; k -= 1) if (allowed[k]) return k
   for (let k = desired + 1; k < allowed.length; k += 1) if (allowed[k]) return k
   return undefined

@@ -39,12 +39,15 @@ export interface ReflectOptions {
 export interface SessionObserver {
   /**
    * Condenses `messages` (the oldest unobserved ones, whole tool-call groups, oldest first) into
-   * one observation. An empty or whitespace-only result counts as a failure: nothing is deleted.
+   * one observation. An empty or whitespace-only result means nothing worth keeping: the messages
+   * are marked observed and deleted, and no observation is stored. Throwing (or not settling
+   * before the signal aborts) leaves the session as it was; compaction retries after a back-off.
    */
   observe(messages: readonly ModelMessage[], options: ObserveOptions): Promise<string>
   /**
-   * Condenses older observations (oldest first) into one reflection. Optional: without it the
-   * store asks {@link observe} to condense them, passed as one system message.
+   * Condenses older observations (oldest first) into one reflection; an empty result is a
+   * failure (the observations stay). Optional: without it the store asks {@link observe} to
+   * condense them, passed as one system message.
    */
   reflect?(observations: readonly string[], options: ReflectOptions): Promise<string>
 }

@@ -4,7 +4,7 @@ import { type Kysely, type Migration, Migrator } from 'kysely'
  * `sessions`: one row per live session key. Times are epoch milliseconds (`bigint`; PostgreSQL
  * returns strings, which the store parses).
  */
-export interface SessionsTable {
+interface SessionsTable {
   key: string
   /** Incarnation id: a deleted and re-created key gets a new one, so stale work cannot land on it. */
   id: string
@@ -21,7 +21,7 @@ export interface SessionsTable {
 }
 
 /** `session_messages`: the ordered log, primary key `(session_key, seq)`. */
-export interface SessionMessagesTable {
+interface SessionMessagesTable {
   session_key: string
   seq: number
   role: string
@@ -36,7 +36,7 @@ export interface SessionMessagesTable {
  * `session_observations`: observations and reflections of a session, primary key
  * `(session_key, through_seq)`, in `through_seq` order.
  */
-export interface SessionObservationsTable {
+interface SessionObservationsTable {
   session_key: string
   /** First message sequence this entry covers. */
   from_seq: number

@@ -3,7 +3,7 @@ import type { ModelMessage } from 'ai'
 import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
 import { SessionError } from './errors.js'
-import { cutPoints, decodeMessage, encodeMessage, estimateTokens, nearestCut, utf8Bytes } from './messages.js'
+import { chooseCut, cutPoints, decodeMessage, encodeMessage, estimateTokens, utf8Bytes } from './messages.js'
 import { resolveLimits, type SessionLimits } from './options.js'
 import type {
   CompactionOutcome,
@@ -15,10 +15,10 @@ import type {
 import type { SessionDatabase } from './schema.js'
 
 /** What a session key looks like: `<kind>:<id>`, e.g. `telegram:-100123:42`, `http:abc`, `cron:backup`. */
-export const SESSION_KEY_PATTERN = /^[a-z][a-z0-9_-]{0,31}:[^\p{Cc}]{1,223}$/u
+const SESSION_KEY_PATTERN = /^[a-z][a-z0-9_-]{0,31}:[^\p{Cc}]{1,223}$/u
 
-/** Largest page {@link SessionStore.list} returns (SECURITY.md SQL-4). */
-export const MAX_LIST_LIMIT = 500
+/** Largest page `list` returns (SECURITY.md SQL-4). */
+const MAX_LIST_LIMIT = 500
 
 /** Rows per multi-row INSERT, well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 100
@@ -82,7 +82,7 @@ export interface ListSessionsOptions {
   readonly prefix?: string
   /** Keys after this one (keyset paging: pass the last key of the previous page). */
   readonly after?: string
-  /** Default 100, at most {@link MAX_LIST_LIMIT}. */
+  /** Default 100, at most 500. */
   readonly limit?: number
 }
 
@@ -196,17 +196,11 @@ export class SessionStore {
     const parsed = rows
       .map((row) => ({ kind: row.kind, seq: toInteger(row.seq, sessionKey), body: row.body }))
       .sort((left, right) => left.seq - right.seq)
-    const loaded: ModelMessage[] = []
-    for (const row of parsed) {
-      if (row.kind !== 'm') continue
-      const message = decodeMessage(row.body, sessionKey, row.seq)
-      // A tool result cannot open a conversation (its call is gone); only a pathological drop leaves one.
-      if (loaded.length === 0 && message.role === 'tool') continue
-      loaded.push(message)
-    }
     return {
       observations: parsed.filter((row) => row.kind === 'o').map((row) => row.body),
-      messages: loaded,
+      messages: parsed
+        .filter((row) => row.kind === 'm')
+        .map((row) => decodeMessage(row.body, sessionKey, row.seq)),
     }
   }
 
@@ -574,8 +568,7 @@ export class SessionStore {
               { signal, sessionKey, observations: entries.map((entry) => entry.text) },
             ),
           )
-          text = await raceAbort(observing, signal)
-          text = this.#checkObservation(text, 'observation')
+          text = this.#checkObservation(await raceAbort(observing, signal), 'observation', true)
         } catch (error) {
           return this.#failed(sessionKey, error, progress)
         }
@@ -591,7 +584,7 @@ export class SessionStore {
         if (!committed) return skipped('conflict')
         observedThrough = throughSeq
         progress.observedMessages += taken.length
-        progress.observationsAdded += 1
+        if (text !== '') progress.observationsAdded += 1
         this.#backoff.delete(sessionKey)
         // THE PHASE BOUNDARY: the observation is durable; a crash from here on loses nothing.
         this.#emit({ type: 'observation:commit', sessionKey, fromSeq, throughSeq, messages: taken.length })
@@ -613,8 +606,8 @@ export class SessionStore {
 
   /**
    * The oldest messages to observe: enough that at most `keepRecentMessages` / `keepRecentTokens`
-   * remain, at most `maxObserveTokens` per call, moved to the nearest cut that keeps tool calls
-   * with their results.
+   * remain, at most `maxObserveTokens` per call, moved back to the start of a turn when one is near
+   * ({@link chooseCut}), and never between a tool call and its result.
    */
   #chooseBatch(history: readonly MessageRow[]): readonly MessageRow[] | undefined {
     const { keepRecentMessages, keepRecentTokens, maxObserveTokens } = this.limits
@@ -637,7 +630,10 @@ export class SessionStore {
       }
     }
     if (desired < 1) return undefined
-    const cut = nearestCut(cutPoints(history.map((row) => row.message)), desired)
+    const cut = chooseCut(
+      history.map((row) => row.message),
+      desired,
+    )
     return cut === undefined ? undefined : history.slice(0, cut)
   }
 
@@ -675,7 +671,7 @@ export class SessionStore {
               { signal, sessionKey, observations: [] },
             ),
       )
-      text = this.#checkObservation(await raceAbort(condensed, signal), 'reflection')
+      text = this.#checkObservation(await raceAbort(condensed, signal), 'reflection', false)
     } catch (error) {
       const outcome = this.#failed(sessionKey, error, progress)
       await this.#capObservations(sessionKey)
@@ -700,8 +696,16 @@ export class SessionStore {
     return AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.limits.observeTimeoutMs)])
   }
 
-  #checkObservation(text: unknown, what: string): string {
-    if (typeof text !== 'string' || text.trim() === '') {
+  /**
+   * The text to store: at most `maxObservationBytes`. An empty observation (nothing worth keeping)
+   * is `''` when `emptyAllowed`; an empty reflection, or anything but a string, is a failure.
+   */
+  #checkObservation(text: unknown, what: string, emptyAllowed: boolean): string {
+    if (typeof text !== 'string') {
+      throw new SessionError('SESSION_OBSERVER_FAILED', `the observer returned no text for the ${what}`)
+    }
+    if (text.trim() === '') {
+      if (emptyAllowed) return ''
       throw new SessionError('SESSION_OBSERVER_FAILED', `the observer returned an empty ${what}`)
     }
     const max = this.limits.maxObservationBytes
@@ -753,7 +757,7 @@ export class SessionStore {
 
   /**
    * The first phase: moves `observed_through` from `expected` to the entry's end and stores the
-   * entry, in one transaction with nothing else. The compare-and-set on `(key, id,
+   * entry (unless its text is empty), in one transaction with nothing else. The compare-and-set on `(key, id,
    * observed_through)` refuses a second compaction of the same messages, and any compaction of a
    * deleted or re-created session.
    */
@@ -773,6 +777,8 @@ export class SessionStore {
         .where('observed_through', '=', expected)
         .executeTakeFirst()
       if (moved.numUpdatedRows === 0n) return false
+      // Nothing worth keeping: the messages count as observed, with no text to show for them.
+      if (entry.text === '') return true
       await transaction
         .insertInto('session_observations')
         .values({
