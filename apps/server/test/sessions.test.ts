@@ -102,7 +102,7 @@ function fakeObserver(options: { reflect?: boolean } = {}) {
   const reflections: string[][] = []
   let entered = deferred<number>()
   let gate = deferred()
-  const state = { mode: 'ok' as ObserverMode, reflectMode: 'ok' as 'ok' | 'throw' }
+  const state = { mode: 'ok' as ObserverMode, reflectMode: 'ok' as 'ok' | 'throw' | 'block' }
   const observer: SessionObserver = {
     async observe(messages, { signal, observations }) {
       const labels = messages.map(label)
@@ -120,7 +120,10 @@ function fakeObserver(options: { reflect?: boolean } = {}) {
   if (options.reflect !== false) {
     observer.reflect = async (observations) => {
       reflections.push([...observations])
+      entered.resolve(calls.length + reflections.length)
+      entered = deferred<number>()
       if (state.reflectMode === 'throw') throw new Error('reflector unavailable')
+      if (state.reflectMode === 'block') await gate.promise
       return `reflected(${observations.join(' | ')})`
     }
   }
@@ -129,7 +132,7 @@ function fakeObserver(options: { reflect?: boolean } = {}) {
     calls,
     reflections,
     state,
-    /** Resolves when the observer is next called. */
+    /** Resolves when the observer (or reflector) is next called. */
     nextCall: () => entered.promise,
     release() {
       gate.resolve()
@@ -1008,6 +1011,47 @@ function behaviour(backend: () => Backend) {
       expect(last?.labels).toHaveLength(1)
       expect(last?.labels[0]).toContain('Observation 1:\nsaw m1,m2,m3')
       expect((await store.load(KEY)).observations).toHaveLength(2)
+    })
+
+    it('two instances reflecting the same observations (lease expired meanwhile) store one reflection', async () => {
+      const clock = manualClock()
+      const setup = fakeObserver()
+      const builder = open({
+        observer: setup.observer,
+        clock,
+        limits: { ...REFLECTING, reflectAfterObservations: 3 },
+      })
+      await seed(opened.db, users(1, 4))
+      for (const [from, to] of [
+        [5, 7],
+        [8, 10],
+      ] as const) {
+        await builder.compact(KEY)
+        await builder.append(KEY, users(from, to))
+      }
+      await builder.compact(KEY)
+      await builder.stop()
+      expect((await rawObservations(opened.db)).map((entry) => entry.text)).toEqual([
+        'saw m1,m2,m3',
+        'saw m4,m5,m6',
+        'saw m7,m8,m9',
+      ])
+
+      const slow = fakeObserver()
+      slow.state.reflectMode = 'block'
+      const fast = fakeObserver()
+      const a = open({ observer: slow.observer, clock, limits: REFLECTING })
+      const b = open({ observer: fast.observer, clock, limits: REFLECTING }, opened.second)
+      const first = a.compact(KEY)
+      await slow.nextCall()
+      clock.advance(10_001)
+      expect(await b.compact(KEY)).toMatchObject({ status: 'compacted', reflected: 2 })
+      slow.release()
+      expect(await first).toMatchObject({ status: 'skipped', reason: 'conflict', reflected: 0 })
+      expect(await rawObservations(opened.db)).toEqual([
+        { fromSeq: 1, throughSeq: 6, generation: 1, text: 'reflected(saw m1,m2,m3 | saw m4,m5,m6)' },
+        { fromSeq: 7, throughSeq: 9, generation: 0, text: 'saw m7,m8,m9' },
+      ])
     })
 
     it('while reflection keeps failing, observations stay bounded by maxObservations', async () => {

@@ -595,8 +595,9 @@ export class SessionStore {
           .execute()
       }
       const reflection = await this.#reflect(sessionKey, head.id, lease, progress)
-      if (reflection !== undefined) return reflection
+      if (typeof reflection === 'object') return reflection
       await this.#capObservations(sessionKey)
+      if (typeof reflection === 'string') return skipped(reflection)
       if (progress.observedMessages + progress.reflected === 0) return skipped('below-threshold')
       return { status: 'compacted', ...progress }
     } finally {
@@ -637,20 +638,24 @@ export class SessionStore {
     return cut === undefined ? undefined : history.slice(0, cut)
   }
 
-  /** Condenses older observations when there are too many; returns an outcome only on failure. */
+  /**
+   * Condenses older observations when there are too many. Returns the outcome when the observer
+   * failed, why nothing was condensed when another instance holds the lease or reflected first,
+   * and `undefined` otherwise.
+   */
   async #reflect(
     sessionKey: string,
     sessionId: string,
     lease: () => Promise<boolean>,
     progress: { observedMessages: number; observationsAdded: number; reflected: number },
-  ): Promise<CompactionOutcome | undefined> {
+  ): Promise<CompactionOutcome | 'busy' | 'conflict' | undefined> {
     const { reflectAfterObservations, reflectAfterTokens, keepRecentObservations } = this.limits
     const entries = await readEntries(this.#db, sessionKey)
     const tokens = entries.reduce((total, entry) => total + entry.tokens, 0)
     if (entries.length <= reflectAfterObservations && tokens <= reflectAfterTokens) return undefined
     const taken = entries.slice(0, Math.max(2, entries.length - keepRecentObservations))
     if (taken.length < 2) return undefined
-    if (!(await lease())) return undefined
+    if (!(await lease())) return 'busy'
     const observer = this.#observer as SessionObserver
     const texts = taken.map((entry) => entry.text)
     const signal = this.#callSignal()
@@ -685,7 +690,7 @@ export class SessionStore {
       text,
       tokens: estimateTokens(utf8Bytes(text)),
     })
-    if (!committed) return undefined
+    if (!committed) return 'conflict'
     progress.reflected += taken.length
     this.#emit({ type: 'reflection:commit', sessionKey, condensed: taken.length, generation })
     return undefined
