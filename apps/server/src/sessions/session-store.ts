@@ -557,7 +557,17 @@ export class SessionStore {
         if (!this.#overObserveThreshold({ count: history.length, tokens })) break
         const taken = this.#chooseBatch(history)
         if (taken === undefined) break
-        if (!(await lease())) return skipped(batch === 0 ? 'busy' : 'conflict')
+        const claiming = !leased
+        if (!(await lease())) return skipped(claiming ? 'busy' : 'conflict')
+        if (claiming) {
+          // Another instance may have compacted between our first read and the claim: start from its result.
+          const fresh = await readHead(this.#db, sessionKey)
+          if (fresh === undefined || fresh.id !== head.id) return skipped('conflict')
+          if (fresh.observedThrough !== observedThrough) {
+            observedThrough = fresh.observedThrough
+            continue
+          }
+        }
         const entries = await readEntries(this.#db, sessionKey)
         const signal = this.#callSignal()
         let text: string
