@@ -65,10 +65,11 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
     agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2 },
     channels: {
-      telegram: { token: undefined, apiUrl: undefined },
-      slack: { token: undefined, apiUrl: undefined },
-      discord: { token: undefined, apiUrl: undefined },
-      webhook: { url: undefined },
+      telegram: { token: undefined, apiUrl: undefined, allowedChats: [] },
+      slack: { token: undefined, apiUrl: undefined, defaultChannel: undefined },
+      discord: { token: undefined, apiUrl: undefined, defaultChannel: undefined },
+      webhook: { url: undefined, secret: undefined },
+      custom: [],
       defaultDeliverTo: [],
     },
     approvals: {
@@ -153,10 +154,12 @@ model:
   api_key: file-model-key
 agent: { max_steps: 8, timeout: 2m, max_retries: 0 }
 channels:
-  telegram: { token: tg-token, api_url: http://127.0.0.1:8081 }
-  slack: { token: slack-token, api_url: http://127.0.0.1:8082/api }
-  discord: { token: discord-token, api_url: http://127.0.0.1:8083 }
-  webhook: { url: https://hooks.example.com/abc }
+  telegram: { token: tg-token, api_url: http://127.0.0.1:8081, allowed_chats: [123, "-1001234567890"] }
+  slack: { token: slack-token, api_url: http://127.0.0.1:8082/api, default_channel: C0123ABCD }
+  discord: { token: discord-token, api_url: http://127.0.0.1:8083, default_channel: "123456789012345678" }
+  webhook: { url: https://hooks.example.com/abc, secret: hook-secret }
+  custom:
+    - { name: line-chat, module: ./adapters/line-chat.mjs, options: { port: 7070, password: hunter2 } }
   default_deliver_to: [telegram:123, webhook]
 approvals:
   policy: moderate
@@ -211,10 +214,25 @@ describe('loadConfig: the file', () => {
       model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },
       agent: { maxSteps: 8, timeoutMs: 120_000, maxRetries: 0 },
       channels: {
-        telegram: { token: 'tg-token', apiUrl: 'http://127.0.0.1:8081' },
-        slack: { token: 'slack-token', apiUrl: 'http://127.0.0.1:8082/api' },
-        discord: { token: 'discord-token', apiUrl: 'http://127.0.0.1:8083' },
-        webhook: { url: 'https://hooks.example.com/abc' },
+        telegram: {
+          token: 'tg-token',
+          apiUrl: 'http://127.0.0.1:8081',
+          allowedChats: ['123', '-1001234567890'],
+        },
+        slack: { token: 'slack-token', apiUrl: 'http://127.0.0.1:8082/api', defaultChannel: 'C0123ABCD' },
+        discord: {
+          token: 'discord-token',
+          apiUrl: 'http://127.0.0.1:8083',
+          defaultChannel: '123456789012345678',
+        },
+        webhook: { url: 'https://hooks.example.com/abc', secret: 'hook-secret' },
+        custom: [
+          {
+            name: 'line-chat',
+            module: './adapters/line-chat.mjs',
+            options: { port: 7070, password: 'hunter2' },
+          },
+        ],
         defaultDeliverTo: ['telegram:123', 'webhook'],
       },
       approvals: {
@@ -311,6 +329,7 @@ describe('loadConfig: environment overrides', () => {
       LANGO_SLACK_API_URL: 'http://127.0.0.1:9002',
       LANGO_DISCORD_API_URL: 'http://127.0.0.1:9003',
       LANGO_WEBHOOK_URL: 'https://env.example.com/hook',
+      LANGO_TELEGRAM_ALLOWED_CHATS: ' 42, -100777 ',
       LANGO_HOST: '::1',
       LANGO_PORT: '0',
       LANGO_LOG_LEVEL: 'WARN',
@@ -328,10 +347,21 @@ describe('loadConfig: environment overrides', () => {
       bodyLimitBytes: 512 * 1024,
     })
     expect(config.channels).toEqual({
-      telegram: { token: 'env-tg', apiUrl: 'http://127.0.0.1:9001' },
-      slack: { token: 'env-slack', apiUrl: 'http://127.0.0.1:9002' },
-      discord: { token: 'env-discord', apiUrl: 'http://127.0.0.1:9003' },
-      webhook: { url: 'https://env.example.com/hook' },
+      telegram: { token: 'env-tg', apiUrl: 'http://127.0.0.1:9001', allowedChats: ['42', '-100777'] },
+      slack: { token: 'env-slack', apiUrl: 'http://127.0.0.1:9002', defaultChannel: 'C0123ABCD' },
+      discord: {
+        token: 'env-discord',
+        apiUrl: 'http://127.0.0.1:9003',
+        defaultChannel: '123456789012345678',
+      },
+      webhook: { url: 'https://env.example.com/hook', secret: 'hook-secret' },
+      custom: [
+        {
+          name: 'line-chat',
+          module: './adapters/line-chat.mjs',
+          options: { port: 7070, password: 'hunter2' },
+        },
+      ],
       defaultDeliverTo: ['telegram:123', 'webhook'],
     })
     expect(config.logging.level).toBe('warn')
@@ -472,6 +502,28 @@ describe('loadConfig: errors in the file', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 
+  it('checks custom channels: a name taken by a built-in, a missing module, duplicates, a bad chat id', async () => {
+    const error = await failure(
+      [
+        'channels:',
+        '  telegram: { allowed_chats: [12ab] }',
+        '  custom:',
+        '    - { name: telegram, module: ./x.mjs }',
+        '    - { name: line }',
+      ].join('\n'),
+      { LANGO_TELEGRAM_ALLOWED_CHATS: '1,two' },
+    )
+    const messages = error.issues.map((issue) => `${issue.key}: ${issue.message}`)
+    expect(messages).toEqual([
+      expect.stringMatching(/^channels\.telegram\.allowed_chats\[0\]: expected a Telegram chat id/),
+      expect.stringMatching(/^channels\.custom\[0\]\.name: expected a channel name/),
+      expect.stringMatching(/^channels\.custom\[1\]\.module: /),
+      expect.stringMatching(/^LANGO_TELEGRAM_ALLOWED_CHATS: expected a Telegram chat id .*"two"/),
+    ])
+    const twice = await failure('channels:\n  custom: [{ name: a, module: x }, { name: a, module: y }]\n')
+    expect(twice.issues.map((issue) => issue.message)).toEqual(['custom channel names must be unique'])
+  })
+
   it('reports every problem at once, in file order, in one message', async () => {
     const file = await writeConfig(
       [
@@ -480,7 +532,7 @@ describe('loadConfig: errors in the file', () => {
         '  allowed_origins: [https://ok.example.com, https://x.example.com/path]',
         'approvals: { policy: sometimes, timeout: soon }',
         'cron: { timezone: Mars/Olympus_Mons, min_interval: 0s }',
-        'channels: { default_deliver_to: [email:me] }',
+        'channels: { default_deliver_to: [Email Me] }',
         'exec: { inherit: none, env_allow: ["A=B"] }',
         'workflow: 5',
         'logging: { level: [info] }',
@@ -496,7 +548,7 @@ describe('loadConfig: errors in the file', () => {
       `  ${file}:4:42 approvals.timeout: expected a duration from 1s to 7d such as 90s, 5m, 1h30m or 2d (or whole milliseconds), got "soon"`,
       `  ${file}:5:19 cron.timezone: expected an IANA time zone such as UTC, Europe/Berlin or America/New_York, got "Mars/Olympus_Mons"`,
       `  ${file}:5:52 cron.min_interval: expected a duration from 1s to 1d such as 90s, 5m, 1h30m or 2d (or whole milliseconds), got "0s"`,
-      `  ${file}:6:34 channels.default_deliver_to[0]: expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel> or webhook, got "email:me"`,
+      `  ${file}:6:34 channels.default_deliver_to[0]: expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel>, webhook, log or <custom channel>:<id>, got "Email Me"`,
       `  ${file}:7:18 exec.inherit: expected one of core, all, got "none"`,
       `  ${file}:7:36 exec.env_allow[0]: expected a variable name or glob such as MY_APP_* (letters, digits, _ and *), got "A=B"`,
       `  ${file}:8:11 workflow: expected a mapping with the keys enabled, directory, workspace, max_parallel, history, got 5`,
@@ -696,10 +748,18 @@ describe('redactedConfig', () => {
       apiKey: '[set]',
     })
     expect(redacted.channels).toEqual({
-      telegram: { token: '[set]', apiUrl: 'http://127.0.0.1:8081' },
-      slack: { token: '[set]', apiUrl: 'http://127.0.0.1:8082/api' },
-      discord: { token: '[set]', apiUrl: 'http://127.0.0.1:8083' },
-      webhook: { url: 'https://discord.com/[set]' },
+      telegram: { token: '[set]', apiUrl: 'http://127.0.0.1:8081', allowedChats: ['123', '-1001234567890'] },
+      slack: { token: '[set]', apiUrl: 'http://127.0.0.1:8082/api', defaultChannel: 'C0123ABCD' },
+      discord: { token: '[set]', apiUrl: 'http://127.0.0.1:8083', defaultChannel: '123456789012345678' },
+      webhook: { url: 'https://discord.com/[set]', secret: '[set]' },
+      // A custom channel's options may be credentials: their names only.
+      custom: [
+        {
+          name: 'line-chat',
+          module: './adapters/line-chat.mjs',
+          options: { port: '[set]', password: '[set]' },
+        },
+      ],
       defaultDeliverTo: ['telegram:123', 'webhook'],
     })
     expect(redacted.database).toEqual({
@@ -716,7 +776,7 @@ describe('redactedConfig', () => {
     expect(redacted.file).toBeNull()
     expect(redacted.server?.apiToken).toBeNull()
     expect(redacted.model).toEqual({ baseUrl: null, name: null, apiKey: null })
-    expect(redacted.channels?.telegram).toEqual({ token: null, apiUrl: null })
+    expect(redacted.channels?.telegram).toEqual({ token: null, apiUrl: null, allowedChats: [] })
     expect(redacted.database).toEqual({ kind: 'sqlite', url: join(langoHome, 'lango.db') })
     expect(JSON.parse(JSON.stringify(redacted))).toEqual(redacted)
   })

@@ -5,6 +5,7 @@ import * as v from 'valibot'
 import { type Document, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument } from 'yaml'
 import { ConfigError, type ConfigIssue } from './errors.js'
 import {
+  chatId,
   databaseUrl,
   formatDuration,
   host,
@@ -132,6 +133,21 @@ function readEnvironment(env: NodeJS.ProcessEnv, issues: ConfigIssue[]) {
     if (parsed === undefined) issues.push({ key: variable, message: invalidMessage(rule, text) })
     return parsed
   }
+  /** A comma-separated list, each item checked by `rule`. */
+  const readList = <T>(variable: string, rule: Rule<T>): T[] | undefined => {
+    const text = env[variable]
+    if (text === undefined || text.trim() === '') return undefined
+    const items: T[] = []
+    for (const part of text.split(',')) {
+      const parsed = rule.parse(part.trim())
+      if (parsed === undefined) {
+        issues.push({ key: variable, message: invalidMessage(rule, part.trim()) })
+        return undefined
+      }
+      items.push(parsed)
+    }
+    return items
+  }
   return {
     home: read('LANGO_HOME', path),
     database: read('LANGO_DATABASE_URL', databaseUrl),
@@ -146,6 +162,7 @@ function readEnvironment(env: NodeJS.ProcessEnv, issues: ConfigIssue[]) {
     slackApiUrl: read('LANGO_SLACK_API_URL', httpUrl),
     discordApiUrl: read('LANGO_DISCORD_API_URL', httpUrl),
     webhookUrl: read('LANGO_WEBHOOK_URL', httpUrl),
+    telegramAllowedChats: readList('LANGO_TELEGRAM_ALLOWED_CHATS', chatId),
     host: read('LANGO_HOST', host),
     port: read('LANGO_PORT', integer(0, 65_535), (text) => (/^\d{1,5}$/.test(text) ? Number(text) : text)),
     logLevel: read('LANGO_LOG_LEVEL', logLevel, (text) => text.toLowerCase()),
@@ -403,16 +420,27 @@ function buildConfig(
       telegram: {
         token: env.telegramToken ?? channels?.telegram?.token ?? undefined,
         apiUrl: env.telegramApiUrl ?? channels?.telegram?.api_url ?? undefined,
+        allowedChats: [...new Set(env.telegramAllowedChats ?? channels?.telegram?.allowed_chats ?? [])],
       },
       slack: {
         token: env.slackToken ?? channels?.slack?.token ?? undefined,
         apiUrl: env.slackApiUrl ?? channels?.slack?.api_url ?? undefined,
+        defaultChannel: channels?.slack?.default_channel ?? undefined,
       },
       discord: {
         token: env.discordToken ?? channels?.discord?.token ?? undefined,
         apiUrl: env.discordApiUrl ?? channels?.discord?.api_url ?? undefined,
+        defaultChannel: channels?.discord?.default_channel ?? undefined,
       },
-      webhook: { url: env.webhookUrl ?? channels?.webhook?.url ?? undefined },
+      webhook: {
+        url: env.webhookUrl ?? channels?.webhook?.url ?? undefined,
+        secret: channels?.webhook?.secret ?? undefined,
+      },
+      custom: (channels?.custom ?? []).map((entry) => ({
+        name: entry.name,
+        module: entry.module,
+        options: entry.options ?? {},
+      })),
       defaultDeliverTo: channels?.default_deliver_to ?? [],
     },
     approvals: {

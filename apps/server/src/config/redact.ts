@@ -3,7 +3,7 @@ import type { ServerConfig } from './types.js'
 /** Shown in place of a token, API key or password that is set. */
 const SET = '[set]'
 /** Keys whose values are secrets: shown as `[set]`, or `null` when not set. */
-const SECRET_KEYS = new Set(['apiToken', 'apiKey', 'token'])
+const SECRET_KEYS = new Set(['apiToken', 'apiKey', 'token', 'secret'])
 /** Keys whose values are URLs: credentials in them are hidden. */
 const URL_KEYS = new Set(['url', 'baseUrl', 'apiUrl'])
 /** Query parameters that carry credentials (`?password=` in a Postgres URL, `?token=`). */
@@ -22,6 +22,10 @@ function redact(value: unknown, path: readonly string[]): unknown {
   const key = path.at(-1) ?? ''
   if (SECRET_KEYS.has(key)) return value === undefined || value === null ? null : SET
   if (value === undefined || value === null) return null
+  // A custom channel's options may hold its credentials: their names are shown, never their values.
+  if (key === 'options' && path.at(-2) === 'custom' && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).map((name) => [name, SET]))
+  }
   if (URL_KEYS.has(key) && typeof value === 'string') return redactUrl(value, path.at(-2) === 'webhook')
   if (Array.isArray(value)) return value.map((item) => redact(item, path))
   if (typeof value === 'object') {

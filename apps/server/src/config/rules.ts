@@ -140,16 +140,63 @@ export const origin: Rule<string> = {
   },
 }
 
-/** A delivery target: `telegram`, `telegram:<chat>`, `slack:<channel>`, `discord:<channel>` or `webhook`. */
+/**
+ * A delivery target: a channel name, alone or with a chat — `telegram`, `telegram:<chat>`,
+ * `slack:<channel>`, `discord:<channel>`, `webhook`, `log`, or a custom channel's `<name>:<id>`.
+ * Whether the channel is configured is checked when a result is delivered (and by `lango doctor`).
+ */
 export const deliveryTarget: Rule<string> = {
   expected:
-    'expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel> or webhook',
+    'expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel>, webhook, log or <custom channel>:<id>',
   parse: (input) =>
-    typeof input === 'string' &&
-    input.length <= 256 &&
-    /^(?:telegram|slack|discord|webhook)(?::\S+)?$/.test(input)
+    typeof input === 'string' && input.length <= 256 && /^[a-z][a-z0-9_-]{0,31}(?::\S+)?$/.test(input)
       ? input
       : undefined,
+}
+
+/** A Telegram chat id (`123456`, `-1001234567890` for groups and channels), as text. */
+export const chatId: Rule<string> = {
+  expected: 'expected a Telegram chat id such as 123456789 or -1001234567890',
+  parse: (input) => {
+    const text = typeof input === 'number' && Number.isSafeInteger(input) ? String(input) : input
+    return typeof text === 'string' && /^-?\d{1,20}$/.test(text.trim()) ? text.trim() : undefined
+  },
+}
+
+/** A Slack or Discord channel id (`C0123ABC`, `123456789012345678`). */
+export const channelId: Rule<string> = {
+  expected: 'expected a channel id such as C0123ABCD (Slack) or 123456789012345678 (Discord)',
+  parse: (input) => {
+    const text = typeof input === 'number' && Number.isSafeInteger(input) ? String(input) : input
+    return typeof text === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(text) ? text : undefined
+  },
+}
+
+/** A custom channel's name: what delivery targets and session keys start with. */
+export const channelName: Rule<string> = {
+  expected:
+    'expected a channel name of lowercase letters, digits, _ or - (starting with a letter, at most 32)',
+  parse: (input) => {
+    if (typeof input !== 'string' || !/^[a-z][a-z0-9_-]{0,31}$/.test(input)) return undefined
+    // The built-in channels and the server's own session prefixes are taken.
+    return [
+      'telegram',
+      'slack',
+      'discord',
+      'webhook',
+      'log',
+      'http',
+      'openai',
+      'cron',
+      'bg',
+      'background',
+      'workflow',
+      'cli',
+      'mcp',
+    ].includes(input)
+      ? undefined
+      : input
+  },
 }
 
 /** A variable-name glob for the exec environment policy (`*` is the only wildcard). */

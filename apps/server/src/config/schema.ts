@@ -3,6 +3,9 @@ import {
   approvalPolicy,
   boolean,
   byteSize,
+  channelId,
+  channelName,
+  chatId,
   databaseUrl,
   deliveryTarget,
   describeInput,
@@ -82,6 +85,37 @@ const history = section({
   max_runs: field(integer(1, 1_000_000)),
 })
 
+/** `channels.custom`: adapters loaded from modules, each `{ name, module, options? }` (at most 20). */
+const customChannels = v.nullish(
+  v.pipe(
+    v.array(
+      v.strictObject(
+        {
+          name: item(channelName),
+          module: item(name),
+          options: v.nullish(
+            v.record(
+              v.string(),
+              v.unknown(),
+              (issue) => `expected a mapping of options, got ${describeInput(issue.input)}`,
+            ),
+          ),
+        },
+        (issue) =>
+          issue.expected === 'never'
+            ? unknownKeyMessage(String(issue.input), ['name', 'module', 'options'])
+            : `expected a mapping with name, module and (optionally) options, got ${describeInput(issue.input)}`,
+      ),
+      (issue) => `expected a list of custom channels, got ${describeInput(issue.input)}`,
+    ),
+    v.maxLength(20, (issue) => `expected at most 20 custom channels, got ${issue.input.length}`),
+    v.check(
+      (entries) => new Set(entries.map((entry) => entry.name)).size === entries.length,
+      'custom channel names must be unique',
+    ),
+  ),
+)
+
 /** `lango.yaml`, snake_case as written; values converted (durations in ms, sizes in bytes), paths unresolved. */
 export const fileSchema = section({
   server: section({
@@ -106,10 +140,11 @@ export const fileSchema = section({
     max_retries: field(integer(0, 10)),
   }),
   channels: section({
-    telegram: section({ token: field(secret), api_url: field(httpUrl) }),
-    slack: section({ token: field(secret), api_url: field(httpUrl) }),
-    discord: section({ token: field(secret), api_url: field(httpUrl) }),
-    webhook: section({ url: field(httpUrl) }),
+    telegram: section({ token: field(secret), api_url: field(httpUrl), allowed_chats: list(chatId, 1000) }),
+    slack: section({ token: field(secret), api_url: field(httpUrl), default_channel: field(channelId) }),
+    discord: section({ token: field(secret), api_url: field(httpUrl), default_channel: field(channelId) }),
+    webhook: section({ url: field(httpUrl), secret: field(secret) }),
+    custom: customChannels,
     default_deliver_to: list(deliveryTarget, 10),
   }),
   approvals: section({

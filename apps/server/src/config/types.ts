@@ -52,10 +52,36 @@ export interface ServerConfig {
     readonly maxRetries: number
   }
   readonly channels: {
-    readonly telegram: { readonly token: string | undefined; readonly apiUrl: string | undefined }
-    readonly slack: { readonly token: string | undefined; readonly apiUrl: string | undefined }
-    readonly discord: { readonly token: string | undefined; readonly apiUrl: string | undefined }
-    readonly webhook: { readonly url: string | undefined }
+    readonly telegram: {
+      readonly token: string | undefined
+      readonly apiUrl: string | undefined
+      /** Chats the bot answers and delivers to (`LANGO_TELEGRAM_ALLOWED_CHATS`); none: it receives nothing. */
+      readonly allowedChats: readonly string[]
+    }
+    readonly slack: {
+      readonly token: string | undefined
+      readonly apiUrl: string | undefined
+      /** Where a bare `slack` target goes. */
+      readonly defaultChannel: string | undefined
+    }
+    readonly discord: {
+      readonly token: string | undefined
+      readonly apiUrl: string | undefined
+      /** Where a bare `discord` target goes. */
+      readonly defaultChannel: string | undefined
+    }
+    readonly webhook: {
+      readonly url: string | undefined
+      /** Signs each POST (HMAC-SHA256, `X-Lango-Signature`) when set. */
+      readonly secret: string | undefined
+    }
+    /** Adapters loaded from modules (`channels.custom`): `<name>:<id>` targets, chats in, approvals. */
+    readonly custom: readonly {
+      readonly name: string
+      /** A module path, absolute or relative to `$LANGO_HOME`, or a package name. */
+      readonly module: string
+      readonly options: Readonly<Record<string, unknown>>
+    }[]
     /** Where results go when a job names no target and the session names no chat. Default `[]`. */
     readonly defaultDeliverTo: readonly string[]
   }
