@@ -259,14 +259,18 @@ describe('lango mcp with approvals.mcp_policy: dangerous', () => {
     expectOnlyJsonRpc(lango.transport.lines)
   })
 
-  it('denies a call it cannot ask a client without forms about, saying what to do; SIGTERM exits 0', async () => {
+  it('returns a pending approval to a client without forms, saying how to answer it; SIGTERM exits 0', async () => {
     const lango = await startLangoMcp({ yaml })
     started.push(lango)
-    const denied = await lango.call('exec', { command: 'echo never' })
-    expect(denied).toMatchObject({
+    const pending = await lango.call('exec', { command: 'echo never' })
+    expect(pending).toMatchObject({
       isError: true,
       structuredContent: {
-        error: { code: 'TOOL_DENIED', message: expect.stringContaining('cannot show an approval form') },
+        error: {
+          code: 'SERVER_APPROVAL_PENDING',
+          message: expect.stringContaining('lango approvals approve'),
+        },
+        approval: { status: 'pending', tool: 'exec', summary: 'Execute: echo never' },
       },
     })
     expect((await lango.call('cron_list', {})).isError).toBeFalsy()
