@@ -394,6 +394,12 @@ describe('delivery auto-detection', () => {
     expect(deliveryTargetFromSession('slack:C1:U1')).toBe('slack:C1')
     expect(deliveryTargetFromSession('discord:9:8')).toBe('discord:9')
     expect(deliveryTargetFromSession('cron:nightly')).toBeUndefined()
+    // A custom channel's chat session (exactly <channel>:<chat>:<user>) implies its chat.
+    expect(deliveryTargetFromSession('line-chat:ops:alice')).toBe('line-chat:ops')
+    expect(deliveryTargetFromSession('cron:nightly:run-1')).toBeUndefined()
+    expect(deliveryTargetFromSession('workflow:deploy:run-1:step')).toBeUndefined()
+    expect(deliveryTargetFromSession('http:alice')).toBeUndefined()
+    expect(deliveryTargetFromSession('openai:bob:x')).toBeUndefined()
     expect(deliveryTargetFromSession(undefined)).toBeUndefined()
   })
 

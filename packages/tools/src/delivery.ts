@@ -1,15 +1,36 @@
 const CHAT_CHANNELS = new Set(['telegram', 'slack', 'discord'])
+/** Session prefixes that are not chats: the automation's own runs and the host's APIs. */
+const NOT_CHATS = new Set([
+  'cron',
+  'bg',
+  'background',
+  'workflow',
+  'http',
+  'openai',
+  'cli',
+  'mcp',
+  'log',
+  'webhook',
+])
+const CHANNEL_NAME = /^[a-z][a-z0-9_-]{0,31}$/
 
 /**
  * The delivery target implied by a session key: `telegram:<chat>:<user>` → `telegram:<chat>`
- * (likewise slack and discord). Automation sessions (`cron:…`, `bg:…`, `workflow:…`) and unknown
- * shapes imply nothing.
+ * (likewise slack and discord, also as `<channel>:<chat>`), and a custom channel's
+ * `<channel>:<chat>:<user>` (exactly three parts) → `<channel>:<chat>`. Automation sessions
+ * (`cron:…`, `bg:…`, `workflow:…`), API sessions (`http:…`, `openai:…`) and unknown shapes imply
+ * nothing.
+ * @example deliveryTargetFromSession('telegram:123:456') // 'telegram:123'
  */
 export function deliveryTargetFromSession(sessionKey: string | undefined): string | undefined {
   if (sessionKey === undefined) return undefined
-  const [channel, chat] = sessionKey.split(':')
+  const parts = sessionKey.split(':')
+  const [channel, chat] = parts
   if (channel === undefined || chat === undefined || chat === '') return undefined
-  return CHAT_CHANNELS.has(channel) ? `${channel}:${chat}` : undefined
+  if (CHAT_CHANNELS.has(channel)) return `${channel}:${chat}`
+  const custom =
+    parts.length === 3 && parts[2] !== '' && CHANNEL_NAME.test(channel) && !NOT_CHATS.has(channel)
+  return custom ? `${channel}:${chat}` : undefined
 }
 
 /**

@@ -22,6 +22,7 @@ export {
   createManageCronJobsTool,
   type NextRunView,
 } from './cron-tools.js'
+export { deliveryTargetFromSession } from './delivery.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export {
   createExecTools,

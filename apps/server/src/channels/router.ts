@@ -21,7 +21,6 @@ import type {
 /** Names the server configures itself; a target naming one that is not registered is `CHANNEL_NOT_CONFIGURED`. */
 const BUILT_IN_CHANNELS: ReadonlySet<string> = new Set(['telegram', 'slack', 'discord', 'webhook', 'log'])
 /** Built-in channels whose session keys imply a reply target (`@lango/tools` delivery.ts). */
-const BUILT_IN_CHAT_CHANNELS = ['telegram', 'slack', 'discord'] as const
 
 /** What the host's conversation handler gets with each message, besides the message. */
 export interface ConversationContext {
@@ -197,16 +196,9 @@ export class ChannelRouter implements ChannelSender {
     return adapter.requestApproval(session.chatId, session.userId, request, options)
   }
 
-  /**
-   * The reply target implied by a session key (`telegram:123:456` → `telegram:123`): `@lango/tools`'
-   * rule, for its chat channels and every registered channel that receives.
-   */
+  /** The reply target implied by a session key (`telegram:123:456` → `telegram:123`): `@lango/tools`' rule. */
   deliveryTargetFor(sessionKey: string | undefined): string | undefined {
-    const receiving = [...this.#adapters.values()].filter((adapter) => adapter.start !== undefined)
-    return deliveryTargetFromSession(sessionKey, [
-      ...BUILT_IN_CHAT_CHANNELS,
-      ...receiving.map((adapter) => adapter.name),
-    ])
+    return deliveryTargetFromSession(sessionKey)
   }
 
   /** Stops receiving on every channel, aborts in-flight handlers and waits for them. Idempotent. */

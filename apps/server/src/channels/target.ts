@@ -66,21 +66,9 @@ export function parseSessionKey(
 }
 
 /** The chat channels `@lango/tools` (delivery.ts) detects targets for. */
-const BUILT_IN_CHAT_CHANNELS: ReadonlySet<string> = new Set(['telegram', 'slack', 'discord'])
-
 /**
- * The delivery target implied by a session key: `telegram:<chat>:<user>` → `telegram:<chat>`. The
- * rule of `@lango/tools`' `deliveryTargetFromSession` (which the package does not export): the first
- * two `:`-parts when the first names a chat channel; automation sessions (`cron:…`, `bg:…`,
- * `workflow:…`) and unknown shapes imply nothing. `chatChannels` adds custom adapters' names.
+ * The delivery target implied by a session key (`telegram:123:456` → `telegram:123`, a custom
+ * channel's `<name>:<chat>:<user>` → `<name>:<chat>`): `@lango/tools`' rule, the one the tools use
+ * to default a job's delivery to the chat that created it.
  */
-export function deliveryTargetFromSession(
-  sessionKey: string | undefined,
-  chatChannels: Iterable<string> = BUILT_IN_CHAT_CHANNELS,
-): string | undefined {
-  if (sessionKey === undefined) return undefined
-  const [channel, chat] = sessionKey.split(':')
-  if (channel === undefined || chat === undefined || chat === '') return undefined
-  const channels = chatChannels instanceof Set ? (chatChannels as ReadonlySet<string>) : new Set(chatChannels)
-  return channels.has(channel) ? `${channel}:${chat}` : undefined
-}
+export { deliveryTargetFromSession } from '@lango/tools'
