@@ -64,6 +64,13 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     database: { kind: 'sqlite', url: join(home, 'lango.db') },
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
     agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2 },
+    sessions: {
+      retentionMs: 30 * 86_400_000,
+      maxSessions: 10_000,
+      maxMessages: 500,
+      observeAfterMessages: 50,
+      keepRecentMessages: 12,
+    },
     channels: {
       telegram: { token: undefined, apiUrl: undefined, allowedChats: [] },
       slack: { token: undefined, apiUrl: undefined, defaultChannel: undefined },
@@ -153,6 +160,7 @@ model:
   name: llama3.1
   api_key: file-model-key
 agent: { max_steps: 8, timeout: 2m, max_retries: 0 }
+sessions: { retention: 7d, max_sessions: 100, max_messages: 200, observe_after_messages: 40, keep_recent_messages: 10 }
 channels:
   telegram: { token: tg-token, api_url: http://127.0.0.1:8081, allowed_chats: [123, "-1001234567890"] }
   slack: { token: slack-token, api_url: http://127.0.0.1:8082/api, default_channel: C0123ABCD }
@@ -213,6 +221,13 @@ describe('loadConfig: the file', () => {
       database: { kind: 'sqlite', url: join(langoHome, 'data/main.db') },
       model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },
       agent: { maxSteps: 8, timeoutMs: 120_000, maxRetries: 0 },
+      sessions: {
+        retentionMs: 7 * 86_400_000,
+        maxSessions: 100,
+        maxMessages: 200,
+        observeAfterMessages: 40,
+        keepRecentMessages: 10,
+      },
       channels: {
         telegram: {
           token: 'tg-token',
@@ -497,7 +512,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, model, agent, channels, approvals, cron, background, workflow, exec, logging',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -619,7 +634,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, model, agent, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
       },
     ])
     expect(error.message).toBe(

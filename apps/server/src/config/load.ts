@@ -380,6 +380,11 @@ const DEFAULTS = Object.freeze({
   agentMaxSteps: 20,
   agentTimeoutMs: 10 * UNITS.MINUTE,
   agentMaxRetries: 2,
+  sessionRetentionMs: 30 * UNITS.DAY,
+  sessionMaxSessions: 10_000,
+  sessionMaxMessages: 500,
+  sessionObserveAfterMessages: 50,
+  sessionKeepRecentMessages: 12,
 })
 
 function buildConfig(
@@ -390,7 +395,7 @@ function buildConfig(
   const { home, userHome } = context
   const local = (value: string) => resolvePath(value, home, userHome)
   const database = env.database ?? file.database?.url ?? { kind: 'sqlite' as const, url: 'lango.db' }
-  const { server, model, agent, channels, approvals, cron, background, workflow, exec } = file
+  const { server, model, agent, sessions, channels, approvals, cron, background, workflow, exec } = file
   return {
     home,
     file: context.file,
@@ -415,6 +420,13 @@ function buildConfig(
       maxSteps: agent?.max_steps ?? DEFAULTS.agentMaxSteps,
       timeoutMs: agent?.timeout ?? DEFAULTS.agentTimeoutMs,
       maxRetries: agent?.max_retries ?? DEFAULTS.agentMaxRetries,
+    },
+    sessions: {
+      retentionMs: sessions?.retention ?? DEFAULTS.sessionRetentionMs,
+      maxSessions: sessions?.max_sessions ?? DEFAULTS.sessionMaxSessions,
+      maxMessages: sessions?.max_messages ?? DEFAULTS.sessionMaxMessages,
+      observeAfterMessages: sessions?.observe_after_messages ?? DEFAULTS.sessionObserveAfterMessages,
+      keepRecentMessages: sessions?.keep_recent_messages ?? DEFAULTS.sessionKeepRecentMessages,
     },
     channels: {
       telegram: {

@@ -139,6 +139,13 @@ export const fileSchema = section({
     timeout: field(duration(SECOND, DAY)),
     max_retries: field(integer(0, 10)),
   }),
+  sessions: section({
+    retention: field(duration(HOUR, 3650 * DAY)),
+    max_sessions: field(integer(1, 1_000_000)),
+    max_messages: field(integer(10, 100_000)),
+    observe_after_messages: field(integer(4, 10_000)),
+    keep_recent_messages: field(integer(1, 1_000)),
+  }),
   channels: section({
     telegram: section({ token: field(secret), api_url: field(httpUrl), allowed_chats: list(chatId, 1000) }),
     slack: section({ token: field(secret), api_url: field(httpUrl), default_channel: field(channelId) }),

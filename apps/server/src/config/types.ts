@@ -51,6 +51,19 @@ export interface ServerConfig {
     /** Retries of a failed model call (429, 5xx, network), honouring `Retry-After`. Default 2. */
     readonly maxRetries: number
   }
+  /** Conversation memory per session, with observational compaction (seed 003). */
+  readonly sessions: {
+    /** A session idle this long is deleted. Default 30 days. */
+    readonly retentionMs: number
+    /** Sessions kept (least recently used deleted beyond). Default 10,000. */
+    readonly maxSessions: number
+    /** Messages kept per session before the oldest are dropped. Default 500. */
+    readonly maxMessages: number
+    /** Compaction observes the oldest messages once a session holds more than this. Default 50. */
+    readonly observeAfterMessages: number
+    /** …keeping at least this many recent ones as they are. Default 12. */
+    readonly keepRecentMessages: number
+  }
   readonly channels: {
     readonly telegram: {
       readonly token: string | undefined
