@@ -161,7 +161,8 @@ export class Approvals {
   ): Promise<ApprovalView | undefined> {
     if (this.#closed) return undefined
     const created = await this.#create(request, input.callKey, options.signal)
-    if (created !== undefined) this.#watch(created)
+    // Stopped meanwhile: the approval stays pending for another process, unwatched here.
+    if (created !== undefined && !this.#closed) this.#watch(created)
     return created === undefined ? undefined : toView(created, this.#options.now())
   }
 
@@ -305,6 +306,15 @@ export class Approvals {
     if (this.#closed || signal.aborted) return false
     const created = await this.#create(request, null, signal)
     if (created === undefined) return false
+    if (this.#closed) {
+      // Stopped while it was recorded: nobody here will wait for it.
+      await this.#store.decide(created.id, {
+        status: 'cancelled',
+        now: this.#options.now(),
+        decidedBy: this.origin,
+      })
+      return false
+    }
     return new Promise<boolean>((resolve) => {
       // The caller's approval timeout aborts with a TimeoutError (timers may fire a little before
       // the clock reaches expires_at): that is an expiry, as is anything at or past it.

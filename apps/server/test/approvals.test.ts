@@ -530,6 +530,18 @@ function processBehaviour(backend: () => Backend | undefined) {
     expect(await mcp.approvals.open(request('later'), { callKey: 'k-later' })).toBeUndefined()
   })
 
+  it('denies and cancels a request that was being recorded when the process stopped', async () => {
+    const serve = inProcess('serve')
+    const other = inProcess('other')
+    const answer = serve.approvals.gate().request(request('Execute: racing stop'), {
+      signal: new AbortController().signal,
+    })
+    const stopped = serve.approvals.cancelAll()
+    expect(await answer).toBe(false)
+    await stopped
+    expect((await other.approvals.list()).map((view) => view.status)).toEqual(['cancelled'])
+  })
+
   it('cancels the waits of processes that died (cancelOrigins)', async () => {
     const dead = inProcess('dead-owner')
     const next = inProcess('next')

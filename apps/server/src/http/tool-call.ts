@@ -37,7 +37,8 @@ export function callSignal(
  * `POST /api/tools/:name`: runs the call through `invokeTool` under the configured approval policy.
  * 200 `{ok: true, result}`; when the call needs approval, 202 `{status: 'pending_approval',
  * approval_id, summary, expires_at}` at once while the call keeps waiting for the answer in the
- * background, its outcome recorded on the approval; a failure is its error with the status of
+ * background (given in this process or any other on the database: src/approvals.ts), its
+ * outcome recorded on the approval; a failure is its error with the status of
  * {@link failureStatus}. The client going away cancels the call (until it waits for approval).
  */
 export async function callToolOverHttp(
