@@ -195,3 +195,38 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
     expect(await linesOf('late-runs.txt')).toEqual([])
   })
 })
+
+describe('a lango serve killed while a call waits for approval', () => {
+  it('the next server on the home cancels that approval: nobody could run the call', async () => {
+    const deadHome = await mkdtemp(join(tmpdir(), 'lango-approvals-dead-'))
+    const servers: ChildProcess[] = []
+    try {
+      const first = await startLangoServe(deadHome)
+      servers.push(first.child)
+      const response = await fetch(`${first.url}/api/tools/exec`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ command: 'echo never-run' }),
+      })
+      expect(response.status).toBe(202)
+      const { approval_id: id } = (await response.json()) as { approval_id: string }
+      const killed = new Promise((resolve) => first.child.once('exit', resolve))
+      first.child.kill('SIGKILL')
+      await killed
+
+      const second = await startLangoServe(deadHome)
+      servers.push(second.child)
+      const view = (await (await fetch(`${second.url}/api/approvals/${id}`)).json()) as ApprovalJson
+      expect(view).toMatchObject({ id, status: 'cancelled' })
+      expect(view.decided_by).not.toBe(view.origin)
+    } finally {
+      for (const child of servers)
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve))
+          child.kill('SIGTERM')
+          await exited
+        }
+      await rm(deadHome, { recursive: true, force: true })
+    }
+  })
+})
