@@ -25,7 +25,16 @@ import {
 import { WorkflowDirectory, WorkflowEngine, type ShellRunner as WorkflowShellRunner } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import { type AgentRunner, type AgentRunRequest, createAgentRunner, NO_MODEL_MESSAGE } from './agent/index.js'
-import { Approvals } from './approvals.js'
+import { ApprovalStore, Approvals } from './approvals.js'
+import {
+  type ChannelAdapter,
+  ChannelRouter,
+  DiscordChannel,
+  loadChannelAdapter,
+  SlackChannel,
+  TelegramChannel,
+  WebhookChannel,
+} from './channels/index.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
@@ -37,6 +46,7 @@ import {
   scheduledWorkflowOf,
   syncScheduledWorkflows,
 } from './scheduled-workflows.js'
+import { SessionStore } from './sessions/index.js'
 import { createSecretsTools } from './vault/secrets-tool.js'
 import { Vault, VaultError } from './vault/vault.js'
 import { VERSION } from './version.js'
@@ -151,16 +161,10 @@ export async function createApp(
       run: (request: AgentRunRequest, options: { readonly signal: AbortSignal }) =>
         agent === undefined ? Promise.reject(new Error(NO_MODEL_MESSAGE)) : agent.run(request, options),
     }
-    const channelSender = {
-      async send(target: string, text: string) {
-        // Chat channels arrive with issue 13; until then `log` writes to the server log, others fail.
-        if (target === 'log' || target.startsWith('log:')) {
-          logger.info('delivery', { target, text: text.slice(0, 4000) })
-          return
-        }
-        throw new Error(`channel ${target.split(':')[0]} is not configured`)
-      },
-    }
+    // Every delivery (cron results, background notices, workflow results) and every chat in goes
+    // through one router: the configured channels, custom adapters, and `log`.
+    const channels = new ChannelRouter({ adapters: await channelAdapters(config, logger), logger })
+    const channelSender = channels
     const cronStore = new SqliteCronStore(database.db)
     const workflowStore = new SqliteWorkflowStore(database.db)
     const cron: CronService = new CronService({
@@ -195,7 +199,13 @@ export async function createApp(
       maxQueuedTasks: config.background.maxQueuedTasks,
       taskTimeoutMs: config.background.taskTimeoutMs,
     })
-    const approvals = new Approvals({ timeoutMs: config.approvals.timeoutMs, events })
+    const approvals = new Approvals({
+      store: new ApprovalStore(database.db),
+      timeoutMs: config.approvals.timeoutMs,
+      events,
+      logger,
+      origin: ownerId,
+    })
     forwardEvents(events, cron, engine, background)
 
     const sync = async (): Promise<void> => {
@@ -250,7 +260,22 @@ export async function createApp(
         : []),
       ...createSecretsTools({ vault: refStore.vault }),
     ]
+    // Conversation memory with observational compaction; the observer is the model itself.
+    const sessions = new SessionStore(database.db, {
+      ...(config.model.baseUrl !== undefined && config.model.name !== undefined
+        ? { observer: { observe: (messages, options) => (agent as AgentRunner).observe(messages, options) } }
+        : {}),
+      limits: {
+        retentionMs: config.sessions.retentionMs,
+        maxSessions: config.sessions.maxSessions,
+        maxMessages: config.sessions.maxMessages,
+        observeAfterMessages: config.sessions.observeAfterMessages,
+        keepRecentMessages: config.sessions.keepRecentMessages,
+      },
+      logger,
+    })
     agent = createAgentRunner({
+      memory: sessions,
       baseUrl: config.model.baseUrl,
       model: config.model.name,
       apiKey: config.model.apiKey,
@@ -275,6 +300,7 @@ export async function createApp(
       workflow: config.workflow.enabled,
     })
 
+    const chatAgent = agent
     let ready = false
     let stopping: Promise<void> | undefined
     const workflowEngine = engine
@@ -303,11 +329,27 @@ export async function createApp(
           await cronStore.removeOwner(owner)
           await workflowStore.releaseOwner(owner)
         }
+        // Calls a dead server was waiting on cannot run: their approvals are cancelled.
+        await approvals.cancelOrigins(hostRun?.deadOwners ?? [])
+        await sessions.start()
         await workflowEngine.start()
         await background.start()
         if (config.cron.enabled) {
           await cron.start()
           await sync().catch((error) => logger.warn('workflow schedules not synced', { error }))
+        }
+        // Chats in: each message is an agent turn in the session <channel>:<chat>:<user>, whose
+        // approvals are asked in that chat. A channel that cannot start (a bad token, another
+        // process polling the same bot) is logged; the server runs without it.
+        const receiving = await channels.start(async (message, { sessionKey, signal }) => {
+          const turn = await chatAgent.chat(sessionKey, message.text, {
+            signal,
+            approvalGate: { request: (request, options) => channels.requestApproval(request, options) },
+          })
+          return turn.text
+        })
+        for (const { channel, error } of receiving.failed) {
+          logger.error('channel not started', { channel, error })
         }
         ready = true
         logger.info('server ready', { database: database.path, version: VERSION })
@@ -315,10 +357,13 @@ export async function createApp(
       stop() {
         stopping ??= (async () => {
           ready = false
-          approvals.cancelAll()
+          await approvals.cancelAll()
+          // No more chats in; turns in flight are aborted.
+          await channels.stop()
           // The engine stops first: its runs stay resumable (their shell steps are aborted, not failed).
           await Promise.allSettled([workflowEngine.stop(), cron.stop(), background.stop()])
           await processes.stop()
+          await sessions.stop()
           await database.close()
           await hostRun?.release()
           logger.info('server stopped')
@@ -444,4 +489,57 @@ function forwardEvents(
     background.on(name, (task) =>
       events.publish(`background.${name.replace(':', '.')}`, { task_id: task.id, status: task.status }),
     )
+}
+
+/**
+ * The channel adapters the configuration asks for: Telegram, Slack, Discord and the webhook when
+ * their token or URL is set, then each `channels.custom` module (a module that cannot be loaded
+ * stops start-up with its error: the operator asked for it).
+ */
+async function channelAdapters(config: ServerConfig, logger: Logger): Promise<ChannelAdapter[]> {
+  const { telegram, slack, discord, webhook, custom } = config.channels
+  const adapters: ChannelAdapter[] = []
+  if (telegram.token !== undefined) {
+    adapters.push(
+      new TelegramChannel({
+        token: telegram.token,
+        ...(telegram.apiUrl === undefined ? {} : { apiRoot: telegram.apiUrl }),
+        allowedChats: telegram.allowedChats,
+        approvalTimeoutMs: config.approvals.timeoutMs,
+        logger,
+      }),
+    )
+  }
+  if (slack.token !== undefined) {
+    adapters.push(
+      new SlackChannel({
+        token: slack.token,
+        ...(slack.apiUrl === undefined ? {} : { apiUrl: slack.apiUrl }),
+        ...(slack.defaultChannel === undefined ? {} : { defaultChannel: slack.defaultChannel }),
+        logger,
+      }),
+    )
+  }
+  if (discord.token !== undefined) {
+    adapters.push(
+      new DiscordChannel({
+        token: discord.token,
+        ...(discord.apiUrl === undefined ? {} : { apiUrl: discord.apiUrl }),
+        ...(discord.defaultChannel === undefined ? {} : { defaultChannel: discord.defaultChannel }),
+      }),
+    )
+  }
+  if (webhook.url !== undefined) {
+    adapters.push(
+      new WebhookChannel({
+        url: webhook.url,
+        ...(webhook.secret === undefined ? {} : { secret: webhook.secret }),
+        logger,
+      }),
+    )
+  }
+  for (const spec of custom) {
+    adapters.push(await loadChannelAdapter(spec, { home: config.home, logger }))
+  }
+  return adapters
 }

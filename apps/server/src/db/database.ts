@@ -6,9 +6,11 @@ import { migrateCron } from '@lango/cron/sqlite'
 import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
+import { migrateApprovals } from '../approvals/store.js'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
+import { migrateSessions } from '../sessions/index.js'
 import { migrateVault } from '../vault/vault.js'
 import { cachedStatements } from './statement-cache.js'
 
@@ -104,6 +106,8 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
     await migrateCron(db)
     await migrateWorkflow(db)
     await migrateVault(db)
+    await migrateSessions(db)
+    await migrateApprovals(db)
   } catch (error) {
     await close()
     throw new ServerError(
