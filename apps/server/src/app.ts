@@ -68,6 +68,8 @@ export interface App {
   readonly events: EventHub
   /** The LLM agent (chat turns and the runs of cron, background and workflow); `configured` false without a model. */
   readonly agent: AgentRunner
+  /** The chat channels: deliveries out, chats in (started by `start()`). */
+  readonly channels: ChannelRouter
   /** Every agent tool, in a stable order (`tools/list`, `GET /api/tools`). */
   readonly tools: readonly AnyTool[]
   /** The MCP server's `instructions`. */
@@ -317,6 +319,7 @@ export async function createApp(
       events,
       tools,
       agent,
+      channels,
       instructions,
       get ready() {
         return ready

@@ -1,5 +1,4 @@
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,56 +11,11 @@ import {
   loadChannelAdapter,
 } from '../src/channels/index.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
+import { chatClient } from './fixtures/line-chat-client.js'
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/channel-adapter/line-chat.mjs', import.meta.url))
 
 type LineChat = ChannelAdapter & { readonly address: { host: string; port: number } | undefined }
-
-/** A TCP client of the line chat: what a user typing into `nc` sees. */
-async function chatClient(port: number) {
-  const socket = connect(port, '127.0.0.1')
-  socket.setEncoding('utf8')
-  const lines: string[] = []
-  let buffer = ''
-  let cursor = 0
-  const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()))
-  socket.on('data', (chunk: string) => {
-    buffer += chunk
-    const parts = buffer.split('\n')
-    buffer = parts.pop() ?? ''
-    lines.push(...parts)
-  })
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve)
-    socket.once('error', reject)
-  })
-  return {
-    lines,
-    ended,
-    write(line: string) {
-      socket.write(`${line}\n`)
-    },
-    /** The next line (after those already taken) that matches; earlier non-matching lines are skipped. */
-    async expectLine(pattern: RegExp, timeoutMs = 5000): Promise<string> {
-      const deadline = Date.now() + timeoutMs
-      for (;;) {
-        for (let index = cursor; index < lines.length; index++) {
-          const line = lines[index] as string
-          if (pattern.test(line)) {
-            cursor = index + 1
-            return line
-          }
-        }
-        if (Date.now() > deadline)
-          throw new Error(`no line matching ${pattern} within ${timeoutMs} ms; got ${JSON.stringify(lines)}`)
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-    },
-    close() {
-      socket.destroy()
-    },
-  }
-}
 
 describe('examples/channel-adapter (line chat) through the loader', () => {
   let home: string
