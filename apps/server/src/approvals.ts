@@ -16,10 +16,8 @@ import type { Logger } from './logger.js'
 export {
   APPROVAL_MIGRATION_TABLE,
   APPROVAL_STATUSES,
-  type ApprovalDatabase,
   type ApprovalStatus,
   ApprovalStore,
-  approvalMigrations,
   migrateApprovals,
 } from './approvals/store.js'
 

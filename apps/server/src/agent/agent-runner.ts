@@ -33,7 +33,7 @@ export interface AgentRunRequest {
 }
 
 /** Tokens a turn used, summed over its steps; 0 where the model server reported none. */
-export interface TokenUsage {
+interface TokenUsage {
   readonly inputTokens: number
   readonly outputTokens: number
   readonly totalTokens: number
@@ -72,7 +72,7 @@ export interface UsageRecord {
 }
 
 /** Options of {@link AgentRunner.chat}. */
-export interface ChatOptions {
+interface ChatOptions {
   readonly signal?: AbortSignal
   /** Asks the person in this chat (Telegram inline buttons, …); default the runner's `approvalGate`. */
   readonly approvalGate?: ApprovalGate
@@ -84,7 +84,7 @@ export interface ChatOptions {
 }
 
 /** Options of {@link AgentRunner.observe}. */
-export interface ObserveOptions {
+interface ObserveOptions {
   readonly signal?: AbortSignal
   /** The session the messages come from, for {@link UsageRecord} only. */
   readonly sessionKey?: string

@@ -20,7 +20,7 @@ export function displayUrl(baseUrl: string): string {
 }
 
 /** Replaces every occurrence of `secret` (when there is one) in `text`. */
-export function redact(text: string, secret: string | undefined): string {
+function redact(text: string, secret: string | undefined): string {
   return secret === undefined || secret === '' ? text : text.split(secret).join('[redacted]')
 }
 
@@ -34,7 +34,7 @@ function shortLine(text: string, max: number, secret: string | undefined): strin
  * A copy of an error that is safe to keep as `cause`: name, message and status, the secret removed,
  * and no request body, headers or nested causes (which may carry prompts or credentials).
  */
-export function redactedCause(error: unknown, secret: string | undefined): Error {
+function redactedCause(error: unknown, secret: string | undefined): Error {
   const source = error instanceof Error ? error : new Error(String(error))
   const copy = new Error(redact(source.message, secret))
   copy.name = source.name

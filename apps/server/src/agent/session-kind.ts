@@ -1,5 +1,5 @@
 /** Who started a turn, as read from its session key. */
-export type SessionSource = 'cron' | 'background' | 'workflow' | 'chat'
+type SessionSource = 'cron' | 'background' | 'workflow' | 'chat'
 
 /** What the runner reads from a session key. */
 export interface SessionKind {

@@ -36,7 +36,7 @@ const STARTED_BY: Readonly<Record<SessionKind['source'], string>> = {
 }
 
 /** Which automation features the tools offer: the same switches the server used to build them. */
-export function automationFeaturesOf(tools: readonly AnyTool[]): AutomationFeatures {
+function automationFeaturesOf(tools: readonly AnyTool[]): AutomationFeatures {
   const names = new Set(tools.map((tool) => tool.name))
   return {
     cron: names.has('cron_add') || names.has('manage_cron_jobs'),

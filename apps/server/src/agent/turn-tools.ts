@@ -6,7 +6,7 @@ import type { SessionKind } from './session-kind.js'
 import type { UnattendedPermissions } from './system-prompt.js'
 
 /** Why a tool call was not run. */
-export type DenialReason =
+type DenialReason =
   /** A person's approval was needed and not given: denied, no answer in time, or no gate to ask. */
   | 'not_approved'
   /** A dangerous call in an unattended run, which nobody can approve (unless `allowDangerous`). */
@@ -84,7 +84,7 @@ function deniedMessage(output: unknown): string | undefined {
 }
 
 /** Cuts a result whose JSON exceeds `max` characters to its head and tail, saying how much was dropped. */
-export function capToolResult(output: unknown, max: number): unknown {
+function capToolResult(output: unknown, max: number): unknown {
   let json: string | undefined
   try {
     json = JSON.stringify(output)

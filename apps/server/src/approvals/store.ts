@@ -32,7 +32,7 @@ export type DecidedStatus = Exclude<ApprovalStatus, 'pending'>
  * `approvals`: one row per approval. Times are epoch milliseconds (`bigint`; PostgreSQL returns
  * strings, which the store parses). Text columns are bounded when written.
  */
-export interface ApprovalsTable {
+interface ApprovalsTable {
   id: string
   tool: string
   /** One human line; secrets stay unresolved tokens (`{{secret:NAME}}`), never values. */
@@ -56,7 +56,7 @@ export interface ApprovalsTable {
 }
 
 /** The tables the approval store owns. Hosts need not declare them: the store narrows any handle. */
-export interface ApprovalDatabase {
+interface ApprovalDatabase {
   approvals: ApprovalsTable
 }
 
@@ -68,7 +68,7 @@ export const APPROVAL_MIGRATION_TABLE = 'approval_migrations'
 type HostDatabase = Kysely<any>
 
 /** Migrations of the approval store, runnable on SQLite and PostgreSQL. */
-export const approvalMigrations: Readonly<Record<string, Migration>> = Object.freeze({
+const approvalMigrations: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_create_approvals': {
     async up(db: HostDatabase): Promise<void> {
       await db.schema
@@ -125,7 +125,7 @@ export async function migrateApprovals(db: HostDatabase): Promise<void> {
 }
 
 /** Longest summary kept (cron prompts and commands are shown whole up to 2000 characters). */
-export const MAX_SUMMARY_CHARS = 8_000
+const MAX_SUMMARY_CHARS = 8_000
 /** Longest stored outcome JSON; a longer one keeps a preview (see {@link encodeOutcome}). */
 export const MAX_OUTCOME_CHARS = 16_000
 /** The preview of an outcome too long to keep whole. */
@@ -215,7 +215,7 @@ const outcomeSchema = v.union([
  * its code and the start of its message. Results are redacted at their source (exec replaces
  * secret values by `[secret:NAME]`), so nothing here resolves or reveals a secret.
  */
-export function encodeOutcome(outcome: ToolCallOutcome): string {
+function encodeOutcome(outcome: ToolCallOutcome): string {
   const json = JSON.stringify(outcome) ?? 'null'
   if (json.length <= MAX_OUTCOME_CHARS) return json
   if (outcome.ok) {

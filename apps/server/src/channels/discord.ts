@@ -5,7 +5,7 @@ import { splitMessage } from './split.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link DiscordChannel}. */
-export interface DiscordChannelOptions {
+interface DiscordChannelOptions {
   /** A bot token; never logged or put in an error. */
   readonly token: string
   /** The registered name; default `discord`. */

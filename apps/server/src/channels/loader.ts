@@ -7,7 +7,7 @@ import { CHANNEL_NAME_PATTERN } from './target.js'
 import type { ChannelAdapter, ChannelAdapterFactory } from './types.js'
 
 /** One custom channel in config: `channels.custom[]`. */
-export interface CustomChannelSpec {
+interface CustomChannelSpec {
   /** The channel's name (`[a-z][a-z0-9_-]{0,31}`); targets are `<name>:<id>`. */
   readonly name: string
   /** The module's path: absolute, or relative to `$LANGO_HOME`. */
@@ -17,7 +17,7 @@ export interface CustomChannelSpec {
 }
 
 /** Options of {@link loadChannelAdapter}. */
-export interface LoadChannelAdapterOptions {
+interface LoadChannelAdapterOptions {
   /** `$LANGO_HOME`: relative module paths start there. */
   readonly home: string
   /** Given to the factory, scoped to the channel. */

@@ -13,14 +13,14 @@ export interface RetryPolicy {
 }
 
 /** Whether a failed attempt may be retried, and how long the service asked to wait first. */
-export interface RetryDecision {
+interface RetryDecision {
   readonly retry: boolean
   /** From `Retry-After` (or Telegram's `retry_after`): waited instead of the backoff. */
   readonly retryAfterMs?: number
 }
 
 /** Options of {@link withRetry}. */
-export interface RetryOptions extends RetryPolicy {
+interface RetryOptions extends RetryPolicy {
   /** Decides per error; errors it does not mark `retry` are thrown at once. */
   readonly classify: (error: unknown) => RetryDecision
   readonly signal?: AbortSignal
@@ -85,7 +85,7 @@ export function parseRetryAfter(value: string | null | undefined, now: Date): nu
 }
 
 /** Waits `ms` on `clock`; rejects with `signal.reason` when it aborts. */
-export function sleep(ms: number, clock: Clock, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, clock: Clock, signal?: AbortSignal): Promise<void> {
   signal?.throwIfAborted()
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {

@@ -23,7 +23,7 @@ const BUILT_IN_CHANNELS: ReadonlySet<string> = new Set(['telegram', 'slack', 'di
 /** Built-in channels whose session keys imply a reply target (`@lango/tools` delivery.ts). */
 
 /** What the host's conversation handler gets with each message, besides the message. */
-export interface ConversationContext {
+interface ConversationContext {
   /** `<channel>:<chat>:<user>`. */
   readonly sessionKey: string
   /** Aborted when the channel or the router stops. */
@@ -40,7 +40,7 @@ export type ConversationHandler = (
 ) => Promise<string | undefined>
 
 /** Options of {@link ChannelRouter}. */
-export interface ChannelRouterOptions {
+interface ChannelRouterOptions {
   /** The configured channels (built-in and custom); names must be distinct. */
   readonly adapters: readonly ChannelAdapter[]
   readonly logger?: Logger
@@ -60,7 +60,7 @@ export interface ChannelRouterOptions {
 }
 
 /** The outcome of {@link ChannelRouter.start}: it never throws halfway. */
-export interface ChannelStartResult {
+interface ChannelStartResult {
   /** Channels now receiving. */
   readonly started: readonly string[]
   /** Channels that could not start, with why (a `ChannelError`, e.g. `CHANNEL_AUTH_FAILED`). */
@@ -321,7 +321,7 @@ export class ChannelRouter implements ChannelSender {
  * The `log` channel: a delivery is written to the server log at info level (`delivery`, with the
  * target and the text cut at 4000 characters); what the server did before chat channels existed.
  */
-export function createLogChannel(logger: Logger): ChannelAdapter {
+function createLogChannel(logger: Logger): ChannelAdapter {
   return {
     name: 'log',
     async send(chatId, text, options = {}) {

@@ -13,7 +13,7 @@ import { splitMessage } from './split.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link SlackChannel}. */
-export interface SlackChannelOptions {
+interface SlackChannelOptions {
   /** A bot token (`xoxb-…`); never logged or put in an error. */
   readonly token: string
   /** The registered name; default `slack`. */

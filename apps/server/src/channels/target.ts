@@ -7,7 +7,7 @@ export const CHANNEL_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/
 const MAX_ID_LENGTH = 256
 
 /** A parsed delivery target. */
-export interface ChannelTarget {
+interface ChannelTarget {
   readonly channel: string
   /** Undefined for a bare target (`telegram`): the channel's default chat. */
   readonly chatId: string | undefined

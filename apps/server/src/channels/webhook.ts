@@ -7,7 +7,7 @@ import { SecretScrubber } from './scrub.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link WebhookChannel}. */
-export interface WebhookChannelOptions {
+interface WebhookChannelOptions {
   /** Where deliveries are POSTed (http or https). Treated as a secret: never in logs or errors. */
   readonly url: string
   /** The registered name; default `webhook`. */

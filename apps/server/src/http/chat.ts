@@ -10,7 +10,7 @@ import { errorResponse, readJsonBody } from './responses.js'
 import { callSignal } from './tool-call.js'
 
 /** The name OpenAI-compatible clients pick: the agent with its tools, whatever model it runs on. */
-export const AGENT_MODEL_ID = 'lango'
+const AGENT_MODEL_ID = 'lango'
 
 /** A message at most (characters); longer ones are refused, not cut. */
 const MAX_MESSAGE_CHARS = 100_000

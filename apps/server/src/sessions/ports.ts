@@ -18,7 +18,7 @@ import type { ModelMessage } from 'ai'
 import type { SessionError } from './errors.js'
 
 /** Options the store passes to {@link SessionObserver.observe}. */
-export interface ObserveOptions {
+interface ObserveOptions {
   /** Aborted when the observer times out, the store stops or the caller of `compact` aborts. */
   readonly signal: AbortSignal
   readonly sessionKey: string
@@ -27,7 +27,7 @@ export interface ObserveOptions {
 }
 
 /** Options the store passes to {@link SessionObserver.reflect}. */
-export interface ReflectOptions {
+interface ReflectOptions {
   readonly signal: AbortSignal
   readonly sessionKey: string
 }

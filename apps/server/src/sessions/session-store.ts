@@ -36,7 +36,7 @@ type HostDatabase = Kysely<any>
 type Executor = Kysely<SessionDatabase>
 
 /** Options of {@link SessionStore}. */
-export interface SessionStoreOptions {
+interface SessionStoreOptions {
   /** Condenses old history; without one, sessions are only bounded (the oldest messages dropped). */
   readonly observer?: SessionObserver
   /** Bounds and thresholds; unset fields take {@link DEFAULT_SESSION_LIMITS}. */
@@ -52,7 +52,7 @@ export interface SessionStoreOptions {
 }
 
 /** What {@link SessionStore.load} returns: the context an agent turn starts from. */
-export interface LoadedSession {
+interface LoadedSession {
   /** Observations and reflections, oldest first. */
   readonly observations: readonly string[]
   /** Messages not yet covered by an observation, in append order. */
@@ -60,7 +60,7 @@ export interface LoadedSession {
 }
 
 /** One row of {@link SessionStore.list}. */
-export interface SessionSummary {
+interface SessionSummary {
   readonly key: string
   /** Epoch ms. */
   readonly createdAt: number
@@ -76,7 +76,7 @@ export interface SessionSummary {
 }
 
 /** Options of {@link SessionStore.list}. */
-export interface ListSessionsOptions {
+interface ListSessionsOptions {
   readonly signal?: AbortSignal
   /** Only keys starting with this (e.g. `telegram:`); compared exactly, case-sensitive. */
   readonly prefix?: string
@@ -87,7 +87,7 @@ export interface ListSessionsOptions {
 }
 
 /** What one {@link SessionStore.sweep} deleted. */
-export interface SweepResult {
+interface SweepResult {
   /** Sessions idle longer than `retentionMs`. */
   readonly expired: number
   /** Least recently used sessions beyond `maxSessions`. */
