@@ -224,7 +224,7 @@ try {
       `agent  (info) loop overhead per tool-call step including the tool's work  ${ms(perStep)}  ((turn − baseline) / ${STEPS})`,
     )
     console.log(
-      `agent  (info) the same per step without the turn's fixed cost, excluding the tool  ${ms(slope)}  ((10-step − no-tool overhead) / ${STEPS} − cron_list)`,
+      `agent  (info) the same per step without the turn's fixed cost, excluding the tool  ${ms(slope)}  ((${STEPS}-step − no-tool overhead) / ${STEPS} − cron_list)`,
     )
     report(
       'loop overhead per tool-call step, excluding the tool',
