@@ -24,17 +24,12 @@ import {
 } from '@lango/tools'
 import { WorkflowDirectory, WorkflowEngine, type ShellRunner as WorkflowShellRunner } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
-import { type AgentRunner, type AgentRunRequest, createAgentRunner, NO_MODEL_MESSAGE } from './agent/index.js'
+import type { AgentRunner, AgentRunRequest } from './agent/index.js'
+import { NO_MODEL_MESSAGE, noModelRunner } from './agent/no-model.js'
 import { ApprovalStore, Approvals } from './approvals.js'
-import {
-  type ChannelAdapter,
-  ChannelRouter,
-  DiscordChannel,
-  loadChannelAdapter,
-  SlackChannel,
-  TelegramChannel,
-  WebhookChannel,
-} from './channels/index.js'
+import { loadChannelAdapter } from './channels/loader.js'
+import { ChannelRouter } from './channels/router.js'
+import type { ChannelAdapter } from './channels/types.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
@@ -276,6 +271,11 @@ export async function createApp(
       },
       logger,
     })
+    // The AI SDK loads only for a server with a model (a shell-only server never pays for it).
+    const modelConfigured = config.model.baseUrl !== undefined && config.model.name !== undefined
+    const { createAgentRunner } = modelConfigured
+      ? await import('./agent/agent-runner.js')
+      : { createAgentRunner: () => noModelRunner() }
     agent = createAgentRunner({
       memory: sessions,
       baseUrl: config.model.baseUrl,
@@ -502,7 +502,9 @@ function forwardEvents(
 async function channelAdapters(config: ServerConfig, logger: Logger): Promise<ChannelAdapter[]> {
   const { telegram, slack, discord, webhook, custom } = config.channels
   const adapters: ChannelAdapter[] = []
+  // Each channel's client library loads only when that channel is configured.
   if (telegram.token !== undefined) {
+    const { TelegramChannel } = await import('./channels/telegram.js')
     adapters.push(
       new TelegramChannel({
         token: telegram.token,
@@ -514,6 +516,7 @@ async function channelAdapters(config: ServerConfig, logger: Logger): Promise<Ch
     )
   }
   if (slack.token !== undefined) {
+    const { SlackChannel } = await import('./channels/slack.js')
     adapters.push(
       new SlackChannel({
         token: slack.token,
@@ -524,6 +527,7 @@ async function channelAdapters(config: ServerConfig, logger: Logger): Promise<Ch
     )
   }
   if (discord.token !== undefined) {
+    const { DiscordChannel } = await import('./channels/discord.js')
     adapters.push(
       new DiscordChannel({
         token: discord.token,
@@ -533,6 +537,7 @@ async function channelAdapters(config: ServerConfig, logger: Logger): Promise<Ch
     )
   }
   if (webhook.url !== undefined) {
+    const { WebhookChannel } = await import('./channels/webhook.js')
     adapters.push(
       new WebhookChannel({
         url: webhook.url,

@@ -5,18 +5,12 @@ import { type Logger, silentLogger } from '../logger.js'
 import { AgentError } from './errors.js'
 import type { ConversationMemory } from './memory.js'
 import { displayUrl, modelFailure } from './model-errors.js'
+import { noModelRunner } from './no-model.js'
 import { OBSERVER_SYSTEM_PROMPT, observerPrompt } from './observer.js'
 import { classifySession } from './session-kind.js'
 import { SessionQueue } from './session-queue.js'
 import { buildSystemPrompt, type UnattendedPermissions } from './system-prompt.js'
 import { buildTurnTools, type ToolDenial } from './turn-tools.js'
-
-/**
- * The error every agent call gets while no model is configured; the same words the server used
- * before the runner existed, so history rows and CLI output stay as they were.
- */
-export const NO_MODEL_MESSAGE =
-  'no model configured (set LANGO_MODEL_BASE_URL and LANGO_MODEL, or model: in lango.yaml)'
 
 /**
  * What {@link AgentRunner.run} takes: the shared `AgentRunRequest` of `@lango/cron`,
@@ -120,7 +114,7 @@ export interface AgentRunnerOptions {
   /**
    * The OpenAI-compatible API's base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`
    * for Ollama, vLLM, llama.cpp, LM Studio). Without it, or without `model`, every call rejects
-   * `AGENT_NO_MODEL` with {@link NO_MODEL_MESSAGE}.
+   * `AGENT_NO_MODEL` with `NO_MODEL_MESSAGE` (no-model.ts).
    */
   readonly baseUrl?: string | undefined
   /** The model name sent with every request (unless a run names its own). */
@@ -291,12 +285,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const apiKey = options.apiKey === '' ? undefined : options.apiKey
   const configured = baseUrl !== '' && defaultModel !== ''
 
-  if (!configured) {
-    const noModel = async (): Promise<never> => {
-      throw new AgentError('AGENT_NO_MODEL', NO_MODEL_MESSAGE)
-    }
-    return { configured: false, run: noModel, chat: noModel, observe: noModel }
-  }
+  if (!configured) return noModelRunner()
   let parsed: URL | undefined
   try {
     parsed = new URL(baseUrl)
