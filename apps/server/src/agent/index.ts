@@ -8,6 +8,6 @@ export {
 } from './agent-runner.js'
 export { AgentError } from './errors.js'
 export type { ConversationMemory } from './memory.js'
-export { NO_MODEL_MESSAGE, noModelRunner } from './no-model.js'
+export { NO_MODEL_MESSAGE } from './no-model.js'
 export { OBSERVER_SYSTEM_PROMPT } from './observer.js'
 export { classifySession } from './session-kind.js'
