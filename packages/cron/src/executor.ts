@@ -15,6 +15,31 @@ export interface ExecutionOutcome {
   readonly status: Extract<CronRunStatus, 'completed' | 'failed' | 'timed_out'>
   readonly result: string | null
   readonly error: string | null
+  /** Tokens the agent reported (`ai` runs); absent when it reported none. */
+  readonly usage?: TokenCounts
+}
+
+/** A run's token counts as stored: each a whole number of tokens, or null when not reported. */
+interface TokenCounts {
+  readonly inputTokens: number | null
+  readonly outputTokens: number | null
+}
+
+/**
+ * The counts of a runner's `usage`, checked: the runner is the host's code, so a count that is
+ * missing, negative or not a finite number is stored as null rather than trusted; fractions are
+ * rounded (the columns are integers). Undefined when neither count is usable.
+ */
+function tokenCounts(usage: unknown): TokenCounts | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined
+  const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown }
+  const counts = { inputTokens: tokenCount(inputTokens), outputTokens: tokenCount(outputTokens) }
+  return counts.inputTokens === null && counts.outputTokens === null ? undefined : counts
+}
+
+function tokenCount(value: unknown): number | null {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return null
+  return Math.min(Math.round(value), Number.MAX_SAFE_INTEGER)
 }
 
 /** Session key for an `ai` run: `cron:<name>` (main) or `cron:<name>:<runId>` (isolated). */
@@ -85,10 +110,12 @@ export async function executeJob(
       ),
       signal,
     )
+    const usage = tokenCounts(answer?.usage)
     return {
       status: 'completed',
       result: truncate(String(answer?.text ?? ''), ports.maxResultChars),
       error: null,
+      ...(usage === undefined ? {} : { usage }),
     }
   }
   const runner = ports.shellRunner

@@ -36,6 +36,7 @@ export type {
   ShellRunResult,
   StoreCallOptions,
   TimerHandle,
+  TokenTotal,
 } from './ports.js'
 export { silentLogger, systemClock } from './ports.js'
 export type { ScheduleInput, ValidatedSchedule } from './schedule.js'

@@ -80,6 +80,13 @@ export interface CronRun {
   readonly skipReason: string | null
   readonly deliveryStatus: DeliveryStatus
   readonly deliveryError: string | null
+  /**
+   * Tokens the agent reported for an `ai` run (prompt, tool results and history sent to the model);
+   * null for shell runs, runs whose runner reported no usage, and runs that did not complete.
+   */
+  readonly inputTokens: number | null
+  /** Tokens the model generated in an `ai` run; null as for {@link CronRun.inputTokens}. */
+  readonly outputTokens: number | null
   /** Instance id of the scheduler that claimed the row. */
   readonly owner: string | null
 }

@@ -1,7 +1,14 @@
 /** The port shapes of ADR 0006, exercised through the service. */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
-import { type LogFields, type Logger, silentLogger, systemClock } from './ports.js'
+import {
+  type AgentRunner,
+  type AgentRunResult,
+  type LogFields,
+  type Logger,
+  silentLogger,
+  systemClock,
+} from './ports.js'
 import { FakeClock } from './testing/fake-clock.js'
 
 const MINUTE = 60_000
@@ -58,6 +65,30 @@ describe('ports (ADR 0006)', () => {
     expect(harness.shell.signals[0]?.aborted).toBe(false)
     expect(harness.sender.signals).toHaveLength(1)
     expect(harness.sender.signals[0]).toBeInstanceOf(AbortSignal)
+  })
+
+  it('an agent result may carry usage { inputTokens, outputTokens }; the run stores it', async () => {
+    expectTypeOf<AgentRunResult['usage']>().toEqualTypeOf<
+      { readonly inputTokens: number; readonly outputTokens: number } | undefined
+    >()
+    // A runner that says more (the server's totalTokens) fits; one that counts nothing leaves it out.
+    const counted = { text: 'counted', usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15 } }
+    const agentRunner: AgentRunner = {
+      run: async (request) => (request.jobName === 'counted' ? counted : { text: 'uncounted' }),
+    }
+    harness = await createHarness('2026-01-01T00:00:00Z', { agentRunner })
+    await harness.service.start()
+    for (const name of ['counted', 'uncounted'])
+      await harness.service.add({ name, scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(MINUTE)
+    await harness.service.scheduler.whenIdle()
+    const runs = await harness.service.history()
+    expect(Object.fromEntries(runs.map((run) => [run.jobName, [run.inputTokens, run.outputTokens]]))).toEqual(
+      {
+        counted: [12, 3],
+        uncounted: [null, null],
+      },
+    )
   })
 
   it('logs through the object logger with structured fields', async () => {

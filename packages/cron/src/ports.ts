@@ -72,6 +72,13 @@ export interface AgentRunRequest {
 /** The agent's answer. */
 export interface AgentRunResult {
   readonly text: string
+  /**
+   * Tokens the run used (`inputTokens`: prompt, tool results and history sent to the model;
+   * `outputTokens`: what the model generated), summed over every model call of the run. Stored on
+   * the run (`CronRun.inputTokens` / `outputTokens`) and counted by the daily AI token budget
+   * (`maxAiTokensPerDay`). A runner that cannot count leaves it out; the run then records none.
+   */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
 
 /**
@@ -162,6 +169,17 @@ export interface RunCompletion {
   readonly durationMs: number
   readonly result: string | null
   readonly error: string | null
+  /** Tokens the agent reported for an `ai` run; null for shell runs and runs without a count. */
+  readonly inputTokens: number | null
+  readonly outputTokens: number | null
+}
+
+/** Tokens recorded by runs that ended within one time bucket; see {@link CronStore.aiTokenTotals}. */
+export interface TokenTotal {
+  /** Start of the bucket: epoch milliseconds, a multiple of the bucket size. */
+  readonly at: number
+  /** Input plus output tokens of the runs that ended in the bucket. */
+  readonly tokens: number
 }
 
 /** Run-state update for one job after its occurrence was handled. */
@@ -246,6 +264,16 @@ export interface CronStore {
     input: { readonly since: number; readonly limit: number },
     options?: StoreCallOptions,
   ): Promise<number[]>
+  /**
+   * Tokens (input plus output) recorded by runs that ended at or after `since`, summed per
+   * `bucketMs` of their end time, oldest bucket first; buckets without a counted run are absent.
+   * Only `ai` runs record tokens. What the daily AI token budget counts at start (CRON-3). `bucketMs`
+   * is a whole number of milliseconds, 1 or more (else `CRON_INVALID_INPUT`).
+   */
+  aiTokenTotals(
+    input: { readonly since: number; readonly bucketMs: number },
+    options?: StoreCallOptions,
+  ): Promise<TokenTotal[]>
   /** Results of the job's latest `completed` runs, newest first. */
   recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]>
   /** Records that scheduler `owner` is alive at `now`. */

@@ -16,6 +16,8 @@ export interface RunEnd {
   readonly error: string | null
   /** The job's consecutive failures after this run; undefined when this run did not record them. */
   readonly failures: number | undefined
+  /** Input plus output tokens the agent reported for this run (0 when none), stored or not. */
+  readonly tokens: number
 }
 
 /** Reads and updates the scheduler's copy of the job while a run ends. */
@@ -104,10 +106,13 @@ export class RunExecutor {
     }
     const completedAt = clock.now().getTime()
     const durationMs = completedAt - startedAt
-    let final: CronRun = { ...run, status, completedAt, durationMs, result, error }
+    const inputTokens = outcome?.usage?.inputTokens ?? null
+    const outputTokens = outcome?.usage?.outputTokens ?? null
+    const completion = { status, completedAt, durationMs, result, error, inputTokens, outputTokens }
+    let final: CronRun = { ...run, ...completion }
     let failures: number | undefined
     try {
-      const updated = await store.completeRun(run.id, { status, completedAt, durationMs, result, error })
+      const updated = await store.completeRun(run.id, completion)
       if (!updated) {
         // Someone else finalised the row (e.g. marked interrupted after a lease loss): keep theirs.
         final = (await store.getRun(run.id)) ?? final
@@ -132,7 +137,7 @@ export class RunExecutor {
     } catch (storeError) {
       this.#report(storeError, job.id, run.id)
     }
-    return { final, status, error, failures }
+    return { final, status, error, failures, tokens: (inputTokens ?? 0) + (outputTokens ?? 0) }
   }
 
   /** Sends `text` to every target, each send bounded by `deliveryTimeoutMs` and aborted with `signal`. */

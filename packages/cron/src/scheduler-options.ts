@@ -69,6 +69,16 @@ export interface CronSchedulerOptions {
    */
   readonly maxAiRunsPerDay?: number
   /**
+   * Most tokens (input plus output, as the agent runner reports them in `usage`) that `ai` runs may
+   * use in any 24 hours (default `Infinity`: no token budget; SECURITY.md CRON-3, the daily spend
+   * budget). Once the tokens recorded by `ai` runs that ended in the last 24 hours reach it, an `ai`
+   * occurrence is recorded `skipped` with the reason and when the next may run, like
+   * `maxAiRunsPerDay`. Tokens are known only when a run ends, so runs already started when it is
+   * reached still finish (and count). Counted from the store at start and from this scheduler's
+   * own runs after that; runs whose runner reports no usage count nothing.
+   */
+  readonly maxAiTokensPerDay?: number
+  /**
    * Spreads jobs that fall due at the same moment (SECURITY.md CRON-6): each recurring job fires a
    * fixed delay after each of its due times, from 0 to this many ms, derived from its id, so the
    * same job is always delayed alike. `scheduledFor` stays the due time; `startedAt` shows the
@@ -106,6 +116,7 @@ export interface SchedulerSettings {
   readonly catchUp: CatchUpBounds
   readonly retention: Retention
   readonly maxAiRunsPerDay: number
+  readonly maxAiTokensPerDay: number
   readonly maxJitterMs: number
   readonly deliveryTimeoutMs: number
 }
@@ -126,6 +137,13 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     throw invalid(
       'maxAiRunsPerDay',
       'maxAiRunsPerDay must be a number of runs, 0 or more (Infinity for no budget)',
+    )
+  }
+  const maxAiTokensPerDay = options.maxAiTokensPerDay ?? Number.POSITIVE_INFINITY
+  if (typeof maxAiTokensPerDay !== 'number' || !(maxAiTokensPerDay >= 0)) {
+    throw invalid(
+      'maxAiTokensPerDay',
+      'maxAiTokensPerDay must be a number of tokens, 0 or more (Infinity for no budget)',
     )
   }
   const catchUp = {
@@ -171,6 +189,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
       maxRunsPerJob: options.retention?.maxRunsPerJob ?? 1000,
     },
     maxAiRunsPerDay,
+    maxAiTokensPerDay,
     maxJitterMs,
     deliveryTimeoutMs,
   })

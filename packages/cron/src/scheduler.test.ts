@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
+import type { NewCronRun } from './ports.js'
 import { systemClock } from './ports.js'
 import { CronService } from './service.js'
 import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
@@ -477,6 +478,151 @@ describe('daily AI run budget (CRON-3)', () => {
     await harness.clock.advance(30 * MINUTE)
     await open.scheduler.whenIdle()
     expect((await harness.runs()).filter((run) => run.status === 'completed')).toHaveLength(30)
+  })
+})
+
+describe('daily AI token budget (CRON-3)', () => {
+  const usage = { inputTokens: 30, outputTokens: 10 }
+
+  it("records each ai run's tokens, skips ai runs once maxAiTokensPerDay is reached, runs shell jobs, and resumes when tokens leave the window", async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 100 })
+    harness.agent.respond((_request, index) => ({ text: `result ${index + 1}`, usage }))
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.service.add({ name: 'sh', scheduleType: 'every', schedule: '1h', command: 'echo hi' })
+    await harness.clock.advance(5 * 60 * MINUTE)
+    await settle(harness)
+    const ai = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    // 40 tokens a run: 0, 40 and 80 are under 100, so three start; then 120 are counted.
+    expect(ai.map((run) => [run.status, run.inputTokens, run.outputTokens])).toEqual([
+      ['completed', 30, 10],
+      ['completed', 30, 10],
+      ['completed', 30, 10],
+      ['skipped', null, null],
+      ['skipped', null, null],
+    ])
+    // Below 100 again once the 01:00 run's 40 leave: a day after the end of its minute.
+    expect(ai[3]?.skipReason).toBe(
+      'budget: 120 AI tokens already used in the last 24 hours (maxAiTokensPerDay 100); ' +
+        'the next can start after 2026-01-02T01:01:00.000Z',
+    )
+    const shell = (await harness.runs()).filter((run) => run.jobName === 'sh')
+    expect(shell.map((run) => [run.status, run.inputTokens, run.outputTokens])).toEqual(
+      Array.from({ length: 5 }, () => ['completed', null, null]),
+    )
+    const job = await harness.service.get('ask')
+    expect(await harness.service.trigger(job.id)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/^budget: 120 AI tokens/),
+    })
+    // 01:00 the next day is still before 01:01; 02:00 runs.
+    await harness.clock.advance(21 * 60 * MINUTE)
+    await settle(harness)
+    const completed = (await harness.runs()).filter(
+      (run) => run.jobName === 'ask' && run.status === 'completed',
+    )
+    expect(completed.map((run) => new Date(run.startedAt ?? 0).toISOString()).slice(3)).toEqual([
+      '2026-01-02T02:00:00.000Z',
+    ])
+  })
+
+  it('counts the tokens already in the store when a scheduler starts (a restart does not reset it)', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 80 })
+    harness.agent.respond(() => ({ text: 'ok', usage }))
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.clock.advance(2 * 60 * MINUTE)
+    await settle(harness)
+    await harness.service.stop()
+    const restarted = harness.another({ maxAiTokensPerDay: 80 })
+    await restarted.start()
+    await harness.clock.advance(60 * MINUTE)
+    await restarted.scheduler.whenIdle()
+    const runs = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    expect(runs.map((run) => run.status)).toEqual(['completed', 'completed', 'skipped'])
+    expect(runs[2]?.skipReason).toMatch(/^budget: 80 AI tokens already used in the last 24 hours/)
+  })
+
+  it('names the budget that frees up later when both are spent', async () => {
+    harness = await createHarness('2026-01-02T00:00:00Z')
+    await harness.service.start()
+    const { job } = await harness.service.add({
+      name: 'ask',
+      scheduleType: 'every',
+      schedule: '1h',
+      prompt: 'x',
+    })
+    await harness.service.stop()
+    // Spent before the next scheduler starts: 100 tokens by a run at 01:00 yesterday, and a run at 23:00.
+    const row = (id: string, at: string): NewCronRun => ({
+      id,
+      jobId: job.id,
+      jobName: job.name,
+      trigger: 'manual',
+      status: 'running',
+      scheduledFor: Date.parse(at),
+      startedAt: Date.parse(at),
+      completedAt: null,
+      skipReason: null,
+      owner: 'owner-0',
+    })
+    const early = row('early', '2026-01-01T01:00:00Z')
+    const late = row('late', '2026-01-01T23:00:00Z')
+    await harness.store.insertRuns([early, late])
+    const end = (run: NewCronRun, inputTokens: number | null, outputTokens: number | null) =>
+      harness?.store.completeRun(run.id, {
+        status: 'completed',
+        completedAt: run.scheduledFor,
+        durationMs: 0,
+        result: 'ok',
+        error: null,
+        inputTokens,
+        outputTokens,
+      })
+    await end(early, 90, 10)
+    await end(late, null, null)
+    // Tokens free up at 01:01 today; one run a day frees up at 23:00: the run budget is named.
+    const strictRuns = harness.another({ maxAiTokensPerDay: 100, maxAiRunsPerDay: 1 })
+    await strictRuns.start()
+    expect(await strictRuns.trigger('ask')).toMatchObject({
+      status: 'skipped',
+      reason:
+        'budget: 1 AI runs already started in the last 24 hours (maxAiRunsPerDay); ' +
+        'the next can start after 2026-01-02T23:00:00.000Z',
+    })
+    await strictRuns.stop()
+    // Two runs a day free up at 01:00, before the tokens: the token budget is named.
+    const twoRuns = harness.another({ maxAiTokensPerDay: 100, maxAiRunsPerDay: 2 })
+    await twoRuns.start()
+    expect(await twoRuns.trigger('ask')).toMatchObject({
+      status: 'skipped',
+      reason:
+        'budget: 100 AI tokens already used in the last 24 hours (maxAiTokensPerDay 100); ' +
+        'the next can start after 2026-01-02T01:01:00.000Z',
+    })
+    expect(harness.agent.calls).toHaveLength(0)
+  })
+
+  it('runs whose runner reports no usage record none and count nothing; a bad budget is refused', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 1 })
+    harness.agent.respond((_request, index) =>
+      index === 0
+        ? 'plain text'
+        : // A runner's bad counts are not trusted: stored as null, not counted.
+          { text: 'odd', usage: { inputTokens: -5, outputTokens: Number.NaN } },
+    )
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.clock.advance(3 * 60 * MINUTE)
+    await settle(harness)
+    const runs = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    expect(runs.map((run) => [run.status, run.inputTokens, run.outputTokens])).toEqual([
+      ['completed', null, null],
+      ['completed', null, null],
+      ['completed', null, null],
+    ])
+    expect(() => harness?.another({ maxAiTokensPerDay: -1 })).toThrow(/maxAiTokensPerDay/)
+    expect(() => harness?.another({ maxAiTokensPerDay: Number.NaN })).toThrow(/maxAiTokensPerDay/)
   })
 })
 

@@ -19,6 +19,7 @@ import {
   resolveSchedulerOptions,
   type SchedulerSettings,
 } from './scheduler-options.js'
+import { TokenBudget } from './token-budget.js'
 
 /** What {@link CronScheduler.trigger} did. */
 export interface TriggerResult {
@@ -53,6 +54,7 @@ export class CronScheduler {
 
   readonly #settings: SchedulerSettings
   readonly #aiBudget: RunBudget
+  readonly #tokenBudget: TokenBudget
   readonly #fires: FireQueue
   readonly #slots: RunSlots
   readonly #ledger: Ledger
@@ -68,6 +70,7 @@ export class CronScheduler {
     this.#settings = settings
     this.ownerId = settings.ownerId
     this.#aiBudget = new RunBudget(settings.maxAiRunsPerDay)
+    this.#tokenBudget = new TokenBudget(settings.maxAiTokensPerDay)
     const report = (error: unknown, jobId?: string, runId?: string) => this.#reportError(error, jobId, runId)
     const track = (task: Promise<unknown>) => this.#track(task)
     this.#fires = new FireQueue(
@@ -141,6 +144,14 @@ export class CronScheduler {
     if (!this.#aiBudget.unlimited) {
       this.#aiBudget.seed(
         await store.aiRunStartTimes({ since: now - this.#aiBudget.windowMs, limit: this.#aiBudget.max }),
+      )
+    }
+    if (!this.#tokenBudget.unlimited) {
+      this.#tokenBudget.seed(
+        await store.aiTokenTotals({
+          since: this.#tokenBudget.seedSince(now),
+          bucketMs: this.#tokenBudget.bucketMs,
+        }),
       )
     }
     this.#started = true
@@ -468,14 +479,24 @@ export class CronScheduler {
     this.#arm()
   }
 
-  /** Why `job` may not start now: an `ai` job beyond the daily AI budget; undefined when it may. */
+  /**
+   * Why `job` may not start now: an `ai` job beyond the daily AI run or token budget; undefined when
+   * it may. When both are spent, the one that frees up later is named.
+   */
   #budgetBlock(job: CronJob): string | undefined {
     if (job.kind !== 'ai') return undefined
-    const until = this.#aiBudget.blockedUntil(this.#now())
-    if (until === undefined) return undefined
+    const now = this.#now()
+    const runsUntil = this.#aiBudget.blockedUntil(now)
+    const tokensUntil = this.#tokenBudget.blockedUntil(now)
+    if (runsUntil === undefined && tokensUntil === undefined) return undefined
+    const next = (until: number) =>
+      Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : ''
+    if (tokensUntil === undefined || (runsUntil !== undefined && runsUntil >= tokensUntil)) {
+      return `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)${next(runsUntil as number)}`
+    }
     return (
-      `budget: ${this.#aiBudget.max} AI runs already started in the last 24 hours (maxAiRunsPerDay)` +
-      (Number.isFinite(until) ? `; the next can start after ${new Date(until).toISOString()}` : '')
+      `budget: ${this.#tokenBudget.used(now)} AI tokens already used in the last 24 hours ` +
+      `(maxAiTokensPerDay ${this.#tokenBudget.max})${next(tokensUntil)}`
     )
   }
 
@@ -541,6 +562,8 @@ export class CronScheduler {
       error: null,
       deliveryStatus: 'none',
       deliveryError: null,
+      inputTokens: null,
+      outputTokens: null,
     }
     this.events.emit('run:start', { job, run })
     const task = this.#execute(job, run, active).finally(() => {
@@ -573,6 +596,7 @@ export class CronScheduler {
         if (armed !== undefined) armed.job = { ...armed.job, lastStatus: status, consecutiveFailures }
       },
     })
+    if (job.kind === 'ai' && end.tokens > 0) this.#tokenBudget.record(this.#now(), end.tokens)
     const failed = end.status === 'failed' || end.status === 'timed_out'
     if (failed && end.failures !== undefined && end.failures >= this.#settings.maxConsecutiveFailures) {
       try {

@@ -38,6 +38,8 @@ describe('PostgreSQL portability (compile only)', () => {
       `create unique index "cron_runs_job_occurrence" on "cron_runs" ("job_id", "scheduled_for")`,
     )
     expect(statements.join('\n')).toMatch(/"scheduled_for" bigint not null/)
+    expect(statements).toContain('alter table "cron_runs" add column "input_tokens" bigint')
+    expect(statements).toContain('alter table "cron_runs" add column "output_tokens" bigint')
   })
 
   it('every store query compiles with $n parameters and no SQLite-only syntax', async () => {
@@ -67,6 +69,7 @@ describe('PostgreSQL portability (compile only)', () => {
       () => store.countJobs(),
       () => store.countJobs({ createdBy: 'telegram:1:2' }),
       () => store.aiRunStartTimes({ since: 5, limit: 10 }),
+      () => store.aiTokenTotals({ since: 5, bucketMs: 60_000 }),
       () => store.jobVersions([job.id]),
       () =>
         store.updateSchedules([
@@ -81,6 +84,8 @@ describe('PostgreSQL portability (compile only)', () => {
           durationMs: 1,
           result: 'ok',
           error: null,
+          inputTokens: 10,
+          outputTokens: 5,
         }),
       () => store.setDelivery('r', 'delivered', null),
       () => store.recordOutcome(job.id, 'failed', true),
@@ -100,5 +105,10 @@ describe('PostgreSQL portability (compile only)', () => {
     expect(text).toContain('on conflict ("job_id", "scheduled_for") do nothing returning "id"')
     expect(text).toContain('on conflict ("id") do update set "heartbeat_at" = $4')
     expect(text).toMatch(/set "next_run_at" = case "id" when \$1 then \$2 else "next_run_at" end/)
+    // Integer division in both databases: the bucket size is an inlined integer, never a parameter.
+    expect(text).toContain(
+      'select ("completed_at" / 60000) * 60000 as "at", sum(coalesce("input_tokens", 0) + coalesce("output_tokens", 0)) as "tokens" from "cron_runs"',
+    )
+    expect(text).toMatch(/group by \("completed_at" \/ 60000\) \* 60000 order by "at"/)
   })
 })

@@ -74,6 +74,8 @@ const runRowSchema = v.object({
   delivery_status: v.picklist(['delivered', 'failed', 'none']),
   delivery_error: nullableString,
   owner: nullableString,
+  input_tokens: nullableInteger,
+  output_tokens: nullableInteger,
 })
 
 function parseRow<TSchema extends v.GenericSchema>(
@@ -143,6 +145,8 @@ export function runFromRow(row: unknown): CronRun {
     skipReason: parsed.skip_reason,
     deliveryStatus: parsed.delivery_status,
     deliveryError: parsed.delivery_error,
+    inputTokens: parsed.input_tokens,
+    outputTokens: parsed.output_tokens,
     owner: parsed.owner,
   }
 }

@@ -50,6 +50,9 @@ export interface CronRunsTable {
   delivery_status: string
   delivery_error: string | null
   owner: string | null
+  /** Tokens an `ai` run reported (migration 0002); null for shell runs and runs without a count. */
+  input_tokens: number | null
+  output_tokens: number | null
 }
 
 /** Live scheduler instances (`owner` of runs), with their last heartbeat. */
@@ -151,6 +154,20 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
       await db.schema.dropTable('cron_owners').execute()
       await db.schema.dropTable('cron_runs').execute()
       await db.schema.dropTable('cron_jobs').execute()
+    },
+  },
+  '0002_add_run_token_counts': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // One column per statement: SQLite's ALTER TABLE adds one column at a time. Existing rows
+      // (runs recorded before tokens were counted) keep null.
+      await db.schema.alterTable('cron_runs').addColumn('input_tokens', 'bigint').execute()
+      await db.schema.alterTable('cron_runs').addColumn('output_tokens', 'bigint').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('cron_runs').dropColumn('output_tokens').execute()
+      await db.schema.alterTable('cron_runs').dropColumn('input_tokens').execute()
     },
   },
 })

@@ -1,10 +1,14 @@
-import { sql } from 'kysely'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { createTestDatabase } from '../__fixtures__/database.js'
 import { CronError } from '../errors.js'
 import { createTestJob } from '../testing/test-job.js'
 import { cronStoreContract } from '../testing/vitest.js'
-import { cronMigrations, migrateCron } from './schema.js'
+import { CRON_MIGRATION_TABLE, type CronDatabase, cronMigrations, migrateCron } from './schema.js'
 import { SqliteCronStore } from './sqlite-cron-store.js'
 
 cronStoreContract('SqliteCronStore', async () => {
@@ -21,6 +25,76 @@ describe('SqliteCronStore specifics', () => {
       expect(rows.rows.map((row) => row.name)).toEqual(Object.keys(cronMigrations))
     } finally {
       await database.cleanup()
+    }
+  })
+
+  it('migrates a database made before token counts: old runs read null tokens, new runs store them', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'lango-cron-0001-'))
+    const db = new Kysely<CronDatabase>({
+      dialect: new SqliteDialect({ database: new Database(join(directory, 'old.db')) }),
+    })
+    try {
+      const first = Object.keys(cronMigrations)[0] as string
+      const migrator = new Migrator({
+        db,
+        provider: {
+          getMigrations: async () => ({ [first]: cronMigrations[first] as (typeof cronMigrations)[string] }),
+        },
+        migrationTableName: CRON_MIGRATION_TABLE,
+        migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+      })
+      expect((await migrator.migrateToLatest()).error).toBeUndefined()
+      const job = createTestJob()
+      // A run recorded by the previous version, through the columns it knew.
+      await sql`insert into cron_runs (id, job_id, job_name, trigger, status, scheduled_for, started_at,
+        completed_at, duration_ms, result, delivery_status) values ('old', ${job.id}, ${job.name},
+        'schedule', 'completed', 1000, 1000, 2000, 1000, 'done', 'none')`.execute(db)
+      await migrateCron(db)
+      const store = new SqliteCronStore(db)
+      await store.insertJob(job)
+      expect(await store.getRun('old')).toMatchObject({
+        status: 'completed',
+        inputTokens: null,
+        outputTokens: null,
+      })
+      await store.insertRuns([
+        {
+          id: 'new',
+          jobId: job.id,
+          jobName: job.name,
+          trigger: 'schedule',
+          status: 'running',
+          scheduledFor: 3000,
+          startedAt: 3000,
+          completedAt: null,
+          skipReason: null,
+          owner: 'o',
+        },
+      ])
+      await store.completeRun('new', {
+        status: 'completed',
+        completedAt: 4000,
+        durationMs: 1000,
+        result: 'ok',
+        error: null,
+        inputTokens: 10,
+        outputTokens: 5,
+      })
+      expect(await store.getRun('new')).toMatchObject({ inputTokens: 10, outputTokens: 5 })
+      expect(await store.aiTokenTotals({ since: 0, bucketMs: 60_000 })).toEqual([{ at: 0, tokens: 15 }])
+      // And back: 0002's down drops the columns again.
+      const full = new Migrator({
+        db,
+        provider: { getMigrations: async () => ({ ...cronMigrations }) },
+        migrationTableName: CRON_MIGRATION_TABLE,
+        migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+      })
+      expect((await full.migrateTo(first)).error).toBeUndefined()
+      const columns = await sql<{ name: string }>`select name from pragma_table_info('cron_runs')`.execute(db)
+      expect(columns.rows.map((row) => row.name)).not.toContain('input_tokens')
+    } finally {
+      await db.destroy()
+      await rm(directory, { recursive: true, force: true })
     }
   })
 

@@ -10,7 +10,9 @@ import type {
   NewCronRun,
   RunCompletion,
   StoreCallOptions,
+  TokenTotal,
 } from '../ports.js'
+import { checkBucketMs } from '../token-budget.js'
 import { jobFromRow, jobToRow, patchToRow, runFromRow } from './rows.js'
 import type { CronDatabase, CronRunsTable } from './schema.js'
 
@@ -206,6 +208,8 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         delivery_status: 'none',
         delivery_error: null,
         owner: run.owner,
+        input_tokens: null,
+        output_tokens: null,
       }))
       // The claim: the unique (job_id, scheduled_for) index decides who owns an occurrence.
       const claimed = await this.#db
@@ -229,6 +233,8 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         duration_ms: completion.durationMs,
         result: completion.result,
         error: completion.error,
+        input_tokens: completion.inputTokens,
+        output_tokens: completion.outputTokens,
       })
       .where('id', '=', id)
       .where('status', '=', 'running')
@@ -305,6 +311,34 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .limit(clampBudgetLimit(input.limit))
       .execute()
     return rows.map((row) => Number(row.started_at))
+  }
+
+  async aiTokenTotals(
+    input: { readonly since: number; readonly bucketMs: number },
+    options?: StoreCallOptions,
+  ): Promise<TokenTotal[]> {
+    options?.signal?.throwIfAborted()
+    // Inlined, not a parameter, so both databases divide integers (a bound JS number may be a REAL
+    // to SQLite); checkBucketMs makes it a safe integer first.
+    const size = sql.lit(checkBucketMs(input.bucketMs))
+    const bucket = sql<number | string>`(${sql.ref('completed_at')} / ${size}) * ${size}`
+    const rows = await this.#db
+      .selectFrom('cron_runs')
+      .select([
+        bucket.as('at'),
+        sql<
+          number | string
+        >`sum(coalesce(${sql.ref('input_tokens')}, 0) + coalesce(${sql.ref('output_tokens')}, 0))`.as(
+          'tokens',
+        ),
+      ])
+      .where('completed_at', '>=', input.since)
+      .where((eb) => eb.or([eb('input_tokens', 'is not', null), eb('output_tokens', 'is not', null)]))
+      .groupBy(bucket)
+      .orderBy('at')
+      .execute()
+    // PostgreSQL returns bigint and sum(bigint) as strings.
+    return rows.map((row) => ({ at: Number(row.at), tokens: Number(row.tokens) }))
   }
 
   async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {

@@ -9,7 +9,9 @@ import type {
   NewCronRun,
   RunCompletion,
   StoreCallOptions,
+  TokenTotal,
 } from '../ports.js'
+import { checkBucketMs } from '../token-budget.js'
 
 const MAX_LIST_LIMIT = 500
 
@@ -126,6 +128,8 @@ export class MemoryCronStore implements CronStore {
           error: null,
           deliveryStatus: 'none',
           deliveryError: null,
+          inputTokens: null,
+          outputTokens: null,
         }),
       )
       inserted.add(run.id)
@@ -200,6 +204,23 @@ export class MemoryCronStore implements CronStore {
         times.push(run.startedAt)
     }
     return times.sort((a, b) => b - a).slice(0, limit)
+  }
+
+  async aiTokenTotals(
+    input: { readonly since: number; readonly bucketMs: number },
+    options?: StoreCallOptions,
+  ): Promise<TokenTotal[]> {
+    options?.signal?.throwIfAborted()
+    const bucketMs = checkBucketMs(input.bucketMs)
+    const totals = new Map<number, number>()
+    for (const run of this.#runs.values()) {
+      if (run.completedAt === null || run.completedAt < input.since) continue
+      if (run.inputTokens === null && run.outputTokens === null) continue
+      // Truncated like the SQL store's integer division.
+      const at = Math.trunc(run.completedAt / bucketMs) * bucketMs
+      totals.set(at, (totals.get(at) ?? 0) + (run.inputTokens ?? 0) + (run.outputTokens ?? 0))
+    }
+    return [...totals].sort(([left], [right]) => left - right).map(([at, tokens]) => ({ at, tokens }))
   }
 
   async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {

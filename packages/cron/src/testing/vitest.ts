@@ -152,6 +152,8 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
         deliveryStatus: 'none',
         result: null,
         trigger: 'schedule',
+        inputTokens: null,
+        outputTokens: null,
       })
     })
 
@@ -181,9 +183,13 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
         durationMs: 1000,
         result: 'done',
         error: null,
+        inputTokens: 5_000_000_000,
+        outputTokens: 30,
       } as const
       expect(await store.completeRun(run.id, completion)).toBe(true)
-      expect(await store.completeRun(run.id, { ...completion, status: 'failed' })).toBe(false)
+      expect(
+        await store.completeRun(run.id, { ...completion, status: 'failed', inputTokens: 1, outputTokens: 1 }),
+      ).toBe(false)
       await store.setDelivery(run.id, 'failed', 'telegram down')
       expect(await store.getRun(run.id)).toMatchObject({
         status: 'completed',
@@ -191,14 +197,82 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
         durationMs: 1000,
         deliveryStatus: 'failed',
         deliveryError: 'telegram down',
+        inputTokens: 5_000_000_000,
+        outputTokens: 30,
       })
       const later = newRun(job, 600_000)
       await store.insertRuns([later])
       await store.completeRun(later.id, { ...completion, result: 'second' })
       const failed = newRun(job, 900_000)
       await store.insertRuns([failed])
-      await store.completeRun(failed.id, { ...completion, status: 'failed', result: null, error: 'x' })
+      await store.completeRun(failed.id, {
+        ...completion,
+        status: 'failed',
+        result: null,
+        error: 'x',
+        inputTokens: null,
+        outputTokens: null,
+      })
       expect(await store.recentResults(job.id, 5)).toEqual(['second', 'done'])
+      expect(await store.getRun(failed.id)).toMatchObject({ inputTokens: null, outputTokens: null })
+    })
+
+    it('sums the tokens of runs that ended since a time, per bucket, oldest first, for the daily AI token budget', async () => {
+      const ai = createTestJob({ kind: 'ai', prompt: 'p', command: null })
+      const shell = createTestJob({ kind: 'shell', prompt: null, command: 'echo hi' })
+      await store.insertJob(ai)
+      await store.insertJob(shell)
+      const runs = [1000, 2000, 3000, 4000, 5000].map((at) => newRun(ai, at))
+      const shellRun = newRun(shell, 6000)
+      const stillRunning = newRun(ai, 7000)
+      await store.insertRuns([...runs, shellRun, stillRunning])
+      const end = (
+        run: NewCronRun,
+        completedAt: number,
+        inputTokens: number | null,
+        outputTokens: number | null,
+      ) =>
+        store.completeRun(run.id, {
+          status: 'completed',
+          completedAt,
+          durationMs: 1,
+          result: 'r',
+          error: null,
+          inputTokens,
+          outputTokens,
+        })
+      const [first, second, third, fourth, fifth] = runs as [
+        NewCronRun,
+        NewCronRun,
+        NewCronRun,
+        NewCronRun,
+        NewCronRun,
+      ]
+      await end(first, 60_000, 100, 20)
+      await end(second, 119_999, 7, 3)
+      await end(third, 120_000, 5_000_000_000, null)
+      await end(fourth, 59_999, 1, 1)
+      await end(fifth, 130_000, null, null)
+      await end(shellRun, 130_000, null, null)
+      const minute = 60_000
+      expect(await store.aiTokenTotals({ since: 0, bucketMs: minute })).toEqual([
+        { at: 0, tokens: 2 },
+        { at: 60_000, tokens: 130 },
+        { at: 120_000, tokens: 5_000_000_000 },
+      ])
+      // `since` applies to each run's end, so a bucket may be counted in part.
+      expect(await store.aiTokenTotals({ since: 100_000, bucketMs: minute })).toEqual([
+        { at: 60_000, tokens: 10 },
+        { at: 120_000, tokens: 5_000_000_000 },
+      ])
+      expect(await store.aiTokenTotals({ since: 0, bucketMs: 1_000_000 })).toEqual([
+        { at: 0, tokens: 5_000_000_132 },
+      ])
+      expect(await store.aiTokenTotals({ since: 120_001, bucketMs: minute })).toEqual([])
+      for (const bucketMs of [0, -1, 1.5, Number.NaN]) {
+        const error = await store.aiTokenTotals({ since: 0, bucketMs }).catch((caught: unknown) => caught)
+        expect(CronError.is(error) && error.code).toBe('CRON_INVALID_INPUT')
+      }
     })
 
     it('lists start times of ai runs since a time, newest first, for the daily AI run budget', async () => {
