@@ -45,7 +45,17 @@ expectFalse<Fits<NeedsRunId, AsFunction<BackgroundAgentRunner['run']>>>()
 // @ts-expect-error a runner demanding `runId` is not a background runner
 expectTrue<Fits<NeedsRunId, AsFunction<BackgroundAgentRunner['run']>>>()
 
-// What the ports read, and what the cron AI budget will count, are on the result.
+// The usage every port reads (cron stores it and its AI token budget counts it) is the runner's.
+type PortUsage<Runner extends { run(...args: never[]): Promise<{ readonly usage?: unknown }> }> = NonNullable<
+  Awaited<ReturnType<Runner['run']>>['usage']
+>
+expectTrue<Fits<AgentTurnResult['usage'], PortUsage<CronAgentRunner>>>()
+expectTrue<Fits<AgentTurnResult['usage'], PortUsage<BackgroundAgentRunner>>>()
+expectTrue<Fits<AgentTurnResult['usage'], PortUsage<WorkflowAgentRunner>>>()
+expectTypeOf<PortUsage<CronAgentRunner>>().toEqualTypeOf<PortUsage<BackgroundAgentRunner>>()
+expectTypeOf<PortUsage<CronAgentRunner>>().toEqualTypeOf<PortUsage<WorkflowAgentRunner>>()
+
+// What the ports read is on the result.
 expectTypeOf<Awaited<ReturnType<AgentRunner['run']>>>().toEqualTypeOf<AgentTurnResult>()
 expectTypeOf<AgentTurnResult['text']>().toEqualTypeOf<string>()
 expectTypeOf<AgentTurnResult['usage']>().toMatchTypeOf<{

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { createHarness, flushPromises, REFERENCE_TIME, recordingLogger } from './__fixtures__/harness.js'
 import { AUTOMATION_PREFIX } from './automation-prefix.js'
 import { BackgroundManager } from './background-manager.js'
@@ -185,6 +185,35 @@ describe('AgentRunner port', () => {
     const capped = manager.result(long)
     expect(capped.resultTruncated).toBe(true)
     expect(capped.result).toBe('0123456789\n[… truncated 6 characters]')
+  })
+
+  it("keeps the runner's token usage on the done task; a runner that cannot count leaves it out", async () => {
+    expectTypeOf<AgentRunResult['usage']>().toEqualTypeOf<
+      { readonly inputTokens: number; readonly outputTokens: number } | undefined
+    >()
+    // The server's runner also says totalTokens; only the two counts are kept.
+    const reported = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+    const answers: Record<string, AgentRunResult> = {
+      counted: { text: 'a', usage: reported },
+      plain: { text: 'b' },
+      broken: { text: 'c', usage: { inputTokens: -1, outputTokens: 1.5 } },
+    }
+    const runner = new FakeAgentRunner({
+      handler: (request) => answers[request.prompt] ?? { text: '?' },
+    })
+    const { manager } = createHarness({ runner, automationPrefix: '' })
+    manager.start()
+    const ids = Object.keys(answers).map((prompt) => manager.submit({ prompt }))
+    const done = await Promise.all(ids.map((id) => manager.wait(id)))
+    expect(done.map((task) => [task.status, task.usage])).toEqual([
+      ['done', { inputTokens: 10, outputTokens: 5 }],
+      ['done', undefined],
+      ['done', undefined],
+    ])
+    expect(JSON.parse(JSON.stringify(manager.snapshot(ids[0] as string))).usage).toEqual({
+      inputTokens: 10,
+      outputTokens: 5,
+    })
   })
 
   it('ends the task failed with the runner error; a PermanentError is marked not retryable', async () => {

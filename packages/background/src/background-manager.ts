@@ -483,6 +483,7 @@ export class BackgroundManager {
     if (text !== undefined) {
       record.result = capText(text, this.#options.maxResultLength)
       record.resultTruncated = text.length > this.#options.maxResultLength
+      record.usage = usageOf(value)
       this.#end(record, 'done', undefined)
     } else {
       const cause = toError(failure)
@@ -808,6 +809,22 @@ function resultText(value: unknown): string {
   return text === undefined || text === null ? '' : String(text)
 }
 
+/**
+ * The runner's `usage`, when both counts are whole numbers of 0 or more: the runner is the host's
+ * code, so anything else is left out rather than shown as a count.
+ */
+function usageOf(value: unknown): TaskSnapshot['usage'] {
+  const usage = (value as { usage?: unknown } | null | undefined)?.usage
+  if (typeof usage !== 'object' || usage === null) return undefined
+  const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown }
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
+  return Object.freeze({ inputTokens, outputTokens })
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
 function toSnapshot(record: TaskRecord): TaskSnapshot {
   return Object.freeze({
     id: record.id,
@@ -815,6 +832,7 @@ function toSnapshot(record: TaskRecord): TaskSnapshot {
     prompt: record.prompt,
     result: record.result,
     resultTruncated: record.resultTruncated,
+    usage: record.usage,
     error: record.error,
     errorCode: record.errorCode,
     timedOut: record.timedOut,

@@ -30,6 +30,12 @@ export interface AgentRunRequest {
 export interface AgentRunResult {
   /** The agent's final answer. The manager caps what it keeps (`maxResultLength`). */
   readonly text: string
+  /**
+   * Tokens the run used (`inputTokens`: what was sent to the model; `outputTokens`: what it
+   * generated), summed over the run's model calls. Kept on the done task (`TaskSnapshot.usage`).
+   * A runner that cannot count leaves it out.
+   */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
 
 /**

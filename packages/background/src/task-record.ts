@@ -9,6 +9,7 @@ export class TaskRecord implements DeadlineItem {
   completedAt: number | undefined = undefined
   result: string | undefined = undefined
   resultTruncated = false
+  usage: TaskSnapshot['usage'] = undefined
   error: string | undefined = undefined
   errorCode: BackgroundErrorCode | undefined = undefined
   timedOut = false

@@ -45,6 +45,11 @@ export interface TaskSnapshot {
   readonly result: string | undefined
   /** True when `result` was cut to `maxResultLength`; the text then ends with a `[… truncated …]` marker. */
   readonly resultTruncated: boolean
+  /**
+   * Tokens the agent reported for a `done` task (`AgentRunResult.usage`, counts that are not whole
+   * numbers of 0 or more left out); undefined otherwise, and when the runner reported none.
+   */
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined
   /** Why the task failed or was cancelled, for people (capped at 2,000 characters). */
   readonly error: string | undefined
   /** Why the task failed or was cancelled, for code. */

@@ -154,6 +154,39 @@ expectTrue<
   >
 >()
 
+// ── Token usage: one optional field, the same in every package ───────────────────────────────────
+
+type CronUsage = Awaited<ReturnType<CronAgentRunner['run']>>['usage']
+type WorkflowUsage = Awaited<ReturnType<WorkflowAgentRunner['run']>>['usage']
+type BackgroundUsage = Awaited<ReturnType<BackgroundAgentRunner['run']>>['usage']
+type Usage = { readonly inputTokens: number; readonly outputTokens: number } | undefined
+expectTrue<Fits<CronUsage, Usage> & Fits<Usage, CronUsage>>()
+expectTrue<Fits<WorkflowUsage, Usage> & Fits<Usage, WorkflowUsage>>()
+expectTrue<Fits<BackgroundUsage, Usage> & Fits<Usage, BackgroundUsage>>()
+
+/** A runner that counts (and says more, like the server's `totalTokens`) fits every package. */
+const countingRunner = {
+  async run(
+    request: { readonly prompt: string; readonly sessionKey: string },
+    { signal }: { readonly signal: AbortSignal },
+  ) {
+    signal.throwIfAborted()
+    return { text: request.prompt, usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } }
+  },
+}
+expectTrue<Fits<Strict<typeof countingRunner.run>, Strict<CronAgentRunner['run']>>>()
+expectTrue<Fits<Strict<typeof countingRunner.run>, Strict<WorkflowAgentRunner['run']>>>()
+expectTrue<Fits<Strict<typeof countingRunner.run>, Strict<BackgroundAgentRunner['run']>>>()
+
+/** Counts of another type are refused by every package. */
+declare const textCounts: (
+  request: { readonly prompt: string; readonly sessionKey: string },
+  options: { readonly signal: AbortSignal },
+) => Promise<{ readonly text: string; readonly usage: { inputTokens: string; outputTokens: string } }>
+expectFalse<Fits<typeof textCounts, Strict<CronAgentRunner['run']>>>()
+expectFalse<Fits<typeof textCounts, Strict<WorkflowAgentRunner['run']>>>()
+expectFalse<Fits<typeof textCounts, Strict<BackgroundAgentRunner['run']>>>()
+
 // ── The check rejects the shapes ADR 0006 replaced ───────────────────────────────────────────────
 
 /** Cron's old agent port: the signal inside the request. */

@@ -46,6 +46,12 @@ export interface AgentRunRequest {
 export interface AgentRunResult {
   /** The agent's final answer; becomes the step's result (capped at `maxResultLength`). */
   readonly text: string
+  /**
+   * Tokens the run used (`inputTokens`: what was sent to the model; `outputTokens`: what it
+   * generated), the same optional field as in every Lango package's `AgentRunResult`
+   * (docs/decisions/0006). A runner that cannot count leaves it out. Step records do not keep it.
+   */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
 
 /**
