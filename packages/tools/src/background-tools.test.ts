@@ -59,6 +59,8 @@ describe('background tools (seed 000)', () => {
         task_id: id,
         status: 'running',
         prompt: 'Count to three',
+        input_tokens: null,
+        output_tokens: null,
         created_at: expect.any(String),
         started_at: expect.any(String),
       },
@@ -76,6 +78,35 @@ describe('background tools (seed 000)', () => {
     })
     await until(() => notifier.notices.length >= 2)
     expect(notifier.notices.map((notice) => notice.target)).toEqual(['telegram:4242', 'telegram:4242'])
+  })
+
+  it('bg_status shows the tokens a done task used, null when the runner reported none', async () => {
+    const counting = new BackgroundManager({
+      runner: new FakeAgentRunner({
+        handler: (request) =>
+          request.prompt.endsWith('counted')
+            ? { text: 'ok', usage: { inputTokens: 10, outputTokens: 5 } }
+            : { text: 'ok' },
+      }),
+      notifier,
+    })
+    counting.start()
+    try {
+      const [status] = createBackgroundTools({ service: counting }).filter(
+        (tool) => tool.name === 'bg_status',
+      )
+      const tokens = async (prompt: string) => {
+        const id = counting.submit({ prompt })
+        await counting.wait(id)
+        const outcome = await invokeTool(status as AnyTool, { task_id: id }, session, { policy: 'none' })
+        const { result } = outcome as { result: { input_tokens: unknown; output_tokens: unknown } }
+        return [result.input_tokens, result.output_tokens]
+      }
+      expect(await tokens('counted')).toEqual([10, 5])
+      expect(await tokens('plain')).toEqual([null, null])
+    } finally {
+      await counting.stop()
+    }
   })
 
   it('bg_list lists tasks newest first and filters by status', async () => {

@@ -12,6 +12,8 @@ export interface BackgroundTaskView {
   readonly status: (typeof TASK_STATUS_VALUES)[number]
   readonly prompt: string
   readonly result: string | undefined
+  /** Tokens the agent reported for a `done` task, when it reported any. */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
   readonly error: string | undefined
   readonly originChannel: string | undefined
   readonly createdAt: number
@@ -50,6 +52,8 @@ function view(task: BackgroundTaskView) {
     status: task.status,
     prompt: task.prompt,
     result: task.result ?? null,
+    input_tokens: task.usage?.inputTokens ?? null,
+    output_tokens: task.usage?.outputTokens ?? null,
     error: task.error ?? null,
     origin_channel: task.originChannel ?? null,
     created_at: isoTime(task.createdAt),

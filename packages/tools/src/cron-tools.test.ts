@@ -183,6 +183,36 @@ describe('cron tools (seed 000)', () => {
     })
   })
 
+  it('cron_history shows the tokens each ai run used; shell runs show null', async () => {
+    agent.respond(() => ({ text: 'headlines', usage: { inputTokens: 120, outputTokens: 30 } }))
+    await call('cron_add', { name: 'news', schedule_type: 'every', schedule: '1h', prompt: 'Headlines' })
+    await call('manage_cron_jobs', {
+      action: 'create',
+      name: 'echo-c',
+      type: 'shell',
+      scheduleType: 'interval',
+      scheduleValue: '1h',
+      config: { command: 'echo from-c' },
+    })
+    await call('manage_cron_jobs', { action: 'trigger', id: 'news' })
+    await call('manage_cron_jobs', { action: 'trigger', id: 'echo-c' })
+    type Entry = {
+      job_name: string
+      status: string
+      input_tokens: number | null
+      output_tokens: number | null
+    }
+    const entries = async () => result<{ entries: Entry[] }>(await call('cron_history', {})).entries
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const all = await entries()
+      if (all.length === 2 && all.every((entry) => entry.status === 'completed')) break
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    const byName = Object.fromEntries((await entries()).map((entry) => [entry.job_name, entry]))
+    expect(byName.news).toMatchObject({ status: 'completed', input_tokens: 120, output_tokens: 30 })
+    expect(byName['echo-c']).toMatchObject({ status: 'completed', input_tokens: null, output_tokens: null })
+  })
+
   it('refuses schedules that fire too often or never, with the accepted forms', async () => {
     for (const schedule of ['* * * * * *', '0 0 31 2 *']) {
       const outcome = await call('cron_add', { name: 'bad', schedule_type: 'cron', schedule, prompt: 'x' })

@@ -51,6 +51,9 @@ export interface CronRunView {
   readonly error: string | null
   readonly skipReason: string | null
   readonly deliveryStatus: string
+  /** Tokens the agent reported for an `ai` run; null for shell runs and runs without a count. */
+  readonly inputTokens: number | null
+  readonly outputTokens: number | null
 }
 
 /** A job definition as the cron tools pass it to the service. */
@@ -204,6 +207,8 @@ function runView(run: CronRunView) {
     error: run.error,
     skip_reason: run.skipReason,
     delivery_status: run.deliveryStatus,
+    input_tokens: run.inputTokens,
+    output_tokens: run.outputTokens,
   }
 }
 
