@@ -175,6 +175,8 @@ export async function createApp(
       minIntervalMs: config.cron.minIntervalMs,
       maxConcurrentJobs: config.cron.maxConcurrentJobs,
       maxConsecutiveFailures: config.cron.maxConsecutiveFailures,
+      // Unset: no token budget (the package's default).
+      maxAiTokensPerDay: config.cron.maxAiTokensPerDay,
       retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
     })
     engine = new WorkflowEngine({

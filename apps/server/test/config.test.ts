@@ -92,6 +92,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       minIntervalMs: 60_000,
       maxConcurrentJobs: 5,
       maxConsecutiveFailures: 5,
+      maxAiTokensPerDay: undefined,
       historyMaxAgeMs: 30 * 86_400_000,
       historyMaxRuns: 1000,
     },
@@ -137,6 +138,25 @@ describe('loadConfig: nothing configured', () => {
     expect(await load()).toEqual(defaultsFor(langoHome, file))
   })
 
+  it('cron.max_ai_tokens_per_day: unset or null means no token budget; otherwise a whole number of tokens', async () => {
+    for (const text of ['cron: {}\n', 'cron: { max_ai_tokens_per_day: null }\n']) {
+      await writeConfig(text)
+      const config = await load()
+      expect('maxAiTokensPerDay' in config.cron && config.cron.maxAiTokensPerDay).toBeUndefined()
+    }
+    await writeConfig('cron: { max_ai_tokens_per_day: 250000 }\n')
+    expect((await load()).cron.maxAiTokensPerDay).toBe(250_000)
+    for (const bad of ['0', '-5', '1.5', 'lots', '1000000000001']) {
+      const error = await failure(`cron: { max_ai_tokens_per_day: ${bad} }\n`)
+      expect(error.issues).toEqual([
+        expect.objectContaining({
+          key: 'cron.max_ai_tokens_per_day',
+          message: expect.stringMatching(/^expected an integer from 1 to 1000000000000, got /),
+        }),
+      ])
+    }
+  })
+
   it('returns a frozen configuration', async () => {
     const config = await load()
     expect(Object.isFrozen(config)).toBe(true)
@@ -180,6 +200,7 @@ cron:
   min_interval: 5m
   max_concurrent_jobs: 10
   max_consecutive_failures: 3
+  max_ai_tokens_per_day: 2000000
   history: { max_age: 7d, max_runs: 50 }
 background:
   enabled: false
@@ -263,6 +284,7 @@ describe('loadConfig: the file', () => {
         minIntervalMs: 300_000,
         maxConcurrentJobs: 10,
         maxConsecutiveFailures: 3,
+        maxAiTokensPerDay: 2_000_000,
         historyMaxAgeMs: 7 * 86_400_000,
         historyMaxRuns: 50,
       },
@@ -484,7 +506,7 @@ describe('loadConfig: errors in the file', () => {
         line: 3,
         column: 3,
         message:
-          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, history',
+          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, history',
       }),
     ])
   })

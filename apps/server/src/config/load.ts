@@ -468,6 +468,7 @@ function buildConfig(
       minIntervalMs: cron?.min_interval ?? DEFAULTS.cronMinIntervalMs,
       maxConcurrentJobs: cron?.max_concurrent_jobs ?? DEFAULTS.cronMaxConcurrentJobs,
       maxConsecutiveFailures: cron?.max_consecutive_failures ?? DEFAULTS.cronMaxConsecutiveFailures,
+      maxAiTokensPerDay: cron?.max_ai_tokens_per_day ?? undefined,
       historyMaxAgeMs: cron?.history?.max_age ?? DEFAULTS.historyMaxAgeMs,
       historyMaxRuns: cron?.history?.max_runs ?? DEFAULTS.historyMaxRuns,
     },

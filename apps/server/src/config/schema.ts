@@ -169,6 +169,7 @@ export const fileSchema = section({
     min_interval: field(duration(SECOND, DAY)),
     max_concurrent_jobs: field(integer(1, 100)),
     max_consecutive_failures: field(integer(1, 1000)),
+    max_ai_tokens_per_day: field(integer(1, 1_000_000_000_000)),
     history,
   }),
   background: section({

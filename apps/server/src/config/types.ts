@@ -121,6 +121,12 @@ export interface ServerConfig {
     readonly maxConcurrentJobs: number
     /** Default 5. */
     readonly maxConsecutiveFailures: number
+    /**
+     * Most tokens (input plus output, as the model reports them) `ai` jobs may use in any 24 hours;
+     * beyond it their runs are recorded skipped with the reason (SECURITY.md CRON-3). Unset: no
+     * token budget.
+     */
+    readonly maxAiTokensPerDay: number | undefined
     /** History kept per job: default 30 days / 1000 rows. */
     readonly historyMaxAgeMs: number
     readonly historyMaxRuns: number
