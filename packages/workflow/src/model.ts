@@ -64,6 +64,14 @@ export interface StepRunRecord {
   readonly attempt: number
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /**
+   * Tokens the agent reported for the attempt that completed a `prompt` step (prompt, tool results
+   * and history sent to the model); null for `run` steps, steps that did not complete, and answers
+   * without a usable count.
+   */
+  readonly inputTokens: number | null
+  /** Tokens the model generated for a completed `prompt` step; null as for {@link StepRunRecord.inputTokens}. */
+  readonly outputTokens: number | null
 }
 
 /** One step of a {@link WorkflowRunSnapshot}. */
@@ -76,6 +84,9 @@ export interface StepSnapshot {
   readonly input: string | null
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** See {@link StepRunRecord.inputTokens}: a completed `prompt` step's reported tokens, else null. */
+  readonly inputTokens: number | null
+  readonly outputTokens: number | null
 }
 
 /** A run with its steps, as `getRun`/`waitForRun` return it (the shape `workflow_status` serves). */
@@ -130,6 +141,8 @@ export function toRunSnapshot(run: WorkflowRunRecord, steps: readonly StepRunRec
         input: step.input,
         startedAt: step.startedAt,
         completedAt: step.completedAt,
+        inputTokens: step.inputTokens,
+        outputTokens: step.outputTokens,
       })),
   }
 }

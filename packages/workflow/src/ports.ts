@@ -49,7 +49,9 @@ export interface AgentRunResult {
   /**
    * Tokens the run used (`inputTokens`: what was sent to the model; `outputTokens`: what it
    * generated), the same optional field as in every Lango package's `AgentRunResult`
-   * (docs/decisions/0006). A runner that cannot count leaves it out. Step records do not keep it.
+   * (docs/decisions/0006). A runner that cannot count leaves it out. The step's record keeps the
+   * counts of the attempt that completed it (`inputTokens`, `outputTokens`; a count that is not a
+   * finite, non-negative number is stored as null).
    */
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
@@ -158,6 +160,8 @@ export interface StepPatch {
   readonly attempt?: number
   readonly startedAt?: number | null
   readonly completedAt?: number | null
+  readonly inputTokens?: number | null
+  readonly outputTokens?: number | null
 }
 
 /** How a run ended. */

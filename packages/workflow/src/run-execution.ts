@@ -18,6 +18,7 @@ import type {
 } from './ports.js'
 import { ReadyQueue } from './ready-queue.js'
 import { renderCommand, renderPrompt } from './template.js'
+import { NO_TOKEN_COUNTS, type TokenCounts, tokenCounts } from './token-counts.js'
 
 /** What a run needs from its engine. */
 export interface RunContext {
@@ -55,7 +56,7 @@ const ERROR_TEXT_LIMIT = 2000
 const DELIVERY_TEXT_LIMIT = 3500
 
 type Outcome =
-  | { readonly ok: true; readonly result: string }
+  | { readonly ok: true; readonly result: string; readonly tokens: TokenCounts }
   /** `final`: another attempt cannot help (the runner's guard blocked the command). */
   | { readonly ok: false; readonly error: WorkflowError; readonly final?: boolean }
 
@@ -303,7 +304,7 @@ export class RunExecution {
         }
         return
       }
-      if (outcome.ok) return this.#complete(index, outcome.result)
+      if (outcome.ok) return this.#complete(index, outcome.result, outcome.tokens)
       failure = outcome.error
       if (outcome.final === true) break
       if (attempt < last) {
@@ -405,7 +406,7 @@ export class RunExecution {
             }),
           }
         }
-        return { ok: true, result: result.stdout.replace(/\n+$/, '') }
+        return { ok: true, result: result.stdout.replace(/\n+$/, ''), tokens: NO_TOKEN_COUNTS }
       }
       const runner = this.#context.agentRunner
       if (runner === undefined)
@@ -422,7 +423,7 @@ export class RunExecution {
       if (typeof answer?.text !== 'string') {
         return { ok: false, error: new WorkflowError('WORKFLOW_STEP_FAILED', 'The agent returned no text') }
       }
-      return { ok: true, result: answer.text }
+      return { ok: true, result: answer.text, tokens: tokenCounts(answer.usage) }
     } catch (error) {
       if (signal.aborted && WorkflowError.is(signal.reason)) return { ok: false, error: signal.reason }
       if (WorkflowError.is(error)) return { ok: false, error }
@@ -441,7 +442,7 @@ export class RunExecution {
     }
   }
 
-  async #complete(index: number, raw: string): Promise<void> {
+  async #complete(index: number, raw: string, tokens: TokenCounts): Promise<void> {
     const step = this.#steps[index] as StepDefinition
     const result = capResult(raw, this.#context.maxResultLength)
     await this.#write(step.id, {
@@ -449,6 +450,8 @@ export class RunExecution {
       result,
       error: null,
       completedAt: this.#context.clock.now().getTime(),
+      inputTokens: tokens.inputTokens,
+      outputTokens: tokens.outputTokens,
     })
     this.#status[index] = 'completed'
     this.#results[index] = result

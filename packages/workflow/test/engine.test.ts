@@ -373,6 +373,65 @@ steps:
     ])
   })
 
+  it('records the tokens of each completed prompt step in its row; run steps, failures and uncounted answers keep null', async () => {
+    let retriedAttempts = 0
+    const agent = new RecordingAgentRunner((request) => {
+      switch (request.stepId) {
+        case 'ask':
+          return { text: 'counted', usage: { inputTokens: 1200, outputTokens: 345 } }
+        case 'odd':
+          // The host's runner is not trusted: a negative count is dropped, a fraction rounded.
+          return { text: 'odd counts', usage: { inputTokens: -1, outputTokens: 2.6 } }
+        case 'broken':
+          return new Error('model unavailable')
+        case 'retried':
+          retriedAttempts += 1
+          // The first attempt fails; only the attempt that completes the step is recorded.
+          return retriedAttempts === 1
+            ? new Error('rate limited')
+            : { text: 'second try', usage: { inputTokens: 7, outputTokens: 8 } }
+        default:
+          return 'no usage reported'
+      }
+    })
+    const h = await setup({ agentRunner: agent })
+    const { runId } = await h.engine.startRun(`name: tokens
+steps:
+  - { id: size, run: "echo 12M" }
+  - { id: ask, prompt: "Summarise {{size.result}}", depends_on: [size] }
+  - { id: odd, prompt: "Odd" }
+  - { id: plain, prompt: "Plain" }
+  - { id: broken, prompt: "Broken", continue_on_error: true }
+  - id: retried
+    prompt: "Retried"
+    retry: { attempts: 2, backoff: 10ms }
+`)
+    const snapshot = await h.engine.waitForRun(runId)
+    expect(snapshot.status).toBe('completed')
+    const expected = [
+      ['size', 'completed', null, null],
+      ['ask', 'completed', 1200, 345],
+      ['odd', 'completed', null, 3],
+      ['plain', 'completed', null, null],
+      ['broken', 'failed', null, null],
+      ['retried', 'completed', 7, 8],
+    ]
+    expect(
+      snapshot.steps.map((step) => [step.stepId, step.status, step.inputTokens, step.outputTokens]),
+    ).toEqual(expected)
+    // The row itself holds them, not only the snapshot.
+    const rows = await h.db
+      .selectFrom('workflow_step_runs')
+      .select(['step_id', 'status', 'input_tokens', 'output_tokens'])
+      .where('run_id', '=', runId)
+      .orderBy('position')
+      .execute()
+    expect(rows.map((row) => [row.step_id, row.status, row.input_tokens, row.output_tokens])).toEqual(
+      expected,
+    )
+    expect(retriedAttempts).toBe(2)
+  })
+
   it('fails a step whose rendered input grows past the cap, without running it', async () => {
     const h = await setup({ maxRenderedInputLength: 1000 })
     const { runId } = await h.engine.startRun(`name: big

@@ -32,6 +32,9 @@ export interface WorkflowStepRunsTable {
   attempt: number
   started_at: number | null
   completed_at: number | null
+  /** Tokens a completed `prompt` step reported (migration 0002); null for `run` steps and steps without a count. */
+  input_tokens: number | null
+  output_tokens: number | null
 }
 
 /** `workflow_owners`: live engine instances and their last heartbeat (the lease). */
@@ -112,6 +115,20 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
       await db.schema.dropTable('workflow_owners').execute()
       await db.schema.dropTable('workflow_step_runs').execute()
       await db.schema.dropTable('workflow_runs').execute()
+    },
+  },
+  '0002_add_step_token_counts': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // One column per statement: SQLite's ALTER TABLE adds one column at a time. Existing rows
+      // (steps recorded before tokens were counted) keep null.
+      await db.schema.alterTable('workflow_step_runs').addColumn('input_tokens', 'bigint').execute()
+      await db.schema.alterTable('workflow_step_runs').addColumn('output_tokens', 'bigint').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('workflow_step_runs').dropColumn('output_tokens').execute()
+      await db.schema.alterTable('workflow_step_runs').dropColumn('input_tokens').execute()
     },
   },
 })

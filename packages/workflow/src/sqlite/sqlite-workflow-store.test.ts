@@ -1,10 +1,19 @@
-import { sql } from 'kysely'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { createTestDatabase } from '../../test/__fixtures__/database.js'
 import { WorkflowError } from '../errors.js'
 import { createTestRun } from '../testing/create-test-run.js'
 import { workflowStoreContract } from '../testing/vitest/store-contract.js'
-import { migrateWorkflow, workflowMigrations } from './schema.js'
+import {
+  migrateWorkflow,
+  WORKFLOW_MIGRATION_TABLE,
+  type WorkflowDatabase,
+  workflowMigrations,
+} from './schema.js'
 import { SqliteWorkflowStore } from './sqlite-workflow-store.js'
 
 workflowStoreContract('SqliteWorkflowStore', async () => {
@@ -21,6 +30,57 @@ describe('SqliteWorkflowStore specifics', () => {
       expect(rows.rows.map((row) => row.name)).toEqual(Object.keys(workflowMigrations))
     } finally {
       await database.cleanup()
+    }
+  })
+
+  it('migrates a database made before token counts: old steps read null tokens, new steps store them', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'lango-workflow-0001-'))
+    const db = new Kysely<WorkflowDatabase>({
+      dialect: new SqliteDialect({ database: new Database(join(directory, 'old.db')) }),
+    })
+    const migrator = (migrations: Readonly<Record<string, (typeof workflowMigrations)[string]>>) =>
+      new Migrator({
+        db,
+        provider: { getMigrations: async () => ({ ...migrations }) },
+        migrationTableName: WORKFLOW_MIGRATION_TABLE,
+        migrationLockTableName: `${WORKFLOW_MIGRATION_TABLE}_lock`,
+      })
+    try {
+      const first = Object.keys(workflowMigrations)[0] as string
+      const only = { [first]: workflowMigrations[first] as (typeof workflowMigrations)[string] }
+      expect((await migrator(only).migrateToLatest()).error).toBeUndefined()
+      // A run and a completed step recorded by the previous version, through the columns it knew.
+      await sql`insert into workflow_runs (id, workflow_name, definition, status, total_steps,
+        completed_steps, deliver_to, owner, started_at) values ('old', 'before', 'name: before',
+        'running', 2, 1, '[]', 'owner-a', 1000)`.execute(db)
+      await sql`insert into workflow_step_runs (run_id, step_id, position, status, result, attempt,
+        started_at, completed_at) values ('old', 'a', 0, 'completed', 'done', 1, 1000, 2000),
+        ('old', 'b', 1, 'pending', null, 0, null, null)`.execute(db)
+      await migrateWorkflow(db)
+      const store = new SqliteWorkflowStore(db)
+      expect(await store.listSteps('old')).toMatchObject([
+        { stepId: 'a', status: 'completed', result: 'done', inputTokens: null, outputTokens: null },
+        { stepId: 'b', status: 'pending', inputTokens: null, outputTokens: null },
+      ])
+      expect(
+        await store.updateStep(
+          'old',
+          'b',
+          { status: 'completed', result: 'ok', completedAt: 3000, inputTokens: 10, outputTokens: 5 },
+          { owner: 'owner-a' },
+        ),
+      ).toBe(true)
+      expect((await store.listSteps('old'))[1]).toMatchObject({ inputTokens: 10, outputTokens: 5 })
+      // And back: 0002's down drops the columns again.
+      expect((await migrator(workflowMigrations).migrateTo(first)).error).toBeUndefined()
+      const columns = await sql<{
+        name: string
+      }>`select name from pragma_table_info('workflow_step_runs')`.execute(db)
+      expect(columns.rows.map((row) => row.name)).not.toContain('input_tokens')
+      expect(columns.rows.map((row) => row.name)).not.toContain('output_tokens')
+    } finally {
+      await db.destroy()
+      await rm(directory, { recursive: true, force: true })
     }
   })
 

@@ -22,7 +22,7 @@ import type { WorkflowDatabase, WorkflowRunsTable, WorkflowStepRunsTable } from 
 
 /** Largest page `listRuns` returns (SECURITY.md SQL-4). */
 const MAX_LIST_LIMIT = 500
-/** Rows per multi-row INSERT: 10 columns × 200 stays under SQLite's and PostgreSQL's parameter caps. */
+/** Rows per multi-row INSERT: 12 columns × 200 stays under SQLite's and PostgreSQL's parameter caps. */
 const INSERT_CHUNK = 200
 /** Ids per `IN (…)` list. */
 const IN_CHUNK = 500
@@ -84,6 +84,8 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           attempt: 0,
           started_at: null,
           completed_at: null,
+          input_tokens: null,
+          output_tokens: null,
         }))
         await transaction.insertInto('workflow_step_runs').values(rows).execute()
       }
@@ -355,6 +357,8 @@ function stepPatchToRow(patch: StepPatch): Partial<WorkflowStepRunsTable> {
   if (patch.attempt !== undefined) row.attempt = patch.attempt
   if (patch.startedAt !== undefined) row.started_at = patch.startedAt
   if (patch.completedAt !== undefined) row.completed_at = patch.completedAt
+  if (patch.inputTokens !== undefined) row.input_tokens = patch.inputTokens
+  if (patch.outputTokens !== undefined) row.output_tokens = patch.outputTokens
   return row
 }
 
@@ -409,5 +413,7 @@ function stepFromRow(row: WorkflowStepRunsTable): StepRunRecord {
     attempt: Number(row.attempt),
     startedAt: toNumber(row.started_at),
     completedAt: toNumber(row.completed_at),
+    inputTokens: toNumber(row.input_tokens),
+    outputTokens: toNumber(row.output_tokens),
   }
 }

@@ -53,6 +53,8 @@ export class MemoryWorkflowStore implements WorkflowStore {
         attempt: 0,
         startedAt: null,
         completedAt: null,
+        inputTokens: null,
+        outputTokens: null,
       })),
     )
   }
@@ -216,5 +218,7 @@ function applyPatch(step: StepRunRecord, patch: StepPatch): StepRunRecord {
     ...(patch.attempt === undefined ? {} : { attempt: patch.attempt }),
     ...(patch.startedAt === undefined ? {} : { startedAt: patch.startedAt }),
     ...(patch.completedAt === undefined ? {} : { completedAt: patch.completedAt }),
+    ...(patch.inputTokens === undefined ? {} : { inputTokens: patch.inputTokens }),
+    ...(patch.outputTokens === undefined ? {} : { outputTokens: patch.outputTokens }),
   }
 }

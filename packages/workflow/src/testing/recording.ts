@@ -1,10 +1,13 @@
 import type { AgentRunner, AgentRunRequest, AgentRunResult, ChannelSender } from '../ports.js'
 
-/** How a {@link RecordingAgentRunner} answers one request: text, or an Error to reject with. */
+/**
+ * How a {@link RecordingAgentRunner} answers one request: text, a whole answer (text with the
+ * `usage` a counting runner reports), or an Error to reject with.
+ */
 export type AgentResponder = (
   request: AgentRunRequest,
   options: { readonly signal: AbortSignal },
-) => string | Error | Promise<string | Error>
+) => string | AgentRunResult | Error | Promise<string | AgentRunResult | Error>
 
 /**
  * An {@link AgentRunner} that records every request and answers from a responder (default:
@@ -25,7 +28,7 @@ export class RecordingAgentRunner implements AgentRunner {
     const answer = await this.#respond(request, options)
     options.signal.throwIfAborted()
     if (answer instanceof Error) throw answer
-    return { text: answer }
+    return typeof answer === 'string' ? { text: answer } : answer
   }
 }
 

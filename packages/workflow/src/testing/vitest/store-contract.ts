@@ -99,6 +99,47 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
         expect((await store.getRun(run.id))?.completedSteps).toBe(1)
       }))
 
+    it('keeps the token counts a step completes with; null until then and where none were given', () =>
+      withStore(async (store) => {
+        const run = createTestRun()
+        await store.insertRun(run)
+        const owner = { owner: 'owner-a' }
+        expect((await store.listSteps(run.id)).map((step) => [step.inputTokens, step.outputTokens])).toEqual([
+          [null, null],
+          [null, null],
+          [null, null],
+        ])
+        await store.updateStep(run.id, 'a', { status: 'running', attempt: 1, input: 'ask' }, owner)
+        // Past 2^31: the columns are 64-bit (PostgreSQL's int8 comes back as a string and is decoded).
+        expect(
+          await store.updateStep(
+            run.id,
+            'a',
+            {
+              status: 'completed',
+              result: 'answer',
+              completedAt: 6,
+              inputTokens: 3_000_000_000,
+              outputTokens: 5,
+            },
+            owner,
+          ),
+        ).toBe(true)
+        await store.updateStep(
+          run.id,
+          'b',
+          { status: 'completed', result: 'partial count', inputTokens: null, outputTokens: 7 },
+          owner,
+        )
+        await store.updateStep(run.id, 'c', { status: 'completed', result: 'shell' }, owner)
+        const steps = await store.listSteps(run.id)
+        expect(steps.map((step) => [step.stepId, step.inputTokens, step.outputTokens])).toEqual([
+          ['a', 3_000_000_000, 5],
+          ['b', null, 7],
+          ['c', null, null],
+        ])
+      }))
+
     it('refuses step changes from an engine that does not own the run, or after it ended', () =>
       withStore(async (store) => {
         const run = createTestRun()
