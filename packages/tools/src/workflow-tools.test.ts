@@ -39,7 +39,12 @@ beforeEach(async () => {
     dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }),
   })
   await migrateWorkflow(db)
-  agent = new RecordingAgentRunner((request) => `summary of: ${request.prompt.slice(-40)}`)
+  // A prompt that starts with "Count" gets an answer that reports its tokens, like a counting runner.
+  agent = new RecordingAgentRunner((request) =>
+    request.prompt.startsWith('Count')
+      ? { text: 'counted', usage: { inputTokens: 120, outputTokens: 34 } }
+      : `summary of: ${request.prompt.slice(-40)}`,
+  )
   sender = new RecordingChannelSender()
   engine = new WorkflowEngine({
     store: new SqliteWorkflowStore(db),
@@ -167,6 +172,27 @@ describe('workflow tools (seed 000)', () => {
       ok: true,
       result: { count: 1 },
     })
+  })
+
+  it('workflow_status shows the tokens of each completed prompt step; null for run steps and answers without usage', async () => {
+    const yaml = `name: tokens
+steps:
+  - { id: host, run: "echo web-01" }
+  - { id: counted, prompt: "Count the hosts", depends_on: [host] }
+  - { id: plain, prompt: "Describe the hosts" }
+`
+    const started = (await call('workflow_run', { yaml_content: yaml, wait_seconds: 20 })) as {
+      result: RunResult
+    }
+    expect(started.result.status).toBe('completed')
+    const status = (await call('workflow_status', { run_id: started.result.run_id })) as {
+      result: { steps: Array<{ step_id: string; input_tokens: unknown; output_tokens: unknown }> }
+    }
+    expect(status.result.steps.map((step) => [step.step_id, step.input_tokens, step.output_tokens])).toEqual([
+      ['host', null, null],
+      ['counted', 120, 34],
+      ['plain', null, null],
+    ])
   })
 
   it('a step result cannot inject a lango command or shell syntax into a later run step', async () => {

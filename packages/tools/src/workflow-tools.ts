@@ -19,6 +19,9 @@ export interface WorkflowStepView {
   readonly attempt: number
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** Tokens the agent reported for a completed `prompt` step; null for `run` steps and steps without a count. */
+  readonly inputTokens: number | null
+  readonly outputTokens: number | null
 }
 
 /** A run without its steps, as `WorkflowEngine.listRuns` returns it. */
@@ -155,6 +158,8 @@ function stepView(step: WorkflowStepView) {
     attempt: step.attempt,
     started_at: isoTime(step.startedAt),
     completed_at: isoTime(step.completedAt),
+    input_tokens: step.inputTokens,
+    output_tokens: step.outputTokens,
   }
 }
 
