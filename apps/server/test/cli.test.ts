@@ -289,7 +289,16 @@ describe('lango cron', () => {
       '--limit',
       '5',
     ])
-    expect(history.data.entries[0]).toMatchObject({ id: triggered.data.run_id, status: 'completed' })
+    // A shell run has no token count: null in --json, `—` in the table's TOKENS column.
+    expect(history.data.entries[0]).toMatchObject({
+      id: triggered.data.run_id,
+      status: 'completed',
+      input_tokens: null,
+      output_tokens: null,
+    })
+    const historyTable = await lango(['cron', 'history', 'cli-hello'])
+    expect(historyTable.stdout).toMatch(/^STARTED\s+JOB\s+TRIGGER\s+STATUS\s+TOOK\s+TOKENS\s+DELIVERY/m)
+    expect(historyTable.stdout).toMatch(/\scli-hello\s+manual\s+completed\s+\S+\s+—\s+none\s/m)
 
     expect((await json(['cron', 'remove', 'cli-hello'])).data).toMatchObject({ status: 'removed' })
     const after = await json<{ jobs: { name: string }[] }>(['cron', 'list'])

@@ -47,6 +47,9 @@ interface RunView {
   readonly error: string | null
   readonly skip_reason: string | null
   readonly delivery_status: string
+  /** Tokens the agent reported for an `ai` run; null for shell runs and runs without a count. */
+  readonly input_tokens?: number | null
+  readonly output_tokens?: number | null
 }
 
 /**
@@ -266,7 +269,7 @@ export const registerCron: Register = (program, action) => {
 
   cron
     .command('history')
-    .description('recent runs, newest first: status, skip and delivery reasons')
+    .description('recent runs, newest first: status, tokens of ai runs (in/out), skip and delivery reasons')
     .argument('[id]', 'only runs of this job (id or name)')
     .option('--limit <n>', 'how many runs (1-200, default 20)', integerOption(200))
     .action(
@@ -366,15 +369,24 @@ function detailOf(run: RunView): string {
   return oneLine(run.error ?? run.skip_reason ?? run.result, 60)
 }
 
+/** An `ai` run's tokens as `in/out` (`1200/345`); `—` when the run has no count (shell runs). */
+function tokensOf(run: RunView): string {
+  const input = run.input_tokens ?? null
+  const output = run.output_tokens ?? null
+  if (input === null && output === null) return '—'
+  return `${input ?? '—'}/${output ?? '—'}`
+}
+
 function renderHistory(out: Output, entries: readonly RunView[]): void {
   out.table(
-    ['STARTED', 'JOB', 'TRIGGER', 'STATUS', 'TOOK', 'DELIVERY', 'DETAIL', 'RUN ID'],
+    ['STARTED', 'JOB', 'TRIGGER', 'STATUS', 'TOOK', 'TOKENS', 'DELIVERY', 'DETAIL', 'RUN ID'],
     entries.map((run) => [
       formatTime(run.started_at ?? run.scheduled_for),
       run.job_name,
       run.trigger,
       out.status(run.status),
       formatMs(run.duration_ms),
+      tokensOf(run),
       run.delivery_status,
       detailOf(run),
       run.id,
