@@ -1,8 +1,6 @@
 /** Codes of {@link ServerError}; callers branch on these, never on messages. */
 export type ServerErrorCode =
-  /** The configured database kind is not supported by this build. */
-  | 'SERVER_DATABASE_UNSUPPORTED'
-  /** The database file could not be opened. */
+  /** The database could not be opened (the SQLite file) or reached (PostgreSQL). */
   | 'SERVER_DATABASE_UNAVAILABLE'
   /** A package's migrations failed; nothing was started. */
   | 'SERVER_MIGRATION_FAILED'

@@ -589,4 +589,25 @@ describe('lango doctor', () => {
       telegram.close()
     }
   })
+
+  it('checks a PostgreSQL database: reachable passes, a wrong password fails without showing it', async () => {
+    type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
+    const database = (report: Report) => report.checks.find((check) => check.name === 'database')
+    const reachable = await json<Report>(['doctor'], {
+      env: { LANGO_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' },
+    })
+    expect(database(reachable.data)).toMatchObject({
+      status: 'ok',
+      message: expect.stringContaining('postgres://127.0.0.1:5432/test answers'),
+    })
+    const refused = await json<Report>(['doctor'], {
+      env: { LANGO_DATABASE_URL: `postgres://nobody:pw-never-shown@127.0.0.1:${await closedPort()}/test` },
+    })
+    expect(refused.code).toBe(1)
+    expect(database(refused.data)).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('LANGO_DATABASE_URL'),
+    })
+    expect(`${refused.stdout}${refused.stderr}`).not.toContain('pw-never-shown')
+  })
 })

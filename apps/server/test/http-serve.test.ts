@@ -225,7 +225,8 @@ describe('serve()', () => {
       const error = await serve({ config, logger: silentLogger, passphrase: '' }).catch(
         (caught: unknown) => caught,
       )
-      expect(error).toMatchObject({ code: 'SERVER_DATABASE_UNSUPPORTED' })
+      expect(error).toMatchObject({ code: 'SERVER_DATABASE_UNAVAILABLE' })
+      expect((error as Error).message).toContain('postgres://127.0.0.1:1/none')
       const again = createServer()
       await new Promise<void>((resolve, reject) => {
         again.once('error', reject)

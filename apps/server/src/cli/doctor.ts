@@ -135,15 +135,7 @@ async function checkConfig(context: CommandContext): Promise<{ check: CheckResul
 }
 
 async function checkDatabase(config: ServerConfig, context: CommandContext): Promise<CheckResult[]> {
-  if (config.database.kind !== 'sqlite')
-    return [
-      {
-        name: 'database',
-        status: 'fail',
-        message: 'PostgreSQL is not supported by this server yet',
-        fix: 'unset LANGO_DATABASE_URL (or database.url) to use the embedded SQLite database',
-      },
-    ]
+  if (config.database.kind === 'postgres') return [await checkPostgres(config.database.url)]
   const path = config.database.url
   if (!existsSync(path))
     return [
@@ -526,5 +518,36 @@ async function checkTelegram(token: string, apiUrl: string | undefined): Promise
       message: `${shownUrl(base)}: ${networkProblem(error)}`,
       fix: 'check the network (or LANGO_TELEGRAM_API_URL)',
     }
+  }
+}
+
+/** PostgreSQL answers a query at the configured URL (the server migrates it at start). */
+async function checkPostgres(url: string): Promise<CheckResult> {
+  const parsed = URL.parse(url)
+  const where =
+    parsed === null ? 'postgres://(unparsable URL)' : `postgres://${parsed.host}${parsed.pathname}`
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ version: string }>('select version() as version')
+    return {
+      name: 'database',
+      status: 'ok',
+      message: `${where} answers (${(rows[0]?.version ?? 'PostgreSQL').split(' ').slice(0, 2).join(' ')}); \`lango serve\` applies migrations at start`,
+      details: { database: where },
+    }
+  } catch (error) {
+    const password = parsed?.password
+    const message = safeMessage(error)
+    return {
+      name: 'database',
+      status: 'fail',
+      message: `cannot connect to ${where}: ${password ? message.replaceAll(decodeURIComponent(password), '[hidden]') : message}`,
+      fix: 'check LANGO_DATABASE_URL (host, port, database, user, password) and that PostgreSQL accepts connections from this machine',
+      details: { database: where },
+    }
+  } finally {
+    await client.end().catch(() => {})
   }
 }

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads'
 import { migrateCron } from '@lango/cron/sqlite'
 import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import { migrateApprovals } from '../approvals/store.js'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
@@ -38,25 +38,105 @@ const CHECKPOINT_INTERVAL_MS = 500
 export interface OpenDatabase {
   // biome-ignore lint/suspicious/noExplicitAny: each package's store narrows this handle to its own tables
   readonly db: Kysely<any>
-  /** `sqlite` file path. */
+  /** The SQLite file path, or `postgres://host:port/database` (never a password). */
   readonly path: string
   /** Closes the checkpoint worker and the connection; idempotent. */
   close(): Promise<void>
 }
 
 /**
- * Opens `$LANGO_HOME/lango.db` (or the configured file): ONE better-sqlite3 connection for every
+ * Opens the configured database and runs every package's migrations (one migration table per
+ * package). SQLite (default, `$LANGO_HOME/lango.db`): ONE better-sqlite3 connection for every
  * package (two connections in one process block each other), WAL with `synchronous=NORMAL`, a busy
- * timeout, checkpoints off the event loop, and every package's migrations (one migration table per
- * package). PostgreSQL arrives with issue 14; asking for it now is a clear error.
+ * timeout, checkpoints off the event loop. PostgreSQL (`LANGO_DATABASE_URL=postgres://…`): a `pg`
+ * pool behind Kysely's PostgresDialect, the same stores and migrations (ADR 0004; issue 14).
  */
 export async function openDatabase(config: ServerConfig, logger: Logger): Promise<OpenDatabase> {
-  if (config.database.kind !== 'sqlite') {
+  const { db, path, close } =
+    config.database.kind === 'postgres'
+      ? await openPostgres(config.database.url, logger)
+      : openSqlite(config, logger)
+  await migrate(db, close)
+  return { db, path, close }
+}
+
+/** Every package's migrations, in order; a failure closes the database and says what failed. */
+// biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
+async function migrate(db: Kysely<any>, close: () => Promise<void>): Promise<void> {
+  try {
+    await migrateCron(db)
+    await migrateWorkflow(db)
+    await migrateVault(db)
+    await migrateSessions(db)
+    await migrateApprovals(db)
+  } catch (error) {
+    await close()
     throw new ServerError(
-      'SERVER_DATABASE_UNSUPPORTED',
-      'PostgreSQL (LANGO_DATABASE_URL=postgres://…) is not supported by this server yet; unset LANGO_DATABASE_URL to use the embedded SQLite database',
+      'SERVER_MIGRATION_FAILED',
+      `database migrations failed: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
     )
   }
+}
+
+/** Connections of one server to PostgreSQL at most. */
+const POSTGRES_POOL_SIZE = 10
+
+/**
+ * A `pg` pool on `url`, checked with one query so a wrong host, database or password is one clear
+ * error at start. Logs and errors name the server and database, never the password.
+ */
+async function openPostgres(url: string, logger: Logger): Promise<OpenDatabase> {
+  const { default: pg } = await import('pg')
+  const where = describePostgres(url)
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: 10_000,
+  })
+  // An idle client's error (the server restarted) must not crash the process; the pool replaces it.
+  pool.on('error', (error) =>
+    logger.warn('postgres connection lost', { database: where, error: error.message }),
+  )
+  try {
+    await pool.query('select 1')
+  } catch (error) {
+    await pool.end().catch(() => {})
+    throw new ServerError(
+      'SERVER_DATABASE_UNAVAILABLE',
+      `cannot connect to PostgreSQL at ${where}: ${scrubPassword((error as Error).message, url)}`,
+      { data: { database: where } },
+    )
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  let closed: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closed ??= db.destroy()
+    return closed
+  }
+  return { db, path: where, close }
+}
+
+/** `postgres://host:port/database` without user or password, for logs and errors. */
+function describePostgres(url: string): string {
+  const parsed = URL.parse(url)
+  if (parsed === null) return 'postgres://(unparsable URL)'
+  return `postgres://${parsed.host}${parsed.pathname}`
+}
+
+/** `message` without the URL's password, should the driver quote it. */
+function scrubPassword(message: string, url: string): string {
+  const password = URL.parse(url)?.password
+  return password === undefined || password === ''
+    ? message
+    : message.replaceAll(decodeURIComponent(password), '[hidden]')
+}
+
+/** The embedded SQLite database (see {@link openDatabase}). */
+function openSqlite(config: ServerConfig, logger: Logger): OpenDatabase {
   const path = config.database.url
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   let database: Database.Database
@@ -101,22 +181,6 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
       await db.destroy()
     })()
     return closed
-  }
-  try {
-    await migrateCron(db)
-    await migrateWorkflow(db)
-    await migrateVault(db)
-    await migrateSessions(db)
-    await migrateApprovals(db)
-  } catch (error) {
-    await close()
-    throw new ServerError(
-      'SERVER_MIGRATION_FAILED',
-      `database migrations failed: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    )
   }
   return { db, path, close }
 }
