@@ -2,7 +2,7 @@
  * `@lango/cron`'s store on a real PostgreSQL (127.0.0.1:5432, database `test`, trust auth): the
  * store contract, and a database made before migration 0002 (token counts) migrating with its
  * rows. The package itself has no PostgreSQL driver, so this runs here, where `pg` is installed;
- * skipped (saying why) when the server or the driver is missing. Each database is a fresh schema.
+ * skipped (saying why) when the server is not reachable. Each database is a fresh schema.
  */
 import {
   CRON_MIGRATION_TABLE,
@@ -13,66 +13,13 @@ import {
 } from '@lango/cron/sqlite'
 import { createTestJob } from '@lango/cron/testing'
 import { cronStoreContract } from '@lango/cron/testing/vitest'
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely'
+import { Migrator, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
+import { type PostgresSchema, postgresSchemas } from './fixtures/postgres-schema.js'
 
-interface Schema {
-  readonly db: Kysely<CronDatabase>
-  close(): Promise<void>
-}
+type Schema = PostgresSchema<CronDatabase>
 
-async function postgres(): Promise<{ open?: () => Promise<Schema>; reason?: string }> {
-  const specifier = 'pg'
-  const pg = await import(specifier).then(
-    (module) => module.default ?? module,
-    () => undefined,
-  )
-  if (pg === undefined) return { reason: 'the pg driver cannot be imported' }
-  const connection = {
-    host: '127.0.0.1',
-    port: 5432,
-    database: 'test',
-    user: process.env.PGUSER ?? 'postgres',
-    connectionTimeoutMillis: 2_000,
-  }
-  const admin = async (statement: string) => {
-    const client = new pg.Client(connection)
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  try {
-    await admin('select 1')
-  } catch (error) {
-    return { reason: `PostgreSQL is not reachable at 127.0.0.1:5432 (${(error as Error).message})` }
-  }
-  const run = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  let counter = 0
-  return {
-    async open() {
-      counter += 1
-      const schema = `cron_test_${run}_${counter}`
-      await admin(`create schema ${schema}`)
-      const db = new Kysely<CronDatabase>({
-        dialect: new PostgresDialect({
-          pool: new pg.Pool({ ...connection, max: 4, options: `-c search_path=${schema}` }),
-        }),
-      })
-      return {
-        db,
-        async close() {
-          await db.destroy()
-          await admin(`drop schema ${schema} cascade`)
-        },
-      }
-    },
-  }
-}
-
-const backend = await postgres()
+const backend = await postgresSchemas<CronDatabase>('cron_test')
 const open = backend.open
 describe.skipIf(open === undefined)(
   `@lango/cron on PostgreSQL${backend.reason === undefined ? '' : ` — SKIPPED: ${backend.reason}`}`,
