@@ -34,6 +34,7 @@ import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
 import { claimHostRun, type HostRun } from './host-runs.js'
+import { InstanceRegistry } from './instances.js'
 import type { Logger } from './logger.js'
 import {
   mayBeScheduledWorkflow,
@@ -65,6 +66,8 @@ export interface App {
   readonly agent: AgentRunner
   /** The chat channels: deliveries out, chats in (started by `start()`). */
   readonly channels: ChannelRouter
+  /** The servers sharing this database, this one included (registered by `start()`). */
+  readonly instances: InstanceRegistry
   /** Every agent tool, in a stable order (`tools/list`, `GET /api/tools`). */
   readonly tools: readonly AnyTool[]
   /** The MCP server's `instructions`. */
@@ -305,6 +308,13 @@ export async function createApp(
     })
 
     const chatAgent = agent
+    const instances = new InstanceRegistry(database.db, {
+      id: ownerId,
+      host: hostname(),
+      pid: process.pid,
+      version: VERSION,
+      logger,
+    })
     let ready = false
     let stopping: Promise<void> | undefined
     const workflowEngine = engine
@@ -322,6 +332,7 @@ export async function createApp(
       tools,
       agent,
       channels,
+      instances,
       instructions,
       get ready() {
         return ready
@@ -336,6 +347,7 @@ export async function createApp(
         }
         // Calls a dead server was waiting on cannot run: their approvals are cancelled.
         await approvals.cancelOrigins(hostRun?.deadOwners ?? [])
+        await instances.start()
         await sessions.start()
         await workflowEngine.start()
         await background.start()
@@ -369,6 +381,7 @@ export async function createApp(
           await Promise.allSettled([workflowEngine.stop(), cron.stop(), background.stop()])
           await processes.stop()
           await sessions.stop()
+          await instances.stop()
           await database.close()
           await hostRun?.release()
           logger.info('server stopped')

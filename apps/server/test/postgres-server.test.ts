@@ -142,4 +142,26 @@ describe('lango serve on PostgreSQL', () => {
     const { entries } = (await (await server.request('/api/cron/runs?job=pg-shell&limit=5')).json()) as Json
     expect(entries.some((entry: Json) => entry.status === 'completed')).toBe(true)
   })
+
+  it('two servers on one database see each other in /api/instances; a stopped one leaves', async () => {
+    const first = server as TestServer
+    const second = await start()
+    try {
+      const health = (await (await second.request('/healthz')).json()) as Json
+      expect(health.instance).toBe(second.app.instances.id)
+      const { instances } = (await (await first.request('/api/instances')).json()) as Json
+      expect(instances).toHaveLength(2)
+      expect(instances[0]).toMatchObject({
+        id: first.app.instances.id,
+        self: true,
+        alive: true,
+        pid: process.pid,
+      })
+      expect(instances[1]).toMatchObject({ id: second.app.instances.id, self: false, alive: true })
+    } finally {
+      await second.dispose()
+    }
+    const { instances } = (await (await first.request('/api/instances')).json()) as Json
+    expect(instances.map((instance: Json) => instance.id)).toEqual([first.app.instances.id])
+  })
 })

@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import { migrateApprovals } from '../approvals/store.js'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
+import { migrateInstances } from '../instances.js'
 import type { Logger } from '../logger.js'
 import { migrateSessions } from '../sessions/index.js'
 import { migrateVault } from '../vault/vault.js'
@@ -69,6 +70,7 @@ async function migrate(db: Kysely<any>, close: () => Promise<void>): Promise<voi
     await migrateVault(db)
     await migrateSessions(db)
     await migrateApprovals(db)
+    await migrateInstances(db)
   } catch (error) {
     await close()
     throw new ServerError(

@@ -104,6 +104,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   http.get('/healthz', async (c) => {
     const base = {
       version: VERSION,
+      instance: app.instances.id,
       scheduler: !config.cron.enabled ? 'disabled' : app.cron.scheduler.isRunning ? 'running' : 'stopped',
       uptime_ms: Math.round(performance.now() - createdAt),
     }
@@ -118,6 +119,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     return c.json({
       status: 'ok',
       version: VERSION,
+      instance: base.instance,
       database: 'ok',
       scheduler: base.scheduler,
       uptime_ms: base.uptime_ms,

@@ -268,6 +268,12 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
   http.post('/api/workflows/runs/:id/cancel', (c) =>
     operate(c, 'workflow_cancel', { run_id: c.req.param('id') }),
   )
+  // The servers sharing this database (issue 14): id, host, pid, version, heartbeat, alive.
+  http.get('/api/instances', async (c) => {
+    const instances = await app.instances.list()
+    return c.json({ instances, count: instances.length })
+  })
+
   http.get('/api/workflows/saved', async (c) => c.json({ saved: [...(await app.directory.list())] }))
   http.put('/api/workflows/saved/:name', async (c) => {
     const body = await bodyObject(c)
