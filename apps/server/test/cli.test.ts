@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import Database from 'better-sqlite3'
 import { spawn as spawnPty } from 'node-pty'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
@@ -567,6 +568,8 @@ describe('lango doctor', () => {
       for (const name of ['config', 'database', 'better-sqlite3', 'node-pty', 'server', 'model', 'telegram'])
         expect(checks[name], name).toMatchObject({ status: 'ok' })
       expect(checks.channels?.message).toContain('telegram')
+      // The cluster: this test's one server on its database.
+      expect(checks.server?.message).toContain('1 instance on its database')
 
       const rejected = await json<Report>(['doctor'], {
         env: { ...env, LANGO_TELEGRAM_TOKEN: 'bad-token-2' },
@@ -587,6 +590,28 @@ describe('lango doctor', () => {
     } finally {
       model.close()
       telegram.close()
+    }
+  })
+
+  it('warns about an instance on the database that stopped answering (killed without deregistering)', async () => {
+    const database = new Database(join(home as string, 'lango.db'))
+    database.pragma('busy_timeout = 5000')
+    database
+      .prepare(
+        'insert into instances (id, host, pid, version, started_at, heartbeat_at) values (?, ?, ?, ?, ?, ?)',
+      )
+      .run('gone', 'old-host', 4242, '0.1.0', 1, 1)
+    try {
+      type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
+      const report = await json<Report>(['doctor'])
+      expect(report.data.checks.find((check) => check.name === 'server')).toMatchObject({
+        status: 'warn',
+        message: expect.stringContaining('2 instances on its database, 1 not answering (old-host:4242)'),
+        fix: expect.stringContaining('next server to start removes it'),
+      })
+    } finally {
+      database.prepare("delete from instances where id = 'gone'").run()
+      database.close()
     }
   })
 

@@ -332,11 +332,33 @@ async function checkServer(context: CommandContext): Promise<CheckResult> {
     const health = await client.get<{ status?: string; version?: string; scheduler?: string }>('/healthz', {
       timeoutMs: NETWORK_TIMEOUT_MS,
     })
+    // The cluster: every server registered on the same database (issue 14).
+    const cluster = await client
+      .get<{ instances: { id: string; host: string; pid: number; alive: boolean; heartbeat_at: string }[] }>(
+        '/api/instances',
+        { timeoutMs: NETWORK_TIMEOUT_MS },
+      )
+      .catch(() => undefined)
+    const instances = cluster?.instances ?? []
+    const silent = instances.filter((instance) => !instance.alive)
+    const clusterLine =
+      cluster === undefined
+        ? ''
+        : `; ${instances.length} instance${instances.length === 1 ? '' : 's'} on its database${
+            silent.length === 0
+              ? ''
+              : `, ${silent.length} not answering (${silent.map((instance) => `${instance.host}:${instance.pid}`).join(', ')})`
+          }`
     return {
       name: 'server',
-      status: 'ok',
-      message: `running at ${client.baseUrl} (version ${health.version ?? '?'}, scheduler ${health.scheduler ?? '?'})`,
-      details: { url: client.baseUrl, health },
+      status: silent.length === 0 ? 'ok' : 'warn',
+      message: `running at ${client.baseUrl} (version ${health.version ?? '?'}, scheduler ${health.scheduler ?? '?'})${clusterLine}`,
+      ...(silent.length === 0
+        ? {}
+        : {
+            fix: 'an instance stopped without deregistering (killed?); the next server to start removes it',
+          }),
+      details: { url: client.baseUrl, health, instances },
     }
   } catch (error) {
     if (CliError.is(error) && error.code === 'CLI_SERVER_NOT_RUNNING')
