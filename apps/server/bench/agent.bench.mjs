@@ -28,32 +28,17 @@ import { invokeTool } from '@lango/tools'
 import { createApp, loadConfig, silentLogger } from '../dist/index.js'
 import { startFakeModel } from './fixtures/fake-model-agent.mjs'
 import { startFakeTelegram } from './fixtures/fake-telegram-agent.mjs'
+import { median, percentile, reporter } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const CLI = join(here, '..', 'dist', 'cli.js')
-const STRICT = process.env.BENCH_STRICT === '1'
 const MODEL = 'bench-model'
 /** Tool-call steps of a measured turn (then one more model call for the final text). */
 const STEPS = 10
 const TURN_PAIRS = 30
 const TELEGRAM_WARMUP = 20
 const TELEGRAM_MESSAGES = 200
-let failed = false
-
-function report(metric, detail, pass, { noisy = false } = {}) {
-  const verdict = pass ? 'PASS' : noisy && !STRICT ? 'MISS (noise-prone; BENCH_STRICT=1 fails)' : 'FAIL'
-  if (!pass && (!noisy || STRICT)) failed = true
-  console.log(`agent  ${metric}  ${detail}  ${verdict}`)
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
+const { report, exit } = reporter('agent')
 const ms = (value) => `${value.toFixed(2)}ms`
 
 /**
@@ -298,4 +283,4 @@ try {
   for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined)
   for (const home of homes) await rm(home, { recursive: true, force: true })
 }
-process.exit(failed ? 1 : 0)
+exit()

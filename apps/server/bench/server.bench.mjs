@@ -24,29 +24,14 @@ import { createTestJob } from '@lango/cron/testing'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { createApp, loadConfig, silentLogger } from '../dist/index.js'
+import { median, percentile, reporter } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const CLI = join(here, '..', 'dist', 'cli.js')
 const BASELINE_HTTP = join(here, 'fixtures', 'bare-http.mjs')
 const BASELINE_MCP = join(here, 'fixtures', 'bare-mcp.mjs')
 const BASELINE_HONO = join(here, 'fixtures', 'bare-hono.mjs')
-const STRICT = process.env.BENCH_STRICT === '1'
-let failed = false
-
-function report(metric, detail, pass, { noisy = false } = {}) {
-  const verdict = pass ? 'PASS' : noisy && !STRICT ? 'MISS (noise-prone; BENCH_STRICT=1 fails)' : 'FAIL'
-  if (!pass && (!noisy || STRICT)) failed = true
-  console.log(`server  ${metric}  ${detail}  ${verdict}`)
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
+const { report, exit } = reporter('server')
 
 /** Starts `node <script> <args>` and resolves with the child and the URL it prints on stderr. */
 function startProcess(script, args, env) {
@@ -279,4 +264,4 @@ try {
 } finally {
   await rm(home, { recursive: true, force: true })
 }
-process.exit(failed ? 1 : 0)
+exit()

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { type ApprovalRequest, defineTool, invokeTool, type ToolCallOutcome } from '@lango/tools'
 import Database from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect } from 'kysely'
 import * as v from 'valibot'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { MAX_OUTCOME_CHARS } from '../src/approvals/store.js'
@@ -16,6 +16,7 @@ import {
   migrateApprovals,
 } from '../src/approvals.js'
 import { EventHub, type ServerEvent } from '../src/events.js'
+import { postgresSchemas } from './fixtures/postgres-schema.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the store takes any host handle, as the server's is
 type AnyDatabase = Kysely<any>
@@ -64,59 +65,17 @@ const sqliteBackend: Backend = {
   },
 }
 
-/**
- * PostgreSQL at 127.0.0.1:5432, database `test` (trust auth), when the `pg` driver can be imported:
- * each database is a fresh schema, dropped afterwards.
- */
+/** PostgreSQL at 127.0.0.1:5432 (test/fixtures/postgres-schema.ts): a fresh schema per database. */
 async function postgresBackend(): Promise<Backend | undefined> {
-  const specifier = 'pg'
-  const pg = await import(specifier).then(
-    (module) => module.default ?? module,
-    () => undefined,
-  )
-  if (pg === undefined) return undefined
-  const connection = {
-    host: '127.0.0.1',
-    port: 5432,
-    database: 'test',
-    user: process.env.PGUSER ?? 'postgres',
-  }
-  // Reachable at all? Otherwise these tests are skipped, as without the driver.
-  try {
-    const probe = new pg.Client({ ...connection, connectionTimeoutMillis: 2_000 })
-    await probe.connect()
-    await probe.end()
-  } catch {
-    return undefined
-  }
+  const { open } = await postgresSchemas<Record<string, never>>('approvals_test')
+  if (open === undefined) return undefined
   return {
     name: 'PostgreSQL',
     async open() {
-      const schema = `approvals_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-      const admin = new pg.Client(connection)
-      await admin.connect()
-      await admin.query(`create schema ${schema}`)
-      await admin.end()
-      const handles: AnyDatabase[] = []
-      const connect = (): AnyDatabase => {
-        const pool = new pg.Pool({ ...connection, max: 4, options: `-c search_path=${schema}` })
-        const db = new Kysely({ dialect: new PostgresDialect({ pool }) })
-        handles.push(db)
-        return db
-      }
-      const db = connect()
+      const schema = await open()
+      const db = schema.db as AnyDatabase
       await migrateApprovals(db)
-      return {
-        db,
-        another: connect,
-        async close() {
-          for (const handle of handles) await handle.destroy()
-          const cleanup = new pg.Client(connection)
-          await cleanup.connect()
-          await cleanup.query(`drop schema ${schema} cascade`)
-          await cleanup.end()
-        },
-      }
+      return { db, another: () => schema.another() as AnyDatabase, close: () => schema.close() }
     },
   }
 }

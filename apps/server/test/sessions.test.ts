@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ModelMessage } from 'ai'
 import Database from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
 import type { ConversationMemory as AgentConversationMemory, AgentRunner } from '../src/agent/index.js'
 import {
@@ -18,6 +18,7 @@ import {
   SessionStore,
   sessionMigrations,
 } from '../src/sessions/index.js'
+import { postgresSchemas } from './fixtures/postgres-schema.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the store accepts any host handle, as the server's is
 type AnyDatabase = Kysely<any>
@@ -247,63 +248,20 @@ const sqliteBackend: Backend = {
 }
 
 /**
- * PostgreSQL at 127.0.0.1:5432, database `test` (trust auth): each test gets a fresh schema,
+ * PostgreSQL at 127.0.0.1:5432 (test/fixtures/postgres-schema.ts): each test gets a fresh schema,
  * dropped afterwards. Undefined (with the reason) when the server is not reachable.
  */
 async function postgresBackend(): Promise<{ backend?: Backend; reason?: string }> {
-  const specifier = 'pg'
-  const pg = await import(specifier).then(
-    (module) => module.default ?? module,
-    () => undefined,
-  )
-  if (pg === undefined) return { reason: 'the pg driver cannot be imported' }
-  const connection = {
-    host: '127.0.0.1',
-    port: 5432,
-    database: 'test',
-    user: process.env.PGUSER ?? 'postgres',
-    connectionTimeoutMillis: 2_000,
-  }
-  try {
-    const probe = new pg.Client(connection)
-    await probe.connect()
-    await probe.end()
-  } catch (error) {
-    return { reason: `PostgreSQL is not reachable at 127.0.0.1:5432 (${(error as Error).message})` }
-  }
-  const run = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  let counter = 0
+  const { open, reason } = await postgresSchemas<Record<string, never>>('sessions_test')
+  if (open === undefined) return { reason: reason ?? 'PostgreSQL is not reachable' }
   return {
     backend: {
       name: 'PostgreSQL',
       async open() {
-        counter += 1
-        const schema = `sessions_test_${run}_${counter}`
-        const admin = new pg.Client(connection)
-        await admin.connect()
-        await admin.query(`create schema ${schema}`)
-        await admin.end()
-        const handle = (): AnyDatabase =>
-          new Kysely({
-            dialect: new PostgresDialect({
-              pool: new pg.Pool({ ...connection, max: 4, options: `-c search_path=${schema}` }),
-            }),
-          })
-        const db = handle()
-        const second = handle()
+        const schema = await open()
+        const db = schema.db as AnyDatabase
         await migrateSessions(db)
-        return {
-          db,
-          second,
-          async close() {
-            await db.destroy()
-            await second.destroy()
-            const cleanup = new pg.Client(connection)
-            await cleanup.connect()
-            await cleanup.query(`drop schema ${schema} cascade`)
-            await cleanup.end()
-          },
-        }
+        return { db, second: schema.another() as AnyDatabase, close: () => schema.close() }
       },
     },
   }

@@ -10,7 +10,6 @@ import {
   DummyDriver,
   Kysely,
   PostgresAdapter,
-  PostgresDialect,
   PostgresIntrospector,
   PostgresQueryCompiler,
   SqliteDialect,
@@ -28,6 +27,7 @@ import {
   VaultError,
   vaultMigrations,
 } from '../src/vault/vault.js'
+import { postgresSchemas } from './fixtures/postgres-schema.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the vault accepts any host handle, as the server's is
 type AnyDatabase = Kysely<any>
@@ -89,44 +89,16 @@ const sqliteBackend: Backend = {
   },
 }
 
-/**
- * PostgreSQL at 127.0.0.1:5432, database `test` (trust auth), when the `pg` driver can be imported:
- * each database is a fresh schema, dropped afterwards.
- */
+/** PostgreSQL at 127.0.0.1:5432 (test/fixtures/postgres-schema.ts): a fresh schema per database. */
 async function postgresBackend(): Promise<Backend | undefined> {
-  const specifier = 'pg'
-  const pg = await import(specifier).then(
-    (module) => module.default ?? module,
-    () => undefined,
-  )
-  if (pg === undefined) return undefined
-  const connection = {
-    host: '127.0.0.1',
-    port: 5432,
-    database: 'test',
-    user: process.env.PGUSER ?? 'postgres',
-  }
+  const { open } = await postgresSchemas<VaultDatabase>('vault_test')
+  if (open === undefined) return undefined
   return {
     name: 'PostgreSQL',
     async open() {
-      const schema = `vault_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-      const admin = new pg.Client(connection)
-      await admin.connect()
-      await admin.query(`create schema ${schema}`)
-      await admin.end()
-      const pool = new pg.Pool({ ...connection, max: 4, options: `-c search_path=${schema}` })
-      const db = new Kysely<VaultDatabase>({ dialect: new PostgresDialect({ pool }) })
-      await migrateVault(db)
-      return {
-        db,
-        async close() {
-          await db.destroy()
-          const cleanup = new pg.Client(connection)
-          await cleanup.connect()
-          await cleanup.query(`drop schema ${schema} cascade`)
-          await cleanup.end()
-        },
-      }
+      const schema = await open()
+      await migrateVault(schema.db)
+      return { db: schema.db as AnyDatabase, close: () => schema.close() }
     },
   }
 }

@@ -2,6 +2,7 @@ import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/res
 import { ChannelError } from './errors.js'
 import { SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
+import { resolveChannelId } from './target.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link DiscordChannel}. */
@@ -66,27 +67,12 @@ export class DiscordChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
-    const channel = chatId ?? this.#options.defaultChannel
-    if (channel === undefined)
-      throw new ChannelError(
-        'CHANNEL_NO_DEFAULT_CHAT',
-        `${this.name}: a bare target needs a default channel`,
-        {
-          data: { channel: this.name },
-        },
-      )
-    if (!SNOWFLAKE.test(channel))
-      throw new ChannelError('CHANNEL_INVALID_TARGET', `${this.name}: a channel is a numeric id`, {
-        data: { channel: this.name },
-      })
-    if (this.#options.allowedChannels !== undefined && !this.#options.allowedChannels.includes(channel))
-      throw new ChannelError(
-        'CHANNEL_TARGET_NOT_ALLOWED',
-        `${this.name}: channel ${channel} is not allowed`,
-        {
-          data: { channel: this.name, chatId: channel },
-        },
-      )
+    const channel = resolveChannelId(this.name, chatId, {
+      defaultChannel: this.#options.defaultChannel,
+      allowedChannels: this.#options.allowedChannels,
+      pattern: SNOWFLAKE,
+      expected: 'a channel is a numeric id',
+    })
     for (const part of splitMessage(text, DISCORD_MESSAGE_LIMIT)) {
       try {
         await this.#rest.post(`/channels/${channel}/messages`, {

@@ -5,11 +5,12 @@ import {
   WebAPIPlatformError,
   WebClient,
 } from '@slack/web-api'
+import { abortable } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChannelError } from './errors.js'
-import { abortable } from './retry.js'
 import { SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
+import { resolveChannelId } from './target.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link SlackChannel}. */
@@ -88,27 +89,12 @@ export class SlackChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
-    const channel = chatId ?? this.#options.defaultChannel
-    if (channel === undefined)
-      throw new ChannelError(
-        'CHANNEL_NO_DEFAULT_CHAT',
-        `${this.name}: a bare target needs a default channel`,
-        {
-          data: { channel: this.name },
-        },
-      )
-    if (!SLACK_CHANNEL.test(channel))
-      throw new ChannelError('CHANNEL_INVALID_TARGET', `${this.name}: a channel is an id such as C0123ABCD`, {
-        data: { channel: this.name },
-      })
-    if (this.#options.allowedChannels !== undefined && !this.#options.allowedChannels.includes(channel))
-      throw new ChannelError(
-        'CHANNEL_TARGET_NOT_ALLOWED',
-        `${this.name}: channel ${channel} is not allowed`,
-        {
-          data: { channel: this.name, chatId: channel },
-        },
-      )
+    const channel = resolveChannelId(this.name, chatId, {
+      defaultChannel: this.#options.defaultChannel,
+      allowedChannels: this.#options.allowedChannels,
+      pattern: SLACK_CHANNEL,
+      expected: 'a channel is an id such as C0123ABCD',
+    })
     for (const part of splitMessage(text, this.#maxMessageLength)) {
       try {
         // The client takes no per-call signal: its request timeout bounds each attempt, the race the wait.

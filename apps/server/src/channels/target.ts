@@ -72,3 +72,35 @@ export function parseSessionKey(
  * to default a job's delivery to the chat that created it.
  */
 export { deliveryTargetFromSession } from '@lango/tools'
+
+/**
+ * The channel a send goes to on a service addressed by channel ids (Slack, Discord): `chatId`, or
+ * else the default channel; checked against the id's `pattern` and the allow-list. Throws
+ * `CHANNEL_NO_DEFAULT_CHAT`, `CHANNEL_INVALID_TARGET` (with `expected`) or
+ * `CHANNEL_TARGET_NOT_ALLOWED`.
+ */
+export function resolveChannelId(
+  name: string,
+  chatId: string | undefined,
+  options: {
+    readonly defaultChannel?: string | undefined
+    readonly allowedChannels?: readonly string[] | undefined
+    readonly pattern: RegExp
+    readonly expected: string
+  },
+): string {
+  const channel = chatId ?? options.defaultChannel
+  if (channel === undefined)
+    throw new ChannelError('CHANNEL_NO_DEFAULT_CHAT', `${name}: a bare target needs a default channel`, {
+      data: { channel: name },
+    })
+  if (!options.pattern.test(channel))
+    throw new ChannelError('CHANNEL_INVALID_TARGET', `${name}: ${options.expected}`, {
+      data: { channel: name },
+    })
+  if (options.allowedChannels !== undefined && !options.allowedChannels.includes(channel))
+    throw new ChannelError('CHANNEL_TARGET_NOT_ALLOWED', `${name}: channel ${channel} is not allowed`, {
+      data: { channel: name, chatId: channel },
+    })
+  return channel
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
 import { type Kysely, sql, type Transaction } from 'kysely'
+import { abortable } from '../abort.js'
 import type { Logger } from '../logger.js'
 import { SessionError } from './errors.js'
 import { chooseCut, cutPoints, decodeMessage, encodeMessage, estimateTokens, utf8Bytes } from './messages.js'
@@ -314,7 +315,7 @@ export class SessionStore {
   async compact(sessionKey: string, options?: { readonly signal?: AbortSignal }): Promise<CompactionOutcome> {
     options?.signal?.throwIfAborted()
     checkKey(sessionKey)
-    return raceAbort(this.#startRun(sessionKey), options?.signal)
+    return abortable(this.#startRun(sessionKey), options?.signal)
   }
 
   /**
@@ -442,7 +443,7 @@ export class SessionStore {
     if (!this.#stop.signal.aborted) this.#stop.abort()
     if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer)
     this.#sweepTimer = undefined
-    await raceAbort(Promise.allSettled([...this.#inFlight]), options?.signal)
+    await abortable(Promise.allSettled([...this.#inFlight]), options?.signal)
   }
 
   /** `await using store = new SessionStore(…)` stops it at scope exit. */
@@ -578,7 +579,7 @@ export class SessionStore {
               { signal, sessionKey, observations: entries.map((entry) => entry.text) },
             ),
           )
-          text = this.#checkObservation(await raceAbort(observing, signal), 'observation', true)
+          text = this.#checkObservation(await abortable(observing, signal), 'observation', true)
         } catch (error) {
           return this.#failed(sessionKey, error, progress)
         }
@@ -686,7 +687,7 @@ export class SessionStore {
               { signal, sessionKey, observations: [] },
             ),
       )
-      text = this.#checkObservation(await raceAbort(condensed, signal), 'reflection', false)
+      text = this.#checkObservation(await abortable(condensed, signal), 'reflection', false)
     } catch (error) {
       const outcome = this.#failed(sessionKey, error, progress)
       await this.#capObservations(sessionKey)
@@ -1103,27 +1104,4 @@ async function readEntries(db: Executor, sessionKey: string): Promise<Entry[]> {
     text: row.text,
     tokens: toInteger(row.tokens, sessionKey),
   }))
-}
-
-/** Resolves with `promise`, or rejects with `signal.reason` as soon as `signal` aborts. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise
-  if (signal.aborted) {
-    promise.catch(() => {})
-    return Promise.reject(signal.reason)
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }
