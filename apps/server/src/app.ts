@@ -30,11 +30,13 @@ import { ApprovalStore, Approvals } from './approvals.js'
 import { loadChannelAdapter } from './channels/loader.js'
 import { ChannelRouter } from './channels/router.js'
 import type { ChannelAdapter } from './channels/types.js'
+import { ClusterClock } from './cluster/clock.js'
+import { InstanceRegistry } from './cluster/instances.js'
+import { LeaseTable, SingletonDuties } from './cluster/leases.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
 import { claimHostRun, type HostRun } from './host-runs.js'
-import { InstanceRegistry } from './instances.js'
 import type { Logger } from './logger.js'
 import {
   mayBeScheduledWorkflow,
@@ -68,6 +70,10 @@ export interface App {
   readonly channels: ChannelRouter
   /** The servers sharing this database, this one included (registered by `start()`). */
   readonly instances: InstanceRegistry
+  /** The cluster's one clock: the database's time on PostgreSQL (leases, heartbeats, fire times). */
+  readonly clock: ClusterClock
+  /** Singleton duties (Telegram polling per bot token, retention) and the leases this server holds. */
+  readonly duties: SingletonDuties
   /** Every agent tool, in a stable order (`tools/list`, `GET /api/tools`). */
   readonly tools: readonly AnyTool[]
   /** The MCP server's `instructions`. */
@@ -100,6 +106,13 @@ export async function createApp(
   let hostRun: HostRun | undefined
   // One owner id for this process's scheduler and engine (their leases and claims).
   const ownerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  const leaseMs = config.cluster.leaseMs
+  const clock = new ClusterClock(
+    config.database.kind === 'postgres' ? database.db : undefined,
+    logger,
+    Math.max(100, leaseMs / 10),
+  )
+  const now = (): number => clock.nowMs()
   try {
     // Commands a previous server on this home left when it was killed die before anything starts.
     hostRun = await claimHostRun(config.home, ownerId, logger)
@@ -170,6 +183,8 @@ export async function createApp(
     const cron: CronService = new CronService({
       store: cronStore,
       ownerId,
+      clock,
+      leaseMs,
       shellRunner,
       agentRunner,
       channelSender,
@@ -185,6 +200,8 @@ export async function createApp(
     engine = new WorkflowEngine({
       store: workflowStore,
       ownerId,
+      clock,
+      ownerLeaseMs: leaseMs,
       shellRunner,
       agentRunner,
       channelSender,
@@ -314,6 +331,15 @@ export async function createApp(
       pid: process.pid,
       version: VERSION,
       logger,
+      heartbeatMs: leaseMs / 3,
+      now,
+    })
+    const duties = new SingletonDuties({
+      leases: new LeaseTable(database.db, now),
+      owner: ownerId,
+      ttlMs: leaseMs,
+      now,
+      logger,
     })
     let ready = false
     let stopping: Promise<void> | undefined
@@ -333,6 +359,8 @@ export async function createApp(
       agent,
       channels,
       instances,
+      clock,
+      duties,
       instructions,
       get ready() {
         return ready
@@ -347,6 +375,7 @@ export async function createApp(
         }
         // Calls a dead server was waiting on cannot run: their approvals are cancelled.
         await approvals.cancelOrigins(hostRun?.deadOwners ?? [])
+        await clock.start()
         await instances.start()
         await sessions.start()
         await workflowEngine.start()
@@ -358,16 +387,21 @@ export async function createApp(
         // Chats in: each message is an agent turn in the session <channel>:<chat>:<user>, whose
         // approvals are asked in that chat. A channel that cannot start (a bad token, another
         // process polling the same bot) is logged; the server runs without it.
-        const receiving = await channels.start(async (message, { sessionKey, signal }) => {
-          const turn = await chatAgent.chat(sessionKey, message.text, {
-            signal,
-            approvalGate: { request: (request, options) => channels.requestApproval(request, options) },
-          })
-          return turn.text
-        })
+        const receiving = await channels.start(
+          async (message, { sessionKey, signal }) => {
+            const turn = await chatAgent.chat(sessionKey, message.text, {
+              signal,
+              approvalGate: { request: (request, options) => channels.requestApproval(request, options) },
+            })
+            return turn.text
+          },
+          // One poller per Telegram bot token in the whole cluster: the holder of its lease.
+          { exclusive: (receiver) => duties.add({ name: `receive:${receiver.key}`, ...receiver }) },
+        )
         for (const { channel, error } of receiving.failed) {
           logger.error('channel not started', { channel, error })
         }
+        await duties.start()
         ready = true
         logger.info('server ready', { database: database.path, version: VERSION })
       },
@@ -375,6 +409,8 @@ export async function createApp(
         stopping ??= (async () => {
           ready = false
           await approvals.cancelAll()
+          // Singleton duties end and their leases go back at once (another server takes them now).
+          await duties.stop()
           // No more chats in; turns in flight are aborted.
           await channels.stop()
           // The engine stops first: its runs stay resumable (their shell steps are aborted, not failed).
@@ -382,6 +418,7 @@ export async function createApp(
           await processes.stop()
           await sessions.stop()
           await instances.stop()
+          clock.stop()
           await database.close()
           await hostRun?.release()
           logger.info('server stopped')

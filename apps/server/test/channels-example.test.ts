@@ -55,7 +55,7 @@ describe('examples/channel-adapter (line chat) through the loader', () => {
       seen.push({ text: message.text, sessionKey })
       return `echo ${message.text}\nsecond line`
     }
-    expect(await router.start(handler)).toEqual({ started: ['line'], failed: [] })
+    expect(await router.start(handler)).toEqual({ started: ['line'], deferred: [], failed: [] })
     const alice = await client(adapter)
     await alice.expectLine(/^lango> welcome, guest\d+/)
     alice.write('/nick alice')

@@ -131,7 +131,7 @@ describe('TelegramChannel', () => {
       entered.settle({ text: message.text, sessionKey, chatId: message.chatId, userId: message.userId })
       return release.promise
     }
-    expect(await router.start(handler)).toEqual({ started: ['telegram'], failed: [] })
+    expect(await router.start(handler)).toEqual({ started: ['telegram'], deferred: [], failed: [] })
     expect(channel.receiving).toBe(true)
     const incoming = fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'hello bot' })
     expect(incoming).toBeGreaterThan(0)

@@ -414,7 +414,7 @@ describe('ChannelRouter', () => {
         seen.push({ text: message.text, sessionKey })
         return `echo: ${message.text}`
       })
-      expect(result).toEqual({ started: ['rec'], failed: [] })
+      expect(result).toEqual({ started: ['rec'], deferred: [], failed: [] })
       expect(await rec.receive('c1', 'u1', 'hi')).toBe('echo: hi')
       expect(seen).toEqual([{ text: 'hi', sessionKey: 'rec:c1:u1' }])
     })

@@ -62,6 +62,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       allowedHosts: [],
     },
     database: { kind: 'sqlite', url: join(home, 'lango.db') },
+    cluster: { leaseMs: 30_000 },
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
     agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2 },
     sessions: {
@@ -175,6 +176,7 @@ server:
   allowed_hosts: [Lango.example.com, "lango.example.com:9000", "[fd00::1]:9000"]
 database:
   url: sqlite:data/main.db
+cluster: { lease: 10s }
 model:
   base_url: http://127.0.0.1:11434/v1
   name: llama3.1
@@ -240,6 +242,7 @@ describe('loadConfig: the file', () => {
         allowedHosts: ['lango.example.com', 'lango.example.com:9000', '[fd00::1]:9000'],
       },
       database: { kind: 'sqlite', url: join(langoHome, 'data/main.db') },
+      cluster: { leaseMs: 10_000 },
       model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },
       agent: { maxSteps: 8, timeoutMs: 120_000, maxRetries: 0 },
       sessions: {
@@ -534,7 +537,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -656,7 +659,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
       },
     ])
     expect(error.message).toBe(

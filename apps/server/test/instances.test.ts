@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { InstanceRegistry, migrateInstances } from '../src/instances.js'
+import { InstanceRegistry } from '../src/cluster/instances.js'
+import { migrateCluster } from '../src/cluster/schema.js'
 import { silentLogger } from '../src/logger.js'
 
 let dir: string | undefined
@@ -19,7 +20,7 @@ async function database() {
   const db = new Kysely<any>({
     dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }),
   })
-  await migrateInstances(db)
+  await migrateCluster(db)
   return db
 }
 

@@ -59,10 +59,31 @@ interface ChannelRouterOptions {
   readonly maxActiveChats?: number
 }
 
+/** Receiving on one exclusive channel, started and stopped by whoever decides who receives. */
+export interface ExclusiveReceiver {
+  /** The adapter's `exclusive` key. */
+  readonly key: string
+  readonly channel: string
+  /** Starts receiving; rejects when it cannot (see {@link ChannelAdapter.start}). */
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** Options of {@link ChannelRouter.start}. */
+interface ChannelStartOptions {
+  /**
+   * Gets the adapters that declare `exclusive` instead of starting them: the host starts each only
+   * while it holds that key's lease. Without it they start like the others.
+   */
+  readonly exclusive?: (receiver: ExclusiveReceiver) => void
+}
+
 /** The outcome of {@link ChannelRouter.start}: it never throws halfway. */
 interface ChannelStartResult {
   /** Channels now receiving. */
   readonly started: readonly string[]
+  /** Exclusive channels handed to `options.exclusive`, to start while holding their lease. */
+  readonly deferred: readonly string[]
   /** Channels that could not start, with why (a `ChannelError`, e.g. `CHANNEL_AUTH_FAILED`). */
   readonly failed: readonly { readonly channel: string; readonly error: Error }[]
 }
@@ -151,22 +172,40 @@ export class ChannelRouter implements ChannelSender {
    * time, in order; at most `maxQueuedPerChat` waiting; a handler error is logged and answered with a
    * short notice). Never throws for one adapter's failure: see {@link ChannelStartResult}.
    */
-  async start(handler: ConversationHandler): Promise<ChannelStartResult> {
+  async start(handler: ConversationHandler, options: ChannelStartOptions = {}): Promise<ChannelStartResult> {
     if (this.#state !== 'idle')
       throw new ChannelError('CHANNEL_NOT_STARTED', `the channel router was already ${this.#state}`)
     this.#state = 'started'
     const started: string[] = []
+    const deferred: string[] = []
     const failed: { channel: string; error: Error }[] = []
     const signal = this.#controller.signal
     await Promise.all(
       [...this.#adapters.values()].map(async (adapter) => {
-        if (adapter.start === undefined) return
-        try {
-          await adapter.start(this.#inbound(adapter.name, handler), {
+        const start = adapter.start?.bind(adapter)
+        if (start === undefined) return
+        const receive = () =>
+          start(this.#inbound(adapter.name, handler), {
             signal,
             onError: (error) =>
               this.#logger.error('channel receive failed', { channel: adapter.name, error }),
           })
+        if (adapter.exclusive !== undefined && options.exclusive !== undefined) {
+          options.exclusive({
+            key: adapter.exclusive,
+            channel: adapter.name,
+            start: async () => {
+              if (this.#state !== 'started')
+                throw new ChannelError('CHANNEL_NOT_STARTED', 'the channels stopped')
+              await receive()
+            },
+            stop: async () => adapter.stop?.(),
+          })
+          deferred.push(adapter.name)
+          return
+        }
+        try {
+          await receive()
           started.push(adapter.name)
         } catch (error) {
           const failure = error instanceof Error ? error : new Error(String(error))
@@ -176,7 +215,7 @@ export class ChannelRouter implements ChannelSender {
       }),
     )
     if (started.length > 0) this.#logger.info('channels receiving', { channels: started })
-    return { started, failed }
+    return { started, deferred, failed }
   }
 
   /**

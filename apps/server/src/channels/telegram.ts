@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { autoRetry } from '@grammyjs/auto-retry'
 import { type Clock, systemClock } from '@lango/cron'
 import { Bot, type Context, GrammyError, HttpError } from 'grammy'
@@ -97,6 +97,11 @@ export class TelegramChannel implements ChannelAdapter {
   readonly #options: TelegramChannelOptions
   readonly #approvals = new Map<string, PendingApproval>()
   readonly #tasks = new Set<Promise<unknown>>()
+  /**
+   * One long poll per bot token: `telegram-bot:<first 16 hex of the token's SHA-256>`. With several
+   * servers on one database only the holder of this key's lease polls (ChannelAdapter.exclusive).
+   */
+  readonly exclusive: string
   #inbound: InboundHandler | undefined
   #receiving: AbortController | undefined
   #polling: Promise<void> | undefined
@@ -120,6 +125,7 @@ export class TelegramChannel implements ChannelAdapter {
           { data: { chat: chat.slice(0, 40) } },
         )
     this.#allowedSet = new Set(this.#allowed)
+    this.exclusive = `telegram-bot:${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`
     this.#options = options
     this.#scrubber = new SecretScrubber([options.token])
     this.#clock = options.clock ?? systemClock

@@ -102,6 +102,13 @@ export interface ChannelAdapter {
    */
   start?(inbound: InboundHandler, options: ChannelStartOptions): Promise<void>
   /**
+   * Set when only one process may receive at a time (Telegram: one long poll per bot token): a key
+   * naming that resource, never a secret (a hash of the token). With several servers on one database,
+   * `start` is called only on the server that holds the cluster lease of this key (`receive:<key>`),
+   * and `stop` when it loses it; `start` may be called again after `stop`.
+   */
+  readonly exclusive?: string
+  /**
    * Asks `userId` in `chatId` to approve a tool call. Resolves `true` (approved) or `false` (denied),
    * `undefined` when no answer can be had; rejects with `signal.reason` when aborted. Only the asked
    * user may answer.

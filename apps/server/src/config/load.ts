@@ -377,6 +377,7 @@ const DEFAULTS = Object.freeze({
   execTimeoutMs: 30 * UNITS.SECOND,
   execMaxTimeoutMs: 10 * UNITS.MINUTE,
   execMaxBackgroundProcesses: 16,
+  clusterLeaseMs: 30 * UNITS.SECOND,
   agentMaxSteps: 20,
   agentTimeoutMs: 10 * UNITS.MINUTE,
   agentMaxRetries: 2,
@@ -395,7 +396,8 @@ function buildConfig(
   const { home, userHome } = context
   const local = (value: string) => resolvePath(value, home, userHome)
   const database = env.database ?? file.database?.url ?? { kind: 'sqlite' as const, url: 'lango.db' }
-  const { server, model, agent, sessions, channels, approvals, cron, background, workflow, exec } = file
+  const { server, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec } =
+    file
   return {
     home,
     file: context.file,
@@ -411,6 +413,7 @@ function buildConfig(
       kind: database.kind,
       url: database.kind === 'sqlite' ? local(database.url) : database.url,
     },
+    cluster: { leaseMs: cluster?.lease ?? DEFAULTS.clusterLeaseMs },
     model: {
       baseUrl: env.modelBaseUrl ?? model?.base_url ?? undefined,
       name: env.model ?? model?.name ?? undefined,

@@ -129,6 +129,9 @@ export const fileSchema = section({
   database: section({
     url: field(databaseUrl),
   }),
+  cluster: section({
+    lease: field(duration(SECOND, 10 * 60 * SECOND)),
+  }),
   model: section({
     base_url: field(httpUrl),
     name: field(name),

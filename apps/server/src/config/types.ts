@@ -34,6 +34,14 @@ export interface ServerConfig {
     /** SQLite: absolute file path (default `$LANGO_HOME/lango.db`). Postgres: the URL. */
     readonly url: string
   }
+  readonly cluster: {
+    /**
+     * How long a claim on shared work stays valid without a heartbeat: workflow runs, singleton
+     * duties (Telegram polling, retention), the cron owner lease and the instance registry. Another
+     * server takes the work over once it expires; heartbeats come every third of it. Default 30 s.
+     */
+    readonly leaseMs: number
+  }
   readonly model: {
     /** OpenAI-compatible base URL (`LANGO_MODEL_BASE_URL`); undefined = no model configured. */
     readonly baseUrl: string | undefined

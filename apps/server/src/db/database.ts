@@ -7,9 +7,9 @@ import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import { migrateApprovals } from '../approvals/store.js'
+import { migrateCluster } from '../cluster/schema.js'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
-import { migrateInstances } from '../instances.js'
 import type { Logger } from '../logger.js'
 import { migrateSessions } from '../sessions/index.js'
 import { migrateVault } from '../vault/vault.js'
@@ -70,7 +70,7 @@ async function migrate(db: Kysely<any>, close: () => Promise<void>): Promise<voi
     await migrateVault(db)
     await migrateSessions(db)
     await migrateApprovals(db)
-    await migrateInstances(db)
+    await migrateCluster(db)
   } catch (error) {
     await close()
     throw new ServerError(

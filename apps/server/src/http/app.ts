@@ -107,6 +107,10 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
       instance: app.instances.id,
       scheduler: !config.cron.enabled ? 'disabled' : app.cron.scheduler.isRunning ? 'running' : 'stopped',
       uptime_ms: Math.round(performance.now() - createdAt),
+      /** The singleton duties' leases this instance holds (Telegram polling, retention). */
+      leases: app.duties.held(),
+      /** This instance's time against the database's (PostgreSQL), which every lease is compared on. */
+      clock: app.clock.reading(),
     }
     if (!app.ready) return c.json({ status: notReadyStatus(), database: 'unknown', ...base }, 503)
     wasReady = true
@@ -121,8 +125,11 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
       version: VERSION,
       instance: base.instance,
       database: 'ok',
+      database_kind: config.database.kind,
       scheduler: base.scheduler,
       uptime_ms: base.uptime_ms,
+      leases: base.leases,
+      clock: base.clock,
     })
   })
 

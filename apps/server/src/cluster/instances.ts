@@ -1,44 +1,9 @@
-import type { Kysely, Migration } from 'kysely'
-import { Migrator } from 'kysely'
+import type { Kysely } from 'kysely'
 import * as v from 'valibot'
-import type { Logger } from './logger.js'
-
-/** The migration table of the instance registry (kysely: "ALWAYS use the same value"). */
-const INSTANCE_MIGRATION_TABLE = 'instance_migrations'
+import type { Logger } from '../logger.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the server's one handle, shared by every store
 type HostDatabase = Kysely<any>
-
-const instanceMigrations: Readonly<Record<string, Migration>> = Object.freeze({
-  '0001_create_instances': {
-    async up(db: HostDatabase): Promise<void> {
-      await db.schema
-        .createTable('instances')
-        .addColumn('id', 'text', (column) => column.primaryKey())
-        .addColumn('host', 'text', (column) => column.notNull())
-        .addColumn('pid', 'integer', (column) => column.notNull())
-        .addColumn('version', 'text', (column) => column.notNull())
-        .addColumn('started_at', 'bigint', (column) => column.notNull())
-        .addColumn('heartbeat_at', 'bigint', (column) => column.notNull())
-        .execute()
-    },
-    async down(db: HostDatabase): Promise<void> {
-      await db.schema.dropTable('instances').execute()
-    },
-  },
-})
-
-/** Creates or upgrades the `instances` table (SQLite and PostgreSQL); throws if a migration failed. */
-export async function migrateInstances(db: HostDatabase): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...instanceMigrations }) },
-    migrationTableName: INSTANCE_MIGRATION_TABLE,
-    migrationLockTableName: `${INSTANCE_MIGRATION_TABLE}_lock`,
-  })
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw new Error('instances migration failed', { cause: error })
-}
 
 /** One server on the database, as the registry reports it. */
 export interface InstanceView {
