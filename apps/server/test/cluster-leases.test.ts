@@ -1,0 +1,219 @@
+/**
+ * Singleton duties on the `leases` table (issue 14), on a real SQLite file and a real PostgreSQL
+ * (a fresh schema per test; skipped, saying why, when PostgreSQL is not reachable): one holder at a
+ * time, takeover only after expiry with a higher version, a lost lease stops the duty, a graceful
+ * stop hands the duty over at once. The multi-process kill -9 case is in cluster-processes.test.ts.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ClusterClock } from '../src/cluster/clock.js'
+import { type Duty, LeaseTable, SingletonDuties } from '../src/cluster/leases.js'
+import { migrateCluster } from '../src/cluster/schema.js'
+import { silentLogger } from '../src/logger.js'
+import { postgresSchemas } from './fixtures/postgres-schema.js'
+
+// biome-ignore lint/suspicious/noExplicitAny: the server's shared handle
+type HostDatabase = Kysely<any>
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+async function sqliteDatabase(): Promise<{ db: HostDatabase; another: () => HostDatabase }> {
+  const dir = await mkdtemp(join(tmpdir(), 'lango-leases-'))
+  const file = join(dir, 'lango.db')
+  const handles: HostDatabase[] = []
+  const another = () => {
+    const handle = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(file) }) })
+    handles.push(handle)
+    return handle as HostDatabase
+  }
+  const db = another()
+  await migrateCluster(db)
+  cleanups.push(async () => {
+    for (const handle of handles) await handle.destroy()
+    await rm(dir, { recursive: true, force: true })
+  })
+  return { db, another }
+}
+
+const postgres = await postgresSchemas<unknown>('lease_test')
+async function postgresDatabase(): Promise<{ db: HostDatabase; another: () => HostDatabase }> {
+  const schema = await (postgres.open as NonNullable<typeof postgres.open>)()
+  cleanups.push(() => schema.close())
+  await migrateCluster(schema.db as HostDatabase)
+  return { db: schema.db as HostDatabase, another: () => schema.another() as HostDatabase }
+}
+
+/** A duty that records when it starts and stops, and fails if it ever runs twice at once. */
+class RecordingDuty implements Duty {
+  readonly events: string[] = []
+  constructor(
+    readonly name: string,
+    readonly instance: string,
+    readonly running: Set<string>,
+  ) {}
+  async start(): Promise<void> {
+    if (this.running.size > 0) throw new Error(`${this.instance} started while ${[...this.running]} runs`)
+    this.running.add(this.instance)
+    this.events.push('start')
+  }
+  async stop(): Promise<void> {
+    this.running.delete(this.instance)
+    this.events.push('stop')
+  }
+}
+
+const until = async (condition: () => boolean, timeoutMs = 5_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+const backends = [
+  { name: 'SQLite', open: sqliteDatabase, skip: undefined },
+  {
+    name: 'PostgreSQL',
+    open: postgresDatabase,
+    skip: postgres.open === undefined ? (postgres.reason ?? 'not reachable') : undefined,
+  },
+] as const
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip !== undefined)(
+    `leases on ${backend.name}${backend.skip === undefined ? '' : ` — SKIPPED: ${backend.skip}`}`,
+    () => {
+      it('one holder at a time; an expired lease is taken over with a higher version and the old holder can no longer renew or release it', async () => {
+        const { db } = await backend.open()
+        let now = 1_000_000
+        const table = new LeaseTable(db, () => now)
+        expect(await table.acquire('retention', 'a', 1_000)).toBe(1)
+        expect(await table.acquire('retention', 'b', 1_000)).toBeUndefined()
+        expect(await table.renew('retention', 'a', 1, 1_000)).toBe(true)
+        now += 999
+        expect(await table.acquire('retention', 'b', 1_000)).toBeUndefined()
+        now += 1_002
+        expect(await table.acquire('retention', 'b', 1_000)).toBe(2)
+        expect(await table.renew('retention', 'a', 1, 1_000)).toBe(false)
+        await table.release('retention', 'a', 1)
+        expect(await table.list()).toEqual([
+          { name: 'retention', owner: 'b', version: 2, expires_at: new Date(now + 1_000).toISOString() },
+        ])
+        await table.release('retention', 'b', 2)
+        expect(await table.list()).toEqual([])
+        expect(await table.acquire('retention', 'c', 1_000)).toBe(1)
+      })
+
+      it('of many callers racing for one expired lease on separate connections, exactly one gets it', async () => {
+        const { db, another } = await backend.open()
+        const now = 5_000_000
+        await new LeaseTable(db, () => now - 10_000).acquire('receive:x', 'old', 1_000)
+        const tables = Array.from({ length: 8 }, () => new LeaseTable(another(), () => now))
+        for (let round = 0; round < 5; round++) {
+          const name = `race-${round}`
+          const results = await Promise.all(tables.map((table, i) => table.acquire(name, `o${i}`, 1_000)))
+          expect(results.filter((version) => version !== undefined)).toEqual([1])
+        }
+        const takeover = await Promise.all(
+          tables.map((table, i) => table.acquire('receive:x', `o${i}`, 1_000)),
+        )
+        expect(takeover.filter((version) => version !== undefined)).toEqual([2])
+      })
+
+      it('SingletonDuties: one instance runs the duty; a graceful stop hands it to the other at once; a lost lease stops it', async () => {
+        const { db, another } = await backend.open()
+        const running = new Set<string>()
+        const ttlMs = 300
+        const make = (instance: string, handle: HostDatabase) => {
+          const duty = new RecordingDuty('retention', instance, running)
+          const duties = new SingletonDuties({
+            leases: new LeaseTable(handle, Date.now),
+            owner: instance,
+            ttlMs,
+            now: Date.now,
+            logger: silentLogger,
+          })
+          duties.add(duty)
+          return { duty, duties }
+        }
+        const a = make('a', db)
+        const b = make('b', another())
+        await a.duties.start()
+        await b.duties.start()
+        expect(a.duty.events).toEqual(['start'])
+        expect(a.duties.held().map((lease) => lease.name)).toEqual(['retention'])
+        expect(b.duties.held()).toEqual([])
+        // Several rounds later b still waits: a renews every third of the lease.
+        await new Promise((resolve) => setTimeout(resolve, ttlMs * 3))
+        expect(b.duty.events).toEqual([])
+        await a.duties.stop()
+        expect(a.duty.events).toEqual(['start', 'stop'])
+        const handedAt = Date.now()
+        await until(() => b.duty.events.length === 1)
+        expect(Date.now() - handedAt).toBeLessThan(ttlMs)
+        // Someone else takes the row (an operator, or a holder after b's lease ran out): b stops.
+        await db
+          .updateTable('leases')
+          .set({ owner: 'c', version: 99 })
+          .where('name', '=', 'retention')
+          .execute()
+        await until(() => b.duty.events.length === 2)
+        expect(b.duty.events).toEqual(['start', 'stop'])
+        expect(b.duties.held()).toEqual([])
+        await b.duties.stop()
+        expect(running.size).toBe(0)
+      })
+
+      it('a duty whose start fails gives its lease back, and is tried again later', async () => {
+        const { db } = await backend.open()
+        let attempts = 0
+        const duties = new SingletonDuties({
+          leases: new LeaseTable(db, Date.now),
+          owner: 'a',
+          ttlMs: 150,
+          now: Date.now,
+          logger: silentLogger,
+        })
+        duties.add({
+          name: 'receive:telegram-bot:x',
+          start: async () => {
+            attempts++
+            if (attempts === 1) throw new Error('the Bot API answered 502')
+          },
+          stop: async () => {},
+        })
+        await duties.start()
+        expect(duties.held()).toEqual([])
+        expect(await new LeaseTable(db, Date.now).list()).toEqual([])
+        await until(() => duties.held().length === 1)
+        expect(attempts).toBe(2)
+        await duties.stop()
+      })
+    },
+  )
+}
+
+describe.skipIf(postgres.open === undefined)('ClusterClock on PostgreSQL', () => {
+  it("measures the database's clock: on one machine the offset is within the round trip", async () => {
+    const { db } = await postgresDatabase()
+    const clock = new ClusterClock(db, silentLogger, 1_000)
+    const reading = await clock.measure()
+    expect(reading.source).toBe('database')
+    expect(Math.abs(reading.offset_ms)).toBeLessThanOrEqual(reading.uncertainty_ms + 5)
+    expect(Math.abs(clock.nowMs() - Date.now())).toBeLessThan(50)
+  })
+})
+
+describe('ClusterClock on SQLite', () => {
+  it("is this machine's clock", async () => {
+    const clock = new ClusterClock(undefined, silentLogger, 1_000)
+    expect(await clock.measure()).toEqual({ source: 'local', offset_ms: 0, uncertainty_ms: 0 })
+  })
+})
