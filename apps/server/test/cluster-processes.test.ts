@@ -1,0 +1,325 @@
+/**
+ * Several real `lango serve` processes on one PostgreSQL (issue 14): each cron occurrence runs once
+ * cluster-wide, a killed server's workflow run is finished by another, a stalled owner cannot write
+ * after a takeover, and only one server polls a Telegram bot token. PostgreSQL at 127.0.0.1:5432
+ * (trust auth), as CI provides it; a fresh database per test, dropped after it.
+ */
+import type { ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type FakeTelegram, startFakeTelegram } from './fixtures/fake-telegram.js'
+import { startLangoServe } from './fixtures/lango-serve.js'
+
+const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
+/** The lease every server of these tests uses: takeovers come within it and a third. */
+const LEASE_MS = 3_000
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+interface Server {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly home: string
+}
+
+const reachable = await (async () => {
+  const client = new pg.Client(ADMIN)
+  try {
+    await client.connect()
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  } finally {
+    await client.end().catch(() => {})
+  }
+})()
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
+})
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client(ADMIN)
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+/** A fresh database for one test, its URL, and a pool on it for the test's own queries. */
+async function freshDatabase(): Promise<{ url: string; pool: pg.Pool }> {
+  const name = `lango_cluster_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  await admin(`create database ${name}`)
+  const pool = new pg.Pool({ ...ADMIN, database: name, max: 2 })
+  cleanups.push(async () => {
+    await pool.end()
+    await admin(`drop database if exists ${name} with (force)`)
+  })
+  return { url: `postgres://${ADMIN.user}@${ADMIN.host}:${ADMIN.port}/${name}`, pool }
+}
+
+/** Starts `count` servers, each on its own home with `yaml` as its lango.yaml, all on `url`. */
+async function startServers(
+  count: number,
+  url: string,
+  yaml: string,
+  env: Record<string, string> = {},
+): Promise<Server[]> {
+  const servers: Server[] = []
+  for (let index = 0; index < count; index++) {
+    const home = await mkdtemp(join(tmpdir(), 'lango-cluster-'))
+    await writeFile(join(home, 'lango.yaml'), yaml)
+    const started = await startLangoServe(home, { LANGO_DATABASE_URL: url, ...env })
+    const server = { ...started, home }
+    cleanups.push(async () => {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        const exited = new Promise((resolve) => server.child.once('exit', resolve))
+        server.child.kill('SIGCONT')
+        server.child.kill('SIGKILL')
+        await exited
+      }
+      await rm(home, { recursive: true, force: true })
+    })
+    servers.push(server)
+  }
+  return servers
+}
+
+async function api(server: Server, path: string, body?: unknown): Promise<Json> {
+  const response = await fetch(`${server.url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  })
+  const json = (await response.json()) as Json
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe().catch(() => undefined)
+    if (value !== undefined && value !== false) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+function kill(server: Server, signal: NodeJS.Signals): Promise<void> {
+  const exited = new Promise<void>((resolve) => server.child.once('exit', () => resolve()))
+  server.child.kill(signal)
+  return signal === 'SIGKILL' ? exited : Promise.resolve()
+}
+
+async function linesOf(file: string): Promise<string[]> {
+  if (!existsSync(file)) return []
+  return (await readFile(file, 'utf8')).split('\n').filter((line) => line !== '')
+}
+
+const CLUSTER_YAML = `cluster: { lease: ${LEASE_MS / 1000}s }\n`
+
+describe.skipIf(reachable !== undefined)(
+  `several lango serve processes on one PostgreSQL${reachable === undefined ? '' : ` — SKIPPED: ${reachable}`}`,
+  () => {
+    it('three servers, 50 jobs firing every second for 30 s: every occurrence is in the ledger once and ran once', async () => {
+      const { url, pool } = await freshDatabase()
+      const servers = await startServers(
+        3,
+        url,
+        `${CLUSTER_YAML}cron: { min_interval: 1s, max_concurrent_jobs: 50 }\n`,
+      )
+      const dir = await mkdtemp(join(tmpdir(), 'lango-cluster-ticks-'))
+      cleanups.push(() => rm(dir, { recursive: true, force: true }))
+      // Created through all three servers in turn: each learns of the others' jobs from the database.
+      for (let index = 0; index < 50; index++) {
+        await api(servers[index % 3] as Server, '/api/cron/jobs', {
+          kind: 'shell',
+          name: `tick-${index}`,
+          schedule_type: 'every',
+          schedule: '1s',
+          command: `echo x >> ${join(dir, `tick-${index}.log`)}`,
+        })
+      }
+      await new Promise((resolve) => setTimeout(resolve, 30_000))
+      // Stop firing: each scheduler drops a disabled job when it next comes due.
+      await pool.query('update cron_jobs set enabled = false')
+      await new Promise((resolve) => setTimeout(resolve, 3_000))
+
+      const { rows } = await pool.query<{
+        job_name: string
+        scheduled_for: string
+        status: string
+        owner: string
+        skip_reason: string | null
+      }>('select job_name, scheduled_for, status, owner, skip_reason from cron_runs order by job_name, scheduled_for')
+      const owners = new Set(rows.map((row) => row.owner))
+      let ran = 0
+      for (let index = 0; index < 50; index++) {
+        const name = `tick-${index}`
+        const mine = rows.filter((row) => row.job_name === name)
+        const times = mine.map((row) => Number(row.scheduled_for))
+        // Every occurrence from the first to the last has its row: none missed, none twice.
+        for (let i = 1; i < times.length; i++) expect((times[i] as number) - (times[i - 1] as number)).toBe(1_000)
+        expect(mine.length).toBeGreaterThanOrEqual(27)
+        for (const row of mine) {
+          expect(['completed', 'skipped']).toContain(row.status)
+          if (row.status === 'skipped') expect(row.skip_reason).toBeTruthy()
+        }
+        const completed = mine.filter((row) => row.status === 'completed').length
+        expect(await linesOf(join(dir, `${name}.log`))).toHaveLength(completed)
+        ran += completed
+      }
+      expect(ran).toBeGreaterThanOrEqual(50 * 27)
+      expect(owners.size).toBeGreaterThanOrEqual(1)
+      for (const server of servers) expect((await api(server, '/healthz')).status).toBe('ok')
+    }, 90_000)
+
+    it('kill -9 of the server running a workflow: another finishes the run within the lease and a few seconds, completed steps not run again', async () => {
+      const { url, pool } = await freshDatabase()
+      const [a, b] = (await startServers(2, url, CLUSTER_YAML)) as [Server, Server]
+      const dir = await mkdtemp(join(tmpdir(), 'lango-cluster-flow-'))
+      cleanups.push(() => rm(dir, { recursive: true, force: true }))
+      const marks = join(dir, 'marks')
+      const yaml = [
+        'name: failover',
+        'steps:',
+        '  - id: first',
+        `    run: "echo first >> ${marks}"`,
+        '  - id: slow',
+        '    depends_on: [first]',
+        '    run: "sleep 2"',
+        '  - id: last',
+        '    depends_on: [slow]',
+        `    run: "echo last >> ${marks}"`,
+      ].join('\n')
+      const started = await api(a, '/api/workflows/runs', { yaml_content: yaml })
+      const runId = started.run_id as string
+      await until(
+        async () => {
+          const { rows } = await pool.query(
+            "select 1 from workflow_step_runs where run_id = $1 and step_id = 'slow' and status = 'running'",
+            [runId],
+          )
+          return rows.length === 1
+        },
+        10_000,
+        'the slow step to run on the first server',
+      )
+      const killedAt = Date.now()
+      await kill(a, 'SIGKILL')
+      const finished = await until(
+        async () => {
+          const status = await api(b, `/api/workflows/runs/${runId}`)
+          return status.status === 'completed' ? status : undefined
+        },
+        LEASE_MS + 15_000,
+        'the run to complete on the second server',
+      )
+      const tookMs = Date.now() - killedAt
+      // The lease, a third of it for the next takeover round, the slow step again, and slack.
+      expect(tookMs).toBeLessThan(LEASE_MS + LEASE_MS / 3 + 2_000 + 3_000)
+      expect(finished.status).toBe('completed')
+      expect(await linesOf(marks)).toEqual(['first', 'last'])
+      const { rows } = await pool.query<{ owner: string }>('select owner from workflow_runs where id = $1', [runId])
+      expect(rows[0]?.owner).toBe((await api(b, '/healthz')).instance)
+    }, 60_000)
+
+    it('SIGSTOP of a workflow owner past its lease: another takes over; after SIGCONT the stalled one writes nothing and nothing runs twice', async () => {
+      const { url, pool } = await freshDatabase()
+      const [a, b] = (await startServers(2, url, CLUSTER_YAML)) as [Server, Server]
+      const bId = (await api(b, '/healthz')).instance as string
+      const dir = await mkdtemp(join(tmpdir(), 'lango-cluster-fence-'))
+      cleanups.push(() => rm(dir, { recursive: true, force: true }))
+      const marks = join(dir, 'marks')
+      const gate = join(dir, 'gate')
+      const yaml = [
+        'name: fenced',
+        'steps:',
+        '  - id: first',
+        `    run: "echo first >> ${marks}"`,
+        '  - id: gated',
+        '    depends_on: [first]',
+        `    run: "while [ ! -f ${gate} ]; do sleep 0.1; done; echo gated >> ${marks}"`,
+        '  - id: last',
+        '    depends_on: [gated]',
+        `    run: "echo last >> ${marks}"`,
+      ].join('\n')
+      const runId = (await api(a, '/api/workflows/runs', { yaml_content: yaml })).run_id as string
+      const stepRunning = (owner?: string) => async () => {
+        const { rows } = await pool.query<{ owner: string }>(
+          `select r.owner from workflow_step_runs s join workflow_runs r on r.id = s.run_id
+           where s.run_id = $1 and s.step_id = 'gated' and s.status = 'running'`,
+          [runId],
+        )
+        return rows.length === 1 && (owner === undefined || rows[0]?.owner === owner)
+      }
+      await until(stepRunning(), 10_000, 'the gated step to run on the first server')
+      await kill(a, 'SIGSTOP')
+      await until(stepRunning(bId), LEASE_MS * 3, 'the second server to take the run over')
+      await kill(a, 'SIGCONT')
+      // The resumed server finds its lease lost at its next heartbeat and stops its copy of the step.
+      await new Promise((resolve) => setTimeout(resolve, LEASE_MS))
+      await writeFile(gate, '')
+      const finished = await until(
+        async () => {
+          const status = await api(b, `/api/workflows/runs/${runId}`)
+          return status.status === 'completed' ? status : undefined
+        },
+        15_000,
+        'the run to complete',
+      )
+      expect(finished.status).toBe('completed')
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(await linesOf(marks)).toEqual(['first', 'gated', 'last'])
+      const { rows } = await pool.query<{ owner: string; status: string }>(
+        'select owner, status from workflow_runs where id = $1',
+        [runId],
+      )
+      expect(rows[0]).toEqual({ owner: bId, status: 'completed' })
+      // The stalled server lives on, serving.
+      expect((await api(a, '/healthz')).status).toBe('ok')
+    }, 60_000)
+
+    it('Telegram: only the holder of the bot token lease polls; when it is killed another polls within the lease, never two at once', async () => {
+      const { url } = await freshDatabase()
+      const telegram: FakeTelegram = await startFakeTelegram()
+      cleanups.push(() => telegram.close())
+      const servers = await startServers(2, url, CLUSTER_YAML, {
+        LANGO_TELEGRAM_TOKEN: telegram.token,
+        LANGO_TELEGRAM_API_URL: telegram.url,
+      })
+      const holderOf = async (): Promise<Server | undefined> => {
+        const holders: Server[] = []
+        for (const server of servers) {
+          if (server.child.exitCode !== null || server.child.signalCode !== null) continue
+          const health = await api(server, '/healthz')
+          if ((health.leases as Json[]).some((lease) => String(lease.name).startsWith('receive:telegram-bot:')))
+            holders.push(server)
+        }
+        expect(holders.length).toBeLessThanOrEqual(1)
+        return holders[0]
+      }
+      const holder = await until(holderOf, 10_000, 'a server to hold the poll lease')
+      await until(async () => telegram.openPolls === 1, 10_000, 'one open long poll')
+      await new Promise((resolve) => setTimeout(resolve, LEASE_MS))
+      expect(telegram.maxOpenPolls).toBe(1)
+      expect(await holderOf()).toBe(holder)
+
+      const killedAt = Date.now()
+      await kill(holder, 'SIGKILL')
+      const next = await until(holderOf, LEASE_MS * 3, 'the other server to take the poll lease')
+      await until(async () => telegram.openPolls === 1, 5_000, 'the other server to poll')
+      expect(next).not.toBe(holder)
+      expect(Date.now() - killedAt).toBeLessThan(LEASE_MS + LEASE_MS / 3 + 2_000)
+      expect(telegram.maxOpenPolls).toBe(1)
+    }, 60_000)
+  },
+)
