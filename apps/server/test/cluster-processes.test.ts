@@ -96,14 +96,20 @@ async function startServers(
 async function api(server: Server, path: string, body?: unknown): Promise<Json> {
   const response = await fetch(`${server.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
   })
   const json = (await response.json()) as Json
   if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
   return json
 }
 
-async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+async function until<T>(
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe().catch(() => undefined)
@@ -138,9 +144,10 @@ describe.skipIf(reachable !== undefined)(
       )
       const dir = await mkdtemp(join(tmpdir(), 'lango-cluster-ticks-'))
       cleanups.push(() => rm(dir, { recursive: true, force: true }))
-      // Created through all three servers in turn: each learns of the others' jobs from the database.
+      // Created through the first server only: the others learn of the jobs from the database and
+      // race it for every occurrence.
       for (let index = 0; index < 50; index++) {
-        await api(servers[index % 3] as Server, '/api/cron/jobs', {
+        await api(servers[0] as Server, '/api/cron/jobs', {
           kind: 'shell',
           name: `tick-${index}`,
           schedule_type: 'every',
@@ -159,7 +166,9 @@ describe.skipIf(reachable !== undefined)(
         status: string
         owner: string
         skip_reason: string | null
-      }>('select job_name, scheduled_for, status, owner, skip_reason from cron_runs order by job_name, scheduled_for')
+      }>(
+        'select job_name, scheduled_for, status, owner, skip_reason from cron_runs order by job_name, scheduled_for',
+      )
       const owners = new Set(rows.map((row) => row.owner))
       let ran = 0
       for (let index = 0; index < 50; index++) {
@@ -167,7 +176,8 @@ describe.skipIf(reachable !== undefined)(
         const mine = rows.filter((row) => row.job_name === name)
         const times = mine.map((row) => Number(row.scheduled_for))
         // Every occurrence from the first to the last has its row: none missed, none twice.
-        for (let i = 1; i < times.length; i++) expect((times[i] as number) - (times[i - 1] as number)).toBe(1_000)
+        for (let i = 1; i < times.length; i++)
+          expect((times[i] as number) - (times[i - 1] as number)).toBe(1_000)
         expect(mine.length).toBeGreaterThanOrEqual(27)
         for (const row of mine) {
           expect(['completed', 'skipped']).toContain(row.status)
@@ -178,7 +188,8 @@ describe.skipIf(reachable !== undefined)(
         ran += completed
       }
       expect(ran).toBeGreaterThanOrEqual(50 * 27)
-      expect(owners.size).toBeGreaterThanOrEqual(1)
+      // The other servers won some of the races (1,500 of them): they did take part.
+      expect(owners.size).toBeGreaterThanOrEqual(2)
       for (const server of servers) expect((await api(server, '/healthz')).status).toBe('ok')
     }, 90_000)
 
@@ -200,7 +211,7 @@ describe.skipIf(reachable !== undefined)(
         '    depends_on: [slow]',
         `    run: "echo last >> ${marks}"`,
       ].join('\n')
-      const started = await api(a, '/api/workflows/runs', { yaml_content: yaml })
+      const started = await api(a, '/api/workflows/runs', { yaml_content: yaml, wait_seconds: 0 })
       const runId = started.run_id as string
       await until(
         async () => {
@@ -228,7 +239,9 @@ describe.skipIf(reachable !== undefined)(
       expect(tookMs).toBeLessThan(LEASE_MS + LEASE_MS / 3 + 2_000 + 3_000)
       expect(finished.status).toBe('completed')
       expect(await linesOf(marks)).toEqual(['first', 'last'])
-      const { rows } = await pool.query<{ owner: string }>('select owner from workflow_runs where id = $1', [runId])
+      const { rows } = await pool.query<{ owner: string }>('select owner from workflow_runs where id = $1', [
+        runId,
+      ])
       expect(rows[0]?.owner).toBe((await api(b, '/healthz')).instance)
     }, 60_000)
 
@@ -252,7 +265,8 @@ describe.skipIf(reachable !== undefined)(
         '    depends_on: [gated]',
         `    run: "echo last >> ${marks}"`,
       ].join('\n')
-      const runId = (await api(a, '/api/workflows/runs', { yaml_content: yaml })).run_id as string
+      const runId = (await api(a, '/api/workflows/runs', { yaml_content: yaml, wait_seconds: 0 }))
+        .run_id as string
       const stepRunning = (owner?: string) => async () => {
         const { rows } = await pool.query<{ owner: string }>(
           `select r.owner from workflow_step_runs s join workflow_runs r on r.id = s.run_id
@@ -301,7 +315,9 @@ describe.skipIf(reachable !== undefined)(
         for (const server of servers) {
           if (server.child.exitCode !== null || server.child.signalCode !== null) continue
           const health = await api(server, '/healthz')
-          if ((health.leases as Json[]).some((lease) => String(lease.name).startsWith('receive:telegram-bot:')))
+          if (
+            (health.leases as Json[]).some((lease) => String(lease.name).startsWith('receive:telegram-bot:'))
+          )
             holders.push(server)
         }
         expect(holders.length).toBeLessThanOrEqual(1)

@@ -334,10 +334,10 @@ async function checkServer(context: CommandContext): Promise<CheckResult> {
     })
     // The cluster: every server registered on the same database (issue 14).
     const cluster = await client
-      .get<{ instances: { id: string; host: string; pid: number; alive: boolean; heartbeat_at: string }[] }>(
-        '/api/instances',
-        { timeoutMs: NETWORK_TIMEOUT_MS },
-      )
+      .get<{
+        instances: { id: string; host: string; pid: number; alive: boolean; heartbeat_at: string }[]
+        leases?: { name: string; owner: string; expires_at: string }[]
+      }>('/api/instances', { timeoutMs: NETWORK_TIMEOUT_MS })
       .catch(() => undefined)
     const instances = cluster?.instances ?? []
     const silent = instances.filter((instance) => !instance.alive)
@@ -348,7 +348,7 @@ async function checkServer(context: CommandContext): Promise<CheckResult> {
             silent.length === 0
               ? ''
               : `, ${silent.length} not answering (${silent.map((instance) => `${instance.host}:${instance.pid}`).join(', ')})`
-          }`
+          }${leaseLine(cluster.leases ?? [])}`
     return {
       name: 'server',
       status: silent.length === 0 ? 'ok' : 'warn',
@@ -358,7 +358,7 @@ async function checkServer(context: CommandContext): Promise<CheckResult> {
         : {
             fix: 'an instance stopped without deregistering (killed?); the next server to start removes it',
           }),
-      details: { url: client.baseUrl, health, instances },
+      details: { url: client.baseUrl, health, instances, leases: cluster?.leases ?? [] },
     }
   } catch (error) {
     if (CliError.is(error) && error.code === 'CLI_SERVER_NOT_RUNNING')
@@ -572,4 +572,11 @@ async function checkPostgres(url: string): Promise<CheckResult> {
   } finally {
     await client.end().catch(() => {})
   }
+}
+
+/** `; leases: retention on host:pid, …`: who runs each singleton duty (owner ids start with host:pid). */
+function leaseLine(leases: readonly { readonly name: string; readonly owner: string }[]): string {
+  if (leases.length === 0) return ''
+  const holder = (owner: string) => owner.split(':').slice(0, 2).join(':')
+  return `; leases: ${leases.map((lease) => `${lease.name} on ${holder(lease.owner)}`).join(', ')}`
 }

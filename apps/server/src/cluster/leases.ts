@@ -162,6 +162,11 @@ export class SingletonDuties {
     this.#duties.set(duty.name, duty)
   }
 
+  /** Every lease row of the cluster, whoever holds it (`GET /api/instances`, `lango doctor`). */
+  all(): Promise<LeaseView[]> {
+    return this.#options.leases.list()
+  }
+
   /** The leases this instance holds now. */
   held(): HeldLease[] {
     return [...this.#held].map(([name, holding]) => ({

@@ -268,10 +268,11 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
   http.post('/api/workflows/runs/:id/cancel', (c) =>
     operate(c, 'workflow_cancel', { run_id: c.req.param('id') }),
   )
-  // The servers sharing this database (issue 14): id, host, pid, version, heartbeat, alive.
+  // The servers sharing this database (issue 14): id, host, pid, version, heartbeat, alive; and
+  // who holds each singleton duty's lease.
   http.get('/api/instances', async (c) => {
-    const instances = await app.instances.list()
-    return c.json({ instances, count: instances.length })
+    const [instances, leases] = await Promise.all([app.instances.list(), app.duties.all()])
+    return c.json({ instances, count: instances.length, leases })
   })
 
   http.get('/api/workflows/saved', async (c) => c.json({ saved: [...(await app.directory.list())] }))
