@@ -23,6 +23,9 @@ export const STEP_STATUSES: readonly StepStatus[] = Object.freeze([
   'cancelled',
 ])
 
+/** The lease version a run is inserted with; each takeover adds 1. */
+export const FIRST_LEASE_VERSION = 1
+
 /** True when a run can no longer change. */
 export function isTerminalRunStatus(status: RunStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled'
@@ -45,6 +48,10 @@ export interface WorkflowRunRecord {
   readonly originSession: string | null
   /** The engine instance working on the run; another takes over when its lease expires. */
   readonly owner: string | null
+  /** The fencing token: 1 at insert, +1 at each takeover; owned writes must name it (0: stored before leases). */
+  readonly leaseVersion: number
+  /** Until when `owner` holds the run unless it renews (epoch ms); null for runs stored before leases. */
+  readonly leaseExpiresAt: number | null
   readonly startedAt: number | null
   readonly completedAt: number | null
 }

@@ -15,8 +15,12 @@ import type { RunStatus, StepRunRecord, StepStatus, WorkflowRunRecord } from './
  *   with an ancestor's result: shell-quoted in commands, marked as untrusted data in prompts.
  * - **delivery**: a message about a step or a run sent through the `ChannelSender` to each target
  *   in `deliver_to` (`channel` or `channel:id`), on success and on failure.
- * - **owner** / **lease**: the engine instance working on a run, and how long its heartbeat stays
- *   valid. An engine takes over runs whose owner's lease expired (a crashed process), and resumes them.
+ * - **owner** / **lease**: the engine instance working on a run, and until when it may (the run's
+ *   `leaseExpiresAt`). The owner's heartbeat renews the lease; an engine takes over runs whose lease
+ *   expired (a crashed or stalled process), and resumes them.
+ * - **lease version** (fencing token): counts a run's ownerships. Each takeover increments it, and
+ *   every owned write names the version it was given, so a former owner (even one that later took
+ *   the run back) cannot write with a stale one.
  *
  * The host implements `AgentRunner`, `ShellRunner` and `ChannelSender`, in the shapes every Lango
  * package shares (docs/decisions/0006-one-port-vocabulary.md), so one adapter serves them all.
@@ -132,9 +136,43 @@ export interface StoreCallOptions {
   readonly signal?: AbortSignal
 }
 
-/** Store calls that change a run take the caller's owner id; they do nothing if another engine owns it. */
-export interface OwnedCallOptions extends StoreCallOptions {
+/**
+ * An engine's hold on a run: its owner id and the lease version (fencing token) it got when it
+ * inserted the run (version 1) or took it over (`claimRuns`).
+ */
+export interface RunLease {
   readonly owner: string
+  readonly version: number
+}
+
+/**
+ * Store calls that change a run take the caller's lease; they change nothing unless the run's
+ * owner and lease version both still match it.
+ */
+export interface OwnedCallOptions extends StoreCallOptions {
+  readonly lease: RunLease
+}
+
+/** A run an engine holds, as `claimRuns` returns it and `renewLeases` takes it. */
+export interface LeasedRun {
+  readonly runId: string
+  /** The run's lease version: what owned writes must name. */
+  readonly version: number
+}
+
+/** What `claimRuns` takes over and on what terms. All times are epoch ms from the engine's clock. */
+export interface ClaimRunsRequest {
+  /** Runs whose lease expired before this are taken over. */
+  readonly now: number
+  /** The lease expiry the taken runs get. */
+  readonly leaseExpiresAt: number
+  /**
+   * Runs without a lease expiry (stored before leases existed) fall back to their owner's
+   * heartbeat: they are taken when the owner has none at or after this time (or no row at all).
+   */
+  readonly staleBefore: number
+  /** Take at most this many runs, oldest first; default: every expired run. */
+  readonly limit?: number
 }
 
 /** A run to insert with all its steps `pending`. */
@@ -147,6 +185,8 @@ export interface NewWorkflowRun {
   readonly originSession: string | null
   readonly owner: string
   readonly startedAt: number
+  /** Until when `owner` holds the run without renewing (epoch ms); the run starts at lease version 1. */
+  readonly leaseExpiresAt: number
   /** Step ids in definition order. */
   readonly stepIds: readonly string[]
 }
@@ -189,11 +229,13 @@ export interface ListRunsQuery {
  * Rules every implementation keeps:
  * - each call that changes steps is one transaction (a step's state change never half-applies);
  * - `(runId, stepId)` is unique;
- * - owned calls change nothing and return `false` when the run's owner is not `options.owner`;
+ * - owned calls change nothing and return `false` unless the run is `pending`/`running` and its owner
+ *   and lease version are `options.lease`'s (the fencing condition is part of the same statement);
+ * - a run's lease version only grows: `insertRun` stores 1 and every `claimRuns` of it adds 1;
  * - `completedSteps` counts steps whose status is `completed`.
  */
 export interface WorkflowStore {
-  /** Inserts a run and one `pending` row per step, in one transaction. */
+  /** Inserts a run (lease version 1, `leaseExpiresAt` as given) and one `pending` row per step, in one transaction. */
   insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void>
   /** Changes one step (and the run's `completedSteps` when it becomes `completed`) in one transaction. */
   updateStep(runId: string, stepId: string, patch: StepPatch, options: OwnedCallOptions): Promise<boolean>
@@ -205,13 +247,14 @@ export interface WorkflowStore {
     options: OwnedCallOptions,
   ): Promise<boolean>
   /**
-   * Ends a run if it is still `pending` or `running`. With `owner`, only if that engine owns it;
-   * without, whoever owns it (cancelling a run no live engine holds). Returns whether it changed.
+   * Ends a run if it is still `pending` or `running`. With `lease`, only if the run's owner and
+   * lease version are still that lease's; without, whoever owns it (cancelling a run another
+   * engine or none holds). Returns whether it changed.
    */
   finishRun(
     runId: string,
     completion: RunCompletion,
-    options?: StoreCallOptions & { readonly owner?: string },
+    options?: StoreCallOptions & { readonly lease?: RunLease },
   ): Promise<boolean>
   getRun(runId: string, options?: StoreCallOptions): Promise<WorkflowRunRecord | undefined>
   /** A run's steps in definition order. */
@@ -219,14 +262,31 @@ export interface WorkflowStore {
   listRuns(query?: ListRunsQuery, options?: StoreCallOptions): Promise<WorkflowRunRecord[]>
   /** Records that `owner` is alive at `now` (creates its row on first call). */
   heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void>
-  /** Forgets an owner, so its unfinished runs can be taken over at once (graceful stop). */
+  /**
+   * Extends to `leaseExpiresAt` the lease of each given run that is still `pending`/`running`,
+   * owned by `owner` at that lease version, in one statement. Returns the ids it extended: a run
+   * left out was taken over or ended, and `owner` must stop working on it.
+   */
+  renewLeases(
+    owner: string,
+    runs: readonly LeasedRun[],
+    leaseExpiresAt: number,
+    options?: StoreCallOptions,
+  ): Promise<string[]>
+  /**
+   * Forgets an owner and expires the leases of its unfinished runs, so they can be taken over at
+   * once (graceful stop, or a host that knows the owner is dead).
+   */
   releaseOwner(owner: string, options?: StoreCallOptions): Promise<void>
   /**
-   * Takes over every `pending`/`running` run whose owner is not `owner` and has no heartbeat newer
-   * than `staleBefore` (or no row at all), resetting its `running` steps to `pending`; each run in its
-   * own transaction, compare-and-set on the old owner. Returns the ids taken.
+   * Takes over `pending`/`running` runs whose lease expired before `request.now` (whoever owned
+   * them, `owner` included), or that have no lease expiry and an owner silent since
+   * `request.staleBefore`: in one transaction, each gets `owner`, lease version + 1 and
+   * `request.leaseExpiresAt`, and its `running` steps are reset to `pending`. Concurrent claims
+   * never take the same run twice (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: the transaction
+   * takes the write lock first). Returns the runs taken with their new versions, oldest first.
    */
-  claimRuns(owner: string, staleBefore: number, options?: StoreCallOptions): Promise<string[]>
+  claimRuns(owner: string, request: ClaimRunsRequest, options?: StoreCallOptions): Promise<LeasedRun[]>
   /**
    * Deletes ended runs (and their steps) that completed before `completedBefore`, and beyond the
    * newest `keep` ended runs. Returns how many runs were deleted.
@@ -242,7 +302,11 @@ export type TimerHandle = unknown
 
 /** Time and timers; `systemClock` by default (it wraps the globals in arrows, so fake timers apply). */
 export interface Clock {
-  /** The current wall-clock time (timestamps, leases). */
+  /**
+   * The current wall-clock time (timestamps, leases). Engines sharing a database compare lease
+   * expiries written by each other's clocks: give them clocks that agree (the host's clock
+   * corrected to the database server's time).
+   */
   now(): Date
   /** Calls `callback` once after `ms` milliseconds (timeouts, backoff, heartbeats). */
   setTimeout(callback: () => void, ms: number): TimerHandle

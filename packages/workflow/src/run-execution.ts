@@ -12,6 +12,7 @@ import type {
   ChannelSender,
   Clock,
   Logger,
+  RunLease,
   ShellRunner,
   ShellRunRequest,
   WorkflowStore,
@@ -31,7 +32,6 @@ export interface RunContext {
   readonly clock: Clock
   readonly logger: Logger
   readonly emitter: Emitter
-  readonly owner: string
   readonly defaultMaxParallel: number
   readonly defaultStepTimeoutMs: number
   readonly runTimeoutMs: number
@@ -47,6 +47,10 @@ export interface RunInit {
   readonly graph: StepGraph
   readonly deliverTo: readonly string[]
   readonly startedAt: number
+  /** The engine's hold on the run: every write names it, and is refused once another engine took the run. */
+  readonly lease: RunLease
+  /** Until when the lease holds, as last written to the store (epoch ms). */
+  readonly leaseExpiresAt: number
   /** Stored step rows when resuming; absent for a fresh run (all pending). */
   readonly steps?: readonly StepRunRecord[]
 }
@@ -67,6 +71,9 @@ type Outcome =
 export class RunExecution {
   readonly runId: string
   readonly workflowName: string
+  readonly lease: RunLease
+  /** Until when the lease holds as far as this engine knows; the engine moves it on each renewal. */
+  leaseExpiresAt: number
   /** Settles when the run ended (recorded and delivered) or was interrupted (stop, lost lease). Never rejects. */
   readonly done: Promise<void>
   #resolveDone!: () => void
@@ -93,6 +100,8 @@ export class RunExecution {
     this.#init = init
     this.runId = init.runId
     this.workflowName = init.workflow.definition.name
+    this.lease = init.lease
+    this.leaseExpiresAt = init.leaseExpiresAt
     this.#steps = init.workflow.definition.steps
     this.#graph = init.graph
     const count = this.#steps.length
@@ -129,6 +138,11 @@ export class RunExecution {
   /** Stops working on the run without ending it (engine stop, lost lease); it stays resumable. */
   interrupt(reason: WorkflowError): void {
     this.#controller.abort(reason)
+  }
+
+  /** Still working on the run: neither aborted (cancel, timeout, stop, lost lease) nor ending. */
+  get active(): boolean {
+    return !this.#controller.signal.aborted && !this.#finishing
   }
 
   /** Starts executing. Call once. */
@@ -232,8 +246,8 @@ export class RunExecution {
     if (this.#running === 0) void this.#finish()
   }
 
-  #owned(): { owner: string } {
-    return { owner: this.#context.owner }
+  #owned(): { lease: RunLease } {
+    return { lease: this.lease }
   }
 
   async #write(stepId: string, patch: Parameters<WorkflowStore['updateStep']>[2]): Promise<void> {
@@ -563,7 +577,7 @@ export class RunExecution {
             completedAt,
             ...(status === 'completed' ? {} : { remainingSteps: 'cancelled' as const }),
           },
-          { owner: this.#context.owner },
+          this.#owned(),
         )
       } catch (caught) {
         logger.error('workflow run end not recorded', { runId: this.runId })

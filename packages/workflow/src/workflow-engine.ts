@@ -6,6 +6,7 @@ import { Emitter, type WorkflowEventName, type WorkflowListener } from './events
 import type { StepGraph } from './graph.js'
 import { resolveLimits, TRUSTED_WORKFLOW_LIMITS, type WorkflowLimits, widestLimits } from './limits.js'
 import {
+  FIRST_LEASE_VERSION,
   isTerminalRunStatus,
   type RunStatus,
   toRunSnapshot,
@@ -54,7 +55,11 @@ export interface WorkflowEngineOptions {
   readonly maxResultLength?: number
   /** Longest rendered prompt or command; longer fails the step. Default 128 KiB (the kernel's single-argument cap). */
   readonly maxRenderedInputLength?: number
-  /** How long an owner's heartbeat stays valid; runs of an owner silent for longer are taken over. Default 30 s. */
+  /**
+   * How long a run's lease lasts without renewal. The heartbeat renews the leases of the runs this
+   * engine executes every `ownerLeaseMs / 3`; another engine takes over a run whose lease expired,
+   * and this engine stops working on a run whose lease it could not renew in time. Default 30 s.
+   */
   readonly ownerLeaseMs?: number
   /** Time allowed for one delivery. Default 15 s. */
   readonly deliveryTimeoutMs?: number
@@ -116,6 +121,8 @@ export class WorkflowEngine {
   readonly #runs = new Map<string, RunExecution>()
   #state: EngineState = 'idle'
   #heartbeatTimer: unknown
+  /** Fires when the earliest lease of a run this engine executes runs out unrenewed. */
+  #fenceTimer: unknown
   #tick: Promise<void> = Promise.resolve()
   #lastPrune = Number.NEGATIVE_INFINITY
 
@@ -169,9 +176,11 @@ export class WorkflowEngine {
   }
 
   /**
-   * Registers this engine as an owner, prunes old runs, and resumes every run whose owner's lease
-   * expired (a crashed or stopped process): completed steps are kept, interrupted steps run again.
-   * Then keeps heartbeating and taking over expired runs every `ownerLeaseMs / 3`.
+   * Registers this engine as an owner, prunes old runs, and resumes every run whose lease expired
+   * (a crashed, stalled or stopped process), as many as `maxConcurrentRuns` leaves room for:
+   * completed steps are kept, interrupted steps run again. Then, every `ownerLeaseMs / 3`, renews the
+   * leases of the runs it executes (stopping work at once on any it lost) and takes over expired runs.
+   * Lease times come from the `clock` option: engines sharing a database need clocks that agree.
    * @returns the ids of the runs resumed now.
    */
   async start(options?: { readonly signal?: AbortSignal }): Promise<{ readonly resumed: readonly string[] }> {
@@ -204,6 +213,7 @@ export class WorkflowEngine {
     }
     this.#state = 'stopping'
     this.#options.clock.clearTimeout(this.#heartbeatTimer)
+    this.#options.clock.clearTimeout(this.#fenceTimer)
     const reason = new WorkflowError('WORKFLOW_ENGINE_STOPPED', 'The workflow engine stopped')
     for (const execution of this.#runs.values()) execution.interrupt(reason)
     const settled = Promise.allSettled([
@@ -290,6 +300,7 @@ export class WorkflowEngine {
     }
     const runId = this.#options.idGenerator()
     const startedAt = this.#now()
+    const leaseExpiresAt = startedAt + this.#options.ownerLeaseMs
     const deliverTo = definition.deliverTo ?? options?.deliverTo ?? []
     await this.#options.store.insertRun(
       {
@@ -301,11 +312,23 @@ export class WorkflowEngine {
         originSession: options?.originSession ?? null,
         owner: this.ownerId,
         startedAt,
+        leaseExpiresAt,
         stepIds: definition.steps.map((step) => step.id),
       },
       { ...(options?.signal === undefined ? {} : { signal: options.signal }) },
     )
-    this.#launch({ runId, workflow: loaded, graph, deliverTo, startedAt }, false)
+    this.#launch(
+      {
+        runId,
+        workflow: loaded,
+        graph,
+        deliverTo,
+        startedAt,
+        lease: { owner: this.ownerId, version: FIRST_LEASE_VERSION },
+        leaseExpiresAt,
+      },
+      false,
+    )
     return { runId, workflowName: definition.name }
   }
 
@@ -423,7 +446,6 @@ export class WorkflowEngine {
         clock: this.#options.clock,
         logger: this.#options.logger,
         emitter: this.#emitter,
-        owner: this.ownerId,
         defaultMaxParallel: this.#options.defaultMaxParallel,
         defaultStepTimeoutMs: this.#options.defaultStepTimeoutMs,
         runTimeoutMs: this.#options.runTimeoutMs,
@@ -439,19 +461,37 @@ export class WorkflowEngine {
       if (this.#state === 'started') void this.#prune()
     })
     execution.begin(resumed)
+    this.#armFence()
   }
 
-  /** Claims runs whose owner's lease expired and resumes each from its stored definition and steps. */
+  /** Claims runs whose lease expired and resumes each from its stored definition and steps. */
   async #takeOver(): Promise<string[]> {
-    const { store, logger } = this.#options
-    const claimed = await store.claimRuns(this.ownerId, this.#now() - this.#options.ownerLeaseMs)
+    const { store, logger, ownerLeaseMs } = this.#options
+    const room = this.#options.maxConcurrentRuns - this.#runs.size
+    if (room <= 0) return []
+    const now = this.#now()
+    const leaseExpiresAt = now + ownerLeaseMs
+    const claimed = await store.claimRuns(this.ownerId, {
+      now,
+      leaseExpiresAt,
+      staleBefore: now - ownerLeaseMs,
+      limit: room,
+    })
     const resumed: string[] = []
-    for (const runId of claimed) {
+    for (const { runId, version } of claimed) {
       // Stopping: leave claimed runs alone; releasing the lease lets the next engine take them.
       if (this.#state !== 'started' && this.#state !== 'starting') break
+      const lease = { owner: this.ownerId, version }
       try {
+        // This engine's own run whose lease ran out (self-fenced, or renewed too late): its
+        // execution holds the old version; let it settle before resuming under the new one.
+        const previous = this.#runs.get(runId)
+        if (previous !== undefined) {
+          previous.interrupt(leaseLost(runId, previous.lease.version))
+          await previous.done
+        }
         const run = await store.getRun(runId)
-        if (run === undefined || this.#runs.has(runId)) continue
+        if (run === undefined) continue
         const steps = await store.listSteps(runId)
         // The stored definition was validated when the run started; re-read it with room for any caps it met.
         const parsed = parseWorkflow(run.definition, {
@@ -466,12 +506,13 @@ export class WorkflowEngine {
               completedAt: this.#now(),
               remainingSteps: 'cancelled',
             },
-            { owner: this.ownerId },
+            { lease },
           )
           continue
         }
         logger.info('workflow run resumed', {
           runId,
+          leaseVersion: version,
           completedSteps: run.completedSteps,
           totalSteps: run.totalSteps,
         })
@@ -482,6 +523,8 @@ export class WorkflowEngine {
             graph: validatedGraph(parsed.workflow) as StepGraph,
             deliverTo: run.deliverTo,
             startedAt: run.startedAt ?? this.#now(),
+            lease,
+            leaseExpiresAt,
             steps,
           },
           true,
@@ -509,12 +552,85 @@ export class WorkflowEngine {
   async #heartbeat(): Promise<void> {
     if (this.#state !== 'started') return
     try {
-      await this.#options.store.heartbeat(this.ownerId, this.#now())
+      const now = this.#now()
+      await this.#renew(now)
+      await this.#options.store.heartbeat(this.ownerId, now)
       if (this.#state === 'started') await this.#takeOver()
     } catch (error) {
       this.#options.logger.error('workflow heartbeat failed', { error: toError(error).message })
       this.#emitter.emit('run:error', { error: toError(error) })
+      this.#fence()
     }
+  }
+
+  /**
+   * Extends the leases of the runs this engine executes, in one store call. A run the store did
+   * not extend was taken over or ended elsewhere: its execution is aborted at once (its steps'
+   * signals fire; any write it still attempts is refused by the store anyway).
+   */
+  async #renew(now: number): Promise<void> {
+    const held = [...this.#runs.values()].filter((execution) => execution.active)
+    if (held.length === 0) return
+    const leaseExpiresAt = now + this.#options.ownerLeaseMs
+    const renewed = new Set(
+      await this.#options.store.renewLeases(
+        this.ownerId,
+        held.map((execution) => ({ runId: execution.runId, version: execution.lease.version })),
+        leaseExpiresAt,
+      ),
+    )
+    for (const execution of held) {
+      if (renewed.has(execution.runId)) {
+        execution.leaseExpiresAt = Math.max(execution.leaseExpiresAt, leaseExpiresAt)
+        continue
+      }
+      if (!execution.active) continue
+      const error = leaseLost(execution.runId, execution.lease.version)
+      this.#options.logger.warn('workflow lease lost', {
+        runId: execution.runId,
+        leaseVersion: execution.lease.version,
+      })
+      this.#emitter.emit('run:error', { runId: execution.runId, error })
+      execution.interrupt(error)
+    }
+    this.#armFence()
+  }
+
+  /**
+   * Self-fencing: stops working on every run whose lease ran out without a renewal (the store
+   * did not answer in time), since another engine may take it over now. The runs stay resumable.
+   */
+  #fence(): void {
+    const now = this.#now()
+    for (const execution of this.#runs.values()) {
+      if (!execution.active || execution.leaseExpiresAt > now) continue
+      const error = new WorkflowError(
+        'WORKFLOW_OWNERSHIP_LOST',
+        'The run’s lease expired before it could be renewed; stopped working on the run',
+        { data: { runId: execution.runId, leaseVersion: execution.lease.version } },
+      )
+      this.#options.logger.error('workflow lease expired unrenewed', {
+        runId: execution.runId,
+        leaseVersion: execution.lease.version,
+      })
+      this.#emitter.emit('run:error', { runId: execution.runId, error })
+      execution.interrupt(error)
+    }
+    this.#armFence()
+  }
+
+  /** (Re)arms the fence timer for the earliest lease expiry among the runs this engine executes. */
+  #armFence(): void {
+    const { clock } = this.#options
+    clock.clearTimeout(this.#fenceTimer)
+    this.#fenceTimer = undefined
+    if (this.#state !== 'started' && this.#state !== 'starting') return
+    let earliest = Number.POSITIVE_INFINITY
+    for (const execution of this.#runs.values())
+      if (execution.active) earliest = Math.min(earliest, execution.leaseExpiresAt)
+    if (earliest === Number.POSITIVE_INFINITY) return
+    this.#fenceTimer = clock.setTimeout(() => this.#fence(), Math.max(0, earliest - this.#now()))
+    unrefTimer(this.#fenceTimer)
   }
 
   async #prune(): Promise<void> {
@@ -549,6 +665,14 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   if (value === undefined) return fallback
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`)
   return value
+}
+
+function leaseLost(runId: string, leaseVersion: number): WorkflowError {
+  return new WorkflowError(
+    'WORKFLOW_OWNERSHIP_LOST',
+    'The run’s lease was lost: another engine took the run over, or it ended elsewhere',
+    { data: { runId, leaseVersion } },
+  )
 }
 
 function notFound(runId: string): WorkflowError {

@@ -670,9 +670,10 @@ steps:
       originSession: null,
       owner: 'dead-owner',
       startedAt: Date.now(),
+      leaseExpiresAt: Date.now() - 1,
       stepIds: ['done', 'broke', 'behind', 'todo'],
     })
-    const owned = { owner: 'dead-owner' }
+    const owned = { lease: { owner: 'dead-owner', version: 1 } }
     await h.store.updateStep(
       'orphan-1',
       'done',
@@ -712,6 +713,7 @@ steps:
       originSession: null,
       owner: 'elsewhere',
       startedAt: Date.now(),
+      leaseExpiresAt: Date.now() + 60_000,
       stepIds: ['a'],
     })
     await h.store.heartbeat('elsewhere', Date.now())

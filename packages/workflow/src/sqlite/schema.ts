@@ -17,6 +17,10 @@ export interface WorkflowRunsTable {
   owner: string | null
   started_at: number | null
   completed_at: number | null
+  /** The fencing token (migration 0003): 1 at insert, +1 at each takeover; 0 for runs stored before. */
+  lease_version: number
+  /** Until when `owner` holds the run (migration 0003); null for runs stored before leases. */
+  lease_expires_at: number | null
 }
 
 /** `workflow_step_runs`: one row per step of a run, primary key `(run_id, step_id)`. */
@@ -129,6 +133,29 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('workflow_step_runs').dropColumn('output_tokens').execute()
       await db.schema.alterTable('workflow_step_runs').dropColumn('input_tokens').execute()
+    },
+  },
+  '0003_add_run_leases': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // Runs stored before keep version 0 and a null expiry: they are taken over by their owner's
+      // heartbeat, as before, and get a lease when they are.
+      await db.schema
+        .alterTable('workflow_runs')
+        .addColumn('lease_version', 'integer', (column) => column.notNull().defaultTo(0))
+        .execute()
+      await db.schema.alterTable('workflow_runs').addColumn('lease_expires_at', 'bigint').execute()
+      await db.schema
+        .createIndex('workflow_runs_status_lease')
+        .on('workflow_runs')
+        .columns(['status', 'lease_expires_at'])
+        .execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropIndex('workflow_runs_status_lease').execute()
+      await db.schema.alterTable('workflow_runs').dropColumn('lease_expires_at').execute()
+      await db.schema.alterTable('workflow_runs').dropColumn('lease_version').execute()
     },
   },
 })

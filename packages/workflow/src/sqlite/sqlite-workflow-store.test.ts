@@ -18,7 +18,13 @@ import { SqliteWorkflowStore } from './sqlite-workflow-store.js'
 
 workflowStoreContract('SqliteWorkflowStore', async () => {
   const database = await createTestDatabase()
-  return { store: new SqliteWorkflowStore(database.db), cleanup: database.cleanup }
+  return {
+    store: new SqliteWorkflowStore(database.db),
+    // A second store in this process shares the Kysely (and its connection), as apps/server does;
+    // test/concurrent-claims.test.ts runs claims from separate processes on one file.
+    another: () => new SqliteWorkflowStore(database.db),
+    cleanup: database.cleanup,
+  }
 })
 
 describe('SqliteWorkflowStore specifics', () => {
@@ -67,7 +73,8 @@ describe('SqliteWorkflowStore specifics', () => {
           'old',
           'b',
           { status: 'completed', result: 'ok', completedAt: 3000, inputTokens: 10, outputTokens: 5 },
-          { owner: 'owner-a' },
+          // Stored before leases: version 0.
+          { lease: { owner: 'owner-a', version: 0 } },
         ),
       ).toBe(true)
       expect((await store.listSteps('old'))[1]).toMatchObject({ inputTokens: 10, outputTokens: 5 })

@@ -1,7 +1,8 @@
-import type { Kysely, Transaction } from 'kysely'
+import { type Kysely, PostgresAdapter, type Transaction } from 'kysely'
 import * as v from 'valibot'
 import { WorkflowError } from '../errors.js'
 import {
+  FIRST_LEASE_VERSION,
   RUN_STATUSES,
   type RunStatus,
   STEP_STATUSES,
@@ -10,10 +11,13 @@ import {
   type WorkflowRunRecord,
 } from '../model.js'
 import type {
+  ClaimRunsRequest,
+  LeasedRun,
   ListRunsQuery,
   NewWorkflowRun,
   OwnedCallOptions,
   RunCompletion,
+  RunLease,
   StepPatch,
   StoreCallOptions,
   WorkflowStore,
@@ -26,6 +30,10 @@ const MAX_LIST_LIMIT = 500
 const INSERT_CHUNK = 200
 /** Ids per `IN (…)` list. */
 const IN_CHUNK = 500
+/** Runs per lease renewal statement: two parameters each. */
+const RENEW_CHUNK = 200
+/** What `releaseOwner` sets a lease expiry to: long past, so any engine may take the run at once. */
+const EXPIRED = 0
 const ACTIVE: readonly RunStatus[] = ['pending', 'running']
 const UNFINISHED_STEPS: readonly StepStatus[] = ['pending', 'running']
 const ENDED: readonly RunStatus[] = ['completed', 'failed', 'cancelled']
@@ -39,9 +47,18 @@ const TargetsSchema = v.array(v.string())
  * `busy_timeout`) and runs {@link migrateWorkflow} first. Use one Kysely per database file in a
  * process, shared with the host's other stores: its single-connection mutex is what serialises
  * their transactions.
+ *
+ * Several processes may share one database (each with its own store and engine): `claimRuns`
+ * never hands a run to two of them. On PostgreSQL (a Kysely whose adapter is kysely's
+ * `PostgresAdapter`) it selects the expired runs `FOR UPDATE SKIP LOCKED` inside the claiming
+ * transaction. On SQLite the claiming transaction's first statement is the claiming `UPDATE` itself
+ * (the expired runs are chosen by its subquery), so the transaction holds the database's write lock
+ * before it reads anything: what `BEGIN IMMEDIATE` gives, through kysely's plain `BEGIN`.
  */
 export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase> implements WorkflowStore {
   readonly #db: Kysely<WorkflowDatabase>
+  /** PostgreSQL: claim with row locks (`FOR UPDATE SKIP LOCKED`). */
+  readonly #rowLocks: boolean
 
   /**
    * @param db the host's Kysely, typed with `WorkflowDatabase` or any database that includes its
@@ -50,6 +67,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
   constructor(db: Kysely<DB>) {
     // Kysely's DB parameter is invariant; this store only ever touches its own three tables.
     this.#db = db as unknown as Kysely<WorkflowDatabase>
+    this.#rowLocks = db.getExecutor().adapter instanceof PostgresAdapter
   }
 
   async insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void> {
@@ -70,6 +88,8 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           owner: run.owner,
           started_at: run.startedAt,
           completed_at: null,
+          lease_version: FIRST_LEASE_VERSION,
+          lease_expires_at: run.leaseExpiresAt,
         })
         .execute()
       for (let start = 0; start < run.stepIds.length; start += INSERT_CHUNK) {
@@ -106,7 +126,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
         runId,
         [stepId],
         patch,
-        options.owner,
+        options.lease,
       ).executeTakeFirst()
       return result.numUpdatedRows > 0n
     }
@@ -116,7 +136,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
         runId,
         [stepId],
         patch,
-        options.owner,
+        options.lease,
       ).executeTakeFirst()
       if (result.numUpdatedRows === 0n) return false
       await transaction
@@ -145,7 +165,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           runId,
           chunk,
           patch,
-          options.owner,
+          options.lease,
         ).executeTakeFirst()
         updated += result.numUpdatedRows
       }
@@ -166,7 +186,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     runId: string,
     stepIds: readonly string[],
     patch: StepPatch,
-    owner: string,
+    lease: RunLease,
   ) {
     let query = db
       .updateTable('workflow_step_runs')
@@ -182,7 +202,8 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           selectFrom('workflow_runs')
             .select('workflow_runs.id')
             .where('workflow_runs.id', '=', runId)
-            .where('workflow_runs.owner', '=', owner)
+            .where('workflow_runs.owner', '=', lease.owner)
+            .where('workflow_runs.lease_version', '=', lease.version)
             .where('workflow_runs.status', 'in', ACTIVE),
         ),
       )
@@ -193,16 +214,18 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
   async finishRun(
     runId: string,
     completion: RunCompletion,
-    options?: StoreCallOptions & { readonly owner?: string },
+    options?: StoreCallOptions & { readonly lease?: RunLease },
   ): Promise<boolean> {
     options?.signal?.throwIfAborted()
+    const lease = options?.lease
     return this.#db.transaction().execute(async (transaction) => {
       let query = transaction
         .updateTable('workflow_runs')
         .set({ status: completion.status, error: completion.error, completed_at: completion.completedAt })
         .where('id', '=', runId)
         .where('status', 'in', ACTIVE)
-      if (options?.owner !== undefined) query = query.where('owner', '=', options.owner)
+      if (lease !== undefined)
+        query = query.where('owner', '=', lease.owner).where('lease_version', '=', lease.version)
       const result = await query.executeTakeFirst()
       if (result.numUpdatedRows === 0n) return false
       if (completion.remainingSteps !== undefined) {
@@ -257,55 +280,121 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
       .execute()
   }
 
-  async releaseOwner(owner: string, options?: StoreCallOptions): Promise<void> {
+  async renewLeases(
+    owner: string,
+    runs: readonly LeasedRun[],
+    leaseExpiresAt: number,
+    options?: StoreCallOptions,
+  ): Promise<string[]> {
     options?.signal?.throwIfAborted()
-    await this.#db.deleteFrom('workflow_owners').where('id', '=', owner).execute()
+    const renewed: string[] = []
+    for (let start = 0; start < runs.length; start += RENEW_CHUNK) {
+      const chunk = runs.slice(start, start + RENEW_CHUNK)
+      const rows = await this.#db
+        .updateTable('workflow_runs')
+        .set({ lease_expires_at: leaseExpiresAt })
+        .where('owner', '=', owner)
+        .where('status', 'in', ACTIVE)
+        .where((eb) =>
+          eb.or(
+            chunk.map((run) => eb.and([eb('id', '=', run.runId), eb('lease_version', '=', run.version)])),
+          ),
+        )
+        .returning('id')
+        .execute()
+      for (const row of rows) renewed.push(row.id)
+    }
+    return renewed
   }
 
-  async claimRuns(owner: string, staleBefore: number, options?: StoreCallOptions): Promise<string[]> {
+  async releaseOwner(owner: string, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
-    const candidates = await this.#db
-      .selectFrom('workflow_runs')
-      .select(['id', 'owner'])
-      .where('status', 'in', ACTIVE)
-      .where((eb) => eb.or([eb('owner', 'is', null), eb('owner', '<>', owner)]))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('workflow_owners')
-              .select('workflow_owners.id')
-              .whereRef('workflow_owners.id', '=', 'workflow_runs.owner')
-              .where('workflow_owners.heartbeat_at', '>=', staleBefore),
-          ),
-        ),
-      )
-      .orderBy('started_at')
-      .execute()
-    const claimed: string[] = []
-    for (const candidate of candidates) {
-      const taken = await this.#db.transaction().execute(async (transaction) => {
-        // Compare-and-set on the old owner: of two engines claiming at once, one wins.
-        const result = await transaction
-          .updateTable('workflow_runs')
-          .set({ owner, status: 'running' })
-          .where('id', '=', candidate.id)
-          .where('status', 'in', ACTIVE)
-          .where('owner', candidate.owner === null ? 'is' : '=', candidate.owner)
-          .executeTakeFirst()
-        if (result.numUpdatedRows === 0n) return false
-        await transaction
-          .updateTable('workflow_step_runs')
-          .set({ status: 'pending' })
-          .where('run_id', '=', candidate.id)
-          .where('status', '=', 'running')
-          .execute()
-        return true
-      })
-      if (taken) claimed.push(candidate.id)
-    }
+    await this.#db.transaction().execute(async (transaction) => {
+      await transaction
+        .updateTable('workflow_runs')
+        .set({ lease_expires_at: EXPIRED })
+        .where('owner', '=', owner)
+        .where('status', 'in', ACTIVE)
+        .execute()
+      await transaction.deleteFrom('workflow_owners').where('id', '=', owner).execute()
+    })
+  }
+
+  async claimRuns(
+    owner: string,
+    request: ClaimRunsRequest,
+    options?: StoreCallOptions,
+  ): Promise<LeasedRun[]> {
+    options?.signal?.throwIfAborted()
+    const limit = request.limit === undefined ? undefined : Math.max(0, Math.trunc(request.limit))
+    const claimed =
+      limit === 0
+        ? []
+        : await this.#db.transaction().execute(async (transaction) => {
+            let expired = transaction
+              .selectFrom('workflow_runs as candidate')
+              .select('candidate.id')
+              .where('candidate.status', 'in', ACTIVE)
+              .where((eb) =>
+                eb.or([
+                  eb('candidate.lease_expires_at', '<', request.now),
+                  eb.and([
+                    eb('candidate.lease_expires_at', 'is', null),
+                    eb.not(
+                      eb.exists(
+                        eb
+                          .selectFrom('workflow_owners')
+                          .select('workflow_owners.id')
+                          .whereRef('workflow_owners.id', '=', 'candidate.owner')
+                          .where('workflow_owners.heartbeat_at', '>=', request.staleBefore),
+                      ),
+                    ),
+                  ]),
+                ]),
+              )
+              .orderBy('candidate.started_at')
+              .orderBy('candidate.id')
+            if (limit !== undefined) expired = expired.limit(limit)
+            const take = transaction
+              .updateTable('workflow_runs')
+              .set((eb) => ({
+                owner,
+                status: 'running',
+                lease_version: eb('lease_version', '+', 1),
+                lease_expires_at: request.leaseExpiresAt,
+              }))
+              .returning(['id', 'lease_version', 'started_at'])
+            let rows: { id: string; lease_version: number; started_at: number | null }[]
+            if (this.#rowLocks) {
+              // PostgreSQL: lock the expired rows; rows another claimer holds are skipped, not waited for.
+              const ids = (await expired.forUpdate().skipLocked().execute()).map((row) => row.id)
+              rows = ids.length === 0 ? [] : await take.where('id', 'in', ids).execute()
+            } else {
+              // SQLite: one statement chooses and takes, and is the transaction's first, so the
+              // write lock is held before anything is read (BEGIN IMMEDIATE).
+              rows = await take.where('id', 'in', expired).execute()
+            }
+            const ids = rows.map((row) => row.id)
+            for (let start = 0; start < ids.length; start += IN_CHUNK) {
+              await transaction
+                .updateTable('workflow_step_runs')
+                .set({ status: 'pending' })
+                .where('run_id', 'in', ids.slice(start, start + IN_CHUNK))
+                .where('status', '=', 'running')
+                .execute()
+            }
+            return rows
+              .map((row) => ({
+                runId: row.id,
+                version: Number(row.lease_version),
+                startedAt: toNumber(row.started_at) ?? 0,
+              }))
+              .sort((left, right) => left.startedAt - right.startedAt || compare(left.runId, right.runId))
+              .map(({ runId, version }) => ({ runId, version }))
+          })
     await this.#db
       .deleteFrom('workflow_owners')
-      .where('heartbeat_at', '<', staleBefore)
+      .where('heartbeat_at', '<', request.staleBefore)
       .where('id', '<>', owner)
       .execute()
     return claimed
@@ -341,6 +430,10 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     }
     return ids.length
   }
+}
+
+function compare(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0
 }
 
 function clampLimit(limit: number | undefined): number {
@@ -394,6 +487,8 @@ function runFromRow(row: WorkflowRunsTable): WorkflowRunRecord {
     deliverTo: targets,
     originSession: row.origin_session,
     owner: row.owner,
+    leaseVersion: Number(row.lease_version),
+    leaseExpiresAt: toNumber(row.lease_expires_at),
     startedAt: toNumber(row.started_at),
     completedAt: toNumber(row.completed_at),
   }

@@ -16,6 +16,7 @@ export function createTestRun(overrides: Partial<NewWorkflowRun> = {}): NewWorkf
     originSession: 'telegram:1:2',
     owner: 'owner-a',
     startedAt: 1_000,
+    leaseExpiresAt: 31_000,
     stepIds: ['a', 'b', 'c'],
     ...overrides,
   }

@@ -1,9 +1,18 @@
-import type { RunStatus, StepRunRecord, StepStatus, WorkflowRunRecord } from '../model.js'
+import {
+  FIRST_LEASE_VERSION,
+  type RunStatus,
+  type StepRunRecord,
+  type StepStatus,
+  type WorkflowRunRecord,
+} from '../model.js'
 import type {
+  ClaimRunsRequest,
+  LeasedRun,
   ListRunsQuery,
   NewWorkflowRun,
   OwnedCallOptions,
   RunCompletion,
+  RunLease,
   StepPatch,
   StoreCallOptions,
   WorkflowStore,
@@ -37,6 +46,8 @@ export class MemoryWorkflowStore implements WorkflowStore {
       deliverTo: [...run.deliverTo],
       originSession: run.originSession,
       owner: run.owner,
+      leaseVersion: FIRST_LEASE_VERSION,
+      leaseExpiresAt: run.leaseExpiresAt,
       startedAt: run.startedAt,
       completedAt: null,
     })
@@ -78,8 +89,7 @@ export class MemoryWorkflowStore implements WorkflowStore {
     if (stepIds.length === 0) return true
     const run = this.#runs.get(runId)
     const steps = this.#steps.get(runId)
-    if (run === undefined || steps === undefined || run.owner !== options.owner || !ACTIVE.has(run.status))
-      return false
+    if (run === undefined || steps === undefined || !holds(run, options.lease)) return false
     const wanted = new Set(stepIds)
     let updated = 0
     let completed = 0
@@ -98,12 +108,12 @@ export class MemoryWorkflowStore implements WorkflowStore {
   async finishRun(
     runId: string,
     completion: RunCompletion,
-    options?: StoreCallOptions & { readonly owner?: string },
+    options?: StoreCallOptions & { readonly lease?: RunLease },
   ): Promise<boolean> {
     options?.signal?.throwIfAborted()
     const run = this.#runs.get(runId)
     if (run === undefined || !ACTIVE.has(run.status)) return false
-    if (options?.owner !== undefined && run.owner !== options.owner) return false
+    if (options?.lease !== undefined && !holds(run, options.lease)) return false
     this.#runs.set(runId, {
       ...run,
       status: completion.status,
@@ -158,31 +168,69 @@ export class MemoryWorkflowStore implements WorkflowStore {
     this.#owners.set(owner, now)
   }
 
+  async renewLeases(
+    owner: string,
+    runs: readonly LeasedRun[],
+    leaseExpiresAt: number,
+    options?: StoreCallOptions,
+  ): Promise<string[]> {
+    options?.signal?.throwIfAborted()
+    const renewed: string[] = []
+    for (const { runId, version } of runs) {
+      const run = this.#runs.get(runId)
+      if (run === undefined || !holds(run, { owner, version })) continue
+      this.#runs.set(runId, { ...run, leaseExpiresAt })
+      renewed.push(runId)
+    }
+    return renewed
+  }
+
   async releaseOwner(owner: string, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
     this.#owners.delete(owner)
+    for (const run of this.#runs.values()) {
+      if (run.owner === owner && ACTIVE.has(run.status)) this.#runs.set(run.id, { ...run, leaseExpiresAt: 0 })
+    }
   }
 
-  async claimRuns(owner: string, staleBefore: number, options?: StoreCallOptions): Promise<string[]> {
+  async claimRuns(
+    owner: string,
+    request: ClaimRunsRequest,
+    options?: StoreCallOptions,
+  ): Promise<LeasedRun[]> {
     options?.signal?.throwIfAborted()
-    const claimed: string[] = []
+    const limit =
+      request.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.trunc(request.limit))
+    const claimed: LeasedRun[] = []
     const candidates = [...this.#runs.values()].sort(
-      (left, right) => (left.startedAt ?? 0) - (right.startedAt ?? 0),
+      (left, right) =>
+        (left.startedAt ?? 0) - (right.startedAt ?? 0) ||
+        (left.id < right.id ? -1 : left.id > right.id ? 1 : 0),
     )
     for (const run of candidates) {
-      if (!ACTIVE.has(run.status) || run.owner === owner) continue
-      const heartbeat = run.owner === null ? undefined : this.#owners.get(run.owner)
-      if (heartbeat !== undefined && heartbeat >= staleBefore) continue
-      this.#runs.set(run.id, { ...run, owner, status: 'running' })
+      if (claimed.length >= limit) break
+      if (!ACTIVE.has(run.status)) continue
+      if (run.leaseExpiresAt === null) {
+        const heartbeat = run.owner === null ? undefined : this.#owners.get(run.owner)
+        if (heartbeat !== undefined && heartbeat >= request.staleBefore) continue
+      } else if (run.leaseExpiresAt >= request.now) continue
+      const version = run.leaseVersion + 1
+      this.#runs.set(run.id, {
+        ...run,
+        owner,
+        status: 'running',
+        leaseVersion: version,
+        leaseExpiresAt: request.leaseExpiresAt,
+      })
       const steps = this.#steps.get(run.id) ?? []
       for (let index = 0; index < steps.length; index += 1) {
         const step = steps[index] as StepRunRecord
         if (step.status === 'running') steps[index] = { ...step, status: 'pending' }
       }
-      claimed.push(run.id)
+      claimed.push({ runId: run.id, version })
     }
     for (const [id, heartbeat] of this.#owners)
-      if (heartbeat < staleBefore && id !== owner) this.#owners.delete(id)
+      if (heartbeat < request.staleBefore && id !== owner) this.#owners.delete(id)
     return claimed
   }
 
@@ -206,6 +254,11 @@ export class MemoryWorkflowStore implements WorkflowStore {
     })
     return deleted
   }
+}
+
+/** Whether `lease` still holds the run: active, same owner, same version. */
+function holds(run: WorkflowRunRecord, lease: RunLease): boolean {
+  return ACTIVE.has(run.status) && run.owner === lease.owner && run.leaseVersion === lease.version
 }
 
 function applyPatch(step: StepRunRecord, patch: StepPatch): StepRunRecord {

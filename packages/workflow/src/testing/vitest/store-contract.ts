@@ -5,6 +5,11 @@ import { createTestRun } from '../create-test-run.js'
 /** What a contract run needs: a fresh, empty store and how to dispose of it. */
 export interface WorkflowStoreFixture {
   readonly store: WorkflowStore
+  /**
+   * Another store on the same database, over its own connection (what a second process would
+   * open), for the concurrent-claim test; default: `store` again. Disposed of by `cleanup`.
+   */
+  another?(): WorkflowStore | Promise<WorkflowStore>
   cleanup?(): Promise<void>
 }
 
@@ -14,10 +19,12 @@ export interface WorkflowStoreFixture {
  * @example workflowStoreContract('SqliteWorkflowStore', async () => ({ store, cleanup }))
  */
 export function workflowStoreContract(name: string, makeFixture: () => Promise<WorkflowStoreFixture>): void {
-  async function withStore(test: (store: WorkflowStore) => Promise<void>): Promise<void> {
+  async function withStore(
+    test: (store: WorkflowStore, fixture: WorkflowStoreFixture) => Promise<void>,
+  ): Promise<void> {
     const fixture = await makeFixture()
     try {
-      await test(fixture.store)
+      await test(fixture.store, fixture)
     } finally {
       await fixture.cleanup?.()
     }
@@ -40,6 +47,8 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
           deliverTo: ['telegram:1'],
           originSession: 'telegram:1:2',
           owner: 'owner-a',
+          leaseVersion: 1,
+          leaseExpiresAt: run.leaseExpiresAt,
           startedAt: run.startedAt,
           completedAt: null,
         })
@@ -66,7 +75,7 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
       withStore(async (store) => {
         const run = createTestRun()
         await store.insertRun(run)
-        const owner = { owner: 'owner-a' }
+        const owner = { lease: { owner: 'owner-a', version: 1 } }
         expect(
           await store.updateStep(
             run.id,
@@ -103,7 +112,7 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
       withStore(async (store) => {
         const run = createTestRun()
         await store.insertRun(run)
-        const owner = { owner: 'owner-a' }
+        const owner = { lease: { owner: 'owner-a', version: 1 } }
         expect((await store.listSteps(run.id)).map((step) => [step.inputTokens, step.outputTokens])).toEqual([
           [null, null],
           [null, null],
@@ -144,19 +153,38 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
       withStore(async (store) => {
         const run = createTestRun()
         await store.insertRun(run)
-        expect(await store.updateStep(run.id, 'a', { status: 'running' }, { owner: 'intruder' })).toBe(false)
         expect(
-          await store.updateSteps(run.id, ['b', 'c'], { status: 'skipped' }, { owner: 'intruder' }),
+          await store.updateStep(
+            run.id,
+            'a',
+            { status: 'running' },
+            { lease: { owner: 'intruder', version: 1 } },
+          ),
+        ).toBe(false)
+        expect(
+          await store.updateSteps(
+            run.id,
+            ['b', 'c'],
+            { status: 'skipped' },
+            { lease: { owner: 'intruder', version: 1 } },
+          ),
         ).toBe(false)
         expect((await store.listSteps(run.id)).every((step) => step.status === 'pending')).toBe(true)
         expect(
           await store.finishRun(
             run.id,
             { status: 'failed', error: 'x', completedAt: 9 },
-            { owner: 'owner-a' },
+            { lease: { owner: 'owner-a', version: 1 } },
           ),
         ).toBe(true)
-        expect(await store.updateStep(run.id, 'a', { status: 'running' }, { owner: 'owner-a' })).toBe(false)
+        expect(
+          await store.updateStep(
+            run.id,
+            'a',
+            { status: 'running' },
+            { lease: { owner: 'owner-a', version: 1 } },
+          ),
+        ).toBe(false)
       }))
 
     it('changes several steps in one call', () =>
@@ -168,7 +196,7 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
             run.id,
             ['b', 'c'],
             { status: 'skipped', error: 'dependency failed', completedAt: 8 },
-            { owner: 'owner-a' },
+            { lease: { owner: 'owner-a', version: 1 } },
           ),
         ).toBe(true)
         expect((await store.listSteps(run.id)).map((step) => step.status)).toEqual([
@@ -176,7 +204,14 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
           'skipped',
           'skipped',
         ])
-        expect(await store.updateSteps(run.id, [], { status: 'skipped' }, { owner: 'owner-a' })).toBe(true)
+        expect(
+          await store.updateSteps(
+            run.id,
+            [],
+            { status: 'skipped' },
+            { lease: { owner: 'owner-a', version: 1 } },
+          ),
+        ).toBe(true)
       }))
 
     it('finishes a run once, marking its unfinished steps', () =>
@@ -187,14 +222,19 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
           run.id,
           'a',
           { status: 'completed', result: 'ok', completedAt: 3 },
-          { owner: 'owner-a' },
+          { lease: { owner: 'owner-a', version: 1 } },
         )
-        await store.updateStep(run.id, 'b', { status: 'running', attempt: 1 }, { owner: 'owner-a' })
+        await store.updateStep(
+          run.id,
+          'b',
+          { status: 'running', attempt: 1 },
+          { lease: { owner: 'owner-a', version: 1 } },
+        )
         expect(
           await store.finishRun(
             run.id,
             { status: 'cancelled', error: 'cancelled', completedAt: 10, remainingSteps: 'cancelled' },
-            { owner: 'other' },
+            { lease: { owner: 'other', version: 1 } },
           ),
         ).toBe(false)
         expect(
@@ -237,50 +277,190 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
         expect((await store.listRuns({ limit: 0 })).length).toBe(1)
       }))
 
-    it('takes over runs whose owner stopped heartbeating, resetting running steps to pending', () =>
+    it('takes over runs whose lease expired, its own included: new owner, version + 1, new expiry, running steps reset', () =>
       withStore(async (store) => {
-        await store.heartbeat('dead', 1_000)
-        await store.heartbeat('alive', 5_000)
-        const orphan = createTestRun({ owner: 'dead' })
-        const held = createTestRun({ owner: 'alive' })
-        const ownerless = createTestRun({ owner: 'never-registered' })
-        const ended = createTestRun({ owner: 'dead' })
-        for (const run of [orphan, held, ownerless, ended]) await store.insertRun(run)
-        await store.updateStep(
-          orphan.id,
-          'a',
-          { status: 'completed', result: 'kept', completedAt: 2 },
-          { owner: 'dead' },
-        )
-        await store.updateStep(orphan.id, 'b', { status: 'running', attempt: 1 }, { owner: 'dead' })
+        const expired = createTestRun({ owner: 'dead', startedAt: 100, leaseExpiresAt: 5_000 })
+        const own = createTestRun({ owner: 'new', startedAt: 200, leaseExpiresAt: 6_000 })
+        const held = createTestRun({ owner: 'alive', startedAt: 300, leaseExpiresAt: 50_000 })
+        const ended = createTestRun({ owner: 'dead', startedAt: 400, leaseExpiresAt: 5_000 })
+        for (const run of [expired, own, held, ended]) await store.insertRun(run)
+        const dead = { lease: { owner: 'dead', version: 1 } }
+        await store.updateStep(expired.id, 'a', { status: 'completed', result: 'kept', completedAt: 2 }, dead)
+        await store.updateStep(expired.id, 'b', { status: 'running', attempt: 1 }, dead)
         await store.finishRun(ended.id, { status: 'completed', error: null, completedAt: 3 })
 
-        await store.heartbeat('new', 4_000)
-        const claimed = await store.claimRuns('new', 4_000)
-        expect(claimed.sort()).toEqual([orphan.id, ownerless.id].sort())
-        expect(await store.getRun(orphan.id)).toMatchObject({
+        const request = { now: 10_000, leaseExpiresAt: 40_000, staleBefore: 0 }
+        expect(await store.claimRuns('new', request)).toEqual([
+          { runId: expired.id, version: 2 },
+          { runId: own.id, version: 2 },
+        ])
+        expect(await store.getRun(expired.id)).toMatchObject({
           owner: 'new',
           status: 'running',
+          leaseVersion: 2,
+          leaseExpiresAt: 40_000,
           completedSteps: 1,
         })
-        expect((await store.listSteps(orphan.id)).map((step) => [step.status, step.result])).toEqual([
+        expect((await store.listSteps(expired.id)).map((step) => [step.status, step.result])).toEqual([
           ['completed', 'kept'],
           ['pending', null],
           ['pending', null],
         ])
-        expect((await store.getRun(held.id))?.owner).toBe('alive')
-        expect(await store.claimRuns('third', 4_000)).toEqual([])
-        expect(await store.updateStep(orphan.id, 'b', { status: 'running' }, { owner: 'dead' })).toBe(false)
+        expect(await store.getRun(held.id)).toMatchObject({
+          owner: 'alive',
+          leaseVersion: 1,
+          leaseExpiresAt: 50_000,
+        })
+        expect(await store.getRun(ended.id)).toMatchObject({ owner: 'dead', leaseVersion: 1 })
+        expect(await store.claimRuns('third', request)).toEqual([])
+        expect(await store.updateStep(expired.id, 'b', { status: 'running' }, dead)).toBe(false)
+        expect(
+          await store.updateStep(
+            expired.id,
+            'b',
+            { status: 'running' },
+            { lease: { owner: 'new', version: 2 } },
+          ),
+        ).toBe(true)
+      }))
+
+    it('fences every owned write by owner and version: A loses the run to B, B dies, A takes it back', () =>
+      withStore(async (store) => {
+        const run = createTestRun({ owner: 'a', leaseExpiresAt: 10_000 })
+        await store.insertRun(run)
+        const first = { lease: { owner: 'a', version: 1 } }
+        const second = { lease: { owner: 'b', version: 2 } }
+        const third = { lease: { owner: 'a', version: 3 } }
+        expect(await store.updateStep(run.id, 'a', { status: 'running', attempt: 1 }, first)).toBe(true)
+        expect(await store.claimRuns('b', { now: 10_001, leaseExpiresAt: 20_000, staleBefore: 0 })).toEqual([
+          { runId: run.id, version: 2 },
+        ])
+        expect(await store.claimRuns('a', { now: 20_001, leaseExpiresAt: 30_000, staleBefore: 0 })).toEqual([
+          { runId: run.id, version: 3 },
+        ])
+        // A's writes from its first ownership, B's from its own: all refused, though A owns the run again.
+        for (const stale of [first, second]) {
+          expect(await store.updateStep(run.id, 'a', { status: 'completed', result: 'stale' }, stale)).toBe(
+            false,
+          )
+          expect(await store.updateSteps(run.id, ['b', 'c'], { status: 'skipped' }, stale)).toBe(false)
+          expect(
+            await store.finishRun(run.id, { status: 'failed', error: 'stale', completedAt: 1 }, stale),
+          ).toBe(false)
+          expect(
+            await store.renewLeases(
+              stale.lease.owner,
+              [{ runId: run.id, version: stale.lease.version }],
+              99_000,
+            ),
+          ).toEqual([])
+        }
+        expect(await store.listSteps(run.id)).toMatchObject([
+          { stepId: 'a', status: 'pending', result: null },
+          { stepId: 'b', status: 'pending' },
+          { stepId: 'c', status: 'pending' },
+        ])
+        expect(await store.getRun(run.id)).toMatchObject({
+          status: 'running',
+          owner: 'a',
+          leaseVersion: 3,
+          leaseExpiresAt: 30_000,
+          completedSteps: 0,
+        })
+        expect(await store.updateStep(run.id, 'a', { status: 'completed', result: 'fresh' }, third)).toBe(
+          true,
+        )
+        expect(
+          await store.finishRun(run.id, { status: 'completed', error: null, completedAt: 2 }, third),
+        ).toBe(true)
+      }))
+
+    it('claims the oldest expired runs first, at most `limit`', () =>
+      withStore(async (store) => {
+        const runs = [300, 100, 200].map((startedAt) => createTestRun({ startedAt, leaseExpiresAt: 1_000 }))
+        for (const run of runs) await store.insertRun(run)
+        const request = { now: 5_000, leaseExpiresAt: 9_000, staleBefore: 0 }
+        expect(await store.claimRuns('x', { ...request, limit: 0 })).toEqual([])
+        expect(await store.claimRuns('x', { ...request, limit: 2 })).toEqual([
+          { runId: runs[1]?.id, version: 2 },
+          { runId: runs[2]?.id, version: 2 },
+        ])
+        expect(await store.claimRuns('y', { ...request, limit: 2 })).toEqual([
+          { runId: runs[0]?.id, version: 2 },
+        ])
+      }))
+
+    it('renews, in one call, the leases the owner still holds at their version', () =>
+      withStore(async (store) => {
+        const kept = createTestRun({ owner: 'a', leaseExpiresAt: 10_000 })
+        const taken = createTestRun({ owner: 'a', leaseExpiresAt: 5_000 })
+        const ended = createTestRun({ owner: 'a', leaseExpiresAt: 10_000 })
+        const foreign = createTestRun({ owner: 'c', leaseExpiresAt: 10_000 })
+        for (const run of [kept, taken, ended, foreign]) await store.insertRun(run)
+        await store.claimRuns('b', { now: 6_000, leaseExpiresAt: 16_000, staleBefore: 0 })
+        await store.finishRun(ended.id, { status: 'cancelled', error: 'cancelled', completedAt: 7 })
+        const held = [kept, taken, ended, foreign].map((run) => ({ runId: run.id, version: 1 }))
+        const renewed = await store.renewLeases('a', [...held, { runId: 'missing', version: 1 }], 20_000)
+        expect(renewed).toEqual([kept.id])
+        expect((await store.getRun(kept.id))?.leaseExpiresAt).toBe(20_000)
+        expect(await store.getRun(taken.id)).toMatchObject({
+          owner: 'b',
+          leaseVersion: 2,
+          leaseExpiresAt: 16_000,
+        })
+        expect((await store.getRun(foreign.id))?.leaseExpiresAt).toBe(10_000)
+        expect(await store.renewLeases('a', [{ runId: kept.id, version: 2 }], 30_000)).toEqual([])
+        expect(await store.renewLeases('a', [], 30_000)).toEqual([])
+        // Renewed: not claimable until its new expiry, while the others' leases ran out.
+        const later = await store.claimRuns('b', { now: 19_000, leaseExpiresAt: 40_000, staleBefore: 0 })
+        expect(later.map((run) => run.runId).sort()).toEqual([taken.id, foreign.id].sort())
       }))
 
     it('lets a released owner’s runs be taken over at once', () =>
       withStore(async (store) => {
         await store.heartbeat('graceful', 10_000)
-        const run = createTestRun({ owner: 'graceful' })
+        const run = createTestRun({ owner: 'graceful', leaseExpiresAt: 50_000 })
+        const ended = createTestRun({ owner: 'graceful', leaseExpiresAt: 50_000 })
         await store.insertRun(run)
-        expect(await store.claimRuns('next', 9_000)).toEqual([])
+        await store.insertRun(ended)
+        await store.finishRun(ended.id, { status: 'completed', error: null, completedAt: 11_000 })
+        const request = { now: 12_000, leaseExpiresAt: 42_000, staleBefore: 9_000 }
+        expect(await store.claimRuns('next', request)).toEqual([])
         await store.releaseOwner('graceful')
-        expect(await store.claimRuns('next', 9_000)).toEqual([run.id])
+        expect(await store.claimRuns('next', request)).toEqual([{ runId: run.id, version: 2 }])
+        expect(await store.getRun(ended.id)).toMatchObject({ status: 'completed', owner: 'graceful' })
+      }))
+
+    it('never gives one run to two stores claiming at once', () =>
+      withStore(async (store, fixture) => {
+        const other = (await fixture.another?.()) ?? store
+        const runs = Array.from({ length: 24 }, (_, index) =>
+          createTestRun({ owner: 'dead', startedAt: index, leaseExpiresAt: 1_000 }),
+        )
+        for (const run of runs) await store.insertRun(run)
+        const request = { now: 2_000, leaseExpiresAt: 60_000, staleBefore: 0, limit: 5 }
+        const taken = new Map<string, string[]>([
+          ['x', []],
+          ['y', []],
+          ['z', []],
+        ])
+        for (;;) {
+          const round = await Promise.all([
+            store.claimRuns('x', request),
+            other.claimRuns('y', request),
+            other.claimRuns('z', { ...request, limit: 3 }),
+          ])
+          if (round.every((claimed) => claimed.length === 0)) break
+          for (const [index, claimed] of round.entries()) {
+            taken.get(['x', 'y', 'z'][index] as string)?.push(...claimed.map((run) => run.runId))
+          }
+        }
+        const all = [...taken.values()].flat()
+        expect(all.length).toBe(runs.length)
+        expect(new Set(all)).toEqual(new Set(runs.map((run) => run.id)))
+        for (const [owner, ids] of taken) {
+          for (const id of ids) expect(await store.getRun(id)).toMatchObject({ owner, leaseVersion: 2 })
+        }
       }))
 
     it('prunes ended runs by age and by count, never active ones', () =>
