@@ -70,6 +70,7 @@ export class DueBatch {
   schedule(job: CronJob, plan: CatchUpPlan): JobScheduleUpdate {
     const update: JobScheduleUpdate = {
       id: job.id,
+      version: job.updatedAt,
       nextRunAt: plan.next ?? null,
       ...(plan.run === undefined ? {} : { lastRunAt: this.#startedAt }),
       ...(plan.next === undefined

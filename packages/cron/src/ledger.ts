@@ -3,10 +3,24 @@ import type { NewCronRun } from './ports.js'
 import type { WaitingStart } from './run-slots.js'
 import type { SchedulerSettings } from './scheduler-options.js'
 
-/** Rows as one insert claimed them: the ids this scheduler inserted, and the rows as inserted. */
+/**
+ * Rows as one insert claimed them: the ids this scheduler inserted, those of them stored `skipped`
+ * because another run of their job was running (exclusive claims), and the rows as sent.
+ */
 export interface Claim {
   readonly claimed: ReadonlySet<string>
+  readonly overlapSkipped: ReadonlySet<string>
   readonly rows: readonly NewCronRun[]
+}
+
+/** What became of one claimed row: started, recorded skipped for overlap, or taken by another scheduler. */
+export type ClaimOutcome = 'won' | 'overlap-skipped' | 'lost'
+
+/** Why an exclusive claim was stored `skipped`: a run of the job is `running`, on another instance. */
+export function overlapElsewhereReason(job: Pick<CronJob, 'overlap'>): string {
+  return job.overlap === 'queue_one'
+    ? 'overlap: the previous occurrence is still running on another instance (overlap: queue_one queues only behind a run of the same instance, so this one is skipped)'
+    : 'overlap: the previous occurrence is still running on another instance (overlap: skip)'
 }
 
 /**
@@ -23,7 +37,11 @@ export class Ledger {
     this.#hooks = hooks
   }
 
-  /** A new ledger row of this scheduler: `running` (started `at`) or `skipped` (completed `at`). */
+  /**
+   * A new ledger row of this scheduler: `running` (started `at`) or `skipped` (completed `at`). A
+   * `running` row of a job whose overlap is not `allow` is an exclusive claim: the store records it
+   * `skipped` instead while another run of the job is running, whoever owns it.
+   */
   row(
     job: CronJob,
     scheduledFor: number,
@@ -43,6 +61,20 @@ export class Ledger {
       completedAt: status === 'skipped' ? at : null,
       skipReason: reason,
       owner: this.#settings.ownerId,
+      ...(status === 'running' && job.overlap !== 'allow'
+        ? { exclusive: { skipReason: overlapElsewhereReason(job) } }
+        : {}),
+    }
+  }
+
+  /** `row` as the store records an exclusive claim it skipped for overlap. */
+  overlapSkippedRow(row: NewCronRun): NewCronRun {
+    return {
+      ...row,
+      status: 'skipped',
+      startedAt: null,
+      completedAt: row.startedAt,
+      skipReason: row.exclusive?.skipReason ?? null,
     }
   }
 
@@ -56,7 +88,8 @@ export class Ledger {
     let pending = rows
     for (let attempt = 1; ; attempt++) {
       try {
-        return { claimed: await store.insertRuns(pending), rows: pending }
+        const { inserted, overlapSkipped } = await store.insertRuns(pending)
+        return { claimed: inserted, overlapSkipped, rows: pending }
       } catch (error) {
         if (attempt >= attempts || !this.#hooks.canRetry()) throw error
         this.#hooks.report(error)
@@ -67,20 +100,24 @@ export class Ledger {
     }
   }
 
-  /** Inserts one row (see {@link insert}): the row as stored, and whether this scheduler claimed it. */
+  /**
+   * Inserts one row (see {@link insert}): the row as stored, and whether this scheduler claimed it
+   * (`won`), claimed it but the store recorded it skipped for overlap, or lost it to another.
+   */
   async claim(
     row: NewCronRun,
     attempts: number,
-  ): Promise<{ readonly row: NewCronRun; readonly won: boolean }> {
-    const { claimed, rows } = await this.insert([row], attempts)
-    const stored = rows[0] as NewCronRun
-    return { row: stored, won: claimed.has(stored.id) }
+  ): Promise<{ readonly row: NewCronRun; readonly outcome: ClaimOutcome }> {
+    const { claimed, overlapSkipped, rows } = await this.insert([row], attempts)
+    const sent = rows[0] as NewCronRun
+    if (overlapSkipped.has(sent.id)) return { row: this.overlapSkippedRow(sent), outcome: 'overlap-skipped' }
+    return { row: sent, outcome: claimed.has(sent.id) ? 'won' : 'lost' }
   }
 
   /**
    * Claims a manual row at `now`, moving back 1 ms per collision, never on `reserved` (the job's
-   * pending scheduled occurrence, which the schedule itself must be able to claim). Undefined when
-   * no free instant was found.
+   * pending scheduled occurrence, which the schedule itself must be able to claim). A `running` claim
+   * may come back `overlap-skipped` (see {@link row}). Undefined when no free instant was found.
    */
   async claimManual(
     job: CronJob,
@@ -88,15 +125,15 @@ export class Ledger {
     status: 'running' | 'skipped',
     reason: string | null,
     options: { readonly reserved: number | null; readonly attempts: number },
-  ): Promise<NewCronRun | undefined> {
+  ): Promise<{ readonly row: NewCronRun; readonly outcome: Exclude<ClaimOutcome, 'lost'> } | undefined> {
     let scheduledFor = now
     for (let attempt = 0; attempt < 1000; attempt++, scheduledFor--) {
       if (scheduledFor === options.reserved) continue
-      const { row, won } = await this.claim(
+      const claimed = await this.claim(
         this.row(job, scheduledFor, 'manual', status, now, reason),
         options.attempts,
       )
-      if (won) return row
+      if (claimed.outcome !== 'lost') return { row: claimed.row, outcome: claimed.outcome }
     }
     return undefined
   }

@@ -10,6 +10,11 @@
  *   rows of owners whose lease expired become `interrupted`.
  * - catch-up: on start, the one latest occurrence missed while no scheduler ran, if it is inside
  *   the job's catch-up window; every other missed occurrence is recorded `skipped` with a reason.
+ *   A scheduler that starts while another is alive (see {@link CronStore.liveOwners}) plans the jobs
+ *   it finds due as a late timer would, not as catch-up: the cluster was not down.
+ * - exclusive claim: the claim of a `running` row of a job whose overlap is `skip` or `queue_one`;
+ *   the store inserts it `running` only while no other row of the job is `running` (whichever
+ *   scheduler owns that one), else `skipped` (see {@link NewCronRun.exclusive}).
  * - wall time: a date and clock reading in a job's time zone, which may not exist (spring gap) or
  *   exist twice (fall back).
  */
@@ -135,6 +140,12 @@ export interface JobListFilter {
   readonly createdBy?: string
   /** Only jobs whose name sorts after this one (the last name of the previous page). */
   readonly after?: string
+  /**
+   * Only jobs whose `updatedAt` is at or after this time (epoch ms): what a scheduler reads to pick
+   * up jobs another instance created, changed, paused or resumed. Combines with the other filters
+   * and with keyset paging.
+   */
+  readonly changedSince?: number
   /** At most this many jobs (a positive integer). */
   readonly limit?: number
 }
@@ -160,6 +171,24 @@ export interface NewCronRun {
   readonly completedAt: number | null
   readonly skipReason: string | null
   readonly owner: string | null
+  /**
+   * Only on a `running` row: claim it exclusively (overlap `skip` and `queue_one`). In the same
+   * statement as the insert, the store checks the job for another `running` row, whoever owns it;
+   * if there is one, the row is stored `skipped` instead, with `skipReason`, `startedAt` null and
+   * `completedAt` set to this row's `startedAt`. Either way it takes the occurrence's one row.
+   */
+  readonly exclusive?: { readonly skipReason: string }
+}
+
+/** What {@link CronStore.insertRuns} did with the rows it was given. */
+export interface RunInsertResult {
+  /** Ids of the rows this call inserted: the occurrences it claimed. The others were taken already. */
+  readonly inserted: ReadonlySet<string>
+  /**
+   * Ids of the `exclusive` rows among `inserted` that were stored `skipped` because another run of
+   * their job was `running`: the occurrence is claimed, and recorded skipped.
+   */
+  readonly overlapSkipped: ReadonlySet<string>
 }
 
 /** The final state of a run. */
@@ -182,13 +211,22 @@ export interface TokenTotal {
   readonly tokens: number
 }
 
-/** Run-state update for one job after its occurrence was handled. */
+/**
+ * Run-state update for one job after its occurrence was handled. Applied by compare-and-set (see
+ * {@link CronStore.updateSchedules}): it only ever moves a job forward.
+ */
 export interface JobScheduleUpdate {
   readonly id: string
+  /** The next occurrence; null (no further one) is written only with `disable`, else ignored. */
   readonly nextRunAt: number | null
   readonly lastRunAt?: number
   /** Set to disable the job (an `at` job that fired, or an auto-pause). */
   readonly disable?: { readonly reason: string }
+  /**
+   * The job's `updatedAt` the update was computed from: when given, a job changed since then (its
+   * `updatedAt` differs) is left as it is, for its new definition has its own next run time.
+   */
+  readonly version?: number
 }
 
 /** Filter for {@link CronStore.listRuns}. */
@@ -228,13 +266,22 @@ export interface CronStore {
     ids: readonly string[],
     options?: StoreCallOptions,
   ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>>
-  /** Sets next/last run times (and optionally disables) for many jobs. */
+  /**
+   * Sets next/last run times (and optionally disables) for many jobs, by compare-and-set, so a late
+   * write of one scheduler never undoes a newer write of another: `next_run_at` is set only on an
+   * enabled job and only forward (where it is null or earlier than the update's), `last_run_at`
+   * only forward, and a disable only on an enabled job; with `version`, only while the job's
+   * `updatedAt` still equals it. A job disabled meanwhile is never given a next run time back.
+   */
   updateSchedules(updates: readonly JobScheduleUpdate[], options?: StoreCallOptions): Promise<void>
   /**
-   * Inserts ledger rows, ignoring those whose `(jobId, scheduledFor)` exists; returns the ids
-   * of the rows this call inserted. This is the claim.
+   * Inserts ledger rows, ignoring those whose `(jobId, scheduledFor)` exists: the claim. Rows marked
+   * `exclusive` are stored `running` only while no other row of their job is `running`, checked in
+   * the insert's own statement, else `skipped` with their reason. Returns the ids this call
+   * inserted, and which of those were stored `skipped` for overlap: a row in neither set belongs to
+   * another scheduler.
    */
-  insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<ReadonlySet<string>>
+  insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<RunInsertResult>
   /** Finalises a `running` row; a row no longer `running` is left as it is. Returns true if updated. */
   completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean>
   setDelivery(
@@ -279,6 +326,8 @@ export interface CronStore {
   /** Records that scheduler `owner` is alive at `now`. */
   heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void>
   removeOwner(owner: string, options?: StoreCallOptions): Promise<void>
+  /** Ids of the owners (schedulers) whose last heartbeat is at or after `aliveSince`, in id order. */
+  liveOwners(input: { readonly aliveSince: number }, options?: StoreCallOptions): Promise<string[]>
   /**
    * Marks `running` rows whose owner has not heartbeated since `aliveSince` (or is unknown)
    * `interrupted`; returns how many.

@@ -24,7 +24,10 @@ export class ScheduleWrites {
     this.#hooks = hooks
   }
 
-  /** Merges `writes` into the batch (latest next run, latest last run, a disable kept). */
+  /**
+   * Merges `writes` into the batch (latest next run and version, latest last run, a disable kept).
+   * The store applies each by compare-and-set, so a write that lands late never moves a job back.
+   */
   queue(writes: readonly JobScheduleUpdate[]): void {
     for (const write of writes) {
       const pending = this.#pending.get(write.id)
@@ -35,6 +38,7 @@ export class ScheduleWrites {
       const disable = write.disable ?? pending?.disable
       this.#pending.set(write.id, {
         id: write.id,
+        ...(write.version === undefined ? {} : { version: write.version }),
         nextRunAt: write.nextRunAt,
         ...(Number.isFinite(lastRunAt) ? { lastRunAt } : {}),
         ...(disable === undefined ? {} : { disable }),

@@ -172,7 +172,7 @@ export class CronScheduler {
       this.#fires.set(armed)
       if (job.nextRunAt === null) {
         const next = armed.compiled.next(now)
-        updates.push({ id: job.id, nextRunAt: next ?? null })
+        updates.push({ id: job.id, version: job.updatedAt, nextRunAt: next ?? null })
         armed.job = { ...job, nextRunAt: next ?? null }
         this.#fires.push(armed, next)
       } else {
@@ -301,14 +301,14 @@ export class CronScheduler {
       return {
         status: 'skipped',
         reason: admission.reason,
-        ...(recorded === undefined ? {} : { runId: recorded.id }),
+        ...(recorded === undefined ? {} : { runId: recorded.row.id }),
       }
     }
     if (admission.kind === 'wait') return { status: 'queued', reason: 'waiting for a free run slot' }
     if (admission.kind === 'behind') {
       return { status: 'queued', reason: 'queued behind the running occurrence (overlap queue_one)' }
     }
-    let claimed: NewCronRun | undefined
+    let claimed: Awaited<ReturnType<Ledger['claimManual']>>
     try {
       claimed = await this.#claimManual(job, now, 'running', null, 1)
     } catch (error) {
@@ -320,8 +320,13 @@ export class CronScheduler {
       this.#slots.release()
       throw new CronError('CRON_RUN_FAILED', 'Could not record the manual run; try again.')
     }
-    this.#startRun(job, claimed)
-    return { status: 'started', runId: claimed.id }
+    if (claimed.outcome === 'overlap-skipped') {
+      // Another instance runs the job: the store recorded this trigger skipped instead.
+      this.#slots.release()
+      return { status: 'skipped', reason: claimed.row.skipReason ?? '', runId: claimed.row.id }
+    }
+    this.#startRun(job, claimed.row)
+    return { status: 'started', runId: claimed.row.id }
   }
 
   // ---------------------------------------------------------------- firing
@@ -430,12 +435,14 @@ export class CronScheduler {
    */
   async #claimBatch(batch: DueBatch, now: number): Promise<ReadonlySet<string> | undefined> {
     let claimed: ReadonlySet<string> = new Set()
+    let overlapSkipped: ReadonlySet<string> = new Set()
     let unstarted = batch.starts.length
     try {
       if (batch.rows.length > 0) {
         try {
           const insert = await this.#ledger.insert(batch.rows, 3)
           claimed = insert.claimed
+          overlapSkipped = insert.overlapSkipped
           batch.inserted(insert.rows)
         } catch (error) {
           this.#reportError(error)
@@ -444,7 +451,15 @@ export class CronScheduler {
       }
       for (const { job, row } of batch.starts) {
         unstarted--
-        if (claimed.has(row.id)) {
+        if (overlapSkipped.has(row.id)) {
+          // Claimed, but recorded skipped: the job runs on another instance right now.
+          this.#slots.release()
+          const skipped = this.#ledger.overlapSkippedRow(row)
+          this.events.emit(
+            'schedule:fire',
+            fireEvent(job, skipped, now, 'skipped', skipped.skipReason ?? undefined),
+          )
+        } else if (claimed.has(row.id)) {
           this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
           this.#startRun(job, row)
         } else {
@@ -507,20 +522,22 @@ export class CronScheduler {
       const now = this.#now()
       if (occurrence.trigger === 'manual') {
         const claimed = await this.#claimManual(job, now, 'running', null, 3)
-        if (claimed !== undefined) {
-          this.#startRun(job, claimed)
+        if (claimed?.outcome === 'won') {
+          this.#startRun(job, claimed.row)
           started = true
         }
         return
       }
-      const { row, won } = await this.#ledger.claim(
+      const { row, outcome } = await this.#ledger.claim(
         this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null),
         3,
       )
-      if (won) {
+      if (outcome === 'won') {
         this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
         this.#startRun(job, row)
         started = true
+      } else if (outcome === 'overlap-skipped') {
+        this.events.emit('schedule:fire', fireEvent(job, row, now, 'skipped', row.skipReason ?? undefined))
       } else {
         this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
       }
@@ -538,7 +555,7 @@ export class CronScheduler {
     status: 'running' | 'skipped',
     reason: string | null,
     attempts: number,
-  ): Promise<NewCronRun | undefined> {
+  ): ReturnType<Ledger['claimManual']> {
     const reserved = this.#fires.get(job.id)?.job.nextRunAt ?? job.nextRunAt
     return this.#ledger.claimManual(job, now, status, reason, { reserved, attempts })
   }

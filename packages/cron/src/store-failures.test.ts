@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './__fixtures__/database.js'
-import type { NewCronRun, StoreCallOptions } from './ports.js'
+import type { NewCronRun, RunInsertResult, StoreCallOptions } from './ports.js'
 import { CronService } from './service.js'
 import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
 import { FakeClock } from './testing/fake-clock.js'
@@ -20,7 +20,7 @@ class LockedSqliteCronStore extends SqliteCronStore {
   override async insertRuns(
     runs: readonly NewCronRun[],
     options?: StoreCallOptions,
-  ): Promise<ReadonlySet<string>> {
+  ): Promise<RunInsertResult> {
     if (this.failures > 0) {
       this.failures--
       throw new Error('database is locked')

@@ -40,6 +40,10 @@ describe('PostgreSQL portability (compile only)', () => {
     expect(statements.join('\n')).toMatch(/"scheduled_for" bigint not null/)
     expect(statements).toContain('alter table "cron_runs" add column "input_tokens" bigint')
     expect(statements).toContain('alter table "cron_runs" add column "output_tokens" bigint')
+    expect(statements).toContain('create index "cron_jobs_updated_at" on "cron_jobs" ("updated_at")')
+    expect(statements).toContain(
+      `create index "cron_runs_running_job" on "cron_runs" ("job_id") where "status" = 'running'`,
+    )
   })
 
   it('every store query compiles with $n parameters and no SQLite-only syntax', async () => {
@@ -66,6 +70,7 @@ describe('PostgreSQL portability (compile only)', () => {
       () => store.getJobByName(job.name),
       () => store.listJobs({ enabled: true }),
       () => store.listJobs({ ids: [job.id] }),
+      () => store.listJobs({ changedSince: 5, after: 'a', limit: 10 }),
       () => store.countJobs(),
       () => store.countJobs({ createdBy: 'telegram:1:2' }),
       () => store.aiRunStartTimes({ since: 5, limit: 10 }),
@@ -74,9 +79,11 @@ describe('PostgreSQL portability (compile only)', () => {
       () =>
         store.updateSchedules([
           { id: job.id, nextRunAt: 5, lastRunAt: 3 },
-          { id: 'x', nextRunAt: null, disable: { reason: 'r' } },
+          { id: 'x', nextRunAt: null, lastRunAt: 4, disable: { reason: 'r' }, version: 7 },
         ]),
       () => store.insertRuns([run]),
+      () => store.insertRuns([{ ...run, id: 'e', exclusive: { skipReason: 'busy' } }]),
+      () => store.liveOwners({ aliveSince: 1 }),
       () =>
         store.completeRun('r', {
           status: 'completed',
@@ -104,7 +111,16 @@ describe('PostgreSQL portability (compile only)', () => {
     expect(text).not.toMatch(/\blimit -1\b|\bifnull\b|\binsert or\b|\bpragma\b/i)
     expect(text).toContain('on conflict ("job_id", "scheduled_for") do nothing returning "id"')
     expect(text).toContain('on conflict ("id") do update set "heartbeat_at" = $4')
-    expect(text).toMatch(/set "next_run_at" = case "id" when \$1 then \$2 else "next_run_at" end/)
+    // Compare-and-set: forward only, enabled jobs only, and (with a version) unchanged jobs only.
+    expect(text).toContain(
+      'set "next_run_at" = case when "id" = $1 and "enabled" = 1 and ("next_run_at" is null or "next_run_at" < $2) then $3 else "next_run_at" end',
+    )
+    expect(text).toMatch(/where "id" = \$\d+ and "enabled" = \$\d+ and "updated_at" = \$\d+/)
+    // The exclusive claim: one INSERT … SELECT whose parameters are typed, checked on running rows.
+    expect(text).toMatch(
+      /insert into "cron_runs" \("id".*\)\s+select .* from \(select "row"\.\*, exists \(select 1 from "cron_runs" as "other" where "other"\."job_id" = "row"\."job_id" and "other"\."status" = 'running'\) as busy from \(select cast\(\$1 as text\) as id.*\) as "row"\) as candidate\s+where true\s+on conflict \(job_id, scheduled_for\) do nothing\s+returning id, status/s,
+    )
+    expect(text).toContain('select "id" from "cron_owners" where "heartbeat_at" >= $1 order by "id"')
     // Integer division in both databases: the bucket size is an inlined integer, never a parameter.
     expect(text).toContain(
       'select ("completed_at" / 60000) * 60000 as "at", sum(coalesce("input_tokens", 0) + coalesce("output_tokens", 0)) as "tokens" from "cron_runs"',

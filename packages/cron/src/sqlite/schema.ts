@@ -170,6 +170,25 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
       await db.schema.alterTable('cron_runs').dropColumn('input_tokens').execute()
     },
   },
+  '0003_index_job_changes_and_running_runs': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // What each scheduler's periodic sync reads: jobs changed since its last look.
+      await db.schema.createIndex('cron_jobs_updated_at').on('cron_jobs').column('updated_at').execute()
+      // The overlap check of an exclusive claim: is a run of this job running (on any instance)?
+      await db.schema
+        .createIndex('cron_runs_running_job')
+        .on('cron_runs')
+        .column('job_id')
+        .where(sql.ref('status'), '=', 'running')
+        .execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropIndex('cron_runs_running_job').execute()
+      await db.schema.dropIndex('cron_jobs_updated_at').execute()
+    },
+  },
 })
 
 /**

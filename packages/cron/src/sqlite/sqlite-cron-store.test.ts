@@ -143,7 +143,7 @@ describe('SqliteCronStore specifics', () => {
           ])
         }),
       )
-      expect(claims.reduce((total, claimed) => total + claimed.size, 0)).toBe(100)
+      expect(claims.reduce((total, claimed) => total + claimed.inserted.size, 0)).toBe(100)
     } finally {
       await database.cleanup()
     }

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import { CronError } from '../errors.js'
+import { checkExclusiveRuns } from '../exclusive-runs.js'
 import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
   CronJobPatch,
@@ -9,6 +10,7 @@ import type {
   ListRunsOptions,
   NewCronRun,
   RunCompletion,
+  RunInsertResult,
   StoreCallOptions,
   TokenTotal,
 } from '../ports.js'
@@ -20,6 +22,8 @@ import type { CronDatabase, CronRunsTable } from './schema.js'
 const MAX_LIST_LIMIT = 500
 /** Rows per multi-row INSERT, well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 200
+/** Exclusive rows per INSERT … SELECT (8 parameters each). */
+const EXCLUSIVE_CHUNK = 200
 /** Ids per `IN (…)` list. */
 const IN_CHUNK = 500
 
@@ -91,7 +95,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
-    const { ids, enabled, createdBy, after, limit } = options ?? {}
+    const { ids, enabled, createdBy, after, limit, changedSince } = options ?? {}
     const select = (idChunk?: readonly string[]) =>
       this.#db
         .selectFrom('cron_jobs')
@@ -100,6 +104,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         .$if(enabled !== undefined, (q) => q.where('enabled', '=', enabled ? 1 : 0))
         .$if(createdBy !== undefined, (q) => q.where('created_by', '=', createdBy as string))
         .$if(after !== undefined, (q) => q.where('name', '>', after as string))
+        .$if(changedSince !== undefined, (q) => q.where('updated_at', '>=', changedSince as number))
     if (ids !== undefined) {
       const jobs: CronJob[] = []
       for (let start = 0; start < ids.length; start += IN_CHUNK) {
@@ -148,24 +153,39 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
   async updateSchedules(updates: readonly JobScheduleUpdate[], options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
     const plain = updates.filter((update) => update.disable === undefined)
-    // One statement per chunk (CASE over ids): one write transaction instead of one per job.
+    // One statement per chunk (CASE over ids): one write transaction instead of one per job. Each
+    // WHEN is a compare-and-set, so a late write never moves a job back or revives a paused one.
     for (let start = 0; start < plain.length; start += IN_CHUNK) {
       const batch = plain.slice(start, start + IN_CHUNK)
+      const withNextRun = batch.filter((update) => update.nextRunAt !== null)
       const withLastRun = batch.filter((update) => update.lastRunAt !== undefined)
-      const nextRunAt = sql<number | null>`case ${sql.ref('id')} ${sql.join(
-        batch.map((update) => sql`when ${update.id} then ${update.nextRunAt}`),
-        sql` `,
-      )} else ${sql.ref('next_run_at')} end`
+      if (withNextRun.length === 0 && withLastRun.length === 0) continue
+      const nextRunAt =
+        withNextRun.length === 0
+          ? undefined
+          : sql<number | null>`case ${sql.join(
+              withNextRun.map(
+                (update) =>
+                  sql`when ${sameJob(update)} and ${sql.ref('enabled')} = 1 and (${sql.ref('next_run_at')} is null or ${sql.ref('next_run_at')} < ${update.nextRunAt}) then ${update.nextRunAt}`,
+              ),
+              sql` `,
+            )} else ${sql.ref('next_run_at')} end`
       const lastRunAt =
         withLastRun.length === 0
           ? undefined
-          : sql<number | null>`case ${sql.ref('id')} ${sql.join(
-              withLastRun.map((update) => sql`when ${update.id} then ${update.lastRunAt}`),
+          : sql<number | null>`case ${sql.join(
+              withLastRun.map(
+                (update) =>
+                  sql`when ${sameJob(update)} and (${sql.ref('last_run_at')} is null or ${sql.ref('last_run_at')} < ${update.lastRunAt}) then ${update.lastRunAt}`,
+              ),
               sql` `,
             )} else ${sql.ref('last_run_at')} end`
       await this.#db
         .updateTable('cron_jobs')
-        .set({ next_run_at: nextRunAt, ...(lastRunAt === undefined ? {} : { last_run_at: lastRunAt }) })
+        .set({
+          ...(nextRunAt === undefined ? {} : { next_run_at: nextRunAt }),
+          ...(lastRunAt === undefined ? {} : { last_run_at: lastRunAt }),
+        })
         .where(
           'id',
           'in',
@@ -175,24 +195,50 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     }
     for (const update of updates) {
       if (update.disable === undefined) continue
+      const lastRunAt = update.lastRunAt
       await this.#db
         .updateTable('cron_jobs')
-        .set({
+        .set((eb) => ({
           next_run_at: update.nextRunAt,
-          ...(update.lastRunAt === undefined ? {} : { last_run_at: update.lastRunAt }),
+          ...(lastRunAt === undefined
+            ? {}
+            : {
+                last_run_at: eb
+                  .case()
+                  .when(eb.or([eb('last_run_at', 'is', null), eb('last_run_at', '<', lastRunAt)]))
+                  .then(lastRunAt)
+                  .else(eb.ref('last_run_at'))
+                  .end(),
+              }),
           enabled: 0,
-          pause_reason: update.disable.reason,
-        })
+          pause_reason: update.disable?.reason ?? null,
+        }))
         .where('id', '=', update.id)
+        .where('enabled', '=', 1)
+        .$if(update.version !== undefined, (q) => q.where('updated_at', '=', update.version as number))
         .execute()
     }
   }
 
-  async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<ReadonlySet<string>> {
+  async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<RunInsertResult> {
     options?.signal?.throwIfAborted()
+    checkExclusiveRuns(runs)
     const inserted = new Set<string>()
-    for (let start = 0; start < runs.length; start += INSERT_CHUNK) {
-      const rows: CronRunsTable[] = runs.slice(start, start + INSERT_CHUNK).map((run) => ({
+    const overlapSkipped = new Set<string>()
+    const isExclusive = (run: NewCronRun) => run.exclusive !== undefined && run.status === 'running'
+    // Exclusive rows first, so their overlap check sees the rows stored before this call only
+    // (as the memory store's does), never the plain rows of the call itself.
+    const exclusive = runs.filter(isExclusive)
+    for (let start = 0; start < exclusive.length; start += EXCLUSIVE_CHUNK) {
+      const rows = await this.#insertExclusive(exclusive.slice(start, start + EXCLUSIVE_CHUNK))
+      for (const row of rows) {
+        inserted.add(row.id)
+        if (row.status === 'skipped') overlapSkipped.add(row.id)
+      }
+    }
+    const plain = runs.filter((run) => !isExclusive(run))
+    for (let start = 0; start < plain.length; start += INSERT_CHUNK) {
+      const rows: CronRunsTable[] = plain.slice(start, start + INSERT_CHUNK).map((run) => ({
         id: run.id,
         job_id: run.jobId,
         job_name: run.jobName,
@@ -220,7 +266,68 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         .execute()
       for (const row of claimed) inserted.add(row.id)
     }
-    return inserted
+    return { inserted, overlapSkipped }
+  }
+
+  /**
+   * Claims exclusive rows in one statement: INSERT … SELECT, where each row is `running` unless its
+   * job has a `running` row already (then `skipped` with its reason), and ON CONFLICT DO NOTHING
+   * keeps the occurrence's one row. SQLite runs the statement under its write lock; on PostgreSQL
+   * the check reads the rows committed when the statement starts.
+   */
+  async #insertExclusive(runs: readonly NewCronRun[]): Promise<{ id: string; status: string }[]> {
+    const text = (value: string | null) => sql`cast(${value} as text)`
+    const integer = (value: number | null) => sql`cast(${value} as bigint)`
+    // A derived table of the rows (a UNION ALL of SELECTs: SQLite names no VALUES columns), each
+    // cast so PostgreSQL knows its parameters' types.
+    const candidates = sql.join(
+      runs.map(
+        (run) =>
+          sql`select ${text(run.id)} as id, ${text(run.jobId)} as job_id, ${text(run.jobName)} as job_name, ${text(run.trigger)} as trigger_name, ${integer(run.scheduledFor)} as scheduled_for, ${integer(run.startedAt)} as started_at, ${text(run.exclusive?.skipReason ?? null)} as exclusive_reason, ${text(run.owner)} as owner_id`,
+      ),
+      sql` union all `,
+    )
+    const busy = sql`exists (select 1 from ${sql.table('cron_runs')} as ${sql.ref('other')} where ${sql.ref('other.job_id')} = ${sql.ref('row.job_id')} and ${sql.ref('other.status')} = 'running')`
+    const columns = sql.join(
+      [
+        'id',
+        'job_id',
+        'job_name',
+        'trigger',
+        'status',
+        'scheduled_for',
+        'started_at',
+        'completed_at',
+        'duration_ms',
+        'result',
+        'error',
+        'skip_reason',
+        'delivery_status',
+        'delivery_error',
+        'owner',
+        'input_tokens',
+        'output_tokens',
+      ].map((column) => sql.ref(column)),
+    )
+    // The check is made once per row (`busy`), then decides status, times and reason.
+    // `where true` before ON CONFLICT: SQLite would otherwise parse ON as a join constraint.
+    const result = await sql<{
+      id: string
+      status: string
+    }>`insert into ${sql.table('cron_runs')} (${columns})
+      select candidate.id, candidate.job_id, candidate.job_name, candidate.trigger_name,
+        case when candidate.busy then 'skipped' else 'running' end,
+        candidate.scheduled_for,
+        case when candidate.busy then null else candidate.started_at end,
+        case when candidate.busy then candidate.started_at else null end,
+        null, null, null,
+        case when candidate.busy then candidate.exclusive_reason else null end,
+        'none', null, candidate.owner_id, null, null
+      from (select ${sql.ref('row')}.*, ${busy} as busy from (${candidates}) as ${sql.ref('row')}) as candidate
+      where true
+      on conflict (job_id, scheduled_for) do nothing
+      returning id, status`.execute(this.#db)
+    return result.rows
   }
 
   async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
@@ -369,6 +476,17 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     await this.#db.deleteFrom('cron_owners').where('id', '=', owner).execute()
   }
 
+  async liveOwners(input: { readonly aliveSince: number }, options?: StoreCallOptions): Promise<string[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_owners')
+      .select('id')
+      .where('heartbeat_at', '>=', input.aliveSince)
+      .orderBy('id')
+      .execute()
+    return rows.map((row) => row.id)
+  }
+
   async interruptOrphanedRuns(
     input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
     options?: StoreCallOptions,
@@ -440,6 +558,13 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     }
     return deleted
   }
+}
+
+/** The WHEN condition of one update: its job, and (with `version`) still that definition of it. */
+function sameJob(update: JobScheduleUpdate) {
+  return update.version === undefined
+    ? sql`${sql.ref('id')} = ${update.id}`
+    : sql`(${sql.ref('id')} = ${update.id} and ${sql.ref('updated_at')} = ${update.version})`
 }
 
 /** Largest `aiRunStartTimes` answer: a budget beyond it is not a budget. */

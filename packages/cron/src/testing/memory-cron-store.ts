@@ -1,4 +1,5 @@
 import { CronError } from '../errors.js'
+import { checkExclusiveRuns } from '../exclusive-runs.js'
 import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
   CronJobPatch,
@@ -8,6 +9,7 @@ import type {
   ListRunsOptions,
   NewCronRun,
   RunCompletion,
+  RunInsertResult,
   StoreCallOptions,
   TokenTotal,
 } from '../ports.js'
@@ -59,7 +61,7 @@ export class MemoryCronStore implements CronStore {
 
   async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
-    const { enabled, createdBy, after, limit } = options ?? {}
+    const { enabled, createdBy, after, limit, changedSince } = options ?? {}
     const ids = options?.ids === undefined ? undefined : new Set(options.ids)
     const jobs = [...this.#jobs.values()]
       .filter(
@@ -67,7 +69,8 @@ export class MemoryCronStore implements CronStore {
           (ids === undefined || ids.has(job.id)) &&
           (enabled === undefined || job.enabled === enabled) &&
           (createdBy === undefined || job.createdBy === createdBy) &&
-          (after === undefined || job.name > after),
+          (after === undefined || job.name > after) &&
+          (changedSince === undefined || job.updatedAt >= changedSince),
       )
       .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
     return limit === undefined ? jobs : jobs.slice(0, limit)
@@ -99,30 +102,59 @@ export class MemoryCronStore implements CronStore {
     options?.signal?.throwIfAborted()
     for (const update of updates) {
       const job = this.#jobs.get(update.id)
+      // Compare-and-set, as the SQL store: never a disabled or redefined job, never backwards.
       if (job === undefined) continue
-      this.#jobs.set(
-        update.id,
-        freezeJob({
-          ...job,
+      if (update.version !== undefined && job.updatedAt !== update.version) continue
+      if (update.disable !== undefined && !job.enabled) continue
+      const lastRunAt =
+        update.lastRunAt !== undefined && (job.lastRunAt === null || job.lastRunAt < update.lastRunAt)
+          ? update.lastRunAt
+          : job.lastRunAt
+      let changes: Partial<CronJob> = { lastRunAt }
+      if (update.disable !== undefined) {
+        changes = {
+          ...changes,
           nextRunAt: update.nextRunAt,
-          ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
-          ...(update.disable === undefined ? {} : { enabled: false, pauseReason: update.disable.reason }),
-        }),
-      )
+          enabled: false,
+          pauseReason: update.disable.reason,
+        }
+      } else if (
+        job.enabled &&
+        update.nextRunAt !== null &&
+        (job.nextRunAt === null || job.nextRunAt < update.nextRunAt)
+      ) {
+        changes = { ...changes, nextRunAt: update.nextRunAt }
+      }
+      this.#jobs.set(update.id, freezeJob({ ...job, ...changes }))
     }
   }
 
-  async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<ReadonlySet<string>> {
+  async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<RunInsertResult> {
     options?.signal?.throwIfAborted()
+    checkExclusiveRuns(runs)
     const inserted = new Set<string>()
+    const overlapSkipped = new Set<string>()
+    // The overlap check sees the rows stored before the call, not those of the call itself.
+    const runningJobs = new Set<string>()
+    for (const run of this.#runs.values()) if (run.status === 'running') runningJobs.add(run.jobId)
     for (const run of runs) {
       const key = occurrenceKey(run.jobId, run.scheduledFor)
       if (this.#occurrences.has(key) || this.#runs.has(run.id)) continue
       this.#occurrences.add(key)
+      const { exclusive, ...row } = run
+      const skipped = exclusive !== undefined && run.status === 'running' && runningJobs.has(run.jobId)
       this.#runs.set(
         run.id,
         Object.freeze({
-          ...run,
+          ...row,
+          ...(skipped
+            ? {
+                status: 'skipped',
+                startedAt: null,
+                completedAt: run.startedAt,
+                skipReason: exclusive.skipReason,
+              }
+            : {}),
           durationMs: null,
           result: null,
           error: null,
@@ -133,8 +165,9 @@ export class MemoryCronStore implements CronStore {
         }),
       )
       inserted.add(run.id)
+      if (skipped) overlapSkipped.add(run.id)
     }
-    return inserted
+    return { inserted, overlapSkipped }
   }
 
   async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
@@ -240,6 +273,14 @@ export class MemoryCronStore implements CronStore {
   async removeOwner(owner: string, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
     this.#owners.delete(owner)
+  }
+
+  async liveOwners(input: { readonly aliveSince: number }, options?: StoreCallOptions): Promise<string[]> {
+    options?.signal?.throwIfAborted()
+    return [...this.#owners]
+      .filter(([, heartbeat]) => heartbeat >= input.aliveSince)
+      .map(([owner]) => owner)
+      .sort()
   }
 
   async interruptOrphanedRuns(

@@ -88,6 +88,28 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await names({ ids, after: 'bravo', limit: 1 })).toEqual(['charlie'])
     })
 
+    it('lists the jobs changed at or after a time, page by page, for a scheduler to sync', async () => {
+      for (const [name, updatedAt] of [
+        ['alpha', 1000],
+        ['bravo', 5000],
+        ['charlie', 5001],
+        ['delta', 4999],
+        ['echo', 9000],
+      ] as const) {
+        await store.insertJob(createTestJob({ name, updatedAt, enabled: name !== 'echo' }))
+      }
+      const names = async (filter: Parameters<CronStore['listJobs']>[0]) =>
+        (await store.listJobs(filter)).map((job) => job.name)
+      expect(await names({ changedSince: 5000 })).toEqual(['bravo', 'charlie', 'echo'])
+      expect(await names({ changedSince: 5000, limit: 2 })).toEqual(['bravo', 'charlie'])
+      expect(await names({ changedSince: 5000, after: 'charlie', limit: 2 })).toEqual(['echo'])
+      expect(await names({ changedSince: 5000, enabled: true })).toEqual(['bravo', 'charlie'])
+      expect(await names({ changedSince: 9001 })).toEqual([])
+      const job = (await store.getJobByName('alpha')) as CronJob
+      await store.updateJob(job.id, { updatedAt: 9500, enabled: false })
+      expect(await names({ changedSince: 9001 })).toEqual(['alpha'])
+    })
+
     it('counts the jobs one session key created', async () => {
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
@@ -140,8 +162,8 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       const first = newRun(job, 300_000)
       const second = newRun(job, 300_000, { owner: 'owner-b' })
       const third = newRun(job, 600_000)
-      expect([...(await store.insertRuns([first]))]).toEqual([first.id])
-      expect([...(await store.insertRuns([second, third]))]).toEqual([third.id])
+      expect([...(await store.insertRuns([first])).inserted]).toEqual([first.id])
+      expect([...(await store.insertRuns([second, third])).inserted]).toEqual([third.id])
       const runs = await store.listRuns({ jobId: job.id })
       expect(runs.map((run) => [run.scheduledFor, run.owner])).toEqual([
         [600_000, 'owner-a'],
@@ -157,6 +179,83 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       })
     })
 
+    it('claims an exclusive row running only while no other row of its job runs, else records it skipped', async () => {
+      const job = createTestJob()
+      const other = createTestJob()
+      await store.insertJob(job)
+      await store.insertJob(other)
+      const exclusive = { skipReason: 'overlap: still running elsewhere' }
+      const first = newRun(job, 60_000, { owner: 'owner-b', exclusive })
+      const otherJob = newRun(other, 60_000, { exclusive })
+      expect(await store.insertRuns([first, otherJob])).toEqual({
+        inserted: new Set([first.id, otherJob.id]),
+        overlapSkipped: new Set(),
+      })
+      // Job is running on owner-b: the next occurrence is claimed, but recorded skipped.
+      const second = newRun(job, 120_000, { startedAt: 120_500, exclusive })
+      const result = await store.insertRuns([second])
+      expect(result).toEqual({ inserted: new Set([second.id]), overlapSkipped: new Set([second.id]) })
+      expect(await store.getRun(second.id)).toMatchObject({
+        status: 'skipped',
+        startedAt: null,
+        completedAt: 120_500,
+        skipReason: 'overlap: still running elsewhere',
+        owner: 'owner-a',
+        trigger: 'schedule',
+      })
+      // The occurrence has its one row: a second claim of it, exclusive or not, is lost.
+      const again = newRun(job, 120_000, { owner: 'owner-b', exclusive })
+      expect(await store.insertRuns([again])).toEqual({ inserted: new Set(), overlapSkipped: new Set() })
+      // Plain (overlap allow) rows and skipped rows are never checked.
+      const allowed = newRun(job, 180_000)
+      const skipped = newRun(job, 240_000, {
+        status: 'skipped',
+        startedAt: null,
+        completedAt: 1,
+        skipReason: 'missed',
+        exclusive,
+      })
+      expect(await store.insertRuns([allowed, skipped])).toEqual({
+        inserted: new Set([allowed.id, skipped.id]),
+        overlapSkipped: new Set(),
+      })
+      expect((await store.getRun(skipped.id))?.skipReason).toBe('missed')
+      // Once no run of the job is running, an exclusive claim runs again.
+      const done = {
+        status: 'completed',
+        completedAt: 200_000,
+        durationMs: 1,
+        result: 'ok',
+        error: null,
+        inputTokens: null,
+        outputTokens: null,
+      } as const
+      await store.completeRun(first.id, done)
+      await store.completeRun(allowed.id, done)
+      const third = newRun(job, 300_000, { exclusive })
+      expect(await store.insertRuns([third])).toEqual({
+        inserted: new Set([third.id]),
+        overlapSkipped: new Set(),
+      })
+      expect(await store.getRun(third.id)).toMatchObject({ status: 'running', startedAt: 300_000 })
+    })
+
+    it('checks exclusive rows against the rows stored before the call, one per job and call', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      const exclusive = { skipReason: 'busy' }
+      const plain = newRun(job, 60_000)
+      const claimed = newRun(job, 120_000, { exclusive })
+      expect(await store.insertRuns([plain, claimed])).toEqual({
+        inserted: new Set([plain.id, claimed.id]),
+        overlapSkipped: new Set(),
+      })
+      const twice = [newRun(job, 180_000, { exclusive }), newRun(job, 240_000, { exclusive })]
+      const error = await store.insertRuns(twice).catch((caught: unknown) => caught)
+      expect(CronError.is(error) && error.code).toBe('CRON_INVALID_INPUT')
+      expect(await store.listRuns({ jobId: job.id })).toHaveLength(2)
+    })
+
     it('inserts large batches (more than one chunk)', async () => {
       const job = createTestJob()
       await store.insertJob(job)
@@ -168,8 +267,8 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
           skipReason: 'missed',
         }),
       )
-      expect((await store.insertRuns(runs)).size).toBe(450)
-      expect((await store.insertRuns(runs)).size).toBe(0)
+      expect((await store.insertRuns(runs)).inserted.size).toBe(450)
+      expect((await store.insertRuns(runs)).inserted.size).toBe(0)
     })
 
     it('completes only running runs, records delivery separately, and reads recent results', async () => {
@@ -322,6 +421,71 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
         enabled: false,
         pauseReason: 'at job fired',
       })
+    })
+
+    it('moves next_run_at only forward, by compare-and-set, and never revives a disabled job', async () => {
+      const job = createTestJob({ nextRunAt: 600_000, lastRunAt: 300_000, updatedAt: 50 })
+      const paused = createTestJob({ enabled: false, nextRunAt: null, pauseReason: 'paused by request' })
+      await store.insertJob(job)
+      await store.insertJob(paused)
+      // A late write computed before another scheduler's newer one: next and last stay.
+      await store.updateSchedules([{ id: job.id, nextRunAt: 300_000, lastRunAt: 240_000 }])
+      expect(await store.getJob(job.id)).toMatchObject({ nextRunAt: 600_000, lastRunAt: 300_000 })
+      await store.updateSchedules([{ id: job.id, nextRunAt: 600_000 }])
+      expect((await store.getJob(job.id))?.nextRunAt).toBe(600_000)
+      await store.updateSchedules([{ id: job.id, nextRunAt: 900_000, lastRunAt: 600_000, version: 50 }])
+      expect(await store.getJob(job.id)).toMatchObject({ nextRunAt: 900_000, lastRunAt: 600_000 })
+      // A null next run without a disable is no write.
+      await store.updateSchedules([{ id: job.id, nextRunAt: null }])
+      expect((await store.getJob(job.id))?.nextRunAt).toBe(900_000)
+      // A write computed from an older definition (version) is dropped whole.
+      await store.updateSchedules([{ id: job.id, nextRunAt: 1_200_000, lastRunAt: 900_000, version: 49 }])
+      expect(await store.getJob(job.id)).toMatchObject({ nextRunAt: 900_000, lastRunAt: 600_000 })
+      // A paused job gets no next run time back; its last run time may still move forward.
+      await store.updateSchedules([{ id: paused.id, nextRunAt: 900_000, lastRunAt: 800_000 }])
+      expect(await store.getJob(paused.id)).toMatchObject({
+        enabled: false,
+        nextRunAt: null,
+        lastRunAt: 800_000,
+        pauseReason: 'paused by request',
+      })
+      // A disable applies to an enabled job of the same version only, and keeps a disabled job's reason.
+      await store.updateSchedules([
+        { id: paused.id, nextRunAt: null, disable: { reason: 'done: the one-time (at) schedule has fired' } },
+        { id: job.id, nextRunAt: null, disable: { reason: 'late' }, version: 1 },
+      ])
+      expect((await store.getJob(paused.id))?.pauseReason).toBe('paused by request')
+      expect(await store.getJob(job.id)).toMatchObject({ enabled: true, nextRunAt: 900_000 })
+      await store.updateSchedules([
+        { id: job.id, nextRunAt: null, lastRunAt: 950_000, disable: { reason: 'fired' }, version: 50 },
+      ])
+      expect(await store.getJob(job.id)).toMatchObject({
+        enabled: false,
+        nextRunAt: null,
+        lastRunAt: 950_000,
+        pauseReason: 'fired',
+      })
+      // Many jobs in one call, each compared on its own.
+      const more = [
+        createTestJob({ name: 'more-a', nextRunAt: 100 }),
+        createTestJob({ name: 'more-b', nextRunAt: 500 }),
+      ]
+      for (const each of more) await store.insertJob(each)
+      await store.updateSchedules(more.map((each) => ({ id: each.id, nextRunAt: 300 })))
+      expect(
+        (await store.listJobs({ ids: more.map((each) => each.id) })).map((each) => each.nextRunAt),
+      ).toEqual([300, 500])
+    })
+
+    it('lists the owners alive since a time', async () => {
+      await store.heartbeat('b-owner', 10_000)
+      await store.heartbeat('a-owner', 5_000)
+      await store.heartbeat('c-owner', 4_999)
+      expect(await store.liveOwners({ aliveSince: 5_000 })).toEqual(['a-owner', 'b-owner'])
+      await store.heartbeat('c-owner', 12_000)
+      await store.removeOwner('b-owner')
+      expect(await store.liveOwners({ aliveSince: 5_000 })).toEqual(['a-owner', 'c-owner'])
+      expect(await store.liveOwners({ aliveSince: 20_000 })).toEqual([])
     })
 
     it('interrupts running rows whose owner stopped heartbeating, and only those', async () => {
