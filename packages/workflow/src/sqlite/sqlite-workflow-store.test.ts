@@ -91,6 +91,86 @@ describe('SqliteWorkflowStore specifics', () => {
     }
   })
 
+  it('migrates a database made before leases: its runs have version 0 and no expiry, and are taken over by their owner’s heartbeat', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'lango-workflow-0002-'))
+    const db = new Kysely<WorkflowDatabase>({
+      dialect: new SqliteDialect({ database: new Database(join(directory, 'old.db')) }),
+    })
+    const migrator = (migrations: Readonly<Record<string, (typeof workflowMigrations)[string]>>) =>
+      new Migrator({
+        db,
+        provider: { getMigrations: async () => ({ ...migrations }) },
+        migrationTableName: WORKFLOW_MIGRATION_TABLE,
+        migrationLockTableName: `${WORKFLOW_MIGRATION_TABLE}_lock`,
+      })
+    try {
+      const [first, second] = Object.keys(workflowMigrations) as [string, string]
+      const beforeLeases = Object.fromEntries(
+        [first, second].map((name) => [
+          name,
+          workflowMigrations[name] as (typeof workflowMigrations)[string],
+        ]),
+      )
+      expect((await migrator(beforeLeases).migrateToLatest()).error).toBeUndefined()
+      // Two runs recorded by the previous version: one whose owner is still heartbeating, one whose owner went silent.
+      await sql`insert into workflow_owners (id, started_at, heartbeat_at) values ('alive', 0, 9000), ('silent', 0, 1000)`.execute(
+        db,
+      )
+      await sql`insert into workflow_runs (id, workflow_name, definition, status, total_steps,
+        completed_steps, deliver_to, owner, started_at) values
+        ('held', 'before', 'name: before', 'running', 1, 0, '[]', 'alive', 100),
+        ('orphan', 'before', 'name: before', 'running', 1, 0, '[]', 'silent', 200)`.execute(db)
+      await sql`insert into workflow_step_runs (run_id, step_id, position, status, attempt) values
+        ('held', 'a', 0, 'running', 1), ('orphan', 'a', 0, 'running', 1)`.execute(db)
+      await migrateWorkflow(db)
+      const store = new SqliteWorkflowStore(db)
+      expect(await store.getRun('orphan')).toMatchObject({
+        owner: 'silent',
+        leaseVersion: 0,
+        leaseExpiresAt: null,
+      })
+
+      // Only the silent owner's run is stale at 5000; it gets a lease like any claimed run.
+      expect(
+        await store.claimRuns('new', { now: 10_000, leaseExpiresAt: 40_000, staleBefore: 5_000 }),
+      ).toEqual([{ runId: 'orphan', version: 1 }])
+      expect(await store.getRun('orphan')).toMatchObject({
+        owner: 'new',
+        leaseVersion: 1,
+        leaseExpiresAt: 40_000,
+      })
+      expect((await store.listSteps('orphan'))[0]?.status).toBe('pending')
+      expect(await store.getRun('held')).toMatchObject({
+        owner: 'alive',
+        leaseVersion: 0,
+        leaseExpiresAt: null,
+      })
+      expect(
+        await store.updateStep(
+          'orphan',
+          'a',
+          { status: 'running' },
+          { lease: { owner: 'silent', version: 0 } },
+        ),
+      ).toBe(false)
+      // Once its owner stops heartbeating too, the other one follows.
+      expect(
+        await store.claimRuns('new', { now: 20_000, leaseExpiresAt: 50_000, staleBefore: 9_500 }),
+      ).toEqual([{ runId: 'held', version: 1 }])
+
+      // And back: 0003's down drops the columns again.
+      expect((await migrator(workflowMigrations).migrateTo(second)).error).toBeUndefined()
+      const columns = await sql<{
+        name: string
+      }>`select name from pragma_table_info('workflow_runs')`.execute(db)
+      expect(columns.rows.map((row) => row.name)).not.toContain('lease_version')
+      expect(columns.rows.map((row) => row.name)).not.toContain('lease_expires_at')
+    } finally {
+      await db.destroy()
+      await rm(directory, { recursive: true, force: true })
+    }
+  })
+
   it('enforces (run_id, step_id) uniqueness in the database itself', async () => {
     const database = await createTestDatabase()
     try {
