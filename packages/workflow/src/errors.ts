@@ -36,7 +36,7 @@ export type WorkflowErrorCode =
   | 'WORKFLOW_RUN_CANCELLED'
   /** The run passed `runTimeoutMs`; also the abort reason running steps see. */
   | 'WORKFLOW_RUN_TIMEOUT'
-  /** Another engine took over the run (its lease expired); this engine stopped working on it. */
+  /** Another engine took over the run (its lease expired) or ended it, or the lease ran out unrenewed; this engine stopped working on it. */
   | 'WORKFLOW_OWNERSHIP_LOST'
   /** A stored row failed validation on read (a JSON column or an unknown status). */
   | 'WORKFLOW_STORE_CORRUPT'
