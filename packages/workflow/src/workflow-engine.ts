@@ -67,6 +67,12 @@ export interface WorkflowEngineOptions {
   readonly pollIntervalMs?: number
   /** Ended runs are pruned beyond this age and count. Default 30 days / 1000 runs. */
   readonly retention?: { readonly maxAgeMs: number; readonly maxRuns: number }
+  /**
+   * Prune on its own: at start and after runs end, at most hourly. Default true. A host with several
+   * engines on one database may set false and call {@link WorkflowEngine.pruneHistory} from one of
+   * them at a time.
+   */
+  readonly autoPrune?: boolean
 }
 
 /** Options of {@link WorkflowEngine.startRun}. */
@@ -145,6 +151,7 @@ export class WorkflowEngine {
       deliveryTimeoutMs: positive(options.deliveryTimeoutMs, 15_000, 'deliveryTimeoutMs'),
       pollIntervalMs: positive(options.pollIntervalMs, 500, 'pollIntervalMs'),
       retention: options.retention ?? { maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxRuns: 1000 },
+      autoPrune: options.autoPrune ?? true,
     })
     this.#limits = resolveLimits(options.limits)
     this.#emitter = new Emitter((event, error) =>
@@ -633,13 +640,22 @@ export class WorkflowEngine {
     unrefTimer(this.#fenceTimer)
   }
 
+  /**
+   * Deletes ended runs older than `retention.maxAgeMs` and beyond the newest `retention.maxRuns` now;
+   * returns how many runs were deleted. Rejects with the store's error.
+   */
+  async pruneHistory(): Promise<number> {
+    const { maxAgeMs, maxRuns } = this.#options.retention
+    return this.#options.store.pruneRuns({ completedBefore: this.#now() - maxAgeMs, keep: maxRuns })
+  }
+
   async #prune(): Promise<void> {
+    if (!this.#options.autoPrune) return
     const now = this.#now()
     if (now - this.#lastPrune < PRUNE_INTERVAL_MS) return
     this.#lastPrune = now
     try {
-      const { maxAgeMs, maxRuns } = this.#options.retention
-      await this.#options.store.pruneRuns({ completedBefore: now - maxAgeMs, keep: maxRuns })
+      await this.pruneHistory()
     } catch (error) {
       this.#options.logger.warn('workflow prune failed', { error: toError(error).message })
     }

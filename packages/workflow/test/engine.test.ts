@@ -780,3 +780,19 @@ steps:
     expect(await h.engine.listRuns()).toEqual([])
   })
 })
+
+describe('WorkflowEngine: retention', () => {
+  it('with autoPrune false keeps ended runs until pruneHistory() is called, which deletes those beyond retention', async () => {
+    const h = await setup({ autoPrune: false, retention: { maxAgeMs: 60_000, maxRuns: 1 } })
+    const ids: string[] = []
+    for (const name of ['one', 'two', 'three']) {
+      const { runId } = await h.engine.startRun(`name: ${name}\nsteps:\n  - { id: a, run: "echo ${name}" }\n`)
+      await h.engine.waitForRun(runId)
+      ids.push(runId)
+    }
+    // Runs ended, yet nothing was pruned on its own.
+    expect((await h.store.listRuns({ limit: 10 })).map((run) => run.id).sort()).toEqual([...ids].sort())
+    expect(await h.engine.pruneHistory()).toBe(2)
+    expect((await h.store.listRuns({ limit: 10 })).map((run) => run.id)).toEqual([ids[2]])
+  })
+})
