@@ -13,13 +13,13 @@ export interface Retention {
 /** What {@link Maintenance} needs of the settings. */
 type MaintenanceSettings = Pick<
   SchedulerSettings,
-  'store' | 'clock' | 'logger' | 'ownerId' | 'leaseMs' | 'retention'
+  'store' | 'clock' | 'logger' | 'ownerId' | 'leaseMs' | 'retention' | 'autoPrune'
 >
 
 /**
  * The scheduler's background upkeep, every third of the lease: heartbeat this owner, mark runs of
- * dead owners `interrupted`, and prune history hourly. Its timer is unref'd: it never keeps a
- * process alive.
+ * dead owners `interrupted`, and prune history hourly (unless `autoPrune` is off: the host prunes).
+ * Its timer is unref'd: it never keeps a process alive.
  */
 export class Maintenance {
   readonly #settings: MaintenanceSettings
@@ -75,7 +75,7 @@ export class Maintenance {
         aliveSince: now - leaseMs,
         reason: 'interrupted: the scheduler that ran it stopped heartbeating (process exit or crash)',
       })
-      if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
+      if (this.#settings.autoPrune && now - this.#lastPrune >= PRUNE_EVERY_MS) {
         const pruned = await this.prune()
         if (pruned > 0) logger.debug('cron history pruned', { pruned })
       }

@@ -103,7 +103,11 @@ describe('ports (ADR 0006)', () => {
     await harness.service.start()
     await harness.service.stop()
     expect(lines).toEqual([
-      ['info', 'cron scheduler started', { owner: 'owner-0', jobs: 0, missed: 0, interrupted: 0 }],
+      [
+        'info',
+        'cron scheduler started',
+        { owner: 'owner-0', jobs: 0, missed: 0, interrupted: 0, otherSchedulers: 0 },
+      ],
       ['info', 'cron scheduler stopped', { owner: 'owner-0' }],
     ])
     expect(() => silentLogger.error('dropped', { any: 1 })).not.toThrow()

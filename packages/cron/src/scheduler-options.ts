@@ -57,10 +57,22 @@ export interface CronSchedulerOptions {
    * (default 60 s; below 1 s counts as 1 s; at most 2^31 − 1 ms). Heartbeats come every third of it.
    */
   readonly leaseMs?: number
+  /**
+   * How often this scheduler reads the jobs changed in the store (default 2000 ms; 1 ms to 2^31 − 1
+   * ms): jobs another scheduler on the same database created, changed, paused or resumed are armed,
+   * re-armed or dropped here within about this long. Each read looks a few seconds further back than
+   * the last one, so clocks of instances that differ that much lose nothing.
+   */
+  readonly syncIntervalMs?: number
   /** Catch-up window = half the job's period clamped to [minMs, maxMs] (defaults 2 min and 2 h). */
   readonly catchupWindow?: { readonly minMs?: number; readonly maxMs?: number }
   /** History retention (defaults 30 days and 1000 rows per job). */
   readonly retention?: { readonly maxAgeMs?: number; readonly maxRunsPerJob?: number }
+  /**
+   * Whether maintenance prunes history hourly (default true). With false it never does; the host
+   * calls {@link CronScheduler.pruneHistory} itself, say on one instance of several at a time.
+   */
+  readonly autoPrune?: boolean
   /**
    * Most `ai` runs started in any 24 hours (default 5000, room for three jobs every minute;
    * `Infinity` for none; SECURITY.md CRON-3).
@@ -113,8 +125,10 @@ export interface SchedulerSettings {
   readonly scheduleWriteDelayMs: number
   readonly maxResultChars: number
   readonly leaseMs: number
+  readonly syncIntervalMs: number
   readonly catchUp: CatchUpBounds
   readonly retention: Retention
+  readonly autoPrune: boolean
   readonly maxAiRunsPerDay: number
   readonly maxAiTokensPerDay: number
   readonly maxJitterMs: number
@@ -166,6 +180,11 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
   const deliveryTimeoutMs = timerMs(options.deliveryTimeoutMs ?? 30_000, 'deliveryTimeoutMs', 1)
   const scheduleWriteDelayMs = timerMs(options.scheduleWriteDelayMs ?? 250, 'scheduleWriteDelayMs', 0)
   const leaseMs = Math.max(1000, timerMs(options.leaseMs ?? 60_000, 'leaseMs', 0))
+  const syncIntervalMs = timerMs(options.syncIntervalMs ?? 2000, 'syncIntervalMs', 1)
+  const autoPrune = options.autoPrune ?? true
+  if (typeof autoPrune !== 'boolean') {
+    throw invalid('autoPrune', 'autoPrune must be true (maintenance prunes history) or false (the host does)')
+  }
   return Object.freeze({
     store: options.store,
     agentRunner: options.agentRunner,
@@ -183,11 +202,13 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     scheduleWriteDelayMs,
     maxResultChars: options.maxResultChars ?? 16_000,
     leaseMs,
+    syncIntervalMs,
     catchUp,
     retention: {
       maxAgeMs: options.retention?.maxAgeMs ?? 30 * 86_400_000,
       maxRunsPerJob: options.retention?.maxRunsPerJob ?? 1000,
     },
+    autoPrune,
     maxAiRunsPerDay,
     maxAiTokensPerDay,
     maxJitterMs,

@@ -5,6 +5,7 @@ import { TypedEmitter, type Unsubscribe } from './events.js'
 import { cancellation, truncate } from './executor.js'
 import { ArmedJob, type DueJob, FireQueue } from './fire-queue.js'
 import { jitterDelay } from './jitter.js'
+import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
 import { Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
@@ -60,7 +61,16 @@ export class CronScheduler {
   readonly #ledger: Ledger
   readonly #writes: ScheduleWrites
   readonly #maintenance: Maintenance
+  readonly #sync: JobSync
   readonly #executor: RunExecutor
+  /**
+   * Jobs this scheduler stopped arming though they are enabled in the store (an `at` job that fired,
+   * before its disable is written; a schedule that no longer compiles), by id, with the `updatedAt`
+   * they had: the sync leaves those versions alone.
+   */
+  readonly #dropped = new Map<string, number>()
+  /** Jobs registered or unregistered here while a sync read was in flight: that read is older. */
+  #changedDuringSync: Set<string> | undefined
   readonly #tasks = new Set<Promise<unknown>>()
   #started = false
   #starting: Promise<void> | undefined
@@ -86,6 +96,17 @@ export class CronScheduler {
     this.#ledger = new Ledger(settings, { report, canRetry: () => this.#started })
     this.#writes = new ScheduleWrites(settings, { track, report })
     this.#maintenance = new Maintenance(settings, { track, report })
+    this.#sync = new JobSync(settings, {
+      track,
+      report,
+      begin: () => {
+        this.#changedDuringSync = new Set()
+      },
+      apply: (jobs, now) => this.#applySync(jobs, now),
+      end: () => {
+        this.#changedDuringSync = undefined
+      },
+    })
     this.#executor = new RunExecutor(settings, report)
     this.events = new TypedEmitter((error) =>
       settings.logger.error('cron event listener threw', { error: toError(error).message }),
@@ -136,6 +157,12 @@ export class CronScheduler {
     const { store, leaseMs } = this.#settings
     const now = this.#now()
     await store.heartbeat(this.ownerId, now)
+    // Another scheduler alive on this database: the cluster was never down, so jobs found due are
+    // late fires (as if this timer fired late), not occurrences missed while no scheduler ran.
+    const others = (await store.liveOwners({ aliveSince: now - leaseMs })).filter(
+      (owner) => owner !== this.ownerId,
+    )
+    const mode = others.length > 0 ? 'runtime' : 'startup'
     const interrupted = await store.interruptOrphanedRuns({
       now,
       aliveSince: now - leaseMs,
@@ -185,10 +212,12 @@ export class CronScheduler {
       jobs: this.#fires.size,
       missed: missed.length,
       interrupted,
+      otherSchedulers: others.length,
     })
-    if (missed.length > 0) await this.#handleDue(missed, now, 'startup')
+    if (missed.length > 0) await this.#handleDue(missed, now, mode, false)
     this.#arm()
     this.#maintenance.start(Math.min(leaseMs / 3, 1000))
+    this.#sync.start(now)
   }
 
   /**
@@ -203,6 +232,7 @@ export class CronScheduler {
     this.#started = false
     this.#fires.disarm()
     this.#maintenance.stop()
+    this.#sync.stop()
     for (const run of this.#slots.allActive()) {
       run.controller.abort(
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
@@ -217,6 +247,7 @@ export class CronScheduler {
     }
     await this.flushPendingWrites()
     this.#fires.clear()
+    this.#dropped.clear()
     await this.#settings.store.removeOwner(this.ownerId).catch((error: unknown) => this.#reportError(error))
     this.#settings.logger.info('cron scheduler stopped', { owner: this.ownerId })
   }
@@ -247,6 +278,7 @@ export class CronScheduler {
    */
   register(job: CronJob): void {
     if (!this.#started) return
+    this.#changedDuringSync?.add(job.id)
     if (!job.enabled) {
       void this.unregister(job.id, 'paused')
       return
@@ -263,6 +295,7 @@ export class CronScheduler {
    * recorded `skipped`.
    */
   async unregister(jobId: string, reason: 'paused' | 'removed'): Promise<void> {
+    this.#changedDuringSync?.add(jobId)
     const armed = this.#fires.get(jobId)
     this.#fires.delete(jobId)
     this.#writes.forget(jobId)
@@ -344,10 +377,16 @@ export class CronScheduler {
    * (catch-up), admits the one that runs, claims every row in one insert, starts the claimed
    * runs, and batches the jobs' next/last run times.
    */
-  async #handleDue(due: readonly DueJob[], now: number, mode: 'startup' | 'runtime'): Promise<void> {
-    // Re-check the jobs: another process may have paused, removed or changed them.
+  async #handleDue(
+    due: readonly DueJob[],
+    now: number,
+    mode: 'startup' | 'runtime',
+    recheck = mode === 'runtime',
+  ): Promise<void> {
+    // Re-check the jobs: another process may have paused, removed or changed them (not needed
+    // for the jobs start-up has just read).
     let versions: ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }> | undefined
-    if (mode === 'runtime') {
+    if (recheck) {
       try {
         versions = await this.#settings.store.jobVersions(due.map((item) => item.armed.job.id))
       } catch (error) {
@@ -405,7 +444,7 @@ export class CronScheduler {
     } catch (error) {
       // A stored schedule that no longer compiles: report it and stop arming the job.
       this.#reportError(error, job.id)
-      this.#fires.delete(job.id)
+      this.#drop(job)
       return
     }
     const trigger = mode === 'startup' ? 'catchup' : 'schedule'
@@ -424,7 +463,7 @@ export class CronScheduler {
       nextRunAt: update.nextRunAt,
       ...(update.lastRunAt === undefined ? {} : { lastRunAt: update.lastRunAt }),
     }
-    if (plan.next === undefined) this.#fires.delete(job.id)
+    if (plan.next === undefined) this.#drop(job)
     else this.#fires.push(armed, plan.next)
   }
 
@@ -689,11 +728,44 @@ export class CronScheduler {
     try {
       const armed = new ArmedJob(job)
       void armed.compiled
+      this.#dropped.delete(job.id)
       return armed
     } catch (error) {
       this.#reportError(error, job.id)
+      this.#dropped.set(job.id, job.updatedAt)
       return undefined
     }
+  }
+
+  /** Stops arming an enabled job (no next occurrence, or an uncompilable schedule); see `#dropped`. */
+  #drop(job: CronJob): void {
+    this.#fires.delete(job.id)
+    this.#dropped.set(job.id, job.updatedAt)
+  }
+
+  /**
+   * Applies one page of the jobs the sync found changed in the store: an enabled job is armed (at
+   * its stored next run time, or its next fire) unless it is armed here already in the same version
+   * (`updatedAt`); a disabled one that is armed here is unregistered, its runs here cancelled as a
+   * pause here would. Jobs registered here while the page was read are newer here than in the page.
+   */
+  #applySync(jobs: readonly CronJob[], now: number): void {
+    if (!this.#started) return
+    for (const job of jobs) {
+      if (this.#changedDuringSync?.has(job.id)) continue
+      const armed = this.#fires.get(job.id)
+      if (!job.enabled) {
+        if (armed !== undefined) this.#track(this.unregister(job.id, 'paused'))
+        continue
+      }
+      if (armed !== undefined && armed.job.updatedAt === job.updatedAt) continue
+      if (armed === undefined && this.#dropped.get(job.id) === job.updatedAt) continue
+      if (this.#armStored(job, now)) {
+        this.#writes.forget(job.id)
+        this.#settings.logger.debug('cron job synced from the store', { jobId: job.id })
+      }
+    }
+    this.#arm()
   }
 
   #track(task: Promise<unknown>): void {

@@ -49,8 +49,9 @@ export async function createHarness(
       shellRunner: shell,
       channelSender: sender,
       defaultTimezone: 'UTC',
-      // long virtual spans: keep heartbeats sparse
+      // long virtual spans: keep heartbeats and job syncs sparse
       leaseMs: 3_600_000,
+      syncIntervalMs: 600_000,
       ownerId: `owner-${instance}`,
       idGenerator: () => `id-${instance}-${++ids}`,
       ...options,
