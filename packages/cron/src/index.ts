@@ -31,6 +31,7 @@ export type {
   Logger,
   NewCronRun,
   RunCompletion,
+  RunInsertResult,
   ShellRunner,
   ShellRunRequest,
   ShellRunResult,

@@ -17,7 +17,7 @@ export interface Claim {
 export type ClaimOutcome = 'won' | 'overlap-skipped' | 'lost'
 
 /** Why an exclusive claim was stored `skipped`: a run of the job is `running`, on another instance. */
-export function overlapElsewhereReason(job: Pick<CronJob, 'overlap'>): string {
+function overlapElsewhereReason(job: Pick<CronJob, 'overlap'>): string {
   return job.overlap === 'queue_one'
     ? 'overlap: the previous occurrence is still running on another instance (overlap: queue_one queues only behind a run of the same instance, so this one is skipped)'
     : 'overlap: the previous occurrence is still running on another instance (overlap: skip)'
