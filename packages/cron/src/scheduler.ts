@@ -35,9 +35,10 @@ export interface TriggerResult {
 }
 
 /**
- * The scheduler: one timer over a heap of next fires, the occurrence ledger, overlap policy,
- * a concurrency cap, timeouts, catch-up on start, interrupted-run recovery, retention and
- * auto-pause. Use {@link CronService} for the job operations; it keeps this in sync.
+ * The scheduler: one timer over a heap of next fires, the occurrence ledger, overlap policy
+ * (checked across schedulers in the claim), a concurrency cap, timeouts, catch-up on start,
+ * interrupted-run recovery, retention, auto-pause, and a periodic sync with the jobs other
+ * schedulers on the database change. Use {@link CronService} for the job operations; it keeps this in sync.
  * @example
  * const scheduler = new CronScheduler({ store, agentRunner })
  * await scheduler.start()
@@ -139,7 +140,9 @@ export class CronScheduler {
   /**
    * Starts: registers this owner, marks runs of dead owners `interrupted`, loads enabled jobs,
    * runs one catch-up occurrence per job inside its window (others recorded `skipped`), arms
-   * the timer. Idempotent.
+   * the timer, and starts the periodic sync with jobs other schedulers change. While another
+   * scheduler is alive on the database, due jobs are handled as late fires instead of catch-up
+   * (trigger `schedule`; `catchup: none` does not skip them). Idempotent.
    */
   async start(options?: { readonly signal?: AbortSignal }): Promise<void> {
     options?.signal?.throwIfAborted()
@@ -267,7 +270,10 @@ export class CronScheduler {
     await this.#writes.flush()
   }
 
-  /** Runs pruning now (also done hourly by maintenance); returns how many rows were deleted. */
+  /**
+   * Runs pruning now (also done hourly by maintenance, unless `autoPrune` is false); returns how
+   * many rows were deleted.
+   */
   async pruneHistory(): Promise<number> {
     return this.#maintenance.prune()
   }
