@@ -92,7 +92,9 @@ async function startServer(yaml, env) {
 async function api(server, path, body) {
   const response = await fetch(`${server.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
   })
   const json = await response.json()
   if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
@@ -192,7 +194,7 @@ async function throughput(label, count, env, query) {
     const from = Date.now()
     await sleep(WINDOW_S * 1000)
     const to = Date.now()
-    await query(`update cron_jobs set enabled = ${env.LANGO_DATABASE_URL ? 'false' : '0'}`)
+    await query('update cron_jobs set enabled = 0')
     await sleep(2_000)
     const rows = await query('select job_name, scheduled_for, status, owner from cron_runs')
     const inWindow = rows.filter((row) => Number(row.scheduled_for) >= from && Number(row.scheduled_for) < to)
@@ -242,11 +244,16 @@ async function sqliteThroughput() {
   const file = join(home, 'lango.db')
   let db
   try {
-    return await throughput('1 server on SQLite', 1, { LANGO_DATABASE_URL: `sqlite:${file}` }, async (text) => {
-      db ??= new Database(file)
-      const statement = db.prepare(text)
-      return statement.reader ? statement.all() : (statement.run(), [])
-    })
+    return await throughput(
+      '1 server on SQLite',
+      1,
+      { LANGO_DATABASE_URL: `sqlite:${file}` },
+      async (text) => {
+        db ??= new Database(file)
+        const statement = db.prepare(text)
+        return statement.reader ? statement.all() : (statement.run(), [])
+      },
+    )
   } finally {
     db?.close()
     await server?.stop()

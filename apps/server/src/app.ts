@@ -32,7 +32,7 @@ import { ChannelRouter } from './channels/router.js'
 import type { ChannelAdapter } from './channels/types.js'
 import { ClusterClock } from './cluster/clock.js'
 import { InstanceRegistry } from './cluster/instances.js'
-import { LeaseTable, SingletonDuties } from './cluster/leases.js'
+import { type Duty, LeaseTable, SingletonDuties } from './cluster/leases.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
@@ -196,6 +196,8 @@ export async function createApp(
       // Unset: no token budget (the package's default).
       maxAiTokensPerDay: config.cron.maxAiTokensPerDay,
       retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
+      // Pruning is a singleton duty of the cluster (the retention lease below).
+      autoPrune: false,
     })
     engine = new WorkflowEngine({
       store: workflowStore,
@@ -209,6 +211,7 @@ export async function createApp(
       cwd: config.exec.cwd,
       defaultMaxParallel: config.workflow.maxParallel,
       retention: { maxAgeMs: config.workflow.historyMaxAgeMs, maxRuns: config.workflow.historyMaxRuns },
+      autoPrune: false,
     })
     const background = new BackgroundManager({
       runner: agentRunner,
@@ -341,9 +344,10 @@ export async function createApp(
       now,
       logger,
     })
+    const workflowEngine = engine
+    duties.add(retentionDuty(cron, workflowEngine, logger))
     let ready = false
     let stopping: Promise<void> | undefined
-    const workflowEngine = engine
     const app: App = {
       config,
       logger,
@@ -602,4 +606,43 @@ async function channelAdapters(config: ServerConfig, logger: Logger): Promise<Ch
     adapters.push(await loadChannelAdapter(spec, { home: config.home, logger }))
   }
   return adapters
+}
+
+/** How often the holder of the retention lease prunes cron and workflow history. */
+const PRUNE_EVERY_MS = 3_600_000
+
+/**
+ * Pruning cron and workflow history, on one server of the cluster at a time (the `retention`
+ * lease): at once when taken, then hourly while held.
+ */
+function retentionDuty(cron: CronService, engine: WorkflowEngine, logger: Logger): Duty {
+  let timer: ReturnType<typeof setInterval> | undefined
+  let pruning: Promise<void> = Promise.resolve()
+  const prune = async (): Promise<void> => {
+    const [runs, workflowRuns] = await Promise.allSettled([
+      cron.scheduler.pruneHistory(),
+      engine.pruneHistory(),
+    ])
+    for (const result of [runs, workflowRuns])
+      if (result.status === 'rejected') logger.warn('history not pruned', { error: result.reason })
+    const pruned = [runs, workflowRuns].map((result) => (result.status === 'fulfilled' ? result.value : 0))
+    if (pruned.some((count) => count > 0))
+      logger.info('history pruned', { cron_runs: pruned[0], workflow_runs: pruned[1] })
+  }
+  return {
+    name: 'retention',
+    // Not awaited: a large history never holds up start-up.
+    async start() {
+      timer = setInterval(() => {
+        pruning = prune()
+      }, PRUNE_EVERY_MS)
+      timer.unref()
+      pruning = prune()
+    },
+    async stop() {
+      clearInterval(timer)
+      timer = undefined
+      await pruning
+    },
+  }
 }

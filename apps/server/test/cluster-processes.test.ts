@@ -157,7 +157,7 @@ describe.skipIf(reachable !== undefined)(
       }
       await new Promise((resolve) => setTimeout(resolve, 30_000))
       // Stop firing: each scheduler drops a disabled job when it next comes due.
-      await pool.query('update cron_jobs set enabled = false')
+      await pool.query('update cron_jobs set enabled = 0')
       await new Promise((resolve) => setTimeout(resolve, 3_000))
 
       const { rows } = await pool.query<{

@@ -18,7 +18,12 @@ describe.skipIf(open === undefined)(
     workflowStoreContract('SqliteWorkflowStore on PostgreSQL', async () => {
       const schema = await open()
       await migrateWorkflow(schema.db)
-      return { store: new SqliteWorkflowStore(schema.db), cleanup: () => schema.close() }
+      return {
+        store: new SqliteWorkflowStore(schema.db),
+        // A second pool on the same schema: concurrent claims come from separate connections.
+        another: () => new SqliteWorkflowStore(schema.another()),
+        cleanup: () => schema.close(),
+      }
     })
   },
 )
