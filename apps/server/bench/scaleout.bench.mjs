@@ -242,7 +242,6 @@ async function pgThroughput(count) {
 
 async function sqliteThroughput() {
   const Database = (await import('better-sqlite3')).default
-  let server
   const home = await mkdtemp(join(tmpdir(), 'lango-scaleout-sqlite-'))
   const file = join(home, 'lango.db')
   let db
@@ -254,12 +253,13 @@ async function sqliteThroughput() {
       async (text) => {
         db ??= new Database(file)
         const statement = db.prepare(text)
-        return statement.reader ? statement.all() : (statement.run(), [])
+        if (statement.reader) return statement.all()
+        statement.run()
+        return []
       },
     )
   } finally {
     db?.close()
-    await server?.stop()
     await rm(home, { recursive: true, force: true })
   }
 }
