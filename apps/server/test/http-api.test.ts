@@ -28,7 +28,12 @@ describe('GET /healthz and GET /api/tools', () => {
       status: 'ok',
       version: expect.any(String),
       database: 'ok',
+      database_kind: 'sqlite',
       scheduler: 'running',
+      instance: server.app.instances.id,
+      // Alone on its database, the server holds the retention lease; on SQLite its clock is the one clock.
+      leases: [{ name: 'retention', version: expect.any(Number), expires_at: expect.any(String) }],
+      clock: { source: 'local', offset_ms: 0, uncertainty_ms: 0 },
     })
     expect(body.uptime_ms).toEqual(expect.any(Number))
   })
