@@ -570,6 +570,8 @@ describe('lango doctor', () => {
       expect(checks.channels?.message).toContain('telegram')
       // The cluster: this test's one server on its database.
       expect(checks.server?.message).toContain('1 instance on its database')
+      // … and which server runs each singleton duty.
+      expect(checks.server?.message).toMatch(/; leases: retention on [^:]+:\d+/)
 
       const rejected = await json<Report>(['doctor'], {
         env: { ...env, LANGO_TELEGRAM_TOKEN: 'bad-token-2' },
