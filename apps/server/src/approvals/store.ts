@@ -10,8 +10,9 @@
  *   process the retry reaches.
  */
 import type { ToolCallOutcome } from '@lango/tools'
-import { type Kysely, type Migration, Migrator } from 'kysely'
+import type { Kysely, Migration } from 'kysely'
 import * as v from 'valibot'
+import { runMigrations } from '../db/migrations.js'
 
 /** Where an approval stands. `expired` and `cancelled` deny, as no answer does. */
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled'
@@ -111,17 +112,7 @@ const approvalMigrations: Readonly<Record<string, Migration>> = Object.freeze({
  * @example await migrateApprovals(db)
  */
 export async function migrateApprovals(db: HostDatabase): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...approvalMigrations }) },
-    migrationTableName: APPROVAL_MIGRATION_TABLE,
-    migrationLockTableName: `${APPROVAL_MIGRATION_TABLE}_lock`,
-  })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error !== undefined) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName
-    throw new Error(`approvals migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
-  }
+  await runMigrations(db, 'approvals', APPROVAL_MIGRATION_TABLE, approvalMigrations)
 }
 
 /** Longest summary kept (cron prompts and commands are shown whole up to 2000 characters). */

@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely'
-import { Migrator } from 'kysely'
+import { runMigrations } from '../db/migrations.js'
 
 /** The migration table of the cluster tables (kysely: "ALWAYS use the same value"). */
 const CLUSTER_MIGRATION_TABLE = 'instance_migrations'
@@ -46,12 +46,5 @@ const clusterMigrations: Readonly<Record<string, Migration>> = Object.freeze({
  * PostgreSQL); throws if a migration failed.
  */
 export async function migrateCluster(db: HostDatabase): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...clusterMigrations }) },
-    migrationTableName: CLUSTER_MIGRATION_TABLE,
-    migrationLockTableName: `${CLUSTER_MIGRATION_TABLE}_lock`,
-  })
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw new Error('cluster tables migration failed', { cause: error })
+  await runMigrations(db, 'cluster tables', CLUSTER_MIGRATION_TABLE, clusterMigrations)
 }

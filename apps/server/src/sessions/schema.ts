@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, Migrator } from 'kysely'
+import type { Kysely, Migration } from 'kysely'
+import { runMigrations } from '../db/migrations.js'
 
 /**
  * `sessions`: one row per live session key. Times are epoch milliseconds (`bigint`; PostgreSQL
@@ -116,15 +117,5 @@ export const sessionMigrations: Readonly<Record<string, Migration>> = Object.fre
  * @example await migrateSessions(db)
  */
 export async function migrateSessions(db: HostDatabase): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...sessionMigrations }) },
-    migrationTableName: SESSION_MIGRATION_TABLE,
-    migrationLockTableName: `${SESSION_MIGRATION_TABLE}_lock`,
-  })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error !== undefined) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName
-    throw new Error(`session migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
-  }
+  await runMigrations(db, 'session', SESSION_MIGRATION_TABLE, sessionMigrations)
 }

@@ -20,8 +20,9 @@ import {
   scrypt,
 } from 'node:crypto'
 import { MIN_SECRET_LENGTH, type RefStore } from '@lango/exec'
-import { type Kysely, type Migration, Migrator } from 'kysely'
+import type { Kysely, Migration } from 'kysely'
 import * as v from 'valibot'
+import { runMigrations } from '../db/migrations.js'
 import { VaultError } from './errors.js'
 
 export { VaultError } from './errors.js'
@@ -88,17 +89,7 @@ export const vaultMigrations: Readonly<Record<string, Migration>> = Object.freez
  * @example await migrateVault(db)
  */
 export async function migrateVault(db: HostDatabase): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...vaultMigrations }) },
-    migrationTableName: VAULT_MIGRATION_TABLE,
-    migrationLockTableName: `${VAULT_MIGRATION_TABLE}_lock`,
-  })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error !== undefined) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName
-    throw new Error(`vault migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
-  }
+  await runMigrations(db, 'vault', VAULT_MIGRATION_TABLE, vaultMigrations)
 }
 
 /** scrypt cost parameters. */
