@@ -8,8 +8,12 @@ import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
  */
 const SYNC_MARGIN_MS = 5000
 
-/** Jobs read per page. */
-const SYNC_PAGE = 500
+/**
+ * Jobs read per page. Small, and the sync yields to timers between pages: after thousands of jobs
+ * were created at once, each read returns all of them for a few seconds, and decoding them in one
+ * go would hold up fires due meanwhile.
+ */
+const SYNC_PAGE = 100
 
 /** What {@link JobSync} needs of the settings. */
 type JobSyncSettings = Pick<SchedulerSettings, 'store' | 'clock' | 'syncIntervalMs'>
@@ -85,6 +89,8 @@ export class JobSync {
         this.#hooks.apply(page, now)
         if (page.length < SYNC_PAGE) break
         after = page[page.length - 1]?.name
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 0))
+        if (!this.#running) return
       }
       this.#lastRead = now
     } catch (error) {
