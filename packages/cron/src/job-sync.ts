@@ -38,6 +38,8 @@ export class JobSync {
   readonly #settings: JobSyncSettings
   readonly #hooks: JobSyncHooks
   #timer: TimerHandle | undefined
+  /** Ends the yield between two pages of a read in flight (stop() calls it: the read then ends). */
+  #wake: (() => void) | undefined
   #running = false
   /** When the last successful read began. */
   #lastRead = 0
@@ -59,6 +61,7 @@ export class JobSync {
     this.#running = false
     if (this.#timer !== undefined) this.#settings.clock.clearTimeout(this.#timer)
     this.#timer = undefined
+    this.#wake?.()
   }
 
   #schedule(): void {
@@ -89,7 +92,7 @@ export class JobSync {
         this.#hooks.apply(page, now)
         if (page.length < SYNC_PAGE) break
         after = page[page.length - 1]?.name
-        await new Promise<void>((resolve) => clock.setTimeout(resolve, 0))
+        await this.#yield()
         if (!this.#running) return
       }
       this.#lastRead = now
@@ -99,5 +102,18 @@ export class JobSync {
       this.#hooks.end()
     }
     this.#schedule()
+  }
+
+  /** Lets due timers run before the next page; ends at once when the sync stops. */
+  #yield(): Promise<void> {
+    const { clock } = this.#settings
+    return new Promise<void>((resolve) => {
+      const handle = clock.setTimeout(() => this.#wake?.(), 0)
+      this.#wake = () => {
+        this.#wake = undefined
+        clock.clearTimeout(handle)
+        resolve()
+      }
+    })
   }
 }

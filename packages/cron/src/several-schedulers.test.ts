@@ -123,6 +123,25 @@ describe('job sync', () => {
     expect(agent.calls).toHaveLength(1)
   })
 
+  it('reads many changed jobs page by page, yielding between pages, and stops cleanly', async () => {
+    const { service: a, clock } = await cluster()
+    const b = harness?.another() as CronService
+    await a.start()
+    await b.start()
+    for (let index = 0; index < 250; index++) {
+      await b.add({ name: `bulk-${index}`, scheduleType: 'cron', schedule: '0 * * * *', prompt: 'x' })
+    }
+    await clock.advance(2 * SECOND)
+    expect(a.scheduler.armedCount).toBe(250)
+    // The next reads find the same 250 jobs (inside the look-back), armed in their version: no change.
+    await clock.advance(2 * SECOND)
+    expect(a.scheduler.armedCount).toBe(250)
+    await a.stop()
+    expect(clock.pendingTimers).toBeGreaterThan(0) // b's timers; a left none behind
+    await b.stop()
+    expect(clock.pendingTimers).toBe(0)
+  })
+
   it('drops a job paused through another scheduler, cancelling its run here, and arms it again on resume', async () => {
     const { clock } = await cluster()
     const gate = createDeferred<string>()
