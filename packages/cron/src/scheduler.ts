@@ -38,7 +38,8 @@ export interface TriggerResult {
  * The scheduler: one timer over a heap of next fires, the occurrence ledger, overlap policy
  * (checked across schedulers in the claim), a concurrency cap, timeouts, catch-up on start,
  * interrupted-run recovery, retention, auto-pause, and a periodic sync with the jobs other
- * schedulers on the database change. Use {@link CronService} for the job operations; it keeps this in sync.
+ * schedulers on the database change. Use {@link CronService} for the job operations; it keeps
+ * this in sync.
  * @example
  * const scheduler = new CronScheduler({ store, agentRunner })
  * await scheduler.start()
