@@ -60,7 +60,7 @@ interface ChannelRouterOptions {
 }
 
 /** Receiving on one exclusive channel, started and stopped by whoever decides who receives. */
-export interface ExclusiveReceiver {
+interface ExclusiveReceiver {
   /** The adapter's `exclusive` key. */
   readonly key: string
   readonly channel: string
