@@ -6,6 +6,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { sql } from 'kysely'
 import { type App, VERSION } from '../app.js'
 import { ServerError } from '../errors.js'
+import { registerUiRoutes } from '../ui/index.js'
 import { registerChatRoutes } from './chat.js'
 import { eventStream } from './events.js'
 import { bearerGuard, browserGuard } from './guards.js'
@@ -86,6 +87,10 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     errorResponse(c, 404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; see notes/server-api.md`),
   )
 
+  // Before the guard: the dashboard's page and assets hold no data; its API calls send the token.
+  registerUiRoutes(http, {
+    tokenRequired: config.server.apiToken !== undefined && config.server.apiToken !== '',
+  })
   if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
     http.use('*', bearerGuard(config.server.apiToken))
   }

@@ -1,0 +1,33 @@
+/** The dashboard's one HTML page; `tokenRequired` tells the script to ask for the API token first. */
+export function uiPage(options: { readonly tokenRequired: boolean }): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Lango dashboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/ui/style.css">
+<script type="module" src="/ui/app.js"></script>
+</head>
+<body data-token-required="${options.tokenRequired ? 'true' : 'false'}">
+<header class="top">
+  <p class="brand">Lango</p>
+  <nav aria-label="Dashboard sections">
+    <ul>
+      <li><a href="#/overview">Overview</a></li>
+      <li><a href="#/cron">Cron</a></li>
+      <li><a href="#/approvals">Approvals</a></li>
+    </ul>
+  </nav>
+  <p id="live" class="live" data-state="off">Live updates: off</p>
+  <button type="button" id="forget-token" hidden>Forget token</button>
+</header>
+<main id="main" tabindex="-1">
+  <noscript><p>This dashboard needs JavaScript; the same data is in the HTTP API (notes/server-api.md) and the <code>lango</code> CLI.</p></noscript>
+</main>
+<div id="announcer" class="visually-hidden" role="status" aria-live="polite"></div>
+</body>
+</html>
+`
+}
