@@ -237,6 +237,51 @@ describe.skipIf(chromiumMissing !== undefined)(
         }
       })
 
+      it('follows a workflow run step by step, and cancels it from the page', async () => {
+        const yaml = [
+          'name: ui-flow',
+          'steps:',
+          '  - id: first',
+          '    run: "echo one"',
+          '  - id: nap',
+          '    depends_on: [first]',
+          '    run: "sleep 30"',
+        ].join('\n')
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/workflows`)
+          await page.getByRole('heading', { name: 'Workflows' }).waitFor()
+          await page.getByText('Live updates: on').waitFor()
+          const started = await server.request('/api/workflows/runs', {
+            json: { yaml_content: yaml, wait_seconds: 0 },
+          })
+          expect(started.status).toBe(200)
+          const runId = (await json(started)).run_id as string
+          // Listed as it starts: only the event stream can tell the page.
+          const link = page.locator(`tr[data-run="${runId}"] a`)
+          await link.waitFor()
+          await link.click()
+          await page.getByRole('heading', { name: 'ui-flow' }).waitFor()
+          await page.locator('li.step[data-step="nap"][data-status="running"]').waitFor()
+          expect(await page.locator('li.step[data-step="first"]').getAttribute('data-status')).toBe(
+            'completed',
+          )
+          expect(await page.locator('li.step[data-step="nap"]').textContent()).toContain('running')
+          await screenshot(page, 'workflow-run')
+
+          await page.getByRole('button', { name: 'Cancel run' }).click()
+          await until(async () => {
+            const run = await json(await server.request(`/api/workflows/runs/${runId}`))
+            return run.status === 'cancelled' ? run : undefined
+          })
+          await page.locator('.run-status [data-status="cancelled"]').waitFor()
+          expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
       it('shows the overview, and fits a phone screen', async () => {
         const { context, page, errors } = await openPage({ width: 390, height: 844 })
         try {

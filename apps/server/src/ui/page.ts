@@ -17,6 +17,7 @@ export function uiPage(options: { readonly tokenRequired: boolean }): string {
     <ul>
       <li><a href="#/overview">Overview</a></li>
       <li><a href="#/cron">Cron</a></li>
+      <li><a href="#/workflows">Workflows</a></li>
       <li><a href="#/approvals">Approvals</a></li>
     </ul>
   </nav>

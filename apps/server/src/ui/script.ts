@@ -82,6 +82,7 @@ function time(iso, zone) {
 function relative(date) {
   const seconds = Math.round((date.getTime() - Date.now()) / 1000)
   const abs = Math.abs(seconds)
+  if (abs < 5) return 'just now'
   let amount
   if (abs < 60) amount = abs + ' s'
   else if (abs < 3600) amount = Math.round(abs / 60) + ' min'
@@ -268,6 +269,8 @@ function onEvent(type, data) {
   if (type.startsWith('cron.') && (view === 'cron' || view === 'job' || view === 'overview')) scheduleRefresh()
   else if (type.startsWith('approval.') && (view === 'approvals' || view === 'overview')) scheduleRefresh()
   else if (type.startsWith('workflow.run.') && view === 'overview') scheduleRefresh()
+  else if (type.startsWith('workflow.') && view === 'workflows') scheduleRefresh()
+  else if (type.startsWith('workflow.') && view === 'run' && data && data.run_id === currentRoute.id) scheduleRefresh()
 }
 
 // ---- views -----------------------------------------------------------------
@@ -319,6 +322,8 @@ function routeFromHash() {
   const parts = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent)
   if (parts[0] === 'cron' && parts[1]) return { view: 'job', id: parts[1] }
   if (parts[0] === 'cron') return { view: 'cron' }
+  if (parts[0] === 'workflows' && parts[1]) return { view: 'run', id: parts[1] }
+  if (parts[0] === 'workflows') return { view: 'workflows' }
   if (parts[0] === 'approvals') return { view: 'approvals' }
   return { view: 'overview' }
 }
@@ -329,7 +334,7 @@ function navigate() {
     return
   }
   currentRoute = routeFromHash()
-  const section = currentRoute.view === 'job' ? 'cron' : currentRoute.view
+  const section = currentRoute.view === 'job' ? 'cron' : currentRoute.view === 'run' ? 'workflows' : currentRoute.view
   for (const link of document.querySelectorAll('nav a')) {
     if (link.getAttribute('href') === '#/' + section) link.setAttribute('aria-current', 'page')
     else link.removeAttribute('aria-current')
@@ -434,7 +439,7 @@ const VIEWS = {
         heading('Overview'),
         h('div', { className: 'counters' },
           counter('failing cron jobs', failing, '#/cron', true),
-          counter('running workflows', data.workflows.count || 0, '#/overview', false),
+          counter('running workflows', data.workflows.count || 0, '#/workflows', false),
           counter('pending approvals', data.approvals.count || 0, '#/approvals', true),
           counter('cron jobs', jobs.length, '#/cron', false),
         ),
@@ -530,6 +535,68 @@ const VIEWS = {
       )
     },
   },
+  workflows: {
+    title: 'Workflows',
+    async load() {
+      return api('/api/workflows/runs?limit=50')
+    },
+    render(data) {
+      const runs = data.runs || []
+      return h('section', {},
+        heading('Workflows'),
+        runs.length === 0
+          ? h('p', {}, 'No workflow runs yet. Start one with lango workflow run or POST /api/workflows/runs.')
+          : h('table', { className: 'runs' },
+              h('thead', {}, h('tr', {}, ['Run', 'Status', 'Steps done', 'Started', 'Ended', 'Error'].map((label) => h('th', { scope: 'col' }, label)))),
+              h('tbody', {}, runs.map((run) => h('tr', { 'data-run': run.run_id },
+                h('th', { scope: 'row', 'data-label': 'Run' }, h('a', { href: '#/workflows/' + encodeURIComponent(run.run_id) }, run.workflow_name), h('span', { className: 'muted small' }, ' ' + run.run_id.slice(0, 8))),
+                h('td', { 'data-label': 'Status', className: 'status' }, badge(run.status)),
+                h('td', { 'data-label': 'Steps done' }, run.completed_steps + ' of ' + run.total_steps),
+                h('td', { 'data-label': 'Started' }, time(run.started_at)),
+                h('td', { 'data-label': 'Ended' }, time(run.completed_at)),
+                h('td', { 'data-label': 'Error' }, run.error || ''),
+              ))),
+            ),
+        data.saved && data.saved.length > 0 ? [h('h2', {}, 'Saved workflows'), h('ul', {}, data.saved.map((name) => h('li', {}, h('code', {}, String(name)))))] : null,
+      )
+    },
+  },
+  run: {
+    title: 'Workflow run',
+    async load(route) {
+      return api('/api/workflows/runs/' + encodeURIComponent(route.id))
+    },
+    render(run) {
+      const active = run.status === 'running' || run.status === 'pending'
+      return h('section', {},
+        h('p', {}, h('a', { href: '#/workflows' }, '← All workflow runs')),
+        heading(run.workflow_name),
+        h('p', { className: 'notice', role: 'alert' }),
+        h('dl', { className: 'facts' },
+          field('Status', h('span', { className: 'run-status' }, badge(run.status))),
+          field('Run', h('code', {}, run.run_id)),
+          field('Steps done', run.completed_steps + ' of ' + run.total_steps),
+          field('Started', time(run.started_at)),
+          field('Ended', time(run.completed_at)),
+          run.error ? field('Error', run.error) : null,
+        ),
+        active
+          ? h('div', { className: 'actions' }, h('button', { type: 'button', className: 'deny', 'data-key': 'cancel:' + run.run_id, onclick: (event) => act(event.currentTarget, () => post('/api/workflows/runs/' + encodeURIComponent(run.run_id) + '/cancel'), (answer) => 'Cancelled ' + run.workflow_name + ' (' + answer.status + ')') }, 'Cancel run'))
+          : null,
+        h('h2', { id: 'steps-heading' }, 'Steps'),
+        h('ol', { className: 'steps', 'aria-labelledby': 'steps-heading' }, (run.steps || []).map((step) => h('li', { className: 'step', 'data-step': step.step_id, 'data-status': step.status },
+          h('div', { className: 'entry-head' },
+            h('strong', {}, step.step_id), ' ', badge(step.status),
+            step.attempt > 1 ? h('span', { className: 'muted' }, ' · attempt ' + step.attempt) : null,
+            step.started_at ? [' ', time(step.started_at)] : null,
+            step.started_at && step.completed_at ? h('span', { className: 'muted' }, ' · ' + duration(new Date(step.completed_at) - new Date(step.started_at))) : null,
+          ),
+          step.error ? h('p', { className: 'reason' }, 'Error: ' + step.error) : null,
+          step.result ? h('details', {}, h('summary', {}, 'Result'), h('pre', {}, String(step.result).slice(0, 4000))) : null,
+        ))),
+      )
+    },
+  },
   approvals: {
     title: 'Approvals',
     async load() {
@@ -544,11 +611,11 @@ const VIEWS = {
           ? h('p', {}, 'Nothing is waiting for approval.')
           : h('ul', { className: 'cards' }, approvals.map((approval) => h('li', { className: 'card', 'data-approval': approval.id },
               h('h2', {}, approval.tool, ' ', badge(approval.safety || 'pending')),
-              h('pre', { className: 'summary' }, approval.summary),
+              h('pre', { className: 'summary', id: 'summary-' + approval.id }, approval.summary),
               h('p', { className: 'muted' }, 'Asked ', time(approval.created_at), '; expires ', time(approval.expires_at), approval.session_key ? '; session ' + approval.session_key : ''),
               h('div', { className: 'actions' },
-                h('button', { type: 'button', className: 'approve', 'data-key': 'approve:' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'approve' }), (answer) => 'Approved: ' + approval.summary + ' (' + answer.status + ')') }, 'Approve'),
-                h('button', { type: 'button', className: 'deny', 'data-key': 'deny:' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'deny' }), (answer) => 'Denied: ' + approval.summary + ' (' + answer.status + ')') }, 'Deny'),
+                h('button', { type: 'button', className: 'approve', 'data-key': 'approve:' + approval.id, 'aria-describedby': 'summary-' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'approve' }), (answer) => 'Approved: ' + approval.summary + ' (' + answer.status + ')') }, 'Approve'),
+                h('button', { type: 'button', className: 'deny', 'data-key': 'deny:' + approval.id, 'aria-describedby': 'summary-' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'deny' }), (answer) => 'Denied: ' + approval.summary + ' (' + answer.status + ')') }, 'Deny'),
               ),
             ))),
       )

@@ -81,6 +81,12 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .entry[data-status="completed"]::before { background: #2f9e55; }
 .entry[data-status="failed"]::before, .entry[data-status="timed_out"]::before { background: #c62828; }
 .entry[data-status="running"]::before { background: var(--accent); }
+.steps { list-style: none; padding: 0; display: grid; gap: 0.5rem; }
+.step { padding: 0.5rem 0.75rem; border: 1px solid var(--line); border-left-width: 0.4rem; border-radius: 0.4rem; background: var(--card); }
+.step[data-status="completed"] { border-left-color: #2f9e55; }
+.step[data-status="failed"] { border-left-color: #c62828; }
+.step[data-status="running"] { border-left-color: var(--accent); }
+.step[data-status="cancelled"], .step[data-status="skipped"] { border-left-color: #d19a00; }
 .token-form { display: flex; flex-direction: column; gap: 0.5rem; max-width: 28rem; }
 .token-form input { font: inherit; padding: 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
 .token-form button { align-self: flex-start; }
