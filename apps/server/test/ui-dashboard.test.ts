@@ -155,6 +155,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           schedule_type: 'every',
           schedule: '1h',
           command: 'echo broken >&2; exit 3',
+          deliver_to: ['webhook'],
         })
         const { context, page, errors } = await openPage()
         try {
@@ -183,6 +184,11 @@ describe.skipIf(chromiumMissing !== undefined)(
           const failed = page.locator('li.entry[data-status="failed"]')
           await failed.waitFor()
           expect(await failed.textContent()).toContain('Error: exit code 3')
+          // No webhook is configured: the delivery's failure is its own line, in words.
+          expect(await failed.locator('p.reason').allTextContents()).toEqual([
+            'Error: exit code 3: broken',
+            'Delivery failed',
+          ])
           await page.getByRole('link', { name: '← All cron jobs' }).click()
           const row = page.locator('tr[data-job="ui-fails"]')
           await row.waitFor()
