@@ -26,6 +26,7 @@ export type {
   IdGenerator,
   JobListFilter,
   JobScheduleUpdate,
+  JobVersion,
   ListRunsOptions,
   LogFields,
   Logger,

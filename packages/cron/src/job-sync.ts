@@ -1,5 +1,5 @@
 import type { CronJob } from './model.js'
-import type { TimerHandle } from './ports.js'
+import type { JobVersion, TimerHandle } from './ports.js'
 import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
 
 /**
@@ -9,11 +9,11 @@ import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
 const SYNC_MARGIN_MS = 5000
 
 /**
- * Jobs read per page. Small, and the sync yields to timers between pages: after thousands of jobs
- * were created at once, each read returns all of them for a few seconds, and decoding them in one
- * go would hold up fires due meanwhile.
+ * Versions read per page; the sync yields to timers between pages. After thousands of jobs were
+ * created at once each read returns all their versions for a few seconds, but only the jobs whose
+ * version differs from the one armed are read whole and decoded.
  */
-const SYNC_PAGE = 100
+const SYNC_PAGE = 500
 
 /** What {@link JobSync} needs of the settings. */
 type JobSyncSettings = Pick<SchedulerSettings, 'store' | 'clock' | 'syncIntervalMs'>
@@ -22,6 +22,8 @@ type JobSyncSettings = Pick<SchedulerSettings, 'store' | 'clock' | 'syncInterval
 interface JobSyncHooks extends BackgroundHooks {
   /** A read begins: changes the scheduler makes itself from now on are newer than what it reads. */
   readonly begin: () => void
+  /** The ids among `versions` whose jobs must be read whole (their version is not the one armed). */
+  readonly stale: (versions: readonly JobVersion[]) => string[]
   /** Arms, re-arms or drops the changed jobs of one page, read at `now`. */
   readonly apply: (jobs: readonly CronJob[], now: number) => void
   /** The read ended (read whole, failed or stopped). */
@@ -30,8 +32,9 @@ interface JobSyncHooks extends BackgroundHooks {
 
 /**
  * Picks up jobs changed by other schedulers on the same database: every `syncIntervalMs` it reads
- * the jobs whose `updatedAt` is at or after its last read (less {@link SYNC_MARGIN_MS}), page by
- * page, and hands each page to the scheduler. A failed read is reported and retried from the same
+ * the versions of the jobs whose `updatedAt` is at or after its last read (less
+ * {@link SYNC_MARGIN_MS}), page by page, reads whole the jobs whose version is not the one armed,
+ * and hands them to the scheduler. A failed read is reported and retried from the same
  * point next time. Its timer is unref'd: it never keeps a process alive.
  */
 export class JobSync {
@@ -83,13 +86,18 @@ export class JobSync {
     try {
       let after: string | undefined
       for (;;) {
-        const page = await store.listJobs({
+        const page = await store.changedJobVersions({
           changedSince,
           limit: SYNC_PAGE,
           ...(after === undefined ? {} : { after }),
         })
         if (!this.#running) return
-        this.#hooks.apply(page, now)
+        const stale = this.#hooks.stale(page)
+        if (stale.length > 0) {
+          const jobs = await store.listJobs({ ids: stale })
+          if (!this.#running) return
+          this.#hooks.apply(jobs, now)
+        }
         if (page.length < SYNC_PAGE) break
         after = page[page.length - 1]?.name
         await this.#yield()

@@ -229,6 +229,14 @@ export interface JobScheduleUpdate {
   readonly version?: number
 }
 
+/** A job's identity and version, without its definition; see {@link CronStore.changedJobVersions}. */
+export interface JobVersion {
+  readonly id: string
+  readonly name: string
+  readonly enabled: boolean
+  readonly updatedAt: number
+}
+
 /** Filter for {@link CronStore.listRuns}. */
 export interface ListRunsOptions extends StoreCallOptions {
   readonly jobId?: string
@@ -266,6 +274,15 @@ export interface CronStore {
     ids: readonly string[],
     options?: StoreCallOptions,
   ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>>
+  /**
+   * The version (`id`, `name`, `enabled`, `updatedAt`) of each job changed at or after `changedSince`,
+   * ordered by name, one page: those named after `after`, at most `limit`. What the job sync reads
+   * every few seconds: no job is decoded unless its version differs from the one armed.
+   */
+  changedJobVersions(
+    input: { readonly changedSince: number; readonly after?: string; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<JobVersion[]>
   /**
    * Sets next/last run times (and optionally disables) for many jobs, by compare-and-set, so a late
    * write of one scheduler never undoes a newer write of another: `next_run_at` is set only on an

@@ -9,7 +9,7 @@ import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
 import { Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
-import type { CronStore, JobScheduleUpdate, NewCronRun } from './ports.js'
+import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
 import { type ActiveRun, RunSlots, type WaitingStart } from './run-slots.js'
@@ -104,6 +104,7 @@ export class CronScheduler {
       begin: () => {
         this.#changedDuringSync = new Set()
       },
+      stale: (versions) => this.#staleVersions(versions),
       apply: (jobs, now) => this.#applySync(jobs, now),
       end: () => {
         this.#changedDuringSync = undefined
@@ -756,6 +757,23 @@ export class CronScheduler {
    * (`updatedAt`); a disabled one that is armed here is unregistered, its runs here cancelled as a
    * pause here would. Jobs registered here while the page was read are newer here than in the page.
    */
+  /** The ids among `versions` that {@link #applySync} would act on: read those whole. */
+  #staleVersions(versions: readonly JobVersion[]): string[] {
+    const stale: string[] = []
+    for (const version of versions) {
+      if (this.#changedDuringSync?.has(version.id)) continue
+      const armed = this.#fires.get(version.id)
+      if (!version.enabled) {
+        if (armed !== undefined) stale.push(version.id)
+        continue
+      }
+      if (armed !== undefined && armed.job.updatedAt === version.updatedAt) continue
+      if (armed === undefined && this.#dropped.get(version.id) === version.updatedAt) continue
+      stale.push(version.id)
+    }
+    return stale
+  }
+
   #applySync(jobs: readonly CronJob[], now: number): void {
     if (!this.#started) return
     for (const job of jobs) {

@@ -7,6 +7,7 @@ import type {
   CronStore,
   JobListFilter,
   JobScheduleUpdate,
+  JobVersion,
   ListRunsOptions,
   NewCronRun,
   RunCompletion,
@@ -130,6 +131,27 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .$if(createdBy !== undefined, (query) => query.where('created_by', '=', createdBy as string))
       .executeTakeFirstOrThrow()
     return Number(row.count)
+  }
+
+  async changedJobVersions(
+    input: { readonly changedSince: number; readonly after?: string; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<JobVersion[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_jobs')
+      .select(['id', 'name', 'enabled', 'updated_at'])
+      .where('updated_at', '>=', input.changedSince)
+      .$if(input.after !== undefined, (q) => q.where('name', '>', input.after as string))
+      .orderBy('name')
+      .limit(input.limit)
+      .execute()
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      enabled: Number(row.enabled) !== 0,
+      updatedAt: Number(row.updated_at),
+    }))
   }
 
   async jobVersions(

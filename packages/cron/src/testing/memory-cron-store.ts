@@ -6,6 +6,7 @@ import type {
   CronStore,
   JobListFilter,
   JobScheduleUpdate,
+  JobVersion,
   ListRunsOptions,
   NewCronRun,
   RunCompletion,
@@ -83,6 +84,20 @@ export class MemoryCronStore implements CronStore {
     let count = 0
     for (const job of this.#jobs.values()) if (job.createdBy === createdBy) count += 1
     return count
+  }
+
+  async changedJobVersions(
+    input: { readonly changedSince: number; readonly after?: string; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<JobVersion[]> {
+    options?.signal?.throwIfAborted()
+    return [...this.#jobs.values()]
+      .filter(
+        (job) => job.updatedAt >= input.changedSince && (input.after === undefined || job.name > input.after),
+      )
+      .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+      .slice(0, input.limit)
+      .map(({ id, name, enabled, updatedAt }) => ({ id, name, enabled, updatedAt }))
   }
 
   async jobVersions(

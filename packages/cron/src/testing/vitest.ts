@@ -110,6 +110,28 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await names({ changedSince: 9001 })).toEqual(['alpha'])
     })
 
+    it('lists the versions of the jobs changed at or after a time, by name, page by page, without their definitions', async () => {
+      for (const [name, updatedAt] of [
+        ['alpha', 1000],
+        ['bravo', 5000],
+        ['charlie', 5001],
+        ['delta', 4999],
+        ['echo', 9000],
+      ] as const) {
+        await store.insertJob(createTestJob({ name, updatedAt, enabled: name !== 'echo' }))
+      }
+      const page = await store.changedJobVersions({ changedSince: 5000, limit: 2 })
+      const bravo = (await store.getJobByName('bravo')) as CronJob
+      expect(page).toEqual([
+        { id: bravo.id, name: 'bravo', enabled: true, updatedAt: 5000 },
+        { id: expect.any(String), name: 'charlie', enabled: true, updatedAt: 5001 },
+      ])
+      expect(await store.changedJobVersions({ changedSince: 5000, after: 'charlie', limit: 2 })).toEqual([
+        { id: expect.any(String), name: 'echo', enabled: false, updatedAt: 9000 },
+      ])
+      expect(await store.changedJobVersions({ changedSince: 9001, limit: 10 })).toEqual([])
+    })
+
     it('counts the jobs one session key created', async () => {
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
