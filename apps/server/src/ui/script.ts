@@ -672,6 +672,13 @@ function askForToken(message) {
   input.focus()
 }
 
+// Relative times ("in 5 min") age on screen; they are recomputed here, without asking the server.
+setInterval(() => {
+  for (const element of main.querySelectorAll('time[datetime] .relative')) {
+    element.textContent = ' (' + relative(new Date(element.parentElement.getAttribute('datetime'))) + ')'
+  }
+}, 30000)
+
 forgetButton.addEventListener('click', () => askForToken(''))
 forgetButton.hidden = !token
 window.addEventListener('hashchange', navigate)
