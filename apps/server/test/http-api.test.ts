@@ -217,21 +217,37 @@ describe('operator REST: a shell cron job', () => {
     const list = await json(await server.request('/api/cron/jobs'))
     const listed = list.jobs.find((job: Json) => job.id === id)
     expect(listed.next_run_at).toMatch(/T03:00:00/)
+    expect(listed).toMatchObject({ consecutive_failures: 0, last_run_at: null, last_status: null })
 
     const one = await json(await server.request('/api/cron/jobs/http-shell'))
-    expect(one).toMatchObject({ job: { id }, next_runs: expect.any(Array) })
-
-    const paused = await server.request(`/api/cron/jobs/${id}/pause`, { method: 'POST' })
-    expect(await json(paused)).toMatchObject({ status: 'paused', id })
-    expect((await json(await server.request(`/api/cron/jobs/${id}`))).job).toMatchObject({
-      enabled: false,
-      next_run_at: null,
-    })
-    const resumed = await json(await server.request(`/api/cron/jobs/${id}/resume`, { method: 'POST' }))
-    expect(resumed).toMatchObject({ status: 'resumed', id, next_run_at: expect.stringMatching(/T03:00:00/) })
+    expect(one).toMatchObject({ job: { id, consecutive_failures: 0 }, next_runs: expect.any(Array) })
 
     const events = await openEvents(server.url)
     try {
+      // Pause and resume are told to every open stream (other dashboards, scripts).
+      const paused = await server.request(`/api/cron/jobs/${id}/pause`, { method: 'POST' })
+      expect(await json(paused)).toMatchObject({ status: 'paused', id })
+      expect((await events.next('cron.job.paused', (data) => (data as Json).job_id === id)).data).toEqual({
+        job_id: id,
+        job_name: 'http-shell',
+        by: 'operator',
+      })
+      expect((await json(await server.request(`/api/cron/jobs/${id}`))).job).toMatchObject({
+        enabled: false,
+        next_run_at: null,
+      })
+      const resumed = await json(await server.request(`/api/cron/jobs/${id}/resume`, { method: 'POST' }))
+      expect(resumed).toMatchObject({
+        status: 'resumed',
+        id,
+        next_run_at: expect.stringMatching(/T03:00:00/),
+      })
+      expect((await events.next('cron.job.resumed', (data) => (data as Json).job_id === id)).data).toEqual({
+        job_id: id,
+        job_name: 'http-shell',
+        by: 'operator',
+      })
+
       const triggered = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
       expect(triggered.status).toBe(200)
       const answer = await json(triggered)
@@ -252,6 +268,10 @@ describe('operator REST: a shell cron job', () => {
         error: null,
       })
       expect(history.result).toContain('from-the-shell-job')
+      expect((await json(await server.request(`/api/cron/jobs/${id}`))).job).toMatchObject({
+        last_status: 'completed',
+        consecutive_failures: 0,
+      })
     } finally {
       events.close()
     }
@@ -262,6 +282,40 @@ describe('operator REST: a shell cron job', () => {
     expect(gone.status).toBe(404)
     const triggerGone = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
     expect(triggerGone.status).toBe(404)
+  })
+
+  it('counts the failures in a row of a failing job', async () => {
+    const created = await json(
+      await server.request('/api/cron/jobs', {
+        json: {
+          kind: 'shell',
+          name: 'http-failing',
+          schedule_type: 'every',
+          schedule: '1h',
+          command: 'exit 4',
+        },
+      }),
+    )
+    const id = created.job.id as string
+    for (const expected of [1, 2]) {
+      const events = await openEvents(server.url)
+      try {
+        await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
+        await events.next('cron.run.end', (data) => (data as Json).job_id === id)
+      } finally {
+        events.close()
+      }
+      const job = await until(async () => {
+        const view = (await json(await server.request(`/api/cron/jobs/${id}`))).job as Json
+        return view.consecutive_failures === expected ? view : undefined
+      })
+      expect(job).toMatchObject({ last_status: 'failed', consecutive_failures: expected })
+    }
+    const listed = (await json(await server.request('/api/cron/jobs'))).jobs.find(
+      (job: Json) => job.id === id,
+    )
+    expect(listed.consecutive_failures).toBe(2)
+    await server.request(`/api/cron/jobs/${id}`, { method: 'DELETE' })
   })
 
   it('validates a shell job by field and refuses an unknown kind', async () => {
@@ -322,6 +376,11 @@ steps:
     })
     const status = await json(await server.request(`/api/workflows/runs/${run.run_id}`))
     expect(status).toMatchObject({ run_id: run.run_id, status: 'completed' })
+    // Each step's dependencies, from the run's stored definition (the dashboard draws the graph).
+    expect(status.steps.map((step: Json) => [step.step_id, step.depends_on])).toEqual([
+      ['first', []],
+      ['second', ['first']],
+    ])
     const list = await json(await server.request('/api/workflows/runs?status=completed&limit=5'))
     expect(list.runs.map((entry: Json) => entry.run_id)).toContain(run.run_id)
     const badLimit = await server.request('/api/workflows/runs?limit=lots')
@@ -397,5 +456,77 @@ describe('operator REST: background tasks and processes', () => {
     const stopped = await json(await server.request(`/api/processes/${started.id}/stop`, { method: 'POST' }))
     expect(stopped).toMatchObject({ id: started.id })
     expect(stopped.status).not.toBe('running')
+  })
+})
+
+describe('browserGuard on a LAN address', () => {
+  const token = 'lan-test-token-7d2e'
+  let lan: TestServer
+  beforeAll(async () => {
+    lan = await startTestServer((config) => ({
+      ...config,
+      server: { ...config.server, host: '0.0.0.0', apiToken: token },
+    }))
+  })
+  afterAll(async () => {
+    await lan?.dispose()
+  })
+
+  /** A POST as a browser on `origin` sends it to `host` (the connection goes to 127.0.0.1). */
+  function post(host: string, origin: string): Promise<{ status: number; body: string }> {
+    const port = new URL(lan.url).port
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/tools/cron_list',
+          headers: {
+            host,
+            origin,
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+          },
+        },
+        (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => {
+            body += chunk
+          })
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+        },
+      )
+      req.on('error', reject)
+      req.end('{}')
+    })
+  }
+
+  it("accepts the request's own scheme://Host as Origin (the dashboard reached by a LAN address)", async () => {
+    const port = new URL(lan.url).port
+    for (const [host, origin] of [
+      [`192.0.2.7:${port}`, `http://192.0.2.7:${port}`],
+      [`LANGO-BOX.lan:${port}`, `http://lango-box.lan:${port}`],
+      ['192.0.2.7:80', 'http://192.0.2.7'],
+    ] as const) {
+      const response = await post(host, origin)
+      expect(response.status, `${origin} on ${host}`).toBe(200)
+    }
+  })
+
+  it('still refuses every other foreign origin', async () => {
+    const port = new URL(lan.url).port
+    for (const origin of [
+      `http://192.0.2.8:${port}`,
+      `https://192.0.2.7:${port}`,
+      `http://192.0.2.7:${Number(port) + 1}`,
+      'http://evil.example',
+      'null',
+    ]) {
+      const response = await post(`192.0.2.7:${port}`, origin)
+      expect(response.status, origin).toBe(403)
+      expect(JSON.parse(response.body).error.code, origin).toBe('ORIGIN_FORBIDDEN')
+    }
   })
 })

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CronService } from '@lango/cron'
@@ -114,6 +114,34 @@ describe('cron tools (seed 000)', () => {
           'deliver_to',
         ]),
       )
+  })
+
+  it('cron_list counts failures in a row: each failed run adds one, a completed run resets it', async () => {
+    const created = await cron.create({
+      name: 'flaky',
+      kind: 'shell',
+      scheduleType: 'every',
+      schedule: '1h',
+      command: `test -f ${join(dir, 'ok')}`,
+    })
+    const listed = async () =>
+      result<{ jobs: Array<{ name: string; consecutive_failures: number; last_status: string | null }> }>(
+        await call('cron_list', {}),
+      ).jobs.find((job) => job.name === 'flaky')
+    expect(await listed()).toMatchObject({ consecutive_failures: 0, last_status: null })
+    const runOnce = async (status: string, failures: number) => {
+      await call('manage_cron_jobs', { action: 'trigger', id: created.job.id })
+      let job = await listed()
+      for (let attempt = 0; attempt < 300 && job?.consecutive_failures !== failures; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        job = await listed()
+      }
+      expect(job).toMatchObject({ consecutive_failures: failures, last_status: status })
+    }
+    await runOnce('failed', 1)
+    await runOnce('failed', 2)
+    await writeFile(join(dir, 'ok'), '')
+    await runOnce('completed', 0)
   })
 
   it('cron_pause disables and unregisters; cron_resume re-registers with a next run', async () => {

@@ -25,6 +25,8 @@ export interface CronJobView {
   readonly lastRunAt: number | null
   readonly nextRunAt: number | null
   readonly lastStatus: string | null
+  /** Failed or timed-out runs since the last completed one (the scheduler pauses the job at its cap). */
+  readonly consecutiveFailures: number
   readonly pauseReason: string | null
   readonly createdBy: string | null
 }
@@ -181,6 +183,7 @@ function jobView(job: CronJobView) {
     next_run_at: isoTime(job.nextRunAt),
     last_run_at: isoTime(job.lastRunAt),
     last_status: job.lastStatus,
+    consecutive_failures: job.consecutiveFailures,
     deliver_to: [...job.deliverTo],
     prompt: job.prompt,
     command: job.command,

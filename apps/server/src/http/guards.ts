@@ -56,8 +56,9 @@ export function bearerGuard(token: string): MiddlewareHandler {
 /**
  * Browser protections for the API. A page on another site could otherwise drive a server on
  * 127.0.0.1 with simple cross-origin POSTs (no preflight), or through DNS rebinding: an `Origin`
- * must be a loopback one or listed in `server.allowed_origins`, and while the server listens on
- * loopback the `Host` must be a loopback name too.
+ * must be a loopback one, listed in `server.allowed_origins`, or this request's own
+ * `scheme://Host` (the dashboard at `/ui` reached by a LAN address), and while the server listens
+ * on loopback the `Host` must be a loopback name too.
  */
 export function browserGuard(options: {
   readonly listenHost: string
@@ -67,7 +68,12 @@ export function browserGuard(options: {
   const checkHost = isLoopbackHost(options.listenHost)
   return async (c, next) => {
     const origin = c.req.header('origin')
-    if (origin !== undefined && !allowed.has(origin.toLowerCase()) && !isLoopbackOrigin(origin)) {
+    if (
+      origin !== undefined &&
+      !allowed.has(origin.toLowerCase()) &&
+      !isLoopbackOrigin(origin) &&
+      !isSameOrigin(origin, c.req.url, c.req.header('host'))
+    ) {
       return errorResponse(
         c,
         403,
@@ -104,6 +110,23 @@ function isLoopbackOrigin(origin: string): boolean {
   try {
     const url = new URL(origin)
     return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * True when `origin` is the request's own `scheme://host[:port]`: the page was served by this
+ * server at the address the browser used. The scheme is the connection's (a server behind a TLS
+ * proxy lists its public origin in `server.allowed_origins`). Under DNS rebinding the Host is the
+ * attacker's name, which the loopback Host check refuses while the server listens on loopback.
+ */
+function isSameOrigin(origin: string, requestUrl: string, host: string | undefined): boolean {
+  try {
+    const own = new URL(requestUrl)
+    const given = new URL(origin)
+    if (given.origin === 'null' || given.protocol !== own.protocol) return false
+    return given.host === (host === undefined ? own.host : new URL(`${own.protocol}//${host}`).host)
   } catch {
     return false
   }

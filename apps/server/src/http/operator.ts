@@ -1,4 +1,6 @@
 import { type AnyTool, defineTool, invokeTool } from '@lango/tools'
+import { parseWorkflow, TRUSTED_WORKFLOW_LIMITS } from '@lango/workflow'
+import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { Context, Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../app.js'
@@ -145,6 +147,72 @@ function operatorTools(app: App, cronList: AnyTool): AnyTool[] {
   ]
 }
 
+/** `tool` with its result passed through `after` (same name, parameters and safety). */
+function withResult(tool: AnyTool, after: (result: unknown) => unknown): AnyTool {
+  return {
+    ...tool,
+    async handler(params, context) {
+      return after(await tool.handler(params, context))
+    },
+  }
+}
+
+/** How many runs' step dependencies {@link operatorViews} keeps (a run's definition never changes). */
+const DEPENDENCY_CACHE_SIZE = 200
+
+/**
+ * What the operator routes add to the agent tools' answers, for the dashboard: operator pause and
+ * resume publish `cron.job.paused` / `cron.job.resumed` (`by: "operator"`) on the event hub, so other
+ * open pages update; a workflow run's view gives each step its `depends_on`, read from the run's
+ * stored definition (`null` when it no longer parses).
+ */
+function operatorViews(app: App, tools: ReadonlyMap<string, AnyTool>): AnyTool[] {
+  const views: AnyTool[] = []
+  for (const [name, type] of [
+    ['cron_pause', 'cron.job.paused'],
+    ['cron_resume', 'cron.job.resumed'],
+  ] as const) {
+    const tool = tools.get(name)
+    if (tool === undefined) continue
+    views.push(
+      withResult(tool, (result) => {
+        const job = result as { id: string; name: string }
+        app.events.publish(type, { job_id: job.id, job_name: job.name, by: 'operator' })
+        return result
+      }),
+    )
+  }
+  const status = tools.get('workflow_status')
+  if (status !== undefined) {
+    const store = new SqliteWorkflowStore(app.database.db)
+    const known = new Map<string, ReadonlyMap<string, readonly string[]> | null>()
+    const dependencies = async (runId: string) => {
+      const cached = known.get(runId)
+      if (cached !== undefined) return cached
+      const run = await store.getRun(runId)
+      if (run === undefined) return null
+      const parsed = parseWorkflow(run.definition, { limits: TRUSTED_WORKFLOW_LIMITS })
+      const graph = parsed.ok
+        ? new Map(parsed.workflow.definition.steps.map((step) => [step.id, step.dependsOn]))
+        : null
+      if (known.size >= DEPENDENCY_CACHE_SIZE) known.delete(known.keys().next().value as string)
+      known.set(runId, graph)
+      return graph
+    }
+    views.push(
+      withResult(status, async (result) => {
+        const view = result as { run_id: string; steps: ReadonlyArray<{ step_id: string }> }
+        const graph = await dependencies(view.run_id)
+        return {
+          ...view,
+          steps: view.steps.map((step) => ({ ...step, depends_on: graph?.get(step.step_id) ?? null })),
+        }
+      }),
+    )
+  }
+  return views
+}
+
 /**
  * The operator REST API of server-api.md: cron jobs and runs, workflow runs and saved workflows,
  * background tasks, background processes and approvals. The bearer token is the operator, so
@@ -156,6 +224,7 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
   const tools = new Map<string, AnyTool>(app.tools.map((tool) => [tool.name, tool]))
   const cronList = tools.get('cron_list')
   if (cronList !== undefined) for (const tool of operatorTools(app, cronList)) tools.set(tool.name, tool)
+  for (const tool of operatorViews(app, tools)) tools.set(tool.name, tool)
 
   const operate = async (
     c: Context,
