@@ -1,0 +1,227 @@
+// The dashboard (`/ui`, ADR 0012) as an operator meets it: a real `lango serve` from dist with 1,000
+// cron jobs stored, its cron page opened in Debian's Chromium (playwright-core). Run after a build.
+// Prints `dashboard  <metric>  …  PASS|FAIL` lines and, for information, the page's weight:
+//
+// 1. time to first render of the cron page: from navigation start to the moment the 1,000th job row
+//    is in the DOM (a MutationObserver installed before the page's own script reads
+//    `performance.now()`, whose origin is navigation start), median of 5 cold loads, each in a new
+//    browser context (no cache, no sessionStorage), after one unmeasured load that warms the server
+//    (target ≤ 500 ms); the breakdown (assets loaded, API answered, rows built, first frame after)
+//    is printed beside it;
+// 2. (information) what that page transfers: the HTML, script, style sheet and the two API calls it
+//    makes (`/api/cron/jobs`, `/api/cron/runs?limit=200`), as sent (headers + body; the server does
+//    not compress), and what gzip would make of the bodies. The live event stream (`/api/events`)
+//    stays open and is not counted;
+// 3. (information) where the page's script spends its time in one more load, profiled (sampling
+//    profiler over CDP, which slows the load): self time by function of /ui/app.js, top 6.
+
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { SqliteCronStore } from '@lango/cron/sqlite'
+import { createTestJob } from '@lango/cron/testing'
+import { createApp, loadConfig, silentLogger } from '../dist/index.js'
+import { launchChromium, startServe, stopServe } from './fixtures/dashboard.mjs'
+import { median, reporter } from './report.mjs'
+
+const JOBS = 1_000
+const LOADS = 5
+const TARGET_MS = 500
+const { report, exit } = reporter('dashboard')
+
+/** The mix an install accumulates: cron and interval schedules, time zones, deliveries, some paused or failing. */
+const SCHEDULES = [
+  ['cron', '0 3 * * *'],
+  ['cron', '30 2 * * 1-5'],
+  ['cron', '*/15 * * * *'],
+  ['cron', '0 */6 * * *'],
+  ['cron', '15 8 1 * *'],
+  ['every', '6h'],
+  ['every', '1d'],
+]
+const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo']
+const STATUSES = [null, 'completed', 'completed', 'failed', 'timed_out']
+
+/**
+ * Seeds `count` shell jobs straight through the store (past the cron service's cap of 500, SECURITY.md
+ * CRON-3), before the server starts, as bench/server.bench.mjs does.
+ */
+async function seed(home, count) {
+  const config = await loadConfig({ env: { LANGO_HOME: home }, cwd: home })
+  const app = await createApp(config, silentLogger, { passphrase: '' })
+  const store = new SqliteCronStore(app.database.db)
+  const now = Date.now()
+  for (let i = 0; i < count; i++) {
+    const name = `job-${String(i).padStart(4, '0')}`
+    const [scheduleType, schedule] = SCHEDULES[i % SCHEDULES.length]
+    const lastStatus = STATUSES[i % STATUSES.length]
+    await store.insertJob(
+      createTestJob({
+        id: name,
+        name,
+        kind: 'shell',
+        prompt: null,
+        command: `backup --volume vol-${i} --keep 7`,
+        scheduleType,
+        schedule,
+        timezone: ZONES[i % ZONES.length],
+        deliverTo: i % 3 === 0 ? ['webhook'] : [],
+        enabled: i % 10 !== 9,
+        pauseReason: i % 10 === 9 ? 'paused by operator' : null,
+        createdAt: now,
+        updatedAt: now,
+        lastRunAt: lastStatus === null ? null : now - 3_600_000,
+        lastStatus,
+        nextRunAt: now + 86_400_000 + i * 60_000,
+      }),
+    )
+  }
+  await app.stop()
+}
+
+/** Before any page script: resolves with the time the `rows`-th job row is in the DOM, and the next frame. */
+const OBSERVE_ROWS = `window.__lastRow = new Promise((resolve) => {
+  const observer = new MutationObserver(() => {
+    if (document.querySelectorAll('table.jobs tbody tr').length < ${JOBS}) return
+    observer.disconnect()
+    const inDom = performance.now()
+    requestAnimationFrame(() => setTimeout(() => resolve({ inDom, frame: performance.now() })))
+  })
+  observer.observe(document, { childList: true, subtree: true })
+})`
+
+/** Where the time went, from the Resource Timing entries of the load (ms since navigation start). */
+const TIMINGS = `(() => {
+  const end = (suffix) => {
+    const entry = performance.getEntriesByType('resource').find((e) => new URL(e.name).pathname + new URL(e.name).search === suffix)
+    return entry === undefined ? NaN : entry.responseEnd
+  }
+  const navigation = performance.getEntriesByType('navigation')[0]
+  return {
+    html: navigation.responseEnd,
+    script: end('/ui/app.js'),
+    domContentLoaded: navigation.domContentLoadedEventEnd,
+    jobs: end('/api/cron/jobs'),
+    runs: end('/api/cron/runs?limit=200'),
+  }
+})()`
+
+/** Self time (ms) by function of /ui/app.js in a CPU profile, highest first. */
+function scriptSelfTimes(profile) {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+  const self = new Map()
+  profile.samples.forEach((id, index) => {
+    const { functionName, url, lineNumber } = nodes.get(id).callFrame
+    if (!url.endsWith('/ui/app.js')) return
+    const key = `${functionName || '(anonymous)'}:${lineNumber + 1}`
+    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[index] ?? 0) / 1000)
+  })
+  return [...self].sort((a, b) => b[1] - a[1])
+}
+
+/**
+ * One cold load of the cron page in a fresh context; with `weigh`, also the bytes of what it
+ * fetched; with `profile`, the CPU profile of the load up to the last row.
+ */
+async function load(browser, url, { weigh = false, profile = false } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  try {
+    await context.addInitScript(OBSERVE_ROWS)
+    const page = await context.newPage()
+    const errors = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    const fetched = []
+    if (weigh) {
+      page.on('requestfinished', (request) => {
+        fetched.push(
+          (async () => {
+            const response = await request.response()
+            const sizes = await request.sizes()
+            const body = await response.body()
+            return {
+              path: new URL(request.url()).pathname,
+              headers: sizes.responseHeadersSize,
+              body: sizes.responseBodySize,
+              gzip: gzipSync(body).length,
+              encoding: (await response.headerValue('content-encoding')) ?? 'none',
+            }
+          })(),
+        )
+      })
+    }
+    const cdp = profile ? await context.newCDPSession(page) : undefined
+    if (cdp !== undefined) {
+      await cdp.send('Profiler.enable')
+      await cdp.send('Profiler.setSamplingInterval', { interval: 100 })
+      await cdp.send('Profiler.start')
+    }
+    await page.goto(`${url}/ui#/cron`)
+    const lastRow = await page.evaluate('window.__lastRow')
+    const cpu = cdp === undefined ? undefined : (await cdp.send('Profiler.stop')).profile
+    const timings = await page.evaluate(TIMINGS)
+    if (errors.length > 0) throw new Error(`the page failed: ${errors.join('; ')}`)
+    const rows = await page.locator('table.jobs tbody tr').count()
+    if (rows !== JOBS) throw new Error(`the cron page shows ${rows} rows, not ${JOBS}`)
+    // What the page asks for by itself once loaded (a refresh burst is 250 ms) counts too.
+    if (weigh) await page.waitForTimeout(2_000)
+    return { ...lastRow, ...timings, fetched: await Promise.all(fetched), cpu }
+  } finally {
+    await context.close()
+  }
+}
+
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)}KiB`
+
+const home = await mkdtemp(join(tmpdir(), 'lango-dashboard-bench-'))
+let server
+let browser
+try {
+  await seed(home, JOBS)
+  server = await startServe({ LANGO_HOME: home })
+  browser = await launchChromium()
+  const warmup = await load(browser, server.url)
+  const samples = []
+  for (let i = 0; i < LOADS; i++) samples.push(await load(browser, server.url))
+  const pick = (key) => median(samples.map((sample) => sample[key]))
+  const firstRender = pick('inDom')
+  report(
+    'cron page, 1,000 jobs: navigation start to the 1,000th row in the DOM',
+    `median=${firstRender.toFixed(0)}ms  loads=[${samples.map((sample) => sample.inDom.toFixed(0)).join(', ')}]ms  target<=${TARGET_MS}`,
+    firstRender <= TARGET_MS,
+  )
+  console.log(
+    `dashboard  (info) medians since navigation start: html ${pick('html').toFixed(0)}ms, app.js ${pick('script').toFixed(0)}ms, DOMContentLoaded ${pick('domContentLoaded').toFixed(0)}ms, /api/cron/jobs answered ${pick('jobs').toFixed(0)}ms, /api/cron/runs answered ${pick('runs').toFixed(0)}ms, rows in DOM ${firstRender.toFixed(0)}ms, next frame ${pick('frame').toFixed(0)}ms  (unmeasured warm-up load: ${warmup.inDom.toFixed(0)}ms)`,
+  )
+
+  const { fetched } = await load(browser, server.url, { weigh: true })
+  const total = (key) => fetched.reduce((sum, entry) => sum + entry[key], 0)
+  const encodings = [...new Set(fetched.map((entry) => entry.encoding))].join(', ')
+  const byPath = new Map()
+  for (const entry of fetched) {
+    const seen = byPath.get(entry.path) ?? { body: entry.body, times: 0 }
+    byPath.set(entry.path, { ...seen, times: seen.times + 1 })
+  }
+  console.log(
+    `dashboard  (info) cron page transfer, 1,000 jobs: ${kib(total('headers') + total('body'))} in ${fetched.length} responses (bodies ${kib(total('body'))}, content-encoding: ${encodings}; gzip would make the bodies ${kib(total('gzip'))})  ${[
+      ...byPath,
+    ]
+      .map(([path, { body, times }]) => `${path}=${kib(body)}${times > 1 ? ` ×${times}` : ''}`)
+      .join('  ')}`,
+  )
+
+  const { cpu, inDom } = await load(browser, server.url, { profile: true })
+  const selfTimes = scriptSelfTimes(cpu)
+  const scriptTotal = selfTimes.reduce((sum, [, ms]) => sum + ms, 0)
+  console.log(
+    `dashboard  (info) profiled load (rows in DOM at ${inDom.toFixed(0)}ms): /ui/app.js self time ${scriptTotal.toFixed(0)}ms, by function  ${selfTimes
+      .slice(0, 6)
+      .map(([name, ms]) => `${name}=${ms.toFixed(0)}ms`)
+      .join('  ')}`,
+  )
+} finally {
+  await browser?.close()
+  if (server !== undefined) await stopServe(server.child)
+  await rm(home, { recursive: true, force: true })
+}
+exit()
