@@ -453,6 +453,27 @@ describe('operator REST: background tasks and processes', () => {
       return String(view.output).includes('started') ? view : undefined
     })
     expect(status).toMatchObject({ id: started.id, status: 'running' })
+    // The list shows the end of each process's output (the dashboard's Processes page).
+    const listed = (await json(await server.request('/api/processes'))).processes.find(
+      (process: Json) => process.id === started.id,
+    )
+    expect(listed).toMatchObject({ output_tail: 'started\n', output_bytes: 8 })
+    const chatty = (await tool.handler(
+      { command: "printf 'é%.0s' $(seq 3000); echo; echo last-line; sleep 30" },
+      {},
+    )) as { id: string }
+    try {
+      const tail = await until(async () => {
+        const processes = (await json(await server.request('/api/processes'))).processes as Json[]
+        const view = processes.find((process) => process.id === chatty.id)
+        return String(view?.output_tail).endsWith('last-line\n') ? view : undefined
+      })
+      expect(tail.output_bytes).toBe(6000 + 1 + 10)
+      expect(Buffer.byteLength(tail.output_tail)).toBeLessThanOrEqual(2048)
+      expect(tail.output_tail).toMatch(/^é+\nlast-line\n$/)
+    } finally {
+      await server.request(`/api/processes/${chatty.id}/stop`, { method: 'POST' })
+    }
     const stopped = await json(await server.request(`/api/processes/${started.id}/stop`, { method: 'POST' }))
     expect(stopped).toMatchObject({ id: started.id })
     expect(stopped.status).not.toBe('running')

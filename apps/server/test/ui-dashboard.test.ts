@@ -136,6 +136,17 @@ describe.skipIf(chromiumMissing !== undefined)(
             return job.enabled === true ? job : undefined
           })
           await page.getByRole('button', { name: 'Pause ui-nightly' }).waitFor()
+
+          // Paused and resumed elsewhere (another page, the CLI): the event stream tells this page.
+          await page.getByText('Live updates: on').waitFor()
+          const requests: string[] = []
+          page.on('request', (request) => requests.push(new URL(request.url()).pathname))
+          await server.request(`/api/cron/jobs/${nightly.id}/pause`, { method: 'POST' })
+          await page.getByRole('button', { name: 'Resume ui-nightly' }).waitFor()
+          expect(await row.locator('.state').textContent()).toContain('paused')
+          await server.request(`/api/cron/jobs/${nightly.id}/resume`, { method: 'POST' })
+          await page.getByRole('button', { name: 'Pause ui-nightly' }).waitFor()
+          expect(requests.every((path) => path === '/api/cron/jobs')).toBe(true)
           expect(errors).toEqual([])
         } finally {
           await context.close()
@@ -169,6 +180,12 @@ describe.skipIf(chromiumMissing !== undefined)(
           await page.locator('ol.timeline li.entry[data-status="completed"]').first().waitFor()
           expect(await entries.first().textContent()).toContain('completed')
           expect(await entries.first().textContent()).toContain('manual')
+          // A manual run leaves the job's last_run_at unset: the page takes the time from the history.
+          const startedAt = await entries.first().locator('time').first().getAttribute('datetime')
+          const lastRun = page.locator('.last-run')
+          await expect.poll(() => lastRun.locator('time').getAttribute('datetime')).toBe(startedAt)
+          expect(await lastRun.textContent()).toContain('completed')
+          expect(await lastRun.textContent()).toContain('manual')
 
           // A run started elsewhere appears too: only the event stream can tell the page.
           const triggered = await server.request(`/api/cron/jobs/${job.id}/trigger`, { method: 'POST' })
@@ -194,6 +211,9 @@ describe.skipIf(chromiumMissing !== undefined)(
           await row.waitFor()
           expect(await row.locator('.streak').textContent()).toBe('1')
           expect(await row.textContent()).toContain('failed')
+          // The job list carries the count; the page no longer reads the run history for it.
+          const listed = (await json(await server.request('/api/cron/jobs'))).jobs as Json[]
+          expect(listed.find((candidate) => candidate.id === failing.id)?.consecutive_failures).toBe(1)
           expect(errors).toEqual([])
         } finally {
           await context.close()
@@ -288,6 +308,187 @@ describe.skipIf(chromiumMissing !== undefined)(
         }
       })
 
+      it('draws a run as a graph of steps that follows the run live, and shows a step on request', async () => {
+        const yaml = [
+          'name: ui-diamond',
+          'steps:',
+          '  - id: a',
+          '    run: "sleep 0.6; echo from-a"',
+          '  - id: b',
+          '    depends_on: [a]',
+          '    run: "sleep 0.6; echo from-b"',
+          '  - id: c',
+          '    depends_on: [a]',
+          '    run: "sleep 0.3; echo from-c"',
+          '  - id: d',
+          '    depends_on: [b, c]',
+          '    run: "sleep 0.3; echo from-d"',
+        ].join('\n')
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/workflows`)
+          await page.getByText('Live updates: on').waitFor()
+          const started = await server.request('/api/workflows/runs', {
+            json: { yaml_content: yaml, wait_seconds: 0 },
+          })
+          expect(started.status).toBe(200)
+          const runId = (await json(started)).run_id as string
+          await page.goto(`${server.url}/ui#/workflows/${runId}`)
+          const graph = page.locator('.graph')
+          const node = (id: string) => graph.locator(`button.node[data-step="${id}"]`)
+          await node('a').waitFor()
+          // Topological layers: a, then b and c, then d.
+          const layers = graph.locator('.layer')
+          expect(await layers.count()).toBe(3)
+          const layerSteps = async (index: number) =>
+            layers
+              .nth(index)
+              .locator('.node')
+              .evaluateAll((boxes) => boxes.map((box) => box.getAttribute('data-step')))
+          expect([await layerSteps(0), await layerSteps(1), await layerSteps(2)]).toEqual([
+            ['a'],
+            ['b', 'c'],
+            ['d'],
+          ])
+          const edges = graph.locator('svg.edges path.edge')
+          await expect.poll(() => edges.count()).toBe(4)
+          const pairs = await edges.evaluateAll((paths) =>
+            paths.map((path) => `${path.getAttribute('data-from')}→${path.getAttribute('data-to')}`).sort(),
+          )
+          expect(pairs).toEqual(['a→b', 'a→c', 'b→d', 'c→d'])
+
+          // Live: a box says running while its step runs, with no reload of the page.
+          await graph.locator('button.node[data-status="running"]').first().waitFor()
+          // Each box's colour follows its state (and its text says the state).
+          const colour = (id: string) =>
+            page.evaluate<string>(
+              `getComputedStyle(document.querySelector('button.node[data-step="${id}"]')).borderTopColor`,
+            )
+          await expect.poll(() => node('d').getAttribute('data-status')).toBe('pending')
+          const pendingColour = await colour('d')
+          expect(await node('d').textContent()).toContain('pending')
+          const states = async () =>
+            graph
+              .locator('button.node')
+              .evaluateAll((boxes) => boxes.map((box) => box.querySelector('.badge')?.textContent))
+          await page.locator('.run-status [data-status="completed"]').waitFor({ timeout: 15_000 })
+          await expect.poll(states).toEqual(['completed', 'completed', 'completed', 'completed'])
+          expect(await node('d').textContent()).toContain('after b, c')
+          expect(await colour('d')).not.toBe(pendingColour)
+          expect(
+            await edges.evaluateAll((paths) => paths.map((path) => path.getAttribute('data-status'))),
+          ).toEqual(['completed', 'completed', 'completed', 'completed'])
+          await screenshot(page, 'workflow-graph')
+
+          // Keyboard: a box takes focus and shows its step's result or error.
+          await node('c').focus()
+          await page.keyboard.press('Enter')
+          const detail = page.locator('#step-detail')
+          await expect.poll(() => detail.getAttribute('data-step')).toBe('c')
+          expect(await detail.locator('pre.result').textContent()).toBe('from-c')
+          expect(await detail.textContent()).toContain('Depends on')
+          expect(await node('c').getAttribute('aria-pressed')).toBe('true')
+          await page.keyboard.press('Tab')
+          await page.keyboard.press('Enter')
+          await expect.poll(() => detail.getAttribute('data-step')).toBe('d')
+          expect(await detail.locator('pre.result').textContent()).toBe('from-d')
+          expect(await page.evaluate<string | null>("document.activeElement.getAttribute('data-step')")).toBe(
+            'd',
+          )
+
+          // A phone: the layers become rows, the lines run downwards, nothing is wider than the screen.
+          await page.setViewportSize({ width: 390, height: 844 })
+          await expect
+            .poll(() =>
+              page.evaluate<string>("getComputedStyle(document.querySelector('.graph')).flexDirection"),
+            )
+            .toBe('column')
+          const top = async (id: string) => (await node(id).boundingBox())?.y ?? 0
+          expect(await top('a')).toBeLessThan(await top('b'))
+          expect(await top('b')).toBeLessThan(await top('d'))
+          await expect.poll(() => edges.count()).toBe(4)
+          expect(
+            await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth'),
+          ).toBe(true)
+          await screenshot(page, 'workflow-graph-phone')
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
+      it('lists background tasks as the API does, and shows an empty list as such', async () => {
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/background`)
+          await page.getByRole('heading', { name: 'Background tasks' }).waitFor()
+          // No test before this one submits a task on this server.
+          expect((await json(await server.request('/api/background/tasks'))).tasks).toEqual([])
+          await page.getByText('No background tasks.').waitFor()
+          await page.getByText('Live updates: on').waitFor()
+
+          // This server has no model: a task is still listed, with the status and error the API gives.
+          const submitted = await json(
+            await server.request('/api/background/tasks', { json: { prompt: 'summarise the logs' } }),
+          )
+          const row = page.locator(`tr[data-task="${submitted.task_id}"]`)
+          await row.waitFor()
+          expect(await row.textContent()).toContain('summarise the logs')
+          const settled = await until(async () => {
+            const task = await json(await server.request(`/api/background/tasks/${submitted.task_id}`))
+            return task.status === 'pending' || task.status === 'running' ? undefined : task
+          })
+          await row.locator(`.status [data-status="${settled.status}"]`).waitFor()
+          if (settled.error) expect(await row.locator('.result').textContent()).toContain(settled.error)
+          expect(await page.locator('nav a[aria-current="page"]').textContent()).toBe('Background')
+          await screenshot(page, 'background')
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
+      it('shows a background process with its latest output, and stops it from the page', async () => {
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/processes`)
+          await page.getByRole('heading', { name: 'Processes' }).waitFor()
+          await page.getByText('No background process is running.').waitFor()
+
+          // exec_bg is dangerous: the call waits for an approval, given here through the API.
+          const command = 'for i in 1 2 3; do echo tick-$i; done; sleep 60'
+          const asked = await server.request('/api/tools/exec_bg', { json: { command } })
+          expect(asked.status).toBe(202)
+          const approvalId = (await json(asked)).approval_id as string
+          await server.request(`/api/approvals/${approvalId}`, { json: { decision: 'approve' } })
+          const approved = await until(async () => {
+            const view = await json(await server.request(`/api/approvals/${approvalId}`))
+            return view.outcome === null ? undefined : view
+          })
+          const processId = approved.outcome.result.id as string
+
+          const card = page.locator(`li[data-process="${processId}"]`)
+          await card.waitFor()
+          await expect.poll(() => card.locator('pre.tail').textContent()).toBe('tick-1\ntick-2\ntick-3\n')
+          expect(await card.getAttribute('data-status')).toBe('running')
+          expect(await card.textContent()).toContain(command)
+          await screenshot(page, 'processes')
+
+          await card.getByRole('button', { name: /^Stop / }).click()
+          await until(async () => {
+            const processes = (await json(await server.request('/api/processes'))).processes as Json[]
+            const view = processes.find((process) => process.id === processId)
+            return view?.status === 'running' ? undefined : view
+          })
+          await page.locator(`li[data-process="${processId}"][data-status="killed"]`).waitFor()
+          await page.getByText('No background process is running.').waitFor()
+          expect(await page.locator('#announcer').textContent()).toContain('Stopped')
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
       it('shows the overview, and fits a phone screen', async () => {
         const { context, page, errors } = await openPage({ width: 390, height: 844 })
         try {
@@ -360,7 +561,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           await page.getByText('Live updates: on').waitFor()
           const sent = apiRequests.slice(before)
           expect(sent.map((request) => new URL(request.url()).pathname)).toEqual(
-            expect.arrayContaining(['/api/cron/jobs', '/api/cron/runs', '/api/events']),
+            expect.arrayContaining(['/api/cron/jobs', '/api/events']),
           )
           for (const request of sent)
             expect((await request.allHeaders()).authorization).toBe(`Bearer ${TOKEN}`)

@@ -375,6 +375,8 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
       exit_code: process.exitCode,
       started_at: new Date(process.startedAt).toISOString(),
       ended_at: process.endedAt === null ? null : new Date(process.endedAt).toISOString(),
+      output_bytes: process.outputBytes,
+      output_tail: outputTail(app, process.id, process.outputBytes),
     }))
     return c.json({ processes, count: processes.length })
   })
@@ -418,6 +420,16 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
       app.approvals.answer(c.req.param('id'), parsed.output.decision === 'approve'),
     )
   })
+}
+
+/** How much of a background process's output `GET /api/processes` shows: its last 2 KiB. */
+const OUTPUT_TAIL_BYTES = 2048
+
+/** The end of a process's buffered output (a character cut by the start of the window is left out). */
+function outputTail(app: App, id: string, outputBytes: number): string {
+  const process = app.processes.get(id)
+  if (process === undefined) return ''
+  return process.read(Math.max(0, outputBytes - OUTPUT_TAIL_BYTES)).output.replace(/^\uFFFD+/, '')
 }
 
 /** The approval `read` returns, or 404 `SERVER_APPROVAL_NOT_FOUND`. */

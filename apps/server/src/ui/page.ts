@@ -19,6 +19,8 @@ export function uiPage(options: { readonly tokenRequired: boolean }): string {
       <li><a href="#/cron">Cron</a></li>
       <li><a href="#/workflows">Workflows</a></li>
       <li><a href="#/approvals">Approvals</a></li>
+      <li><a href="#/background">Background</a></li>
+      <li><a href="#/processes">Processes</a></li>
     </ul>
   </nav>
   <p id="live" class="live" data-state="off">Live updates: off</p>

@@ -20,6 +20,10 @@ let refreshAgain = false
 let stream = null
 let retryDelay = 1000
 let retryTimer = 0
+let pollTimer = 0
+let graphObserver = null
+/** The step whose result is shown under a run's graph, per run id (kept across live re-renders). */
+const selectedSteps = new Map()
 
 class AuthError extends Error {}
 
@@ -58,6 +62,7 @@ const STATUS_TONE = {
   enabled: 'good', failed: 'bad', timed_out: 'bad', interrupted: 'warn', cancelled: 'warn',
   skipped: 'warn', denied: 'bad', expired: 'warn', pending: 'info', paused: 'warn', stopped: 'bad',
   unavailable: 'bad', dead: 'bad', disabled: 'muted', none: 'muted', starting: 'warn', stopping: 'warn',
+  done: 'good', killed: 'warn', exited: 'muted',
 }
 
 /** A status as text with a colour; the colour is never the only signal. */
@@ -271,6 +276,7 @@ function onEvent(type, data) {
   else if (type.startsWith('workflow.run.') && view === 'overview') scheduleRefresh()
   else if (type.startsWith('workflow.') && view === 'workflows') scheduleRefresh()
   else if (type.startsWith('workflow.') && view === 'run' && data && data.run_id === currentRoute.id) scheduleRefresh()
+  else if (type.startsWith('background.') && view === 'background') scheduleRefresh()
 }
 
 // ---- views -----------------------------------------------------------------
@@ -294,7 +300,9 @@ async function refresh() {
   try {
     const data = await VIEWS[route.view].load(route)
     if (route !== currentRoute) return
+    route.data = data
     render(VIEWS[route.view].render(data, route))
+    schedulePoll(route)
   } catch (error) {
     if (error instanceof AuthError) askForToken(error.message)
     else if (route === currentRoute) render(h('section', { className: 'error' }, h('h1', {}, 'Could not load this page'), h('p', { role: 'alert' }, String(error.message || error)), h('button', { type: 'button', onclick: () => refresh() }, 'Try again')))
@@ -305,6 +313,25 @@ async function refresh() {
       scheduleRefresh()
     }
   }
+}
+
+/** Draws the open view again from the data it last loaded (a local change such as a selected step). */
+function rerender() {
+  const route = currentRoute
+  if (route !== null && route.data !== undefined) render(VIEWS[route.view].render(route.data, route))
+}
+
+/**
+ * A view whose data changes without an event (a background process's output) asks to be read
+ * again every few seconds, while it is open and the tab is visible.
+ */
+function schedulePoll(route) {
+  clearTimeout(pollTimer)
+  const every = VIEWS[route.view].pollMs || 0
+  if (every === 0) return
+  pollTimer = setTimeout(() => {
+    if (route === currentRoute && !document.hidden) scheduleRefresh()
+  }, every)
 }
 
 /** Replaces the view, keeping keyboard focus on the control with the same data-key. */
@@ -325,6 +352,8 @@ function routeFromHash() {
   if (parts[0] === 'workflows' && parts[1]) return { view: 'run', id: parts[1] }
   if (parts[0] === 'workflows') return { view: 'workflows' }
   if (parts[0] === 'approvals') return { view: 'approvals' }
+  if (parts[0] === 'background') return { view: 'background' }
+  if (parts[0] === 'processes') return { view: 'processes' }
   return { view: 'overview' }
 }
 
@@ -333,6 +362,8 @@ function navigate() {
     askForToken('')
     return
   }
+  clearTimeout(pollTimer)
+  if (graphObserver !== null) graphObserver.disconnect()
   currentRoute = routeFromHash()
   const section = currentRoute.view === 'job' ? 'cron' : currentRoute.view === 'run' ? 'workflows' : currentRoute.view
   for (const link of document.querySelectorAll('nav a')) {
@@ -386,19 +417,6 @@ function jobState(job) {
   return h('span', {}, badge('paused'), job.pause_reason ? h('span', { className: 'reason' }, ' ' + job.pause_reason) : null)
 }
 
-const FAILURES = new Set(['failed', 'timed_out'])
-
-/** Failures in a row per job id, from the newest runs (the job list does not carry the count). */
-function failureStreaks(entries) {
-  const streaks = new Map()
-  const settled = new Set()
-  for (const entry of entries) {
-    if (settled.has(entry.job_id) || entry.status === 'running' || entry.status === 'skipped') continue
-    if (FAILURES.has(entry.status)) streaks.set(entry.job_id, (streaks.get(entry.job_id) || 0) + 1)
-    else settled.add(entry.job_id)
-  }
-  return streaks
-}
 
 function jobActions(job) {
   const toggle = job.enabled
@@ -411,6 +429,18 @@ function jobActions(job) {
 function scheduleCell(job) {
   const words = describeSchedule(job)
   return h('span', {}, h('code', {}, job.schedule_type + ' ' + job.schedule), words ? h('span', { className: 'words' }, words) : null)
+}
+
+/**
+ * A job's last run on its own page: the job's last_run_at and last_status, or the newest run in its
+ * history when that is newer (a manual run sets last_status but not last_run_at).
+ */
+function lastRunOf(job, entries) {
+  const newest = entries.find((entry) => entry.started_at)
+  if (newest && (!job.last_run_at || new Date(newest.started_at) >= new Date(job.last_run_at))) {
+    return [badge(newest.status), ' ', time(newest.started_at), h('span', { className: 'muted' }, ' · ' + newest.trigger)]
+  }
+  return lastRun(job)
 }
 
 function lastRun(job) {
@@ -433,7 +463,7 @@ const VIEWS = {
     },
     render(data) {
       const jobs = data.jobs.jobs || []
-      const failing = jobs.filter((job) => FAILURES.has(job.last_status)).length
+      const failing = jobs.filter((job) => job.consecutive_failures > 0).length
       const health = data.health || {}
       return h('section', {},
         heading('Overview'),
@@ -472,8 +502,8 @@ const VIEWS = {
   cron: {
     title: 'Cron',
     async load() {
-      const [jobs, runs] = await Promise.all([api('/api/cron/jobs'), api('/api/cron/runs?limit=200')])
-      return { jobs: jobs.jobs || [], streaks: failureStreaks(runs.entries || []) }
+      const jobs = await api('/api/cron/jobs')
+      return { jobs: jobs.jobs || [] }
     },
     render(data) {
       if (data.jobs.length === 0) return h('section', {}, heading('Cron'), h('p', {}, 'No cron jobs yet. Create one with lango cron add, POST /api/cron/jobs, or ask an agent.'))
@@ -488,13 +518,12 @@ const VIEWS = {
             h('td', { 'data-label': 'Time zone' }, job.timezone),
             h('td', { 'data-label': 'Next run', className: 'next-run' }, job.enabled ? time(job.next_run_at, job.timezone) : h('span', { className: 'muted' }, 'paused')),
             h('td', { 'data-label': 'Last run' }, lastRun(job)),
-            h('td', { 'data-label': 'Failures in a row', className: 'streak' }, String(data.streaks.get(job.id) || 0)),
+            h('td', { 'data-label': 'Failures in a row', className: 'streak' }, String(job.consecutive_failures || 0)),
             h('td', { 'data-label': 'Deliver to' }, job.deliver_to && job.deliver_to.length > 0 ? job.deliver_to.join(', ') : h('span', { className: 'muted' }, 'nowhere')),
             h('td', { 'data-label': 'State', className: 'state' }, jobState(job)),
             h('td', { 'data-label': 'Actions' }, jobActions(job)),
           ))),
         ),
-        h('p', { className: 'muted small' }, 'Failures in a row are counted from the last 200 runs of all jobs.'),
       )
     },
   },
@@ -516,6 +545,8 @@ const VIEWS = {
         jobActions(job),
         h('dl', { className: 'facts' },
           field('State', jobState(job)),
+          field('Last run', h('span', { className: 'last-run' }, lastRunOf(job, data.entries))),
+          field('Failures in a row', h('span', { className: 'streak' }, String(job.consecutive_failures || 0))),
           field('Kind', job.kind),
           field('Schedule', [h('code', {}, job.schedule_type + ' ' + job.schedule), words ? ' — ' + words : '']),
           field('Time zone', job.timezone),
@@ -583,7 +614,8 @@ const VIEWS = {
         active
           ? h('div', { className: 'actions' }, h('button', { type: 'button', className: 'deny', 'data-key': 'cancel:' + run.run_id, onclick: (event) => act(event.currentTarget, () => post('/api/workflows/runs/' + encodeURIComponent(run.run_id) + '/cancel'), (answer) => 'Cancelled ' + run.workflow_name + ' (' + answer.status + ')') }, 'Cancel run'))
           : null,
-        h('h2', { id: 'steps-heading' }, 'Steps'),
+        stepGraphSection(run),
+        h('h2', { id: 'steps-heading' }, 'Steps in order'),
         h('ol', { className: 'steps', 'aria-labelledby': 'steps-heading' }, (run.steps || []).map((step) => h('li', { className: 'step', 'data-step': step.step_id, 'data-status': step.status },
           h('div', { className: 'entry-head' },
             h('strong', {}, step.step_id), ' ', badge(step.status),
@@ -594,6 +626,64 @@ const VIEWS = {
           step.error ? h('p', { className: 'reason' }, 'Error: ' + step.error) : null,
           step.result ? h('details', {}, h('summary', {}, 'Result'), h('pre', {}, String(step.result).slice(0, 4000))) : null,
         ))),
+      )
+    },
+  },
+  background: {
+    title: 'Background tasks',
+    async load() {
+      return api('/api/background/tasks')
+    },
+    render(data) {
+      const tasks = data.tasks || []
+      return h('section', {},
+        heading('Background tasks'),
+        h('p', { className: 'notice', role: 'alert' }),
+        tasks.length === 0
+          ? h('p', { className: 'empty' }, 'No background tasks. An agent starts one with bg_submit, and POST /api/background/tasks submits one; either needs a configured model to run.')
+          : h('table', { className: 'tasks' },
+              h('thead', {}, h('tr', {}, ['Task', 'Status', 'Submitted', 'Started', 'Took', 'Result', 'Actions'].map((label) => h('th', { scope: 'col' }, label)))),
+              h('tbody', {}, tasks.map((task) => {
+                const active = task.status === 'pending' || task.status === 'running'
+                const took = task.started_at && task.completed_at ? duration(new Date(task.completed_at) - new Date(task.started_at)) : ''
+                return h('tr', { 'data-task': task.task_id },
+                  h('th', { scope: 'row', 'data-label': 'Task' }, h('span', { className: 'wrap' }, oneLine(task.prompt, 160)), h('span', { className: 'muted small' }, ' ' + task.task_id.slice(0, 8))),
+                  h('td', { 'data-label': 'Status', className: 'status' }, badge(task.status)),
+                  h('td', { 'data-label': 'Submitted' }, time(task.created_at)),
+                  h('td', { 'data-label': 'Started' }, time(task.started_at)),
+                  h('td', { 'data-label': 'Took' }, took || h('span', { className: 'muted' }, active ? 'still going' : '—')),
+                  h('td', { 'data-label': 'Result', className: 'result' },
+                    task.error ? h('p', { className: 'reason' }, 'Error: ' + task.error) : null,
+                    task.result ? h('details', {}, h('summary', {}, 'Result'), h('pre', {}, String(task.result).slice(0, 4000))) : null,
+                    !task.error && !task.result ? h('span', { className: 'muted' }, active ? 'not yet' : 'none') : null,
+                  ),
+                  h('td', { 'data-label': 'Actions' }, active
+                    ? h('button', { type: 'button', className: 'deny', 'data-key': 'cancel-task:' + task.task_id, 'aria-label': 'Cancel task ' + task.task_id.slice(0, 8), onclick: (event) => act(event.currentTarget, () => post('/api/background/tasks/' + encodeURIComponent(task.task_id) + '/cancel'), (answer) => 'Cancelled task ' + task.task_id.slice(0, 8) + ' (' + answer.status + ')') }, 'Cancel')
+                    : h('span', { className: 'muted' }, '—')),
+                )
+              })),
+            ),
+      )
+    },
+  },
+  processes: {
+    title: 'Processes',
+    // Output and exits of background processes come with no event: read them again every 2 s.
+    pollMs: 2000,
+    async load() {
+      return api('/api/processes')
+    },
+    render(data) {
+      const processes = data.processes || []
+      const running = processes.filter((process) => process.status === 'running')
+      const ended = processes.filter((process) => process.status !== 'running')
+      return h('section', {},
+        heading('Processes'),
+        h('p', { className: 'notice', role: 'alert' }),
+        h('p', { className: 'muted small' }, 'Background commands started with exec_bg (by an agent or POST /api/tools/exec_bg). This page reads them again every 2 seconds while it is open.'),
+        h('h2', {}, 'Running'),
+        running.length === 0 ? h('p', { className: 'empty' }, 'No background process is running.') : h('ul', { className: 'cards' }, running.map(processCard)),
+        ended.length === 0 ? null : [h('h2', {}, 'Ended'), h('ul', { className: 'cards' }, ended.map(processCard))],
       )
     },
   },
@@ -621,6 +711,200 @@ const VIEWS = {
       )
     },
   },
+}
+
+// ---- a workflow run's steps as a graph: topological layers, SVG edges ---------
+
+const SVG_NS = 'http://www.w3.org/2000/svg'
+
+function svg(tag, attributes, ...children) {
+  const element = document.createElementNS(SVG_NS, tag)
+  for (const [name, value] of Object.entries(attributes || {})) element.setAttribute(name, String(value))
+  element.append(...children)
+  return element
+}
+
+/**
+ * Steps in layers: a step's layer is one more than its deepest dependency's. Within a layer, steps
+ * sit near the mean position of their dependencies (fewer crossing edges), else in run order.
+ */
+function stepLayers(steps) {
+  const byId = new Map(steps.map((step) => [step.step_id, step]))
+  const depth = new Map()
+  const visit = (id, trail) => {
+    if (depth.has(id)) return depth.get(id)
+    // The engine refuses cycles; this only keeps a bad answer from looping.
+    if (trail.has(id)) return 0
+    trail.add(id)
+    let level = 0
+    for (const dependency of byId.get(id).depends_on) {
+      if (byId.has(dependency)) level = Math.max(level, visit(dependency, trail) + 1)
+    }
+    trail.delete(id)
+    depth.set(id, level)
+    return level
+  }
+  const layers = []
+  for (const step of steps) {
+    const level = visit(step.step_id, new Set())
+    if (!layers[level]) layers[level] = []
+    layers[level].push(step)
+  }
+  const position = new Map()
+  layers.forEach((layer, index) => {
+    if (index > 0) {
+      const order = new Map(layer.map((step, at) => [step.step_id, at]))
+      const weight = (step) => {
+        const placed = step.depends_on.filter((dependency) => position.has(dependency))
+        return placed.length === 0 ? Number.MAX_VALUE : placed.reduce((sum, dependency) => sum + position.get(dependency), 0) / placed.length
+      }
+      layer.sort((a, b) => weight(a) - weight(b) || order.get(a.step_id) - order.get(b.step_id))
+    }
+    layer.forEach((step, at) => position.set(step.step_id, at))
+  })
+  return layers
+}
+
+function stepGraphSection(run) {
+  const steps = run.steps || []
+  if (steps.length === 0) return null
+  const heading = h('h2', { id: 'graph-heading' }, 'Step graph')
+  if (!steps.every((step) => Array.isArray(step.depends_on))) {
+    return [heading, h('p', { className: 'muted' }, 'No graph: this run does not say which steps depend on which (its stored definition no longer parses).')]
+  }
+  const byId = new Map(steps.map((step) => [step.step_id, step]))
+  const chosen = byId.get(selectedSteps.get(run.run_id))
+  const edges = []
+  for (const step of steps) {
+    for (const dependency of step.depends_on) {
+      if (byId.has(dependency)) edges.push({ from: dependency, to: step.step_id, status: byId.get(dependency).status })
+    }
+  }
+  const lines = svg('svg', { class: 'edges', 'aria-hidden': 'true', focusable: 'false' })
+  const graph = h('div', { className: 'graph', role: 'group', 'aria-labelledby': 'graph-heading', 'aria-describedby': 'graph-help' },
+    lines,
+    stepLayers(steps).map((layer, index) => h('div', { className: 'layer', 'data-layer': index }, layer.map((step) => stepNode(run, step, chosen)))),
+  )
+  if (graphObserver !== null) graphObserver.disconnect()
+  // Edges are drawn once the boxes have a place, and again whenever the graph changes size.
+  graphObserver = new ResizeObserver(() => drawEdges(graph, lines, edges))
+  graphObserver.observe(graph)
+  return [
+    heading,
+    h('p', { id: 'graph-help', className: 'muted small' }, 'Each box is a step and its state; lines lead from a step to the steps that wait for it. Choose a step to see its result or error.'),
+    graph,
+    stepDetail(chosen),
+  ]
+}
+
+function stepNode(run, step, chosen) {
+  const after = step.depends_on.length > 0 ? 'after ' + step.depends_on.join(', ') : 'starts first'
+  return h('button', {
+    type: 'button',
+    className: 'node',
+    'data-step': step.step_id,
+    'data-status': step.status,
+    'data-key': 'node:' + step.step_id,
+    'aria-pressed': chosen === step ? 'true' : 'false',
+    'aria-controls': 'step-detail',
+    onclick: () => {
+      selectedSteps.set(run.run_id, chosen === step ? undefined : step.step_id)
+      rerender()
+    },
+  },
+  h('span', { className: 'node-id' }, step.step_id),
+  badge(step.status),
+  h('span', { className: 'node-after' }, after))
+}
+
+function stepDetail(step) {
+  if (!step) return h('p', { id: 'step-detail', className: 'step-detail muted' }, 'No step chosen.')
+  const ended = step.started_at && step.completed_at ? duration(new Date(step.completed_at) - new Date(step.started_at)) : ''
+  const waiting = step.status === 'pending' || step.status === 'running'
+  return h('section', { id: 'step-detail', className: 'step-detail', 'data-step': step.step_id, 'aria-labelledby': 'step-detail-heading' },
+    h('h3', { id: 'step-detail-heading' }, 'Step ' + step.step_id + ' ', badge(step.status)),
+    h('dl', { className: 'facts' },
+      field('Depends on', step.depends_on.length > 0 ? step.depends_on.join(', ') : 'nothing'),
+      field('Attempt', String(step.attempt || 0)),
+      field('Started', time(step.started_at)),
+      field('Ended', [time(step.completed_at), ended ? h('span', { className: 'muted' }, ' · ' + ended) : null]),
+    ),
+    step.error ? h('p', { className: 'reason' }, 'Error: ' + step.error) : null,
+    step.result
+      ? [h('h4', {}, 'Result'), h('pre', { className: 'result' }, String(step.result).slice(0, 4000))]
+      : step.error ? null : h('p', { className: 'muted' }, waiting ? 'No result yet.' : 'No result.'),
+  )
+}
+
+/** Lines from each step to the steps that wait for it: left to right, or top to bottom on a phone. */
+function drawEdges(graph, lines, edges) {
+  if (!graph.isConnected) return
+  lines.setAttribute('width', '0')
+  lines.setAttribute('height', '0')
+  const width = graph.scrollWidth
+  const height = graph.scrollHeight
+  lines.setAttribute('width', String(width))
+  lines.setAttribute('height', String(height))
+  lines.setAttribute('viewBox', '0 0 ' + width + ' ' + height)
+  const frame = graph.getBoundingClientRect()
+  const boxes = new Map()
+  for (const node of graph.querySelectorAll('.node')) {
+    const rect = node.getBoundingClientRect()
+    const left = rect.left - frame.left + graph.scrollLeft
+    const top = rect.top - frame.top + graph.scrollTop
+    boxes.set(node.dataset.step, { left, top, right: left + rect.width, bottom: top + rect.height })
+  }
+  const downward = getComputedStyle(graph).flexDirection === 'column'
+  const round = (value) => Math.round(value * 10) / 10
+  const arrow = svg('marker', { id: 'edge-arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '7', markerHeight: '7', orient: 'auto-start-reverse' }, svg('path', { d: 'M0 0 L10 5 L0 10 z' }))
+  const paths = []
+  for (const edge of edges) {
+    const from = boxes.get(edge.from)
+    const to = boxes.get(edge.to)
+    if (!from || !to) continue
+    let d
+    if (downward) {
+      const x1 = round((from.left + from.right) / 2)
+      const y1 = round(from.bottom)
+      const x2 = round((to.left + to.right) / 2)
+      const y2 = round(to.top)
+      const middle = round((y1 + y2) / 2)
+      d = 'M' + x1 + ' ' + y1 + ' C' + x1 + ' ' + middle + ' ' + x2 + ' ' + middle + ' ' + x2 + ' ' + y2
+    } else {
+      const x1 = round(from.right)
+      const y1 = round((from.top + from.bottom) / 2)
+      const x2 = round(to.left)
+      const y2 = round((to.top + to.bottom) / 2)
+      const middle = round((x1 + x2) / 2)
+      d = 'M' + x1 + ' ' + y1 + ' C' + middle + ' ' + y1 + ' ' + middle + ' ' + y2 + ' ' + x2 + ' ' + y2
+    }
+    paths.push(svg('path', { class: 'edge', d, 'data-from': edge.from, 'data-to': edge.to, 'data-status': edge.status, 'marker-end': 'url(#edge-arrow)' }))
+  }
+  lines.replaceChildren(svg('defs', {}, arrow), ...paths)
+}
+
+function oneLine(text, limit) {
+  const line = String(text || '').replace(/\s+/g, ' ').trim()
+  return line.length > limit ? line.slice(0, limit - 1) + '…' : line
+}
+
+function processCard(process) {
+  const running = process.status === 'running'
+  const label = process.status === 'exited' && process.exit_code !== null ? 'exited ' + process.exit_code : undefined
+  const tone = process.status === 'exited' ? (process.exit_code === 0 ? 'completed' : 'failed') : process.status
+  return h('li', { className: 'card', 'data-process': process.id, 'data-status': process.status },
+    h('h3', {}, h('code', { className: 'wrap' }, oneLine(process.command, 200))),
+    h('p', {}, h('span', { className: 'badge tone-' + (STATUS_TONE[tone] || 'muted'), 'data-status': process.status }, label || process.status.replace(/_/g, ' ')),
+      h('span', { className: 'muted' }, ' · id ' + process.id + ' · pid ' + process.pid + ' · started '), time(process.started_at),
+      process.ended_at ? [h('span', { className: 'muted' }, ' · ended '), time(process.ended_at)] : null,
+    ),
+    process.output_tail
+      ? h('details', { open: running }, h('summary', {}, 'Last output (' + process.output_bytes + ' bytes in all)'), h('pre', { className: 'tail' }, process.output_tail))
+      : h('p', { className: 'muted' }, 'No output yet.'),
+    running
+      ? h('div', { className: 'actions' }, h('button', { type: 'button', className: 'deny', 'data-key': 'stop:' + process.id, 'aria-label': 'Stop ' + oneLine(process.command, 60), onclick: (event) => act(event.currentTarget, () => post('/api/processes/' + encodeURIComponent(process.id) + '/stop'), (answer) => 'Stopped ' + oneLine(process.command, 60) + ' (' + answer.status + ')') }, 'Stop'))
+      : null,
+  )
 }
 
 function historyEntry(entry) {
@@ -679,6 +963,9 @@ setInterval(() => {
   }
 }, 30000)
 
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden && currentRoute !== null && VIEWS[currentRoute.view].pollMs) scheduleRefresh()
+})
 forgetButton.addEventListener('click', () => askForToken(''))
 forgetButton.hidden = !token
 window.addEventListener('hashchange', navigate)

@@ -87,6 +87,27 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .step[data-status="failed"] { border-left-color: #c62828; }
 .step[data-status="running"] { border-left-color: var(--accent); }
 .step[data-status="cancelled"], .step[data-status="skipped"] { border-left-color: #d19a00; }
+.graph { position: relative; display: flex; align-items: center; gap: 3.5rem; overflow: auto; padding: 1rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }
+.layer { position: relative; z-index: 1; display: flex; flex-direction: column; gap: 0.75rem; }
+.edges { position: absolute; top: 0; left: 0; z-index: 0; pointer-events: none; }
+.edge { fill: none; stroke: var(--muted); stroke-width: 2; stroke-dasharray: 5 4; }
+.edge[data-status="completed"] { stroke: #2f9e55; stroke-dasharray: none; }
+.edge[data-status="failed"] { stroke: #c62828; }
+.edge[data-status="running"] { stroke: var(--accent); }
+.edges marker path { fill: var(--muted); }
+.node { display: flex; flex-direction: column; align-items: flex-start; gap: 0.2rem; min-width: 8rem; max-width: 16rem; text-align: left; border: 2px solid var(--line); border-left-width: 0.5rem; }
+.node-id { font-weight: 700; overflow-wrap: anywhere; }
+.node-after { font-size: 0.8rem; color: var(--muted); overflow-wrap: anywhere; }
+.node[data-status="completed"] { border-color: #2f9e55; }
+.node[data-status="failed"] { border-color: #c62828; }
+.node[data-status="running"] { border-color: var(--accent); }
+.node[data-status="cancelled"], .node[data-status="skipped"] { border-color: #d19a00; }
+.node[aria-pressed="true"] { box-shadow: 0 0 0 3px var(--accent); }
+.step-detail { margin: 0.75rem 0; padding: 0.5rem 0.75rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }
+.step-detail h3 { margin: 0.25rem 0 0.5rem; font-size: 1.05rem; }
+.step-detail h4 { margin: 0.5rem 0 0; font-size: 0.95rem; }
+.tail { max-height: 16rem; overflow: auto; padding: 0.5rem; border-radius: 0.4rem; background: var(--muted-bg); }
+.card h3 { margin: 0 0 0.3rem; font-size: 1rem; }
 .token-form { display: flex; flex-direction: column; gap: 0.5rem; max-width: 28rem; }
 .token-form input { font: inherit; padding: 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
 .token-form button { align-self: flex-start; }
@@ -99,6 +120,9 @@ thead th { font-size: 0.85rem; color: var(--muted); }
   th, td { border: 0; padding: 0.3rem 0; }
   td[data-label]::before, th[data-label]::before { content: attr(data-label); display: block; font-size: 0.8rem; color: var(--muted); }
   .facts { grid-template-columns: 1fr; }
+  .graph { flex-direction: column; align-items: stretch; gap: 2.5rem; }
+  .layer { flex-direction: row; flex-wrap: wrap; justify-content: center; }
+  .node { min-width: 7rem; }
   .facts dd { margin-bottom: 0.4rem; }
 }
 `
