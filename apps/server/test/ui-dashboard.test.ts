@@ -518,6 +518,55 @@ describe.skipIf(chromiumMissing !== undefined)(
       })
     })
 
+    describe('on a LAN address', () => {
+      let server: TestServer
+      let lanBrowser: Browser
+      beforeAll(async () => {
+        server = await startTestServer((config) => ({
+          ...config,
+          server: { ...config.server, host: '0.0.0.0', apiToken: TOKEN },
+        }))
+        lanBrowser = await launchBrowser({ hosts: { 'lango-box.test': '127.0.0.1' } })
+      })
+      afterAll(async () => {
+        await lanBrowser?.close()
+        await server?.dispose()
+      })
+
+      it('works when reached by a name other than loopback: its own origin may act', async () => {
+        const job = await createShellJob(
+          server,
+          { name: 'ui-lan', schedule_type: 'every', schedule: '1h', command: 'echo lan' },
+          { authorization: `Bearer ${TOKEN}` },
+        )
+        const context = await lanBrowser.newContext({ viewport: { width: 1280, height: 900 } })
+        context.setDefaultTimeout(10_000)
+        const page = await context.newPage()
+        const errors: string[] = []
+        page.on('pageerror', (error) => errors.push(error.message))
+        try {
+          const origin = `http://lango-box.test:${new URL(server.url).port}`
+          await page.goto(`${origin}/ui#/cron`)
+          await page.getByLabel('API token').fill(TOKEN)
+          await page.getByRole('button', { name: 'Continue' }).click()
+          await page.locator('tr[data-job="ui-lan"]').waitFor()
+          // A POST carries Origin http://lango-box.test:<port>: this server's own, so it passes.
+          const answer = page.waitForResponse((response) => response.url().endsWith('/pause'))
+          await page.getByRole('button', { name: 'Pause ui-lan' }).click()
+          expect((await answer).status()).toBe(200)
+          expect((await (await answer).request().allHeaders()).origin).toBe(origin)
+          await page.getByRole('button', { name: 'Resume ui-lan' }).waitFor()
+          const view = await server.request(`/api/cron/jobs/${job.id}`, {
+            headers: { authorization: `Bearer ${TOKEN}` },
+          })
+          expect((await json(view)).job.enabled).toBe(false)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+    })
+
     describe('with a token required', () => {
       let server: TestServer
       beforeAll(async () => {
