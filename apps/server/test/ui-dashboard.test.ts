@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
+import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -511,6 +512,61 @@ describe.skipIf(chromiumMissing !== undefined)(
           await page.getByRole('heading', { name: 'Cron' }).waitFor()
           await screenshot(page, 'cron-phone')
           expect(await fits()).toBe(true)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+    })
+
+    describe('with a model', () => {
+      let model: FakeOpenAI
+      let server: TestServer
+      beforeAll(async () => {
+        model = await startFakeOpenAI()
+        server = await startTestServer(
+          (config) => ({ ...config, agent: { ...config.agent, maxRetries: 0 } }),
+          { LANGO_MODEL_BASE_URL: model.baseUrl, LANGO_MODEL: 'test-model' },
+        )
+      })
+      afterAll(async () => {
+        await server?.dispose()
+        await model?.close()
+      })
+
+      it('shows the result of a background task, and cancels a running one from the page', async () => {
+        model.scriptWhen(
+          (body) => JSON.stringify(body.messages).includes('count the files'),
+          reply.text('42 files'),
+        )
+        model.scriptWhen((body) => JSON.stringify(body.messages).includes('think forever'), reply.hang())
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/background`)
+          await page.getByText('No background tasks.').waitFor()
+          await page.getByText('Live updates: on').waitFor()
+          const done = await json(
+            await server.request('/api/background/tasks', { json: { prompt: 'count the files' } }),
+          )
+          const doneRow = page.locator(`tr[data-task="${done.task_id}"]`)
+          await doneRow.locator('.status [data-status="done"]').waitFor()
+          await doneRow.getByText('Result').click()
+          expect(await doneRow.locator('.result pre').textContent()).toContain('42 files')
+
+          const long = await json(
+            await server.request('/api/background/tasks', { json: { prompt: 'think forever' } }),
+          )
+          const longRow = page.locator(`tr[data-task="${long.task_id}"]`)
+          await longRow.locator('.status [data-status="running"]').waitFor()
+          // Live re-renders keep an opened result open.
+          expect(await doneRow.locator('details').getAttribute('open')).not.toBeNull()
+          await screenshot(page, 'background-running')
+          await longRow.getByRole('button', { name: `Cancel task ${long.task_id.slice(0, 8)}` }).click()
+          await longRow.locator('.status [data-status="cancelled"]').waitFor()
+          const view = await json(await server.request(`/api/background/tasks/${long.task_id}`))
+          expect(view.status).toBe('cancelled')
+          expect(await longRow.getByRole('button', { name: /^Cancel/ }).count()).toBe(0)
+          expect(await page.locator('#announcer').textContent()).toContain('Cancelled task')
           expect(errors).toEqual([])
         } finally {
           await context.close()

@@ -334,10 +334,15 @@ function schedulePoll(route) {
   }, every)
 }
 
-/** Replaces the view, keeping keyboard focus on the control with the same data-key. */
+/** Replaces the view, keeping keyboard focus on the control with the same data-key, and opened details open. */
 function render(node) {
   const focused = document.activeElement && main.contains(document.activeElement) ? document.activeElement.getAttribute('data-key') : null
+  const opened = [...main.querySelectorAll('details[open][data-key]')].map((details) => details.getAttribute('data-key'))
   main.replaceChildren(node)
+  for (const key of opened) {
+    const again = main.querySelector('details[data-key="' + CSS.escape(key) + '"]')
+    if (again) again.open = true
+  }
   if (focused) {
     const again = main.querySelector('[data-key="' + CSS.escape(focused) + '"]')
     if (again && !again.disabled) again.focus()
@@ -624,7 +629,7 @@ const VIEWS = {
             step.started_at && step.completed_at ? h('span', { className: 'muted' }, ' · ' + duration(new Date(step.completed_at) - new Date(step.started_at))) : null,
           ),
           step.error ? h('p', { className: 'reason' }, 'Error: ' + step.error) : null,
-          step.result ? h('details', {}, h('summary', {}, 'Result'), h('pre', {}, String(step.result).slice(0, 4000))) : null,
+          step.result ? h('details', { 'data-key': 'step-result:' + step.step_id }, h('summary', {}, 'Result'), h('pre', {}, String(step.result).slice(0, 4000))) : null,
         ))),
       )
     },
@@ -654,7 +659,7 @@ const VIEWS = {
                   h('td', { 'data-label': 'Took' }, took || h('span', { className: 'muted' }, active ? 'still going' : '—')),
                   h('td', { 'data-label': 'Result', className: 'result' },
                     task.error ? h('p', { className: 'reason' }, 'Error: ' + task.error) : null,
-                    task.result ? h('details', {}, h('summary', {}, 'Result'), h('pre', {}, String(task.result).slice(0, 4000))) : null,
+                    task.result ? h('details', { 'data-key': 'result:' + task.task_id }, h('summary', {}, 'Result'), h('pre', {}, String(task.result).slice(0, 4000))) : null,
                     !task.error && !task.result ? h('span', { className: 'muted' }, active ? 'not yet' : 'none') : null,
                   ),
                   h('td', { 'data-label': 'Actions' }, active
@@ -899,7 +904,7 @@ function processCard(process) {
       process.ended_at ? [h('span', { className: 'muted' }, ' · ended '), time(process.ended_at)] : null,
     ),
     process.output_tail
-      ? h('details', { open: running }, h('summary', {}, 'Last output (' + process.output_bytes + ' bytes in all)'), h('pre', { className: 'tail' }, process.output_tail))
+      ? h('details', { open: running, 'data-key': 'tail:' + process.id }, h('summary', {}, 'Last output (' + process.output_bytes + ' bytes in all)'), h('pre', { className: 'tail' }, process.output_tail))
       : h('p', { className: 'muted' }, 'No output yet.'),
     running
       ? h('div', { className: 'actions' }, h('button', { type: 'button', className: 'deny', 'data-key': 'stop:' + process.id, 'aria-label': 'Stop ' + oneLine(process.command, 60), onclick: (event) => act(event.currentTarget, () => post('/api/processes/' + encodeURIComponent(process.id) + '/stop'), (answer) => 'Stopped ' + oneLine(process.command, 60) + ' (' + answer.status + ')') }, 'Stop'))
@@ -922,7 +927,7 @@ function historyEntry(entry) {
       h('span', { className: 'muted' }, ' · ' + entry.trigger + (entry.duration_ms !== null ? ' · ' + duration(entry.duration_ms) : '')),
     ),
     reasons.map((reason) => h('p', { className: 'reason' }, reason)),
-    entry.result ? h('details', {}, h('summary', {}, 'Output'), h('pre', {}, String(entry.result).slice(0, 4000))) : null,
+    entry.result ? h('details', { 'data-key': 'output:' + entry.id }, h('summary', {}, 'Output'), h('pre', {}, String(entry.result).slice(0, 4000))) : null,
   )
 }
 
