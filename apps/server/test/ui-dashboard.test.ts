@@ -501,6 +501,8 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(text).toContain('failing cron jobs')
           expect(text).toContain('pending approvals')
           expect(text).toContain('running workflows')
+          expect(text).toContain('running background tasks')
+          expect(text).toContain('running processes')
           expect(await page.locator('nav a[aria-current="page"]').textContent()).toBe('Overview')
           await screenshot(page, 'overview-phone')
           const fits = () =>

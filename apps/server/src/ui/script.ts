@@ -276,7 +276,7 @@ function onEvent(type, data) {
   else if (type.startsWith('workflow.run.') && view === 'overview') scheduleRefresh()
   else if (type.startsWith('workflow.') && view === 'workflows') scheduleRefresh()
   else if (type.startsWith('workflow.') && view === 'run' && data && data.run_id === currentRoute.id) scheduleRefresh()
-  else if (type.startsWith('background.') && view === 'background') scheduleRefresh()
+  else if (type.startsWith('background.') && (view === 'background' || view === 'overview')) scheduleRefresh()
 }
 
 // ---- views -----------------------------------------------------------------
@@ -457,14 +457,17 @@ const VIEWS = {
   overview: {
     title: 'Overview',
     async load() {
-      const [health, instances, jobs, workflows, approvals] = await Promise.all([
+      const [health, instances, jobs, workflows, approvals, tasks, processes] = await Promise.all([
         api('/healthz', { accept: [503] }),
         api('/api/instances'),
         api('/api/cron/jobs'),
         api('/api/workflows/runs?status=running&limit=200'),
         api('/api/approvals?status=pending'),
+        // A server with background tasks or exec switched off answers 404: show no counter then.
+        api('/api/background/tasks?status=running', { accept: [404] }),
+        api('/api/processes', { accept: [404] }),
       ])
-      return { health, instances, jobs, workflows, approvals }
+      return { health, instances, jobs, workflows, approvals, tasks, processes }
     },
     render(data) {
       const jobs = data.jobs.jobs || []
@@ -477,6 +480,8 @@ const VIEWS = {
           counter('running workflows', data.workflows.count || 0, '#/workflows', false),
           counter('pending approvals', data.approvals.count || 0, '#/approvals', true),
           counter('cron jobs', jobs.length, '#/cron', false),
+          data.tasks && data.tasks.tasks ? counter('running background tasks', data.tasks.tasks.length, '#/background', false) : null,
+          data.processes && data.processes.processes ? counter('running processes', data.processes.processes.filter((process) => process.status === 'running').length, '#/processes', false) : null,
         ),
         h('h2', {}, 'Server'),
         h('dl', { className: 'facts' },
@@ -861,7 +866,9 @@ function drawEdges(graph, lines, edges) {
   }
   const downward = getComputedStyle(graph).flexDirection === 'column'
   const round = (value) => Math.round(value * 10) / 10
-  const arrow = svg('marker', { id: 'edge-arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '7', markerHeight: '7', orient: 'auto-start-reverse' }, svg('path', { d: 'M0 0 L10 5 L0 10 z' }))
+  // One arrow head per state, coloured like its line (a marker cannot take the line's colour).
+  const states = [...new Set(edges.map((edge) => edge.status))]
+  const arrows = states.map((status) => svg('marker', { id: 'edge-arrow-' + status, 'data-status': status, viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '7', markerHeight: '7', orient: 'auto-start-reverse' }, svg('path', { d: 'M0 0 L10 5 L0 10 z' })))
   const paths = []
   for (const edge of edges) {
     const from = boxes.get(edge.from)
@@ -883,9 +890,9 @@ function drawEdges(graph, lines, edges) {
       const middle = round((x1 + x2) / 2)
       d = 'M' + x1 + ' ' + y1 + ' C' + middle + ' ' + y1 + ' ' + middle + ' ' + y2 + ' ' + x2 + ' ' + y2
     }
-    paths.push(svg('path', { class: 'edge', d, 'data-from': edge.from, 'data-to': edge.to, 'data-status': edge.status, 'marker-end': 'url(#edge-arrow)' }))
+    paths.push(svg('path', { class: 'edge', d, 'data-from': edge.from, 'data-to': edge.to, 'data-status': edge.status, 'marker-end': 'url(#edge-arrow-' + edge.status + ')' }))
   }
-  lines.replaceChildren(svg('defs', {}, arrow), ...paths)
+  lines.replaceChildren(svg('defs', {}, ...arrows), ...paths)
 }
 
 function oneLine(text, limit) {

@@ -95,6 +95,9 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .edge[data-status="failed"] { stroke: #c62828; }
 .edge[data-status="running"] { stroke: var(--accent); }
 .edges marker path { fill: var(--muted); }
+.edges marker[data-status="completed"] path { fill: #2f9e55; }
+.edges marker[data-status="failed"] path { fill: #c62828; }
+.edges marker[data-status="running"] path { fill: var(--accent); }
 .node { display: flex; flex-direction: column; align-items: flex-start; gap: 0.2rem; min-width: 8rem; max-width: 16rem; text-align: left; border: 2px solid var(--line); border-left-width: 0.5rem; }
 .node-id { font-weight: 700; overflow-wrap: anywhere; }
 .node-after { font-size: 0.8rem; color: var(--muted); overflow-wrap: anywhere; }
