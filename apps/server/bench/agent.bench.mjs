@@ -18,20 +18,16 @@
 //    the fake answering getUpdates with it to the fake receiving the sendMessage that replies to it,
 //    minus the time the fake model spent between reading and answering that turn's request.
 
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { invokeTool } from '@lango/tools'
 import { createApp, loadConfig, silentLogger } from '../dist/index.js'
 import { startFakeModel } from './fixtures/fake-model-agent.mjs'
 import { startFakeTelegram } from './fixtures/fake-telegram-agent.mjs'
-import { median, percentile, reporter } from './report.mjs'
+import { CLI, median, percentile, reporter, startProcess, stopProcess } from './report.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
-const CLI = join(here, '..', 'dist', 'cli.js')
 const MODEL = 'bench-model'
 /** Tool-call steps of a measured turn (then one more model call for the final text). */
 const STEPS = 10
@@ -67,30 +63,6 @@ async function replay(url, bodies) {
     })
     await response.text()
   }
-}
-
-/** Starts `lango serve --port 0`; resolves with the child and its URL once it says it listens. */
-function startServe(env) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  return new Promise((resolve, reject) => {
-    let text = ''
-    child.stderr.on('data', (chunk) => {
-      text = (text + chunk).slice(-20_000)
-      const match = /lango listening on (http:\/\/\S+)/.exec(text)
-      if (match !== null) resolve({ child, url: match[1], stderr: () => text })
-    })
-    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text.slice(-2000)}`)))
-  })
-}
-
-function stopProcess(child) {
-  if (child.exitCode !== null) return Promise.resolve()
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  return exited
 }
 
 const homes = []
@@ -237,7 +209,7 @@ try {
     cleanup.push(() => model.close())
     const telegram = await startFakeTelegram()
     cleanup.push(() => telegram.close())
-    const server = await startServe({
+    const server = await startProcess(CLI, ['serve', '--port', '0'], {
       LANGO_HOME: home,
       LANGO_LOG_LEVEL: 'warn',
       LANGO_TELEGRAM_TOKEN: telegram.token,

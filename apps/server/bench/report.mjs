@@ -1,4 +1,12 @@
-// What the server's benches share: the verdict lines and the statistics they are computed from.
+// What the server's benches share: the verdict lines, the statistics they are computed from, and
+// starting and stopping the processes they measure.
+
+import { spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The built CLI (`pnpm bench` builds first). */
+export const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js')
 
 const STRICT = process.env.BENCH_STRICT === '1'
 
@@ -29,4 +37,34 @@ export const median = (values) => {
 export const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+/**
+ * Starts `node <script> <args>` (in `cwd`, with `env` added) and resolves with the child, the URL it
+ * prints on stderr (`… listening on <url>`) and `stderr()`, the last 20,000 characters it wrote
+ * there; rejects with that text if it exits first.
+ */
+export function startProcess(script, args, env, { cwd } = {}) {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  return new Promise((resolve, reject) => {
+    let text = ''
+    child.stderr.on('data', (chunk) => {
+      text = (text + chunk).slice(-20_000)
+      const match = /listening on (http:\/\/\S+)/.exec(text)
+      if (match !== null) resolve({ child, url: match[1], stderr: () => text })
+    })
+    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${text.slice(-2000)}`)))
+  })
+}
+
+/** Stops a child with `signal` (SIGTERM) and resolves once it has exited. */
+export function stopProcess(child, signal = 'SIGTERM') {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill(signal)
+  return exited
 }

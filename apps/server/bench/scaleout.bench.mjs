@@ -15,21 +15,17 @@
 // The servers share this machine's two cores, so three servers do not add CPU: the figure shows
 // that claims across servers cost no throughput, not that more machines add it.
 
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { createTestJob } from '@lango/cron/testing'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { median, reporter } from './report.mjs'
+import { CLI, median, reporter, startProcess, stopProcess } from './report.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
-const CLI = join(here, '..', 'dist', 'cli.js')
 const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
 const LEASE_MS = 3_000
 const JOBS = Number(process.env.BENCH_SCALEOUT_JOBS ?? 100)
@@ -61,29 +57,17 @@ async function freshDatabase() {
 async function startServer(yaml, env) {
   const home = await mkdtemp(join(tmpdir(), 'lango-scaleout-'))
   await writeFile(join(home, 'lango.yaml'), yaml)
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: { ...process.env, LANGO_HOME: home, LANGO_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  const url = await new Promise((resolve, reject) => {
-    let text = ''
-    child.stderr.on('data', (chunk) => {
-      text += chunk
-      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
-      if (match) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
+  const { child, url } = await startProcess(CLI, ['serve', '--port', '0'], {
+    LANGO_HOME: home,
+    LANGO_LOG_LEVEL: 'warn',
+    ...env,
   })
   return {
     child,
     url,
     home,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve))
-        child.kill(signal)
-        await exited
-      }
+      await stopProcess(child, signal)
       await rm(home, { recursive: true, force: true })
     },
   }

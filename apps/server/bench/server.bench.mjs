@@ -11,7 +11,6 @@
 //    `started_at − scheduled_for`), jobs due 100 ms apart; and, for information, the start delay
 //    of 200 jobs due at one instant (they queue for the concurrency cap).
 
-import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
@@ -24,38 +23,13 @@ import { createTestJob } from '@lango/cron/testing'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { createApp, loadConfig, silentLogger } from '../dist/index.js'
-import { median, percentile, reporter } from './report.mjs'
+import { CLI, median, percentile, reporter, startProcess, stopProcess } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const CLI = join(here, '..', 'dist', 'cli.js')
 const BASELINE_HTTP = join(here, 'fixtures', 'bare-http.mjs')
 const BASELINE_MCP = join(here, 'fixtures', 'bare-mcp.mjs')
 const BASELINE_HONO = join(here, 'fixtures', 'bare-hono.mjs')
 const { report, exit } = reporter('server')
-
-/** Starts `node <script> <args>` and resolves with the child and the URL it prints on stderr. */
-function startProcess(script, args, env) {
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  return new Promise((resolve, reject) => {
-    let text = ''
-    child.stderr.on('data', (chunk) => {
-      text += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(text)
-      if (match !== null) resolve({ child, url: match[1] })
-    })
-    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${text.slice(-2000)}`)))
-  })
-}
-
-function stopProcess(child) {
-  if (child.exitCode !== null) return Promise.resolve()
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  return exited
-}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
 
