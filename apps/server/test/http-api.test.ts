@@ -396,6 +396,26 @@ steps:
     expect(saved.status).toBe(200)
     expect(await json(saved)).toMatchObject({ status: 'saved', name: 'http-long' })
     expect((await json(await server.request('/api/workflows/saved'))).saved).toContain('http-long')
+    // One with a schedule: the saved list names the cron job that runs it, its zone and next run.
+    const scheduled = await server.request('/api/workflows/saved/http-nightly', {
+      method: 'PUT',
+      json: {
+        yaml_content:
+          'name: http-nightly\nschedule: "0 3 * * *"\ntimezone: Europe/Berlin\nsteps:\n  - id: a\n    run: echo hi\n',
+      },
+    })
+    expect(scheduled.status).toBe(200)
+    const listed = await json(await server.request('/api/workflows/saved'))
+    expect(listed.saved).toEqual(expect.arrayContaining(['http-long', 'http-nightly']))
+    expect(listed.schedules['http-long']).toBeUndefined()
+    expect(listed.schedules['http-nightly']).toMatchObject({
+      job_id: expect.any(String),
+      schedule_type: 'cron',
+      schedule: '0 3 * * *',
+      timezone: 'Europe/Berlin',
+      enabled: true,
+      next_run_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT0[12]:00:00\.000Z$/),
+    })
 
     const started = await json(
       await server.request('/api/workflows/runs', { json: { name: 'http-long', wait_seconds: 0 } }),

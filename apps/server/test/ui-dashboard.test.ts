@@ -309,6 +309,40 @@ describe.skipIf(chromiumMissing !== undefined)(
         }
       })
 
+      it('lists saved workflows with their schedule, zone and next run, linked to the cron job that runs them', async () => {
+        for (const [name, extra] of [
+          ['ui-nightly', 'schedule: "30 2 * * 1-5"\ntimezone: Asia/Tokyo\n'],
+          ['ui-manual', ''],
+        ] as const) {
+          const saved = await server.request(`/api/workflows/saved/${name}`, {
+            method: 'PUT',
+            json: { yaml_content: `name: ${name}\n${extra}steps:\n  - id: a\n    run: echo hi\n` },
+          })
+          expect(saved.status).toBe(200)
+        }
+        const { schedules } = await json(await server.request('/api/workflows/saved'))
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/workflows`)
+          const nightly = page.locator('tr[data-saved="ui-nightly"]')
+          await nightly.waitFor()
+          const text = (await nightly.textContent()) ?? ''
+          expect(text).toContain('cron 30 2 * * 1-5')
+          expect(text).toContain('Asia/Tokyo')
+          expect(text).toContain('enabled')
+          expect(await nightly.locator('time').getAttribute('datetime')).toBe(
+            schedules['ui-nightly'].next_run_at,
+          )
+          expect(await page.locator('tr[data-saved="ui-manual"]').textContent()).toContain('not scheduled')
+          await screenshot(page, 'workflows-saved')
+          await nightly.getByRole('link').click()
+          await page.getByRole('heading', { name: 'workflow.ui-nightly' }).waitFor()
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
       it('draws a run as a graph of steps that follows the run live, and shows a step on request', async () => {
         const yaml = [
           'name: ui-diamond',

@@ -6,6 +6,7 @@ import * as v from 'valibot'
 import type { App } from '../app.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from '../approvals.js'
 import { ServerError } from '../errors.js'
+import { savedWorkflowSchedules } from '../scheduled-workflows.js'
 import {
   defined,
   errorResponse,
@@ -344,7 +345,11 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
     return c.json({ instances, count: instances.length, leases })
   })
 
-  http.get('/api/workflows/saved', async (c) => c.json({ saved: [...(await app.directory.list())] }))
+  // Saved workflows, and for those with a schedule the cron job that runs them.
+  http.get('/api/workflows/saved', async (c) => {
+    const [saved, schedules] = await Promise.all([app.directory.list(), savedWorkflowSchedules(app.cron)])
+    return c.json({ saved: [...saved], schedules })
+  })
   http.put('/api/workflows/saved/:name', async (c) => {
     const body = await bodyObject(c)
     if ('response' in body) return body.response

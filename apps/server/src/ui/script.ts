@@ -464,6 +464,28 @@ function jobActions(job) {
   return h('div', { className: 'actions' }, toggle, run)
 }
 
+/** Saved workflows with their schedule (the cron job that runs each), its zone and next run. */
+function savedWorkflows(names, schedules) {
+  return h('section', { 'aria-labelledby': 'saved-heading' },
+    h('h2', { id: 'saved-heading' }, 'Saved workflows'),
+    h('table', { className: 'saved' },
+      h('thead', {}, h('tr', {}, ['Workflow', 'Schedule', 'Time zone', 'Next run', 'State'].map((label) => h('th', { scope: 'col' }, label)))),
+      h('tbody', {}, names.map((name) => {
+        const job = schedules[name]
+        if (!job) {
+          return h('tr', { 'data-saved': name },
+            h('th', { scope: 'row', 'data-label': 'Workflow' }, h('code', {}, name)),
+            h('td', { 'data-label': 'Schedule', colspan: '4' }, h('span', { className: 'muted' }, 'not scheduled: runs when started')))
+        }
+        return h('tr', { 'data-saved': name },
+          h('th', { scope: 'row', 'data-label': 'Workflow' }, h('code', {}, name)),
+          h('td', { 'data-label': 'Schedule' }, h('a', { href: '#/cron/' + encodeURIComponent(job.job_id) }, scheduleCell(job))),
+          h('td', { 'data-label': 'Time zone' }, job.timezone),
+          h('td', { 'data-label': 'Next run' }, job.enabled ? time(job.next_run_at, job.timezone) : h('span', { className: 'muted' }, '—')),
+          h('td', { 'data-label': 'State', className: 'status' }, job.enabled ? badge('enabled') : badge('paused')))
+      }))))
+}
+
 function scheduleCell(job) {
   const words = describeSchedule(job)
   return h('span', {}, h('code', {}, job.schedule_type + ' ' + job.schedule), words ? h('span', { className: 'words' }, words) : null)
@@ -612,10 +634,11 @@ const VIEWS = {
   workflows: {
     title: 'Workflows',
     async load() {
-      return api('/api/workflows/runs?limit=50')
+      const [runs, saved] = await Promise.all([api('/api/workflows/runs?limit=50'), api('/api/workflows/saved')])
+      return { runs: runs.runs || [], saved: saved.saved || [], schedules: saved.schedules || {} }
     },
     render(data) {
-      const runs = data.runs || []
+      const runs = data.runs
       return h('section', {},
         heading('Workflows'),
         runs.length === 0
@@ -631,7 +654,7 @@ const VIEWS = {
                 h('td', { 'data-label': 'Error' }, run.error || ''),
               ))),
             ),
-        data.saved && data.saved.length > 0 ? [h('h2', {}, 'Saved workflows'), h('ul', {}, data.saved.map((name) => h('li', {}, h('code', {}, String(name)))))] : null,
+        data.saved.length > 0 ? savedWorkflows(data.saved, data.schedules) : null,
       )
     },
   },
