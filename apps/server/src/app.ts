@@ -522,6 +522,10 @@ function forwardEvents(
   on.on('job:pause', ({ job, reason }) =>
     events.publish('cron.job.paused', { job_id: job.id, job_name: job.name, reason }),
   )
+  // Jobs created, changed, paused, resumed or removed by anyone (API, CLI, chat, MCP, agents).
+  on.on('job:change', ({ job, change }) =>
+    events.publish(`cron.job.${change}`, { job_id: job.id, job_name: job.name }),
+  )
   engine.on('run:start', (e) =>
     events.publish('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }),
   )

@@ -224,13 +224,12 @@ describe('operator REST: a shell cron job', () => {
 
     const events = await openEvents(server.url)
     try {
-      // Pause and resume are told to every open stream (other dashboards, scripts).
+      // Pause and resume are told to every open stream (other dashboards, scripts), whoever made them.
       const paused = await server.request(`/api/cron/jobs/${id}/pause`, { method: 'POST' })
       expect(await json(paused)).toMatchObject({ status: 'paused', id })
       expect((await events.next('cron.job.paused', (data) => (data as Json).job_id === id)).data).toEqual({
         job_id: id,
         job_name: 'http-shell',
-        by: 'operator',
       })
       expect((await json(await server.request(`/api/cron/jobs/${id}`))).job).toMatchObject({
         enabled: false,
@@ -245,8 +244,13 @@ describe('operator REST: a shell cron job', () => {
       expect((await events.next('cron.job.resumed', (data) => (data as Json).job_id === id)).data).toEqual({
         job_id: id,
         job_name: 'http-shell',
-        by: 'operator',
       })
+      // An agent's tool call (here over POST /api/tools; chat and MCP alike) is told the same way.
+      const byTool = await server.request('/api/tools/cron_pause', { json: { id } })
+      expect(byTool.status).toBe(200)
+      await events.next('cron.job.paused', (data) => (data as Json).job_id === id)
+      await server.request(`/api/cron/jobs/${id}/resume`, { method: 'POST' })
+      await events.next('cron.job.resumed', (data) => (data as Json).job_id === id)
 
       const triggered = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
       expect(triggered.status).toBe(200)

@@ -22,6 +22,15 @@ export interface CronSchedulerEvents {
   'run:error': { readonly jobId?: string; readonly runId?: string; readonly error: Error }
   /** The scheduler disabled a job (auto-pause after consecutive failures). */
   'job:pause': { readonly job: CronJob; readonly reason: string }
+  /**
+   * A job was created, changed, paused, resumed or removed through this scheduler's `CronService`
+   * (`job` as stored after the change; as it was, for `removed`). Changes made through another
+   * instance are not reported here; the job sync arms them.
+   */
+  'job:change': {
+    readonly job: CronJob
+    readonly change: 'created' | 'updated' | 'paused' | 'resumed' | 'removed'
+  }
 }
 
 /** The `schedule:fire` event of a ledger row. */

@@ -252,3 +252,28 @@ describe('create/update results', () => {
     expect(error.code).toBe('CRON_NOT_RUNNING')
   })
 })
+
+describe('job:change events', () => {
+  it('reports each create, change, pause, resume and remove made through the service, with the job as stored', async () => {
+    const seen: string[] = []
+    harness.service.scheduler.on('job:change', ({ job, change }) =>
+      seen.push(`${change}:${job.name}:${job.enabled}`),
+    )
+    const { job } = await harness.service.create(base)
+    await harness.service.update(job.id, { schedule: '0 10 * * *' })
+    await harness.service.pause(job.id)
+    await harness.service.pause(job.id)
+    await harness.service.resume(job.id)
+    await harness.service.add({ ...base, prompt: 'y' })
+    await harness.service.remove(job.id)
+    // A second pause of a paused job changes nothing, and says nothing.
+    expect(seen).toEqual([
+      'created:job:true',
+      'updated:job:true',
+      'paused:job:false',
+      'resumed:job:true',
+      'updated:job:true',
+      'removed:job:true',
+    ])
+  })
+})

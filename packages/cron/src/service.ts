@@ -223,6 +223,7 @@ export class CronService {
     }
     await this.#store.insertJob(job, options)
     this.scheduler.register(job)
+    this.scheduler.events.emit('job:change', { job, change: 'created' })
     return { job, nextRuns: schedule.nextRuns }
   }
 
@@ -308,6 +309,13 @@ export class CronService {
     if (updated === undefined) throw notFound(idOrName)
     if (updated.enabled) this.scheduler.register(updated)
     else await this.scheduler.unregister(updated.id, 'paused')
+    const change =
+      current.enabled && !updated.enabled
+        ? 'paused'
+        : !current.enabled && updated.enabled
+          ? 'resumed'
+          : 'updated'
+    this.scheduler.events.emit('job:change', { job: updated, change })
     return { job: updated, nextRuns: nextRunsOf(updated, 3) }
   }
 
@@ -330,6 +338,7 @@ export class CronService {
     const current = await this.#resolve(idOrName, options)
     await this.scheduler.unregister(current.id, 'removed')
     await this.#store.deleteJob(current.id, options)
+    this.scheduler.events.emit('job:change', { job: current, change: 'removed' })
     return current
   }
 

@@ -162,27 +162,12 @@ function withResult(tool: AnyTool, after: (result: unknown) => unknown): AnyTool
 const DEPENDENCY_CACHE_SIZE = 200
 
 /**
- * What the operator routes add to the agent tools' answers, for the dashboard: operator pause and
- * resume publish `cron.job.paused` / `cron.job.resumed` (`by: "operator"`) on the event hub, so other
- * open pages update; a workflow run's view gives each step its `depends_on`, read from the run's
- * stored definition (`null` when it no longer parses).
+ * What the operator routes add to the agent tools' answers, for the dashboard: a workflow run's view
+ * gives each step its `depends_on`, read from the run's stored definition (`null` when it no longer
+ * parses). (Job changes reach the event hub from the cron service itself, whoever made them.)
  */
 function operatorViews(app: App, tools: ReadonlyMap<string, AnyTool>): AnyTool[] {
   const views: AnyTool[] = []
-  for (const [name, type] of [
-    ['cron_pause', 'cron.job.paused'],
-    ['cron_resume', 'cron.job.resumed'],
-  ] as const) {
-    const tool = tools.get(name)
-    if (tool === undefined) continue
-    views.push(
-      withResult(tool, (result) => {
-        const job = result as { id: string; name: string }
-        app.events.publish(type, { job_id: job.id, job_name: job.name, by: 'operator' })
-        return result
-      }),
-    )
-  }
   const status = tools.get('workflow_status')
   if (status !== undefined) {
     const store = new SqliteWorkflowStore(app.database.db)
