@@ -71,12 +71,7 @@ export async function syncScheduledWorkflows(
       })
     }
   }
-  const existing = new Map<string, CronJob>()
-  // Only the jobs this module created: a list of every job would decode thousands of rows at start.
-  for (const job of await cron.list({ createdBy: WORKFLOW_SCHEDULER })) {
-    const workflow = scheduledWorkflowOf(job)
-    if (workflow !== undefined) existing.set(workflow, job)
-  }
+  const existing = await scheduledWorkflowJobs(cron)
   const registered: string[] = []
   const removed: string[] = []
   for (const [name, want] of wanted) {
@@ -166,9 +161,7 @@ export async function savedWorkflowSchedules(
   cron: CronService,
 ): Promise<Record<string, SavedWorkflowSchedule>> {
   const schedules: Record<string, SavedWorkflowSchedule> = {}
-  for (const job of await cron.list({ createdBy: WORKFLOW_SCHEDULER })) {
-    const workflow = scheduledWorkflowOf(job)
-    if (workflow === undefined) continue
+  for (const [workflow, job] of await scheduledWorkflowJobs(cron)) {
     schedules[workflow] = {
       job_id: job.id,
       schedule_type: job.scheduleType,
@@ -180,4 +173,17 @@ export async function savedWorkflowSchedules(
     }
   }
   return schedules
+}
+
+/**
+ * The cron jobs this module keeps for saved workflows, by workflow name. Only the jobs it created
+ * are read: a list of every job would decode thousands of rows.
+ */
+async function scheduledWorkflowJobs(cron: CronService): Promise<Map<string, CronJob>> {
+  const jobs = new Map<string, CronJob>()
+  for (const job of await cron.list({ createdBy: WORKFLOW_SCHEDULER })) {
+    const workflow = scheduledWorkflowOf(job)
+    if (workflow !== undefined) jobs.set(workflow, job)
+  }
+  return jobs
 }

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FakeTelegram, startFakeTelegram } from './fixtures/fake-telegram.js'
+import { until } from './fixtures/http-server.js'
 import { startLangoServe } from './fixtures/lango-serve.js'
 
 const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
@@ -103,20 +104,6 @@ async function api(server: Server, path: string, body?: unknown): Promise<Json> 
   const json = (await response.json()) as Json
   if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
   return json
-}
-
-async function until<T>(
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe().catch(() => undefined)
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 function kill(server: Server, signal: NodeJS.Signals): Promise<void> {
@@ -219,7 +206,7 @@ describe.skipIf(reachable !== undefined)(
             "select 1 from workflow_step_runs where run_id = $1 and step_id = 'slow' and status = 'running'",
             [runId],
           )
-          return rows.length === 1
+          return rows.length === 1 || undefined
         },
         10_000,
         'the slow step to run on the first server',
@@ -273,7 +260,7 @@ describe.skipIf(reachable !== undefined)(
            where s.run_id = $1 and s.step_id = 'gated' and s.status = 'running'`,
           [runId],
         )
-        return rows.length === 1 && (owner === undefined || rows[0]?.owner === owner)
+        return (rows.length === 1 && (owner === undefined || rows[0]?.owner === owner)) || undefined
       }
       await until(stepRunning(), 10_000, 'the gated step to run on the first server')
       await kill(a, 'SIGSTOP')
@@ -324,7 +311,7 @@ describe.skipIf(reachable !== undefined)(
         return holders[0]
       }
       const holder = await until(holderOf, 10_000, 'a server to hold the poll lease')
-      await until(async () => telegram.openPolls === 1, 10_000, 'one open long poll')
+      await until(async () => telegram.openPolls === 1 || undefined, 10_000, 'one open long poll')
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS))
       expect(telegram.maxOpenPolls).toBe(1)
       expect(await holderOf()).toBe(holder)
@@ -332,7 +319,7 @@ describe.skipIf(reachable !== undefined)(
       const killedAt = Date.now()
       await kill(holder, 'SIGKILL')
       const next = await until(holderOf, LEASE_MS * 3, 'the other server to take the poll lease')
-      await until(async () => telegram.openPolls === 1, 5_000, 'the other server to poll')
+      await until(async () => telegram.openPolls === 1 || undefined, 5_000, 'the other server to poll')
       expect(next).not.toBe(holder)
       expect(Date.now() - killedAt).toBeLessThan(LEASE_MS + LEASE_MS / 3 + 2_000)
       expect(telegram.maxOpenPolls).toBe(1)

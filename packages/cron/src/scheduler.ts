@@ -752,40 +752,32 @@ export class CronScheduler {
   }
 
   /**
-   * Applies one page of the jobs the sync found changed in the store: an enabled job is armed (at
-   * its stored next run time, or its next fire) unless it is armed here already in the same version
-   * (`updatedAt`); a disabled one that is armed here is unregistered, its runs here cancelled as a
-   * pause here would. Jobs registered here while the page was read are newer here than in the page.
+   * What the sync does with a job the store reports changed: `drop` a disabled one armed here (its
+   * runs here cancelled, as a pause here would), `arm` an enabled one unless it is armed here in the
+   * same version (`updatedAt`) or was dropped here in that version, nothing otherwise. Jobs
+   * registered here while the sync read are newer here than in the store.
    */
-  /** The ids among `versions` that {@link #applySync} would act on: read those whole. */
-  #staleVersions(versions: readonly JobVersion[]): string[] {
-    const stale: string[] = []
-    for (const version of versions) {
-      if (this.#changedDuringSync?.has(version.id)) continue
-      const armed = this.#fires.get(version.id)
-      if (!version.enabled) {
-        if (armed !== undefined) stale.push(version.id)
-        continue
-      }
-      if (armed !== undefined && armed.job.updatedAt === version.updatedAt) continue
-      if (armed === undefined && this.#dropped.get(version.id) === version.updatedAt) continue
-      stale.push(version.id)
-    }
-    return stale
+  #syncAction(job: Pick<JobVersion, 'id' | 'enabled' | 'updatedAt'>): 'arm' | 'drop' | undefined {
+    if (this.#changedDuringSync?.has(job.id)) return undefined
+    const armed = this.#fires.get(job.id)
+    if (!job.enabled) return armed === undefined ? undefined : 'drop'
+    if (armed !== undefined && armed.job.updatedAt === job.updatedAt) return undefined
+    if (armed === undefined && this.#dropped.get(job.id) === job.updatedAt) return undefined
+    return 'arm'
   }
 
+  /** The ids among `versions` that {@link #applySync} would act on: read those whole. */
+  #staleVersions(versions: readonly JobVersion[]): string[] {
+    return versions.filter((version) => this.#syncAction(version) !== undefined).map((version) => version.id)
+  }
+
+  /** Applies one page of the changed jobs, read whole (each decided again: it may have changed since). */
   #applySync(jobs: readonly CronJob[], now: number): void {
     if (!this.#started) return
     for (const job of jobs) {
-      if (this.#changedDuringSync?.has(job.id)) continue
-      const armed = this.#fires.get(job.id)
-      if (!job.enabled) {
-        if (armed !== undefined) this.#track(this.unregister(job.id, 'paused'))
-        continue
-      }
-      if (armed !== undefined && armed.job.updatedAt === job.updatedAt) continue
-      if (armed === undefined && this.#dropped.get(job.id) === job.updatedAt) continue
-      if (this.#armStored(job, now)) {
+      const action = this.#syncAction(job)
+      if (action === 'drop') this.#track(this.unregister(job.id, 'paused'))
+      else if (action === 'arm' && this.#armStored(job, now)) {
         this.#writes.forget(job.id)
         this.#settings.logger.debug('cron job synced from the store', { jobId: job.id })
       }
