@@ -99,6 +99,8 @@ export async function createApp(
   options: {
     /** Opens the secrets vault; default `LANGO_PASSPHRASE` of the process environment. */
     readonly passphrase?: string
+    /** This machine's time in epoch milliseconds, fractions allowed (the cluster clock corrects it); default `Date.now`. */
+    readonly localNow?: () => number
   } = {},
 ): Promise<App> {
   const database = await openDatabase(config, logger)
@@ -111,6 +113,7 @@ export async function createApp(
     config.database.kind === 'postgres' ? database.db : undefined,
     logger,
     Math.max(100, leaseMs / 10),
+    options.localNow === undefined ? {} : { localNow: options.localNow },
   )
   const now = (): number => clock.nowMs()
   try {

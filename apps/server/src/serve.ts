@@ -25,6 +25,8 @@ export interface ServeOptions {
   readonly mcp?: (app: App) => McpRequestHandler
   /** Opens the secrets vault; default `LANGO_PASSPHRASE` of the process environment. */
   readonly passphrase?: string
+  /** This machine's time in epoch milliseconds, fractions allowed; default `Date.now` (see `createApp`). */
+  readonly localNow?: () => number
   /** How long `close()` waits for requests in flight before it cuts their connections. Default 2 s. */
   readonly closeGraceMs?: number
 }
@@ -63,11 +65,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
 
   let app: App | undefined
   try {
-    app = await createApp(
-      config,
-      logger,
-      options.passphrase === undefined ? {} : { passphrase: options.passphrase },
-    )
+    app = await createApp(config, logger, {
+      ...(options.passphrase === undefined ? {} : { passphrase: options.passphrase }),
+      ...(options.localNow === undefined ? {} : { localNow: options.localNow }),
+    })
     const wired = app
     const http = createHttpApp(wired, {
       signal: shutdown.signal,

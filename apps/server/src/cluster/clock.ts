@@ -30,6 +30,8 @@ export class ClusterClock {
   readonly #db: HostDatabase | undefined
   readonly #logger: Logger
   readonly #warnAboveMs: number
+  readonly #local: () => number
+  /** Whole milliseconds, so every time this clock gives is one (PostgreSQL's BIGINT refuses fractions). */
   #offset = 0
   #uncertainty = 0
   #timer: ReturnType<typeof setInterval> | undefined
@@ -37,20 +39,27 @@ export class ClusterClock {
   /**
    * @param db the PostgreSQL database to follow, or undefined for this machine's clock
    * @param warnAboveMs an offset or uncertainty above this is logged as a warning (a tenth of the lease)
+   * @param options.localNow this machine's time in epoch milliseconds, fractions allowed; default `Date.now`
    */
-  constructor(db: HostDatabase | undefined, logger: Logger, warnAboveMs: number) {
+  constructor(
+    db: HostDatabase | undefined,
+    logger: Logger,
+    warnAboveMs: number,
+    options: { readonly localNow?: () => number } = {},
+  ) {
     this.#db = db
     this.#logger = logger
     this.#warnAboveMs = warnAboveMs
+    this.#local = options.localNow ?? Date.now
   }
 
   now(): Date {
-    return new Date(Date.now() + this.#offset)
+    return new Date(this.nowMs())
   }
 
-  /** Epoch milliseconds on the cluster clock. */
+  /** Epoch milliseconds on the cluster clock: always a whole number. */
   nowMs(): number {
-    return Date.now() + this.#offset
+    return Math.floor(this.#local()) + this.#offset
   }
 
   setTimeout(callback: () => void, ms: number): unknown {
@@ -64,7 +73,7 @@ export class ClusterClock {
   reading(): ClockReading {
     return {
       source: this.#db === undefined ? 'local' : 'database',
-      offset_ms: Math.round(this.#offset),
+      offset_ms: this.#offset,
       uncertainty_ms: Math.round(this.#uncertainty),
     }
   }
@@ -90,13 +99,14 @@ export class ClusterClock {
     if (db === undefined) return this.reading()
     let best: { offset: number; rtt: number } | undefined
     for (let sample = 0; sample < SAMPLES; sample++) {
-      const sent = Date.now()
+      const sent = this.#local()
       const { rows } = await sql<{
         now: string | number
       }>`select floor(extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db)
-      const received = Date.now()
+      const received = this.#local()
       const rtt = received - sent
-      const offset = Number(rows[0]?.now) - (sent + rtt / 2)
+      // Rounded here, once: half a round trip (or a fractional local clock) makes a fraction.
+      const offset = Math.round(Number(rows[0]?.now) - (sent + rtt / 2))
       if (best === undefined || rtt < best.rtt) best = { offset, rtt }
     }
     const { offset, rtt } = best as { offset: number; rtt: number }
@@ -104,7 +114,7 @@ export class ClusterClock {
     this.#uncertainty = rtt / 2
     if (Math.abs(offset) > this.#warnAboveMs || this.#uncertainty > this.#warnAboveMs) {
       this.#logger.warn("this machine's clock is off the database's; leases use the database's time", {
-        offset_ms: Math.round(offset),
+        offset_ms: offset,
         uncertainty_ms: Math.round(this.#uncertainty),
       })
     }

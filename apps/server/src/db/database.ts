@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js'
 import { migrateSessions } from '../sessions/index.js'
 import { migrateVault } from '../vault/vault.js'
 import { cachedStatements } from './statement-cache.js'
+import { wholeNumberParameters } from './whole-numbers.js'
 
 /**
  * WAL checkpoints run in a worker thread with its own connection (ADR 0004 §4b): inline
@@ -50,7 +51,8 @@ export interface OpenDatabase {
  * package). SQLite (default, `$LANGO_HOME/lango.db`): ONE better-sqlite3 connection for every
  * package (two connections in one process block each other), WAL with `synchronous=NORMAL`, a busy
  * timeout, checkpoints off the event loop. PostgreSQL (`LANGO_DATABASE_URL=postgres://…`): a `pg`
- * pool behind Kysely's PostgresDialect, the same stores and migrations (ADR 0004; issue 14).
+ * pool behind Kysely's PostgresDialect, the same stores and migrations (ADR 0004; issue 14). Either
+ * way every number a query binds is rounded to a whole number first (./whole-numbers.ts).
  */
 export async function openDatabase(config: ServerConfig, logger: Logger): Promise<OpenDatabase> {
   const { db, path, close } =
@@ -113,7 +115,7 @@ async function openPostgres(url: string, logger: Logger): Promise<OpenDatabase> 
     )
   }
   // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<any>({ dialect: wholeNumberParameters(new PostgresDialect({ pool })) })
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= db.destroy()
@@ -166,7 +168,9 @@ function openSqlite(config: ServerConfig, logger: Logger): OpenDatabase {
   worker.on('error', (error) => logger.warn('checkpoint worker failed', { error }))
   worker.unref()
   // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) })
+  const db = new Kysely<any>({
+    dialect: wholeNumberParameters(new SqliteDialect({ database: cachedStatements(database) })),
+  })
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= (async () => {
