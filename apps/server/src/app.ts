@@ -33,6 +33,7 @@ import type { ChannelAdapter } from './channels/types.js'
 import { ClusterClock } from './cluster/clock.js'
 import { InstanceRegistry } from './cluster/instances.js'
 import { type Duty, LeaseTable, SingletonDuties } from './cluster/leases.js'
+import { type ConfigSecret, configSecrets } from './config/redact.js'
 import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
@@ -97,7 +98,7 @@ export async function createApp(
   config: ServerConfig,
   logger: Logger,
   options: {
-    /** Opens the secrets vault; default `LANGO_PASSPHRASE` of the process environment. */
+    /** Opens the secrets vault; default `config.vault.passphrase` (`LANGO_PASSPHRASE`). */
     readonly passphrase?: string
     /** This machine's time in epoch milliseconds, fractions allowed (the cluster clock corrects it); default `Date.now`. */
     readonly localNow?: () => number
@@ -122,7 +123,12 @@ export async function createApp(
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })
-    const refStore = lazyVault(database, options.passphrase ?? process.env.LANGO_PASSPHRASE, logger)
+    const refStore = lazyVault(
+      database,
+      options.passphrase ?? config.vault.passphrase,
+      logger,
+      configSecrets(config),
+    )
     const envPolicy: EnvPolicy = {
       inherit: config.exec.inherit,
       allow: config.exec.envAllow,
@@ -457,11 +463,13 @@ function automationOf(config: ServerConfig) {
  * The vault as the exec `RefStore`, opened in the background: scrypt takes 1–2 s, which start-up
  * does not wait for. Without `LANGO_PASSPHRASE` there is no vault and tokens pass through
  * literally; with a wrong one a command naming `{{secret:…}}` fails with the vault's clear error.
+ * Its held values, which exec masks in all output, include the configuration's own secrets.
  */
 function lazyVault(
   database: OpenDatabase,
   passphrase: string | undefined,
   logger: Logger,
+  configured: readonly ConfigSecret[],
 ): RefStore & { readonly vault: () => Promise<Vault> } {
   let opened: Vault | undefined
   const opening =
@@ -483,8 +491,11 @@ function lazyVault(
       if (opening === undefined || !token.startsWith('{{secret:')) return undefined
       return (await opening).resolve(token)
     },
-    heldValues() {
-      return opened?.heldValues() ?? []
+    // The configuration's own secrets are masked too, vault or not: a command that reads one
+    // (lango.yaml, a _FILE, another process's environment) never shows it.
+    *heldValues() {
+      yield* configured
+      if (opened !== undefined) yield* opened.heldValues()
     },
   }
 }

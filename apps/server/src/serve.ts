@@ -23,7 +23,7 @@ export interface ServeOptions {
   readonly logger: Logger
   /** Builds the `/mcp` handler for the wired app (src/mcp/http.ts); `/mcp` is 404 without it. */
   readonly mcp?: (app: App) => McpRequestHandler
-  /** Opens the secrets vault; default `LANGO_PASSPHRASE` of the process environment. */
+  /** Opens the secrets vault; default `config.vault.passphrase` (`LANGO_PASSPHRASE`). */
   readonly passphrase?: string
   /** This machine's time in epoch milliseconds, fractions allowed; default `Date.now` (see `createApp`). */
   readonly localNow?: () => number

@@ -53,6 +53,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
   return {
     home,
     file,
+    vault: { passphrase: undefined },
     server: {
       host: '127.0.0.1',
       port: 7878,
@@ -233,6 +234,7 @@ describe('loadConfig: the file', () => {
     expect(await load()).toEqual({
       home: langoHome,
       file,
+      vault: { passphrase: undefined },
       server: {
         host: '0.0.0.0',
         port: 9000,
@@ -819,5 +821,76 @@ describe('redactedConfig', () => {
     expect(redacted.channels?.telegram).toEqual({ token: null, apiUrl: null, allowedChats: [] })
     expect(redacted.database).toEqual({ kind: 'sqlite', url: join(langoHome, 'lango.db') })
     expect(JSON.parse(JSON.stringify(redacted))).toEqual(redacted)
+  })
+})
+
+describe('loadConfig: secrets from files (issue 21: *_FILE and systemd credentials)', () => {
+  it('reads every secret from its _FILE, dropping one trailing newline', async () => {
+    const secrets = join(root, 'secrets')
+    await mkdir(secrets)
+    const file = async (name: string, text: string) => {
+      await writeFile(join(secrets, name), text)
+      return join(secrets, name)
+    }
+    const config = await load({
+      LANGO_PASSPHRASE_FILE: await file('passphrase', 'correct horse battery\n'),
+      LANGO_API_TOKEN_FILE: await file('api', 'file-api-token\n'),
+      LANGO_MODEL_API_KEY_FILE: await file('model', 'file-model-key'),
+      LANGO_TELEGRAM_TOKEN_FILE: await file('telegram', '123:tg\r\n'),
+      LANGO_SLACK_TOKEN_FILE: await file('slack', 'xoxb-1'),
+      LANGO_DISCORD_TOKEN_FILE: await file('discord', 'discord-1'),
+      LANGO_WEBHOOK_SECRET_FILE: await file('webhook', 'hook-secret'),
+      LANGO_DATABASE_URL_FILE: await file('database', 'postgres://lango:pw@db:5432/lango\n'),
+    })
+    expect(config.vault.passphrase).toBe('correct horse battery')
+    expect(config.server.apiToken).toBe('file-api-token')
+    expect(config.model.apiKey).toBe('file-model-key')
+    expect(config.channels.telegram.token).toBe('123:tg')
+    expect(config.channels.slack.token).toBe('xoxb-1')
+    expect(config.channels.discord.token).toBe('discord-1')
+    expect(config.channels.webhook.secret).toBe('hook-secret')
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://lango:pw@db:5432/lango' })
+    expect(JSON.stringify(redactedConfig(config))).not.toMatch(
+      /correct horse|file-api-token|hook-secret|:pw@/,
+    )
+  })
+
+  it('reads systemd credentials named as the variables, below the variables and their _FILEs', async () => {
+    const credentials = join(root, 'credentials')
+    await mkdir(credentials)
+    await writeFile(join(credentials, 'LANGO_API_TOKEN'), 'credential-token\n')
+    await writeFile(join(credentials, 'LANGO_PASSPHRASE'), 'credential passphrase')
+    const config = await load({
+      CREDENTIALS_DIRECTORY: credentials,
+      LANGO_PASSPHRASE: 'from the environment',
+    })
+    expect(config.server.apiToken).toBe('credential-token')
+    expect(config.vault.passphrase).toBe('from the environment')
+  })
+
+  it('refuses a value and a _FILE both, a relative path, a missing, empty or oversized file, without quoting', async () => {
+    const empty = join(root, 'empty')
+    await writeFile(empty, '\n')
+    const large = join(root, 'large')
+    await writeFile(large, 'x'.repeat(70_000))
+    const error = await failure(undefined, {
+      LANGO_API_TOKEN: 'canary-token',
+      LANGO_API_TOKEN_FILE: empty,
+      LANGO_MODEL_API_KEY_FILE: 'relative/key',
+      LANGO_TELEGRAM_TOKEN_FILE: join(root, 'missing'),
+      LANGO_SLACK_TOKEN_FILE: empty,
+      LANGO_DISCORD_TOKEN_FILE: large,
+    })
+    expect(error.issues).toEqual([
+      { key: 'LANGO_MODEL_API_KEY_FILE', message: 'expected an absolute path to a file holding the secret' },
+      { key: 'LANGO_API_TOKEN_FILE', message: 'set LANGO_API_TOKEN or LANGO_API_TOKEN_FILE, not both' },
+      { key: 'LANGO_TELEGRAM_TOKEN_FILE', message: `${join(root, 'missing')} cannot be read (ENOENT)` },
+      { key: 'LANGO_SLACK_TOKEN_FILE', message: `${empty} is empty: expected the secret` },
+      {
+        key: 'LANGO_DISCORD_TOKEN_FILE',
+        message: `${large} is larger than 64 KiB: expected a file holding one secret`,
+      },
+    ])
+    expect(JSON.stringify(error)).not.toContain('canary-token')
   })
 })

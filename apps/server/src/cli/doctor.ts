@@ -60,7 +60,7 @@ async function runChecks(context: CommandContext): Promise<CheckResult[]> {
       }),
     )
   const results = await Promise.all([
-    config === undefined ? skipped('database') : guarded('database', () => checkDatabase(config, context)),
+    config === undefined ? skipped('database') : guarded('database', () => checkDatabase(config)),
     guarded('better-sqlite3', checkBetterSqlite),
     guarded('node-pty', checkPty),
     guarded('server', () => checkServer(context)),
@@ -134,7 +134,7 @@ async function checkConfig(context: CommandContext): Promise<{ check: CheckResul
   }
 }
 
-async function checkDatabase(config: ServerConfig, context: CommandContext): Promise<CheckResult[]> {
+async function checkDatabase(config: ServerConfig): Promise<CheckResult[]> {
   if (config.database.kind === 'postgres') return [await checkPostgres(config.database.url)]
   const path = config.database.url
   if (!existsSync(path))
@@ -219,8 +219,7 @@ async function checkDatabase(config: ServerConfig, context: CommandContext): Pro
         message: `${shortPath(path)} opens; migrations current`,
         details: { path },
       })
-    const passphrase = context.io.env.LANGO_PASSPHRASE
-    if (secrets > 0 && (passphrase === undefined || passphrase === ''))
+    if (secrets > 0 && config.vault.passphrase === undefined)
       results.push({
         name: 'secrets',
         status: 'warn',

@@ -14,6 +14,7 @@ import {
   invalidMessage,
   logLevel,
   name,
+  passphrase,
   path,
   type Rule,
   secret,
@@ -21,6 +22,7 @@ import {
   UNITS,
 } from './rules.js'
 import { type FileConfig, fileSchema, SECTIONS, unknownKeyMessage, unknownKeys } from './schema.js'
+import { secretText } from './secret-sources.js'
 import type { ServerConfig } from './types.js'
 
 export { ConfigError, type ConfigErrorCode, type ConfigIssue } from './errors.js'
@@ -148,16 +150,26 @@ function readEnvironment(env: NodeJS.ProcessEnv, issues: ConfigIssue[]) {
     }
     return items
   }
+  /** A secret variable: its value, its `_FILE`, or systemd's credential of its name (secret-sources.ts). */
+  const readSecret = <T>(variable: string, rule: Rule<T>): T | undefined => {
+    const found = secretText(env, variable, issues)
+    if (found === undefined) return undefined
+    const parsed = rule.parse(found.text)
+    if (parsed === undefined) issues.push({ key: found.key, message: invalidMessage(rule, found.text) })
+    return parsed
+  }
   return {
     home: read('LANGO_HOME', path),
-    database: read('LANGO_DATABASE_URL', databaseUrl),
+    database: readSecret('LANGO_DATABASE_URL', databaseUrl),
     modelBaseUrl: read('LANGO_MODEL_BASE_URL', httpUrl),
     model: read('LANGO_MODEL', name),
-    modelApiKey: read('LANGO_MODEL_API_KEY', secret),
-    apiToken: read('LANGO_API_TOKEN', secret),
-    telegramToken: read('LANGO_TELEGRAM_TOKEN', secret),
-    slackToken: read('LANGO_SLACK_TOKEN', secret),
-    discordToken: read('LANGO_DISCORD_TOKEN', secret),
+    passphrase: readSecret('LANGO_PASSPHRASE', passphrase),
+    modelApiKey: readSecret('LANGO_MODEL_API_KEY', secret),
+    apiToken: readSecret('LANGO_API_TOKEN', secret),
+    telegramToken: readSecret('LANGO_TELEGRAM_TOKEN', secret),
+    slackToken: readSecret('LANGO_SLACK_TOKEN', secret),
+    discordToken: readSecret('LANGO_DISCORD_TOKEN', secret),
+    webhookSecret: readSecret('LANGO_WEBHOOK_SECRET', secret),
     telegramApiUrl: read('LANGO_TELEGRAM_API_URL', httpUrl),
     slackApiUrl: read('LANGO_SLACK_API_URL', httpUrl),
     discordApiUrl: read('LANGO_DISCORD_API_URL', httpUrl),
@@ -401,6 +413,7 @@ function buildConfig(
   return {
     home,
     file: context.file,
+    vault: { passphrase: env.passphrase },
     server: {
       host: env.host ?? server?.host ?? DEFAULTS.host,
       port: env.port ?? server?.port ?? DEFAULTS.port,
@@ -449,7 +462,7 @@ function buildConfig(
       },
       webhook: {
         url: env.webhookUrl ?? channels?.webhook?.url ?? undefined,
-        secret: channels?.webhook?.secret ?? undefined,
+        secret: env.webhookSecret ?? channels?.webhook?.secret ?? undefined,
       },
       custom: (channels?.custom ?? []).map((entry) => ({
         name: entry.name,

@@ -3,7 +3,7 @@ import type { ServerConfig } from './types.js'
 /** Shown in place of a token, API key or password that is set. */
 const SET = '[set]'
 /** Keys whose values are secrets: shown as `[set]`, or `null` when not set. */
-const SECRET_KEYS = new Set(['apiToken', 'apiKey', 'token', 'secret'])
+const SECRET_KEYS = new Set(['apiToken', 'apiKey', 'token', 'secret', 'passphrase'])
 /** Keys whose values are URLs: credentials in them are hidden. */
 const URL_KEYS = new Set(['url', 'baseUrl', 'apiUrl'])
 /** Query parameters that carry credentials (`?password=` in a Postgres URL, `?token=`). */
@@ -54,4 +54,57 @@ function redactUrl(text: string, hidePath: boolean): string {
   }
   // The URL encodes the brackets; show the marker as written elsewhere.
   return changed ? url.href.replaceAll(encodeURIComponent(SET), SET) : text
+}
+
+/** A secret the configuration holds, named by where it came from (the label masked output shows). */
+export interface ConfigSecret {
+  readonly label: string
+  readonly value: string
+}
+
+/** Option names of custom channels that hold credentials. */
+const CREDENTIAL_OPTION = /token|secret|key|pass|auth|cred/i
+
+/**
+ * Every secret the configuration holds, for the output masker (SECURITY.md SEC-4; issue 21): the
+ * vault's passphrase, the API token, the model key, channel tokens, the webhook secret and the
+ * webhook URL's path, passwords and credential parameters in every URL, and custom channels'
+ * credential-named options. A command that reads one (from `lango.yaml`, a `_FILE`, `/proc`) gets
+ * it masked in every result, history row and stream.
+ */
+export function configSecrets(config: ServerConfig): ConfigSecret[] {
+  const found: ConfigSecret[] = []
+  const add = (label: string, value: string | undefined): void => {
+    if (value !== undefined && value !== '') found.push({ label, value })
+  }
+  const { channels } = config
+  add('config:vault.passphrase', config.vault.passphrase)
+  add('config:server.api_token', config.server.apiToken)
+  add('config:model.api_key', config.model.apiKey)
+  add('config:channels.telegram.token', channels.telegram.token)
+  add('config:channels.slack.token', channels.slack.token)
+  add('config:channels.discord.token', channels.discord.token)
+  add('config:channels.webhook.secret', channels.webhook.secret)
+  const urls: [string, string | undefined][] = [
+    ['database.url', config.database.kind === 'postgres' ? config.database.url : undefined],
+    ['model.base_url', config.model.baseUrl],
+    ['channels.telegram.api_url', channels.telegram.apiUrl],
+    ['channels.slack.api_url', channels.slack.apiUrl],
+    ['channels.discord.api_url', channels.discord.apiUrl],
+    ['channels.webhook.url', channels.webhook.url],
+  ]
+  for (const [key, text] of urls) {
+    const url = text === undefined ? null : URL.parse(text)
+    if (url === null) continue
+    if (url.password !== '') add(`config:${key}`, decodeURIComponent(url.password))
+    for (const [name, value] of url.searchParams)
+      if (SECRET_PARAMETER.test(name)) add(`config:${key}?${name}`, value)
+    // A webhook URL's path is often its credential (Slack and Discord incoming webhooks).
+    if (key === 'channels.webhook.url' && url.pathname.length > 1) add(`config:${key}`, url.pathname)
+  }
+  for (const channel of channels.custom)
+    for (const [name, value] of Object.entries(channel.options))
+      if (CREDENTIAL_OPTION.test(name) && typeof value === 'string')
+        add(`config:channels.custom.${channel.name}.${name}`, value)
+  return found
 }

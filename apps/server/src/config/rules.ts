@@ -83,6 +83,16 @@ export const secret: Rule<string> = {
   parse: (input) => (typeof input === 'string' && /^[^\s\p{Cc}]+$/u.test(input) ? input : undefined),
 }
 
+/** The vault's passphrase: any text (spaces allowed), at most 1,024 characters, no control characters. */
+export const passphrase: Rule<string> = {
+  expected: 'expected a passphrase of 1 to 1024 characters without control characters',
+  sensitive: true,
+  parse: (input) =>
+    typeof input === 'string' && input.length > 0 && input.length <= 1024 && !/\p{Cc}/u.test(input)
+      ? input
+      : undefined,
+}
+
 export const name: Rule<string> = {
   expected: 'expected a non-empty name of at most 200 characters',
   parse: (input) =>

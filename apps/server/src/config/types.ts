@@ -10,6 +10,10 @@ export interface ServerConfig {
   readonly home: string
   /** The file it was read from, or undefined when there is none (every default applies). */
   readonly file: string | undefined
+  readonly vault: {
+    /** Opens the secrets vault (`LANGO_PASSPHRASE`, its `_FILE` or systemd credential); undefined: no vault. */
+    readonly passphrase: string | undefined
+  }
   readonly server: {
     /** Default `127.0.0.1`. */
     readonly host: string

@@ -10,7 +10,7 @@ export interface OpenedVault {
 }
 
 /**
- * Opens the secrets vault of the configured database with `LANGO_PASSPHRASE` (one scrypt
+ * Opens the secrets vault of the configured database with `LANGO_PASSPHRASE` (or its `_FILE`; one scrypt
  * derivation, 1–2 s). The server may be running: SQLite's WAL lets both use the file.
  */
 export async function openVault(context: CommandContext): Promise<OpenedVault> {
@@ -22,7 +22,7 @@ export async function openVault(context: CommandContext): Promise<OpenedVault> {
   ])
   const database = await openDatabase(config, createLogger({ level: 'warn' }))
   try {
-    const vault = await Vault.open(database.db, { passphrase: context.io.env.LANGO_PASSPHRASE })
+    const vault = await Vault.open(database.db, { passphrase: config.vault.passphrase })
     return { vault, close: () => database.close() }
   } catch (error) {
     await database.close()

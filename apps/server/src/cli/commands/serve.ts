@@ -1,5 +1,20 @@
 import { InvalidArgumentError } from 'commander'
+import type { Logger } from '../../logger.js'
 import type { Register } from '../command.js'
+import { secretsIn } from '../handover.js'
+
+/**
+ * As pid 1 (a container's init) this process is the parent of every orphan, so the supervisor of
+ * src/cli/handover.ts cannot keep secrets in its environment away from the commands it runs.
+ */
+function warnOfSecretsInInit(logger: Logger): void {
+  const variables = Object.keys(secretsIn(process.env))
+  if (process.pid === 1 && variables.length > 0)
+    logger.warn(
+      "secrets in the environment of pid 1 can be read by every command this server runs (a container's environment is its init's): give them as files instead (<VARIABLE>_FILE, e.g. Docker or Kubernetes secrets)",
+      { variables },
+    )
+}
 
 function portOption(value: string): number {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
@@ -35,6 +50,7 @@ export const registerServe: Register = (program, action) => {
           ])
         const config = await loadConfig({ env })
         const logger = createLogger({ level: config.logging.level })
+        warnOfSecretsInInit(logger)
         const { host } = config.server
         // Known once listening (port 0 picks one): /mcp checks that a loopback Host names it.
         let port: number | undefined
@@ -80,6 +96,7 @@ export const registerServe: Register = (program, action) => {
         ])
         const config = await context.config()
         const logger = createLogger({ level: config.logging.level })
+        warnOfSecretsInInit(logger)
         await serveMcpStdio({ config, logger })
         // stdout belongs to the protocol: no document, even with --json.
         return { data: undefined, keepRunning: true, silent: true }

@@ -244,6 +244,9 @@ async function runLocal(
   const { WorkflowError } = await import('@lango/workflow')
   const usesSecrets = source.includes('{{secret:')
   const vault = usesSecrets ? await (await import('./secrets.js')).openVault(context) : undefined
+  // The configuration's secrets are masked in the steps' output as the server masks them.
+  const { configSecrets } = await import('../../config/redact.js')
+  const configured = await context.config().then(configSecrets, () => [])
   const controller = new AbortController()
   const interrupt = () => controller.abort()
   process.once('SIGINT', interrupt)
@@ -252,7 +255,13 @@ async function runLocal(
     const ended = await runLocalWorkflow(source, {
       cwd: process.cwd(),
       timeoutMs,
-      refStore: vault?.vault,
+      refStore: {
+        resolve: (token) => vault?.vault.resolve(token),
+        *heldValues() {
+          yield* configured
+          if (vault !== undefined) yield* vault.vault.heldValues()
+        },
+      },
       signal: controller.signal,
       onStep: (step) => {
         if (!out.json)

@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process'
+import { writeSync } from 'node:fs'
+import { Socket } from 'node:net'
+import { constants } from 'node:os'
+import { SECRET_VARIABLES } from '../config/secret-sources.js'
+
+/**
+ * Secrets given in the environment never stay where the commands a server runs can read them
+ * (issue 21; SECURITY.md SEC-4). `/proc/<pid>/environ` of a process is the block it was started
+ * with, readable by every process of the same user, and deleting a variable does not erase it; a
+ * command that walks up its ancestors would find `LANGO_API_TOKEN` in the server's. So when
+ * `lango serve`, `lango mcp` or `lango workflow run --local` finds a secret in its environment, it
+ * becomes a small supervisor instead of the server:
+ *
+ * 1. it starts a short-lived launcher with the environment minus every secret variable; the
+ *    launcher starts the real server in a session of its own and exits at once, so the server is
+ *    re-parented (to init or the nearest subreaper) and the supervisor is not its ancestor;
+ * 2. it hands the secrets over a socket pair on fd 3, which the server reads before anything else;
+ * 3. it stays in the foreground: it passes SIGINT, SIGTERM and SIGHUP on as a stop (the second one
+ *    as "exit now"), and exits with the server's exit code. If the supervisor dies, the server sees
+ *    the socket close and stops too; stdin, stdout and stderr are the server's own (MCP over stdio
+ *    works through it).
+ *
+ * Secrets given as `*_FILE` or systemd credentials never enter an environment, and then there is
+ * no supervisor. What this cannot do: pid 1 (a container's init) is every orphan's parent, so in a
+ * container give secrets as files; and root can read anything (README, Security).
+ */
+
+/** Set in the real server's environment: the fd of the socket to its supervisor. */
+const HANDOVER_VARIABLE = 'LANGO_HANDOVER_FD'
+const HANDOVER_FD = 3
+
+/** The launcher: starts the server detached with fds 0–3 and exits, leaving it to be re-parented. */
+const LAUNCHER = `
+const { spawn } = require('node:child_process')
+const [file, ...args] = JSON.parse(process.argv[1])
+const child = spawn(file, args, { detached: true, stdio: ['inherit', 'inherit', 'inherit', 'inherit'] })
+child.once('spawn', () => process.exit(0))
+child.once('error', (error) => { process.stderr.write('lango: cannot start the server: ' + error.message + '\\n'); process.exit(1) })
+`
+
+/** Messages on the socket, one JSON object per line. */
+type Message =
+  | { readonly type: 'secrets'; readonly env: Readonly<Record<string, string>> }
+  | { readonly type: 'stop'; readonly signal: NodeJS.Signals }
+  | { readonly type: 'exit-now' }
+  | { readonly type: 'exit'; readonly code: number }
+
+/** Whether `argv` (after `lango`) is a command whose process runs other commands. */
+export function runsCommands(argv: readonly string[]): boolean {
+  const words: string[] = []
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index] as string
+    if (word === '--url') index++
+    else if (!word.startsWith('-')) words.push(word)
+  }
+  const [command, subcommand] = words
+  return (
+    command === 'serve' ||
+    command === 'mcp' ||
+    (command === 'workflow' && subcommand === 'run' && argv.includes('--local'))
+  )
+}
+
+/** The secret variables set in `env`: a database URL counts only when it holds a password. */
+export function secretsIn(env: NodeJS.ProcessEnv): Record<string, string> {
+  const found: Record<string, string> = {}
+  for (const variable of SECRET_VARIABLES) {
+    const value = env[variable]
+    if (value === undefined || value === '') continue
+    if (variable === 'LANGO_DATABASE_URL' && (URL.parse(value)?.password ?? '') === '') continue
+    found[variable] = value
+  }
+  return found
+}
+
+/**
+ * The environment a `lango` invocation reads its configuration from. In the real server started by
+ * a supervisor: this process's environment plus the secrets read from the socket (never written to
+ * `process.env`). In a command that runs commands and was given secrets in its environment (not as
+ * pid 1): becomes the supervisor and never resolves (the process exits with the server). Otherwise:
+ * `process.env`.
+ */
+export async function environmentWithSecrets(argv: readonly string[]): Promise<NodeJS.ProcessEnv> {
+  if (process.env[HANDOVER_VARIABLE] === String(HANDOVER_FD)) return receiveSecrets()
+  const secrets = secretsIn(process.env)
+  if (!runsCommands(argv) || Object.keys(secrets).length === 0 || process.pid === 1) return process.env
+  return supervise(argv, secrets)
+}
+
+/** The real server's side: reads the secrets, then follows the supervisor (stop, exit now, gone). */
+async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {
+  delete process.env[HANDOVER_VARIABLE]
+  const socket = new Socket({ fd: HANDOVER_FD, readable: true, writable: true })
+  const send = (message: Message): void => {
+    try {
+      // Synchronous: the last one is written from the 'exit' event.
+      writeSync(HANDOVER_FD, `${JSON.stringify(message)}\n`)
+    } catch {
+      // The supervisor is gone.
+    }
+  }
+  process.once('exit', (code) => send({ type: 'exit', code }))
+  let stopping = false
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return
+    stopping = true
+    // The handlers the command installed (serve, mcp) stop it as for a signal sent to it directly.
+    process.kill(process.pid, signal)
+  }
+  const secrets = await new Promise<Record<string, string>>((resolve, reject) => {
+    let buffered = ''
+    let received: Record<string, string> | undefined
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      buffered += chunk
+      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, end)
+        buffered = buffered.slice(end + 1)
+        const message = parseMessage(line)
+        if (message?.type === 'secrets' && received === undefined) {
+          received = { ...message.env }
+          resolve(received)
+        } else if (message?.type === 'stop') stop(message.signal)
+        else if (message?.type === 'exit-now') process.exit(130)
+      }
+    })
+    // The supervisor died (or was killed): stop as for SIGTERM.
+    socket.once('close', () => {
+      if (received === undefined)
+        reject(new Error('the lango supervisor closed before handing over the secrets'))
+      else stop('SIGTERM')
+    })
+    socket.once('error', () => {})
+  })
+  // Never the reason this process stays alive.
+  socket.unref()
+  return { ...process.env, ...secrets }
+}
+
+/** The supervisor's side: starts the server as described above and exits with its exit code. */
+function supervise(argv: readonly string[], secrets: Record<string, string>): Promise<never> {
+  const env: NodeJS.ProcessEnv = { ...process.env, [HANDOVER_VARIABLE]: String(HANDOVER_FD) }
+  for (const variable of Object.keys(secrets)) delete env[variable]
+  const server = [process.execPath, ...process.execArgv, process.argv[1] as string, ...argv]
+  const launcher = spawn(process.execPath, ['-e', LAUNCHER, JSON.stringify(server)], {
+    env,
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+  })
+  const socket = launcher.stdio[HANDOVER_FD] as Socket
+  socket.write(`${JSON.stringify({ type: 'secrets', env: secrets } satisfies Message)}\n`)
+  let exitCode: number | undefined
+  let lastSignal: NodeJS.Signals | undefined
+  let buffered = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => {
+    buffered += chunk
+    for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+      const message = parseMessage(buffered.slice(0, end))
+      buffered = buffered.slice(end + 1)
+      if (message?.type === 'exit') exitCode = message.code
+    }
+  })
+  socket.once('error', () => {})
+  launcher.once('exit', (code) => {
+    // The launcher failed before the server started: nothing else will close the socket.
+    if (code !== 0) process.exit(code ?? 1)
+  })
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(signal, () => {
+      const again = lastSignal !== undefined
+      lastSignal = signal
+      if (socket.destroyed) process.exit(128 + constants.signals[signal])
+      socket.write(
+        `${JSON.stringify((again ? { type: 'exit-now' } : { type: 'stop', signal }) satisfies Message)}\n`,
+      )
+    })
+  return new Promise<never>(() => {
+    socket.once('close', () => {
+      if (exitCode === undefined) {
+        process.stderr.write('lango: the server ended without an exit status (killed?)\n')
+        process.exit(lastSignal === undefined ? 1 : 128 + constants.signals[lastSignal])
+      }
+      process.exit(exitCode)
+    })
+  })
+}
+
+function parseMessage(line: string): Message | undefined {
+  try {
+    const value = JSON.parse(line) as Message
+    return typeof value === 'object' && value !== null && typeof value.type === 'string' ? value : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * Issue 21 (2): nothing the server runs can read the server's own secrets. A shell cron job reads
+ * every ancestor's `/proc/<pid>/environ` and `cmdline` up to pid 1 into a file of its own (past the
+ * output masker) and prints the files the secrets came from; with the secrets given each supported
+ * way (environment, `*_FILE`, systemd's `$CREDENTIALS_DIRECTORY`, lango.yaml) no ancestor holds
+ * one, and the run's recorded result shows each as `[secret:…]`, never its value. Then the
+ * supervisor `lango serve` becomes with secrets in its environment stops its server on SIGTERM and
+ * exits with its code. Linux only (`/proc`).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startWebhookReceiver } from './fixtures/fake-chat-apis.js'
+import { startFakeOpenAI } from './fixtures/fake-openai.js'
+import { startFakeTelegram } from './fixtures/fake-telegram.js'
+import { until } from './fixtures/http-server.js'
+import { CLI } from './fixtures/lango-serve.js'
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
+})
+
+/** A value no other process on the machine holds: a test run's own. */
+const fresh = (name: string): string => `${name}-${randomBytes(9).toString('hex')}`
+
+interface Secrets {
+  readonly LANGO_PASSPHRASE: string
+  readonly LANGO_API_TOKEN: string
+  readonly LANGO_MODEL_API_KEY: string
+  readonly LANGO_TELEGRAM_TOKEN: string
+  readonly LANGO_WEBHOOK_SECRET: string
+}
+
+type Way = 'environment' | 'files' | 'credentials' | 'lango.yaml'
+
+/** Starts `lango serve` on a new home with `secrets` given `way`; the files that hold them are listed. */
+async function startServe(
+  way: Way,
+  secrets: Secrets,
+  services: { model: string; telegram: string; webhook: string },
+) {
+  const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))
+  const vault = join(home, 'secrets')
+  await mkdir(vault, { mode: 0o700 })
+  const env: Record<string, string> = {
+    LANGO_HOME: home,
+    LANGO_LOG_LEVEL: 'warn',
+    LANGO_MODEL_BASE_URL: services.model,
+    LANGO_MODEL: 'test-model',
+    LANGO_TELEGRAM_API_URL: services.telegram,
+    LANGO_WEBHOOK_URL: services.webhook,
+  }
+  const files: string[] = []
+  let yaml = 'cron: { min_interval: 1s }\n'
+  for (const [variable, value] of Object.entries(secrets)) {
+    if (way === 'environment') env[variable] = value
+    else if (way === 'files' || (way === 'lango.yaml' && variable === 'LANGO_PASSPHRASE')) {
+      const file = join(vault, variable.toLowerCase())
+      await writeFile(file, `${value}\n`, { mode: 0o600 })
+      env[`${variable}_FILE`] = file
+      files.push(file)
+    } else if (way === 'credentials') {
+      const file = join(vault, variable)
+      await writeFile(file, value, { mode: 0o600 })
+      files.push(file)
+    }
+  }
+  if (way === 'credentials') env.CREDENTIALS_DIRECTORY = vault
+  if (way === 'lango.yaml') {
+    yaml += [
+      `server: { api_token: ${secrets.LANGO_API_TOKEN} }`,
+      `model: { api_key: ${secrets.LANGO_MODEL_API_KEY} }`,
+      `channels: { telegram: { token: ${secrets.LANGO_TELEGRAM_TOKEN} }, webhook: { secret: ${secrets.LANGO_WEBHOOK_SECRET} } }`,
+      '',
+    ].join('\n')
+    files.push(join(home, 'lango.yaml'))
+  }
+  await writeFile(join(home, 'lango.yaml'), yaml)
+  // Only what the test gives: none of this test's secrets is in its own environment.
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const url = await announced(child)
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    }
+    await rm(home, { recursive: true, force: true })
+  })
+  return { home, url, child, files }
+}
+
+function announced(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    child.stderr?.on('data', (chunk) => {
+      text += chunk
+      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
+      if (match?.[1] !== undefined) resolve(match[1])
+    })
+    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
+  })
+}
+
+/** Writes each ancestor's pid, cmdline and environ, up to and including pid 1, into `file`. */
+const walkAncestors = (file: string): string =>
+  [
+    'pid=$$',
+    'while :; do',
+    `  { echo "== $pid"; cat /proc/$pid/cmdline; echo; cat /proc/$pid/environ; echo; } >> ${file} 2>/dev/null`,
+    '  [ "$pid" -le 1 ] && break',
+    `  pid=$(sed 's/.*) //' /proc/$pid/stat | cut -d' ' -f2)`,
+    'done',
+  ].join('\n')
+
+describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets from what it runs', () => {
+  it.each<Way>(['environment', 'files', 'credentials', 'lango.yaml'])(
+    'secrets given by %s: no ancestor of a command holds one, and its output masks them',
+    async (way) => {
+      const secrets: Secrets = {
+        LANGO_PASSPHRASE: fresh('pass phrase'),
+        LANGO_API_TOKEN: fresh('api'),
+        LANGO_MODEL_API_KEY: fresh('model'),
+        LANGO_TELEGRAM_TOKEN: `123456:${fresh('tg')}`,
+        LANGO_WEBHOOK_SECRET: fresh('hook'),
+      }
+      const model = await startFakeOpenAI()
+      const telegram = await startFakeTelegram({ token: secrets.LANGO_TELEGRAM_TOKEN })
+      const webhook = await startWebhookReceiver()
+      cleanups.push(
+        () => model.close(),
+        () => telegram.close(),
+        () => webhook.close(),
+      )
+      const server = await startServe(way, secrets, {
+        model: model.baseUrl,
+        telegram: telegram.url,
+        webhook: webhook.url,
+      })
+      const api = async (path: string, body?: unknown): Promise<Json> => {
+        const response = await fetch(`${server.url}${path}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: {
+            authorization: `Bearer ${secrets.LANGO_API_TOKEN}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        })
+        const json = (await response.json()) as Json
+        if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
+        return json
+      }
+      const ancestors = join(server.home, 'ancestors.txt')
+      // What the configuration was read from, printed: the masker must hide every secret in it.
+      const printed = way === 'environment' ? 'echo none' : `cat ${server.files.join(' ')}`
+      await api('/api/cron/jobs', {
+        kind: 'shell',
+        name: 'walk',
+        schedule_type: 'cron',
+        schedule: '0 3 * * *',
+        command: `${walkAncestors(ancestors)}\n${printed}`,
+      })
+      const { run_id: runId } = await api('/api/cron/jobs/walk/trigger', {})
+      const run = await until(
+        async () => {
+          const { entries } = await api('/api/cron/runs?job=walk&limit=5')
+          return entries.find((entry: Json) => entry.id === runId && entry.status !== 'running')
+        },
+        20_000,
+        'the walk to finish',
+      )
+      expect(run.status).toBe('completed')
+
+      const walked = await readFile(ancestors, 'utf8')
+      // The walk reached pid 1 through the server (its cmdline names `serve`).
+      expect(walked).toMatch(/^== 1$/m)
+      expect(walked).toContain('serve')
+      for (const [variable, value] of Object.entries(secrets)) {
+        expect(walked, `${variable} in an ancestor's environment or cmdline`).not.toContain(value)
+      }
+      const result = String(run.result)
+      for (const [variable, value] of Object.entries(secrets)) {
+        expect(result, `${variable} in the recorded output`).not.toContain(value)
+      }
+      if (way !== 'environment') expect(result).toContain('[secret:config:')
+    },
+    60_000,
+  )
+
+  it('a supervised server stops on SIGTERM to its supervisor, which exits with its code', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))
+    cleanups.push(() => rm(home, { recursive: true, force: true }))
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANGO_HOME: home, LANGO_API_TOKEN: fresh('api') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const url = await announced(child)
+    const health = (await (await fetch(`${url}/healthz`)).json()) as Json
+    // The server is another process than the one started, and not its child.
+    const serverPid = Number(String(health.instance).split(':')[1])
+    expect(serverPid).not.toBe(child.pid)
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    await until(async () => {
+      try {
+        process.kill(serverPid, 0)
+        return undefined
+      } catch {
+        return true
+      }
+    })
+  })
+})
