@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { BackgroundManager } from '@lango/background'
-import { CronService, type ShellRunner as CronShellRunner } from '@lango/cron'
+import { CronService } from '@lango/cron'
 import { SqliteCronStore } from '@lango/cron/sqlite'
 import {
   blockLangoExec,
@@ -22,7 +22,7 @@ import {
   createManageCronJobsTool,
   createWorkflowTools,
 } from '@lango/tools'
-import { WorkflowDirectory, WorkflowEngine, type ShellRunner as WorkflowShellRunner } from '@lango/workflow'
+import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { AgentRunner, AgentRunRequest } from './agent/index.js'
 import { NO_MODEL_MESSAGE, noModelRunner } from './agent/no-model.js'
@@ -40,9 +40,8 @@ import { EventHub } from './events.js'
 import { claimHostRun, type HostRun } from './host-runs.js'
 import type { Logger } from './logger.js'
 import {
-  mayBeScheduledWorkflow,
-  runScheduledWorkflow,
-  scheduledWorkflowOf,
+  dispatchScheduledWorkflows,
+  type HostShellRunner,
   syncScheduledWorkflows,
 } from './scheduled-workflows.js'
 import { SessionStore } from './sessions/index.js'
@@ -145,25 +144,8 @@ export async function createApp(
       logger,
     })
     let engine: WorkflowEngine | undefined
-    // One runner for cron jobs and workflow steps (ADR 0006): the request is either's.
-    const shellRunner: CronShellRunner & WorkflowShellRunner = {
-      async run(
-        request: Parameters<CronShellRunner['run']>[0] | Parameters<WorkflowShellRunner['run']>[0],
-        { signal }: { readonly signal: AbortSignal },
-      ) {
-        // A saved workflow's schedule: its cron job runs the workflow, not its placeholder command.
-        if ('jobName' in request && mayBeScheduledWorkflow(request.jobName) && engine !== undefined) {
-          const job = await cron.get(request.jobName).catch(() => undefined)
-          const workflow = job === undefined ? undefined : scheduledWorkflowOf(job)
-          if (workflow !== undefined)
-            return runScheduledWorkflow(
-              engine,
-              directory,
-              workflow,
-              { jobName: request.jobName, runId: request.runId },
-              signal,
-            )
-        }
+    const guardedShell: HostShellRunner = {
+      async run(request, { signal }) {
         const message = blockLangoExec(request.command, { automationAvailable: automationOf(config) })
         if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
         return run(request.command, {
@@ -176,6 +158,13 @@ export async function createApp(
         })
       },
     }
+    // One runner for cron jobs and workflow steps (ADR 0006); a saved workflow's schedule runs the workflow.
+    const shellRunner = dispatchScheduledWorkflows({
+      jobs: { get: (name, options) => cron.get(name, options) },
+      engine: () => engine,
+      directory,
+      next: guardedShell,
+    })
     // The agent runner needs the tools, which need the services, which need a runner: they get
     // this forwarder, bound to the real runner once the tools exist (below).
     let agent: AgentRunner | undefined

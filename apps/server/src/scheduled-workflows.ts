@@ -1,5 +1,5 @@
-import type { CronJob, CronService } from '@lango/cron'
-import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import type { CronJob, CronService, ShellRunner as CronShellRunner } from '@lango/cron'
+import type { WorkflowDirectory, WorkflowEngine, ShellRunner as WorkflowShellRunner } from '@lango/workflow'
 import type { Logger } from './logger.js'
 
 /**
@@ -30,9 +30,12 @@ export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): s
     : undefined
 }
 
-/** What the shell job of a scheduled workflow shows as its command (the server runs the workflow instead). */
+/**
+ * What the shell job of a scheduled workflow shows as its command. The server runs the workflow
+ * instead; should the command itself ever run, it fails saying why (it never passes for a run).
+ */
 function placeholderCommand(workflowName: string): string {
-  return `# runs the saved workflow ${workflowName}`
+  return `echo 'lango: this job runs the saved workflow ${workflowName}, which the server did not resolve' >&2; exit 1`
 }
 
 /**
@@ -79,6 +82,7 @@ export async function syncScheduledWorkflows(
     const same =
       job !== undefined &&
       job.schedule === want.schedule &&
+      job.command === placeholderCommand(name) &&
       (want.timezone === undefined || job.timezone === want.timezone) &&
       JSON.stringify(job.deliverTo) === JSON.stringify(want.deliverTo ?? [])
     if (same) continue
@@ -186,4 +190,52 @@ async function scheduledWorkflowJobs(cron: CronService): Promise<Map<string, Cro
     if (workflow !== undefined) jobs.set(workflow, job)
   }
   return jobs
+}
+
+/** One shell runner for cron jobs and workflow steps (ADR 0006): the request is either's. */
+export interface HostShellRunner {
+  run(
+    request: Parameters<CronShellRunner['run']>[0] | Parameters<WorkflowShellRunner['run']>[0],
+    options: { readonly signal: AbortSignal },
+  ): ReturnType<CronShellRunner['run']>
+}
+
+/**
+ * `next`, except for the cron jobs of saved workflows' schedules, which run their workflow
+ * ({@link runScheduledWorkflow}). Whether a job named `workflow.<name>` is one is read from the
+ * store; an error there fails the run with its reason (issue 21: it was taken for "not a scheduled
+ * workflow", and the placeholder command passed).
+ */
+export function dispatchScheduledWorkflows(options: {
+  readonly jobs: Pick<CronService, 'get'>
+  readonly engine: () => WorkflowEngine | undefined
+  readonly directory: WorkflowDirectory
+  readonly next: HostShellRunner
+}): HostShellRunner {
+  const { jobs, engine, directory, next } = options
+  return {
+    async run(request, { signal }) {
+      const running = engine()
+      if (!('jobName' in request) || !mayBeScheduledWorkflow(request.jobName) || running === undefined)
+        return next.run(request, { signal })
+      let job: CronJob
+      try {
+        job = await jobs.get(request.jobName, { signal })
+      } catch (error) {
+        throw new Error(
+          `the cron job ${request.jobName} could not be read to find its saved workflow: ${(error as Error).message}`,
+          { cause: error },
+        )
+      }
+      const workflow = scheduledWorkflowOf(job)
+      if (workflow === undefined) return next.run(request, { signal })
+      return runScheduledWorkflow(
+        running,
+        directory,
+        workflow,
+        { jobName: request.jobName, runId: request.runId },
+        signal,
+      )
+    },
+  }
 }

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type App, createApp } from '../src/app.js'
 import { loadConfig } from '../src/config/load.js'
 import { silentLogger } from '../src/logger.js'
+import { dispatchScheduledWorkflows } from '../src/scheduled-workflows.js'
 import { migrateVault, Vault } from '../src/vault/vault.js'
 
 const PASSPHRASE = 'correct horse battery staple'
@@ -112,6 +113,44 @@ describe('createApp: the composition root', () => {
     const ended = await runEnd(running, triggered.runId as string)
     expect(ended).toMatchObject({ status: 'completed', result: 'mine\n' })
     expect(await running.engine.listRuns({ limit: 10 })).toHaveLength(0)
+  })
+
+  // Issue 21 (10): a store error while resolving the workflow was swallowed and the placeholder ran.
+  it("a saved workflow's schedule whose job cannot be read fails with the reason; its placeholder never passes", async () => {
+    const running = await start()
+    await call(running, 'workflow_save', { name: 'nightly', yaml_content: SCHEDULED('0 3 * * *') })
+    const job = await running.cron.get('workflow.nightly')
+    const reached: string[] = []
+    const runner = dispatchScheduledWorkflows({
+      jobs: { get: () => Promise.reject(new Error('database is locked')) },
+      engine: () => running.engine,
+      directory: running.directory,
+      next: {
+        async run(request) {
+          reached.push(request.command)
+          return { exitCode: 0, stdout: '', stderr: '' }
+        },
+      },
+    })
+    const request = { command: job.command ?? '', timeoutMs: 1_000, jobName: job.name, runId: 'r1' }
+    await expect(runner.run(request, { signal: new AbortController().signal })).rejects.toThrow(
+      'the cron job workflow.nightly could not be read to find its saved workflow: database is locked',
+    )
+    expect(reached).toEqual([])
+
+    // The placeholder itself, run as a plain shell job, fails and says what it stands for.
+    await call(running, 'manage_cron_jobs', {
+      action: 'create',
+      name: 'placeholder',
+      type: 'shell',
+      scheduleType: 'cron',
+      scheduleValue: '0 5 * * *',
+      config: { command: job.command },
+    })
+    const triggered = await running.cron.trigger('placeholder')
+    const ended = await runEnd(running, triggered.runId as string)
+    expect(ended.status).toBe('failed')
+    expect(ended.error).toContain('this job runs the saved workflow nightly')
   })
 
   it('with no model configured, an agent job fails with "no model configured" in its history', async () => {
