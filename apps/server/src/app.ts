@@ -38,6 +38,7 @@ import type { ServerConfig } from './config/types.js'
 import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
 import { claimHostRun, type HostRun } from './host-runs.js'
+import { Lifecycle } from './lifecycle.js'
 import type { Logger } from './logger.js'
 import {
   dispatchScheduledWorkflows,
@@ -345,6 +346,72 @@ export async function createApp(
     const workflowEngine = engine
     duties.add(retentionDuty(cron, workflowEngine, logger))
     let ready = false
+    // Started in this order, stopped in reverse, each stop guarded (src/lifecycle.ts).
+    const lifecycle = new Lifecycle(logger)
+    lifecycle.add({ name: 'database', stop: () => database.close() }, { held: true })
+    lifecycle.add({ name: 'host run', stop: () => hostRun?.release() }, { held: true })
+    lifecycle.add({
+      name: 'dead servers',
+      async start() {
+        // A dead server's runs: cron marks them interrupted and the engine resumes them now, not
+        // after their owner's lease runs out.
+        for (const owner of hostRun?.deadOwners ?? []) {
+          await cronStore.removeOwner(owner)
+          await workflowStore.releaseOwner(owner)
+        }
+        // Calls a dead server was waiting on cannot run: their approvals are cancelled.
+        await approvals.cancelOrigins(hostRun?.deadOwners ?? [])
+      },
+    })
+    lifecycle.add({ name: 'clock', start: () => clock.start(), stop: () => clock.stop() })
+    lifecycle.add({ name: 'instances', start: () => instances.start(), stop: () => instances.stop() })
+    // Exec process groups die after everything that could start one has stopped.
+    lifecycle.add({ name: 'processes', stop: () => processes.stop() }, { held: true })
+    lifecycle.add({ name: 'sessions', start: () => sessions.start(), stop: () => sessions.stop() })
+    // The engine stops after cron and background: its runs stay resumable (shell steps aborted, not failed).
+    lifecycle.add({
+      name: 'workflow engine',
+      start: () => workflowEngine.start(),
+      stop: () => workflowEngine.stop(),
+    })
+    lifecycle.add({ name: 'background', start: () => background.start(), stop: () => background.stop() })
+    if (config.cron.enabled)
+      lifecycle.add({
+        name: 'cron',
+        async start() {
+          await cron.start()
+          await sync().catch((error) => logger.warn('workflow schedules not synced', { error }))
+        },
+        stop: () => cron.stop(),
+      })
+    lifecycle.add({
+      name: 'channels',
+      async start() {
+        // Chats in: each message is an agent turn in the session <channel>:<chat>:<user>, whose
+        // approvals are asked in that chat. A channel that cannot start (a bad token, another
+        // process polling the same bot) is logged; the server runs without it.
+        const receiving = await channels.start(
+          async (message, { sessionKey, signal }) => {
+            const turn = await chatAgent.chat(sessionKey, message.text, {
+              signal,
+              approvalGate: { request: (request, options) => channels.requestApproval(request, options) },
+            })
+            return turn.text
+          },
+          // One poller per Telegram bot token in the whole cluster: the holder of its lease.
+          { exclusive: (receiver) => duties.add({ name: `receive:${receiver.key}`, ...receiver }) },
+        )
+        for (const { channel, error } of receiving.failed) {
+          logger.error('channel not started', { channel, error })
+        }
+      },
+      // No more chats in; turns in flight are aborted.
+      stop: () => channels.stop(),
+    })
+    // Singleton duties end and their leases go back at once (another server takes them now).
+    lifecycle.add({ name: 'duties', start: () => duties.start(), stop: () => duties.stop() })
+    // Calls waiting for a person are cancelled first.
+    lifecycle.add({ name: 'approvals', stop: () => approvals.cancelAll() }, { held: true })
     let stopping: Promise<void> | undefined
     const app: App = {
       config,
@@ -369,61 +436,18 @@ export async function createApp(
       },
       syncSchedules: sync,
       async start() {
-        // A dead server's runs: cron marks them interrupted and the engine resumes them now, not
-        // after their owner's lease runs out.
-        for (const owner of hostRun?.deadOwners ?? []) {
-          await cronStore.removeOwner(owner)
-          await workflowStore.releaseOwner(owner)
-        }
-        // Calls a dead server was waiting on cannot run: their approvals are cancelled.
-        await approvals.cancelOrigins(hostRun?.deadOwners ?? [])
-        await clock.start()
-        await instances.start()
-        await sessions.start()
-        await workflowEngine.start()
-        await background.start()
-        if (config.cron.enabled) {
-          await cron.start()
-          await sync().catch((error) => logger.warn('workflow schedules not synced', { error }))
-        }
-        // Chats in: each message is an agent turn in the session <channel>:<chat>:<user>, whose
-        // approvals are asked in that chat. A channel that cannot start (a bad token, another
-        // process polling the same bot) is logged; the server runs without it.
-        const receiving = await channels.start(
-          async (message, { sessionKey, signal }) => {
-            const turn = await chatAgent.chat(sessionKey, message.text, {
-              signal,
-              approvalGate: { request: (request, options) => channels.requestApproval(request, options) },
-            })
-            return turn.text
-          },
-          // One poller per Telegram bot token in the whole cluster: the holder of its lease.
-          { exclusive: (receiver) => duties.add({ name: `receive:${receiver.key}`, ...receiver }) },
-        )
-        for (const { channel, error } of receiving.failed) {
-          logger.error('channel not started', { channel, error })
-        }
-        await duties.start()
+        await lifecycle.start()
         ready = true
         logger.info('server ready', { database: database.path, version: VERSION })
       },
       stop() {
         stopping ??= (async () => {
           ready = false
-          await approvals.cancelAll()
-          // Singleton duties end and their leases go back at once (another server takes them now).
-          await duties.stop()
-          // No more chats in; turns in flight are aborted.
-          await channels.stop()
-          // The engine stops first: its runs stay resumable (their shell steps are aborted, not failed).
-          await Promise.allSettled([workflowEngine.stop(), cron.stop(), background.stop()])
-          await processes.stop()
-          await sessions.stop()
-          await instances.stop()
-          clock.stop()
-          await database.close()
-          await hostRun?.release()
-          logger.info('server stopped')
+          try {
+            await lifecycle.stop()
+          } finally {
+            logger.info('server stopped')
+          }
         })()
         return stopping
       },

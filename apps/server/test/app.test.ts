@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config/load.js'
 import { silentLogger } from '../src/logger.js'
 import { dispatchScheduledWorkflows } from '../src/scheduled-workflows.js'
 import { migrateVault, Vault } from '../src/vault/vault.js'
+import { until } from './fixtures/http-server.js'
 
 const PASSPHRASE = 'correct horse battery staple'
 const SECRET = 'sk-live-4f9a8b7c6d5e4f3a2b1c'
@@ -151,6 +152,34 @@ describe('createApp: the composition root', () => {
     const ended = await runEnd(running, triggered.runId as string)
     expect(ended.status).toBe('failed')
     expect(ended.error).toContain('this job runs the saved workflow nightly')
+  })
+
+  // Issue 21 (12): one failed step of stop() skipped the rest (database and host-run lock left open).
+  it('stop() with a broken table still cancels the waiting call, stops the scheduler, closes the database and the host-run lock', async () => {
+    const running = await start()
+    const runFile = join(home, 'run', `${process.pid}.exec`)
+    expect(await readdir(join(home, 'run'))).toContain(`${process.pid}.exec`)
+    // A call waits for a person; recording its cancellation, the first part to stop, will fail.
+    const waiting = running.approvals
+      .gate()
+      .request(
+        { toolName: 'exec', summary: 'Execute: true', safety: 'dangerous', params: { command: 'true' } },
+        { signal: new AbortController().signal },
+      )
+    await until(async () =>
+      (await running.approvals.list({ status: 'pending' })).length === 1 ? true : undefined,
+    )
+    await running.database.db.schema.dropTable('approvals').execute()
+    const stopped = running.stop()
+    app = undefined
+    await stopped
+    expect(running.ready).toBe(false)
+    expect(running.cron.scheduler.isRunning).toBe(false)
+    await expect(running.database.db.selectFrom('cron_jobs').selectAll().execute()).rejects.toThrow()
+    expect(await readdir(join(home, 'run'))).not.toContain(runFile.split('/').at(-1))
+    // A second stop() is the same outcome, not a second attempt.
+    expect(running.stop()).toBe(stopped)
+    expect(await waiting).toBe(false)
   })
 
   it('with no model configured, an agent job fails with "no model configured" in its history', async () => {
