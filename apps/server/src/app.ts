@@ -24,7 +24,7 @@ import {
 } from '@lango/tools'
 import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
-import type { AgentRunner, AgentRunRequest } from './agent/index.js'
+import { type AgentRunner, type AgentRunRequest, unattendedSession } from './agent/index.js'
 import { NO_MODEL_MESSAGE, noModelRunner } from './agent/no-model.js'
 import { ApprovalStore, Approvals } from './approvals.js'
 import { loadChannelAdapter } from './channels/loader.js'
@@ -169,10 +169,23 @@ export async function createApp(
     // The agent runner needs the tools, which need the services, which need a runner: they get
     // this forwarder, bound to the real runner once the tools exist (below).
     let agent: AgentRunner | undefined
-    const agentRunner = {
-      run: (request: AgentRunRequest, options: { readonly signal: AbortSignal }) =>
-        agent === undefined ? Promise.reject(new Error(NO_MODEL_MESSAGE)) : agent.run(request, options),
-    }
+    // Each package's runs carry who started them (unattended; isolated unless a cron job shares
+    // one session across runs), never read back from the session key.
+    const agentRunnerFor = (
+      source: 'cron' | 'background' | 'workflow',
+      isolated: (request: AgentRunRequest & { readonly jobName?: string }) => boolean = () => true,
+    ) => ({
+      run: (
+        request: AgentRunRequest & { readonly jobName?: string },
+        options: { readonly signal: AbortSignal },
+      ) =>
+        agent === undefined
+          ? Promise.reject(new Error(NO_MODEL_MESSAGE))
+          : agent.run(
+              { ...request, session: unattendedSession(source, { isolated: isolated(request) }) },
+              options,
+            ),
+    })
     // Every delivery (cron results, background notices, workflow results) and every chat in goes
     // through one router: the configured channels, custom adapters, and `log`.
     const channels = new ChannelRouter({ adapters: await channelAdapters(config, logger), logger })
@@ -185,7 +198,8 @@ export async function createApp(
       clock,
       leaseMs,
       shellRunner,
-      agentRunner,
+      // `session_mode: main` jobs send `cron:<name>`; isolated runs add the run id.
+      agentRunner: agentRunnerFor('cron', (request) => request.sessionKey !== `cron:${request.jobName}`),
       channelSender,
       logger,
       defaultTimezone: config.cron.timezone,
@@ -204,7 +218,7 @@ export async function createApp(
       clock,
       ownerLeaseMs: leaseMs,
       shellRunner,
-      agentRunner,
+      agentRunner: agentRunnerFor('workflow'),
       channelSender,
       logger,
       cwd: config.exec.cwd,
@@ -213,7 +227,7 @@ export async function createApp(
       autoPrune: false,
     })
     const background = new BackgroundManager({
-      runner: agentRunner,
+      runner: agentRunnerFor('background'),
       notifier: channelSender,
       logger,
       maxConcurrentTasks: config.background.maxConcurrentTasks,

@@ -18,7 +18,12 @@ import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@la
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type AgentRunner, type AgentRunnerOptions, createAgentRunner } from '../src/agent/index.js'
+import {
+  type AgentRunner,
+  type AgentRunnerOptions,
+  CHAT_SESSION,
+  createAgentRunner,
+} from '../src/agent/index.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 
 let dir: string
@@ -189,7 +194,11 @@ describe('approval in attended turns', () => {
   it('asks the runner’s gate when a turn brings none, for run() of a chat session too', async () => {
     const { gate, asked } = recordingGate(async () => true)
     model.script(removeNightly, reply.text('Removed.'))
-    await runner({ approvalGate: gate }).run({ prompt: 'remove nightly', sessionKey: 'slack:C1:U1' })
+    await runner({ approvalGate: gate }).run({
+      prompt: 'remove nightly',
+      sessionKey: 'slack:C1:U1',
+      session: CHAT_SESSION,
+    })
     expect(asked).toHaveLength(1)
     expect(await jobNames()).toEqual([])
   })

@@ -13,10 +13,10 @@ import {
   AgentError,
   type AgentRunnerOptions,
   type ConversationMemory,
-  classifySession,
   createAgentRunner,
   OBSERVER_SYSTEM_PROMPT,
   type UsageRecord,
+  unattendedSession,
 } from '../src/agent/index.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 
@@ -258,40 +258,42 @@ describe('the tool loop', () => {
 })
 
 describe('unattended runs', () => {
-  it('reads who started a turn from the session key each package sends', () => {
-    expect(
-      Object.fromEntries(
-        [
-          'cron:nightly',
-          'cron:nightly:0193f1c2-run',
-          'bg:5f1c',
-          'background:5f1c',
-          'workflow:report:run-1:fetch',
-          'telegram:42:7',
-          'http',
-          'mcp',
-          'cronjob:x',
-        ].map((key) => [key, classifySession(key)]),
-      ),
-    ).toEqual({
-      'cron:nightly': { source: 'cron', unattended: true, isolated: false },
-      'cron:nightly:0193f1c2-run': { source: 'cron', unattended: true, isolated: true },
-      'bg:5f1c': { source: 'background', unattended: true, isolated: true },
-      'background:5f1c': { source: 'background', unattended: true, isolated: true },
-      'workflow:report:run-1:fetch': { source: 'workflow', unattended: true, isolated: true },
-      'telegram:42:7': { source: 'chat', unattended: false, isolated: false },
-      http: { source: 'chat', unattended: false, isolated: false },
-      mcp: { source: 'chat', unattended: false, isolated: false },
-      'cronjob:x': { source: 'chat', unattended: false, isolated: false },
-    })
+  // Issue 21 (8): the kind was read from the key's prefix, so a chat whose key began `cron:` was
+  // unattended (no memory; with allow_dangerous, dangerous tools without approval).
+  it('takes who started a turn from the request, never from the session key', async () => {
+    const { memory, calls } = mapMemory()
+    const asked: string[] = []
+    const gate = {
+      request: async (request: { readonly toolName: string }) => {
+        asked.push(request.toolName)
+        return false
+      },
+    }
+    const removeJob = reply.toolCalls([{ id: 'rm', name: 'cron_remove', arguments: { id: 'nightly' } }])
+    model.script(removeJob, reply.text('Not removed.'), reply.text('x'))
+    const agent = runner({ memory, approvalGate: gate, unattended: { allowDangerous: true } })
+    // A person's chat on a channel whose chats look like cron's: attended, asked, remembered.
+    const chat = await agent.chat('cron:nightly:7', 'remove nightly')
+    expect(asked).toHaveLength(1)
+    expect(chat.remembered).toBe(true)
+    expect(systemOf(0)).not.toContain('## Unattended run')
+    // A run that names no kind is an unattended, isolated automated run.
+    const run = await agent.run({ prompt: 'x', sessionKey: 'telegram:42:7' })
+    expect(run.remembered).toBe(false)
+    expect(systemOf(2)).toContain('This turn was started by an automated run, not by a person')
+    expect(calls).toEqual(['load cron:nightly:7', 'append cron:nightly:7 4'])
   })
 
   it('tells cron, background and workflow runs that nobody is watching', async () => {
     model.script(reply.text('a'), reply.text('b'), reply.text('c'))
     const agent = runner()
-    await agent.run({ prompt: 'x', sessionKey: 'cron:nightly:run-1' })
-    await agent.run({ prompt: 'x', sessionKey: 'bg:task-1' })
-    await agent.run({ prompt: 'x', sessionKey: 'workflow:report:run-1:fetch' })
+    await agent.run({ prompt: 'x', sessionKey: 'cron:nightly:run-1', session: unattendedSession('cron') })
+    await agent.run({ prompt: 'x', sessionKey: 'bg:task-1', session: unattendedSession('background') })
+    await agent.run({
+      prompt: 'x',
+      sessionKey: 'workflow:report:run-1:fetch',
+      session: unattendedSession('workflow'),
+    })
     expect(systemOf(0)).toContain('started by a scheduled cron job')
     expect(systemOf(1)).toContain('started by a background task')
     expect(systemOf(2)).toContain('started by a workflow step')
@@ -361,7 +363,11 @@ describe('conversation memory', () => {
       expect(result.remembered).toBe(false)
     }
     expect(calls).toEqual([])
-    const main = await agent.run({ prompt: 'x', sessionKey: 'cron:nightly' })
+    const main = await agent.run({
+      prompt: 'x',
+      sessionKey: 'cron:nightly',
+      session: unattendedSession('cron', { isolated: false }),
+    })
     expect(main.remembered).toBe(true)
     expect(calls).toEqual(['load cron:nightly', 'append cron:nightly 2'])
   })

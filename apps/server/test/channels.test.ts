@@ -400,6 +400,19 @@ describe('ChannelRouter', () => {
     )
   })
 
+  // Issue 21 (8): a channel named like the server's own sessions made its chats look unattended.
+  it.each(['cron', 'bg', 'background', 'workflow'])(
+    'refuses an adapter named %s, a session name of the server',
+    (name) => {
+      expect(() => new ChannelRouter({ adapters: [recordingAdapter(name).adapter] })).toThrow(
+        expect.objectContaining({
+          code: 'CHANNEL_INVALID_OPTIONS',
+          message: expect.stringContaining('reserved'),
+        }),
+      )
+    },
+  )
+
   describe('inbound', () => {
     let router: ChannelRouter
     afterEach(async () => {

@@ -566,6 +566,21 @@ describe('loadConfig: errors in the file', () => {
     expect(twice.issues.map((issue) => issue.message)).toEqual(['custom channel names must be unique'])
   })
 
+  it.each(['cron', 'bg', 'workflow', 'background'])(
+    'refuses a custom channel named %s, saying the name is the server’s',
+    async (name) => {
+      const error = await failure(`channels:\n  custom: [{ name: ${name}, module: ./x.mjs }]\n`)
+      expect(error.issues).toEqual([
+        expect.objectContaining({
+          key: 'channels.custom[0].name',
+          message: expect.stringContaining(
+            "other than the server's own (telegram, slack, discord, webhook, log, http, openai, cron, bg, background, workflow, cli, mcp)",
+          ),
+        }),
+      ])
+    },
+  )
+
   it('reports every problem at once, in file order, in one message', async () => {
     const file = await writeConfig(
       [

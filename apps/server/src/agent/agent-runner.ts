@@ -7,7 +7,7 @@ import type { ConversationMemory } from './memory.js'
 import { displayUrl, modelFailure } from './model-errors.js'
 import { noModelRunner } from './no-model.js'
 import { OBSERVER_SYSTEM_PROMPT, observerPrompt } from './observer.js'
-import { classifySession } from './session-kind.js'
+import { CHAT_SESSION, type SessionKind, unattendedSession } from './session-kind.js'
 import { SessionQueue } from './session-queue.js'
 import { buildSystemPrompt, type UnattendedPermissions } from './system-prompt.js'
 import { buildTurnTools, type ToolDenial } from './turn-tools.js'
@@ -20,11 +20,19 @@ import { buildTurnTools, type ToolDenial } from './turn-tools.js'
 export interface AgentRunRequest {
   /** The user message of the turn (cron and background have already put their automation prefix on it). */
   readonly prompt: string
-  /** Who the turn belongs to; decides unattended rules and memory (see {@link classifySession}). */
+  /** The conversation the turn belongs to: its memory, when it is not isolated. */
   readonly sessionKey: string
   /** A model name for this run instead of the runner's (a cron job's `model`). */
   readonly model?: string
+  /**
+   * Who started the turn: unattended rules and memory follow from it, never from the key. Default:
+   * an unattended, isolated automated run (the side that refuses dangerous tools).
+   */
+  readonly session?: SessionKind
 }
+
+/** The kind of a `run()` that names none. */
+const AUTOMATED_RUN = unattendedSession('automation')
 
 /** Tokens a turn used, summed over its steps; 0 where the model server reported none. */
 interface TokenUsage {
@@ -93,8 +101,8 @@ export interface AgentRunner {
   /** False when no model is configured: every call then rejects `AGENT_NO_MODEL`. */
   readonly configured: boolean
   /**
-   * Runs one turn for `request.prompt` in `request.sessionKey`. Unattended sessions (`cron:`,
-   * `bg:`, `background:`, `workflow:`) get the unattended rules; other sessions use the runner's
+   * Runs one turn for `request.prompt` in `request.sessionKey`, as `request.session` says: an
+   * unattended one (the default) gets the unattended rules; an attended one uses the runner's
    * approval policy and gate. Rejects with `signal.reason` when `signal` aborts, with an
    * {@link AgentError} otherwise; never throws synchronously.
    */
@@ -363,6 +371,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   interface TurnInput {
     readonly purpose: 'run' | 'chat'
     readonly sessionKey: string
+    readonly session: SessionKind
     readonly prompt: string
     readonly model: string
     readonly gate: ApprovalGate | undefined
@@ -370,7 +379,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   }
 
   async function turn(input: TurnInput, callerSignal: AbortSignal | undefined): Promise<AgentTurnResult> {
-    const session = classifySession(input.sessionKey)
+    const { session } = input
     const memory = session.isolated || input.history !== undefined ? undefined : options.memory
     const startedAt = now().getTime()
     const denials: ToolDenial[] = []
@@ -513,10 +522,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   /** Runs a turn, one at a time per session when it uses memory. */
   async function queued(input: TurnInput, signal: AbortSignal | undefined): Promise<AgentTurnResult> {
     signal?.throwIfAborted()
-    const useMemory =
-      options.memory !== undefined &&
-      input.history === undefined &&
-      !classifySession(input.sessionKey).isolated
+    const useMemory = options.memory !== undefined && input.history === undefined && !input.session.isolated
     return useMemory ? queue.run(input.sessionKey, () => turn(input, signal), signal) : turn(input, signal)
   }
 
@@ -529,6 +535,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         {
           purpose: 'run',
           sessionKey: request.sessionKey,
+          session: request.session ?? AUTOMATED_RUN,
           prompt: request.prompt,
           model,
           gate: options.approvalGate,
@@ -541,6 +548,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         {
           purpose: 'chat',
           sessionKey,
+          session: CHAT_SESSION,
           prompt: message,
           model: defaultModel,
           gate: chatOptions.approvalGate ?? options.approvalGate,

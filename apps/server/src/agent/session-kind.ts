@@ -1,41 +1,30 @@
-/** Who started a turn, as read from its session key. */
-type SessionSource = 'cron' | 'background' | 'workflow' | 'chat'
+/** Who started a turn. */
+export type SessionSource = 'cron' | 'background' | 'workflow' | 'automation' | 'chat'
 
-/** What the runner reads from a session key. */
+/**
+ * Who started a turn and what follows from it, carried as data from where the run starts (issue
+ * 21: it used to be read from the session key's prefix, so a custom channel named `cron` made its
+ * chats unattended). The composition root gives each package's runs their kind; `chat()` turns
+ * are always attended.
+ */
 export interface SessionKind {
   readonly source: SessionSource
   /** Started by cron, background or workflow: nobody is present to approve anything. */
   readonly unattended: boolean
-  /** One session per run (a run id is in the key): conversation memory is neither read nor written. */
+  /** One session per run: conversation memory is neither read nor written. */
   readonly isolated: boolean
 }
 
+/** A person's chat (HTTP, MCP, Telegram, a custom channel): attended, with memory. */
+export const CHAT_SESSION: SessionKind = Object.freeze({ source: 'chat', unattended: false, isolated: false })
+
 /**
- * Classifies a session key by its prefix. What each package sends (read from their sources):
- *
- * | key | sent by | unattended | isolated |
- * |---|---|---|---|
- * | `cron:<job name>` | `@lango/cron`, `session_mode: main` | yes | no: the job's runs share one memory |
- * | `cron:<job name>:<run id>` | `@lango/cron`, `session_mode: isolated` (default) | yes | yes |
- * | `bg:<task id>` | `@lango/background` | yes | yes |
- * | `background:<task id>` | nobody today; accepted as an alias of `bg:` | yes | yes |
- * | `workflow:<name>:<run id>:<step id>` | `@lango/workflow` | yes | yes |
- * | anything else (`telegram:<chat>:<user>`, `http`, `mcp`, …) | chats | no | no |
- *
- * Cron job names cannot contain `:` (`[A-Za-z0-9][A-Za-z0-9_.-]{0,63}`), so a third segment can
- * only be a run id.
+ * An automated run: unattended, and isolated unless it shares memory across runs (a cron job's
+ * `session_mode: main`). `automation` is the kind of a `run()` that names none: the safe side.
  */
-export function classifySession(sessionKey: string): SessionKind {
-  const [prefix, ...rest] = sessionKey.split(':')
-  switch (prefix) {
-    case 'cron':
-      return { source: 'cron', unattended: true, isolated: rest.length >= 2 }
-    case 'bg':
-    case 'background':
-      return { source: 'background', unattended: true, isolated: true }
-    case 'workflow':
-      return { source: 'workflow', unattended: true, isolated: true }
-    default:
-      return { source: 'chat', unattended: false, isolated: false }
-  }
+export function unattendedSession(
+  source: Exclude<SessionSource, 'chat'>,
+  options: { readonly isolated?: boolean } = {},
+): SessionKind {
+  return Object.freeze({ source, unattended: true, isolated: options.isolated ?? true })
 }

@@ -32,6 +32,7 @@ const STARTED_BY: Readonly<Record<SessionKind['source'], string>> = {
   cron: 'a scheduled cron job',
   background: 'a background task',
   workflow: 'a workflow step',
+  automation: 'an automated run',
   chat: 'a person',
 }
 

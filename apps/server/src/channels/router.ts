@@ -20,6 +20,20 @@ import type {
 
 /** Names the server configures itself; a target naming one that is not registered is `CHANNEL_NOT_CONFIGURED`. */
 const BUILT_IN_CHANNELS: ReadonlySet<string> = new Set(['telegram', 'slack', 'discord', 'webhook', 'log'])
+/**
+ * Names no adapter may take: the first segment of the server's own session keys. A channel's chats
+ * are `<channel>:<chat>:<user>`; one named `cron` would read like a cron job's session.
+ */
+const SESSION_NAMES: ReadonlySet<string> = new Set([
+  'cron',
+  'bg',
+  'background',
+  'workflow',
+  'http',
+  'openai',
+  'cli',
+  'mcp',
+])
 /** Built-in channels whose session keys imply a reply target (`@lango/tools` delivery.ts). */
 
 /** What the host's conversation handler gets with each message, besides the message. */
@@ -274,6 +288,12 @@ export class ChannelRouter implements ChannelSender {
         'CHANNEL_INVALID_OPTIONS',
         'a channel name is 1-32 characters of a-z, 0-9, _ and -, starting with a letter',
         { data: { channel: adapter.name.slice(0, 40) } },
+      )
+    if (SESSION_NAMES.has(adapter.name))
+      throw new ChannelError(
+        'CHANNEL_INVALID_OPTIONS',
+        `the channel name ${adapter.name} is reserved for the server's own sessions (${[...SESSION_NAMES].join(', ')})`,
+        { data: { channel: adapter.name } },
       )
     if (this.#adapters.has(adapter.name))
       throw new ChannelError('CHANNEL_DUPLICATE', `two channels are named ${adapter.name}`, {

@@ -183,30 +183,31 @@ export const channelId: Rule<string> = {
 }
 
 /** A custom channel's name: what delivery targets and session keys start with. */
+/** Names a custom channel cannot take: the built-in channels and the server's own sessions. */
+export const RESERVED_CHANNEL_NAMES: readonly string[] = [
+  'telegram',
+  'slack',
+  'discord',
+  'webhook',
+  'log',
+  'http',
+  'openai',
+  'cron',
+  'bg',
+  'background',
+  'workflow',
+  'cli',
+  'mcp',
+]
+
 export const channelName: Rule<string> = {
-  expected:
-    'expected a channel name of lowercase letters, digits, _ or - (starting with a letter, at most 32)',
-  parse: (input) => {
-    if (typeof input !== 'string' || !/^[a-z][a-z0-9_-]{0,31}$/.test(input)) return undefined
-    // The built-in channels and the server's own session prefixes are taken.
-    return [
-      'telegram',
-      'slack',
-      'discord',
-      'webhook',
-      'log',
-      'http',
-      'openai',
-      'cron',
-      'bg',
-      'background',
-      'workflow',
-      'cli',
-      'mcp',
-    ].includes(input)
+  expected: `expected a channel name of lowercase letters, digits, _ or - (starting with a letter, at most 32) other than the server's own (${RESERVED_CHANNEL_NAMES.join(', ')})`,
+  parse: (input) =>
+    typeof input !== 'string' ||
+    !/^[a-z][a-z0-9_-]{0,31}$/.test(input) ||
+    RESERVED_CHANNEL_NAMES.includes(input)
       ? undefined
-      : input
-  },
+      : input,
 }
 
 /** A variable-name glob for the exec environment policy (`*` is the only wildcard). */
