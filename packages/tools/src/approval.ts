@@ -1,4 +1,4 @@
-import { oneLine, wholeLine } from './text.js'
+import { wholeLine } from './text.js'
 import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
@@ -7,7 +7,11 @@ export type ApprovalPolicy = 'all' | 'moderate' | 'dangerous' | 'none'
 /** What an approver is shown. */
 export interface ApprovalRequest {
   readonly toolName: string
-  /** One human line (see {@link buildApprovalSummary}); secrets stay as unresolved tokens. */
+  /**
+   * What the call will do, whole (see {@link buildApprovalSummary}): a headline, then, for a
+   * workflow, one line per command. Every command that will run is in it, never cut; secrets stay
+   * as unresolved tokens. An approver must be shown all of it before it can approve.
+   */
   readonly summary: string
   readonly safety: ToolSafety
   readonly params: unknown
@@ -48,49 +52,63 @@ const JOB_FIELDS = ['name', 'type', 'scheduleType', 'scheduleValue', 'enabled'] 
 
 /**
  * What a cron job's `config` persists, for an approval line: model and cwd, then the command or
- * prompt whole (head and tail past 2000 characters), since it runs later with nobody watching
- * (SECURITY.md CRON-5).
+ * prompt whole, since it runs later with nobody watching (SECURITY.md CRON-5).
  */
 function configDetails(config: Params): string[] {
   return [
-    ...(config.model === undefined ? [] : [`model: ${oneLine(config.model, 128)}`]),
+    ...(config.model === undefined ? [] : [`model: ${wholeLine(config.model)}`]),
     ...(config.cwd === undefined ? [] : [`cwd: ${wholeLine(config.cwd)}`]),
     ...(config.command === undefined ? [] : [`command: ${wholeLine(config.command)}`]),
     ...(config.prompt === undefined ? [] : [`prompt: "${wholeLine(config.prompt)}"`]),
   ]
 }
 
+/**
+ * What else shapes an `exec` or `exec_bg` run, whole: ` — cwd: /srv; env: NAME="value", …` (an
+ * environment variable can change what a command does), or `''` when neither is given.
+ */
+function execDetails(p: Params): string {
+  const env = typeof p.env === 'object' && p.env !== null ? Object.entries(p.env as Params) : []
+  const details = [
+    ...(p.cwd === undefined ? [] : [`cwd: ${wholeLine(p.cwd)}`]),
+    ...(env.length === 0
+      ? []
+      : [`env: ${env.map(([name, value]) => `${wholeLine(name)}="${wholeLine(value)}"`).join(', ')}`]),
+  ]
+  return details.length === 0 ? '' : ` — ${details.join('; ')}`
+}
+
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_add: (p) =>
-    `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.schedule_type, 16)}=${oneLine(p.schedule, 80)})${p.prompt === undefined ? '' : ` — prompt: "${wholeLine(p.prompt)}"`}`,
-  cron_pause: (p) => `Pause cron job: ${oneLine(p.id, 64)}`,
-  cron_resume: (p) => `Resume cron job: ${oneLine(p.id, 64)}`,
-  cron_remove: (p) => `Remove cron job and its history: ${oneLine(p.id, 64)}`,
-  bg_submit: (p) => `Submit background task: "${oneLine(p.prompt, 160)}"`,
-  bg_cancel: (p) => `Cancel background task: ${oneLine(p.task_id, 64)}`,
+    `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${p.prompt === undefined ? '' : ` — prompt: "${wholeLine(p.prompt)}"`}`,
+  cron_pause: (p) => `Pause cron job: ${wholeLine(p.id)}`,
+  cron_resume: (p) => `Resume cron job: ${wholeLine(p.id)}`,
+  cron_remove: (p) => `Remove cron job and its history: ${wholeLine(p.id)}`,
+  bg_submit: (p) => `Submit background task: "${wholeLine(p.prompt)}"`,
+  bg_cancel: (p) => `Cancel background task: ${wholeLine(p.task_id)}`,
   // The YAML is not read here: the name and the commands come from the engine's parse, in the
   // workflow tools' own approval lines (Tool.approvalSummary), which invokeTool shows.
   workflow_run: (p) =>
     p.file_path !== undefined
-      ? `Run workflow: ${oneLine(p.file_path, 200)}`
+      ? `Run workflow: ${wholeLine(p.file_path)}`
       : `Run inline workflow (${yamlLength(p.yaml_content)} characters of YAML)`,
-  workflow_cancel: (p) => `Cancel workflow run: ${oneLine(p.run_id, 64)}`,
+  workflow_cancel: (p) => `Cancel workflow run: ${wholeLine(p.run_id)}`,
   workflow_save: (p) =>
-    `Save workflow: ${oneLine(p.name, 64)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
+    `Save workflow: ${wholeLine(p.name)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
   manage_cron_jobs: (p) => {
     const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
-    const job = oneLine(p.id ?? p.name, 64)
+    const job = wholeLine(p.id ?? p.name)
     switch (p.action) {
       case 'create': {
         const details = configDetails(config)
-        return `Create cron job: ${oneLine(p.name, 64)} (${oneLine(p.scheduleType, 16)}=${oneLine(p.scheduleValue, 80)})${
+        return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.scheduleType)}=${wholeLine(p.scheduleValue)})${
           p.enabled === false ? ' disabled' : ''
         }${details.length === 0 ? '' : ` — ${details.join('; ')}`}`
       }
       case 'update': {
         const changes = [
           ...JOB_FIELDS.filter((field) => p[field] !== undefined).map(
-            (field) => `${field}: ${oneLine(p[field], 80)}`,
+            (field) => `${field}: ${wholeLine(p[field])}`,
           ),
           ...configDetails(config),
         ]
@@ -101,20 +119,23 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
       case 'trigger':
         return `Trigger cron job now: ${job}`
       default:
-        return `Cron jobs: ${oneLine(p.action, 16)}`
+        return `Cron jobs: ${wholeLine(p.action)}`
     }
   },
-  exec: (p) => `Execute: ${oneLine(p.command, 200)}`,
-  exec_bg: (p) => `Execute in background: ${oneLine(p.command, 200)}`,
-  exec_write: (p) => `Send input to process ${oneLine(p.id, 64)}: ${oneLine(p.input, 80)}`,
-  exec_stop: (p) => `Stop process ${oneLine(p.id, 64)}`,
+  exec: (p) => `Execute: ${wholeLine(p.command)}${execDetails(p)}`,
+  exec_bg: (p) => `Execute in background: ${wholeLine(p.command)}${execDetails(p)}`,
+  // Quoted as JSON: a line end (`\r`) is what makes a shell run the line, so it must show.
+  exec_write: (p) =>
+    `Send input to process ${wholeLine(p.id)}: ${wholeLine(JSON.stringify(String(p.input ?? '')))}`,
+  exec_stop: (p) => `Stop process ${wholeLine(p.id)}`,
 }
 
 /**
- * One human line describing a call, for an approval prompt: `Create cron job: backup (cron=0 3
- * * * *)`, `Run workflow: flows/report.flow.yaml`, `Execute: <command, first 200 chars>`. Secret
- * references appear as written (unresolved); cron prompts and commands are shown whole up to 2000
- * characters. It reads only the parameters: for `workflow_run` and `workflow_save` it does not
+ * What a call will do, for an approval prompt: `Create cron job: backup (cron=0 3 * * *)`, `Run
+ * workflow: flows/report.flow.yaml`, `Execute: <the whole command> — cwd: …; env: …`. Nothing is
+ * cut: every command, prompt and value is shown whole (SECURITY.md SEC-9, CRON-5), on one line with
+ * line breaks shown as `↵` and hiding characters escaped. Secret references appear as written
+ * (unresolved). It reads only the parameters: for `workflow_run` and `workflow_save` it does not
  * read the YAML or the file, so inline YAML shows as `Run inline workflow (N characters of YAML)`.
  * The workflow's name and shell commands come from the workflow tools' own approval lines
  * (`Tool.approvalSummary`, built from the engine's parse or the file), which `invokeTool` shows:
@@ -123,5 +144,9 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
 export function buildApprovalSummary(toolName: string, params: unknown): string {
   const summary = SUMMARIES[toolName]
   const record = (typeof params === 'object' && params !== null ? params : {}) as Params
-  return summary === undefined ? `Call ${toolName}` : summary(record)
+  if (summary !== undefined) return summary(record)
+  // A tool without its own line shows every parameter, so nothing it was given is hidden.
+  return Object.keys(record).length === 0
+    ? `Call ${toolName}`
+    : `Call ${toolName} with ${wholeLine(JSON.stringify(record))}`
 }

@@ -65,8 +65,9 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
    */
   readonly preflight?: (params: v.InferOutput<TSchema>) => TResult | undefined | Promise<TResult | undefined>
   /**
-   * The approval line when it needs the service (`workflow_run` reads its file to show the
-   * commands); {@link buildApprovalSummary} otherwise.
+   * The approval summary when it needs the service (`workflow_run` reads its file to show the
+   * commands); {@link buildApprovalSummary} otherwise. It must show every command the call would
+   * run, whole, never cut (SECURITY.md SEC-9).
    */
   readonly approvalSummary?: (params: v.InferOutput<TSchema>, context: ToolContext) => Promise<string>
   /**

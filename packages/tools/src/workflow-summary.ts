@@ -1,4 +1,4 @@
-import { oneLine } from './text.js'
+import { wholeLine } from './text.js'
 
 /** A shell (`run`) step of a workflow, as an approver is shown it. */
 export interface ShellStepText {
@@ -8,18 +8,14 @@ export interface ShellStepText {
   readonly command: string
 }
 
-/** How many commands an approval line shows, and how much of each. */
-const SHOWN_COMMANDS = 3
-const COMMAND_CHARACTERS = 100
-
-/** ` — shell steps: [id] command; …; and N more`, or `''` when there are none. */
+/**
+ * ` — N shell steps:` followed by every command, whole, one line each (`[id] command`), or `''`
+ * when there are none. Line breaks inside a command show as `↵`, so each line is one step.
+ */
 export function describeShellSteps(steps: readonly ShellStepText[]): string {
   if (steps.length === 0) return ''
-  const shown = steps
-    .slice(0, SHOWN_COMMANDS)
-    .map(
-      (step) => `${step.id === undefined ? '' : `[${step.id}] `}${oneLine(step.command, COMMAND_CHARACTERS)}`,
-    )
-  const more = steps.length > SHOWN_COMMANDS ? `; and ${steps.length - SHOWN_COMMANDS} more` : ''
-  return ` — shell steps: ${shown.join('; ')}${more}`
+  const lines = steps.map(
+    (step) => `${step.id === undefined ? '' : `[${step.id}] `}${wholeLine(step.command)}`,
+  )
+  return ` — ${steps.length} shell step${steps.length === 1 ? '' : 's'}:\n${lines.join('\n')}`
 }

@@ -4,6 +4,7 @@ import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { wholeLine } from './text.js'
 import { type AnyTool, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 import { describeShellSteps } from './workflow-summary.js'
 
@@ -116,7 +117,7 @@ const YAML_FORMAT =
   'name, then steps: a list of {id, prompt (a task for an agent) or run (a shell command), depends_on: [step ids]}; {{<step id>.result}} inserts the result of an earlier step.'
 const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled'])
 
-/** The `run` steps of a loaded workflow as the approval line shows them. */
+/** The `run` steps of a loaded workflow as the approval shows them: every one, whole. */
 function shellStepsOf(workflow: WorkflowHandle): string {
   const steps = workflow.definition?.steps.filter((step) => step.kind === 'run') ?? []
   return describeShellSteps(steps.map((step) => ({ id: step.id, command: step.text })))
@@ -302,7 +303,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const line =
           params.yaml_content === undefined
             ? buildApprovalSummary('workflow_run', params)
-            : `Run inline workflow: ${workflow.definition?.name ?? '(unnamed)'}`
+            : `Run inline workflow: ${wholeLine(workflow.definition?.name ?? '(unnamed)')}`
         return `${line}${shellStepsOf(workflow)}`
       },
       async handler(params, context) {

@@ -36,7 +36,7 @@ export type DecidedStatus = Exclude<ApprovalStatus, 'pending'>
 interface ApprovalsTable {
   id: string
   tool: string
-  /** One human line; secrets stay unresolved tokens (`{{secret:NAME}}`), never values. */
+  /** The whole request, every command in it; secrets stay unresolved tokens (`{{secret:NAME}}`), never values. */
   summary: string
   safety: string
   session_key: string | null
@@ -115,8 +115,6 @@ export async function migrateApprovals(db: HostDatabase): Promise<void> {
   await runMigrations(db, 'approvals', APPROVAL_MIGRATION_TABLE, approvalMigrations)
 }
 
-/** Longest summary kept (cron prompts and commands are shown whole up to 2000 characters). */
-const MAX_SUMMARY_CHARS = 8_000
 /** Longest stored outcome JSON; a longer one keeps a preview (see {@link encodeOutcome}). */
 export const MAX_OUTCOME_CHARS = 16_000
 /** The preview of an outcome too long to keep whole. */
@@ -288,7 +286,8 @@ export class ApprovalStore {
       .values({
         id: approval.id,
         tool: bounded(approval.tool, MAX_LABEL_CHARS),
-        summary: bounded(approval.summary, MAX_SUMMARY_CHARS),
+        // Never cut: the approver must see every command (SECURITY.md SEC-9); Approvals bounds it.
+        summary: approval.summary,
         safety: bounded(approval.safety, MAX_LABEL_CHARS),
         session_key: approval.sessionKey === null ? null : bounded(approval.sessionKey, MAX_LABEL_CHARS),
         origin: bounded(approval.origin, MAX_LABEL_CHARS),

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { autoRetry } from '@grammyjs/auto-retry'
 import { type Clock, systemClock } from '@lango/cron'
-import { Bot, type Context, GrammyError, HttpError } from 'grammy'
+import { Bot, type Context, GrammyError, HttpError, InputFile } from 'grammy'
 import { abortable } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChannelError } from './errors.js'
@@ -58,8 +58,25 @@ const TELEGRAM_MESSAGE_LIMIT = 4096
 const TELEGRAM_CHAT = /^(?:-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$/
 /** `lango:<approval id>:yes|no`: well under Telegram's 64-byte `callback_data` limit. */
 const CALLBACK_DATA = /^lango:([A-Za-z0-9_-]{1,32}):(yes|no)$/
-/** The longest approval summary shown; a longer one is cut. */
-const MAX_SUMMARY_LENGTH = 1000
+/** Telegram's limit on a document's caption. */
+const TELEGRAM_CAPTION_LIMIT = 1024
+
+const ONLY_THE_ASKER = 'Only the user who asked can answer.'
+
+/** The first line of an approval message: the safety and the tool. */
+function approvalHeadline(request: ChannelApprovalRequest): string {
+  return `Approval needed (${request.safety}): ${request.toolName}`
+}
+
+/** An approval as one message: the headline, the whole request, who may answer. */
+function approvalText(request: ChannelApprovalRequest): string {
+  return `${approvalHeadline(request)}\n${request.summary}\n\n${ONLY_THE_ASKER}`
+}
+
+/** True when the whole approval fits one Telegram message (else it goes as a document). */
+function fitsOneMessage(request: ChannelApprovalRequest): boolean {
+  return approvalText(request).length <= TELEGRAM_MESSAGE_LIMIT
+}
 
 /** grammY's Node build types signals as the `abort-controller` polyfill's; node-fetch accepts the native one. */
 type GrammySignal = Parameters<Bot['init']>[0]
@@ -78,9 +95,10 @@ interface PendingApproval {
 /**
  * Telegram through grammY: long polling for messages, replies split at 4096 characters on line
  * boundaries, a typing indicator while the handler works, approvals with inline buttons only the
- * asking user can press. @grammyjs/auto-retry waits out 429 `retry_after`; network errors on sends
- * go through the shared backoff helper. Every error is scrubbed of the token (grammY's errors carry
- * the request URL, `/bot<token>/…`).
+ * asking user can press, always sent with the whole request (a request longer than one message
+ * comes as an attached text file, the buttons on it). @grammyjs/auto-retry waits out 429
+ * `retry_after`; network errors on sends go through the shared backoff helper. Every error is
+ * scrubbed of the token (grammY's errors carry the request URL, `/bot<token>/…`).
  *
  * Only one process may long-poll a token: a second makes Telegram answer 409 Conflict, which ends
  * receiving with `CHANNEL_CONFLICT` (thrown by `start()` when the first poll meets it, reported
@@ -251,7 +269,9 @@ export class TelegramChannel implements ChannelAdapter {
   }
 
   /**
-   * Asks `userId` in `chatId` with Approve / Deny buttons. Only that user's press counts: another
+   * Asks `userId` in `chatId` with Approve / Deny buttons under the whole request: in the message
+   * when it fits one (4096 characters), else in an attached text file (`sendDocument`) whose caption
+   * says so and carries the buttons. Only that user's press counts: another
    * user's press is refused with a notice. Resolves `undefined` after `approvalTimeoutMs` or on
    * `stop()`; rejects with `signal.reason` when aborted. The buttons are removed once it ends.
    */
@@ -291,28 +311,11 @@ export class TelegramChannel implements ChannelAdapter {
       this.#options.approvalTimeoutMs ?? 10 * 60_000,
     )
     try {
-      const summary =
-        request.summary.length > MAX_SUMMARY_LENGTH
-          ? `${request.summary.slice(0, MAX_SUMMARY_LENGTH)}…`
-          : request.summary
       // Not the caller's signal: a send cut short could leave buttons whose message id is unknown.
-      const sent = await this.#call('sendMessage', AbortSignal.timeout(30_000), (callSignal) =>
-        this.#bot.api.sendMessage(
-          chat,
-          `Approval needed (${request.safety}): ${request.toolName}\n${summary}\n\nOnly the user who asked can answer.`,
-          {
-            link_preview_options: { is_disabled: true },
-            reply_markup: {
-              inline_keyboard: [
-                [
-                  { text: 'Approve', callback_data: `lango:${id}:yes` },
-                  { text: 'Deny', callback_data: `lango:${id}:no` },
-                ],
-              ],
-            },
-          },
-          grammySignal(callSignal),
-        ),
+      const sent = await this.#call(
+        fitsOneMessage(request) ? 'sendMessage' : 'sendDocument',
+        AbortSignal.timeout(30_000),
+        (callSignal) => this.#sendApproval(chat, id, request, callSignal),
       )
       pending.messageId = sent.message_id
       return await abortable(answered, signal)
@@ -487,6 +490,42 @@ export class TelegramChannel implements ChannelAdapter {
           error: this.#scrubber.error(error),
         }),
       ),
+    )
+  }
+
+  /**
+   * The approval message with its buttons. The whole request when it fits one message; otherwise a
+   * document holding the whole request, whose caption says why and carries the buttons, so the
+   * buttons never come with a shortened request alone (SECURITY.md SEC-9).
+   */
+  #sendApproval(
+    chat: string,
+    id: string,
+    request: ChannelApprovalRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<{ readonly message_id: number }> {
+    const reply_markup = {
+      inline_keyboard: [
+        [
+          { text: 'Approve', callback_data: `lango:${id}:yes` },
+          { text: 'Deny', callback_data: `lango:${id}:no` },
+        ],
+      ],
+    }
+    if (fitsOneMessage(request))
+      return this.#bot.api.sendMessage(
+        chat,
+        approvalText(request),
+        { link_preview_options: { is_disabled: true }, reply_markup },
+        grammySignal(signal),
+      )
+    const whole = `${approvalHeadline(request)}\n\n${request.summary}\n`
+    const caption = `${approvalHeadline(request)}\nThe request is ${request.summary.length} characters, more than one Telegram message holds: the attached file has all of it, every command whole. Read it before you answer.\n\n${ONLY_THE_ASKER}`
+    return this.#bot.api.sendDocument(
+      chat,
+      new InputFile(new TextEncoder().encode(whole), `approval-${id}.txt`),
+      { caption: caption.slice(0, TELEGRAM_CAPTION_LIMIT), reply_markup },
+      grammySignal(signal),
     )
   }
 

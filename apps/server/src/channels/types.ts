@@ -65,7 +65,12 @@ export interface ChannelStartOptions {
 /** What a human is asked to approve: a subset of `@lango/tools`' `ApprovalRequest`, which fits it. */
 export interface ChannelApprovalRequest {
   readonly toolName: string
-  /** One human line; secrets stay as unresolved tokens. */
+  /**
+   * What the call will do, whole: every command it would run, never cut, possibly several lines
+   * and longer than a chat message; secrets stay as unresolved tokens. An adapter shows all of it
+   * with its approve action (as one message, or an attachment or a link that holds all of it when
+   * the service limits length) and never offers to approve a shortened view alone.
+   */
   readonly summary: string
   readonly safety: string
   /** `<channel>:<chat>:<user>` of the session that asks, when there is one. */
@@ -109,7 +114,8 @@ export interface ChannelAdapter {
    */
   readonly exclusive?: string
   /**
-   * Asks `userId` in `chatId` to approve a tool call. Resolves `true` (approved) or `false` (denied),
+   * Asks `userId` in `chatId` to approve a tool call, showing `request.summary` whole (see
+   * {@link ChannelApprovalRequest.summary}). Resolves `true` (approved) or `false` (denied),
    * `undefined` when no answer can be had; rejects with `signal.reason` when aborted. Only the asked
    * user may answer.
    */

@@ -58,6 +58,15 @@ function announce(text) {
   }, 30)
 }
 
+/**
+ * An approval's first line, at most 160 characters (…when cut), for announcements only: the
+ * approvals page always shows the whole summary next to its buttons.
+ */
+function headline(summary) {
+  const first = String(summary).split('\n')[0]
+  return first.length > 160 ? first.slice(0, 160) + '…' : first
+}
+
 function setLive(state, text) {
   liveStatus.dataset.state = state
   liveStatus.textContent = 'Live updates: ' + text
@@ -295,7 +304,7 @@ async function readEvents(controller) {
 function onEvent(type, data) {
   if (currentRoute === null) return
   const view = currentRoute.view
-  if (type === 'approval.pending' && data && typeof data.summary === 'string') announce('New approval request: ' + data.summary)
+  if (type === 'approval.pending' && data && typeof data.summary === 'string') announce('New approval request: ' + headline(data.summary))
   if (type.startsWith('cron.') && (view === 'cron' || view === 'job' || view === 'overview')) scheduleRefresh()
   else if (type.startsWith('approval.') && (view === 'approvals' || view === 'overview')) scheduleRefresh()
   else if (type.startsWith('workflow.run.') && view === 'overview') scheduleRefresh()
@@ -770,8 +779,8 @@ const VIEWS = {
               h('pre', { className: 'summary', id: 'summary-' + approval.id }, approval.summary),
               h('p', { className: 'muted' }, 'Asked ', time(approval.created_at), '; expires ', time(approval.expires_at), approval.session_key ? '; session ' + approval.session_key : ''),
               h('div', { className: 'actions' },
-                h('button', { type: 'button', className: 'approve', 'data-key': 'approve:' + approval.id, 'aria-describedby': 'summary-' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'approve' }), (answer) => 'Approved: ' + approval.summary + ' (' + answer.status + ')') }, 'Approve'),
-                h('button', { type: 'button', className: 'deny', 'data-key': 'deny:' + approval.id, 'aria-describedby': 'summary-' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'deny' }), (answer) => 'Denied: ' + approval.summary + ' (' + answer.status + ')') }, 'Deny'),
+                h('button', { type: 'button', className: 'approve', 'data-key': 'approve:' + approval.id, 'aria-describedby': 'summary-' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'approve' }), (answer) => 'Approved: ' + headline(approval.summary) + ' (' + answer.status + ')') }, 'Approve'),
+                h('button', { type: 'button', className: 'deny', 'data-key': 'deny:' + approval.id, 'aria-describedby': 'summary-' + approval.id, onclick: (event) => act(event.currentTarget, () => post('/api/approvals/' + encodeURIComponent(approval.id), { decision: 'deny' }), (answer) => 'Denied: ' + headline(approval.summary) + ' (' + answer.status + ')') }, 'Deny'),
               ),
             ))),
       )

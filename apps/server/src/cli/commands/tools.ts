@@ -53,7 +53,7 @@ export const registerTools: Register = (program, action) => {
     )
 }
 
-/** `lango approvals list|approve|deny`: answers tool calls waiting for a person. */
+/** `lango approvals list|show|approve|deny`: answers tool calls waiting for a person. */
 export const registerApprovals: Register = (program, action) => {
   const approvals = program
     .command('approvals')
@@ -78,6 +78,18 @@ export const registerApprovals: Register = (program, action) => {
           query: { status: options.status },
         })
         return { data, render: (out) => renderApprovals(out, data.approvals) }
+      }),
+    )
+
+  approvals
+    .command('show')
+    .description('one approval with its whole request: every command it would run')
+    .argument('<id>', 'approval id')
+    .action(
+      action(async (context, [id = '']) => {
+        const client = await context.client()
+        const data = await client.get<ApprovalView>(`/api/approvals/${encodeURIComponent(id)}`)
+        return { data, render: (out) => renderApproval(out, data) }
       }),
     )
 
@@ -128,6 +140,10 @@ function safetyStyle(safety: string) {
       : ('green' as const)
 }
 
+/**
+ * The table of approvals (summaries shortened to a line), then every pending one with its whole
+ * summary: what can still be approved is always shown in full.
+ */
 function renderApprovals(out: Output, approvals: readonly ApprovalView[]): void {
   out.table(
     ['ID', 'STATUS', 'TOOL', 'SUMMARY', 'EXPIRES'],
@@ -140,4 +156,39 @@ function renderApprovals(out: Output, approvals: readonly ApprovalView[]): void 
     ]),
     'no approvals',
   )
+  const pending = approvals.filter((approval) => approval.status === 'pending')
+  if (pending.length === 0) return
+  out.print(`\n${out.paint('bold', 'Pending, in full')} (read each before you approve it):`)
+  for (const approval of pending) {
+    out.print(`\n${out.paint('bold', approval.id)}  ${approval.tool} (${approval.safety})`)
+    out.print(indent(approval.summary))
+  }
+}
+
+/** One approval: its fields, then its whole summary, then what became of the call. */
+function renderApproval(out: Output, approval: ApprovalView): void {
+  out.fields([
+    ['id', approval.id],
+    ['status', out.status(approval.status)],
+    ['tool', approval.tool],
+    ['safety', approval.safety],
+    ['session', approval.session_key ?? '-'],
+    ['asked', formatTime(approval.created_at)],
+    approval.status === 'pending'
+      ? ['expires', formatTime(approval.expires_at)]
+      : ['answered', formatTime(approval.answered_at)],
+    ['answered by', approval.decided_by ?? '-'],
+  ])
+  out.print(`\n${out.paint('bold', 'request')} (whole):`)
+  out.print(indent(approval.summary))
+  if (approval.outcome !== null)
+    out.print(`\n${out.paint('bold', 'outcome')}:\n${indent(JSON.stringify(approval.outcome, null, 2))}`)
+}
+
+/** Every line of `text` indented by two spaces. */
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n')
 }
