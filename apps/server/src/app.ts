@@ -351,7 +351,10 @@ export async function createApp(
       now,
     })
     const duties = new SingletonDuties({
-      leases: new LeaseTable(database.db, now),
+      leases: new LeaseTable(database.db, now, {
+        dialect: config.database.kind,
+        statementTimeoutMs: Math.floor(leaseMs / 3),
+      }),
       owner: ownerId,
       ttlMs: leaseMs,
       now,

@@ -66,7 +66,9 @@ class RecordingDuty implements Duty {
   async stop(): Promise<void> {
     this.running.delete(this.instance)
     this.events.push('stop')
+    this.stoppedAt.push(Date.now())
   }
+  readonly stoppedAt: number[] = []
 }
 
 const until = async (condition: () => boolean, timeoutMs = 5_000): Promise<void> => {
@@ -199,6 +201,61 @@ for (const backend of backends) {
     },
   )
 }
+
+// Issue 21 (9): a renewal that hung (no statement timeout) kept the duty running past its lease.
+describe.skipIf(postgres.open === undefined)('a lease renewal held by a lock (PostgreSQL)', () => {
+  it('the holder stops its duty before the lease could run out; once the lock goes, one server runs it again', async () => {
+    const { db, another } = await postgresDatabase()
+    const running = new Set<string>()
+    const ttlMs = 1_500
+    const make = (instance: string, handle: HostDatabase) => {
+      const duty = new RecordingDuty('retention', instance, running)
+      const duties = new SingletonDuties({
+        leases: new LeaseTable(handle, Date.now, { dialect: 'postgres', statementTimeoutMs: ttlMs / 3 }),
+        owner: instance,
+        ttlMs,
+        now: Date.now,
+        logger: silentLogger,
+      })
+      duties.add(duty)
+      cleanups.push(() => duties.stop())
+      return { duty, duties }
+    }
+    const a = make('a', db)
+    await a.duties.start()
+    expect(a.duty.events).toEqual(['start'])
+    const b = make('b', another())
+    await b.duties.start()
+
+    // Another session locks the lease row: every renewal and takeover waits behind it.
+    const locker = another()
+    let unlock: () => void = () => {}
+    const unlocked = new Promise<void>((resolve) => {
+      unlock = resolve
+    })
+    let locked: () => void = () => {}
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    const holding = locker.transaction().execute(async (trx) => {
+      await trx.selectFrom('leases').selectAll().where('name', '=', 'retention').forUpdate().execute()
+      locked()
+      await unlocked
+    })
+    await isLocked
+    // The last renewal that went through: the lease runs out at most a lease after it.
+    const lastRenewed = Date.now()
+    await until(() => a.duty.events.length === 2, 10_000)
+    expect(a.duty.stoppedAt[0]).toBeLessThan(lastRenewed + ttlMs)
+    expect(a.duties.held()).toEqual([])
+    unlock()
+    await holding
+    // Once the lock is gone and the lease has run out, one of them runs the duty again (never both:
+    // a RecordingDuty that starts while another runs fails its start).
+    await until(() => running.size === 1, 10_000)
+    expect(a.duty.events.length + b.duty.events.length).toBe(3)
+  }, 30_000)
+})
 
 describe.skipIf(postgres.open === undefined)('ClusterClock on PostgreSQL', () => {
   it("measures the database's clock: on one machine the offset is within the round trip", async () => {

@@ -78,9 +78,20 @@ interface ExclusiveReceiver {
   /** The adapter's `exclusive` key. */
   readonly key: string
   readonly channel: string
-  /** Starts receiving; rejects when it cannot (see {@link ChannelAdapter.start}). */
-  start(): Promise<void>
+  /**
+   * Starts receiving while `lease` holds; rejects when it cannot (see {@link ChannelAdapter.start}).
+   * A failure after it started (Telegram's 409) goes to `lease.fail`.
+   */
+  start(lease?: ExclusiveLease): Promise<void>
   stop(): Promise<void>
+}
+
+/** The lease an exclusive receiver runs under (a `DutyContext` of the cluster's duties fits). */
+interface ExclusiveLease {
+  /** Milliseconds the lease surely still holds (≤ 0: receive no more). */
+  validForMs(): number
+  /** Receiving ended by itself: the lease's holder gives it up. */
+  fail(error: unknown): void
 }
 
 /** Options of {@link ChannelRouter.start}. */
@@ -198,20 +209,23 @@ export class ChannelRouter implements ChannelSender {
       [...this.#adapters.values()].map(async (adapter) => {
         const start = adapter.start?.bind(adapter)
         if (start === undefined) return
-        const receive = () =>
+        const receive = (lease?: ExclusiveLease) =>
           start(this.#inbound(adapter.name, handler), {
             signal,
-            onError: (error) =>
-              this.#logger.error('channel receive failed', { channel: adapter.name, error }),
+            onError: (error) => {
+              this.#logger.error('channel receive failed', { channel: adapter.name, error })
+              lease?.fail(error)
+            },
+            ...(lease === undefined ? {} : { validForMs: () => lease.validForMs() }),
           })
         if (adapter.exclusive !== undefined && options.exclusive !== undefined) {
           options.exclusive({
             key: adapter.exclusive,
             channel: adapter.name,
-            start: async () => {
+            start: async (lease) => {
               if (this.#state !== 'started')
                 throw new ChannelError('CHANNEL_NOT_STARTED', 'the channels stopped')
-              await receive()
+              await receive(lease)
             },
             stop: async () => adapter.stop?.(),
           })

@@ -54,6 +54,8 @@ export interface TelegramChannelOptions {
 
 /** Telegram's limit on one message's text. */
 const TELEGRAM_MESSAGE_LIMIT = 4096
+/** A poll under a lease starts only with this much of the lease left, and ends this much before it. */
+const MIN_POLL_LEASE_MS = 1_000
 /** A numeric chat id, or a public channel's `@username`. */
 const TELEGRAM_CHAT = /^(?:-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$/
 /** `lango:<approval id>:yes|no`: well under Telegram's 64-byte `callback_data` limit. */
@@ -124,6 +126,8 @@ export class TelegramChannel implements ChannelAdapter {
   #receiving: AbortController | undefined
   #polling: Promise<void> | undefined
   #stopping: Promise<void> | undefined
+  /** The lease of a cluster duty that receiving runs under (`ChannelStartOptions.validForMs`). */
+  #validForMs: (() => number) | undefined
   /** Set by `start()` until the first `getUpdates` succeeds; that one poll does not wait (timeout 0). */
   #firstPoll: (() => void) | undefined
 
@@ -166,6 +170,24 @@ export class TelegramChannel implements ChannelAdapter {
     )
     // start() resolves when polling really runs: its first getUpdates returns at once, and a 401 or
     // 409 there rejects start() instead of surfacing later.
+    // Under a cluster lease, no poll outlives it: none starts once the lease may have run out (a
+    // server resumed after a stall polls no more), and each waits less than what is left.
+    this.#bot.api.config.use(async (previous, method, payload, signal) => {
+      const validForMs = this.#validForMs
+      if (method !== 'getUpdates' || validForMs === undefined) return previous(method, payload, signal)
+      const left = validForMs()
+      if (left < MIN_POLL_LEASE_MS)
+        throw new ChannelError(
+          'CHANNEL_RECEIVE_FAILED',
+          `${this.name}: the poll lease may have run out: not polling`,
+          {
+            data: { channel: this.name },
+          },
+        )
+      const asked = Number((payload as { timeout?: number }).timeout ?? 0)
+      const timeout = Math.min(asked, Math.floor((left - MIN_POLL_LEASE_MS) / 1000))
+      return previous(method, { ...payload, timeout }, signal)
+    })
     this.#bot.api.config.use(async (previous, method, payload, signal) => {
       const confirm = method === 'getUpdates' ? this.#firstPoll : undefined
       if (confirm === undefined) return previous(method, payload, signal)
@@ -220,6 +242,7 @@ export class TelegramChannel implements ChannelAdapter {
     const receiving = new AbortController()
     this.#receiving = receiving
     this.#inbound = inbound
+    this.#validForMs = options.validForMs
     const onAbort = (): void => void this.stop()
     options.signal.addEventListener('abort', onAbort, { once: true })
     let confirmed = false

@@ -60,6 +60,11 @@ export interface ChannelStartOptions {
    * Conflict, a revoked token). The router logs it; the adapter keeps sending.
    */
   readonly onError?: (error: Error) => void
+  /**
+   * For an adapter with `exclusive`, started under its cluster lease: milliseconds the lease surely
+   * still holds. Receive only while it is positive, each long wait (a long poll) shorter than it.
+   */
+  readonly validForMs?: () => number
 }
 
 /** What a human is asked to approve: a subset of `@lango/tools`' `ApprovalRequest`, which fits it. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import * as v from 'valibot'
 import type { Logger } from '../logger.js'
 
@@ -25,6 +25,14 @@ const leaseRow = v.object({
   expires_at: bigint,
 })
 
+/** Options of {@link LeaseTable}. */
+export interface LeaseTableOptions {
+  /** On `postgres`, taking and renewing run with `statement_timeout` and `lock_timeout`. */
+  readonly dialect?: 'sqlite' | 'postgres'
+  /** That timeout: shorter than the interval between renewals. */
+  readonly statementTimeoutMs?: number
+}
+
 /**
  * The `leases` table: one row per singleton duty. A lease is taken by one statement (insert, or
  * take over a row whose expiry passed, raising its version), renewed only by the holder of that
@@ -33,10 +41,27 @@ const leaseRow = v.object({
 export class LeaseTable {
   readonly #db: HostDatabase
   readonly #now: () => number
+  readonly #options: LeaseTableOptions
 
-  constructor(db: HostDatabase, now: () => number) {
+  constructor(db: HostDatabase, now: () => number, options: LeaseTableOptions = {}) {
     this.#db = db
     this.#now = now
+    this.#options = options
+  }
+
+  /**
+   * Runs `work` with a statement and lock timeout on PostgreSQL, so a renewal stuck behind a lock
+   * or a slow server gives up instead of holding a connection past the lease.
+   */
+  #bounded<T>(work: (db: HostDatabase) => Promise<T>): Promise<T> {
+    const { statementTimeoutMs } = this.#options
+    if (this.#options.dialect !== 'postgres' || statementTimeoutMs === undefined) return work(this.#db)
+    const ms = sql.lit(Math.max(1, Math.round(statementTimeoutMs)))
+    return this.#db.transaction().execute(async (trx) => {
+      await sql`set local statement_timeout = ${ms}`.execute(trx)
+      await sql`set local lock_timeout = ${ms}`.execute(trx)
+      return work(trx)
+    })
   }
 
   /**
@@ -46,34 +71,39 @@ export class LeaseTable {
    */
   async acquire(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
     const now = this.#now()
-    const row = await this.#db
-      .insertInto('leases')
-      .values({ name, owner, version: 1, acquired_at: now, expires_at: now + ttlMs })
-      .onConflict((conflict) =>
-        conflict
-          .column('name')
-          .doUpdateSet((eb) => ({
-            owner: eb.ref('excluded.owner'),
-            version: eb('leases.version', '+', 1),
-            acquired_at: eb.ref('excluded.acquired_at'),
-            expires_at: eb.ref('excluded.expires_at'),
-          }))
-          .where('leases.expires_at', '<', now),
-      )
-      .returning(['version'])
-      .executeTakeFirst()
+    const row = await this.#bounded((db) =>
+      db
+        .insertInto('leases')
+        .values({ name, owner, version: 1, acquired_at: now, expires_at: now + ttlMs })
+        .onConflict((conflict) =>
+          conflict
+            .column('name')
+            .doUpdateSet((eb) => ({
+              owner: eb.ref('excluded.owner'),
+              version: eb('leases.version', '+', 1),
+              acquired_at: eb.ref('excluded.acquired_at'),
+              expires_at: eb.ref('excluded.expires_at'),
+            }))
+            .where('leases.expires_at', '<', now),
+        )
+        .returning(['version'])
+        .executeTakeFirst(),
+    )
     return row === undefined ? undefined : Number(row.version)
   }
 
   /** Extends a lease this owner holds at `version`; false when it was lost (taken over or deleted). */
   async renew(name: string, owner: string, version: number, ttlMs: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('leases')
-      .set({ expires_at: this.#now() + ttlMs })
-      .where('name', '=', name)
-      .where('owner', '=', owner)
-      .where('version', '=', version)
-      .executeTakeFirst()
+    const expiresAt = this.#now() + ttlMs
+    const result = await this.#bounded((db) =>
+      db
+        .updateTable('leases')
+        .set({ expires_at: expiresAt })
+        .where('name', '=', name)
+        .where('owner', '=', owner)
+        .where('version', '=', version)
+        .executeTakeFirst(),
+    )
     return Number(result.numUpdatedRows) === 1
   }
 
@@ -96,6 +126,22 @@ export class LeaseTable {
   }
 }
 
+/** What a {@link Duty} gets when it starts: how long it may go on, and how to end it itself. */
+export interface DutyContext {
+  /** Aborted when the duty must end: its lease was lost or could not be renewed in time, or the server stops. */
+  readonly signal: AbortSignal
+  /**
+   * Milliseconds this server surely still holds the lease, less the margin at which it stops the
+   * duty (≤ 0: do nothing more). Work that outlives it, such as a long poll, must be shorter.
+   */
+  validForMs(): number
+  /**
+   * The duty ended by itself (a receive failure, Telegram's 409): it is stopped, its lease given
+   * up so that another server may take it, and this server competes again after a back-off.
+   */
+  fail(error: unknown): void
+}
+
 /**
  * Work only one instance of the cluster may do at a time (long polling one Telegram bot token,
  * pruning history). `start` begins it; `stop` ends it and resolves once it has ended.
@@ -103,7 +149,7 @@ export class LeaseTable {
 export interface Duty {
   /** The lease that guards it; one duty per name. */
   readonly name: string
-  start(): Promise<void>
+  start(context: DutyContext): Promise<void>
   stop(): Promise<void>
 }
 
@@ -116,10 +162,16 @@ export interface HeldLease {
 
 interface Holding {
   readonly version: number
-  /** When the lease runs out unless renewed (the cluster clock). */
+  /** When the lease runs out unless renewed (the cluster clock; from before the renewal was sent). */
   expiresAt: number
-  /** The duty's `start()`: not awaited by the round, so a slow start never delays renewals. */
+  /** The duty's `start()` itself: not awaited by the round, so a slow start never delays renewals. */
+  starting: Promise<void>
+  /** …and what follows it (back-off reset, or the failure handled): what `start()` waits for. */
   started: Promise<void>
+  /** Aborted when the duty ends. */
+  readonly controller: AbortController
+  /** Ends the duty at the fence (a third of a lease before expiry) unless a renewal moves it. */
+  fence: ReturnType<typeof setTimeout> | undefined
 }
 
 /** Options of {@link SingletonDuties}. */
@@ -137,10 +189,12 @@ export interface SingletonDutiesOptions {
 /**
  * Runs each {@link Duty} on exactly one instance of the cluster at a time. Every third of the
  * lease, each instance renews the leases it holds and tries to take the free or expired ones; a
- * duty starts once its lease is taken and stops when a renewal finds it lost. When renewals fail
- * (the database cannot be reached) the duty stops a third of a lease before the lease could run out,
- * so its next holder never overlaps with it (self-fencing). A killed instance's duties move to
- * another within a lease and a third.
+ * duty starts once its lease is taken and stops when a renewal finds it lost. Every lease operation
+ * has a deadline of a third of the lease, and each held lease has a fence a third of a lease before
+ * it could run out: if no renewal has moved it by then (the database is unreachable, a renewal
+ * hangs behind a lock, the process was stopped), the duty stops there, so its next holder never
+ * overlaps with it (self-fencing). A killed instance's duties move to another within a lease and
+ * a third.
  */
 export class SingletonDuties {
   readonly #options: SingletonDutiesOptions
@@ -194,17 +248,19 @@ export class SingletonDuties {
       [...this.#held.keys()].map(async (name) => {
         const holding = this.#held.get(name) as Holding
         await this.#end(name, 'stopping')
-        await this.#options.leases
-          .release(name, this.#options.owner, holding.version)
-          .catch((error: unknown) => this.#options.logger.warn('lease not released', { lease: name, error }))
+        await this.#release(name, holding.version)
       }),
     )
+  }
+
+  get #third(): number {
+    return Math.max(50, Math.floor(this.#options.ttlMs / 3))
   }
 
   #tick(): Promise<void> {
     this.#round = this.#renewAndTake().finally(() => {
       if (!this.#running) return
-      this.#timer = setTimeout(() => void this.#tick(), Math.max(50, Math.floor(this.#options.ttlMs / 3)))
+      this.#timer = setTimeout(() => void this.#tick(), this.#third)
       this.#timer.unref()
     })
     return this.#round
@@ -216,57 +272,104 @@ export class SingletonDuties {
       if (!this.#running) return
       const holding = this.#held.get(name)
       if (holding !== undefined) {
+        // The lease's new expiry counts from before the renewal was sent: a slow answer never
+        // makes this server believe it holds the lease longer than the database does.
+        const sent = now()
         try {
-          if (await leases.renew(name, owner, holding.version, ttlMs)) {
-            holding.expiresAt = now() + ttlMs
+          const renewed = await withDeadline(leases.renew(name, owner, holding.version, ttlMs), this.#third)
+          if (this.#held.get(name) !== holding) continue
+          if (renewed) {
+            holding.expiresAt = sent + ttlMs
+            this.#arm(name, holding)
             continue
           }
           logger.warn('lease lost: another instance took it over', { lease: name })
           await this.#end(name, 'lost')
         } catch (error) {
-          // Unreachable database: keep the duty only while the lease surely still holds.
-          if (now() >= holding.expiresAt - ttlMs / 3) {
-            logger.error('lease could not be renewed in time; stopping its duty', { lease: name, error })
-            await this.#end(name, 'unrenewable')
-          } else {
-            logger.warn('lease renewal failed; retrying', { lease: name, error })
-          }
+          // Unreachable, or too slow: the fence ends the duty if no renewal comes in time.
+          logger.warn('lease renewal failed; retrying', { lease: name, error })
         }
         continue
       }
       const backoff = this.#backoff.get(name)
       if (backoff !== undefined && now() < backoff.until) continue
+      const sent = now()
+      const acquiring = leases.acquire(name, owner, ttlMs)
       let version: number | undefined
       try {
-        version = await leases.acquire(name, owner, ttlMs)
+        version = await withDeadline(acquiring, this.#third)
       } catch (error) {
+        // Taken after all, too late to count on: give it back for whoever comes next.
+        acquiring.then((late) => (late === undefined ? undefined : this.#release(name, late))).catch(() => {})
         logger.warn('lease could not be taken', { lease: name, error })
         continue
       }
       if (version === undefined) continue
       logger.info('lease taken: running its duty here', { lease: name, version })
-      const taken: Holding = { version, expiresAt: now() + ttlMs, started: Promise.resolve() }
+      const taken: Holding = {
+        version,
+        expiresAt: sent + ttlMs,
+        starting: Promise.resolve(),
+        started: Promise.resolve(),
+        controller: new AbortController(),
+        fence: undefined,
+      }
       this.#held.set(name, taken)
-      taken.started = duty.start().then(
+      this.#arm(name, taken)
+      const context: DutyContext = {
+        signal: taken.controller.signal,
+        validForMs: () => (this.#held.get(name) === taken ? taken.expiresAt - ttlMs / 3 - now() : 0),
+        fail: (error) => void this.#failed(name, taken, 'ended by itself', error),
+      }
+      taken.starting = duty.start(context)
+      taken.started = taken.starting.then(
         () => void this.#backoff.delete(name),
-        async (error: unknown) => {
-          // Give it back: another instance may manage; this one tries again after a backoff.
-          const failures = (this.#backoff.get(name)?.failures ?? 0) + 1
-          const waitMs = Math.min(300_000, ttlMs * 2 ** (failures - 1))
-          this.#backoff.set(name, { failures, until: now() + waitMs })
-          logger.error('duty failed to start; lease released', { lease: name, retry_in_ms: waitMs, error })
-          if (this.#held.get(name) !== taken) return
-          this.#held.delete(name)
-          await leases.release(name, owner, version).catch(() => {})
-        },
+        (error: unknown) => this.#failed(name, taken, 'failed to start', error),
       )
     }
   }
 
-  async #end(name: string, why: 'lost' | 'unrenewable' | 'stopping'): Promise<void> {
+  /** Sets the fence: the duty ends a third of a lease before the lease could run out. */
+  #arm(name: string, holding: Holding): void {
+    clearTimeout(holding.fence)
+    const { ttlMs, now, logger } = this.#options
+    holding.fence = setTimeout(
+      () => {
+        if (this.#held.get(name) !== holding) return
+        logger.error('lease could not be renewed in time; stopping its duty', { lease: name })
+        void this.#end(name, 'unrenewable')
+      },
+      Math.max(0, holding.expiresAt - ttlMs / 3 - now()),
+    )
+    holding.fence.unref()
+  }
+
+  /** The duty ended or could not start: stop it, give the lease back, try again after a back-off. */
+  async #failed(name: string, holding: Holding, what: string, error: unknown): Promise<void> {
+    const { ttlMs, now, logger } = this.#options
+    const failures = (this.#backoff.get(name)?.failures ?? 0) + 1
+    const waitMs = Math.min(300_000, ttlMs * 2 ** (failures - 1))
+    this.#backoff.set(name, { failures, until: now() + waitMs })
+    logger.error(`duty ${what}; lease released`, { lease: name, retry_in_ms: waitMs, error })
+    if (this.#held.get(name) !== holding) return
+    await this.#end(name, 'failed')
+    await this.#release(name, holding.version)
+  }
+
+  async #release(name: string, version: number): Promise<void> {
+    await withDeadline(this.#options.leases.release(name, this.#options.owner, version), this.#third).catch(
+      (error: unknown) => this.#options.logger.warn('lease not released', { lease: name, error }),
+    )
+  }
+
+  async #end(name: string, why: 'lost' | 'unrenewable' | 'stopping' | 'failed'): Promise<void> {
     const holding = this.#held.get(name)
+    if (holding === undefined) return
     this.#held.delete(name)
-    await holding?.started
+    clearTimeout(holding.fence)
+    holding.controller.abort(new Error(`the ${name} lease ended (${why})`))
+    // A duty that is still starting is stopped once its start settles; one that failed is stopped too.
+    await holding.starting.catch(() => {})
     await this.#duties
       .get(name)
       ?.stop()
@@ -274,4 +377,13 @@ export class SingletonDuties {
         this.#options.logger.warn('duty did not stop cleanly', { lease: name, why, error }),
       )
   }
+}
+
+/** `promise`, or a rejection once `ms` have passed (the operation itself goes on). */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer))
 }
