@@ -41,12 +41,16 @@ describe('the duration table through CronService', () => {
     } else {
       expect(!result.ok && result.error.code).toBe('CRON_INVALID_INPUT')
       expect(!result.ok && result.error.data?.problem).toBe(row.problem)
-      expect(!result.ok && result.error.message).toMatch(/^timeout .*a number with a unit \(ms, s, m, h, d or w\)/)
+      expect(!result.ok && result.error.message).toMatch(
+        /^timeout .*a number with a unit \(ms, s, m, h, d or w\)/,
+      )
     }
   })
 
   it.each(DURATION_TABLE)('every $input', async (row) => {
-    const result = await outcome(harness.service.create({ ...base, scheduleType: 'every', schedule: row.input }))
+    const result = await outcome(
+      harness.service.create({ ...base, scheduleType: 'every', schedule: row.input }),
+    )
     if ('milliseconds' in row && row.milliseconds >= MINUTE) {
       expect(result.ok).toBe(true)
       const job = await harness.service.get('job')
@@ -98,11 +102,17 @@ describe('jobs stored before ADR 0013 keep their meaning', () => {
     const { nextRuns } = await harness.service.resume('legacy')
     expect(Date.parse(nextRuns[1]?.utc ?? '') - Date.parse(nextRuns[0]?.utc ?? '')).toBe(300_000)
     // Changing something else (or resending the same text) keeps the stored schedule as it is.
-    const { job } = await harness.service.update('legacy', { timeout: '2m', schedule: '300000', timezone: 'Europe/Berlin' })
+    const { job } = await harness.service.update('legacy', {
+      timeout: '2m',
+      schedule: '300000',
+      timezone: 'Europe/Berlin',
+    })
     expect(job.schedule).toBe('300000')
     expect(job.timeoutMs).toBe(120_000)
     // A new text without a unit is new input, and refused.
-    const error = await harness.service.update('legacy', { schedule: '600000' }).catch((caught: unknown) => caught)
+    const error = await harness.service
+      .update('legacy', { schedule: '600000' })
+      .catch((caught: unknown) => caught)
     expect(CronError.is(error) && error.data?.problem).toBe('unit-missing')
   })
 })

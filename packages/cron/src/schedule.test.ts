@@ -233,7 +233,9 @@ describe('parseDuration', () => {
   })
 
   it('refuses a text without a unit instead of guessing milliseconds (ADR 0013)', () => {
-    expect(() => parseDuration('1500')).toThrow('has no unit: write "1500s" for seconds or "1500ms" for milliseconds')
+    expect(() => parseDuration('1500')).toThrow(
+      'has no unit: write "1500s" for seconds or "1500ms" for milliseconds',
+    )
   })
 })
 

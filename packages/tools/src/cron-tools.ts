@@ -159,7 +159,16 @@ const timezone = v.optional(
 )
 const timeout = v.optional(
   v.pipe(
-    v.union([v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))]),
+    v.union([
+      v.pipe(
+        v.string(),
+        v.maxLength(
+          64,
+          'timeout must be a duration with a unit such as 90s, 10m or 2h, at most 64 characters',
+        ),
+      ),
+      v.pipe(v.number(), v.minValue(1)),
+    ]),
     v.description(
       'How long one run may take before it is cancelled: a text with a unit such as "90s", "10m" or "2h" (a text without a unit, such as "600", is refused), or a JSON number of seconds (600). 1 second to 24 hours; default 10 minutes.',
     ),

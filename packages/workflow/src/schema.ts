@@ -1,5 +1,5 @@
-import * as v from 'valibot'
 import { readDuration } from '@lango/duration'
+import * as v from 'valibot'
 import { DURATION_UNIT_MISSING } from './duration.js'
 import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
 import type { WorkflowLimits } from './limits.js'

@@ -64,7 +64,8 @@ export function readDuration(text: string): DurationReading {
   if (trimmed.length > 64) return { ok: false, problem: 'too-long' }
   if (/^\d+(?:\.\d+)?$/.test(trimmed)) return { ok: false, problem: 'unit-missing' }
   const lower = trimmed.toLowerCase()
-  if (!/^(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+$/.test(lower)) return { ok: false, problem: 'not-a-duration' }
+  if (!/^(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+$/.test(lower))
+    return { ok: false, problem: 'not-a-duration' }
   const parts = [...lower.matchAll(/(\d+)(?:\.(\d+))?\s*(ms|s|m|h|d|w)/g)]
   // Every amount as a whole number over 10^scale: `1.5h` is 15 × 3,600,000 / 10.
   let scale = 0

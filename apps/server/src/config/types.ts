@@ -1,4 +1,5 @@
 import type { ApprovalPolicy } from '@lango/tools'
+import type { ConfigIssue } from './errors.js'
 
 /**
  * The server's resolved configuration: `$LANGO_HOME/lango.yaml` with the `LANGO_*` environment
@@ -10,6 +11,11 @@ export interface ServerConfig {
   readonly home: string
   /** The file it was read from, or undefined when there is none (every default applies). */
   readonly file: string | undefined
+  /**
+   * Values still read but in a deprecated form (a duration without a unit, read as milliseconds;
+   * ADR 0013), each with what to write instead. `lango serve` logs them; `lango doctor` shows them.
+   */
+  readonly warnings: readonly ConfigIssue[]
   readonly server: {
     /** Default `127.0.0.1`. */
     readonly host: string

@@ -35,6 +35,13 @@ export const registerServe: Register = (program, action) => {
           ])
         const config = await loadConfig({ env })
         const logger = createLogger({ level: config.logging.level })
+        for (const warning of config.warnings)
+          logger.warn('configuration: deprecated form', {
+            key: warning.key,
+            line: warning.line,
+            column: warning.column,
+            message: warning.message,
+          })
         const { host } = config.server
         // Known once listening (port 0 picks one): /mcp checks that a loopback Host names it.
         let port: number | undefined
@@ -80,6 +87,13 @@ export const registerServe: Register = (program, action) => {
         ])
         const config = await context.config()
         const logger = createLogger({ level: config.logging.level })
+        for (const warning of config.warnings)
+          logger.warn('configuration: deprecated form', {
+            key: warning.key,
+            line: warning.line,
+            column: warning.column,
+            message: warning.message,
+          })
         await serveMcpStdio({ config, logger })
         // stdout belongs to the protocol: no document, even with --json.
         return { data: undefined, keepRunning: true, silent: true }
