@@ -267,7 +267,7 @@ function bareMilliseconds(input: unknown): number | undefined {
  * `250ms`). A bare number (`45000`) is the older form of this file: still milliseconds, as it always
  * was here, and deprecated (see {@link duration}).
  */
-export function parseDuration(input: unknown): number | undefined {
+function parseDuration(input: unknown): number | undefined {
   const bare = bareMilliseconds(input)
   if (bare !== undefined) return bare
   if (typeof input !== 'string') return undefined
