@@ -2,6 +2,6 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'examples', 'tooling/package-checks'],
+    projects: ['packages/*', 'apps/*', 'examples', 'tooling/duration', 'tooling/package-checks'],
   },
 })

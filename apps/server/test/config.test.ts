@@ -54,6 +54,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     home,
     file,
     vault: { passphrase: undefined },
+    warnings: [],
     server: {
       host: '127.0.0.1',
       port: 7878,
@@ -235,6 +236,17 @@ describe('loadConfig: the file', () => {
       home: langoHome,
       file,
       vault: { passphrase: undefined },
+      // `timeout: 45000` is still milliseconds, with a deprecation warning (ADR 0013).
+      warnings: [
+        {
+          key: 'exec.timeout',
+          file,
+          line: expect.any(Number),
+          column: 12,
+          message:
+            'a number without a unit is read as milliseconds (45000 = 45s); write 45s: a duration without a unit is deprecated and will be refused (ADR 0013)',
+        },
+      ],
       server: {
         host: '0.0.0.0',
         port: 9000,
@@ -602,9 +614,9 @@ describe('loadConfig: errors in the file', () => {
       `  ${file}:2:9 server.port: expected an integer from 0 to 65535, got 99999`,
       `  ${file}:3:45 server.allowed_origins[1]: expected an origin such as https://app.example.com (scheme, host and port only), got "https://x.example.com/path"`,
       `  ${file}:4:22 approvals.policy: expected one of all, dangerous, moderate, none, got "sometimes"`,
-      `  ${file}:4:42 approvals.timeout: expected a duration from 1s to 7d such as 90s, 5m, 1h30m or 2d (or whole milliseconds), got "soon"`,
+      `  ${file}:4:42 approvals.timeout: expected a duration from 1s to 7d: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m, 1h30m or 2d, got "soon"`,
       `  ${file}:5:19 cron.timezone: expected an IANA time zone such as UTC, Europe/Berlin or America/New_York, got "Mars/Olympus_Mons"`,
-      `  ${file}:5:52 cron.min_interval: expected a duration from 1s to 1d such as 90s, 5m, 1h30m or 2d (or whole milliseconds), got "0s"`,
+      `  ${file}:5:52 cron.min_interval: expected a duration from 1s to 1d: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m, 1h30m or 2d, got "0s"`,
       `  ${file}:6:34 channels.default_deliver_to[0]: expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel>, webhook, log or <custom channel>:<id>, got "Email Me"`,
       `  ${file}:7:18 exec.inherit: expected one of core, all, got "none"`,
       `  ${file}:7:36 exec.env_allow[0]: expected a variable name or glob such as MY_APP_* (letters, digits, _ and *), got "A=B"`,

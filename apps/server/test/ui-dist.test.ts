@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DURATION_TABLE } from '@lango/duration/table'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
@@ -42,6 +43,25 @@ describe('the dashboard of a built `lango serve`', () => {
       expect((await response.text()).length, path).toBeGreaterThan(500)
     }
     expect((await fetch(`${url}/api/cron/jobs`)).status).toBe(401)
+  })
+
+  it('reads intervals in the built script exactly as the server does (ADR 0013)', async () => {
+    const script = await (await fetch(`${url}/ui/app.js`)).text()
+    const start = script.indexOf('// ---- intervals (ADR 0013) ----')
+    const end = script.indexOf('// ---- end of intervals ----')
+    expect(start).toBeGreaterThanOrEqual(0)
+    expect(end).toBeGreaterThan(start)
+    const { readDuration, describeEvery } = new Function(
+      `${script.slice(start, end)}\nreturn { readDuration, describeEvery }`,
+    )() as { readDuration(text: string): unknown; describeEvery(text: string): string }
+    for (const row of DURATION_TABLE) {
+      expect(readDuration(row.input), row.input).toEqual(
+        'milliseconds' in row
+          ? { ok: true, milliseconds: row.milliseconds }
+          : { ok: false, problem: row.problem },
+      )
+    }
+    expect(describeEvery('1h30m')).toBe('every 1 hour 30 minutes')
   })
 
   it.skipIf(chromiumMissing !== undefined)(

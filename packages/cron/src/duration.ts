@@ -1,58 +1,50 @@
-import { CronError } from './errors.js'
+import { durationProblemMessage, readDuration } from '@lango/duration'
+import { CronError, type CronErrorCode } from './errors.js'
 
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 604_800_000,
-}
-
-const DURATION_PATTERN = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+$/
-const PART_PATTERN = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g
-
-/** Human description of the accepted duration forms, used in error messages. */
+/** Human description of the accepted interval forms, used in error messages. */
 export const DURATION_FORMS =
-  'a duration such as "90s", "5m", "1h30m", "2d" or "@every 5m" (units ms, s, m, h, d, w), or a whole number of milliseconds'
+  'a duration such as "90s", "5m", "1h30m", "1.5h", "2d" or "@every 5m": a number with a unit (ms, s, m, h, d or w)'
 
 /**
- * Parses a duration: `90s`, `5m`, `1h30m`, `2d`, `1.5h`, `@every 5m`, or a bare integer (milliseconds).
- * Returns whole milliseconds; throws `CRON_INVALID_SCHEDULE` for anything else.
+ * Reads a duration given to the service: a text in the one grammar of ADR 0013 (`90s`, `5m`,
+ * `1h30m`, `1.5h`, `2d`, `@every 5m` for intervals), or a number of milliseconds (the package API's
+ * unit, rounded to whole milliseconds). A text without a unit (`"600"`) is refused: seconds or
+ * milliseconds? Returns whole milliseconds, more than zero; throws `code` naming `field` otherwise.
  * @example parseDuration('1h30m') // 5_400_000
  */
-export function parseDuration(text: string | number): number {
-  if (typeof text === 'number') {
-    if (Number.isSafeInteger(text) && text > 0) return text
-    throw new CronError(
-      'CRON_INVALID_SCHEDULE',
-      `A duration must be a positive whole number of milliseconds or ${DURATION_FORMS}.`,
-      {
-        data: { value: text },
-      },
-    )
-  }
-  let value = text.trim().toLowerCase()
-  if (value.startsWith('@every')) value = value.slice('@every'.length).trim()
-  value = value.replace(/\s+/g, '')
-  if (/^\d+$/.test(value)) {
-    const milliseconds = Number(value)
+export function parseDuration(
+  value: string | number,
+  options: { readonly field?: string; readonly code?: CronErrorCode } = {},
+): number {
+  const field = options.field ?? 'The duration'
+  const code = options.code ?? 'CRON_INVALID_SCHEDULE'
+  if (typeof value === 'number') {
+    const milliseconds = Math.round(value)
     if (Number.isSafeInteger(milliseconds) && milliseconds > 0) return milliseconds
-  } else if (value.length > 0 && value.length <= 64 && DURATION_PATTERN.test(value)) {
-    let total = 0
-    for (const match of value.matchAll(PART_PATTERN)) {
-      total += Number(match[1]) * (UNIT_MS[match[2] as string] as number)
-    }
-    const milliseconds = Math.round(total)
-    if (Number.isSafeInteger(milliseconds) && milliseconds > 0) return milliseconds
+    throw new CronError(code, `${field} must be more than zero milliseconds, or ${DURATION_FORMS}.`, {
+      data: { value },
+    })
   }
+  const text = typeof value === 'string' ? value.trim().replace(/^@every(?=\s|\d)\s*/i, '') : ''
+  const reading = readDuration(text)
+  if (reading.ok && reading.milliseconds > 0) return reading.milliseconds
+  const problem = reading.ok ? 'must be more than zero' : undefined
   throw new CronError(
-    'CRON_INVALID_SCHEDULE',
-    `Cannot read "${text.slice(0, 64)}" as a duration; expected ${DURATION_FORMS}.`,
-    {
-      data: { value: text.slice(0, 200) },
-    },
+    code,
+    `${field} ${problem ?? durationProblemMessage(text, reading.ok ? 'not-a-duration' : reading.problem)}.`,
+    { data: { value: String(value).slice(0, 200), problem: reading.ok ? 'zero' : reading.problem } },
   )
+}
+
+/**
+ * Reads the interval of a stored `every` job. Jobs stored before ADR 0013 may hold a bare number,
+ * which the service then read as milliseconds; it still is (stored values keep their meaning), and
+ * so is the old leniency about white space. New input goes through {@link parseDuration}.
+ */
+export function readStoredInterval(schedule: string): number {
+  const compact = schedule.replace(/\s+/g, '').replace(/^@every/i, '')
+  if (/^\d+$/.test(compact)) return parseDuration(Number(compact))
+  return parseDuration(compact)
 }
 
 /** Formats milliseconds compactly: `90000` → `1m30s`, `500` → `500ms`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseDuration } from './duration.js'
+import { parseDuration, readStoredInterval } from './duration.js'
 import { CronError } from './errors.js'
 import { parseAtTime, validateSchedule } from './schedule.js'
 
@@ -158,7 +158,7 @@ describe('validateSchedule: every / interval', () => {
   it('rejects malformed durations with the accepted forms', () => {
     const error = rejects({ scheduleType: 'every', schedule: 'five minutes', timezone: 'UTC', now: NOW })
     expect(error.code).toBe('CRON_INVALID_SCHEDULE')
-    expect(error.message).toMatch(/"90s", "5m", "1h30m", "2d"/)
+    expect(error.message).toMatch(/a number with a unit \(ms, s, m, h, d or w\), such as 90s, 10m, 1h30m/)
   })
 })
 
@@ -218,13 +218,32 @@ describe('parseDuration', () => {
     ['1h30m', 5_400_000],
     ['2d', 172_800_000],
     ['@every 5m', 300_000],
-    ['1500', 1_500],
     ['1.5h', 5_400_000],
   ])('%s → %d', (text, milliseconds) => {
     expect(parseDuration(text)).toBe(milliseconds)
   })
 
-  it.each(['', '0', '-5m', '5 minutes', 'm5', '5y'])('rejects %j', (text) => {
+  it('reads a number as milliseconds (the package API), rounded to whole ones', () => {
+    expect(parseDuration(1500)).toBe(1500)
+    expect(parseDuration(1500.6)).toBe(1501)
+  })
+
+  it.each(['', '0', '0s', '-5m', '5 minutes', 'm5', '5y'])('rejects %j', (text) => {
     expect(() => parseDuration(text)).toThrow(/duration/)
+  })
+
+  it('refuses a text without a unit instead of guessing milliseconds (ADR 0013)', () => {
+    expect(() => parseDuration('1500')).toThrow(
+      'has no unit: write "1500s" for seconds or "1500ms" for milliseconds',
+    )
+  })
+})
+
+describe('readStoredInterval', () => {
+  it('keeps the meaning of intervals stored before ADR 0013: a bare number is milliseconds', () => {
+    expect(readStoredInterval('300000')).toBe(300_000)
+    expect(readStoredInterval('@every 300000')).toBe(300_000)
+    expect(readStoredInterval('5m')).toBe(300_000)
+    expect(readStoredInterval('1 h 30 m')).toBe(5_400_000)
   })
 })

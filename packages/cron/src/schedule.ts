@@ -1,4 +1,4 @@
-import { DURATION_FORMS, formatDuration, parseDuration } from './duration.js'
+import { DURATION_FORMS, formatDuration, parseDuration, readStoredInterval } from './duration.js'
 import { CronError } from './errors.js'
 import type { CronJob, NextRun, ScheduleType } from './model.js'
 import { type CompiledSchedule, CRON_MACROS, compileSchedule, expandCronMacro } from './next-fire-time.js'
@@ -34,11 +34,17 @@ export interface ValidatedSchedule {
 export interface ScheduleInput {
   /** `cron`, `every` or `at`; the seed 002 aliases `interval` and `once` are accepted. */
   readonly scheduleType: string
+  /** A text; for `every`, a number is milliseconds (stored as `<n>ms`). */
   readonly schedule: string | number
   readonly timezone: string
   /** The instant the schedule is validated at (creation or update time). */
   readonly now: number
   readonly minIntervalMs?: number
+  /**
+   * The schedule is the job's stored one, unchanged: an `every` interval stored before ADR 0013 as
+   * a bare number keeps its meaning (milliseconds). New input never is.
+   */
+  readonly stored?: boolean
 }
 
 /** Maps `interval` → `every`, `once` → `at`; throws for unknown types. */
@@ -79,7 +85,12 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
   let compiled: CompiledSchedule
   let schedule: string
   if (scheduleType === 'every') {
-    const intervalMs = parseDuration(/^\d+$/.test(text) ? Number(text) : text)
+    const intervalMs =
+      typeof input.schedule === 'number'
+        ? parseDuration(input.schedule, { field: 'The interval' })
+        : input.stored === true
+          ? readStoredInterval(text)
+          : parseDuration(text, { field: 'The interval' })
     if (intervalMs < minIntervalMs) {
       throw new CronError(
         'CRON_INTERVAL_TOO_SHORT',
@@ -89,7 +100,8 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
     }
     text = text.replace(/^@every\s*/i, '')
     compiled = compileSchedule({ type: 'every', intervalMs, timezone })
-    schedule = text
+    // A number (milliseconds) is stored with its unit, so the stored text reads the same everywhere.
+    schedule = typeof input.schedule === 'number' ? `${intervalMs}ms` : text
     const nextRuns = [1, 2, 3].map((count) => toNextRun(input.now + count * intervalMs, timezone))
     return { scheduleType, schedule, timezone, compiled, nextRuns }
   }
@@ -190,7 +202,7 @@ function compileUncached(job: Pick<CronJob, 'scheduleType' | 'schedule' | 'timez
     case 'every':
       return compileSchedule({
         type: 'every',
-        intervalMs: parseDuration(job.schedule),
+        intervalMs: readStoredInterval(job.schedule),
         timezone: job.timezone,
       })
     case 'at':

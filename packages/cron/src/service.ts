@@ -47,7 +47,10 @@ export interface CronJobInput {
   readonly kind?: CronJobKind
   /** `cron`, `every` or `at`; seed 002's `interval` and `once` are aliases. */
   readonly scheduleType: string
-  /** Cron expression, duration (`5m`, `@every 1h`, or ms) or ISO 8601 date-time. */
+  /**
+   * Cron expression, interval or ISO 8601 date-time. An interval is a duration with a unit (`5m`,
+   * `1h30m`, `@every 1h`; ADR 0013) or a number of milliseconds; a text without a unit is refused.
+   */
   readonly schedule: string | number
   /** IANA zone; default from the service options. */
   readonly timezone?: string
@@ -59,7 +62,10 @@ export interface CronJobInput {
   readonly sessionMode?: SessionMode
   /** Targets `channel` or `channel:id`; a single string is accepted. */
   readonly deliverTo?: readonly string[] | string
-  /** Run timeout: a duration such as `5m` or milliseconds. */
+  /**
+   * Run timeout: a duration with a unit such as `90s` or `5m` (ADR 0013), or a number of
+   * milliseconds. A text without a unit (`"600"`) is refused with `CRON_INVALID_INPUT`.
+   */
   readonly timeout?: string | number
   readonly overlap?: OverlapPolicy
   readonly catchup?: CatchupPolicy
@@ -292,6 +298,10 @@ export class CronService {
         timezone: changes.timezone ?? current.timezone,
         now,
         minIntervalMs: this.#minIntervalMs,
+        // The stored schedule, unchanged, keeps its stored meaning (ADR 0013).
+        stored:
+          (changes.scheduleType ?? current.scheduleType) === current.scheduleType &&
+          (changes.schedule === undefined || String(changes.schedule) === current.schedule),
       })
       patch.scheduleType = schedule.scheduleType
       patch.schedule = schedule.schedule
@@ -467,22 +477,12 @@ export class CronService {
 
   #timeout(value: string | number | undefined): number {
     if (value === undefined || value === null || value === '') return this.#defaultTimeoutMs
-    let milliseconds: number
-    try {
-      milliseconds = parseDuration(value)
-    } catch (error) {
-      throw new CronError(
-        'CRON_INVALID_INPUT',
-        'timeout must be a duration such as "30s", "5m" or "1h", or milliseconds.',
-        {
-          cause: error,
-        },
-      )
-    }
+    const milliseconds = parseDuration(value, { field: 'timeout', code: 'CRON_INVALID_INPUT' })
     if (milliseconds < 1000 || milliseconds > this.#maxTimeoutMs) {
       throw new CronError(
         'CRON_INVALID_INPUT',
         `timeout must be between 1s and ${formatDuration(this.#maxTimeoutMs)}; got ${formatDuration(milliseconds)}.`,
+        { data: { timeoutMs: milliseconds, maxTimeoutMs: this.#maxTimeoutMs } },
       )
     }
     return milliseconds

@@ -127,7 +127,7 @@ const schedule = v.pipe(
   v.minLength(1),
   v.maxLength(200),
   v.description(
-    'For cron: 5 fields "minute hour day-of-month month day-of-week" or a macro such as @daily (e.g. "0 8 * * 1-5"). For every: a duration such as 30m, 2h or 1h30m (at least 1 minute). For at: an ISO 8601 date-time, e.g. 2026-03-01T09:00 (local to timezone) or with an offset.',
+    'For cron: 5 fields "minute hour day-of-month month day-of-week" or a macro such as @daily (e.g. "0 8 * * 1-5"). For every: a duration with a unit such as 30m, 2h or 1h30m (at least 1 minute; a number without a unit is refused). For at: an ISO 8601 date-time, e.g. 2026-03-01T09:00 (local to timezone) or with an offset.',
   ),
 )
 const prompt = v.pipe(
@@ -159,14 +159,26 @@ const timezone = v.optional(
 )
 const timeout = v.optional(
   v.pipe(
-    v.union([v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))]),
+    v.union([
+      v.pipe(
+        v.string(),
+        v.maxLength(
+          64,
+          'timeout must be a duration with a unit such as 90s, 10m or 2h, at most 64 characters',
+        ),
+      ),
+      v.pipe(v.number(), v.minValue(1)),
+    ]),
     v.description(
-      'How long one run may take before it is cancelled: a duration such as 90s, 10m or 2h, or a number of seconds. 1 second to 24 hours; default 10 minutes.',
+      'How long one run may take before it is cancelled: a text with a unit such as "90s", "10m" or "2h" (a text without a unit, such as "600", is refused), or a JSON number of seconds (600). 1 second to 24 hours; default 10 minutes.',
     ),
   ),
 )
 
-/** A cron_add timeout as the service takes it: a number of seconds becomes milliseconds. */
+/**
+ * A cron_add timeout as the service takes it: a number of seconds becomes milliseconds (the
+ * service's unit for numbers); a text goes as it is, and the service refuses one without a unit.
+ */
 function timeoutForService(value: string | number): string | number {
   return typeof value === 'number' ? Math.round(value * 1000) : value
 }
@@ -538,7 +550,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           v.string(),
           v.maxLength(200),
           v.description(
-            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration such as 30m or 2h (at least 1 minute); for once: an ISO 8601 date-time. Required by create.',
+            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration with a unit such as 30m or 2h (at least 1 minute; a number without a unit is refused); for once: an ISO 8601 date-time. Required by create.',
           ),
         ),
       ),

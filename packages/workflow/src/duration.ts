@@ -1,18 +1,18 @@
-const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
-const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/
-const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g
+import { readDuration } from '@lango/duration'
 
 /**
- * Parses a duration such as `500ms`, `10s`, `5m`, `1h30m` or `2d` into whole milliseconds.
- * Returns `undefined` for anything else: a bare number has no unit and is rejected on purpose
- * (is `30` seconds or milliseconds?).
+ * Reads a duration in the one grammar of ADR 0013 (`500ms`, `10s`, `5m`, `1h30m`, `1.5h`, `2d`)
+ * as whole milliseconds. Returns `undefined` for anything else: a bare number has no unit and is
+ * rejected on purpose (is `30` seconds or milliseconds?).
  */
 export function parseDuration(text: string): number | undefined {
-  if (text.length === 0 || text.length > 32 || !DURATION.test(text)) return undefined
-  let total = 0
-  for (const match of text.matchAll(PART)) total += Number(match[1]) * (UNIT_MS[match[2] as string] as number)
-  return Number.isFinite(total) ? Math.round(total) : undefined
+  const reading = readDuration(text)
+  return reading.ok ? reading.milliseconds : undefined
 }
+
+/** The message for a duration without a unit (a YAML number, or a quoted one). Quotes nothing. */
+export const DURATION_UNIT_MISSING =
+  'has no unit: a bare number could be seconds or milliseconds; write it with one, such as 30s, 5m, 1h30m or 500ms'
 
 /** Formats milliseconds for messages: `1500` → `1.5s`, `300000` → `5m`. */
 export function formatDuration(ms: number): string {

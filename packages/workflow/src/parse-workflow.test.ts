@@ -116,7 +116,7 @@ steps:
         'steps[2].depends_on[0] unknown_dependency',
         'steps[2].depends_on[1] self_dependency',
         'steps[2].prompt template_unknown_step',
-        'steps[2].timeout invalid_type',
+        'steps[2].timeout invalid_duration',
         'steps[3].retry.attempts invalid_value',
         'steps[3].retry.backof unknown_key',
         'steps[4] step_kind',

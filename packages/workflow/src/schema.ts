@@ -1,5 +1,6 @@
+import { readDuration } from '@lango/duration'
 import * as v from 'valibot'
-import { parseDuration } from './duration.js'
+import { DURATION_UNIT_MISSING } from './duration.js'
 import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
 import type { WorkflowLimits } from './limits.js'
 
@@ -19,11 +20,20 @@ function isTimeZone(value: string): boolean {
   }
 }
 
-function durationWithin(maxMs: number) {
-  return (value: string): boolean => {
-    const ms = parseDuration(value)
-    return ms !== undefined && ms <= maxMs
-  }
+/**
+ * A duration in the one grammar (ADR 0013) of at most `maxMs`. Messages are fixed (WF-6); a bare
+ * number gets its own, since it is the likeliest mistake.
+ */
+function duration(maxMs: number, message: string) {
+  return v.pipe(
+    v.string(),
+    v.rawCheck<string>(({ dataset, addIssue }) => {
+      if (!dataset.typed) return
+      const reading = readDuration(dataset.value)
+      if (!reading.ok && reading.problem === 'unit-missing') addIssue({ message: DURATION_UNIT_MISSING })
+      else if (!reading.ok || reading.milliseconds > maxMs) addIssue({ message })
+    }),
+  )
 }
 
 /** Every key a workflow may have (unknown keys are errors). */
@@ -73,12 +83,9 @@ function buildSchema(limits: WorkflowLimits) {
         ),
       ),
       timeout: v.optional(
-        v.pipe(
-          v.string(),
-          v.check(
-            durationWithin(limits.maxTimeoutMs),
-            `must be a duration like 30s, 5m or 1h30m, at most ${limits.maxTimeoutMs / 60_000} minutes`,
-          ),
+        duration(
+          limits.maxTimeoutMs,
+          `must be a duration like 30s, 5m or 1h30m, at most ${limits.maxTimeoutMs / 60_000} minutes`,
         ),
       ),
       retry: v.optional(
@@ -90,12 +97,7 @@ function buildSchema(limits: WorkflowLimits) {
               v.minValue(1, `must be from 1 to ${limits.maxAttempts}`),
               v.maxValue(limits.maxAttempts, `must be from 1 to ${limits.maxAttempts}`),
             ),
-            backoff: v.optional(
-              v.pipe(
-                v.string(),
-                v.check(durationWithin(3_600_000), 'must be a duration like 10s, at most 1h'),
-              ),
-            ),
+            backoff: v.optional(duration(3_600_000, 'must be a duration like 10s, at most 1h')),
           },
           v.never(),
         ),
@@ -246,6 +248,10 @@ export function toWorkflowIssues(
       ) {
         code = 'missing_key'
         message = 'is required'
+      } else if ((last === 'timeout' || last === 'backoff') && typeof issue.input === 'number') {
+        // `timeout: 30` in YAML is a number: seconds or milliseconds? (ADR 0013)
+        code = 'invalid_duration'
+        message = DURATION_UNIT_MISSING
       } else {
         code = 'invalid_type'
         message = `must be ${TYPE_NAMES[issue.expected ?? ''] ?? 'of another type'}`

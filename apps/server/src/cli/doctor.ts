@@ -110,15 +110,21 @@ async function checkConfig(context: CommandContext): Promise<{ check: CheckResul
       config.file === undefined
         ? `no lango.yaml in ${shortPath(config.home)}: defaults apply`
         : shortPath(config.file)
-    return {
-      config,
-      check: {
-        name: 'config',
-        status: 'ok',
-        message: where,
-        details: { file: config.file ?? null, home: config.home, config: redactedConfig(config) },
-      },
+    const details = { file: config.file ?? null, home: config.home, config: redactedConfig(config) }
+    if (config.warnings.length > 0) {
+      const first = config.warnings[0] as (typeof config.warnings)[number]
+      return {
+        config,
+        check: {
+          name: 'config',
+          status: 'warn',
+          message: `${where}: ${config.warnings.length} value(s) in a deprecated form, e.g. ${first.key}${first.line === undefined ? '' : ` (line ${first.line})`}: ${first.message}`,
+          fix: 'write each duration with its unit (30s, 5m, 1h30m), as the warnings say',
+          details: { ...details, warnings: config.warnings },
+        },
+      }
     }
+    return { config, check: { name: 'config', status: 'ok', message: where, details } }
   } catch (error) {
     const { ConfigError } = await import('../config/errors.js')
     if (!ConfigError.is(error)) throw error

@@ -1,20 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { readDuration } from '@lango/duration'
 import { InvalidArgumentError } from 'commander'
-import { formatDuration, parseDuration } from '../config/rules.js'
+import { formatDuration } from '../config/rules.js'
 import { CliError } from './errors.js'
 
 /** Longest `--timeout`: a week. */
 const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000
 
 /**
- * Commander parser of a duration option: `30s`, `5m`, `1h30m`, `250ms`, or a bare number of
- * seconds. A bad value is a usage error (exit 2) saying what is accepted.
+ * Commander parser of a duration option: `30s`, `5m`, `1h30m`, `250ms` (the one grammar of ADR
+ * 0013), or a bare number of seconds, as command-line tools read one (`timeout 30`). A bad value is
+ * a usage error (exit 2) saying what is accepted.
  */
 export function durationOption(value: string): number {
-  const ms = /^\d+(?:\.\d+)?$/.test(value) ? Math.round(Number(value) * 1000) : parseDuration(value)
+  const bareSeconds = /^\d{1,12}(?:\.\d{1,3})?$/.test(value.trim())
+  const reading = readDuration(bareSeconds ? `${value.trim()}s` : value)
+  const ms = reading.ok ? reading.milliseconds : undefined
   if (ms === undefined || ms <= 0 || ms > MAX_TIMEOUT_MS)
     throw new InvalidArgumentError(
-      'expected a duration such as 30s, 5m or 1h30m (a bare number is seconds), up to 7d',
+      'expected a duration with a unit such as 30s, 5m or 1h30m, or a number of seconds, up to 7d',
     )
   return ms
 }

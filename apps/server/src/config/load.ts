@@ -21,7 +21,14 @@ import {
   timezone,
   UNITS,
 } from './rules.js'
-import { type FileConfig, fileSchema, SECTIONS, unknownKeyMessage, unknownKeys } from './schema.js'
+import {
+  deprecatedValues,
+  type FileConfig,
+  fileSchema,
+  SECTIONS,
+  unknownKeyMessage,
+  unknownKeys,
+} from './schema.js'
 import { secretText } from './secret-sources.js'
 import type { ServerConfig } from './types.js'
 
@@ -110,18 +117,20 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Serve
     overrides.home === undefined ? join(userHome, '.lango') : resolvePath(overrides.home, cwd, userHome)
   const file = join(home, CONFIG_FILE_NAME)
   const source = await readConfigFile(file, overrides.home !== undefined, issues)
-  const config = source === undefined ? {} : parseConfigFile(source, file, issues)
+  const warnings: ConfigIssue[] = []
+  const config = source === undefined ? {} : parseConfigFile(source, file, issues, warnings)
   issues.push(...environmentIssues)
   if (issues.length > 0 || config === undefined) throw new ConfigError(issues)
 
-  return deepFreeze(
-    buildConfig(config, overrides, {
+  return deepFreeze({
+    ...buildConfig(config, overrides, {
       home,
       file: source === undefined ? undefined : file,
       cwd,
       userHome,
     }),
-  )
+    warnings,
+  })
 }
 
 /** The `LANGO_*` overrides, checked; bad values become issues naming the variable. */
@@ -238,8 +247,16 @@ async function readConfigFile(
 
 type Segment = string | number
 
-/** Parses and validates the file; issues carry key, line and column. `undefined` when it has issues. */
-function parseConfigFile(source: string, file: string, issues: ConfigIssue[]): FileConfig | undefined {
+/**
+ * Parses and validates the file; issues carry key, line and column. `undefined` when it has issues.
+ * Values in a deprecated form (a duration without a unit) become `warnings`.
+ */
+function parseConfigFile(
+  source: string,
+  file: string,
+  issues: ConfigIssue[],
+  warnings: ConfigIssue[],
+): FileConfig | undefined {
   const lineCounter = new LineCounter()
   const at = (offset: number | undefined): { line?: number; column?: number } => {
     if (offset === undefined) return {}
@@ -333,6 +350,14 @@ function parseConfigFile(source: string, file: string, issues: ConfigIssue[]): F
     issues.push(...found)
     return undefined
   }
+  for (const found of deprecatedValues(value)) {
+    warnings.push({
+      key: dottedKey(found.path),
+      file,
+      ...at(locate(document, found.path, false)),
+      message: found.message,
+    })
+  }
   return checked.output ?? {}
 }
 
@@ -404,7 +429,7 @@ function buildConfig(
   file: FileConfig,
   env: Overrides,
   context: { home: string; file: string | undefined; cwd: string; userHome: string },
-): ServerConfig {
+): Omit<ServerConfig, 'warnings'> {
   const { home, userHome } = context
   const local = (value: string) => resolvePath(value, home, userHome)
   const database = env.database ?? file.database?.url ?? { kind: 'sqlite' as const, url: 'lango.db' }

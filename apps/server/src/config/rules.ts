@@ -1,3 +1,4 @@
+import { formatDuration as formatExactDuration, readDuration } from '@lango/duration'
 import type { ApprovalPolicy } from '@lango/tools'
 import type { ServerConfig } from './types.js'
 
@@ -10,6 +11,11 @@ export interface Rule<T> {
   readonly expected: string
   readonly sensitive?: boolean
   parse(input: unknown): T | undefined
+  /**
+   * For a valid input in a form that is still read but on its way out: what to write instead, as a
+   * warning (the server starts). `undefined` when the form is current.
+   */
+  deprecated?(input: unknown): string | undefined
 }
 
 const SECOND = 1000
@@ -259,42 +265,52 @@ export const databaseUrl: Rule<{ kind: 'sqlite' | 'postgres'; url: string }> = {
   },
 }
 
-const UNIT_MS: Readonly<Record<string, number>> = { d: DAY, h: HOUR, m: MINUTE, s: SECOND, ms: 1 }
-const DURATION =
-  /^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$/
-
-/** Milliseconds from `90s`, `5m`, `1h30m`, `2d`, `250ms`, or a whole number of milliseconds. */
-export function parseDuration(input: unknown): number | undefined {
+/** A number of milliseconds without a unit: a YAML number, or digits in a text. */
+function bareMilliseconds(input: unknown): number | undefined {
   if (typeof input === 'number') return Number.isSafeInteger(input) && input >= 0 ? input : undefined
-  if (typeof input !== 'string' || input.length === 0 || input.length > 32) return undefined
-  if (/^\d+$/.test(input)) return Number(input)
-  const match = DURATION.exec(input)
-  if (!match) return undefined
-  const units = ['d', 'h', 'm', 's', 'ms'] as const
-  let total = 0
-  units.forEach((unit, index) => {
-    const amount = match[index + 1]
-    if (amount !== undefined) total += Number(amount) * (UNIT_MS[unit] as number)
-  })
-  return Math.round(total)
+  return typeof input === 'string' && /^\d{1,16}$/.test(input) && Number.isSafeInteger(Number(input))
+    ? Number(input)
+    : undefined
+}
+
+/**
+ * Milliseconds from a duration in the one grammar of ADR 0013 (`90s`, `5m`, `1h30m`, `1.5h`, `2d`,
+ * `250ms`). A bare number (`45000`) is the older form of this file: still milliseconds, as it always
+ * was here, and deprecated (see {@link duration}).
+ */
+function parseDuration(input: unknown): number | undefined {
+  const bare = bareMilliseconds(input)
+  if (bare !== undefined) return bare
+  if (typeof input !== 'string') return undefined
+  const reading = readDuration(input)
+  return reading.ok ? reading.milliseconds : undefined
 }
 
 /** `86400000` → `1d`, `90000` → `90s`: the largest unit that divides it. */
 export function formatDuration(ms: number): string {
   for (const unit of ['d', 'h', 'm', 's'] as const) {
-    const size = UNIT_MS[unit] as number
+    const size = { d: DAY, h: HOUR, m: MINUTE, s: SECOND }[unit]
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`
   }
   return `${ms}ms`
 }
 
-/** A duration from `min` to `max` milliseconds (inclusive). */
+/**
+ * A duration from `min` to `max` milliseconds (inclusive), with a unit. A bare number is still read
+ * as milliseconds, with a deprecation warning saying what to write.
+ */
 export function duration(min: number, max: number): Rule<number> {
   return {
-    expected: `expected a duration from ${formatDuration(min)} to ${formatDuration(max)} such as 90s, 5m, 1h30m or 2d (or whole milliseconds)`,
+    expected: `expected a duration from ${formatDuration(min)} to ${formatDuration(max)}: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m, 1h30m or 2d`,
     parse: (input) => {
       const ms = parseDuration(input)
       return ms !== undefined && ms >= min && ms <= max ? ms : undefined
+    },
+    deprecated: (input) => {
+      const bare = bareMilliseconds(input)
+      if (bare === undefined) return undefined
+      const written = formatExactDuration(bare)
+      return `a number without a unit is read as milliseconds (${bare} = ${written}); write ${written}: a duration without a unit is deprecated and will be refused (ADR 0013)`
     },
   }
 }

@@ -29,9 +29,12 @@ import {
 
 const { SECOND, HOUR, DAY, KIB, GIB } = UNITS
 
-/** One value checked by `rule`; `null` (a key with nothing after it) counts as not set. */
+/**
+ * One value checked by `rule`; `null` (a key with nothing after it) counts as not set. The rule
+ * stays on the schema for {@link deprecatedValues}.
+ */
 function field<T>(rule: Rule<T>) {
-  return v.nullish(item(rule))
+  return Object.assign(v.nullish(item(rule)), { rule })
 }
 
 function item<T>(rule: Rule<T>) {
@@ -212,6 +215,8 @@ interface SchemaNode {
   readonly type: string
   readonly wrapped?: SchemaNode
   readonly entries?: Readonly<Record<string, SchemaNode>>
+  /** The rule of a {@link field}. */
+  readonly rule?: Rule<unknown>
 }
 
 /**
@@ -233,6 +238,29 @@ export function* unknownKeys(
     const child = Object.hasOwn(entries, key) ? entries[key] : undefined
     if (child === undefined) yield { path: [...at, key], accepted }
     else yield* unknownKeys((value as Record<string, unknown>)[key], child, [...at, key])
+  }
+}
+
+/**
+ * Every value of `value` that its field's rule still reads but deprecates (a duration without a
+ * unit), with what to write instead. Walks the mappings as {@link unknownKeys} does.
+ */
+export function* deprecatedValues(
+  value: unknown,
+  schema: SchemaNode = fileSchema as SchemaNode,
+  at: readonly string[] = [],
+): Generator<{ readonly path: readonly string[]; readonly message: string }> {
+  if (schema.rule?.deprecated !== undefined) {
+    const message = value === null || value === undefined ? undefined : schema.rule.deprecated(value)
+    if (message !== undefined) yield { path: at, message }
+    return
+  }
+  const node = schema.type === 'nullish' && schema.wrapped !== undefined ? schema.wrapped : schema
+  if (node.entries === undefined || typeof value !== 'object' || value === null || Array.isArray(value))
+    return
+  for (const [key, child] of Object.entries(node.entries)) {
+    if (Object.hasOwn(value, key))
+      yield* deprecatedValues((value as Record<string, unknown>)[key], child, [...at, key])
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ApprovalPolicy } from '@lango/tools'
+import type { ConfigIssue } from './errors.js'
 
 /**
  * The server's resolved configuration: `$LANGO_HOME/lango.yaml` with the `LANGO_*` environment
@@ -14,6 +15,11 @@ export interface ServerConfig {
     /** Opens the secrets vault (`LANGO_PASSPHRASE`, its `_FILE` or systemd credential); undefined: no vault. */
     readonly passphrase: string | undefined
   }
+  /**
+   * Values still read but in a deprecated form (a duration without a unit, read as milliseconds;
+   * ADR 0013), each with what to write instead. `lango serve` logs them; `lango doctor` shows them.
+   */
+  readonly warnings: readonly ConfigIssue[]
   readonly server: {
     /** Default `127.0.0.1`. */
     readonly host: string

@@ -1,10 +1,44 @@
+import { readDuration } from '@lango/duration'
+
+/**
+ * The dashboard's reading of `every` intervals, in words. It reads the stored text with the server's
+ * own grammar: `readDuration` of @lango/duration, embedded by its source (ADR 0013), so the page can
+ * never read a duration differently from the server. Kept between markers so a test can run exactly
+ * this part of the served script.
+ */
+export const INTERVAL_SCRIPT: string = `// ---- intervals (ADR 0013) ----
+const readDuration = (${String(readDuration)})
+${String.raw`
+const INTERVAL_UNITS = [['week', 604800000], ['day', 86400000], ['hour', 3600000], ['minute', 60000], ['second', 1000], ['millisecond', 1]]
+
+/** 'every 1 hour 30 minutes' for the stored text of an every job; '' when it does not read. */
+function describeEvery(text) {
+  // Read as the server reads a stored interval: white space dropped, and a bare number (stored
+  // before ADR 0013) is milliseconds.
+  const compact = String(text).replace(/\s+/g, '').replace(/^@every/i, '')
+  const reading = /^\d+$/.test(compact) ? { ok: true, milliseconds: Number(compact) } : readDuration(compact)
+  if (!reading.ok || reading.milliseconds <= 0) return ''
+  const parts = []
+  let rest = reading.milliseconds
+  for (const [name, size] of INTERVAL_UNITS) {
+    const amount = Math.floor(rest / size)
+    if (amount === 0) continue
+    parts.push(amount + ' ' + name + (amount === 1 ? '' : 's'))
+    rest -= amount * size
+  }
+  return 'every ' + (parts.length === 1 && parts[0].startsWith('1 ') ? parts[0].slice(2) : parts.join(' '))
+}
+`}// ---- end of intervals ----
+`
+
 /**
  * The dashboard's one hand-written ES module (no framework, no bundler), served as
- * `/ui/app.js`. It is plain browser JavaScript kept in a raw template literal so tsup inlines it
- * into dist: it must contain no backtick and no dollar-brace. Every text from the API goes in with
- * `textContent` (the `h` helper), never as HTML.
+ * `/ui/app.js`. It is plain browser JavaScript kept in raw template literals so tsup inlines it
+ * into dist: they must contain no backtick and no dollar-brace ({@link INTERVAL_SCRIPT} is joined
+ * in between). Every text from the API goes in with `textContent` (the `h` helper), never as HTML.
  */
-export const UI_SCRIPT = String.raw`// Lango dashboard (apps/server/src/ui/script.ts)
+export const UI_SCRIPT: string =
+  String.raw`// Lango dashboard (apps/server/src/ui/script.ts)
 const TOKEN_KEY = 'lango.apiToken'
 const tokenRequired = document.body.dataset.tokenRequired === 'true'
 const main = document.getElementById('main')
@@ -132,29 +166,16 @@ function duration(ms) {
   return Math.round(ms / 60000) + ' min'
 }
 
-// ---- schedules in words (common forms only; the raw text is always shown) --
+` +
+  INTERVAL_SCRIPT +
+  String.raw`// ---- schedules in words (common forms only; the raw text is always shown) --
 
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
-const UNIT_NAMES = { ms: 'millisecond', s: 'second', m: 'minute', h: 'hour', d: 'day', w: 'week' }
 
 function describeSchedule(job) {
   if (job.schedule_type === 'every') return describeEvery(job.schedule)
   if (job.schedule_type === 'at') return 'once'
   return describeCron(job.schedule)
-}
-
-function describeEvery(text) {
-  const parts = []
-  const pattern = /(\d+)\s*(ms|s|m|h|d|w)/gi
-  let consumed = ''
-  for (const match of String(text).matchAll(pattern)) {
-    consumed += match[0]
-    const amount = Number(match[1])
-    const unit = UNIT_NAMES[match[2].toLowerCase()]
-    parts.push(amount === 1 ? unit : amount + ' ' + unit + 's')
-  }
-  if (parts.length === 0 || consumed.replace(/\s/g, '') !== String(text).replace(/\s/g, '')) return ''
-  return 'every ' + parts.join(' ')
 }
 
 function isNumber(field) {

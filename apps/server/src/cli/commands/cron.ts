@@ -110,14 +110,18 @@ export const registerCron: Register = (program, action) => {
         'at',
       ]),
     )
-    .addOption(new Option('--every <duration>', 'a fixed interval, e.g. 5m or 2h').conflicts(['at']))
+    .addOption(
+      new Option('--every <duration>', 'a fixed interval with a unit, e.g. 5m, 2h or 1h30m').conflicts([
+        'at',
+      ]),
+    )
     .option('--at <iso-time>', 'once, at an ISO 8601 date-time, e.g. 2026-03-01T09:00')
     .addOption(new Option('--command <command>', 'shell command to run (a shell job)').conflicts('prompt'))
     .option('--prompt <text>', 'instruction for the agent (an agent job)')
     .option('--cwd <dir>', 'working directory of a shell job')
     .option('--timezone <zone>', "IANA zone the schedule is read in (default: the server's)")
     .option('--deliver-to <targets>', 'comma-separated delivery targets, e.g. telegram:123,log')
-    .option('--timeout <duration>', 'how long one run may take, e.g. 90s or 10m')
+    .option('--timeout <duration>', 'how long one run may take, e.g. 90s or 10m (a bare number is seconds)')
     .addOption(
       new Option('--overlap <policy>', 'when a run is due while one is still going').choices([
         'skip',
@@ -134,7 +138,6 @@ export const registerCron: Register = (program, action) => {
           )
         if (options.cwd !== undefined && options.command === undefined)
           throw usage('--cwd applies to shell jobs (--command) only')
-        if (options.timeout !== undefined) durationOption(options.timeout)
         const body = {
           name,
           schedule_type: schedule.type,
@@ -148,9 +151,8 @@ export const registerCron: Register = (program, action) => {
               }),
           ...(options.timezone === undefined ? {} : { timezone: options.timezone }),
           ...(options.deliverTo === undefined ? {} : { deliver_to: listOf(options.deliverTo) }),
-          ...(options.timeout === undefined
-            ? {}
-            : { timeout: /^\d+(?:\.\d+)?$/.test(options.timeout) ? `${options.timeout}s` : options.timeout }),
+          // Sent as milliseconds with their unit: the server reads it exactly as checked here.
+          ...(options.timeout === undefined ? {} : { timeout: `${runTimeout(options.timeout)}ms` }),
           ...(options.overlap === undefined ? {} : { overlap: options.overlap }),
         }
         const client = await context.client()
@@ -281,6 +283,15 @@ export const registerCron: Register = (program, action) => {
         return { data, render: (out) => renderHistory(out, data.entries) }
       }),
     )
+}
+
+/** `--timeout` of `cron add` in milliseconds; a bad value is a usage error (exit 2). */
+function runTimeout(value: string): number {
+  try {
+    return durationOption(value)
+  } catch (error) {
+    throw usage(`--timeout: ${(error as Error).message}`)
+  }
 }
 
 function usage(message: string): CliError {

@@ -51,6 +51,13 @@ export const registerServe: Register = (program, action) => {
         const config = await loadConfig({ env })
         const logger = createLogger({ level: config.logging.level })
         warnOfSecretsInInit(logger)
+        for (const warning of config.warnings)
+          logger.warn('configuration: deprecated form', {
+            key: warning.key,
+            line: warning.line,
+            column: warning.column,
+            message: warning.message,
+          })
         const { host } = config.server
         // Known once listening (port 0 picks one): /mcp checks that a loopback Host names it.
         let port: number | undefined
@@ -97,6 +104,13 @@ export const registerServe: Register = (program, action) => {
         const config = await context.config()
         const logger = createLogger({ level: config.logging.level })
         warnOfSecretsInInit(logger)
+        for (const warning of config.warnings)
+          logger.warn('configuration: deprecated form', {
+            key: warning.key,
+            line: warning.line,
+            column: warning.column,
+            message: warning.message,
+          })
         await serveMcpStdio({ config, logger })
         // stdout belongs to the protocol: no document, even with --json.
         return { data: undefined, keepRunning: true, silent: true }
