@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import { routeAiSdkWarnings } from './agent/ai-sdk-warnings.js'
 import { type App, createApp, VERSION } from './app.js'
 import type { ServerConfig } from './config/types.js'
 import { ServerError } from './errors.js'
@@ -67,6 +68,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
 
   let app: App | undefined
   const mcp = lazyMcp(config, address.port)
+  // stderr carries JSON lines only: the AI SDK's warnings go through the logger too.
+  const restoreWarnings = routeAiSdkWarnings(logger)
   try {
     app = await createApp(
       config,
@@ -86,6 +89,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     await closeServer(server, 0)
     await mcp.close()
     await app?.stop()
+    restoreWarnings()
     throw error
   }
   const running = app
@@ -102,6 +106,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         await closeServer(server, options.closeGraceMs ?? 2_000)
         await mcp.close()
         await running.stop()
+        restoreWarnings()
       })()
       return closing
     },
