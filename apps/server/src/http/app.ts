@@ -24,7 +24,7 @@ import {
 import { callToolOverHttp } from './tool-call.js'
 
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
-export type McpRequestHandler = (request: Request) => Promise<Response>
+type McpRequestHandler = (request: Request) => Promise<Response>
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -213,7 +213,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
 }
 
 /** Where 404s and the CLI send readers for the routes: a document that is in the repository. */
-export const API_DOCS = 'see the HTTP API section of apps/server/README.md'
+const API_DOCS = 'see the HTTP API section of apps/server/README.md'
 
 /**
  * Passes an MCP request on unless its body nests deeper than {@link MAX_JSON_DEPTH} (answered 400
