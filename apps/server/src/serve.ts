@@ -67,7 +67,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const url = `http://${formatHost(reachableHost(host))}:${address.port}`
 
   let app: App | undefined
-  const mcp = lazyMcp(config, address.port)
+  const mcp = lazyMcp(config, logger, address.port)
   // stderr carries JSON lines only: the AI SDK's warnings go through the logger too.
   const restoreWarnings = routeAiSdkWarnings(logger)
   try {
@@ -88,8 +88,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     shutdown.abort()
     await closeServer(server, 0)
     await mcp.close()
-    await app?.stop()
-    restoreWarnings()
+    try {
+      await app?.stop()
+    } finally {
+      restoreWarnings()
+    }
     throw error
   }
   const running = app
@@ -105,8 +108,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         shutdown.abort()
         await closeServer(server, options.closeGraceMs ?? 2_000)
         await mcp.close()
-        await running.stop()
-        restoreWarnings()
+        try {
+          await running.stop()
+        } finally {
+          restoreWarnings()
+        }
       })()
       return closing
     },
@@ -148,7 +154,7 @@ export function installShutdown(running: RunningServer, logger: Logger): () => v
  * start. Its own Host check is the server's policy too (the bound address, the real port,
  * `server.allowed_hosts`), so it agrees with the guard in front of it.
  */
-function lazyMcp(config: ServerConfig, port: number) {
+function lazyMcp(config: ServerConfig, logger: Logger, port: number) {
   let endpoint: Promise<McpHttpEndpoint> | undefined
   return {
     async handle(app: App, request: Request): Promise<Response> {
@@ -162,11 +168,16 @@ function lazyMcp(config: ServerConfig, port: number) {
       )
       return (await endpoint)(request)
     },
-    /** Ends exchanges in flight and denies what still waits for approval over MCP. */
+    /**
+     * Ends exchanges in flight and denies what still waits for approval over MCP. Never rejects: a
+     * failure is logged, and stopping the rest of the server goes on.
+     */
     async close(): Promise<void> {
-      // An endpoint that failed to load has nothing to close (its requests were answered 500).
-      const loaded = await endpoint?.catch(() => undefined)
-      await loaded?.close()
+      try {
+        await (await endpoint)?.close()
+      } catch (error) {
+        logger.warn('closing /mcp failed', { error })
+      }
     },
   }
 }
