@@ -1,16 +1,21 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import { routeAiSdkWarnings } from './agent/ai-sdk-warnings.js'
 import { type App, createApp, VERSION } from './app.js'
 import type { ServerConfig } from './config/types.js'
 import { ServerError } from './errors.js'
-import { createHttpApp, type McpRequestHandler } from './http/app.js'
-import { isLoopbackHost } from './http/guards.js'
+import { createHttpApp } from './http/app.js'
+import { isLoopbackHost, isWildcardHost } from './http/host-policy.js'
 import type { Logger } from './logger.js'
+import type { McpHttpEndpoint } from './mcp/http.js'
 
 /** A listening server: its URL (with the real port when `port` was 0), its services, and how to stop it. */
 export interface RunningServer {
-  /** `http://<host>:<port>`, e.g. `http://127.0.0.1:7878`. */
+  /**
+   * `http://<host>:<port>`, e.g. `http://127.0.0.1:7878`; for a wildcard bind (`0.0.0.0`, `::`)
+   * the loopback address (`127.0.0.1`, `[::1]`), which this machine's clients use.
+   */
   readonly url: string
   readonly app: App
   /** Stops accepting connections, lets requests in flight finish (briefly), then stops the services. Idempotent. */
@@ -21,8 +26,6 @@ export interface RunningServer {
 export interface ServeOptions {
   readonly config: ServerConfig
   readonly logger: Logger
-  /** Builds the `/mcp` handler for the wired app (src/mcp/http.ts); `/mcp` is 404 without it. */
-  readonly mcp?: (app: App) => McpRequestHandler
   /** Opens the secrets vault; default `config.vault.passphrase` (`LANGO_PASSPHRASE`). */
   readonly passphrase?: string
   /** This machine's time in epoch milliseconds, fractions allowed; default `Date.now` (see `createApp`). */
@@ -33,8 +36,10 @@ export interface ServeOptions {
 
 /**
  * `lango serve`: checks that the address is safe, binds it (so a taken port fails before anything
- * is opened or any job fires), opens and wires the services, starts them, and serves the HTTP API
- * on `config.server.host:port`. `GET /healthz` answers 503 `starting` until the services run.
+ * is opened or any job fires), opens and wires the services, starts them, and serves the HTTP API,
+ * the dashboard and MCP Streamable HTTP at `/mcp` on `config.server.host:port`, every route behind
+ * the one Host policy (src/http/host-policy.ts). `GET /healthz` answers 503 `starting` until the
+ * services run.
  * Throws `SERVER_UNSAFE_BIND` for a non-loopback host without an API token, `SERVER_LISTEN_FAILED`
  * when the address cannot be bound, and whatever `createApp`/`start` throw; nothing stays open then.
  */
@@ -61,9 +66,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   }) as Server
   await listen(server, host, port)
   const address = server.address() as AddressInfo
-  const url = `http://${formatHost(host)}:${address.port}`
+  const url = `http://${formatHost(reachableHost(host))}:${address.port}`
 
   let app: App | undefined
+  const mcp = lazyMcp(config, logger, address.port)
+  // stderr carries JSON lines only: the AI SDK's warnings go through the logger too.
+  const restoreWarnings = routeAiSdkWarnings(logger)
   try {
     app = await createApp(config, logger, {
       ...(options.passphrase === undefined ? {} : { passphrase: options.passphrase }),
@@ -72,18 +80,24 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     const wired = app
     const http = createHttpApp(wired, {
       signal: shutdown.signal,
-      ...(options.mcp === undefined ? {} : { mcp: options.mcp(wired) }),
+      port: address.port,
+      mcp: (request) => mcp.handle(wired, request),
     })
     handle = (request, env) => http.fetch(request, env)
     await wired.start()
   } catch (error) {
     shutdown.abort()
     await closeServer(server, 0)
-    await app?.stop()
+    await mcp.close()
+    try {
+      await app?.stop()
+    } finally {
+      restoreWarnings()
+    }
     throw error
   }
   const running = app
-  logger.info('listening', { url })
+  logger.info('listening', { url, bound: formatAddress(host, address.port) })
 
   let closing: Promise<void> | undefined
   return {
@@ -94,7 +108,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         // Ends event streams and calls still running (a 202 left them waiting for approval).
         shutdown.abort()
         await closeServer(server, options.closeGraceMs ?? 2_000)
-        await running.stop()
+        await mcp.close()
+        try {
+          await running.stop()
+        } finally {
+          restoreWarnings()
+        }
       })()
       return closing
     },
@@ -129,6 +148,45 @@ export function installShutdown(running: RunningServer, logger: Logger): () => v
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
   }
+}
+
+/**
+ * `/mcp`, built on its first request: the MCP SDK (about 20 MiB resident) loads then, not at
+ * start. Its own Host check is the server's policy too (the bound address, the real port,
+ * `server.allowed_hosts`), so it agrees with the guard in front of it.
+ */
+function lazyMcp(config: ServerConfig, logger: Logger, port: number) {
+  let endpoint: Promise<McpHttpEndpoint> | undefined
+  return {
+    async handle(app: App, request: Request): Promise<Response> {
+      endpoint ??= import('./mcp/http.js').then(({ createMcpHttpHandler }) =>
+        createMcpHttpHandler(app, {
+          listenHost: config.server.host,
+          port,
+          allowedHosts: config.server.allowedHosts,
+          allowedOrigins: config.server.allowedOrigins,
+        }),
+      )
+      return (await endpoint)(request)
+    },
+    /**
+     * Ends exchanges in flight and denies what still waits for approval over MCP. Never rejects: a
+     * failure is logged, and stopping the rest of the server goes on.
+     */
+    async close(): Promise<void> {
+      try {
+        await (await endpoint)?.close()
+      } catch (error) {
+        logger.warn('closing /mcp failed', { error })
+      }
+    },
+  }
+}
+
+/** The address this machine's clients use for `host`: loopback for a wildcard bind. */
+function reachableHost(host: string): string {
+  if (!isWildcardHost(host)) return host
+  return host.includes(':') ? '::1' : '127.0.0.1'
 }
 
 /** The answer to every request until the services run: `/healthz` in its own shape, the rest an error. */

@@ -137,6 +137,15 @@ describe('lango serve', () => {
       await readFile(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'),
     )
     expect((await lango(['--version'])).stdout.trim()).toBe(manifest.version)
+    // --json is one JSON document, whichever flag comes first (issue 21).
+    for (const args of [
+      ['--version', '--json'],
+      ['--json', '-V'],
+    ]) {
+      const result = await lango(args)
+      expect(result.code, args.join(' ')).toBe(0)
+      expect(JSON.parse(result.stdout), args.join(' ')).toEqual({ version: manifest.version })
+    }
     const health = (await (await fetch(`${url}/healthz`)).json()) as { version: string }
     expect(health.version).toBe(manifest.version)
     const client = new Client({ name: 'cli-test', version: '1.0.0' })

@@ -1,4 +1,6 @@
+import { writeFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openEvents, startTestServer, type TestServer, until } from './fixtures/http-server.js'
 
@@ -229,6 +231,128 @@ describe('bad input', () => {
 
     // Still serving after every one of those.
     expect((await server.request('/api/tools')).status).toBe(200)
+  })
+})
+
+describe('request bodies (issue 21)', () => {
+  /** A POST with this exact body and Content-Type (none when undefined), over node:http. */
+  function rawPost(
+    path: string,
+    body: string,
+    contentType: string | undefined,
+  ): Promise<{ status: number; body: Json }> {
+    const url = new URL(`${server.url}${path}`)
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            ...(contentType === undefined ? {} : { 'content-type': contentType }),
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => {
+            text += chunk
+          })
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
+        },
+      )
+      req.on('error', reject)
+      req.end(body)
+    })
+  }
+
+  it('refuses JSON that is not an object as parameters, on every route that reads a body', async () => {
+    for (const path of ['/api/tools/cron_list', '/api/cron/jobs', '/api/chat', '/v1/chat/completions']) {
+      for (const body of ['[]', '[{}]', '"text"', 'null', '3']) {
+        const answer = await rawPost(path, body, 'application/json')
+        expect(answer.status, `${path} ${body}`).toBe(400)
+        expect(answer.body.error, `${path} ${body}`).toEqual({
+          code: 'INVALID_REQUEST',
+          message: expect.stringMatching(/^the request body must be a JSON object, not /),
+        })
+      }
+    }
+  })
+
+  it('requires Content-Type: application/json on a body (415), and no type on a POST without one', async () => {
+    for (const type of [
+      'text/plain',
+      'text/plain;charset=UTF-8',
+      'application/x-www-form-urlencoded',
+      undefined,
+    ]) {
+      const answer = await rawPost('/api/tools/cron_list', '{}', type)
+      expect(answer.status, String(type)).toBe(415)
+      expect(answer.body.error, String(type)).toEqual({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: 'request bodies must be JSON sent with Content-Type: application/json',
+      })
+    }
+    // Also where the route never reads the body: a text/plain POST is what another site can send.
+    expect((await rawPost('/api/approvals/none', '{"decision":"approve"}', 'text/plain')).status).toBe(415)
+    expect((await rawPost('/v1/chat/completions', '{}', 'text/plain')).status).toBe(415)
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON']) {
+      expect((await rawPost('/api/tools/cron_list', '{}', type)).status, type).toBe(200)
+    }
+    expect((await rawPost('/api/tools/cron_list', '', undefined)).status).toBe(200)
+  })
+
+  it('refuses a body nested deeper than 64 levels before parsing it, on the API and /mcp', async () => {
+    const nested = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`
+    const shallow = await rawPost('/api/tools/cron_list', nested(64), 'application/json')
+    expect(shallow.body.error.code).toBe('TOOL_INVALID_PARAMETERS')
+    // Brackets inside strings are text, not nesting.
+    const quoted = JSON.stringify({ job_id: `"\\${'['.repeat(200)}` })
+    expect((await rawPost('/api/tools/cron_history', quoted, 'application/json')).body.error?.code).not.toBe(
+      'BODY_TOO_DEEP',
+    )
+    // 800 KB of nesting: refused at the 65th level instead of parsed and validated.
+    for (const body of [nested(65), '['.repeat(400_000) + ']'.repeat(400_000)]) {
+      for (const path of ['/api/tools/cron_list', '/api/cron/jobs', '/v1/chat/completions']) {
+        const deep = await rawPost(path, body, 'application/json')
+        expect(deep.status, path).toBe(400)
+        expect(deep.body.error, path).toEqual({
+          code: 'BODY_TOO_DEEP',
+          message: 'the request body nests arrays and objects more than 64 levels deep',
+        })
+      }
+    }
+    const mcp = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":${nested(80)}}`,
+    })
+    expect(mcp.status).toBe(400)
+    expect(await json(mcp)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'BODY_TOO_DEEP' } } })
+    expect((await server.request('/api/tools')).status).toBe(200)
+  })
+
+  it('answers an unknown workflow run id 404, like the other resources', async () => {
+    const missing = await server.request('/api/workflows/runs/no-such-run')
+    expect(missing.status).toBe(404)
+    expect((await json(missing)).error).toMatchObject({
+      code: 'TOOL_FAILED',
+      reason: 'WORKFLOW_RUN_NOT_FOUND',
+    })
+  })
+
+  it('answers a workflow path outside the directory the same whether or not the file exists', async () => {
+    const outside = join(server.home, 'outside.flow.yaml')
+    await writeFile(outside, 'name: outside\nsteps:\n  - { id: a, run: "echo hi" }\n')
+    const answers = []
+    for (const file_path of [outside, join(server.home, 'absent.flow.yaml')]) {
+      const response = await server.request('/api/workflows/runs', { json: { file_path } })
+      answers.push({ status: response.status, error: (await json(response)).error })
+    }
+    expect(answers[0]).toMatchObject({ status: 422, error: { reason: 'WORKFLOW_PATH_NOT_ALLOWED' } })
+    expect(answers[1]).toEqual(answers[0])
   })
 })
 
@@ -479,7 +603,7 @@ steps:
     expect(after.status).toBe('cancelled')
 
     const unknown = await server.request('/api/workflows/runs/no-such-run')
-    expect(unknown.status).toBe(422)
+    expect(unknown.status).toBe(404)
     const both = await server.request('/api/workflows/runs', {
       json: { name: 'http-long', yaml_content: 'x' },
     })
@@ -553,7 +677,13 @@ describe('browserGuard on a LAN address', () => {
   beforeAll(async () => {
     lan = await startTestServer((config) => ({
       ...config,
-      server: { ...config.server, host: '0.0.0.0', apiToken: token },
+      // The names its LAN clients use (a wildcard bind answers no other name: issue 21).
+      server: {
+        ...config.server,
+        host: '0.0.0.0',
+        apiToken: token,
+        allowedHosts: ['192.0.2.7', 'lango-box.lan'],
+      },
     }))
   })
   afterAll(async () => {

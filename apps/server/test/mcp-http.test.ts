@@ -431,7 +431,7 @@ describe('/mcp pending approvals that nobody answers', () => {
   })
 })
 
-describe('/mcp in the server `lango serve` runs (bearer token set)', () => {
+describe('/mcp in the server serve() runs (bearer token set)', () => {
   it('needs the token like the rest of the API, and serves tools with it', async () => {
     const home = await mkdtemp(join(tmpdir(), 'lango-mcp-serve-'))
     const token = 'test-token-0123456789abcdef'
@@ -441,16 +441,9 @@ describe('/mcp in the server `lango serve` runs (bearer token set)', () => {
       cwd: home,
     })
     const config = { ...loaded, server: { ...loaded.server, host: '127.0.0.1', port: 0 } }
-    let port: number | undefined
-    const running = await serveLango({
-      config,
-      logger: silentLogger,
-      passphrase: '',
-      closeGraceMs: 200,
-      mcp: (app) =>
-        createMcpHttpHandler(app, { allowedOrigins: config.server.allowedOrigins, port: () => port }),
-    })
-    port = Number(new URL(running.url).port)
+    // serve() as a library mounts /mcp itself, behind the same Host guard as the rest (issue 21).
+    const running = await serveLango({ config, logger: silentLogger, passphrase: '', closeGraceMs: 200 })
+    const port = Number(new URL(running.url).port)
     const url = new URL(`${running.url}/mcp`)
     try {
       const anonymous = new Client({ name: 'no-token', version: '0.0.0' })

@@ -623,7 +623,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       beforeAll(async () => {
         server = await startTestServer((config) => ({
           ...config,
-          server: { ...config.server, host: '0.0.0.0', apiToken: TOKEN },
+          server: { ...config.server, host: '0.0.0.0', apiToken: TOKEN, allowedHosts: ['lango-box.test'] },
         }))
         lanBrowser = await launchBrowser({ hosts: { 'lango-box.test': '127.0.0.1' } })
       })

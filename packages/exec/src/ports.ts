@@ -54,7 +54,11 @@ export interface PtyProcess {
   resize(cols: number, rows: number): void
 }
 
-/** Spawns programs on a pseudo-terminal. `nodePtyDriver()` from `@lango/exec/pty` is the implementation. */
+/**
+ * Spawns programs on a pseudo-terminal. `nodePtyDriver()` from `@lango/exec/pty` is the
+ * implementation. `spawn` throws `EXEC_SPAWN_FAILED` when the program or `cwd` is missing, like
+ * the piped spawners, rather than reporting a child that exits 1.
+ */
 export interface PtyDriver {
   spawn(
     file: string,

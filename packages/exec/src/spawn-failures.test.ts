@@ -60,7 +60,7 @@ describe('background starts that cannot spawn (issue 11, finding 1)', () => {
     ).rejects.toMatchObject({ code: 'EXEC_SPAWN_FAILED' })
   })
 
-  it('a PTY background start in a removed cwd never crashes the host', async () => {
+  it('a PTY background start in a removed cwd rejects with EXEC_SPAWN_FAILED too (issue 21)', async () => {
     const victim = join(dir.path, 'work')
     await mkdir(victim)
     await using registry = new ProcessRegistry({
@@ -68,14 +68,28 @@ describe('background starts that cannot spawn (issue 11, finding 1)', () => {
       refStore: racingStore(victim),
       ptyDriver: nodePtyDriver(),
     })
-    const outcome = await registry
-      .start('echo {{secret:k}}', { cwd: victim, pty: true })
-      .then((process) => process.wait())
-      .catch((error: unknown) => error)
-    // Either refused up front or ended as a failed process; never an uncaught exception.
-    if (ExecError.is(outcome)) expect(outcome.code).toBe('EXEC_SPAWN_FAILED')
-    else expect(outcome).toMatchObject({ status: 'exited' })
-    expect((await (await registry.start('true')).wait()).status).toBe('exited')
+    await expect(registry.start('echo {{secret:k}}', { cwd: victim, pty: true })).rejects.toMatchObject({
+      code: 'EXEC_SPAWN_FAILED',
+      data: { code: 'ENOENT' },
+    })
+    expect(registry.list()).toEqual([])
+    expect((await (await registry.start('true', { pty: true })).wait()).status).toBe('exited')
+  })
+
+  it('a PTY start with a missing shell rejects with EXEC_SPAWN_FAILED, in the registry and runWithPty (issue 21)', async () => {
+    await using registry = new ProcessRegistry({ maxRunning: 1, ptyDriver: nodePtyDriver() })
+    for (const shell of [join(dir.path, 'no-such-shell'), 'no-such-shell-on-path', dir.path]) {
+      const error = await registry.start('echo hi', { shell, pty: true }).catch((caught: unknown) => caught)
+      expect(ExecError.is(error), shell).toBe(true)
+      expect(error, shell).toMatchObject({ code: 'EXEC_SPAWN_FAILED' })
+      await expect(runWithPty('echo hi', { shell }), shell).rejects.toMatchObject({
+        code: 'EXEC_SPAWN_FAILED',
+      })
+    }
+    expect(registry.list()).toEqual([])
+    const process = await registry.start('echo still-works', { pty: true })
+    expect((await process.wait()).status).toBe('exited')
+    expect(process.read(0).output).toContain('still-works')
   })
 })
 

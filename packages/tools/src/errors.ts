@@ -19,14 +19,20 @@ export class ToolError extends Error {
   readonly [brand] = true
   /** Ids, limits and statuses; never secrets or user text. */
   readonly data?: Readonly<Record<string, unknown>>
+  /**
+   * The service's own code behind a `TOOL_FAILED` the tool itself detected (`WORKFLOW_RUN_NOT_FOUND`),
+   * passed on as the failure's `reason` like the code of an error a service threw.
+   */
+  readonly reason?: string
 
   constructor(
     readonly code: ToolErrorCode,
     message: string,
-    options?: { cause?: unknown; data?: Record<string, unknown> },
+    options?: { cause?: unknown; data?: Record<string, unknown>; reason?: string },
   ) {
     super(message, { cause: options?.cause })
     if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
+    if (options?.reason !== undefined) this.reason = options.reason
   }
 
   /** True for a `ToolError` from any copy of this package (by brand and name, not `instanceof`). */
@@ -44,12 +50,14 @@ export class ToolError extends Error {
     name: 'ToolError'
     code: ToolErrorCode
     message: string
+    reason?: string
     data?: Readonly<Record<string, unknown>>
   } {
     return {
       name: this.name,
       code: this.code,
       message: this.message,
+      ...(this.reason === undefined ? {} : { reason: this.reason }),
       ...(this.data === undefined ? {} : { data: this.data }),
     }
   }

@@ -219,7 +219,11 @@ function errorDetail(error: unknown): FailureDetail {
 function handlerFailure(tool: AnyTool, error: unknown, context: ToolContext): ToolCallOutcome {
   if (context.signal?.aborted) return canceled(tool)
   const detail = errorDetail(error)
-  if (ToolError.is(error)) return failure(error.code, error.message, detail)
+  if (ToolError.is(error))
+    return failure(error.code, error.message, {
+      ...(error.reason === undefined ? {} : { reason: error.reason }),
+      ...detail,
+    })
   const message = error instanceof Error ? error.message : String(error)
   const reason = (error as { code?: unknown } | null)?.code
   return failure('TOOL_FAILED', `${tool.name} failed: ${message}`, {

@@ -211,10 +211,19 @@ steps:
     })
   })
 
-  it('unknown run ids are clear errors', async () => {
+  it('unknown run ids are clear errors, with the same reason from status and cancel (issue 21)', async () => {
     expect(await call('workflow_status', { run_id: 'nope' })).toMatchObject({
       ok: false,
-      error: { message: expect.stringContaining('nope') },
+      error: {
+        code: 'TOOL_FAILED',
+        reason: 'WORKFLOW_RUN_NOT_FOUND',
+        message: expect.stringContaining('nope'),
+        data: { runId: 'nope' },
+      },
+    })
+    expect(await call('workflow_cancel', { run_id: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_RUN_NOT_FOUND' },
     })
   })
 })

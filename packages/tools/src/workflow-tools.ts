@@ -337,7 +337,10 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       async handler(params) {
         const run = await engine.getRun(params.run_id)
         if (run === undefined)
-          throw new ToolError('TOOL_FAILED', `no workflow run with id ${JSON.stringify(params.run_id)}`)
+          throw new ToolError('TOOL_FAILED', `no workflow run with id ${JSON.stringify(params.run_id)}`, {
+            reason: 'WORKFLOW_RUN_NOT_FOUND',
+            data: { runId: params.run_id },
+          })
         return runView(run)
       },
     }),

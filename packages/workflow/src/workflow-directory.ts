@@ -24,6 +24,7 @@ const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 /** The file suffix of saved workflows. */
 const WORKFLOW_FILE_SUFFIX = '.flow.yaml'
 const DEVICE_NAME = /^(?:con|prn|aux|nul|com[1-9]|lpt[1-9])$/i
+const OUTSIDE_ROOTS = 'Workflow files must lie inside the workflows directory or the workspace'
 
 /** Options of {@link WorkflowDirectory.open}. */
 export interface WorkflowDirectoryOptions {
@@ -73,11 +74,19 @@ export class WorkflowDirectory {
   /** The directory's real path. */
   readonly path: string
   readonly #roots: readonly string[]
+  /** The roots as given and as real paths: where a path may point before anything is resolved. */
+  readonly #spelledRoots: readonly string[]
   readonly #limits: WorkflowLimits
 
-  private constructor(path: string, roots: readonly string[], limits: WorkflowLimits) {
+  private constructor(
+    path: string,
+    roots: readonly string[],
+    spelledRoots: readonly string[],
+    limits: WorkflowLimits,
+  ) {
     this.path = path
     this.#roots = roots
+    this.#spelledRoots = spelledRoots
     this.#limits = limits
   }
 
@@ -100,14 +109,17 @@ export class WorkflowDirectory {
     if ((info.mode & 0o022) !== 0) throw unsafe('is writable by group or others (chmod 700 it)')
     const real = await realpath(absolute)
     const roots = [real]
+    const spelled = [absolute, real]
     for (const root of options.allowedRoots ?? []) {
       try {
-        roots.push(await realpath(resolve(root)))
+        const realRoot = await realpath(resolve(root))
+        roots.push(realRoot)
+        spelled.push(resolve(root), realRoot)
       } catch {
         // A missing workspace simply adds nothing.
       }
     }
-    return new WorkflowDirectory(real, roots, resolveLimits(options.limits))
+    return new WorkflowDirectory(real, roots, [...new Set(spelled)], resolveLimits(options.limits))
   }
 
   /** The file path a saved name maps to. Throws `WORKFLOW_INVALID_NAME` for a bad name. */
@@ -175,9 +187,10 @@ export class WorkflowDirectory {
   }
 
   /**
-   * Reads and validates a workflow by saved name or by path. A path is accepted only when its real
-   * path (symlinks resolved) lies inside the workflows directory or an allowed root and ends in
-   * `.flow.yaml`; the file is opened with `O_NOFOLLOW`, must be a regular file within the size cap,
+   * Reads and validates a workflow by saved name or by path. A path is accepted only when it lies
+   * inside the workflows directory or an allowed root as written (checked before the file system
+   * is touched, so a path outside is `WORKFLOW_PATH_NOT_ALLOWED` whether or not its file exists)
+   * and again once resolved (symlinks followed), and ends in `.flow.yaml`; the file is opened with `O_NOFOLLOW`, must be a regular file within the size cap,
    * and is re-checked through its open descriptor. Errors never quote the file.
    */
   async read(
@@ -199,6 +212,10 @@ export class WorkflowDirectory {
     const candidate = bareName ? this.filePathFor(nameOrPath) : resolve(this.path, nameOrPath)
     if (!bareName && !candidate.endsWith(WORKFLOW_FILE_SUFFIX))
       throw notAllowed('Workflow files must end in .flow.yaml')
+    // Before the file system is asked anything: a path outside every root is refused the same way
+    // whether or not a file is there, so the answer says nothing about files outside.
+    if (!bareName && !this.#spelledRoots.some((root) => isInside(root, candidate)))
+      throw notAllowed(OUTSIDE_ROOTS)
     let real: string
     try {
       real = await realpath(candidate)
@@ -207,9 +224,7 @@ export class WorkflowDirectory {
     }
     if (!real.endsWith(WORKFLOW_FILE_SUFFIX))
       throw notAllowed('Workflow files must end in .flow.yaml (after resolving symlinks)')
-    if (!this.#roots.some((root) => isInside(root, real))) {
-      throw notAllowed('Workflow files must lie inside the workflows directory or the workspace')
-    }
+    if (!this.#roots.some((root) => isInside(root, real))) throw notAllowed(OUTSIDE_ROOTS)
     let handle: FileHandle
     try {
       handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW)

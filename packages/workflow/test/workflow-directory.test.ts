@@ -134,6 +134,31 @@ describe('WorkflowDirectory.read', () => {
     for (const [path, code] of cases) expect(await codeOf(directory.read(path)), path).toBe(code)
   })
 
+  it('answers a path outside the same whether or not its file exists (issue 21)', async () => {
+    await writeFile(join(base, 'present.flow.yaml'), VALID)
+    await mkdir(join(base, 'private'), { mode: 0o000 })
+    const answers = await Promise.all(
+      [
+        join(base, 'present.flow.yaml'),
+        join(base, 'absent.flow.yaml'),
+        '../present.flow.yaml',
+        '../absent.flow.yaml',
+        join(base, 'private', 'x.flow.yaml'),
+        '/no-such-directory/x.flow.yaml',
+      ].map((path) =>
+        directory.read(path).then(
+          () => undefined,
+          (error: WorkflowError) => ({ code: error.code, message: error.message }),
+        ),
+      ),
+    )
+    for (const answer of answers)
+      expect(answer).toEqual({
+        code: 'WORKFLOW_PATH_NOT_ALLOWED',
+        message: 'Workflow files must lie inside the workflows directory or the workspace',
+      })
+  })
+
   it('accepts a path inside the directory (also nested) and inside an allowed workspace root', async () => {
     await mkdir(join(directory.path, 'team'))
     await writeFile(join(directory.path, 'team', 'nightly.flow.yaml'), VALID)

@@ -423,6 +423,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             now: now(),
           }),
           messages: [...recentMessages(history.messages, maxHistoryMessages), userMessage],
+          // System messages come only in the history of the OpenAI-compatible endpoint, whose client
+          // holds the API token (the operator); ours is `system`, first. Allowed on purpose, so the
+          // SDK prints no plain-text warning into the JSON log stream.
+          allowSystemInMessages: true,
           ...(tools.length === 0
             ? {}
             : {

@@ -24,7 +24,7 @@ export interface RequestOptions {
 const DEFAULT_TIMEOUT_MS = 30_000
 
 /**
- * The `lango` CLI's client of the server's JSON API (notes/server-api.md). Every failure is a
+ * The `lango` CLI's client of the server's JSON API (apps/server/README.md, "HTTP API"). Every failure is a
  * typed error: `CliError` `CLI_SERVER_NOT_RUNNING` (exit 3) when nothing listens at the URL,
  * `ApiError` for the server's `{ error: { code, message, issues } }`. The token never appears
  * in a message.

@@ -58,7 +58,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
         clearInterval(keepAlive)
       }
     }
-  const program = createProgram(io, bind)
+  const program = createProgram(io, bind, { json: argv.includes('--json') })
   try {
     await program.parseAsync([...argv], { from: 'user' })
   } catch (error) {
@@ -77,13 +77,23 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   return state
 }
 
-/** The `lango` command tree; `bind` turns each command's handler into its action. */
-function createProgram(io: CliIo, bind: ActionBinder): Command {
+/**
+ * The `lango` command tree; `bind` turns each command's handler into its action. `json`: the
+ * command line has `--json`, which `--version` must honour even when it comes first (commander
+ * acts on `--version` the moment it reads it).
+ */
+function createProgram(io: CliIo, bind: ActionBinder, options: { readonly json: boolean }): Command {
   const program = new Command('lango')
     .description(
       'Lango automation server and CLI: cron jobs, background tasks, workflows and safe exec for AI agents',
     )
-    .version(VERSION, '-V, --version', 'print the version')
+    .option('-V, --version', 'print the version (with --json: {"version": "…"})')
+    .on('option:version', () => {
+      if (options.json) new Output(io, { json: true }).document({ version: VERSION })
+      else io.stdout.write(`${VERSION}\n`)
+      // Ends parsing the way commander's own --version does: runCli reads exit code 0.
+      throw new CommanderError(0, 'commander.version', VERSION)
+    })
     .option('--json', 'print one JSON document on stdout and nothing else (every command)')
     .option(
       '--url <url>',

@@ -32,9 +32,9 @@ export interface ServerConfig {
     /** Extra `Origin`s allowed on `/mcp` and the API besides loopback ones. Default none. */
     readonly allowedOrigins: readonly string[]
     /**
-     * Names a `Host` header on `/mcp` may carry besides loopback ones and the bound address
-     * (`name` or `name:port`): the names clients use for a server bound to 0.0.0.0 or behind a
-     * proxy. Default none.
+     * Names a `Host` header may carry besides loopback ones and the bound address (`name` on any
+     * port, or `name:port`), on every route but `/healthz`: the names clients use for a server
+     * bound to 0.0.0.0 or behind a proxy (src/http/host-policy.ts). Default none.
      */
     readonly allowedHosts: readonly string[]
   }

@@ -9,18 +9,32 @@ import { ServerError } from '../errors.js'
 import { registerUiRoutes } from '../ui/index.js'
 import { registerChatRoutes } from './chat.js'
 import { eventStream } from './events.js'
-import { bearerGuard, browserGuard } from './guards.js'
+import { bearerGuard, browserGuard, hostGuard } from './guards.js'
+import { createHostPolicy } from './host-policy.js'
 import { registerOperatorRoutes } from './operator.js'
-import { bodyTooLarge, errorResponse, type HttpErrorCode, readJsonBody } from './responses.js'
+import {
+  bodyTooLarge,
+  errorResponse,
+  type HttpErrorCode,
+  jsonContentType,
+  jsonNestingExceeds,
+  MAX_JSON_DEPTH,
+  readJsonBody,
+} from './responses.js'
 import { callToolOverHttp } from './tool-call.js'
 
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
-export type McpRequestHandler = (request: Request) => Promise<Response>
+type McpRequestHandler = (request: Request) => Promise<Response>
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
   /** Serves `/mcp` (every method) when given. */
   readonly mcp?: McpRequestHandler
+  /**
+   * The port the server listens on (a function for one known only once listening): a loopback or
+   * bound `Host` must name it. Default: any port. `serve()` passes the real one.
+   */
+  readonly port?: number | (() => number | undefined)
   /**
    * Aborts on server shutdown: ends event streams and cancels calls still running, including those
    * a 202 left waiting for approval.
@@ -45,11 +59,14 @@ function catalogueEntry(tool: AnyTool) {
 }
 
 /**
- * The server's HTTP API (notes/server-api.md) over a wired {@link App}: `GET /healthz`, the tool
- * catalogue and tool calls under the approval policy, the operator REST routes, server-sent
- * events, and `/mcp` when a handler is given. Every error is JSON `{error: {code, message}}`,
- * never a stack trace; bodies beyond `server.bodyLimitBytes` are 413; with `server.apiToken` set
- * every route but `GET /healthz` needs the bearer token.
+ * The server's HTTP API (apps/server/README.md, "HTTP API") over a wired {@link App}: `GET /healthz`,
+ * the tool catalogue and tool calls under the approval policy, the operator REST routes,
+ * server-sent events, the OpenAI-compatible `/v1`, the dashboard at `/ui`, and `/mcp` when a
+ * handler is given. Every error is JSON `{error: {code, message}}`, never a stack trace. Every
+ * route but `GET /healthz` answers only a `Host` the one Host policy accepts (src/http/host-policy.ts:
+ * DNS rebinding) and, with `server.apiToken` set, only the bearer token; request bodies must be
+ * JSON objects, declared `application/json`, within `server.bodyLimitBytes` (413) and
+ * {@link MAX_JSON_DEPTH} levels.
  */
 export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   const { config, logger } = app
@@ -84,19 +101,34 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     )
   })
   http.notFound((c) =>
-    errorResponse(c, 404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; see notes/server-api.md`),
+    errorResponse(c, 404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; ${API_DOCS}`),
   )
 
-  // Before the guard: the dashboard's page and assets hold no data; its API calls send the token.
+  // First of all, on every route (the dashboard's too): a Host this server answers to.
+  http.use(
+    '*',
+    hostGuard(
+      createHostPolicy({
+        listenHost: config.server.host,
+        allowedHosts: config.server.allowedHosts,
+        ...(options.port === undefined ? {} : { port: options.port }),
+      }),
+      logger,
+    ),
+  )
+  // Before the token: the dashboard's page and assets hold no data; its API calls send the token.
   registerUiRoutes(http, {
     tokenRequired: config.server.apiToken !== undefined && config.server.apiToken !== '',
   })
   if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
     http.use('*', bearerGuard(config.server.apiToken))
   }
-  const guard = browserGuard({ listenHost: config.server.host, allowedOrigins: config.server.allowedOrigins })
-  http.use('/api/*', guard)
-  http.use('/v1/*', guard)
+  const guard = browserGuard({ allowedOrigins: config.server.allowedOrigins })
+  const json = jsonContentType()
+  for (const path of ['/api/*', '/v1/*']) {
+    http.use(path, guard)
+    http.use(path, json)
+  }
   // API bodies are bounded where they are read (readJsonBody); /mcp's web Request here.
   http.use(
     '/mcp',
@@ -175,7 +207,34 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   )
 
   const mcp = options.mcp
-  if (mcp !== undefined) http.all('/mcp', (c) => mcp(c.req.raw))
+  if (mcp !== undefined) http.all('/mcp', (c) => mcpWithinDepth(c.req.raw, mcp))
 
   return http
+}
+
+/** Where 404s and the CLI send readers for the routes: a document that is in the repository. */
+const API_DOCS = 'see the HTTP API section of apps/server/README.md'
+
+/**
+ * Passes an MCP request on unless its body nests deeper than {@link MAX_JSON_DEPTH} (answered 400
+ * as a JSON-RPC parse error, before the MCP SDK parses it). The body was bounded by `bodyLimit`.
+ */
+async function mcpWithinDepth(request: Request, mcp: McpRequestHandler): Promise<Response> {
+  if (request.body === null) return mcp(request)
+  const bytes = new Uint8Array(await request.arrayBuffer())
+  if (jsonNestingExceeds(bytes, MAX_JSON_DEPTH)) {
+    const message = `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`
+    return Response.json(
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message, data: { code: 'BODY_TOO_DEEP' } } },
+      { status: 400 },
+    )
+  }
+  return mcp(
+    new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: bytes,
+      signal: request.signal,
+    }),
+  )
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
 import type { Context, Hono } from 'hono'
 import { streamSSE } from 'hono/streaming'
@@ -49,8 +49,29 @@ const completionBody = v.looseObject({
     v.maxLength(MAX_HISTORY, `messages must be at most ${MAX_HISTORY}`),
   ),
   stream: v.optional(v.boolean()),
-  user: v.optional(sessionName),
+  // OpenAI accepts any string here; openAiSessionKey makes it a safe session key.
+  user: v.optional(v.string('user must be a string')),
 })
+
+/** The one model `/v1/models` lists, in OpenAI's shape. */
+const AGENT_MODEL = { id: AGENT_MODEL_ID, object: 'model', created: 0, owned_by: 'lango' } as const
+
+/** An OpenAI `user` used in the session key as it is: short, and only characters with no meaning there. */
+const PLAIN_USER = /^[A-Za-z0-9._@-]{1,64}$/
+
+/**
+ * The session of an OpenAI-compatible request's `user` (any string, as OpenAI accepts):
+ * `openai:<user>` for a plain one (1-64 letters, digits, `.` `_` `@` `-`), `openai:~<SHA-256,
+ * base64url>` for any other (spaces, `:`, other scripts, an empty or a long string), and
+ * `openai:anonymous` without one. `~` never occurs in a plain user, so two users never share a
+ * session; and whatever the string says (`cron:nightly`, `bg:…`), the key is an `openai:` chat's,
+ * never one of the reserved kinds.
+ */
+function openAiSessionKey(user: string | undefined): string {
+  if (user === undefined) return 'openai:anonymous'
+  if (PLAIN_USER.test(user)) return `openai:${user}`
+  return `openai:~${createHash('sha256').update(user, 'utf8').digest('base64url')}`
+}
 
 /** HTTP status for an agent failure: the model server's faults are 502, a timeout 504. */
 function agentStatus(error: AgentError): ContentfulStatusCode {
@@ -93,9 +114,9 @@ function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string
 
 /**
  * Chat with the agent over HTTP: `POST /api/chat` (`{ session?, message }` → the reply, in the
- * persisted session `http:<session>`), and the OpenAI-compatible `GET /v1/models` and
- * `POST /v1/chat/completions` (stateless: the client sends the conversation; `stream: true`
- * answers server-sent events), so chat front ends such as Open WebUI talk to the agent and its
+ * persisted session `http:<session>`), and the OpenAI-compatible `GET /v1/models`,
+ * `GET /v1/models/{id}` and `POST /v1/chat/completions` (stateless: the client sends the
+ * conversation, its `user` names the session; `stream: true` answers server-sent events), so chat front ends such as Open WebUI talk to the agent and its
  * tools. Calls that need approval wait for it (pending approvals, answered over the API, the CLI
  * or the dashboard); the client going away cancels the turn.
  */
@@ -132,12 +153,23 @@ export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal |
     }
   })
 
-  http.get('/v1/models', (c) =>
-    c.json({
-      object: 'list',
-      data: [{ id: AGENT_MODEL_ID, object: 'model', created: 0, owned_by: 'lango' }],
-    }),
-  )
+  http.get('/v1/models', (c) => c.json({ object: 'list', data: [AGENT_MODEL] }))
+  // An id may hold slashes (`org/model`), as other OpenAI-compatible servers' ids do.
+  http.get('/v1/models/:id{.+}', (c) => {
+    if (c.req.param('id') === AGENT_MODEL_ID) return c.json(AGENT_MODEL)
+    // OpenAI's own error shape (message, type, param, code), which its SDKs read.
+    return c.json(
+      {
+        error: {
+          message: `no model with that id: this server offers one model, "${AGENT_MODEL_ID}"`,
+          type: 'invalid_request_error',
+          param: 'model',
+          code: 'model_not_found',
+        },
+      },
+      404,
+    )
+  })
 
   http.post('/v1/chat/completions', async (c) => {
     const body = await readJsonBody(c, limit)
@@ -168,7 +200,7 @@ export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal |
       if (entry.role === 'system' || entry.role === 'developer') return [{ role: 'system', content: text }]
       return []
     })
-    const session = `openai:${user ?? 'anonymous'}`
+    const session = openAiSessionKey(user)
     const id = `chatcmpl-${randomUUID()}`
     const created = Math.floor(Date.now() / 1000)
     const link = callSignal(c.req.raw.signal, shutdown)

@@ -1,19 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
+import type { Logger } from '../logger.js'
+import { type HostPolicy, isLoopbackHost } from './host-policy.js'
 import { errorResponse } from './responses.js'
-
-/** True for an address or name that only this machine reaches: 127.0.0.0/8, ::1, localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
-  const lower = bare.toLowerCase()
-  return (
-    lower === 'localhost' ||
-    lower.endsWith('.localhost') ||
-    lower === '::1' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower) ||
-    /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower)
-  )
-}
 
 /** SHA-256 first, so both sides have one length and the comparison time says nothing about the token. */
 function digest(value: string): Buffer {
@@ -54,18 +43,38 @@ export function bearerGuard(token: string): MiddlewareHandler {
 }
 
 /**
- * Browser protections for the API. A page on another site could otherwise drive a server on
- * 127.0.0.1 with simple cross-origin POSTs (no preflight), or through DNS rebinding: an `Origin`
- * must be a loopback one, listed in `server.allowed_origins`, or this request's own
- * `scheme://Host` (the dashboard at `/ui` reached by a LAN address), and while the server listens
- * on loopback the `Host` must be a loopback name too.
+ * The `Host` check of every route but `GET /healthz` (which load balancers and probes call by
+ * whatever address they have, and which holds nothing to steal): a request whose `Host` the
+ * {@link HostPolicy} refuses is answered 403 `HOST_FORBIDDEN` before anything else runs, on
+ * `/mcp` as a JSON-RPC error with the code in `data.code`.
  */
-export function browserGuard(options: {
-  readonly listenHost: string
-  readonly allowedOrigins: readonly string[]
-}): MiddlewareHandler {
+export function hostGuard(policy: HostPolicy, logger?: Logger): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.path === '/healthz') return next()
+    const problem = policy.problem(c.req.header('host'))
+    if (problem === undefined) return next()
+    logger?.warn('request refused', { code: 'HOST_FORBIDDEN', method: c.req.method, path: c.req.path })
+    if (c.req.path === '/mcp') return jsonRpcForbidden('HOST_FORBIDDEN', problem)
+    return errorResponse(c, 403, 'HOST_FORBIDDEN', problem)
+  }
+}
+
+/** A 403 as MCP clients read it (a JSON-RPC error), with the API's code in `data.code`. */
+export function jsonRpcForbidden(code: 'HOST_FORBIDDEN' | 'ORIGIN_FORBIDDEN', message: string): Response {
+  return Response.json(
+    { jsonrpc: '2.0', id: null, error: { code: -32000, message, data: { code } } },
+    { status: 403 },
+  )
+}
+
+/**
+ * Browser protection for the API: a page on another site could otherwise drive the server with
+ * simple cross-origin POSTs (no preflight). An `Origin` must be a loopback one, listed in
+ * `server.allowed_origins`, or this request's own `scheme://Host` (the dashboard at `/ui` reached
+ * by a name in `server.allowed_hosts`); the `Host` itself is {@link hostGuard}'s to check.
+ */
+export function browserGuard(options: { readonly allowedOrigins: readonly string[] }): MiddlewareHandler {
   const allowed = new Set(options.allowedOrigins.map((origin) => origin.toLowerCase().replace(/\/+$/, '')))
-  const checkHost = isLoopbackHost(options.listenHost)
   return async (c, next) => {
     const origin = c.req.header('origin')
     if (
@@ -81,29 +90,8 @@ export function browserGuard(options: {
         'requests from this web origin are not allowed: add it to server.allowed_origins in lango.yaml',
       )
     }
-    if (checkHost) {
-      const host = c.req.header('host')
-      if (host !== undefined && !isLoopbackHost(hostName(host))) {
-        return errorResponse(
-          c,
-          403,
-          'HOST_FORBIDDEN',
-          'this server listens on loopback and answers only to a loopback Host',
-        )
-      }
-    }
     return next()
   }
-}
-
-/** `host[:port]` or `[v6]:port` without the port. */
-function hostName(host: string): string {
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']')
-    return end === -1 ? host : host.slice(0, end + 1)
-  }
-  const colon = host.lastIndexOf(':')
-  return colon === -1 || host.indexOf(':') !== colon ? host : host.slice(0, colon)
 }
 
 function isLoopbackOrigin(origin: string): boolean {
@@ -119,7 +107,7 @@ function isLoopbackOrigin(origin: string): boolean {
  * True when `origin` is the request's own `scheme://host[:port]`: the page was served by this
  * server at the address the browser used. The scheme is the connection's (a server behind a TLS
  * proxy lists its public origin in `server.allowed_origins`). Under DNS rebinding the Host is the
- * attacker's name, which the loopback Host check refuses while the server listens on loopback.
+ * attacker's name, which {@link hostGuard} refused before this runs.
  */
 function isSameOrigin(origin: string, requestUrl: string, host: string | undefined): boolean {
   try {

@@ -7,15 +7,7 @@ import type { App } from '../app.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from '../approvals.js'
 import { ServerError } from '../errors.js'
 import { savedWorkflowSchedules } from '../scheduled-workflows.js'
-import {
-  defined,
-  errorResponse,
-  failureBody,
-  failureStatus,
-  isJsonObject,
-  queryNumber,
-  readJsonBody,
-} from './responses.js'
+import { defined, errorResponse, failureBody, failureStatus, queryNumber, readJsonBody } from './responses.js'
 import { callSignal } from './tool-call.js'
 
 /** Which configuration switch a tool depends on, for the message when it is off. */
@@ -200,7 +192,7 @@ function operatorViews(app: App, tools: ReadonlyMap<string, AnyTool>): AnyTool[]
 }
 
 /**
- * The operator REST API of server-api.md: cron jobs and runs, workflow runs and saved workflows,
+ * The operator REST API (apps/server/README.md, "HTTP API"): cron jobs and runs, workflow runs and saved workflows,
  * background tasks, background processes and approvals. The bearer token is the operator, so
  * these calls need no approval: each runs the same tool an agent would, with policy `none` and
  * session `cli`, and answers with the tool's result as it is (a failure as `{error}` with the
@@ -251,16 +243,12 @@ export function registerOperatorRoutes(http: Hono, app: App, shutdown: AbortSign
     }
   }
 
-  /** The JSON object of the request body, or the 400 to send. */
+  /** The JSON object of the request body, or the error response to send. */
   const bodyObject = async (
     c: Context,
   ): Promise<{ value: Record<string, unknown> } | { response: Response }> => {
     const body = await readJsonBody(c, app.config.server.bodyLimitBytes)
-    if (!body.ok) return { response: body.response }
-    if (!isJsonObject(body.value)) {
-      return { response: errorResponse(c, 400, 'INVALID_REQUEST', 'the request body must be a JSON object') }
-    }
-    return { value: body.value }
+    return body.ok ? { value: body.value } : { response: body.response }
   }
 
   // Cron

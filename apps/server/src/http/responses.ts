@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { ToolCallOutcome } from '@lango/tools'
-import type { Context } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
 /** Codes of the HTTP layer's own errors (tool and service codes pass through as they are). */
@@ -11,12 +11,19 @@ export type HttpErrorCode =
   | 'AUTH_INVALID'
   /** A browser page from another origin called the API (not loopback, not in `server.allowed_origins`). */
   | 'ORIGIN_FORBIDDEN'
-  /** The `Host` header names another host while the server listens on loopback (DNS rebinding). */
+  /**
+   * The `Host` header names no host this server answers to (DNS rebinding): not a loopback name on
+   * its port, not the bound address, not listed in `server.allowed_hosts`.
+   */
   | 'HOST_FORBIDDEN'
   /** The request body is larger than `server.body_limit` (`bodyLimitBytes`). */
   | 'BODY_TOO_LARGE'
+  /** A request body came without `Content-Type: application/json`. */
+  | 'UNSUPPORTED_MEDIA_TYPE'
   /** The request body is not JSON. */
   | 'INVALID_JSON'
+  /** The request body nests arrays and objects deeper than {@link MAX_JSON_DEPTH}. */
+  | 'BODY_TOO_DEEP'
   /** A body or query field has the wrong type or value; `issues` names each. */
   | 'INVALID_REQUEST'
   /** No such route (or method). */
@@ -62,7 +69,7 @@ export function errorResponse(
 type Failure = Extract<ToolCallOutcome, { ok: false }>['error']
 
 /**
- * The HTTP status of a failed tool call (server-api.md): invalid parameters 400, unknown tool 404,
+ * The HTTP status of a failed tool call: invalid parameters 400, unknown tool 404,
  * denied 403, canceled 409, any other failure 422. `notFoundAs404` (the operator REST routes, which
  * name a resource in the path) answers 404 when the service says the id names nothing.
  */
@@ -93,10 +100,50 @@ export function failureBody(error: Failure): ErrorBody {
   })
 }
 
-/** What {@link readJsonBody} gives: the parsed value, or the 400 to send. */
+/** What {@link readJsonBody} gives: the body's JSON object, or the error response to send. */
 export type JsonBody =
-  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: true; readonly value: Record<string, unknown> }
   | { readonly ok: false; readonly response: Response }
+
+/**
+ * How deeply a request body may nest arrays and objects. Parameters and chat messages need a
+ * handful of levels; a body of a million `[` costs the parser and every validator after it
+ * (about a second of blocked event loop), so deeper bodies are refused before they are parsed.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/**
+ * True when the JSON text in `bytes` opens more than `maxDepth` arrays or objects at once. One pass
+ * over the bytes, strings skipped with `indexOf` (about 0.5 ms per MiB), stopping at the first
+ * level too deep; malformed text is left to the parser.
+ */
+export function jsonNestingExceeds(bytes: Uint8Array, maxDepth: number): boolean {
+  let depth = 0
+  for (let index = 0; index < bytes.length; index++) {
+    const byte = bytes[index]
+    if (byte === 0x22) {
+      // To the closing quote: the next one not escaped by an odd run of backslashes.
+      for (;;) {
+        index = bytes.indexOf(0x22, index + 1)
+        if (index === -1) return false
+        let backslashes = 0
+        while (bytes[index - 1 - backslashes] === 0x5c) backslashes++
+        if (backslashes % 2 === 0) break
+      }
+    } else if (byte === 0x5b || byte === 0x7b) {
+      depth++
+      if (depth > maxDepth) return true
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}
+
+/** True for `application/json` and `application/<something>+json`, parameters (charset) aside. */
+function isJsonMediaType(contentType: string): boolean {
+  return /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(contentType)
+}
 
 /** The 413 message for a body beyond `limit` bytes. */
 export function bodyTooLarge(limit: number): string {
@@ -144,38 +191,69 @@ async function readBounded(c: Context, maxBytes: number): Promise<Buffer | undef
 }
 
 /**
- * Parses the request body as JSON; an empty body is `{}`; a body beyond `maxBytes` (declared or
- * read) is 413 `BODY_TOO_LARGE`. The parser's own message is not passed on: it quotes the input,
- * which may hold a secret.
+ * Reads the request body as a JSON object; an empty body is `{}`. A body beyond `maxBytes`
+ * (declared or read) is 413 `BODY_TOO_LARGE`, one nested deeper than {@link MAX_JSON_DEPTH} 400
+ * `BODY_TOO_DEEP` (checked before parsing), text that is not JSON 400 `INVALID_JSON`, and JSON that
+ * is not an object (an array, a string, `null`) 400 `INVALID_REQUEST`. The parser's own message is
+ * not passed on: it quotes the input, which may hold a secret. (`Content-Type` is
+ * {@link jsonContentType}'s to check.)
  */
 export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBody> {
-  const tooLarge = (): JsonBody => ({
+  const refuse = (status: 400 | 413, code: HttpErrorCode, message: string): JsonBody => ({
     ok: false,
-    response: errorResponse(c, 413, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes)),
+    response: errorResponse(c, status, code, message),
   })
   const declared = Number(c.req.header('content-length') ?? 0)
-  if (declared > maxBytes) return tooLarge()
+  if (declared > maxBytes) return refuse(413, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes))
   const bytes = await readBounded(c, maxBytes)
-  if (bytes === undefined) return tooLarge()
+  if (bytes === undefined) return refuse(413, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes))
+  if (jsonNestingExceeds(bytes, MAX_JSON_DEPTH))
+    return refuse(
+      400,
+      'BODY_TOO_DEEP',
+      `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
+    )
   const text = bytes.toString('utf8')
   if (text.trim() === '') return { ok: true, value: {} }
+  let value: unknown
   try {
-    return { ok: true, value: JSON.parse(text) as unknown }
+    value = JSON.parse(text)
   } catch {
-    return {
-      ok: false,
-      response: errorResponse(
-        c,
-        400,
-        'INVALID_JSON',
-        'the request body is not valid JSON: send a JSON object (or no body)',
-      ),
-    }
+    return refuse(400, 'INVALID_JSON', 'the request body is not valid JSON: send a JSON object (or no body)')
+  }
+  if (!isJsonObject(value))
+    return refuse(
+      400,
+      'INVALID_REQUEST',
+      `the request body must be a JSON object, not ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}`,
+    )
+  return { ok: true, value }
+}
+
+/**
+ * Refuses a request body that is not declared JSON with 415 `UNSUPPORTED_MEDIA_TYPE`: a body
+ * (POST, PUT, PATCH) must come with `Content-Type: application/json` (or `…+json`). A request
+ * without a body (`/pause`, `/cancel`) needs none. A `text/plain` body is what a page on another
+ * site can send without a CORS preflight, so it is never read as JSON.
+ */
+export function jsonContentType(): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method !== 'POST' && c.req.method !== 'PUT' && c.req.method !== 'PATCH') return next()
+    const type = c.req.header('content-type')
+    const hasBody =
+      c.req.header('transfer-encoding') !== undefined || Number(c.req.header('content-length') ?? 0) > 0
+    if (!hasBody || (type !== undefined && isJsonMediaType(type))) return next()
+    return errorResponse(
+      c,
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'request bodies must be JSON sent with Content-Type: application/json',
+    )
   }
 }
 
 /** True for a plain JSON object (not an array or null). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
+function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream'
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio'
+import { routeAiSdkWarnings } from '../agent/ai-sdk-warnings.js'
 import { type App, createApp } from '../app.js'
 import type { ServerConfig } from '../config/types.js'
 import type { Logger } from '../logger.js'
@@ -31,11 +32,14 @@ const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const
 export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void> {
   const { config, logger } = options
   const stdout = guardStdout()
+  // The AI SDK's warnings become log lines too, not plain text on stderr.
+  const restoreWarnings = routeAiSdkWarnings(logger)
   let app: App
   try {
     app = await createApp(config, logger)
   } catch (error) {
     stdout.restore()
+    restoreWarnings()
     throw error
   }
   try {
@@ -43,6 +47,7 @@ export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void
   } catch (error) {
     await app.stop()
     stdout.restore()
+    restoreWarnings()
     throw error
   }
 
@@ -77,6 +82,7 @@ export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void
     process.off('SIGINT', onInt)
     process.off('SIGTERM', onTerm)
     stdout.restore()
+    restoreWarnings()
   }
   if (options.exit !== false) process.exit(0)
 }

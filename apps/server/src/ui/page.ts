@@ -27,7 +27,7 @@ export function uiPage(options: { readonly tokenRequired: boolean }): string {
   <button type="button" id="forget-token" hidden>Forget token</button>
 </header>
 <main id="main" tabindex="-1">
-  <noscript><p>This dashboard needs JavaScript; the same data is in the HTTP API (notes/server-api.md) and the <code>lango</code> CLI.</p></noscript>
+  <noscript><p>This dashboard needs JavaScript; the same data is in the HTTP API (its section in apps/server/README.md) and the <code>lango</code> CLI.</p></noscript>
 </main>
 <div id="announcer" class="visually-hidden" role="status" aria-live="polite"></div>
 </body>

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants, openSync, write, writeSync } from 'node:fs'
+import { accessSync, closeSync, constants, openSync, statSync, write, writeSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { delimiter, resolve } from 'node:path'
 import { ReadStream } from 'node:tty'
 import { ExecError } from '../errors.js'
 import type { PtyDriver, PtyProcess } from '../ports.js'
@@ -41,6 +42,44 @@ function loadNative(): NativePty {
       },
     )
   }
+}
+
+/**
+ * Why `file` cannot start in `cwd`, or undefined when it can, asked just before forking. node-pty's
+ * child reports a failed `chdir` or `execvp` only as exit status 1 (after printing perror's line on
+ * the terminal), which would pass for a command that ran and failed; the other spawners reject
+ * with `EXEC_SPAWN_FAILED`, and so must this one. The program is looked up as `execvp` does: a name
+ * with a `/` relative to `cwd`, any other along the child's `PATH` (glibc's `/bin:/usr/bin` when
+ * it has none).
+ */
+function spawnProblem(
+  file: string,
+  cwd: string,
+  env: Readonly<Record<string, string>>,
+): { readonly code: string; readonly why: string } | undefined {
+  try {
+    if (!statSync(cwd).isDirectory())
+      return { code: 'ENOTDIR', why: 'its working directory is not a directory' }
+    accessSync(cwd, constants.X_OK)
+  } catch (error) {
+    return {
+      code: (error as NodeJS.ErrnoException).code ?? 'ENOENT',
+      why: 'its working directory is missing',
+    }
+  }
+  const candidates = file.includes('/')
+    ? [resolve(cwd, file)]
+    : (env.PATH ?? '/bin:/usr/bin').split(delimiter).map((directory) => resolve(cwd, directory, file))
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue
+      accessSync(candidate, constants.X_OK)
+      return undefined
+    } catch {
+      // Not here (or not executable): execvp tries the next directory too.
+    }
+  }
+  return { code: 'ENOENT', why: 'the program was not found or is not executable' }
 }
 
 /** Longest wait for the drain marker before the driver gives up and reports the exit anyway. */
@@ -112,6 +151,11 @@ export function nodePtyDriver(): PtyDriver {
           })
       }
 
+      const problem = spawnProblem(file, options.cwd, options.env)
+      if (problem !== undefined)
+        throw new ExecError('EXEC_SPAWN_FAILED', `could not start ${file} on a PTY: ${problem.why}`, {
+          data: { code: problem.code },
+        })
       let term: { fd: number; pid: number; pty: string }
       try {
         term = native.fork(

@@ -41,13 +41,11 @@ export const registerServe: Register = (program, action) => {
           ...(options.host === undefined ? {} : { LANGO_HOST: options.host }),
           ...(options.port === undefined ? {} : { LANGO_PORT: String(options.port) }),
         }
-        const [{ loadConfig }, { createLogger }, { serve, installShutdown }, { isLoopbackHost }] =
-          await Promise.all([
-            import('../../config/load.js'),
-            import('../../logger.js'),
-            import('../../serve.js'),
-            import('../../http/guards.js'),
-          ])
+        const [{ loadConfig }, { createLogger }, { serve, installShutdown }] = await Promise.all([
+          import('../../config/load.js'),
+          import('../../logger.js'),
+          import('../../serve.js'),
+        ])
         const config = await loadConfig({ env })
         const logger = createLogger({ level: config.logging.level })
         warnOfSecretsInInit(logger)
@@ -58,36 +56,18 @@ export const registerServe: Register = (program, action) => {
             column: warning.column,
             message: warning.message,
           })
-        const { host } = config.server
-        // Known once listening (port 0 picks one): /mcp checks that a loopback Host names it.
-        let port: number | undefined
-        const running = await serve({
-          config,
-          logger,
-          // The MCP SDK (about 20 MiB resident) loads with the first /mcp request, not at start.
-          mcp: (app) => {
-            let endpoint: Promise<(request: Request) => Promise<Response>> | undefined
-            return async (request) => {
-              endpoint ??= import('../../mcp/http.js').then(({ createMcpHttpHandler }) =>
-                createMcpHttpHandler(app, {
-                  allowedOrigins: config.server.allowedOrigins,
-                  // Bound to a named address, clients reach it by that name; a wildcard is any name the
-                  // machine has, which only the operator knows: server.allowed_hosts lists them.
-                  allowedHosts: [
-                    ...(isLoopbackHost(host) || host === '0.0.0.0' || host === '::' ? [] : [host]),
-                    ...config.server.allowedHosts,
-                  ],
-                  port: () => port,
-                }),
-              )
-              return (await endpoint)(request)
-            }
-          },
-        })
-        port = Number(new URL(running.url).port)
+        // serve() mounts /mcp itself, behind the same Host policy as every other route.
+        const running = await serve({ config, logger })
         installShutdown(running, logger)
         const data = { status: 'listening', url: running.url }
-        if (!context.out.json) context.out.note(`lango listening on ${running.url}`)
+        if (!context.out.json) {
+          context.out.note(`lango listening on ${running.url}`)
+          // A wildcard bind is announced by its loopback URL; say what else it listens on.
+          if (new URL(running.url).hostname.replace(/^\[|\]$/g, '') !== config.server.host)
+            context.out.note(
+              `bound to ${config.server.host}: other machines reach it by the names listed in server.allowed_hosts`,
+            )
+        }
         return { data, keepRunning: true }
       }),
     )

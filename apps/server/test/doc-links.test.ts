@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs'
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+// Issue 21, item 15: 404 bodies and the CLI sent readers to notes/server-api.md, which does not
+// exist. Every document the server, the dashboard or the CLI names must be in the repository.
+
+const DIST = fileURLToPath(new URL('../dist/', import.meta.url))
+const REPOSITORY = fileURLToPath(new URL('../../../', import.meta.url))
+const SERVER = fileURLToPath(new URL('../', import.meta.url))
+
+/** `something.md` paths, and paths under `docs/` or `notes/`, as the text spells them. */
+const DOC_PATH = /(?<![\w./-])(?:[\w.-]+\/)*[\w.-]+\.md\b|(?<![\w./-])(?:docs|notes)\/[\w./-]*[\w-]/g
+
+describe('documents the server and the CLI name', () => {
+  it('all exist in the repository', async () => {
+    // The bundles are what the server and the CLI can say: tsup drops comments, keeps strings.
+    if (!existsSync(join(DIST, 'cli.js'))) throw new Error('build @lango/server before running this test')
+    const bundles = (await readdir(DIST)).filter((name) => name.endsWith('.js'))
+    const named = new Map<string, string>()
+    for (const bundle of bundles) {
+      const text = await readFile(join(DIST, bundle), 'utf8')
+      for (const match of text.matchAll(DOC_PATH)) named.set(match[0], bundle)
+    }
+    expect(named.size).toBeGreaterThan(0)
+    const missing = [...named]
+      .filter(([path]) => !existsSync(join(REPOSITORY, path)) && !existsSync(join(SERVER, path)))
+      .map(([path, bundle]) => `${path} (in dist/${bundle})`)
+    expect(missing).toEqual([])
+  })
+
+  it('a 404 names the HTTP API section of the server README, which has it', async () => {
+    const readme = await readFile(join(SERVER, 'README.md'), 'utf8')
+    expect(readme).toMatch(/^## HTTP API$/m)
+    const bundles = await Promise.all(
+      (await readdir(DIST))
+        .filter((name) => name.endsWith('.js'))
+        .map((name) => readFile(join(DIST, name), 'utf8')),
+    )
+    expect(bundles.some((text) => text.includes('see the HTTP API section of apps/server/README.md'))).toBe(
+      true,
+    )
+  })
+})

@@ -1,0 +1,176 @@
+import { request as httpRequest } from 'node:http'
+import { networkInterfaces } from 'node:os'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestServer, type TestServer } from './fixtures/http-server.js'
+
+// Issue 21, item 11: one Host guard for every route (the API, /v1, /ui and /mcp), the same one
+// /mcp always had: loopback names on the real port, the bound address, server.allowed_hosts.
+
+const TOKEN = 'host-guard-token-5b1f'
+
+/** One request sent to `address:port` with the `Host` header a browser under DNS rebinding would send. */
+function send(
+  address: string,
+  port: number,
+  request: { readonly method: string; readonly path: string; readonly host: string },
+): Promise<{ status: number; body: string }> {
+  const body = request.path === '/mcp' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) : undefined
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      {
+        host: address,
+        port,
+        method: request.method,
+        path: request.path,
+        headers: {
+          host: request.host,
+          authorization: `Bearer ${TOKEN}`,
+          ...(body === undefined
+            ? {}
+            : {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                'content-length': Buffer.byteLength(body),
+              }),
+        },
+      },
+      (response) => {
+        let text = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk: string) => {
+          text += chunk
+        })
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }))
+      },
+    )
+    outgoing.on('error', reject)
+    outgoing.end(body)
+  })
+}
+
+/** Every kind of route the guard covers, as a client would call it. */
+const ROUTES = [
+  { method: 'GET', path: '/api/tools' },
+  { method: 'GET', path: '/v1/models' },
+  { method: 'GET', path: '/ui' },
+  { method: 'POST', path: '/mcp' },
+] as const
+
+/** The status each route gives for `host`, and that every refusal names HOST_FORBIDDEN. */
+async function statuses(address: string, port: number, host: string): Promise<number[]> {
+  const answers = await Promise.all(ROUTES.map((route) => send(address, port, { ...route, host })))
+  for (const [index, answer] of answers.entries()) {
+    if (answer.status !== 403) continue
+    const body = JSON.parse(answer.body)
+    // /mcp answers as JSON-RPC, with the API's code in data.code.
+    const code = ROUTES[index]?.path === '/mcp' ? body.error.data.code : body.error.code
+    expect(code, `${ROUTES[index]?.path} for ${host}`).toBe('HOST_FORBIDDEN')
+  }
+  return answers.map((answer) => answer.status)
+}
+
+const ANSWERED = ROUTES.map(() => 200)
+const REFUSED = ROUTES.map(() => 403)
+
+describe('a server bound to loopback', () => {
+  let server: TestServer
+  let port: number
+  beforeAll(async () => {
+    server = await startTestServer((config) => ({
+      ...config,
+      server: { ...config.server, apiToken: TOKEN, allowedHosts: ['lango.internal', 'proxy.example:8443'] },
+    }))
+    port = Number(new URL(server.url).port)
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('answers loopback names on its own port, on every route', async () => {
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
+      expect(await statuses('127.0.0.1', port, host), host).toEqual(ANSWERED)
+    }
+  })
+
+  it('answers the names server.allowed_hosts lists: a bare name on any port, name:port on that one', async () => {
+    for (const host of [`lango.internal:${port}`, 'lango.internal', 'proxy.example:8443']) {
+      expect(await statuses('127.0.0.1', port, host), host).toEqual(ANSWERED)
+    }
+  })
+
+  it('refuses a loopback name on another port, and names nobody listed', async () => {
+    for (const host of [
+      `localhost:${port + 1}`,
+      `127.0.0.1:${port === 80 ? 81 : 80}`,
+      `evil.example:${port}`,
+      'proxy.example:8444',
+      `lango.internal.evil.example:${port}`,
+    ]) {
+      expect(await statuses('127.0.0.1', port, host), host).toEqual(REFUSED)
+    }
+  })
+
+  it('leaves GET /healthz to any Host (probes use whatever address they have)', async () => {
+    const answer = await send('127.0.0.1', port, { method: 'GET', path: '/healthz', host: 'evil.example' })
+    expect(answer.status).toBe(200)
+  })
+})
+
+describe('a server bound to a wildcard address (0.0.0.0)', () => {
+  let server: TestServer
+  let port: number
+  beforeAll(async () => {
+    server = await startTestServer((config) => ({
+      ...config,
+      server: { ...config.server, host: '0.0.0.0', apiToken: TOKEN, allowedHosts: ['lango-box.lan'] },
+    }))
+    port = Number(new URL(server.url).port)
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('gives the loopback URL, which the guard answers', async () => {
+    expect(server.url).toBe(`http://127.0.0.1:${port}`)
+    expect(
+      (await server.request('/api/tools', { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(200)
+  })
+
+  it('answers loopback names and the listed names only: a wildcard is not "any name"', async () => {
+    expect(await statuses('127.0.0.1', port, `localhost:${port}`)).toEqual(ANSWERED)
+    expect(await statuses('127.0.0.1', port, `lango-box.lan:${port}`)).toEqual(ANSWERED)
+    for (const host of [`evil.example:${port}`, `192.0.2.7:${port}`, `0.0.0.0:${port}`]) {
+      expect(await statuses('127.0.0.1', port, host), host).toEqual(REFUSED)
+    }
+  })
+})
+
+/** An address of this machine beyond loopback, when it has one. */
+const lanAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal)?.address
+
+describe.skipIf(lanAddress === undefined)(`a server bound to a LAN address (${lanAddress})`, () => {
+  let server: TestServer
+  let port: number
+  beforeAll(async () => {
+    server = await startTestServer((config) => ({
+      ...config,
+      server: { ...config.server, host: lanAddress as string, apiToken: TOKEN, allowedHosts: ['lango.lan'] },
+    }))
+    port = Number(new URL(server.url).port)
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('answers its own address on its port, and the listed names', async () => {
+    const address = lanAddress as string
+    expect(await statuses(address, port, `${address}:${port}`)).toEqual(ANSWERED)
+    expect(await statuses(address, port, `lango.lan:${port}`)).toEqual(ANSWERED)
+    for (const host of [`${address}:${port + 1}`, `evil.example:${port}`]) {
+      expect(await statuses(address, port, host), host).toEqual(REFUSED)
+    }
+  })
+})

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import OpenAI from 'openai'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
+import { until } from './fixtures/http-server.js'
+import { CLI } from './fixtures/lango-serve.js'
+
+// Issue 21, item 15: the OpenAI-compatible endpoint as the official `openai` SDK sees it, against
+// a real `lango serve --json` (built dist) whose stderr must stay JSON lines.
+
+let home: string
+let model: FakeOpenAI
+let server: ChildProcess | undefined
+let url: string
+let client: OpenAI
+const stderrLines: string[] = []
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error('build @lango/server before running this test')
+  home = await mkdtemp(join(tmpdir(), 'lango-openai-sdk-'))
+  model = await startFakeOpenAI()
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--json'], {
+    env: {
+      ...process.env,
+      LANGO_HOME: home,
+      LANGO_LOG_LEVEL: 'info',
+      LANGO_MODEL_BASE_URL: model.baseUrl,
+      LANGO_MODEL: 'test-model',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  server = child
+  let pending = ''
+  child.stderr?.setEncoding('utf8')
+  child.stderr?.on('data', (chunk: string) => {
+    pending += chunk
+    const lines = pending.split('\n')
+    pending = lines.pop() ?? ''
+    stderrLines.push(...lines.filter((line) => line !== ''))
+  })
+  url = await new Promise<string>((resolve, reject) => {
+    let stdout = ''
+    child.stdout?.setEncoding('utf8')
+    child.stdout?.on('data', (chunk: string) => {
+      stdout += chunk
+      try {
+        resolve((JSON.parse(stdout) as { url: string }).url)
+      } catch {
+        // Not the whole document yet.
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${stderrLines.join('\n')}`)))
+  })
+  client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused-on-loopback', maxRetries: 0 })
+})
+
+afterAll(async () => {
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server?.once('exit', resolve))
+    server.kill('SIGTERM')
+    await exited
+  }
+  await model?.close()
+  if (home !== undefined) await rm(home, { recursive: true, force: true })
+})
+
+describe('GET /v1/models/{id}', () => {
+  it('retrieves the agent model in OpenAI’s shape, as listed', async () => {
+    const listed = await client.models.list()
+    expect(listed.data.map((entry) => entry.id)).toEqual(['lango'])
+    const retrieved = await client.models.retrieve('lango')
+    expect({ ...retrieved }).toEqual({ id: 'lango', object: 'model', created: 0, owned_by: 'lango' })
+  })
+
+  it('answers an unknown id 404 in OpenAI’s error shape, which the SDK reads', async () => {
+    for (const id of ['gpt-4o', 'org/some-model']) {
+      const error = await client.models.retrieve(id).catch((caught: unknown) => caught)
+      expect(error, id).toBeInstanceOf(OpenAI.NotFoundError)
+      expect(error, id).toMatchObject({
+        status: 404,
+        code: 'model_not_found',
+        type: 'invalid_request_error',
+        param: 'model',
+        error: { message: expect.stringContaining('"lango"') },
+      })
+    }
+  })
+})
+
+describe('POST /v1/chat/completions', () => {
+  it('passes a system message to the model and keeps stderr JSON lines (no plain-text AI SDK warning)', async () => {
+    model.script(reply.text('Bonjour.'))
+    const completion = await client.chat.completions.create({
+      model: 'lango',
+      messages: [
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'Hello?' },
+      ],
+    })
+    expect(completion.choices[0]?.message.content).toBe('Bonjour.')
+    const sent = model.chatBodies.at(-1)?.messages ?? []
+    expect(sent).toContainEqual(expect.objectContaining({ role: 'system', content: 'Answer in French.' }))
+    // The first system message is the server's own prompt; the client's comes after it.
+    expect(sent[0]?.content).not.toBe('Answer in French.')
+    // A request the server logs about, so stderr has lines written after the turn.
+    await fetch(`${url}/api/nothing-here`)
+    await until(async () => (stderrLines.length > 0 ? true : undefined))
+    for (const line of stderrLines) {
+      expect(line).not.toContain('AI SDK Warning')
+      expect(() => JSON.parse(line), line).not.toThrow()
+    }
+  })
+
+  it('accepts any string as `user`, each its own chat session, none a reserved kind', async () => {
+    const users = [
+      'alice',
+      'Alice Smith',
+      'cron:nightly',
+      'bg:1234',
+      'workflow:x:y:z',
+      '',
+      'ü'.repeat(3),
+      'x'.repeat(2000),
+    ]
+    const keys: string[] = []
+    for (const user of users) {
+      // The model asks to run a command: an attended chat asks for approval (an unattended
+      // session would refuse it outright), and the approval names the session.
+      model.script(
+        reply.toolCalls([{ id: 'call_1', name: 'exec', arguments: { command: 'echo hi' } }]),
+        reply.text('Not approved, then.'),
+      )
+      const turn = client.chat.completions.create({
+        model: 'lango',
+        user,
+        messages: [{ role: 'user', content: 'run echo hi' }],
+      })
+      const approval = await until(async () => {
+        const answer = (await (await fetch(`${url}/api/approvals?status=pending`)).json()) as {
+          approvals: Array<{ id: string; session_key: string }>
+        }
+        return answer.approvals[0]
+      }, 10_000)
+      keys.push(approval.session_key)
+      const denied = await fetch(`${url}/api/approvals/${approval.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'deny' }),
+      })
+      expect(denied.status).toBe(200)
+      expect((await turn).choices[0]?.message.content, JSON.stringify(user)).toBe('Not approved, then.')
+    }
+    expect(keys[0]).toBe('openai:alice')
+    for (const key of keys.slice(1)) expect(key).toMatch(/^openai:~[A-Za-z0-9_-]{43}$/)
+    expect(new Set(keys).size).toBe(users.length)
+  })
+})
