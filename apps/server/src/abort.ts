@@ -20,3 +20,20 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
     )
   })
 }
+
+/**
+ * A signal that aborts with a `TimeoutError` after `ms`, and `clear()` to drop its timer. Use it
+ * instead of `AbortSignal.timeout(ms)` inside `AbortSignal.any([...])`: on Node 20 the composite
+ * holds its sources weakly, so a timeout signal nothing else references can be garbage-collected
+ * and never fire (nodejs/node#57736) — a start that should give up after 30 s then waits for ever.
+ * Here the timer holds the controller.
+ */
+export function timeoutSignal(ms: number): { readonly signal: AbortSignal; clear(): void } {
+  const controller = new AbortController()
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`the operation timed out after ${ms} ms`, 'TimeoutError')),
+    ms,
+  )
+  timer.unref()
+  return { signal: controller.signal, clear: () => clearTimeout(timer) }
+}

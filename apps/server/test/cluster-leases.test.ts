@@ -7,6 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { migrateCron } from '@lango/cron/sqlite'
+import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -201,6 +203,25 @@ for (const backend of backends) {
     },
   )
 }
+
+// Kysely's Migrator took a migration table of the same name in any schema for its own: a database
+// holding another schema with lango's tables (another app's, another lango's, a concurrent test's)
+// failed migrations with `relation "…_migration_lock" does not exist`.
+describe.skipIf(postgres.open === undefined)(
+  'migrations in one schema of a shared PostgreSQL database',
+  () => {
+    it("ignore another schema's migration tables", async () => {
+      const first = await postgresDatabase()
+      await migrateCron(first.db)
+      await migrateWorkflow(first.db)
+      const second = await postgresDatabase()
+      await migrateCron(second.db)
+      await migrateWorkflow(second.db)
+      await expect(new LeaseTable(second.db, Date.now).acquire('retention', 'a', 1_000)).resolves.toBe(1)
+      await expect(second.db.selectFrom('cron_jobs').selectAll().execute()).resolves.toEqual([])
+    })
+  },
+)
 
 // Issue 21 (9): a renewal that hung (no statement timeout) kept the duty running past its lease.
 describe.skipIf(postgres.open === undefined)('a lease renewal held by a lock (PostgreSQL)', () => {

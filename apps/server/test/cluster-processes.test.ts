@@ -26,6 +26,8 @@ interface Server {
   readonly child: ChildProcess
   readonly url: string
   readonly home: string
+  /** The server process: `child` itself, or the server its supervisor started (secrets in its environment). */
+  readonly pid: number
 }
 
 const reachable = await (async () => {
@@ -83,8 +85,10 @@ async function startServers(
     cleanups.push(async () => {
       if (server.child.exitCode === null && server.child.signalCode === null) {
         const exited = new Promise((resolve) => server.child.once('exit', resolve))
-        server.child.kill('SIGCONT')
-        server.child.kill('SIGKILL')
+        for (const pid of new Set([server.pid, server.child.pid as number])) {
+          signal(pid, 'SIGCONT')
+          signal(pid, 'SIGKILL')
+        }
         await exited
       }
       await rm(home, { recursive: true, force: true })
@@ -106,10 +110,19 @@ async function api(server: Server, path: string, body?: unknown): Promise<Json> 
   return json
 }
 
-function kill(server: Server, signal: NodeJS.Signals): Promise<void> {
+/** Signals the server process; SIGKILL resolves once its supervisor (or itself) has exited. */
+function kill(server: Server, name: NodeJS.Signals): Promise<void> {
   const exited = new Promise<void>((resolve) => server.child.once('exit', () => resolve()))
-  server.child.kill(signal)
-  return signal === 'SIGKILL' ? exited : Promise.resolve()
+  signal(server.pid, name)
+  return name === 'SIGKILL' ? exited : Promise.resolve()
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name)
+  } catch {
+    // Gone already.
+  }
 }
 
 async function linesOf(file: string): Promise<string[]> {
@@ -287,6 +300,55 @@ describe.skipIf(reachable !== undefined)(
       expect(rows[0]).toEqual({ owner: bId, status: 'completed' })
       // The stalled server lives on, serving.
       expect((await api(a, '/healthz')).status).toBe('ok')
+    }, 60_000)
+
+    // Issue 21 (4): on SIGCONT the stalled holder polled again before its renewal round noticed the
+    // loss; Telegram ended the new holder's poll with 409 and the cluster never polled again.
+    it('Telegram: a holder stalled past its lease polls no more when it resumes; the new holder keeps receiving', async () => {
+      const { url } = await freshDatabase()
+      const telegram: FakeTelegram = await startFakeTelegram({ conflicts: true })
+      cleanups.push(() => telegram.close())
+      const servers = await startServers(2, url, CLUSTER_YAML, {
+        LANGO_TELEGRAM_TOKEN: telegram.token,
+        LANGO_TELEGRAM_API_URL: telegram.url,
+        LANGO_TELEGRAM_ALLOWED_CHATS: '42',
+      })
+      const holds = async (server: Server): Promise<boolean> =>
+        ((await api(server, '/healthz')).leases as Json[]).some((lease) =>
+          String(lease.name).startsWith('receive:telegram-bot:'),
+        )
+      const [first, second] = servers as [Server, Server]
+      const holder = await until(
+        async () => ((await holds(first)) ? first : (await holds(second)) ? second : undefined),
+        10_000,
+        'a server to hold the poll lease',
+      )
+      const other = holder === first ? second : first
+      await until(async () => telegram.openPolls === 1 || undefined, 10_000, 'one open long poll')
+
+      await kill(holder, 'SIGSTOP')
+      await until(
+        async () => ((await holds(other)) ? true : undefined),
+        LEASE_MS * 4,
+        'the other to take the lease',
+      )
+      const pollsBefore = telegram.callsOf('getUpdates').length
+      await until(
+        async () => (telegram.callsOf('getUpdates').length > pollsBefore + 1 ? true : undefined),
+        10_000,
+        'the new holder to poll',
+      )
+      await kill(holder, 'SIGCONT')
+      // The resumed server's next renewal round finds the lease lost (a third of a lease at most).
+      await until(
+        async () => ((await holds(holder)) ? undefined : true),
+        LEASE_MS * 2,
+        'the resumed one to let go',
+      )
+      telegram.pushMessage({ chatId: 42, userId: 7, text: 'still there?' })
+      await telegram.waitFor('sendMessage', (call) => String(call.payload.chat_id) === '42', 15_000)
+      expect(await holds(other)).toBe(true)
+      expect(telegram.conflicts).toBe(0)
     }, 60_000)
 
     it('Telegram: only the holder of the bot token lease polls; when it is killed another polls within the lease, never two at once', async () => {

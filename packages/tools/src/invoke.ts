@@ -82,8 +82,14 @@ async function askGate(
   const canceledByCaller = () => signal?.aborted === true
   if (canceledByCaller()) return 'canceled'
   if (gate === undefined) return 'denied'
-  const timeout = AbortSignal.timeout(timeoutMs)
-  const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
+  // Not AbortSignal.timeout(): inside AbortSignal.any() Node 20 may garbage-collect it before it
+  // fires (nodejs/node#57736), and the person would be asked for ever. The timer holds this one.
+  const timeout = new AbortController()
+  const timer = setTimeout(
+    () => timeout.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')),
+    timeoutMs,
+  )
+  const combined = signal === undefined ? timeout.signal : AbortSignal.any([signal, timeout.signal])
   let onAbort: (() => void) | undefined
   try {
     const aborted = new Promise<undefined>((resolve) => {
@@ -96,6 +102,7 @@ async function askGate(
   } catch {
     return canceledByCaller() ? 'canceled' : 'denied'
   } finally {
+    clearTimeout(timer)
     if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
   }
 }

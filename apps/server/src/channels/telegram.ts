@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { autoRetry } from '@grammyjs/auto-retry'
 import { type Clock, systemClock } from '@lango/cron'
 import { Bot, type Context, GrammyError, HttpError, InputFile } from 'grammy'
-import { abortable } from '../abort.js'
+import { abortable, timeoutSignal } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChannelError } from './errors.js'
 import { type RetryPolicy, withRetry } from './retry.js'
@@ -175,17 +175,16 @@ export class TelegramChannel implements ChannelAdapter {
     this.#bot.api.config.use(async (previous, method, payload, signal) => {
       const validForMs = this.#validForMs
       if (method !== 'getUpdates' || validForMs === undefined) return previous(method, payload, signal)
-      const left = validForMs()
-      if (left < MIN_POLL_LEASE_MS)
+      const asked = Number((payload as { timeout?: number }).timeout ?? 0)
+      const timeout = Math.min(asked, Math.floor((validForMs() - MIN_POLL_LEASE_MS) / 1000))
+      // Too little left for a poll of a second: none is sent (grammY tries again in 3 s, by when
+      // the lease has been renewed or the duty ended).
+      if (timeout < Math.min(1, asked))
         throw new ChannelError(
           'CHANNEL_RECEIVE_FAILED',
-          `${this.name}: the poll lease may have run out: not polling`,
-          {
-            data: { channel: this.name },
-          },
+          `${this.name}: the poll lease may run out: not polling`,
+          { data: { channel: this.name } },
         )
-      const asked = Number((payload as { timeout?: number }).timeout ?? 0)
-      const timeout = Math.min(asked, Math.floor((left - MIN_POLL_LEASE_MS) / 1000))
       return previous(method, { ...payload, timeout }, signal)
     })
     this.#bot.api.config.use(async (previous, method, payload, signal) => {
@@ -275,8 +274,9 @@ export class TelegramChannel implements ChannelAdapter {
         )
     })
     const startTimeoutMs = this.#options.startTimeoutMs ?? 30_000
+    const timeout = timeoutSignal(startTimeoutMs)
     try {
-      await abortable(running, AbortSignal.any([options.signal, AbortSignal.timeout(startTimeoutMs)]))
+      await abortable(running, AbortSignal.any([options.signal, timeout.signal]))
     } catch (error) {
       if (confirmed) return
       // grammY retries network errors of deleteWebhook and getUpdates for ever: give up, stop it.
@@ -288,6 +288,8 @@ export class TelegramChannel implements ChannelAdapter {
         `${this.name}: long polling did not start within ${startTimeoutMs} ms (the Bot API kept failing)`,
         { data: { channel: this.name } },
       )
+    } finally {
+      timeout.clear()
     }
   }
 
@@ -519,7 +521,7 @@ export class TelegramChannel implements ChannelAdapter {
   /**
    * The approval message with its buttons. The whole request when it fits one message; otherwise a
    * document holding the whole request, whose caption says why and carries the buttons, so the
-   * buttons never come with a shortened request alone (SECURITY.md SEC-9).
+   * buttons never come with a shortened request alone (the security notes' SEC-9).
    */
   #sendApproval(
     chat: string,

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { type Clock, systemClock } from '@lango/cron'
+import { timeoutSignal } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChannelError } from './errors.js'
 import { parseRetryAfter, type RetryPolicy, withRetry } from './retry.js'
@@ -144,16 +145,21 @@ export class WebhookChannel implements ChannelAdapter {
   }
 
   async #post(body: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<void> {
-    const timeout = AbortSignal.timeout(this.#options.attemptTimeoutMs ?? 10_000)
-    const response = await fetch(this.#url, {
-      method: 'POST',
-      headers,
-      body,
-      redirect: 'error',
-      signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
-    })
-    // The body is not used; cancelling it frees the connection.
-    await response.body?.cancel().catch(() => undefined)
+    const timeout = timeoutSignal(this.#options.attemptTimeoutMs ?? 10_000)
+    let response: Response
+    try {
+      response = await fetch(this.#url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'error',
+        signal: signal === undefined ? timeout.signal : AbortSignal.any([signal, timeout.signal]),
+      })
+      // The body is not used; cancelling it frees the connection.
+      await response.body?.cancel().catch(() => undefined)
+    } finally {
+      timeout.clear()
+    }
     if (response.ok) return
     throw new HttpStatusError(
       response.status,

@@ -131,8 +131,8 @@ export interface DutyContext {
   /** Aborted when the duty must end: its lease was lost or could not be renewed in time, or the server stops. */
   readonly signal: AbortSignal
   /**
-   * Milliseconds this server surely still holds the lease, less the margin at which it stops the
-   * duty (≤ 0: do nothing more). Work that outlives it, such as a long poll, must be shorter.
+   * Milliseconds until the lease could run out and another server take the duty (≤ 0: do nothing
+   * more). Work that must not overlap with the next holder's, such as a long poll, ends before it.
    */
   validForMs(): number
   /**
@@ -318,7 +318,7 @@ export class SingletonDuties {
       this.#arm(name, taken)
       const context: DutyContext = {
         signal: taken.controller.signal,
-        validForMs: () => (this.#held.get(name) === taken ? taken.expiresAt - ttlMs / 3 - now() : 0),
+        validForMs: () => (this.#held.get(name) === taken ? taken.expiresAt - now() : 0),
         fail: (error) => void this.#failed(name, taken, 'ended by itself', error),
       }
       taken.starting = duty.start(context)

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, Migrator } from 'kysely'
+import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from 'kysely'
 
 /**
  * Runs a module's migrations to the latest with kysely's Migrator and its own fixed migration table
@@ -12,15 +12,29 @@ export async function runMigrations(
   table: string,
   migrations: Readonly<Record<string, Migration>>,
 ): Promise<void> {
+  const schema = await migrationSchemaOf(db)
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...migrations }) },
     migrationTableName: table,
     migrationLockTableName: `${table}_lock`,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName
     throw new Error(`${what} migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
   }
+}
+
+/**
+ * On PostgreSQL the schema the handle works in (`current_schema()`), so the Migrator looks for its
+ * table there only: without it, kysely takes a table of the same name in any other schema of the
+ * database for this one's and then fails to find it (another app, or another lango, in a schema of
+ * its own). Undefined elsewhere.
+ */
+async function migrationSchemaOf<DB>(db: Kysely<DB>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+  return rows[0]?.schema ?? undefined
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
 import { type Kysely, sql, type Transaction } from 'kysely'
-import { abortable } from '../abort.js'
+import { abortable, timeoutSignal } from '../abort.js'
 import type { Logger } from '../logger.js'
 import { SessionError } from './errors.js'
 import { chooseCut, cutPoints, decodeMessage, encodeMessage, estimateTokens, utf8Bytes } from './messages.js'
@@ -707,9 +707,9 @@ export class SessionStore {
     return undefined
   }
 
-  /** The signal of one observer call: store stop or `observeTimeoutMs`. */
+  /** The signal of one observer call: store stop or `observeTimeoutMs` (its one-shot timer is unref'd). */
   #callSignal(): AbortSignal {
-    return AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.limits.observeTimeoutMs)])
+    return AbortSignal.any([this.#stop.signal, timeoutSignal(this.limits.observeTimeoutMs).signal])
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely'
-import { Migrator, sql } from 'kysely'
+import { Migrator, PostgresAdapter, sql } from 'kysely'
 
 /**
  * The `cron_jobs` table. Times are epoch milliseconds (`bigint`; PostgreSQL drivers may return
@@ -198,15 +198,29 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
  * @example await migrateCron(db)
  */
 export async function migrateCron<DB extends CronDatabase>(db: Kysely<DB>): Promise<void> {
+  const schema = await migrationSchemaOf(db)
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...cronMigrations }) },
     migrationTableName: CRON_MIGRATION_TABLE,
     migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName
     throw new Error(`@lango/cron migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
   }
+}
+
+/**
+ * On PostgreSQL the schema the handle works in (`current_schema()`), so the Migrator looks for its
+ * table there only: without it, kysely takes a table of the same name in any other schema of the
+ * database for this one's and then fails to find it (another app, or another lango, in a schema of
+ * its own). Undefined elsewhere.
+ */
+async function migrationSchemaOf<DB>(db: Kysely<DB>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+  return rows[0]?.schema ?? undefined
 }

@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely'
-import { Migrator } from 'kysely'
+import { Migrator, PostgresAdapter, sql } from 'kysely'
 
 /** `workflow_runs`: one row per run, keeping the YAML it was started from. Times are epoch ms. */
 export interface WorkflowRunsTable {
@@ -167,11 +167,13 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
  * @example await migrateWorkflow(db) // db: Kysely<CronDatabase & WorkflowDatabase>
  */
 export async function migrateWorkflow<DB extends WorkflowDatabase>(db: Kysely<DB>): Promise<void> {
+  const schema = await migrationSchemaOf(db)
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...workflowMigrations }) },
     migrationTableName: WORKFLOW_MIGRATION_TABLE,
     migrationLockTableName: `${WORKFLOW_MIGRATION_TABLE}_lock`,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) {
@@ -180,4 +182,16 @@ export async function migrateWorkflow<DB extends WorkflowDatabase>(db: Kysely<DB
       cause: error,
     })
   }
+}
+
+/**
+ * On PostgreSQL the schema the handle works in (`current_schema()`), so the Migrator looks for its
+ * table there only: without it, kysely takes a table of the same name in any other schema of the
+ * database for this one's and then fails to find it (another app, or another lango, in a schema of
+ * its own). Undefined elsewhere.
+ */
+async function migrationSchemaOf<DB>(db: Kysely<DB>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+  return rows[0]?.schema ?? undefined
 }
