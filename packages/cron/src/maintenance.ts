@@ -17,14 +17,23 @@ type MaintenanceSettings = Pick<
 >
 
 /**
+ * An owner is dead once its heartbeat is this many leases old: a heartbeat is due every third of a
+ * lease, so a live owner on a busy machine (a long GC, a loaded event loop) has room to be late
+ * several times before another scheduler interrupts its runs (issue 21).
+ */
+export const DEAD_AFTER_LEASES = 2
+
+/**
  * The scheduler's background upkeep, every third of the lease: heartbeat this owner, mark runs of
- * dead owners `interrupted`, and prune history hourly (unless `autoPrune` is off: the host prunes).
- * Its timer is unref'd: it never keeps a process alive.
+ * owners whose heartbeat is two leases old `interrupted`, and prune history hourly (unless
+ * `autoPrune` is off: the host prunes). The heartbeat has a timer of its own, so a slow query of
+ * the rest never makes it late. Its timers are unref'd: they never keep a process alive.
  */
 export class Maintenance {
   readonly #settings: MaintenanceSettings
   readonly #hooks: BackgroundHooks
   #timer: TimerHandle | undefined
+  #beatTimer: TimerHandle | undefined
   #running = false
   #lastPrune = Number.NEGATIVE_INFINITY
 
@@ -37,13 +46,16 @@ export class Maintenance {
   start(firstDelayMs: number): void {
     this.#running = true
     this.#schedule(firstDelayMs)
+    this.#scheduleBeat(firstDelayMs)
   }
 
   /** Stops the upkeep (a round in flight finishes; no other follows). */
   stop(): void {
     this.#running = false
     if (this.#timer !== undefined) this.#settings.clock.clearTimeout(this.#timer)
+    if (this.#beatTimer !== undefined) this.#settings.clock.clearTimeout(this.#beatTimer)
     this.#timer = undefined
+    this.#beatTimer = undefined
   }
 
   /** Prunes history now; returns how many rows were deleted. */
@@ -64,16 +76,36 @@ export class Maintenance {
     this.#timer = handle
   }
 
+  #scheduleBeat(delay: number): void {
+    if (!this.#running) return
+    const handle = this.#settings.clock.setTimeout(() => {
+      this.#beatTimer = undefined
+      this.#hooks.track(this.#beat())
+    }, delay)
+    ;(handle as { unref?: () => void } | undefined)?.unref?.()
+    this.#beatTimer = handle
+  }
+
+  async #beat(): Promise<void> {
+    if (!this.#running) return
+    const { store, clock, ownerId, leaseMs } = this.#settings
+    try {
+      await store.heartbeat(ownerId, clock.now().getTime())
+    } catch (error) {
+      this.#hooks.report(error)
+    }
+    this.#scheduleBeat(leaseMs / 3)
+  }
+
   async #round(): Promise<void> {
     if (!this.#running) return
-    const { store, clock, logger, ownerId, leaseMs } = this.#settings
+    const { store, clock, logger, leaseMs } = this.#settings
     const now = clock.now().getTime()
     try {
-      await store.heartbeat(ownerId, now)
       await store.interruptOrphanedRuns({
         now,
-        aliveSince: now - leaseMs,
-        reason: 'interrupted: the scheduler that ran it stopped heartbeating (process exit or crash)',
+        aliveSince: now - DEAD_AFTER_LEASES * leaseMs,
+        reason: `interrupted: the scheduler that ran it stopped heartbeating for ${DEAD_AFTER_LEASES} leases (process exit or crash)`,
       })
       if (this.#settings.autoPrune && now - this.#lastPrune >= PRUNE_EVERY_MS) {
         const pruned = await this.prune()

@@ -201,6 +201,12 @@ export interface RunCompletion {
   /** Tokens the agent reported for an `ai` run; null for shell runs and runs without a count. */
   readonly inputTokens: number | null
   readonly outputTokens: number | null
+  /**
+   * The scheduler finalising the run, when it is the run's owner: a row that another scheduler
+   * marked `interrupted` (taking a late heartbeat for a dead owner) while this one still ran it is
+   * finalised too, so a run that finished records what it did.
+   */
+  readonly owner?: string
 }
 
 /** Tokens recorded by runs that ended within one time bucket; see {@link CronStore.aiTokenTotals}. */
@@ -299,7 +305,10 @@ export interface CronStore {
    * another scheduler.
    */
   insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<RunInsertResult>
-  /** Finalises a `running` row; a row no longer `running` is left as it is. Returns true if updated. */
+  /**
+   * Finalises a `running` row, or an `interrupted` one owned by `completion.owner`; any other row
+   * is left as it is. Returns true if updated.
+   */
   completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean>
   setDelivery(
     id: string,

@@ -92,12 +92,58 @@ describe('restart', () => {
       ['00:15', 'completed', 'owner-0'],
     ])
     expect(runs[0]?.error).toMatch(/^interrupted: the scheduler that ran it stopped/)
-    // the stale run's late answer does not overwrite the ledger
+    // Its owner was only stalled after all: the run's late answer is what it did, and is recorded
+    // (issue 21: a live owner taken for dead lost its results and deliveries).
     gate.resolve('ghost')
-    await harness.clock.advance(0)
+    await dead.scheduler.whenIdle()
     runs = await harness.runs()
-    expect(runs[0]?.status).toBe('interrupted')
+    expect(runs[0]).toMatchObject({ status: 'completed', result: 'ghost', owner: 'dead' })
     expectEachOccurrenceOnce(runs)
+  })
+
+  // Issue 21 (5): under CPU pressure a live server's heartbeat came late, another took it for dead
+  // and interrupted its runs, and the runs' results and deliveries were dropped when they ended.
+  it('a heartbeat late by more than a lease is not a dead owner; a run it finishes after all is recorded and delivered', async () => {
+    harness = await createHarness(T0, { leaseMs: 60_000 })
+    const stalledClock = new FakeClock(T0)
+    const gate = createDeferred<string>()
+    const delivered: string[] = []
+    const stalled = new CronService({
+      store: new SqliteCronStore(harness.database.connect()),
+      clock: stalledClock,
+      agentRunner: new RecordingAgentRunner(() => gate.promise),
+      channelSender: { send: async (_target, text) => void delivered.push(text) },
+      defaultTimezone: 'UTC',
+      ownerId: 'stalled',
+      leaseMs: 60_000,
+    })
+    await stalled.start()
+    await stalled.add({
+      name: 'long',
+      scheduleType: 'cron',
+      schedule: '0 * * * *',
+      prompt: 'x',
+      deliverTo: ['log'],
+    })
+    await stalled.trigger('long')
+    await harness.service.start()
+    // Its event loop is busy: no heartbeat for a lease and a half while the other's clock runs.
+    await harness.clock.advanceTo(T0 + 90_000)
+    await harness.service.scheduler.whenIdle()
+    expect((await harness.runs()).map((run) => run.status)).toEqual(['running'])
+    // Past two leases it is taken for dead after all…
+    await harness.clock.advanceTo(T0 + 150_000)
+    await harness.service.scheduler.whenIdle()
+    expect((await harness.runs()).map((run) => run.status)).toEqual(['interrupted'])
+    // …but it was alive: the run ends, and what it did is recorded and delivered.
+    gate.resolve('the report')
+    await stalled.scheduler.whenIdle()
+    expect(await harness.runs()).toMatchObject([
+      { status: 'completed', result: 'the report', owner: 'stalled' },
+    ])
+    expect(delivered).toHaveLength(1)
+    expect(delivered[0]).toContain('the report')
+    await stalled.stop()
   })
 
   it('a live scheduler on the same file keeps its running rows (heartbeat lease)', async () => {

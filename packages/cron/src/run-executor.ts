@@ -33,6 +33,7 @@ type RunExecutorSettings = Pick<
   SchedulerSettings,
   | 'store'
   | 'clock'
+  | 'ownerId'
   | 'agentRunner'
   | 'shellRunner'
   | 'channelSender'
@@ -112,9 +113,11 @@ export class RunExecutor {
     let final: CronRun = { ...run, ...completion }
     let failures: number | undefined
     try {
-      const updated = await store.completeRun(run.id, completion)
+      // As its owner: a row another scheduler marked interrupted (a late heartbeat taken for a
+      // dead owner) is finalised with what the run did, and delivered.
+      const updated = await store.completeRun(run.id, { ...completion, owner: this.#settings.ownerId })
       if (!updated) {
-        // Someone else finalised the row (e.g. marked interrupted after a lease loss): keep theirs.
+        // Someone else finalised the row (a cancel, or a stop on this scheduler): keep theirs.
         final = (await store.getRun(run.id)) ?? final
       } else if (status === 'completed' || status === 'failed' || status === 'timed_out') {
         const failed = status !== 'completed'

@@ -53,8 +53,9 @@ export interface CronSchedulerOptions {
   /** Bound on a stored result (default 16,000 characters). */
   readonly maxResultChars?: number
   /**
-   * An owner that has not heartbeated for this long is dead; its running rows become interrupted
-   * (default 60 s; below 1 s counts as 1 s; at most 2^31 − 1 ms). Heartbeats come every third of it.
+   * The owner lease (default 60 s; below 1 s counts as 1 s; at most 2^31 − 1 ms): heartbeats come
+   * every third of it, and an owner that has not heartbeated for two of them is dead (its running
+   * rows become interrupted; a run its owner still finishes records its result all the same).
    */
   readonly leaseMs?: number
   /**

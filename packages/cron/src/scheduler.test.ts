@@ -81,12 +81,12 @@ describe('firing on time', () => {
         prompt: 'x',
       })
     }
-    // one scheduling timer plus the maintenance and job sync timers
-    expect(harness.clock.pendingTimers).toBe(3)
+    // one scheduling timer plus the maintenance, heartbeat and job sync timers
+    expect(harness.clock.pendingTimers).toBe(4)
     await harness.clock.advance(20 * MINUTE)
     await settle(harness)
     await harness.service.scheduler.flushPendingWrites() // clears the batching timer
-    expect(harness.clock.pendingTimers).toBe(3)
+    expect(harness.clock.pendingTimers).toBe(4)
     const expected = Array.from({ length: 20 }, (_, index) => Math.floor(20 / (index + 1))).reduce(
       (a, b) => a + b,
     )

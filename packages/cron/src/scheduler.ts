@@ -7,7 +7,7 @@ import { ArmedJob, type DueJob, FireQueue } from './fire-queue.js'
 import { jitterDelay } from './jitter.js'
 import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
-import { Maintenance } from './maintenance.js'
+import { DEAD_AFTER_LEASES, Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
 import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun } from './ports.js'
 import { RunBudget } from './run-budget.js'
@@ -170,7 +170,7 @@ export class CronScheduler {
     const mode = others.length > 0 ? 'runtime' : 'startup'
     const interrupted = await store.interruptOrphanedRuns({
       now,
-      aliveSince: now - leaseMs,
+      aliveSince: now - DEAD_AFTER_LEASES * leaseMs,
       reason: 'interrupted: the scheduler that ran it stopped before the run ended (process exit or crash)',
     })
     if (!this.#aiBudget.unlimited) {

@@ -366,7 +366,14 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         output_tokens: completion.outputTokens,
       })
       .where('id', '=', id)
-      .where('status', '=', 'running')
+      .where((eb) =>
+        completion.owner === undefined
+          ? eb('status', '=', 'running')
+          : eb.or([
+              eb('status', '=', 'running'),
+              eb.and([eb('status', '=', 'interrupted'), eb('owner', '=', completion.owner)]),
+            ]),
+      )
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   }

@@ -188,8 +188,11 @@ export class MemoryCronStore implements CronStore {
   async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
     options?.signal?.throwIfAborted()
     const run = this.#runs.get(id)
-    if (run === undefined || run.status !== 'running') return false
-    this.#runs.set(id, Object.freeze({ ...run, ...completion }))
+    const owned =
+      run?.status === 'interrupted' && completion.owner !== undefined && run.owner === completion.owner
+    if (run === undefined || (run.status !== 'running' && !owned)) return false
+    const { owner: _owner, ...fields } = completion
+    this.#runs.set(id, Object.freeze({ ...run, ...fields }))
     return true
   }
 

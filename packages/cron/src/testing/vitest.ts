@@ -532,6 +532,36 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect((await store.getRun(orphan.id))?.status).toBe('interrupted')
     })
 
+    it('lets the owner of an interrupted run finalise it with what it did; nobody else', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      await store.heartbeat('late', 1_000)
+      const run = newRun(job, 100, { owner: 'late' })
+      await store.insertRuns([run])
+      await store.interruptOrphanedRuns({ now: 12_000, aliveSince: 5_000, reason: 'owner died' })
+      const completion = {
+        status: 'completed',
+        completedAt: 13_000,
+        durationMs: 12_900,
+        result: 'done after all',
+        error: null,
+        inputTokens: null,
+        outputTokens: null,
+      } as const
+      expect(await store.completeRun(run.id, completion)).toBe(false)
+      expect(await store.completeRun(run.id, { ...completion, owner: 'someone-else' })).toBe(false)
+      expect((await store.getRun(run.id))?.status).toBe('interrupted')
+      expect(await store.completeRun(run.id, { ...completion, owner: 'late' })).toBe(true)
+      expect(await store.getRun(run.id)).toMatchObject({
+        status: 'completed',
+        result: 'done after all',
+        error: null,
+        owner: 'late',
+      })
+      // Once finalised, it stays so.
+      expect(await store.completeRun(run.id, { ...completion, owner: 'late', result: 'again' })).toBe(false)
+    })
+
     it('prunes by age and by count per job, never running rows', async () => {
       const job = createTestJob()
       const other = createTestJob()
