@@ -6,6 +6,7 @@ import { SqliteCronStore } from '@lango/cron/sqlite'
 import {
   blockLangoExec,
   type EnvPolicy,
+  ensureOrphanReaper,
   ProcessRegistry,
   type RefStore,
   RunLimiter,
@@ -118,8 +119,11 @@ export async function createApp(
   )
   const now = (): number => clock.nowMs()
   try {
-    // Commands a previous server on this home left when it was killed die before anything starts.
+    // Commands a previous server on this home left when it was killed die before anything starts,
+    // and this server's own die with it, however it ends (a workflow step of a server killed with
+    // SIGKILL does not go on beside the server that takes the run over).
     hostRun = await claimHostRun(config.home, ownerId, logger)
+    ensureOrphanReaper()
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })

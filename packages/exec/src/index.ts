@@ -37,7 +37,7 @@ export {
 export { installSignalCleanup, type SignalCleanupOptions } from './host-cleanup.js'
 export { RunLimiter, type RunLimiterOptions } from './limiter.js'
 export { MemoryRefStore } from './memory-ref-store.js'
-export { hostRunId, killOrphans } from './orphans.js'
+export { ensureOrphanReaper, hostRunId, killOrphans } from './orphans.js'
 export type { LogFields, Logger, PtyDriver, PtyProcess, RefStore } from './ports.js'
 export { silentLogger } from './ports.js'
 export type { SpawnOptions } from './prepare.js'

@@ -1,5 +1,6 @@
+import { type ChildProcess, spawn } from 'node:child_process'
 import { ExecError } from './errors.js'
-import { hostMarkerPrefix, markedWith } from './proc.js'
+import { hostMarkerPrefix, MARKER_VARIABLE, markedWith } from './proc.js'
 
 /**
  * This host process's run id: every command it spawns (`run`, `runWithPty`, background processes)
@@ -43,4 +44,49 @@ export function killOrphans(runId: string): number[] {
     }
   }
   return pids
+}
+
+/**
+ * The watcher that outlives this host: a `/bin/sh` in a session of its own holding the read end of
+ * a pipe whose write end only this host has. When the host ends, however it ends (`kill -9`, OOM,
+ * a crash), the pipe closes and the shell kills every live process carrying this host's marker
+ * (`__LANGO_RUN=<run id>…`): each command the host started and its descendants, even those that
+ * left their process group. Linux (`/proc`, `grep -z`); elsewhere it finds nothing to kill.
+ */
+const REAPER_SCRIPT = [
+  'read -r _ || :',
+  'for entry in /proc/[0-9]*/environ; do',
+  '  [ -r "$entry" ] || continue',
+  '  pid=${entry#/proc/}; pid=${pid%/environ}',
+  '  [ "$pid" = "$$" ] && continue',
+  `  if grep -qz "^${MARKER_VARIABLE}=$1" "$entry" 2>/dev/null; then`,
+  '    kill -9 -- "-$pid" 2>/dev/null; kill -9 "$pid" 2>/dev/null',
+  '  fi',
+  'done',
+].join('\n')
+
+let reaper: ChildProcess | undefined
+
+/**
+ * Makes sure that nothing this host starts outlives it: starts (once per process) a small watcher
+ * that, when this process ends by any means, kills every process exec started for it that is
+ * still alive. A server killed with SIGKILL then leaves no command running on its machine (a
+ * workflow step it was running is not also running beside the server that takes the run over).
+ * The watcher holds no handle on the event loop. Idempotent; Linux only (a no-op elsewhere).
+ * @example
+ * ensureOrphanReaper() // at start, before running commands
+ */
+export function ensureOrphanReaper(): void {
+  if (reaper !== undefined || process.platform !== 'linux') return
+  const child = spawn('/bin/sh', ['-c', REAPER_SCRIPT, 'lango-reaper', hostMarkerPrefix()], {
+    // A session of its own: a terminal's Ctrl-C to this host's group does not reach it.
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  })
+  child.on('error', () => {})
+  child.stdin?.on('error', () => {})
+  child.unref()
+  ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+  reaper = child
 }

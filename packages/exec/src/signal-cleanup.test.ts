@@ -101,6 +101,13 @@ describe('killOrphans: what a host killed with SIGKILL left running', () => {
     expect(await allGone(pids)).toBe(true)
   })
 
+  // Issue 21 (6): a killed server's workflow step kept running beside the server that took the run over.
+  it('with the orphan reaper, a host killed with SIGKILL leaves nothing running, unasked', async () => {
+    const { signal, pids } = await signalHost('reaper', 'SIGKILL')
+    expect(signal).toBe('SIGKILL')
+    expect(await allGone(pids)).toBe(true)
+  })
+
   it('refuses anything but a run id, and never its own host', () => {
     expect(() => killOrphans('')).toThrow(expect.objectContaining({ code: 'EXEC_INVALID_OPTION' }))
     expect(() => killOrphans('abc')).toThrow(expect.objectContaining({ code: 'EXEC_INVALID_OPTION' }))

@@ -1,4 +1,4 @@
-import { blockLangoExec, type RefStore, run } from '@lango/exec'
+import { blockLangoExec, ensureOrphanReaper, type RefStore, run } from '@lango/exec'
 import { type ShellRunner, WorkflowEngine, type WorkflowRunSnapshot } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
@@ -36,6 +36,8 @@ export async function runLocalWorkflow(
   source: string,
   options: LocalRunOptions,
 ): Promise<WorkflowRunSnapshot> {
+  // Its steps end with this process, however it ends.
+  ensureOrphanReaper()
   const database = new Database(':memory:')
   const db = new Kysely<WorkflowDatabase>({ dialect: new SqliteDialect({ database }) })
   const shellRunner: ShellRunner = {

@@ -38,7 +38,7 @@ export async function eventually(
 
 /** Polls until none of `pids` is alive (3 s at most); false when one still is. */
 export async function allGone(pids: readonly number[]): Promise<boolean> {
-  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 3_000)
+  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 10_000)
 }
 
 /** SIGKILLs every pid still there: what a failing test left behind must not outlive it. */

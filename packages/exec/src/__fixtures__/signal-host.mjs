@@ -1,12 +1,13 @@
 // A host process for signal-cleanup tests: starts real process trees through the built package,
 // prints their pids, and waits to be signalled. Usage: node signal-host.mjs <mode> <pid-file>
-//   mode = install | own-handler | none
+//   mode = install | own-handler | none | reaper
 import { readFile } from 'node:fs/promises'
-import { hostRunId, installSignalCleanup, ProcessRegistry, run } from '../../dist/index.js'
+import { ensureOrphanReaper, hostRunId, installSignalCleanup, ProcessRegistry, run } from '../../dist/index.js'
 import { runWithPty } from '../../dist/pty.js'
 
 const [mode, pidFile] = process.argv.slice(2)
-if (mode !== 'none') installSignalCleanup()
+if (mode === 'reaper') ensureOrphanReaper()
+else if (mode !== 'none') installSignalCleanup()
 if (mode === 'own-handler') {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'])
     process.on(signal, () => {
