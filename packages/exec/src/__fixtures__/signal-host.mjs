@@ -2,7 +2,13 @@
 // prints their pids, and waits to be signalled. Usage: node signal-host.mjs <mode> <pid-file>
 //   mode = install | own-handler | none | reaper
 import { readFile } from 'node:fs/promises'
-import { ensureOrphanReaper, hostRunId, installSignalCleanup, ProcessRegistry, run } from '../../dist/index.js'
+import {
+  ensureOrphanReaper,
+  hostRunId,
+  installSignalCleanup,
+  ProcessRegistry,
+  run,
+} from '../../dist/index.js'
 import { runWithPty } from '../../dist/pty.js'
 
 const [mode, pidFile] = process.argv.slice(2)
