@@ -1,3 +1,4 @@
+import { RESERVED_CHANNEL_NAMES } from '../config/rules.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChatQueue } from './chat-queue.js'
 import { ChannelError } from './errors.js'
@@ -21,20 +22,13 @@ import type {
 /** Names the server configures itself; a target naming one that is not registered is `CHANNEL_NOT_CONFIGURED`. */
 const BUILT_IN_CHANNELS: ReadonlySet<string> = new Set(['telegram', 'slack', 'discord', 'webhook', 'log'])
 /**
- * Names no adapter may take: the first segment of the server's own session keys. A channel's chats
- * are `<channel>:<chat>:<user>`; one named `cron` would read like a cron job's session.
+ * Names no adapter may take: the first segment of the server's own session keys (the reserved
+ * channel names that are not built-in channels). A channel's chats are `<channel>:<chat>:<user>`;
+ * one named `cron` would read like a cron job's session.
  */
-const SESSION_NAMES: ReadonlySet<string> = new Set([
-  'cron',
-  'bg',
-  'background',
-  'workflow',
-  'http',
-  'openai',
-  'cli',
-  'mcp',
-])
-/** Built-in channels whose session keys imply a reply target (`@lango/tools` delivery.ts). */
+const SESSION_NAMES: ReadonlySet<string> = new Set(
+  RESERVED_CHANNEL_NAMES.filter((name) => !BUILT_IN_CHANNELS.has(name)),
+)
 
 /** What the host's conversation handler gets with each message, besides the message. */
 interface ConversationContext {

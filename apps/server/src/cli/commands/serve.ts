@@ -1,13 +1,22 @@
 import { InvalidArgumentError } from 'commander'
+import type { ServerConfig } from '../../config/types.js'
 import type { Logger } from '../../logger.js'
 import type { Register } from '../command.js'
 import { secretsIn } from '../handover.js'
 
 /**
- * As pid 1 (a container's init) this process is the parent of every orphan, so the supervisor of
- * src/cli/handover.ts cannot keep secrets in its environment away from the commands it runs.
+ * What `serve` and `mcp` warn of as they start: deprecated forms in the configuration, and secrets
+ * in the environment of pid 1 (a container's init is the parent of every orphan, so the supervisor
+ * of src/cli/handover.ts cannot keep them away from the commands the server runs).
  */
-function warnOfSecretsInInit(logger: Logger): void {
+function warnAtStart(config: ServerConfig, logger: Logger): void {
+  for (const warning of config.warnings)
+    logger.warn('configuration: deprecated form', {
+      key: warning.key,
+      line: warning.line,
+      column: warning.column,
+      message: warning.message,
+    })
   const variables = Object.keys(secretsIn(process.env))
   if (process.pid === 1 && variables.length > 0)
     logger.warn(
@@ -48,14 +57,7 @@ export const registerServe: Register = (program, action) => {
         ])
         const config = await loadConfig({ env })
         const logger = createLogger({ level: config.logging.level })
-        warnOfSecretsInInit(logger)
-        for (const warning of config.warnings)
-          logger.warn('configuration: deprecated form', {
-            key: warning.key,
-            line: warning.line,
-            column: warning.column,
-            message: warning.message,
-          })
+        warnAtStart(config, logger)
         // serve() mounts /mcp itself, behind the same Host policy as every other route.
         const running = await serve({ config, logger })
         installShutdown(running, logger)
@@ -83,14 +85,7 @@ export const registerServe: Register = (program, action) => {
         ])
         const config = await context.config()
         const logger = createLogger({ level: config.logging.level })
-        warnOfSecretsInInit(logger)
-        for (const warning of config.warnings)
-          logger.warn('configuration: deprecated form', {
-            key: warning.key,
-            line: warning.line,
-            column: warning.column,
-            message: warning.message,
-          })
+        warnAtStart(config, logger)
         await serveMcpStdio({ config, logger })
         // stdout belongs to the protocol: no document, even with --json.
         return { data: undefined, keepRunning: true, silent: true }
