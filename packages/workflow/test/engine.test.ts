@@ -683,7 +683,8 @@ steps:
   })
 
   it('takes over a run whose owner’s lease expired, skipping steps behind a recorded failure', async () => {
-    const h = await setup({ ownerLeaseMs: 200 })
+    // A lease long enough that this engine never misses its own renewal on a busy machine.
+    const h = await setup({ ownerLeaseMs: 1_500 })
     const source = `name: orphan
 steps:
   - { id: done, run: "echo kept" }
