@@ -2,7 +2,8 @@ import { defineProject } from 'vitest/config'
 
 /**
  * Shared vitest settings for every package: forked workers (native modules), restored mocks,
- * and generous timeouts for tests that spawn real processes.
+ * and generous timeouts for tests that spawn real processes. `expect.poll` waits for its condition
+ * up to 15 s instead of vitest's 1 s: CI shares two cores, and a deadline is not an assertion.
  * @param {{ name: string, testTimeout?: number }} options
  */
 export function langoProject(options) {
@@ -14,6 +15,7 @@ export function langoProject(options) {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       testTimeout: options.testTimeout ?? 20_000,
       hookTimeout: 20_000,
+      expect: { poll: { timeout: 15_000 } },
     },
   })
 }

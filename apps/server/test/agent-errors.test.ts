@@ -86,15 +86,15 @@ async function failureOf(promise: Promise<unknown>): Promise<AgentError> {
 
 describe('model server failures become typed errors', () => {
   it('retries a 429 after the Retry-After it names and succeeds', async () => {
-    model.script(reply.error(429, 'slow down', { 'retry-after': '1' }), reply.text('after the wait'))
+    model.script(reply.error(429, 'slow down', { 'retry-after': '3' }), reply.text('after the wait'))
     const started = performance.now()
     const result = await runner({ maxRetries: 2 }).chat('http', 'hi')
     const elapsed = performance.now() - started
     expect(result.text).toBe('after the wait')
     expect(model.chatBodies).toHaveLength(2)
-    // Retry-After: 1 s, not the SDK's own first backoff of 2 s.
-    expect(elapsed).toBeGreaterThanOrEqual(950)
-    expect(elapsed).toBeLessThan(1900)
+    // Retry-After: 3 s, longer than the SDK's own first backoff of 2 s, so only a wait that follows
+    // the header lasts this long (a lower bound: a loaded machine only makes it longer).
+    expect(elapsed).toBeGreaterThanOrEqual(2_950)
   })
 
   it('ends AGENT_MODEL_RATE_LIMITED when 429s outlast the retries', async () => {
@@ -169,14 +169,13 @@ describe('model server failures become typed errors', () => {
   it('ends AGENT_TIMEOUT when the server never answers, and reports the usage of finished steps', async () => {
     model.script(reply.toolCalls([{ id: 'c1', name: 'missing_tool', arguments: {} }]), reply.hang())
     const usages: UsageRecord[] = []
-    const started = performance.now()
+    // The second model call never answers: only the turn's timeout can end this.
     const error = await failureOf(
       runner({ timeoutMs: 400, onUsage: (record) => usages.push(record) }).run({
         prompt: 'x',
         sessionKey: 'bg:1',
       }),
     )
-    expect(performance.now() - started).toBeLessThan(3000)
     expect(error.code).toBe('AGENT_TIMEOUT')
     expect(error.message).toBe(`the agent turn did not finish within 0.4 s (model server ${model.baseUrl})`)
     expect(usages).toEqual([
@@ -189,7 +188,9 @@ describe('model server failures become typed errors', () => {
     const started = performance.now()
     const error = await failureOf(runner({ timeoutMs: 300, maxRetries: 2 }).chat('http', 'hi'))
     expect(error.code).toBe('AGENT_TIMEOUT')
-    expect(performance.now() - started).toBeLessThan(3000)
+    // It did not sit out the 30 s Retry-After (a generous bound: the timeout is 0.3 s).
+    expect(performance.now() - started).toBeLessThan(15_000)
+    expect(model.chatBodies).toHaveLength(1)
   })
 })
 

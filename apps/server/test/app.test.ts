@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, unlink } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { invokeTool } from '@lango/tools'
@@ -232,20 +232,29 @@ describe('createApp: the composition root', () => {
   it('stop() leaves a running workflow resumable: a new app finishes it without re-running completed steps', async () => {
     const running = await start()
     const marker = join(home, 'count')
+    const gate = join(home, 'gate')
+    // The second step waits for a gate the test opens only after the stop: it is running when the
+    // app stops, however slow the machine.
     const yaml = `name: slow
 steps:
   - id: first
     run: echo x >> ${marker}
   - id: second
     depends_on: [first]
-    run: sleep 2 && echo done
+    run: while [ ! -f ${gate} ]; do sleep 0.05; done; echo done
 `
     const started = await call(running, 'workflow_run', { yaml_content: yaml, wait_seconds: 0 })
     const runId = started.run_id as string
-    await running.engine.waitForRun(runId, { timeoutMs: 1_000 })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    const deadline = Date.now() + 15_000
+    for (;;) {
+      const snapshot = await running.engine.getRun(runId)
+      if (snapshot?.steps.find((step) => step.stepId === 'second')?.status === 'running') break
+      if (Date.now() > deadline) throw new Error('the second step did not start')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     await running.stop()
     app = undefined
+    await writeFile(gate, '')
     const again = await start()
     const finished = await again.engine.waitForRun(runId, { timeoutMs: 20_000 })
     expect(finished.status).toBe('completed')

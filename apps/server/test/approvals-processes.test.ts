@@ -171,8 +171,11 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
     expect(await linesOf('approved-runs.txt')).toEqual(['once'])
   })
 
-  it('an unanswered approval expires: the CLI is told so, the retry is denied, nothing runs', async () => {
-    const mcp = await startMcp('1s')
+  it('an unanswered approval expires: the retry is denied, the CLI is told so, nothing runs', async () => {
+    // A retry uses an expired answer only within one approval timeout of the expiry (later it asks
+    // anew): the retry comes first, right after the expiry is seen, and the timeout leaves it ample
+    // room on a loaded machine; the CLI, whose start alone can take seconds there, comes after.
+    const mcp = await startMcp('3s')
     const command = { command: 'echo late >> late-runs.txt' }
     const { id } = approvalOf(await mcp.call('exec', command))
     let status = 'pending'
@@ -182,9 +185,6 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
       return status !== 'pending'
     })
     expect(status).toBe('expired')
-    const late = await lango(['approvals', 'approve', id])
-    expect(late.code).toBe(1)
-    expect(late.stderr).toContain('already expired')
     expect(await mcp.call('exec', command)).toMatchObject({
       isError: true,
       structuredContent: {
@@ -192,6 +192,9 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
         approval: { id, status: 'expired' },
       },
     })
+    const late = await lango(['approvals', 'approve', id])
+    expect(late.code).toBe(1)
+    expect(late.stderr).toContain('already expired')
     expect(await linesOf('late-runs.txt')).toEqual([])
   })
 })

@@ -280,13 +280,13 @@ describe('DiscordChannel', () => {
 
   it('a 429 asking for longer than maxRetryAfterMs fails instead of waiting', async () => {
     discord.answerNext(discordRateLimit(120))
-    const started = Date.now()
+    // Waiting out the 120 s would outlast the test; and nothing was sent again.
     const error = await channelError(
       channel({ maxRetryAfterMs: 1000 }).send('111', 'x', { signal: signal() }),
     )
     expect(error.code).toBe('CHANNEL_SEND_FAILED')
     expect(error.data).toMatchObject({ status: 429 })
-    expect(Date.now() - started).toBeLessThan(5000)
+    expect(discord.requests).toHaveLength(1)
   })
 
   it('a rejected token is CHANNEL_AUTH_FAILED, with the token nowhere in the error', async () => {

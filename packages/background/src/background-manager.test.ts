@@ -421,7 +421,7 @@ describe('timeouts (fake clock)', () => {
     expect(task.status).toBe('done')
     expect((task.completedAt ?? 0) < (task.startedAt ?? 0)).toBe(true)
     // A negative wall-clock duration is shown as 0, never as a negative number.
-    await vi.waitFor(() => expect(notifier.notices).toHaveLength(4))
+    await vi.waitFor(() => expect(notifier.notices).toHaveLength(4), { timeout: 15_000 })
     expect(notifier.notices[3]?.text).toMatch(/done in 0ms/)
   })
 })
@@ -793,7 +793,7 @@ describe('ChannelNotifier port', () => {
     manager.cancel(cancelledRunning)
     clock.advance(1000)
     await manager.wait(timedOut)
-    await vi.waitFor(() => expect(notifier.notices).toHaveLength(7))
+    await vi.waitFor(() => expect(notifier.notices).toHaveLength(7), { timeout: 15_000 })
 
     const byChannel = (channel: string) =>
       notifier.notices.filter((notice) => notice.target === channel).map((notice) => notice.text)
@@ -857,7 +857,7 @@ describe('ChannelNotifier port', () => {
     const id = manager.submit({ prompt: 'x', originChannel: 'telegram:1' })
     ;(await runner.nextCall()).resolve('fine')
     expect(await manager.wait(id)).toMatchObject({ status: 'done', result: 'fine' })
-    await vi.waitFor(() => expect(errors).toHaveLength(2))
+    await vi.waitFor(() => expect(errors).toHaveLength(2), { timeout: 15_000 })
     expect(errors).toEqual([
       `${id} telegram:1 BACKGROUND_NOTIFY_FAILED`,
       `${id} telegram:1 BACKGROUND_NOTIFY_FAILED`,

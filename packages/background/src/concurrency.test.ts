@@ -1,9 +1,10 @@
-/** Load behaviour on real timers: many tasks through a small limit. */
+/** Load behaviour: many tasks through a small limit (deadlines on a clock the test moves). */
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { BackgroundManager } from './background-manager.js'
 import type { TaskSnapshot } from './task.js'
 import { FakeAgentRunner } from './testing/fake-agent-runner.js'
+import { FakeClock } from './testing/fake-clock.js'
 import { RecordingNotifier } from './testing/recording-notifier.js'
 
 /** Resolves once `count` tasks have ended. */
@@ -68,13 +69,16 @@ describe('concurrency under load', () => {
         return { text: `ok ${index}` }
       },
     })
+    // Deadlines run on a clock the test moves only while every running task is a stuck one: a task
+    // that answers in a few turns never times out, however slow the machine.
+    const clock = new FakeClock()
     await using manager = new BackgroundManager({
       runner,
       notifier: new RecordingNotifier(),
+      clock,
       maxConcurrentTasks: 3,
       maxQueuedTasks: 300,
       maxFinishedTasks: 300,
-      // Long enough that a loaded machine does not time out the tasks that answer in a few turns.
       taskTimeoutMs: 100,
       stopGraceMs: 0,
       automationPrefix: '',
@@ -90,9 +94,18 @@ describe('concurrency under load', () => {
     manager.on('task:end', () => {
       running -= 1
     })
-    const allEnded = endOf(manager, 300)
+    let finished = false
+    const allEnded = endOf(manager, 300).then((tasks) => {
+      finished = true
+      return tasks
+    })
     manager.start()
     const ids = Array.from({ length: 300 }, (_, index) => manager.submit({ prompt: String(index) }))
+    while (!finished) {
+      await nextTurn()
+      const busy = manager.list({ status: 'running' })
+      if (busy.length > 0 && busy.every((task) => Number(task.prompt) % 10 === 0)) clock.advance(10)
+    }
     const ended = await allEnded
 
     expect(peak).toBe(3)

@@ -137,7 +137,8 @@ describe('background execution (seed 001)', () => {
   })
 
   it('refuses input for non-PTY processes', async () => {
-    const process = await registry.start('sleep 1')
+    // Still running when written to, however slow the machine (afterEach's stop() ends it).
+    const process = await registry.start('sleep 30')
     expect(() => process.write('x')).toThrow(expect.objectContaining({ code: 'EXEC_NOT_WRITABLE' }))
   })
 

@@ -1,19 +1,48 @@
-import { describe, expect, it } from 'vitest'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { eventually, tempDir } from './__fixtures__/helpers.js'
 import { ExecError, RunLimiter, run } from './index.js'
 import { runWithPty } from './pty/index.js'
+
+// The runs that hold a slot wait for a gate the test opens: they still run when the test looks,
+// however slow the machine, and the test waits for the limiter's state instead of a fixed time.
+let dir: { path: string; cleanup: () => Promise<void> }
+let gates = 0
+beforeEach(async () => {
+  dir = await tempDir()
+})
+afterEach(async () => {
+  await dir.cleanup()
+})
+
+/** A command that runs until `open()` is called, and the function that opens its gate. */
+function gated(): { command: string; open: () => Promise<void> } {
+  const gate = join(dir.path, `gate-${++gates}`)
+  return {
+    command: `while [ ! -e '${gate}' ]; do sleep 0.01; done`,
+    open: () => writeFile(gate, ''),
+  }
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  expect(await eventually(condition, 15_000)).toBe(true)
+}
 
 describe('RunLimiter: an optional cap on concurrent run()/runWithPty() (issue 11, finding 13)', () => {
   it('refuses at once beyond maxRunning (default: no waiting), shared by run and runWithPty', async () => {
     const limiter = new RunLimiter({ maxRunning: 2 })
-    const first = run('sleep 0.4', { limiter })
-    const second = runWithPty('sleep 0.4', { limiter })
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    expect(limiter.running).toBe(2)
+    const gate = gated()
+    const first = run(gate.command, { limiter })
+    const second = runWithPty(gate.command, { limiter })
+    await until(() => limiter.running === 2)
     for (const attempt of [() => run('true', { limiter }), () => runWithPty('true', { limiter })]) {
       const error = await attempt().catch((caught: unknown) => caught)
       expect(ExecError.is(error)).toBe(true)
       expect(error).toMatchObject({ code: 'EXEC_TOO_MANY_PROCESSES', data: { maxRunning: 2, maxWaiting: 0 } })
     }
+    expect(limiter.running).toBe(2)
+    await gate.open()
     await Promise.all([first, second])
     expect(limiter.running).toBe(0)
     expect((await run('echo again', { limiter })).stdout).toBe('again\n')
@@ -27,10 +56,13 @@ describe('RunLimiter: an optional cap on concurrent run()/runWithPty() (issue 11
         order.push(name)
         return result
       })
-    const all = [tracked('a', 'sleep 0.3'), tracked('b', 'sleep 0.1'), tracked('c', 'true')]
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const gate = gated()
+    // b takes longer than c: only first-in, first-out makes b end before c.
+    const all = [tracked('a', gate.command), tracked('b', 'sleep 0.1'), tracked('c', 'true')]
+    await until(() => limiter.waiting === 2)
     expect(limiter).toMatchObject({ running: 1, waiting: 2 })
     await expect(run('true', { limiter })).rejects.toMatchObject({ code: 'EXEC_TOO_MANY_PROCESSES' })
+    await gate.open()
     await Promise.all(all)
     expect(order).toEqual(['a', 'b', 'c'])
     expect(limiter).toMatchObject({ running: 0, waiting: 0 })
@@ -38,14 +70,16 @@ describe('RunLimiter: an optional cap on concurrent run()/runWithPty() (issue 11
 
   it('a waiting run honours its abort signal and gives up its place', async () => {
     const limiter = new RunLimiter({ maxRunning: 1, maxWaiting: 1 })
-    const holder = run('sleep 0.3', { limiter })
+    const gate = gated()
+    const holder = run(gate.command, { limiter })
     const controller = new AbortController()
     const waiting = run('echo never', { limiter, signal: controller.signal })
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await until(() => limiter.running === 1 && limiter.waiting === 1)
     const reason = new Error('no longer needed')
     controller.abort(reason)
     await expect(waiting).rejects.toBe(reason)
     expect(limiter.waiting).toBe(0)
+    await gate.open()
     await holder
     expect(limiter.running).toBe(0)
   })

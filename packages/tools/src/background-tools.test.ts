@@ -26,9 +26,10 @@ afterEach(async () => {
 const session = { sessionKey: 'telegram:4242:7' }
 const call = (name: string, params: unknown, context = session) =>
   invokeTool(tools.get(name) as AnyTool, params, context, { policy: 'none' })
+/** Polls `predicate` every 5 ms until it holds or 15 s (generous on a loaded machine) have passed. */
 const until = async (predicate: () => boolean) => {
-  for (let attempt = 0; attempt < 200 && !predicate(); attempt++)
-    await new Promise((resolve) => setTimeout(resolve, 5))
+  const deadline = Date.now() + 15_000
+  while (!predicate() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5))
 }
 
 describe('background tools (seed 000)', () => {

@@ -12,6 +12,12 @@ import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { invokeTool } from './invoke.js'
 import type { AnyTool } from './tool.js'
 
+/** Polls `check` every 10 ms until it holds or 15 s (generous on a loaded machine) have passed. */
+async function eventually(check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 15_000
+  while (!(await check()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
 let dir: string
 let db: Kysely<CronDatabase>
 let cron: CronService
@@ -131,12 +137,8 @@ describe('cron tools (seed 000)', () => {
     expect(await listed()).toMatchObject({ consecutive_failures: 0, last_status: null })
     const runOnce = async (status: string, failures: number) => {
       await call('manage_cron_jobs', { action: 'trigger', id: created.job.id })
-      let job = await listed()
-      for (let attempt = 0; attempt < 300 && job?.consecutive_failures !== failures; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 10))
-        job = await listed()
-      }
-      expect(job).toMatchObject({ consecutive_failures: failures, last_status: status })
+      await eventually(async () => (await listed())?.consecutive_failures === failures)
+      expect(await listed()).toMatchObject({ consecutive_failures: failures, last_status: status })
     }
     await runOnce('failed', 1)
     await runOnce('failed', 2)
@@ -197,8 +199,7 @@ describe('cron tools (seed 000)', () => {
       const all = result<{ entries: Array<{ status: string }> }>(await call('cron_history', {}))
       return all.entries.length === 2 && all.entries.every((entry) => entry.status === 'completed')
     }
-    for (let attempt = 0; attempt < 200 && !(await done()); attempt++)
-      await new Promise((resolve) => setTimeout(resolve, 10))
+    await eventually(done)
     const onlyA = result<{
       entries: Array<{ job_name: string; result: string; trigger: string }>
       count: number
@@ -231,11 +232,10 @@ describe('cron tools (seed 000)', () => {
       output_tokens: number | null
     }
     const entries = async () => result<{ entries: Entry[] }>(await call('cron_history', {})).entries
-    for (let attempt = 0; attempt < 200; attempt++) {
+    await eventually(async () => {
       const all = await entries()
-      if (all.length === 2 && all.every((entry) => entry.status === 'completed')) break
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+      return all.length === 2 && all.every((entry) => entry.status === 'completed')
+    })
     const byName = Object.fromEntries((await entries()).map((entry) => [entry.job_name, entry]))
     expect(byName.news).toMatchObject({ status: 'completed', input_tokens: 120, output_tokens: 30 })
     expect(byName['echo-c']).toMatchObject({ status: 'completed', input_tokens: null, output_tokens: null })
@@ -337,6 +337,7 @@ describe('manage_cron_jobs (seed 002)', () => {
 
   it('trigger answers at once and runs the job asynchronously', async () => {
     const marker = join(dir, 'triggered.txt')
+    const gate = join(dir, 'trigger-gate')
     const created = result<{ id: string }>(
       await call('manage_cron_jobs', {
         action: 'create',
@@ -344,7 +345,8 @@ describe('manage_cron_jobs (seed 002)', () => {
         type: 'shell',
         scheduleType: 'interval',
         scheduleValue: '1h',
-        config: { command: `sleep 0.2; echo yes > ${marker}` },
+        // Runs until the test opens its gate: the trigger cannot have waited for it.
+        config: { command: `while [ ! -f ${gate} ]; do sleep 0.02; done; echo yes > ${marker}` },
       }),
     )
     expect(await call('manage_cron_jobs', { action: 'trigger', id: created.id })).toEqual({
@@ -352,12 +354,9 @@ describe('manage_cron_jobs (seed 002)', () => {
       result: { ok: true, message: 'Job triggered', run_id: expect.any(String) },
     })
     await expect(readFile(marker, 'utf8')).rejects.toThrow()
-    let text = ''
-    for (let attempt = 0; attempt < 200 && text === ''; attempt++) {
-      text = await readFile(marker, 'utf8').catch(() => '')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    expect(text).toBe('yes\n')
+    await writeFile(gate, '')
+    await eventually(async () => (await readFile(marker, 'utf8').catch(() => '')) !== '')
+    expect(await readFile(marker, 'utf8')).toBe('yes\n')
   })
 
   it('trigger reports a run that was queued or skipped instead of claiming it was triggered', async () => {
@@ -413,8 +412,7 @@ describe('manage_cron_jobs (seed 002)', () => {
     )
     expect(created.deliverTo).toEqual(['telegram:555'])
     await call('manage_cron_jobs', { action: 'trigger', id: created.id })
-    for (let attempt = 0; attempt < 200 && sender.sent.length === 0; attempt++)
-      await new Promise((resolve) => setTimeout(resolve, 10))
+    await eventually(() => sender.sent.length > 0)
     expect(agent.calls[0]?.sessionKey).toMatch(/^cron:ask/)
     expect(sender.sent[0]).toMatchObject({
       target: 'telegram:555',

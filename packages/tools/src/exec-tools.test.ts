@@ -126,12 +126,14 @@ describe('exec tools (seed 001, ARCHITECTURE §7)', () => {
     })
     const id = (started as { result: { id: string } }).result.id
     let status: { output: string; next_offset: number } | undefined
-    for (let attempt = 0; attempt < 100; attempt++) {
+    // Polled until the prompt shows, for 15 s at most (generous on a loaded machine).
+    const deadline = Date.now() + 15_000
+    for (;;) {
       const outcome = (await call('exec_status', { id })) as {
         result: { output: string; next_offset: number }
       }
       status = outcome.result
-      if (status.output.includes('name?')) break
+      if (status.output.includes('name?') || Date.now() > deadline) break
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(status?.output).toContain('name?')
@@ -140,7 +142,8 @@ describe('exec tools (seed 001, ARCHITECTURE §7)', () => {
       result: { id, written: 6 },
     })
     let later = ''
-    for (let attempt = 0; attempt < 100 && !later.includes('hi agent'); attempt++) {
+    const answered = Date.now() + 15_000
+    while (!later.includes('hi agent') && Date.now() < answered) {
       const outcome = (await call('exec_status', { id, offset: status?.next_offset })) as {
         result: { output: string }
       }

@@ -1,7 +1,7 @@
 // Seed 000, "Workflow agent tools": each scenario through the tool itself (invokeTool over
 // createWorkflowTools, approval included), on a real WorkflowEngine, a real SQLite file, a real
 // workflows directory and real shell commands behind the `lango` CLI guard.
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { blockLangoExec } from '@lango/exec'
@@ -197,11 +197,15 @@ steps:
   })
 
   it('workflow_run waits at most wait_seconds and returns the run as it stands; workflow_status follows it to the end', async () => {
+    // The step runs until the test opens its gate, so the run is still going when the wait ends;
+    // the wait is long enough for the step to have started on a loaded machine.
+    const gate = join(home, 'slow-gate')
     const started = (await call('workflow_run', {
-      yaml_content: 'name: slow\nsteps:\n  - { id: a, run: "sleep 0.5; echo done" }\n',
-      wait_seconds: 0.05,
+      yaml_content: `name: slow\nsteps:\n  - { id: a, run: "while [ ! -f '${gate}' ]; do sleep 0.02; done; echo done" }\n`,
+      wait_seconds: 1,
     })) as RunResult
     expect(started).toMatchObject({ status: 'running', steps: [{ step_id: 'a', status: 'running' }] })
+    await writeFile(gate, '')
     await engine.waitForRun(started.run_id)
     expect(await call('workflow_status', { run_id: started.run_id })).toMatchObject({
       status: 'completed',

@@ -288,7 +288,8 @@ describe('parseWorkflow: hostile input', () => {
     const started = performance.now()
     expect(codes(issuesOf(bomb))).toEqual([' yaml_alias_limit'])
     expect(codes(issuesOf(bomb, { limits: TRUSTED_WORKFLOW_LIMITS }))).toEqual([' yaml_alias_limit'])
-    expect(performance.now() - started).toBeLessThan(1000)
+    // Before they expand: fast, with a bound generous for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(5_000)
     expect(
       codes(
         issuesOf('x: &x [1]\ny: *x\nname: a\nsteps: [{ id: a, run: "true" }]\n', {

@@ -8,7 +8,8 @@ import { WorkflowEngine } from '../src/workflow-engine.js'
 import { ensureBuilt } from './__fixtures__/build.js'
 import { createTestDatabase, type TestDatabase } from './__fixtures__/database.js'
 
-// Each step appends its id to runs.log when it starts, so the log counts executions.
+// Each step appends its id to runs.log when it starts, so the log counts executions. s5 and s6 wait
+// for a gate the test opens after the kill: the process dies while they run, however slow it is.
 const STEPS = ['s1', 's2', 's3', 's4', 's5', 's6', 's7', 's8']
 const WORKFLOW = `name: crashy
 max_parallel: 2
@@ -17,8 +18,8 @@ steps:
   - { id: s2, run: "echo s2 >> runs.log; sleep 0.15; echo two", depends_on: [s1] }
   - { id: s3, run: "echo s3 >> runs.log; sleep 0.15; echo three", depends_on: [s1] }
   - { id: s4, run: "echo s4 >> runs.log; sleep 0.15; echo {{s2.result}}-{{s3.result}}", depends_on: [s2, s3] }
-  - { id: s5, run: "echo s5 >> runs.log; sleep 0.6; echo five", depends_on: [s4] }
-  - { id: s6, run: "echo s6 >> runs.log; sleep 0.6; echo six", depends_on: [s4] }
+  - { id: s5, run: "echo s5 >> runs.log; while [ ! -f gate ]; do sleep 0.02; done; echo five", depends_on: [s4] }
+  - { id: s6, run: "echo s6 >> runs.log; while [ ! -f gate ]; do sleep 0.02; done; echo six", depends_on: [s4] }
   - { id: s7, run: "echo s7 >> runs.log; sleep 0.15; echo seven", depends_on: [s5, s6] }
   - { id: s8, run: "echo s8 >> runs.log; echo {{s1.result}}+{{s7.result}}", depends_on: [s7] }
 `
@@ -81,9 +82,10 @@ it('SIGKILL mid-run: a new engine on the same file keeps completed steps, finish
   )
   expect(completedAtCrash.length).toBeLessThan(STEPS.length)
   expect((await store.getRun(runId))?.status).toBe('running')
+  await writeFile(join(database.directory, 'gate'), '')
 
   const shell = new ChildProcessShellRunner({ cwd: database.directory })
-  const engine = new WorkflowEngine({ store, shellRunner: shell, ownerLeaseMs: 600 })
+  const engine = new WorkflowEngine({ store, shellRunner: shell, ownerLeaseMs: 1_500 })
   try {
     await engine.start()
     // The dead process's lease runs out within ownerLeaseMs; the new engine takes the run over then.

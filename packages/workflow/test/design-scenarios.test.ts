@@ -1,6 +1,7 @@
 // Seed 003 (design): the decisions and risks it names, as behaviour of the engine itself.
 // The workflow_* tool scenarios of seed 000 run through the tools, in
 // packages/tools/src/workflow-seed-scenarios.test.ts.
+import { writeFile } from 'node:fs/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { WorkflowEngine } from '../src/index.js'
 import { SqliteWorkflowStore } from '../src/sqlite/index.js'
@@ -31,9 +32,12 @@ async function runToEnd(yaml: string) {
 
 describe('WorkflowEngine: the seed 003 design decisions and risks', () => {
   it('Decision 5 (revised): independent steps run at the same time, not one after another', async () => {
-    const run = await runToEnd(
-      'name: parallel\nsteps:\n  - { id: a, run: "sleep 0.3" }\n  - { id: b, run: "sleep 0.3" }\n  - { id: c, run: "sleep 0.3" }\n',
-    )
+    // Each step marks that it started, then waits until all three have: run one after another,
+    // the first would wait for ever (and the run not complete in time), however fast the machine.
+    const dir = database.directory
+    const step = (id: string) =>
+      `  - { id: ${id}, run: "touch '${dir}/started-${id}'; while [ $(ls '${dir}' | grep -c '^started-') -lt 3 ]; do sleep 0.02; done" }`
+    const run = await runToEnd(`name: parallel\nsteps:\n${['a', 'b', 'c'].map(step).join('\n')}\n`)
     expect(run.status).toBe('completed')
     // All three ran at once: each started before any other ended.
     const starts = run.steps.map((step) => step.startedAt as number)
@@ -49,11 +53,21 @@ describe('WorkflowEngine: the seed 003 design decisions and risks', () => {
   })
 
   it('Risk "workflow state consistency": each step state is saved, and a restart resumes from the last completed step', async () => {
+    // b runs until the gate opens, after the stop: the stop always finds a done and b running.
+    const gate = `${database.directory}/restart-gate`
+    const bStarted = new Promise<void>((resolve) => {
+      const off = engine.on('step:start', (payload) => {
+        if (payload.stepId !== 'b') return
+        off()
+        resolve()
+      })
+    })
     const { runId } = await engine.startRun(
-      'name: restart\nsteps:\n  - { id: a, run: "echo A" }\n  - { id: b, run: "sleep 0.4; echo B", depends_on: [a] }\n',
+      `name: restart\nsteps:\n  - { id: a, run: "echo A" }\n  - { id: b, run: "while [ ! -f '${gate}' ]; do sleep 0.02; done; echo B", depends_on: [a] }\n`,
     )
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await bStarted
     await engine.stop()
+    await writeFile(gate, '')
     const next = new WorkflowEngine({
       store: new SqliteWorkflowStore(database.db),
       shellRunner: new ChildProcessShellRunner(),

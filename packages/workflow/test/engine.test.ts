@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
@@ -19,6 +19,19 @@ afterEach(async () => {
 async function setup(options?: Parameters<typeof createHarness>[0]): Promise<Harness> {
   harness = await createHarness(options)
   return harness
+}
+
+/** `promise`, or a failure naming `what` once `ms` have passed (instead of hanging the test). */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)
+  })
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 function startTimes(h: Harness): Map<string, number> {
@@ -75,14 +88,12 @@ steps:
 
   it('runs a wide DAG in parallel, never more than max_parallel at once', async () => {
     const h = await setup()
+    // Every step waits at a gate the test opens once eight run at once: a serial engine would
+    // never get there, and the count does not depend on how fast the machine spawns processes.
     const steps = Array.from(
       { length: 24 },
-      (_, index) => `  - { id: s${index}, run: "sleep 0.15; echo ${index}" }`,
+      (_, index) => `  - { id: s${index}, run: "while [ ! -f gate ]; do sleep 0.02; done; echo ${index}" }`,
     ).join('\n')
-    const started = performance.now()
-    const { runId } = await h.engine.startRun(
-      `name: wide\nmax_parallel: 8\nsteps:\n${steps}\n  - { id: join, run: "echo joined", depends_on: [${Array.from({ length: 24 }, (_, index) => `s${index}`).join(', ')}] }\n`,
-    )
     let running = 0
     let peak = 0
     h.engine.on('step:start', () => {
@@ -92,27 +103,38 @@ steps:
     h.engine.on('step:end', () => {
       running -= 1
     })
+    const { runId } = await h.engine.startRun(
+      `name: wide\nmax_parallel: 8\nsteps:\n${steps}\n  - { id: join, run: "echo joined", depends_on: [${Array.from({ length: 24 }, (_, index) => `s${index}`).join(', ')}] }\n`,
+    )
+    const deadline = Date.now() + 15_000
+    while (running < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(running).toBe(8)
+    await writeFile(join(h.directory, 'gate'), '')
     const snapshot = await h.engine.waitForRun(runId)
-    const elapsed = performance.now() - started
     expect(snapshot.status).toBe('completed')
     expect(snapshot.completedSteps).toBe(25)
     expect(peak).toBe(8)
-    // 24 × 150 ms serially would take 3.6 s; 3 waves of 8 take ~0.5 s.
-    expect(elapsed).toBeLessThan(2500)
   })
 
   it('starts a step the moment its dependencies finish (ready queue, not layers)', async () => {
     const h = await setup()
+    // `slow` runs until `last` has ended: layer-by-layer execution would hold `next` (and so `last`)
+    // until `slow`, in the same layer as `quick`, ended, and the run would never finish.
     const { runId } = await h.engine.startRun(`name: skew
 steps:
-  - { id: slow, run: "sleep 0.8" }
+  - { id: slow, run: "while [ ! -f gate ]; do sleep 0.02; done" }
   - { id: quick, run: "true" }
   - { id: next, run: "true", depends_on: [quick] }
   - { id: last, run: "true", depends_on: [next] }
 `)
+    await within(
+      nextEvent(h.engine, 'step:end', (payload) => payload.stepId === 'last'),
+      15_000,
+      '`last` to end while `slow` runs',
+    )
+    await writeFile(join(h.directory, 'gate'), '')
     await h.engine.waitForRun(runId)
     const ends = endTimes(h)
-    // Layer-by-layer execution would hold `next` until `slow` (same layer as `quick`) ended.
     expect(ends.get('last')).toBeLessThan(ends.get('slow') as number)
   })
 
@@ -533,10 +555,14 @@ describe('WorkflowEngine: API contract', () => {
     await expect(shellOnly.startRun('name: p\nsteps: [{ id: a, prompt: hi }]\n')).rejects.toMatchObject({
       code: 'WORKFLOW_RUNNER_MISSING',
     })
-    const { runId } = await shellOnly.startRun('name: s\nsteps: [{ id: a, run: "sleep 0.3" }]\n')
+    // Runs until the gate opens: still running when the second run is asked for.
+    const { runId } = await shellOnly.startRun(
+      'name: s\nsteps: [{ id: a, run: "while [ ! -f gate ]; do sleep 0.02; done" }]\n',
+    )
     await expect(shellOnly.startRun('name: s2\nsteps: [{ id: a, run: "true" }]\n')).rejects.toMatchObject({
       code: 'WORKFLOW_TOO_MANY_RUNS',
     })
+    await writeFile(join(h.directory, 'gate'), '')
     await shellOnly.waitForRun(runId)
     await expect(
       h.engine.startRun('name: n\nsteps: [{ id: a, run: "true" }]\n', { nesting: 3 }),
@@ -561,13 +587,17 @@ describe('WorkflowEngine: API contract', () => {
 
   it('waitForRun returns the running snapshot when its time is up, and the final one later', async () => {
     const h = await setup()
+    // The step runs until the test opens its gate.
+    const started = nextEvent(h.engine, 'step:start')
     const { runId } = await h.engine.startRun(
-      'name: waiting\nsteps:\n  - { id: a, run: "sleep 0.4; echo done" }\n',
+      'name: waiting\nsteps:\n  - { id: a, run: "while [ ! -f gate ]; do sleep 0.02; done; echo done" }\n',
     )
+    await started
     const early = await h.engine.waitForRun(runId, { timeoutMs: 50 })
     expect(early.status).toBe('running')
     expect(early.steps[0]?.status).toBe('running')
-    const late = await h.engine.waitForRun(runId, { timeoutMs: 5000 })
+    await writeFile(join(h.directory, 'gate'), '')
+    const late = await h.engine.waitForRun(runId, { timeoutMs: 15_000 })
     expect(late).toMatchObject({
       status: 'completed',
       steps: [{ stepId: 'a', status: 'completed', result: 'done' }],
@@ -618,17 +648,18 @@ describe('WorkflowEngine: resume', () => {
     const { runId } = await h.engine.startRun(`name: resumable
 steps:
   - { id: a, run: "echo a >> ran.log; echo A" }
-  - { id: b, run: "echo b >> ran.log; sleep 0.6; echo B", depends_on: [a] }
+  - { id: b, run: "echo b >> ran.log; while [ ! -f gate ]; do sleep 0.02; done; echo B", depends_on: [a] }
   - { id: c, run: "echo c >> ran.log; echo {{a.result}}{{b.result}}", depends_on: [b] }
 `)
     await nextEvent(h.engine, 'step:start', (payload) => payload.stepId === 'b')
-    // Stop once b's process is really running.
+    // Stop once b's process is really running (it waits for a gate opened after the stop).
     while (!(await readFile(join(h.directory, 'ran.log'), 'utf8').catch(() => '')).includes('b')) {
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
     await h.engine.stop()
     expect(await stepStatuses(h.store, runId)).toMatchObject({ a: 'completed', c: 'pending' })
     expect((await h.store.getRun(runId))?.status).toBe('running')
+    await writeFile(join(h.directory, 'gate'), '')
 
     const next = h.engineWith()
     const resumedStart = nextEvent(next, 'run:start')
@@ -652,7 +683,8 @@ steps:
   })
 
   it('takes over a run whose owner’s lease expired, skipping steps behind a recorded failure', async () => {
-    const h = await setup({ ownerLeaseMs: 200 })
+    // A lease long enough that this engine never misses its own renewal on a busy machine.
+    const h = await setup({ ownerLeaseMs: 1_500 })
     const source = `name: orphan
 steps:
   - { id: done, run: "echo kept" }

@@ -23,10 +23,13 @@ export async function isAlive(pid: number): Promise<boolean> {
   }
 }
 
-/** Polls `predicate` until it holds or `timeoutMs` passes; returns its last value. */
+/**
+ * Polls `predicate` until it holds or `timeoutMs` passes (by default 15 s: generous, as a deadline
+ * on a loaded machine should be); returns its last value.
+ */
 export async function eventually(
   predicate: () => Promise<boolean> | boolean,
-  timeoutMs = 5_000,
+  timeoutMs = 15_000,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -36,9 +39,9 @@ export async function eventually(
   }
 }
 
-/** Polls until none of `pids` is alive (3 s at most); false when one still is. */
+/** Polls until none of `pids` is alive (15 s at most); false when one still is. */
 export async function allGone(pids: readonly number[]): Promise<boolean> {
-  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 10_000)
+  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 15_000)
 }
 
 /** SIGKILLs every pid still there: what a failing test left behind must not outlive it. */

@@ -92,7 +92,8 @@ describe('locateRefTokens', () => {
     const command = 'echo "{{secret:a}}" {{secret:b}} \'{{secret:c}}\'; '.repeat(1_000)
     const started = performance.now()
     const found = contexts(command)
-    expect(performance.now() - started).toBeLessThan(2_000)
+    // Milliseconds here; a quadratic scan takes far longer. Generous for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(5_000)
     expect(found).toHaveLength(3_000)
     expect(found.slice(0, 3)).toEqual(['double-quoted', 'unquoted', 'single-quoted'])
   })
