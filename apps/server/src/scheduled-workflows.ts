@@ -19,12 +19,12 @@ function cronJobNameFor(workflowName: string): string | undefined {
 }
 
 /** False for a cron job name that cannot belong to a saved workflow's schedule (no lookup needed). */
-export function mayBeScheduledWorkflow(jobName: string): boolean {
+function mayBeScheduledWorkflow(jobName: string): boolean {
   return jobName.startsWith(PREFIX)
 }
 
 /** The workflow a cron job runs, when the server made it for a saved workflow's schedule. */
-export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
+function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
   return job.createdBy === WORKFLOW_SCHEDULER && mayBeScheduledWorkflow(job.name)
     ? job.name.slice(PREFIX.length)
     : undefined
@@ -117,7 +117,7 @@ export async function syncScheduledWorkflows(
  * cron run's signal cancels it) and reports it as a shell result would — exit 0 when it completed,
  * 1 otherwise — with the run id and per-step outcome as output.
  */
-export async function runScheduledWorkflow(
+async function runScheduledWorkflow(
   engine: WorkflowEngine,
   directory: WorkflowDirectory,
   workflowName: string,

@@ -47,7 +47,7 @@ type Message =
   | { readonly type: 'exit'; readonly code: number }
 
 /** Whether `argv` (after `lango`) is a command whose process runs other commands. */
-export function runsCommands(argv: readonly string[]): boolean {
+function runsCommands(argv: readonly string[]): boolean {
   const words: string[] = []
   for (let index = 0; index < argv.length; index++) {
     const word = argv[index] as string

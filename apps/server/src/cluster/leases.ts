@@ -127,7 +127,7 @@ export class LeaseTable {
 }
 
 /** What a {@link Duty} gets when it starts: how long it may go on, and how to end it itself. */
-export interface DutyContext {
+interface DutyContext {
   /** Aborted when the duty must end: its lease was lost or could not be renewed in time, or the server stops. */
   readonly signal: AbortSignal
   /**

@@ -27,7 +27,7 @@ export function wholeNumberParameters(dialect: Dialect): Dialect {
 }
 
 /** `query` with every fractional number parameter rounded; the same object when there is none. */
-export function withWholeNumbers(query: CompiledQuery): CompiledQuery {
+function withWholeNumbers(query: CompiledQuery): CompiledQuery {
   const { parameters } = query
   let fractional = false
   for (const parameter of parameters) {
