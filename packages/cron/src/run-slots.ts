@@ -44,7 +44,7 @@ export class RunSlots {
   readonly #max: number
   readonly #maxWaitingRuns: number
   readonly #blocked: (job: CronJob) => string | undefined
-  readonly #start: (waiting: WaitingStart) => void
+  readonly #start: (waiting: readonly WaitingStart[]) => void
   readonly #canStart: () => boolean
   readonly #active = new Map<string, Set<ActiveRun>>()
   readonly #waiting: WaitingStart[] = []
@@ -65,7 +65,7 @@ export class RunSlots {
     limits: { readonly maxConcurrentJobs: number; readonly maxWaitingRuns: number },
     hooks: {
       readonly blocked: (job: CronJob) => string | undefined
-      readonly start: (waiting: WaitingStart) => void
+      readonly start: (waiting: readonly WaitingStart[]) => void
       readonly canStart: () => boolean
     },
   ) {
@@ -180,6 +180,29 @@ export class RunSlots {
     return dropped
   }
 
+  /** The occurrences waiting for a slot, first to start first, at most `limit`. */
+  waitingList(limit: number): WaitingStart[] {
+    return this.#waiting.slice(0, limit)
+  }
+
+  /** Removes those of `entries` that still wait for a slot (not started meanwhile); returns them. */
+  removeWaiting(entries: ReadonlySet<WaitingStart>): WaitingStart[] {
+    const removed: WaitingStart[] = []
+    const kept: WaitingStart[] = []
+    for (const waiting of this.#waiting) {
+      if (!entries.has(waiting)) {
+        kept.push(waiting)
+        continue
+      }
+      removed.push(waiting)
+      const count = this.#waitingOf.get(waiting.job.id) ?? 1
+      if (count > 1) this.#waitingOf.set(waiting.job.id, count - 1)
+      else this.#waitingOf.delete(waiting.job.id)
+    }
+    if (removed.length > 0) this.#waiting.splice(0, this.#waiting.length, ...kept)
+    return removed
+  }
+
   /** Removes every occurrence not started (stop); `jobOf` gives the job of a queued-behind one. */
   drainPending(jobOf: (jobId: string) => CronJob | undefined): WaitingStart[] {
     const drained = this.#waiting.splice(0)
@@ -194,13 +217,15 @@ export class RunSlots {
 
   #pump(): void {
     if (!this.#canStart()) return
+    const starting: WaitingStart[] = []
     while (this.#running < this.#max && this.#waiting.length > 0) {
       const waiting = this.#waiting.shift() as WaitingStart
       const count = this.#waitingOf.get(waiting.job.id) ?? 1
       if (count > 1) this.#waitingOf.set(waiting.job.id, count - 1)
       else this.#waitingOf.delete(waiting.job.id)
       this.#running++
-      this.#start(waiting)
+      starting.push(waiting)
     }
+    if (starting.length > 0) this.#start(starting)
   }
 }

@@ -1,4 +1,5 @@
 import { type CatchUpPlan, planCatchUp } from './catch-up.js'
+import { claimOrder } from './claim-order.js'
 import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
@@ -74,6 +75,14 @@ export class CronScheduler {
   /** Jobs registered or unregistered here while a sync read was in flight: that read is older. */
   #changedDuringSync: Set<string> | undefined
   readonly #tasks = new Set<Promise<unknown>>()
+  /** A read of which waiting occurrences other schedulers took is in flight (one at a time). */
+  #pruning = false
+  /**
+   * Another scheduler works on this database: one was alive at start, or took an occurrence this
+   * one tried to claim. Occurrences due together are then taken in this scheduler's own order
+   * (see {@link claimOrder}); alone, in the order they were armed.
+   */
+  #othersSeen = false
   #started = false
   #starting: Promise<void> | undefined
 
@@ -168,6 +177,7 @@ export class CronScheduler {
       (owner) => owner !== this.ownerId,
     )
     const mode = others.length > 0 ? 'runtime' : 'startup'
+    if (others.length > 0) this.#othersSeen = true
     const interrupted = await store.interruptOrphanedRuns({
       now,
       aliveSince: now - leaseMs,
@@ -408,7 +418,9 @@ export class CronScheduler {
     const batch = new DueBatch(this.#ledger, now, this.#now())
     const changed: string[] = []
     try {
-      for (const { armed, firstDue } of due) {
+      // Admitted (started or waiting for a slot) in this scheduler's own order when others claim too.
+      const ordered = this.#othersSeen ? claimOrder(due, this.ownerId, (item) => item.armed.job.id) : due
+      for (const { armed, firstDue } of ordered) {
         const jobId = armed.job.id
         if (!this.#fires.isCurrent(armed)) continue
         const version = versions?.get(jobId)
@@ -512,6 +524,8 @@ export class CronScheduler {
         } else {
           this.#slots.release()
           this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+          this.#othersSeen = true
+          this.#pruneWaiting()
         }
       }
     } finally {
@@ -562,37 +576,121 @@ export class CronScheduler {
     )
   }
 
-  /** Claims and starts an occurrence that holds a slot; the slot is released unless a run starts. */
-  async #startWaiting({ job, occurrence }: WaitingStart): Promise<void> {
+  /**
+   * Claims and starts occurrences that hold a slot each: the scheduled ones in one insert, each
+   * manual one on its own (it looks for a free instant). The slot of each that does not start is
+   * released.
+   */
+  async #startWaiting(waiting: readonly WaitingStart[]): Promise<void> {
+    const scheduled = waiting.filter(({ occurrence }) => occurrence.trigger !== 'manual')
+    await Promise.all([
+      ...waiting
+        .filter(({ occurrence }) => occurrence.trigger === 'manual')
+        .map(({ job }) => this.#startWaitingManual(job)),
+      ...(scheduled.length === 0 ? [] : [this.#claimWaiting(scheduled)]),
+    ])
+  }
+
+  async #startWaitingManual(job: CronJob): Promise<void> {
     let started = false
     try {
-      const now = this.#now()
-      if (occurrence.trigger === 'manual') {
-        const claimed = await this.#claimManual(job, now, 'running', null, 3)
-        if (claimed?.outcome === 'won') {
-          this.#startRun(job, claimed.row)
-          started = true
-        }
-        return
-      }
-      const { row, outcome } = await this.#ledger.claim(
-        this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null),
-        3,
-      )
-      if (outcome === 'won') {
-        this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
-        this.#startRun(job, row)
+      const claimed = await this.#claimManual(job, this.#now(), 'running', null, 3)
+      if (claimed?.outcome === 'won') {
+        this.#startRun(job, claimed.row)
         started = true
-      } else if (outcome === 'overlap-skipped') {
-        this.events.emit('schedule:fire', fireEvent(job, row, now, 'skipped', row.skipReason ?? undefined))
-      } else {
-        this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
       }
     } catch (error) {
       this.#reportError(error, job.id)
     } finally {
       if (!started) this.#slots.release()
     }
+  }
+
+  /** Claims waiting scheduled occurrences in one insert and starts those this scheduler won. */
+  async #claimWaiting(waiting: readonly WaitingStart[]): Promise<void> {
+    let unstarted = waiting.length
+    try {
+      const now = this.#now()
+      const { claimed, overlapSkipped, rows } = await this.#ledger.insert(
+        waiting.map(({ job, occurrence }) =>
+          this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null),
+        ),
+        3,
+      )
+      let lost = false
+      rows.forEach((row, index) => {
+        const job = (waiting[index] as WaitingStart).job
+        if (overlapSkipped.has(row.id)) {
+          const skipped = this.#ledger.overlapSkippedRow(row)
+          this.events.emit(
+            'schedule:fire',
+            fireEvent(job, skipped, now, 'skipped', skipped.skipReason ?? undefined),
+          )
+        } else if (claimed.has(row.id)) {
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
+          unstarted--
+          this.#startRun(job, row)
+        } else {
+          lost = true
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+        }
+      })
+      if (lost) {
+        this.#othersSeen = true
+        this.#pruneWaiting()
+      }
+    } catch (error) {
+      this.#reportError(error, waiting.length === 1 ? waiting[0]?.job.id : undefined)
+    } finally {
+      for (; unstarted > 0; unstarted--) this.#slots.release()
+    }
+  }
+
+  /**
+   * Drops the waiting scheduled occurrences that another scheduler has claimed meanwhile (when the
+   * store can tell: {@link CronStore.claimedOccurrences}): called when a claim was lost, a sign
+   * that others work through the same occurrences. Each dropped one is reported
+   * `claimed-elsewhere`, as a lost claim is. One read at a time; a failed read changes nothing
+   * (each occurrence is then claimed, and lost, on its own).
+   */
+  #pruneWaiting(): void {
+    const { store } = this.#settings
+    if (this.#pruning || store.claimedOccurrences === undefined) return
+    const candidates = this.#slots
+      .waitingList(PRUNE_LIMIT)
+      .filter(({ occurrence }) => occurrence.trigger !== 'manual')
+    if (candidates.length === 0) return
+    this.#pruning = true
+    const key = (jobId: string, scheduledFor: number) => `${scheduledFor}:${jobId}`
+    const read = store.claimedOccurrences(
+      candidates.map(({ job, occurrence }) => ({ jobId: job.id, scheduledFor: occurrence.scheduledFor })),
+    )
+    this.#track(
+      read
+        .then((taken) => {
+          if (taken.length === 0) return
+          const keys = new Set(taken.map((occurrence) => key(occurrence.jobId, occurrence.scheduledFor)))
+          const removed = this.#slots.removeWaiting(
+            new Set(
+              candidates.filter(({ job, occurrence }) => keys.has(key(job.id, occurrence.scheduledFor))),
+            ),
+          )
+          const now = this.#now()
+          for (const { job, occurrence } of removed) {
+            this.events.emit('schedule:fire', {
+              jobId: job.id,
+              jobName: job.name,
+              scheduledFor: occurrence.scheduledFor,
+              firedAt: now,
+              trigger: occurrence.trigger,
+              outcome: 'claimed-elsewhere',
+            })
+          }
+        })
+        .finally(() => {
+          this.#pruning = false
+        }),
+    )
   }
 
   /** A manual row for `job`, never on its pending scheduled occurrence (the schedule's to claim). */
@@ -638,7 +736,8 @@ export class CronScheduler {
       const queued = this.#slots.takeQueued(job.id)
       if (queued === undefined) return
       const admission = this.#slots.admit(armed.job, queued)
-      if (admission.kind === 'start') this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
+      if (admission.kind === 'start')
+        this.#track(this.#startWaiting([{ job: armed.job, occurrence: queued }]))
       else if (admission.kind === 'skip') {
         // Refused now (the daily AI budget): recorded, never dropped silently.
         this.#track(
@@ -801,6 +900,9 @@ export class CronScheduler {
     })
   }
 }
+
+/** Waiting occurrences checked by one read of which other schedulers took (one store chunk). */
+const PRUNE_LIMIT = 500
 
 /** Jobs read per page at start-up: each page's decoded rows are garbage before the next is read. */
 const START_PAGE = 500
