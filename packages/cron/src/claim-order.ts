@@ -9,11 +9,17 @@
  */
 export function claimOrder<T>(items: readonly T[], ownerId: string, keyOf: (item: T) => string): T[] {
   if (items.length < 2) return [...items]
-  const seed = fnv1a(ownerId, FNV_OFFSET)
+  const rank = claimRank(ownerId)
   return items
-    .map((item) => ({ item, rank: fnv1a(keyOf(item), seed) }))
+    .map((item) => ({ item, rank: rank(keyOf(item)) }))
     .sort((a, b) => a.rank - b.rank)
     .map(({ item }) => item)
+}
+
+/** The rank of a key in {@link claimOrder}'s order for `ownerId`: lower ranks are taken first. */
+export function claimRank(ownerId: string): (key: string) => number {
+  const seed = fnv1a(ownerId, FNV_OFFSET)
+  return (key) => fnv1a(key, seed)
 }
 
 const FNV_OFFSET = 0x811c9dc5

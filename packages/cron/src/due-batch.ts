@@ -2,6 +2,7 @@ import type { CatchUpPlan, Occurrence } from './catch-up.js'
 import type { Ledger } from './ledger.js'
 import type { CronJob } from './model.js'
 import type { JobScheduleUpdate, NewCronRun } from './ports.js'
+import type { WaitingStart } from './run-slots.js'
 import { type CronSchedulerEvents, fireEvent } from './scheduler-events.js'
 
 /** A claimed-to-be row that starts a run once the insert claims it. */
@@ -20,6 +21,8 @@ export class DueBatch {
   readonly rows: NewCronRun[] = []
   /** Runs to start, each holding a slot taken at admission. */
   readonly starts: DueStart[] = []
+  /** Occurrences left to the scheduler that ranks first for them, admitted here later if still unclaimed. */
+  readonly deferred: WaitingStart[] = []
   readonly #ledger: Ledger
   readonly #firedAt: number
   readonly #startedAt: number
@@ -47,6 +50,15 @@ export class DueBatch {
   /** Adds a run that starts once claimed (its slot is already taken). */
   start(job: CronJob, occurrence: Occurrence): void {
     this.starts.push({ job, row: this.#add(job, occurrence, 'running', null) })
+  }
+
+  /**
+   * Leaves an occurrence to another scheduler for a moment (not admitted yet); the job's next run
+   * time is written here as for a queued one.
+   */
+  defer(job: CronJob, occurrence: Occurrence): void {
+    this.deferred.push({ job, occurrence })
+    this.#idsOf(job.id).push('')
   }
 
   /** Notes an occurrence that waits for a slot or queues behind its job's running one. */

@@ -16,19 +16,25 @@ type MaintenanceSettings = Pick<
   'store' | 'clock' | 'logger' | 'ownerId' | 'leaseMs' | 'retention' | 'autoPrune'
 >
 
+/** What {@link Maintenance} tells the scheduler besides errors. */
+interface MaintenanceHooks extends BackgroundHooks {
+  /** The owners (schedulers) alive on the database, this one included, read each round. */
+  readonly alive?: (owners: readonly string[]) => void
+}
+
 /**
- * The scheduler's background upkeep, every third of the lease: heartbeat this owner, mark runs of
- * dead owners `interrupted`, and prune history hourly (unless `autoPrune` is off: the host prunes).
- * Its timer is unref'd: it never keeps a process alive.
+ * The scheduler's background upkeep, every third of the lease: heartbeat this owner, read the
+ * owners alive, mark runs of dead owners `interrupted`, and prune history hourly (unless
+ * `autoPrune` is off: the host prunes). Its timer is unref'd: it never keeps a process alive.
  */
 export class Maintenance {
   readonly #settings: MaintenanceSettings
-  readonly #hooks: BackgroundHooks
+  readonly #hooks: MaintenanceHooks
   #timer: TimerHandle | undefined
   #running = false
   #lastPrune = Number.NEGATIVE_INFINITY
 
-  constructor(settings: MaintenanceSettings, hooks: BackgroundHooks) {
+  constructor(settings: MaintenanceSettings, hooks: MaintenanceHooks) {
     this.#settings = settings
     this.#hooks = hooks
   }
@@ -70,6 +76,8 @@ export class Maintenance {
     const now = clock.now().getTime()
     try {
       await store.heartbeat(ownerId, now)
+      if (this.#hooks.alive !== undefined)
+        this.#hooks.alive(await store.liveOwners({ aliveSince: now - leaseMs }))
       await store.interruptOrphanedRuns({
         now,
         aliveSince: now - leaseMs,

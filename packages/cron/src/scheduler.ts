@@ -1,5 +1,5 @@
 import { type CatchUpPlan, planCatchUp } from './catch-up.js'
-import { claimOrder } from './claim-order.js'
+import { claimOrder, claimRank } from './claim-order.js'
 import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
@@ -10,7 +10,7 @@ import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
 import { Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
-import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun } from './ports.js'
+import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun, TimerHandle } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
 import { type ActiveRun, RunSlots, type WaitingStart } from './run-slots.js'
@@ -83,6 +83,13 @@ export class CronScheduler {
    * (see {@link claimOrder}); alone, in the order they were armed.
    */
   #othersSeen = false
+  /** When the waiting occurrences were last checked against the ledger (see #pruneWaiting). */
+  #lastPrune = Number.NEGATIVE_INFINITY
+  /** The schedulers alive on the database, this one included (at start, then each maintenance round). */
+  #owners: readonly { readonly owner: string; readonly rank: (key: string) => number }[] = []
+  /** Occurrences left to the scheduler that ranks first for them, not admitted here yet. */
+  readonly #deferred = new Set<WaitingStart>()
+  readonly #deferTimers = new Set<TimerHandle>()
   #started = false
   #starting: Promise<void> | undefined
 
@@ -99,14 +106,21 @@ export class CronScheduler {
       (armed, occurrence) => jitterDelay(armed.job, () => armed.compiled, occurrence, settings.maxJitterMs),
       () => this.#onTimer(),
     )
+    const rank = claimRank(settings.ownerId)
+    const rankWaiting = (waiting: WaitingStart) => rank(waiting.job.id)
     this.#slots = new RunSlots(settings, {
       blocked: (job) => this.#budgetBlock(job),
       start: (waiting) => this.#track(this.#startWaiting(waiting)),
       canStart: () => this.#started,
+      rank: () => (this.#othersSeen ? rankWaiting : undefined),
     })
     this.#ledger = new Ledger(settings, { report, canRetry: () => this.#started })
     this.#writes = new ScheduleWrites(settings, { track, report })
-    this.#maintenance = new Maintenance(settings, { track, report })
+    this.#maintenance = new Maintenance(settings, {
+      track,
+      report,
+      alive: (owners) => this.#setOwners(owners),
+    })
     this.#sync = new JobSync(settings, {
       track,
       report,
@@ -177,7 +191,7 @@ export class CronScheduler {
       (owner) => owner !== this.ownerId,
     )
     const mode = others.length > 0 ? 'runtime' : 'startup'
-    if (others.length > 0) this.#othersSeen = true
+    this.#setOwners([...others, this.ownerId])
     const interrupted = await store.interruptOrphanedRuns({
       now,
       aliveSince: now - leaseMs,
@@ -253,7 +267,10 @@ export class CronScheduler {
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
       )
     }
-    const waiting = this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job)
+    const waiting = [...this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job), ...this.#deferred]
+    this.#deferred.clear()
+    for (const timer of this.#deferTimers) this.#settings.clock.clearTimeout(timer)
+    this.#deferTimers.clear()
     await this.whenIdle()
     if (waiting.length > 0) {
       await this.#ledger
@@ -323,7 +340,7 @@ export class CronScheduler {
         cancellation('cancelled', `cancelled: the job was ${reason} while the ${run.phase} was in progress`),
       )
     }
-    const dropped = this.#slots.dropPending(jobId, armed?.job)
+    const dropped = [...this.#slots.dropPending(jobId, armed?.job), ...this.#dropDeferred(jobId)]
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {
       await this.#ledger
@@ -385,6 +402,7 @@ export class CronScheduler {
   #onTimer(): void {
     if (!this.#started) return
     const now = this.#now()
+    this.#pruneStale(now)
     const due = this.#fires.takeDue(now)
     if (due.length > 0) this.#track(this.#handleDue(due, now, 'runtime'))
     this.#arm()
@@ -435,6 +453,7 @@ export class CronScheduler {
         this.#planDue(batch, armed, firstDue, now, mode)
       }
       this.#arm()
+      this.#deferLater(batch.deferred)
       const claimed = await this.#claimBatch(batch, now)
       if (claimed === undefined) return
       for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
@@ -470,7 +489,9 @@ export class CronScheduler {
     const trigger = mode === 'startup' ? 'catchup' : 'schedule'
     for (const skip of plan.skipped)
       batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
-    if (plan.run !== undefined) {
+    if (plan.run !== undefined && mode === 'runtime' && this.#prefersOther(job.id, plan.run.scheduledFor)) {
+      batch.defer(job, plan.run)
+    } else if (plan.run !== undefined) {
       const admission = this.#slots.admit(job, plan.run)
       if (admission.kind === 'start') batch.start(job, plan.run)
       else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
@@ -656,6 +677,7 @@ export class CronScheduler {
   #pruneWaiting(): void {
     const { store } = this.#settings
     if (this.#pruning || store.claimedOccurrences === undefined) return
+    this.#lastPrune = this.#now()
     const candidates = this.#slots
       .waitingList(PRUNE_LIMIT)
       .filter(({ occurrence }) => occurrence.trigger !== 'manual')
@@ -691,6 +713,113 @@ export class CronScheduler {
           this.#pruning = false
         }),
     )
+  }
+
+  /**
+   * While other schedulers claim too, the occurrences waiting here may have been taken and run
+   * elsewhere meanwhile; left in the queue, they would hold the overlap rule (a job with one
+   * waiting skips its next) and be claimed only to be lost. Checked against the ledger at most
+   * every {@link PRUNE_EVERY_MS}, when occurrences come due or a run ends.
+   */
+  #pruneStale(now: number): void {
+    if (this.#othersSeen && now - this.#lastPrune >= PRUNE_EVERY_MS) this.#pruneWaiting()
+  }
+
+  /** Takes the owners alive on the database (this one included). */
+  #setOwners(owners: readonly string[]): void {
+    this.#owners = [...new Set(owners)].sort().map((owner) => ({ owner, rank: claimRank(owner) }))
+    // Alone again: occurrences due together go in the order they were armed once more.
+    this.#othersSeen = this.#owners.some(({ owner }) => owner !== this.ownerId)
+  }
+
+  /**
+   * Whether another live scheduler ranks first for an occurrence (rendezvous hashing over the owners
+   * alive): each occurrence has one first taker, so schedulers that find the same occurrences due
+   * do not all race to claim each of them. The others admit it {@link DEFER_MS} later if it is still
+   * unclaimed then (its first taker is busy, stopped or dead). Never without the store's
+   * `claimedOccurrences`, nor when this scheduler is not among the owners it read.
+   */
+  #prefersOther(jobId: string, scheduledFor: number): boolean {
+    if (this.#owners.length < 2 || this.#settings.store.claimedOccurrences === undefined) return false
+    const key = `${scheduledFor}:${jobId}`
+    let first: string | undefined
+    let lowest = Number.POSITIVE_INFINITY
+    for (const { owner, rank } of this.#owners) {
+      const value = rank(key)
+      if (value < lowest) {
+        lowest = value
+        first = owner
+      }
+    }
+    return first !== this.ownerId && this.#owners.some(({ owner }) => owner === this.ownerId)
+  }
+
+  /** Admits `deferred` after {@link DEFER_MS}, those another scheduler has not claimed by then. */
+  #deferLater(deferred: readonly WaitingStart[]): void {
+    if (deferred.length === 0) return
+    for (const waiting of deferred) this.#deferred.add(waiting)
+    const timer = this.#settings.clock.setTimeout(() => {
+      this.#deferTimers.delete(timer)
+      this.#track(this.#admitDeferred(deferred))
+    }, DEFER_MS)
+    this.#deferTimers.add(timer)
+  }
+
+  async #admitDeferred(deferred: readonly WaitingStart[]): Promise<void> {
+    const pending = deferred.filter((waiting) => this.#deferred.has(waiting))
+    const read = this.#settings.store.claimedOccurrences
+    if (pending.length === 0 || read === undefined) return
+    const key = (jobId: string, scheduledFor: number) => `${scheduledFor}:${jobId}`
+    let taken = new Set<string>()
+    try {
+      const claimed = await read.call(
+        this.#settings.store,
+        pending.map(({ job, occurrence }) => ({ jobId: job.id, scheduledFor: occurrence.scheduledFor })),
+      )
+      taken = new Set(claimed.map((occurrence) => key(occurrence.jobId, occurrence.scheduledFor)))
+    } catch (error) {
+      // Unknown: each is claimed, and lost if taken, on its own.
+      this.#reportError(error)
+    }
+    // Stopped meanwhile: stop() took the deferred occurrences (recorded skipped).
+    if (!this.#started) return
+    const now = this.#now()
+    const batch = new DueBatch(this.#ledger, now, now)
+    for (const waiting of pending) {
+      // Dropped meanwhile (the job paused or removed).
+      if (!this.#deferred.delete(waiting)) continue
+      const { job, occurrence } = waiting
+      if (taken.has(key(job.id, occurrence.scheduledFor))) {
+        this.events.emit('schedule:fire', {
+          jobId: job.id,
+          jobName: job.name,
+          scheduledFor: occurrence.scheduledFor,
+          firedAt: now,
+          trigger: occurrence.trigger,
+          outcome: 'claimed-elsewhere',
+        })
+        continue
+      }
+      const admission = this.#slots.admit(job, occurrence)
+      if (admission.kind === 'start') batch.start(job, occurrence)
+      else if (admission.kind === 'skip') batch.skip(job, occurrence, admission.reason)
+      else if (admission.kind === 'wait') batch.queued(job, occurrence, 'waiting for a free run slot')
+      else batch.queued(job, occurrence, 'queued behind the running occurrence')
+    }
+    const claimed = await this.#claimBatch(batch, now)
+    if (claimed === undefined) return
+    for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
+  }
+
+  /** Removes the job's deferred occurrences; returns them. */
+  #dropDeferred(jobId: string): WaitingStart[] {
+    const dropped: WaitingStart[] = []
+    for (const waiting of this.#deferred) {
+      if (waiting.job.id !== jobId) continue
+      this.#deferred.delete(waiting)
+      dropped.push(waiting)
+    }
+    return dropped
   }
 
   /** A manual row for `job`, never on its pending scheduled occurrence (the schedule's to claim). */
@@ -730,6 +859,7 @@ export class CronScheduler {
     this.events.emit('run:start', { job, run })
     const task = this.#execute(job, run, active).finally(() => {
       this.#slots.removeActive(job.id, active)
+      this.#pruneStale(this.#now())
       this.#slots.release()
       const armed = this.#fires.get(job.id)
       if (!this.#started || armed === undefined) return
@@ -795,7 +925,7 @@ export class CronScheduler {
       nextRunAt: null,
     })
     this.#fires.delete(job.id)
-    const dropped = this.#slots.dropPending(job.id, job)
+    const dropped = [...this.#slots.dropPending(job.id, job), ...this.#dropDeferred(job.id)]
     if (dropped.length > 0) {
       await this.#ledger.recordSkips(dropped, 'skipped: the job was paused after consecutive failures')
     }
@@ -903,6 +1033,12 @@ export class CronScheduler {
 
 /** Waiting occurrences checked by one read of which other schedulers took (one store chunk). */
 const PRUNE_LIMIT = 500
+
+/** Least time between two checks of the waiting occurrences while other schedulers claim too. */
+const PRUNE_EVERY_MS = 200
+
+/** How long an occurrence is left to the scheduler that ranks first for it before the others admit it. */
+const DEFER_MS = 50
 
 /** Jobs read per page at start-up: each page's decoded rows are garbage before the next is read. */
 const START_PAGE = 500
