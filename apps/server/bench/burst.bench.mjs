@@ -39,7 +39,7 @@ const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.e
 const ROUNDS = Number(process.env.BENCH_BURST_ROUNDS ?? 3)
 const BURST = Number(process.env.BENCH_BURST_JOBS ?? 500)
 /** Jobs of the burst each side runs first, unmeasured, to warm up. */
-const WARMUP = 100
+const WARMUP = Number(process.env.BENCH_BURST_WARMUP ?? 100)
 const STEADY = Number(process.env.BENCH_STEADY_JOBS ?? 100)
 const PARTS = (process.env.BENCH_BURST_PARTS ?? 'burst,steady').split(',')
 const PROCESSES = 3
