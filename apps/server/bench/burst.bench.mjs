@@ -13,7 +13,9 @@
 //    last: lango's ledger `completed_at`, graphile's `job:complete` event) and CPU per job (user +
 //    system CPU of the three processes from /proc/<pid>/stat, from 1 s before T until the last
 //    completion, divided by the jobs; the shells themselves are not counted, the database's CPU is
-//    shown apart), each as a lango/graphile ratio. Rounds alternate the two; medians are reported.
+//    shown apart), each as a lango/graphile ratio. Each side first runs an unmeasured burst of 100
+//    the same way (the JIT warm, as in a server that has been up a while). Rounds alternate the two;
+//    medians are reported.
 // 2. 1 server against 3 at the same load: 100 shell jobs every second for 10 s, default limits; the
 //    share of the occurrences due in the window that completed (3 must complete at least as large a
 //    share as 1; an occurrence with no row counts as due and not completed) and duplicates
@@ -21,8 +23,8 @@
 //
 // The processes share this machine's two cores (and whatever else runs on it): every figure is a
 // median of rounds, and the timing verdicts are noise-prone (MISS unless BENCH_STRICT=1); exactly-once
-// is never noise. BENCH_BURST_ROUNDS (default 3), BENCH_BURST_JOBS (500), BENCH_STEADY_JOBS (100),
-// BENCH_BURST_PARTS (`burst,steady`: both parts).
+// is never noise. BENCH_BURST_ROUNDS (default 3), BENCH_BURST_JOBS (500), BENCH_BURST_WARMUP (100),
+// BENCH_STEADY_JOBS (100), BENCH_BURST_PARTS (`burst,steady`: both parts). ADR 0014 has the figures.
 
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'

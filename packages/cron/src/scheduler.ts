@@ -87,9 +87,9 @@ export class CronScheduler {
   #lastPrune = Number.NEGATIVE_INFINITY
   /** The schedulers alive on the database, this one included (at start, then each maintenance round). */
   #owners: readonly { readonly owner: string; readonly rank: (key: string) => number }[] = []
-  /** Occurrences left to the scheduler that ranks first for them, not admitted here yet. */
-  readonly #deferred = new Set<WaitingStart>()
-  readonly #deferTimers = new Set<TimerHandle>()
+  /** Occurrences left to the scheduler that ranks first for them, not admitted here yet, with when to look. */
+  readonly #deferred = new Map<WaitingStart, number>()
+  #deferTimer: TimerHandle | undefined
   #started = false
   #starting: Promise<void> | undefined
 
@@ -267,10 +267,13 @@ export class CronScheduler {
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
       )
     }
-    const waiting = [...this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job), ...this.#deferred]
+    const waiting = [
+      ...this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job),
+      ...this.#deferred.keys(),
+    ]
     this.#deferred.clear()
-    for (const timer of this.#deferTimers) this.#settings.clock.clearTimeout(timer)
-    this.#deferTimers.clear()
+    if (this.#deferTimer !== undefined) this.#settings.clock.clearTimeout(this.#deferTimer)
+    this.#deferTimer = undefined
     await this.whenIdle()
     if (waiting.length > 0) {
       await this.#ledger
@@ -419,12 +422,20 @@ export class CronScheduler {
     mode: 'startup' | 'runtime',
     recheck = mode === 'runtime',
   ): Promise<void> {
+    // Occurrences another scheduler takes first are planned from the armed copy, without a read:
+    // those still unclaimed when they are admitted here are checked then (#admitDeferred).
+    const leftToOthers = new Set(
+      mode === 'runtime'
+        ? due.filter((item) => this.#prefersOther(item.armed.job.id, item.firstDue)).map((item) => item.armed)
+        : [],
+    )
     // Re-check the jobs: another process may have paused, removed or changed them (not needed
     // for the jobs start-up has just read).
     let versions: ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }> | undefined
-    if (recheck) {
+    const checked = due.filter((item) => !leftToOthers.has(item.armed))
+    if (recheck && checked.length > 0) {
       try {
-        versions = await this.#settings.store.jobVersions(due.map((item) => item.armed.job.id))
+        versions = await this.#settings.store.jobVersions(checked.map((item) => item.armed.job.id))
       } catch (error) {
         this.#reportError(error)
         for (const item of due)
@@ -441,6 +452,10 @@ export class CronScheduler {
       for (const { armed, firstDue } of ordered) {
         const jobId = armed.job.id
         if (!this.#fires.isCurrent(armed)) continue
+        if (leftToOthers.has(armed)) {
+          this.#planDue(batch, armed, firstDue, now, mode, true)
+          continue
+        }
         const version = versions?.get(jobId)
         if (versions !== undefined && (version === undefined || !version.enabled)) {
           this.#fires.delete(jobId)
@@ -467,7 +482,8 @@ export class CronScheduler {
 
   /**
    * Adds one due job to `batch`: its missed occurrences skipped, the one that runs admitted (started,
-   * waiting, queued behind or skipped), and its next run time; then re-arms it at its next fire.
+   * waiting, queued behind or skipped) or, with `defer`, left to the scheduler that takes it first,
+   * and its next run time; then re-arms it at its next fire.
    */
   #planDue(
     batch: DueBatch,
@@ -475,6 +491,7 @@ export class CronScheduler {
     firstDue: number,
     now: number,
     mode: 'startup' | 'runtime',
+    defer = false,
   ): void {
     const job = armed.job
     let plan: CatchUpPlan
@@ -489,7 +506,7 @@ export class CronScheduler {
     const trigger = mode === 'startup' ? 'catchup' : 'schedule'
     for (const skip of plan.skipped)
       batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
-    if (plan.run !== undefined && mode === 'runtime' && this.#prefersOther(job.id, plan.run.scheduledFor)) {
+    if (plan.run !== undefined && defer) {
       batch.defer(job, plan.run)
     } else if (plan.run !== undefined) {
       const admission = this.#slots.admit(job, plan.run)
@@ -754,39 +771,71 @@ export class CronScheduler {
     return first !== this.ownerId && this.#owners.some(({ owner }) => owner === this.ownerId)
   }
 
-  /** Admits `deferred` after {@link DEFER_MS}, those another scheduler has not claimed by then. */
+  /**
+   * Admits `deferred` after {@link DEFER_MS}, those another scheduler has not claimed by then. One
+   * timer serves every deferred occurrence: each look takes those whose time has come (or comes
+   * within {@link DEFER_SLACK_MS}), so occurrences due a few milliseconds apart cost one read.
+   */
   #deferLater(deferred: readonly WaitingStart[]): void {
     if (deferred.length === 0) return
-    for (const waiting of deferred) this.#deferred.add(waiting)
-    const timer = this.#settings.clock.setTimeout(() => {
-      this.#deferTimers.delete(timer)
-      this.#track(this.#admitDeferred(deferred))
-    }, DEFER_MS)
-    this.#deferTimers.add(timer)
+    const at = this.#now() + DEFER_MS
+    for (const waiting of deferred) this.#deferred.set(waiting, at)
+    if (this.#deferTimer === undefined) this.#lookAtDeferred(DEFER_MS)
   }
 
+  #lookAtDeferred(delay: number): void {
+    this.#deferTimer = this.#settings.clock.setTimeout(() => {
+      this.#deferTimer = undefined
+      if (!this.#started) return
+      const now = this.#now()
+      const ready: WaitingStart[] = []
+      let next = Number.POSITIVE_INFINITY
+      for (const [waiting, at] of this.#deferred) {
+        if (at <= now + DEFER_SLACK_MS) ready.push(waiting)
+        else next = Math.min(next, at)
+      }
+      if (ready.length > 0) this.#track(this.#admitDeferred(ready))
+      if (Number.isFinite(next)) this.#lookAtDeferred(Math.max(0, next - now))
+    }, delay)
+  }
+
+  /**
+   * Admits the deferred occurrences that no scheduler has claimed, as if they had just come due here,
+   * after checking their jobs (paused, removed or changed meanwhile: not run, as at a timer fire).
+   */
   async #admitDeferred(deferred: readonly WaitingStart[]): Promise<void> {
+    const { store } = this.#settings
+    const read = store.claimedOccurrences
     const pending = deferred.filter((waiting) => this.#deferred.has(waiting))
-    const read = this.#settings.store.claimedOccurrences
     if (pending.length === 0 || read === undefined) return
     const key = (jobId: string, scheduledFor: number) => `${scheduledFor}:${jobId}`
-    let taken = new Set<string>()
+    let taken: ReadonlySet<string>
+    let versions: ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>
     try {
-      const claimed = await read.call(
-        this.#settings.store,
-        pending.map(({ job, occurrence }) => ({ jobId: job.id, scheduledFor: occurrence.scheduledFor })),
-      )
+      const [claimed, stored] = await Promise.all([
+        read.call(
+          store,
+          pending.map(({ job, occurrence }) => ({ jobId: job.id, scheduledFor: occurrence.scheduledFor })),
+        ),
+        store.jobVersions([...new Set(pending.map(({ job }) => job.id))]),
+      ])
       taken = new Set(claimed.map((occurrence) => key(occurrence.jobId, occurrence.scheduledFor)))
+      versions = stored
     } catch (error) {
-      // Unknown: each is claimed, and lost if taken, on its own.
+      // Looked at again in a second, still deferred.
       this.#reportError(error)
+      const later = this.#now() + 1000
+      for (const waiting of pending) if (this.#deferred.has(waiting)) this.#deferred.set(waiting, later)
+      if (this.#deferTimer === undefined && this.#started) this.#lookAtDeferred(1000)
+      return
     }
     // Stopped meanwhile: stop() took the deferred occurrences (recorded skipped).
     if (!this.#started) return
     const now = this.#now()
     const batch = new DueBatch(this.#ledger, now, now)
+    const changed = new Set<string>()
     for (const waiting of pending) {
-      // Dropped meanwhile (the job paused or removed).
+      // Dropped meanwhile (the job paused or removed here).
       if (!this.#deferred.delete(waiting)) continue
       const { job, occurrence } = waiting
       if (taken.has(key(job.id, occurrence.scheduledFor))) {
@@ -800,21 +849,34 @@ export class CronScheduler {
         })
         continue
       }
+      const version = versions.get(job.id)
+      if (version === undefined || !version.enabled) {
+        this.#fires.delete(job.id)
+        continue
+      }
+      if (version.updatedAt !== job.updatedAt) {
+        changed.add(job.id)
+        continue
+      }
       const admission = this.#slots.admit(job, occurrence)
       if (admission.kind === 'start') batch.start(job, occurrence)
       else if (admission.kind === 'skip') batch.skip(job, occurrence, admission.reason)
       else if (admission.kind === 'wait') batch.queued(job, occurrence, 'waiting for a free run slot')
       else batch.queued(job, occurrence, 'queued behind the running occurrence')
     }
-    const claimed = await this.#claimBatch(batch, now)
-    if (claimed === undefined) return
-    for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
+    try {
+      const claimed = await this.#claimBatch(batch, now)
+      if (claimed === undefined) return
+      for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
+    } finally {
+      if (changed.size > 0) await this.#rearmChanged([...changed], now)
+    }
   }
 
   /** Removes the job's deferred occurrences; returns them. */
   #dropDeferred(jobId: string): WaitingStart[] {
     const dropped: WaitingStart[] = []
-    for (const waiting of this.#deferred) {
+    for (const waiting of this.#deferred.keys()) {
       if (waiting.job.id !== jobId) continue
       this.#deferred.delete(waiting)
       dropped.push(waiting)
@@ -1039,6 +1101,9 @@ const PRUNE_EVERY_MS = 200
 
 /** How long an occurrence is left to the scheduler that ranks first for it before the others admit it. */
 const DEFER_MS = 50
+
+/** A look at the deferred occurrences also takes those whose time comes this much later. */
+const DEFER_SLACK_MS = 10
 
 /** Jobs read per page at start-up: each page's decoded rows are garbage before the next is read. */
 const START_PAGE = 500

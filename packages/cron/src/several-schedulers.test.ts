@@ -588,4 +588,23 @@ describe('a burst due at one instant on three schedulers (issue 21)', () => {
     expect(runs.filter((run) => run.status === 'completed')).toHaveLength(30)
     expect(runs.some((run) => run.owner === one.scheduler.ownerId)).toBe(false)
   })
+
+  it('a deferred occurrence whose job was paused meanwhile is not run when it is looked at again', async () => {
+    const { clock, services, stores } = await threeSchedulers([{ syncIntervalMs: 3_600_000 }, {}, {}])
+    const [one, two, three] = services as [CronService, CronService, CronService]
+    await three.stop()
+    await clock.advance(2 * SECOND)
+    await burst(two, 30)
+    await clock.advance(2 * SECOND)
+    await clock.advanceTo(at(10))
+    await idle(one, two)
+    const startedAtOnce = (await harness?.runs())?.length ?? 0
+    expect(startedAtOnce).toBeLessThan(30)
+    // Paused through another connection before `two` looks at the occurrences it left to `one`.
+    for (const job of await (stores[0] as CountingStore).listJobs({ limit: 500 }))
+      await (stores[0] as CountingStore).updateJob(job.id, { enabled: false, pauseReason: 'paused' })
+    await clock.advanceTo(at(10) + SECOND)
+    await idle(one, two)
+    expect((await harness?.runs())?.length).toBe(startedAtOnce)
+  })
 })
