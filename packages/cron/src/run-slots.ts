@@ -128,6 +128,11 @@ export class RunSlots {
     return { kind: 'start' }
   }
 
+  /** True when an occurrence admitted now would start at once: a slot is free and none waits for one. */
+  hasFreeSlot(): boolean {
+    return this.#running < this.#max && this.#waiting.length === 0
+  }
+
   /** Gives a slot back and starts waiting occurrences while slots are free. */
   release(): void {
     this.#running = Math.max(0, this.#running - 1)

@@ -801,7 +801,8 @@ export class CronScheduler {
 
   /**
    * Admits the deferred occurrences that no scheduler has claimed, as if they had just come due here,
-   * after checking their jobs (paused, removed or changed meanwhile: not run, as at a timer fire).
+   * after checking their jobs (paused, removed or changed meanwhile: not run, as at a timer fire),
+   * while a run slot is free here; the others are looked at again {@link DEFER_MS} later.
    */
   async #admitDeferred(deferred: readonly WaitingStart[]): Promise<void> {
     const { store } = this.#settings
@@ -858,12 +859,19 @@ export class CronScheduler {
         changed.add(job.id)
         continue
       }
+      if (!this.#slots.hasFreeSlot()) {
+        // Busy here too: its first taker has it queued, or will; it is taken here only when a slot
+        // is free (work stealing), never queued a second time, where it would hold the overlap rule.
+        this.#deferred.set(waiting, now + DEFER_MS)
+        continue
+      }
       const admission = this.#slots.admit(job, occurrence)
       if (admission.kind === 'start') batch.start(job, occurrence)
       else if (admission.kind === 'skip') batch.skip(job, occurrence, admission.reason)
       else if (admission.kind === 'wait') batch.queued(job, occurrence, 'waiting for a free run slot')
       else batch.queued(job, occurrence, 'queued behind the running occurrence')
     }
+    if (this.#deferred.size > 0 && this.#deferTimer === undefined) this.#lookAtDeferred(DEFER_MS)
     try {
       const claimed = await this.#claimBatch(batch, now)
       if (claimed === undefined) return
