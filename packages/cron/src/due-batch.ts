@@ -5,6 +5,9 @@ import type { JobScheduleUpdate, NewCronRun } from './ports.js'
 import type { WaitingStart } from './run-slots.js'
 import { type CronSchedulerEvents, fireEvent } from './scheduler-events.js'
 
+/** The id noted for a deferred occurrence: never a row id, never claimed here. */
+const DEFERRED = '\u0000deferred'
+
 /** A claimed-to-be row that starts a run once the insert claims it. */
 export interface DueStart {
   readonly job: CronJob
@@ -53,12 +56,14 @@ export class DueBatch {
   }
 
   /**
-   * Leaves an occurrence to another scheduler for a moment (not admitted yet); the job's next run
-   * time is written here as for a queued one.
+   * Leaves an occurrence to another scheduler for a moment (not admitted yet). The job's next run
+   * time is not written with this batch: the scheduler that takes the occurrence writes it.
    */
-  defer(job: CronJob, occurrence: Occurrence): void {
-    this.deferred.push({ job, occurrence })
-    this.#idsOf(job.id).push('')
+  defer(job: CronJob, occurrence: Occurrence): WaitingStart {
+    const waiting = { job, occurrence }
+    this.deferred.push(waiting)
+    this.#idsOf(job.id).push(DEFERRED)
+    return waiting
   }
 
   /** Notes an occurrence that waits for a slot or queues behind its job's running one. */
@@ -108,7 +113,7 @@ export class DueBatch {
 
   /**
    * Next/last run writes for the jobs whose occurrence this instance recorded (or queued); the
-   * instance that won a claim writes them otherwise.
+   * instance that won a claim writes them otherwise, and the one that takes a deferred occurrence.
    */
   writes(claimed: ReadonlySet<string>): JobScheduleUpdate[] {
     return this.#updates.filter((update) => {

@@ -89,6 +89,8 @@ export class CronScheduler {
   #owners: readonly { readonly owner: string; readonly rank: (key: string) => number }[] = []
   /** Occurrences left to the scheduler that ranks first for them, not admitted here yet, with when to look. */
   readonly #deferred = new Map<WaitingStart, number>()
+  /** The next/last run write of each deferred occurrence, queued by this scheduler if it takes it. */
+  readonly #deferredWrites = new WeakMap<WaitingStart, JobScheduleUpdate>()
   #deferTimer: TimerHandle | undefined
   #started = false
   #starting: Promise<void> | undefined
@@ -506,8 +508,9 @@ export class CronScheduler {
     const trigger = mode === 'startup' ? 'catchup' : 'schedule'
     for (const skip of plan.skipped)
       batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
+    let deferred: WaitingStart | undefined
     if (plan.run !== undefined && defer) {
-      batch.defer(job, plan.run)
+      deferred = batch.defer(job, plan.run)
     } else if (plan.run !== undefined) {
       const admission = this.#slots.admit(job, plan.run)
       if (admission.kind === 'start') batch.start(job, plan.run)
@@ -516,6 +519,7 @@ export class CronScheduler {
       else batch.queued(job, plan.run, 'queued behind the running occurrence')
     }
     const update = batch.schedule(job, plan)
+    if (deferred !== undefined) this.#deferredWrites.set(deferred, update)
     armed.job = {
       ...job,
       nextRunAt: update.nextRunAt,
@@ -835,6 +839,7 @@ export class CronScheduler {
     const now = this.#now()
     const batch = new DueBatch(this.#ledger, now, now)
     const changed = new Set<string>()
+    const writes: JobScheduleUpdate[] = []
     for (const waiting of pending) {
       // Dropped meanwhile (the job paused or removed here).
       if (!this.#deferred.delete(waiting)) continue
@@ -870,7 +875,11 @@ export class CronScheduler {
       else if (admission.kind === 'skip') batch.skip(job, occurrence, admission.reason)
       else if (admission.kind === 'wait') batch.queued(job, occurrence, 'waiting for a free run slot')
       else batch.queued(job, occurrence, 'queued behind the running occurrence')
+      const write = this.#deferredWrites.get(waiting)
+      if (write !== undefined) writes.push(write)
     }
+    // Taken here: the job's next run time is this scheduler's to write (compare-and-set, as ever).
+    this.#writes.queue(writes)
     if (this.#deferred.size > 0 && this.#deferTimer === undefined) this.#lookAtDeferred(DEFER_MS)
     try {
       const claimed = await this.#claimBatch(batch, now)
