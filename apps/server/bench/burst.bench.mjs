@@ -351,11 +351,12 @@ async function graphileBurst() {
 // ------------------------------------------------------------------ 2. 1 server against 3
 
 /** `count` servers, STEADY shell jobs every second for the window; occurrences completed in it and duplicates. */
-async function steady(count) {
+async function steady(count, { prepare } = {}) {
   const database = await freshDatabase()
   const dir = await mkdtemp(join(tmpdir(), 'lango-steady-'))
   const servers = []
   try {
+    await prepare?.(database)
     for (let i = 0; i < count; i++)
       servers.push(await startServer('cron: { min_interval: 1s }\n', { LANGO_DATABASE_URL: database.url }))
     const names = Array.from({ length: STEADY }, (_, i) => `tick-${i}`)
@@ -370,9 +371,14 @@ async function steady(count) {
     )
     // Every server has armed every job (the job sync runs every 2 s), then the window opens.
     await sleep(3_000)
+    const pids = servers.map((server) => server.child.pid)
+    const cpuBefore = pids.map(cpuMs)
+    const dbBefore = await databaseCpu(database)
     const from = Date.now()
     await sleep(STEADY_WINDOW_S * 1000)
     const to = Date.now()
+    const cpu = pids.map(cpuMs).reduce((sum, after, i) => sum + after - cpuBefore[i], 0)
+    const dbCpu = databaseCpuSpent(dbBefore, await databaseCpu(database))
     await database.query('update cron_jobs set enabled = 0')
     await sleep(3_000)
     const rows = await database.query(
@@ -397,6 +403,9 @@ async function steady(count) {
     }
     return {
       perSecond: completed / ((to - from) / 1000),
+      // CPU of the servers and of the database's backends per occurrence completed in the window.
+      cpuPerRun: cpu / completed,
+      dbCpuPerRun: dbCpu / completed,
       // Of the occurrences due in the window (a row each, or missing), the share completed.
       share: completed / (inWindow.length + missing),
       // How late the runs started, from the ledger.
@@ -472,7 +481,8 @@ async function steadyPart() {
       ;(count === 1 ? one : three).push(figures)
       console.log(
         `burst  round ${round + 1}, ${count} server(s): ${fixed(figures.perSecond)}/s of ${STEADY}/s due, ` +
-          `started late p99 ${figures.lateP99} ms, ${figures.skipped} skipped, ${figures.other} not completed, ` +
+          `started late p99 ${figures.lateP99} ms, CPU ${fixed(figures.cpuPerRun, 2)} ms/run (database ` +
+          `${fixed(figures.dbCpuPerRun, 2)}), ${figures.skipped} skipped, ${figures.other} not completed, ` +
           `${figures.missing} missing, ` +
           `duplicates ${figures.duplicates}` +
           (figures.skipReasons.length === 0 ? '' : ` (skipped: ${figures.skipReasons.join('; ')})`),

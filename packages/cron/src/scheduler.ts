@@ -567,7 +567,7 @@ export class CronScheduler {
           this.#slots.release()
           this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
           this.#othersSeen = true
-          this.#pruneWaiting()
+          this.#pruneAfterLoss()
         }
       }
     } finally {
@@ -679,7 +679,7 @@ export class CronScheduler {
       })
       if (lost) {
         this.#othersSeen = true
-        this.#pruneWaiting()
+        this.#pruneAfterLoss()
       }
     } catch (error) {
       this.#reportError(error, waiting.length === 1 ? waiting[0]?.job.id : undefined)
@@ -734,6 +734,11 @@ export class CronScheduler {
           this.#pruning = false
         }),
     )
+  }
+
+  /** A lost claim: the waiting occurrences are checked, unless they were a moment ago. */
+  #pruneAfterLoss(): void {
+    if (this.#now() - this.#lastPrune >= PRUNE_AFTER_LOSS_MS) this.#pruneWaiting()
   }
 
   /**
@@ -1115,6 +1120,9 @@ const PRUNE_LIMIT = 500
 
 /** Least time between two checks of the waiting occurrences while other schedulers claim too. */
 const PRUNE_EVERY_MS = 200
+
+/** Least time between a check and the next one a lost claim asks for (a burst loses many at once). */
+const PRUNE_AFTER_LOSS_MS = 50
 
 /** How long an occurrence is left to the scheduler that ranks first for it before the others admit it. */
 const DEFER_MS = 50
