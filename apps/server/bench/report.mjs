@@ -40,12 +40,12 @@ export const percentile = (values, p) => {
 }
 
 /**
- * Starts `node <script> <args>` (in `cwd`, with `env` added) and resolves with the child, the URL it
+ * Starts `node <nodeArgs> <script> <args>` (in `cwd`, with `env` added) and resolves with the child, the URL it
  * prints on stderr (`… listening on <url>`) and `stderr()`, the last 20,000 characters it wrote
  * there; rejects with that text if it exits first.
  */
-export function startProcess(script, args, env, { cwd } = {}) {
-  const child = spawn(process.execPath, [script, ...args], {
+export function startProcess(script, args, env, { cwd, nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -55,11 +55,20 @@ export function createLogger(options: {
     },
     pino.destination({ dest: options.destination ?? 2, sync: true }),
   )
+  // A level that is off costs a comparison: its fields are not copied (debug lines come per run).
   return {
-    debug: (message, fields) => log.debug(errorFields(fields) ?? {}, message),
-    info: (message, fields) => log.info(errorFields(fields) ?? {}, message),
-    warn: (message, fields) => log.warn(errorFields(fields) ?? {}, message),
-    error: (message, fields) => log.error(errorFields(fields) ?? {}, message),
+    debug: (message, fields) => {
+      if (log.isLevelEnabled('debug')) log.debug(errorFields(fields) ?? {}, message)
+    },
+    info: (message, fields) => {
+      if (log.isLevelEnabled('info')) log.info(errorFields(fields) ?? {}, message)
+    },
+    warn: (message, fields) => {
+      if (log.isLevelEnabled('warn')) log.warn(errorFields(fields) ?? {}, message)
+    },
+    error: (message, fields) => {
+      if (log.isLevelEnabled('error')) log.error(errorFields(fields) ?? {}, message)
+    },
   }
 }
 

@@ -2,7 +2,11 @@ import type { CatchUpPlan, Occurrence } from './catch-up.js'
 import type { Ledger } from './ledger.js'
 import type { CronJob } from './model.js'
 import type { JobScheduleUpdate, NewCronRun } from './ports.js'
+import type { WaitingStart } from './run-slots.js'
 import { type CronSchedulerEvents, fireEvent } from './scheduler-events.js'
+
+/** The id noted for a deferred occurrence: never a row id, never claimed here. */
+const DEFERRED = '\u0000deferred'
 
 /** A claimed-to-be row that starts a run once the insert claims it. */
 export interface DueStart {
@@ -20,6 +24,8 @@ export class DueBatch {
   readonly rows: NewCronRun[] = []
   /** Runs to start, each holding a slot taken at admission. */
   readonly starts: DueStart[] = []
+  /** Occurrences left to the scheduler that ranks first for them, admitted here later if still unclaimed. */
+  readonly deferred: WaitingStart[] = []
   readonly #ledger: Ledger
   readonly #firedAt: number
   readonly #startedAt: number
@@ -47,6 +53,17 @@ export class DueBatch {
   /** Adds a run that starts once claimed (its slot is already taken). */
   start(job: CronJob, occurrence: Occurrence): void {
     this.starts.push({ job, row: this.#add(job, occurrence, 'running', null) })
+  }
+
+  /**
+   * Leaves an occurrence to another scheduler for a moment (not admitted yet). The job's next run
+   * time is not written with this batch: the scheduler that takes the occurrence writes it.
+   */
+  defer(job: CronJob, occurrence: Occurrence): WaitingStart {
+    const waiting = { job, occurrence }
+    this.deferred.push(waiting)
+    this.#idsOf(job.id).push(DEFERRED)
+    return waiting
   }
 
   /** Notes an occurrence that waits for a slot or queues behind its job's running one. */
@@ -96,7 +113,7 @@ export class DueBatch {
 
   /**
    * Next/last run writes for the jobs whose occurrence this instance recorded (or queued); the
-   * instance that won a claim writes them otherwise.
+   * instance that won a claim writes them otherwise, and the one that takes a deferred occurrence.
    */
   writes(claimed: ReadonlySet<string>): JobScheduleUpdate[] {
     return this.#updates.filter((update) => {

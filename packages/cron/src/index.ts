@@ -31,6 +31,7 @@ export type {
   LogFields,
   Logger,
   NewCronRun,
+  OccurrenceKey,
   RunCompletion,
   RunInsertResult,
   ShellRunner,

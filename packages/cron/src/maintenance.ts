@@ -16,6 +16,12 @@ type MaintenanceSettings = Pick<
   'store' | 'clock' | 'logger' | 'ownerId' | 'leaseMs' | 'retention' | 'autoPrune'
 >
 
+/** What {@link Maintenance} tells the scheduler besides errors. */
+interface MaintenanceHooks extends BackgroundHooks {
+  /** The owners (schedulers) alive on the database, this one included, read each round. */
+  readonly alive?: (owners: readonly string[]) => void
+}
+
 /**
  * An owner is dead once its heartbeat is this many leases old: a heartbeat is due every third of a
  * lease, so a live owner on a busy machine (a long GC, a loaded event loop) has room to be late
@@ -24,20 +30,20 @@ type MaintenanceSettings = Pick<
 export const DEAD_AFTER_LEASES = 2
 
 /**
- * The scheduler's background upkeep, every third of the lease: heartbeat this owner, mark runs of
- * owners whose heartbeat is two leases old `interrupted`, and prune history hourly (unless
+ * The scheduler's background upkeep, every third of the lease: heartbeat this owner, read the
+ * owners alive, mark runs of owners whose heartbeat is two leases old `interrupted`, and prune history hourly (unless
  * `autoPrune` is off: the host prunes). The heartbeat has a timer of its own, so a slow query of
  * the rest never makes it late. Its timers are unref'd: they never keep a process alive.
  */
 export class Maintenance {
   readonly #settings: MaintenanceSettings
-  readonly #hooks: BackgroundHooks
+  readonly #hooks: MaintenanceHooks
   #timer: TimerHandle | undefined
   #beatTimer: TimerHandle | undefined
   #running = false
   #lastPrune = Number.NEGATIVE_INFINITY
 
-  constructor(settings: MaintenanceSettings, hooks: BackgroundHooks) {
+  constructor(settings: MaintenanceSettings, hooks: MaintenanceHooks) {
     this.#settings = settings
     this.#hooks = hooks
   }
@@ -102,6 +108,8 @@ export class Maintenance {
     const { store, clock, logger, leaseMs } = this.#settings
     const now = clock.now().getTime()
     try {
+      if (this.#hooks.alive !== undefined)
+        this.#hooks.alive(await store.liveOwners({ aliveSince: now - leaseMs }))
       await store.interruptOrphanedRuns({
         now,
         aliveSince: now - DEAD_AFTER_LEASES * leaseMs,

@@ -180,6 +180,12 @@ export interface NewCronRun {
   readonly exclusive?: { readonly skipReason: string }
 }
 
+/** An occurrence: a job and the instant its schedule fired, the ledger's unique key. */
+export interface OccurrenceKey {
+  readonly jobId: string
+  readonly scheduledFor: number
+}
+
 /** What {@link CronStore.insertRuns} did with the rows it was given. */
 export interface RunInsertResult {
   /** Ids of the rows this call inserted: the occurrences it claimed. The others were taken already. */
@@ -305,6 +311,16 @@ export interface CronStore {
    * another scheduler.
    */
   insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<RunInsertResult>
+  /**
+   * Optional capability: which of `occurrences` have a ledger row already, whoever wrote it, in any
+   * order. A scheduler that lost the claim of an occurrence waiting for one of its run slots asks
+   * this about the others still waiting, and drops those another scheduler took, instead of racing
+   * for each in turn. Without it, each waiting occurrence is claimed (and lost) on its own.
+   */
+  claimedOccurrences?(
+    occurrences: readonly OccurrenceKey[],
+    options?: StoreCallOptions,
+  ): Promise<OccurrenceKey[]>
   /**
    * Finalises a `running` row, or an `interrupted` one owned by `completion.owner`; any other row
    * is left as it is. Returns true if updated.

@@ -44,8 +44,9 @@ export class RunSlots {
   readonly #max: number
   readonly #maxWaitingRuns: number
   readonly #blocked: (job: CronJob) => string | undefined
-  readonly #start: (waiting: WaitingStart) => void
+  readonly #start: (waiting: readonly WaitingStart[]) => void
   readonly #canStart: () => boolean
+  readonly #rank: () => ((waiting: WaitingStart) => number) | undefined
   readonly #active = new Map<string, Set<ActiveRun>>()
   readonly #waiting: WaitingStart[] = []
   /** Occurrences waiting for a slot, per job id. */
@@ -65,8 +66,9 @@ export class RunSlots {
     limits: { readonly maxConcurrentJobs: number; readonly maxWaitingRuns: number },
     hooks: {
       readonly blocked: (job: CronJob) => string | undefined
-      readonly start: (waiting: WaitingStart) => void
+      readonly start: (waiting: readonly WaitingStart[]) => void
       readonly canStart: () => boolean
+      readonly rank?: () => ((waiting: WaitingStart) => number) | undefined
     },
   ) {
     this.#max = limits.maxConcurrentJobs
@@ -74,6 +76,7 @@ export class RunSlots {
     this.#blocked = hooks.blocked
     this.#start = hooks.start
     this.#canStart = hooks.canStart
+    this.#rank = hooks.rank ?? (() => undefined)
   }
 
   /** Slots taken: runs in flight and occurrences being claimed. */
@@ -123,6 +126,11 @@ export class RunSlots {
     }
     this.#running++
     return { kind: 'start' }
+  }
+
+  /** True when an occurrence admitted now would start at once: a slot is free and none waits for one. */
+  hasFreeSlot(): boolean {
+    return this.#running < this.#max && this.#waiting.length === 0
   }
 
   /** Gives a slot back and starts waiting occurrences while slots are free. */
@@ -180,6 +188,29 @@ export class RunSlots {
     return dropped
   }
 
+  /** The occurrences waiting for a slot, first to start first, at most `limit`. */
+  waitingList(limit: number): WaitingStart[] {
+    return this.#waiting.slice(0, limit)
+  }
+
+  /** Removes those of `entries` that still wait for a slot (not started meanwhile); returns them. */
+  removeWaiting(entries: ReadonlySet<WaitingStart>): WaitingStart[] {
+    const removed: WaitingStart[] = []
+    const kept: WaitingStart[] = []
+    for (const waiting of this.#waiting) {
+      if (!entries.has(waiting)) {
+        kept.push(waiting)
+        continue
+      }
+      removed.push(waiting)
+      const count = this.#waitingOf.get(waiting.job.id) ?? 1
+      if (count > 1) this.#waitingOf.set(waiting.job.id, count - 1)
+      else this.#waitingOf.delete(waiting.job.id)
+    }
+    if (removed.length > 0) this.#waiting.splice(0, this.#waiting.length, ...kept)
+    return removed
+  }
+
   /** Removes every occurrence not started (stop); `jobOf` gives the job of a queued-behind one. */
   drainPending(jobOf: (jobId: string) => CronJob | undefined): WaitingStart[] {
     const drained = this.#waiting.splice(0)
@@ -194,13 +225,35 @@ export class RunSlots {
 
   #pump(): void {
     if (!this.#canStart()) return
-    while (this.#running < this.#max && this.#waiting.length > 0) {
-      const waiting = this.#waiting.shift() as WaitingStart
+    const free = this.#max - this.#running
+    if (free <= 0 || this.#waiting.length === 0) return
+    const rank = this.#rank()
+    let starting: WaitingStart[]
+    if (rank === undefined || this.#waiting.length <= free) {
+      starting = this.#waiting.splice(0, free)
+    } else {
+      // The lowest ranks of the oldest, in their waiting order. Occurrences of one job rank alike
+      // and the sort is stable: a later one is never taken before an earlier one of its job.
+      const window = this.#waiting.slice(0, Math.max(free, SPREAD_WINDOW))
+      const chosen = new Set(
+        window
+          .map((waiting) => ({ waiting, rank: rank(waiting) }))
+          .sort((a, b) => a.rank - b.rank)
+          .slice(0, free)
+          .map(({ waiting }) => waiting),
+      )
+      starting = window.filter((waiting) => chosen.has(waiting))
+      this.#waiting.splice(0, window.length, ...window.filter((waiting) => !chosen.has(waiting)))
+    }
+    for (const waiting of starting) {
       const count = this.#waitingOf.get(waiting.job.id) ?? 1
       if (count > 1) this.#waitingOf.set(waiting.job.id, count - 1)
       else this.#waitingOf.delete(waiting.job.id)
-      this.#running++
-      this.#start(waiting)
     }
+    this.#running += starting.length
+    this.#start(starting)
   }
 }
+
+/** How many of the oldest waiting occurrences a ranking chooses from (see RunSlots' `rank`). */
+const SPREAD_WINDOW = 32

@@ -1,4 +1,5 @@
 import { type CatchUpPlan, planCatchUp } from './catch-up.js'
+import { claimOrder, claimRank } from './claim-order.js'
 import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
@@ -9,7 +10,7 @@ import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
 import { DEAD_AFTER_LEASES, Maintenance } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
-import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun } from './ports.js'
+import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun, TimerHandle } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
 import { type ActiveRun, RunSlots, type WaitingStart } from './run-slots.js'
@@ -74,6 +75,23 @@ export class CronScheduler {
   /** Jobs registered or unregistered here while a sync read was in flight: that read is older. */
   #changedDuringSync: Set<string> | undefined
   readonly #tasks = new Set<Promise<unknown>>()
+  /** A read of which waiting occurrences other schedulers took is in flight (one at a time). */
+  #pruning = false
+  /**
+   * Another scheduler works on this database: one was alive at start, or took an occurrence this
+   * one tried to claim. Occurrences due together are then taken in this scheduler's own order
+   * (see {@link claimOrder}); alone, in the order they were armed.
+   */
+  #othersSeen = false
+  /** When the waiting occurrences were last checked against the ledger (see #pruneWaiting). */
+  #lastPrune = Number.NEGATIVE_INFINITY
+  /** The schedulers alive on the database, this one included (at start, then each maintenance round). */
+  #owners: readonly { readonly owner: string; readonly rank: (key: string) => number }[] = []
+  /** Occurrences left to the scheduler that ranks first for them, not admitted here yet, with when to look. */
+  readonly #deferred = new Map<WaitingStart, number>()
+  /** The next/last run write of each deferred occurrence, queued by this scheduler if it takes it. */
+  readonly #deferredWrites = new WeakMap<WaitingStart, JobScheduleUpdate>()
+  #deferTimer: TimerHandle | undefined
   #started = false
   #starting: Promise<void> | undefined
 
@@ -90,14 +108,21 @@ export class CronScheduler {
       (armed, occurrence) => jitterDelay(armed.job, () => armed.compiled, occurrence, settings.maxJitterMs),
       () => this.#onTimer(),
     )
+    const rank = claimRank(settings.ownerId)
+    const rankWaiting = (waiting: WaitingStart) => rank(waiting.job.id)
     this.#slots = new RunSlots(settings, {
       blocked: (job) => this.#budgetBlock(job),
       start: (waiting) => this.#track(this.#startWaiting(waiting)),
       canStart: () => this.#started,
+      rank: () => (this.#othersSeen ? rankWaiting : undefined),
     })
     this.#ledger = new Ledger(settings, { report, canRetry: () => this.#started })
     this.#writes = new ScheduleWrites(settings, { track, report })
-    this.#maintenance = new Maintenance(settings, { track, report })
+    this.#maintenance = new Maintenance(settings, {
+      track,
+      report,
+      alive: (owners) => this.#setOwners(owners),
+    })
     this.#sync = new JobSync(settings, {
       track,
       report,
@@ -168,6 +193,7 @@ export class CronScheduler {
       (owner) => owner !== this.ownerId,
     )
     const mode = others.length > 0 ? 'runtime' : 'startup'
+    this.#setOwners([...others, this.ownerId])
     const interrupted = await store.interruptOrphanedRuns({
       now,
       aliveSince: now - DEAD_AFTER_LEASES * leaseMs,
@@ -243,7 +269,13 @@ export class CronScheduler {
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
       )
     }
-    const waiting = this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job)
+    const waiting = [
+      ...this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job),
+      ...this.#deferred.keys(),
+    ]
+    this.#deferred.clear()
+    if (this.#deferTimer !== undefined) this.#settings.clock.clearTimeout(this.#deferTimer)
+    this.#deferTimer = undefined
     await this.whenIdle()
     if (waiting.length > 0) {
       await this.#ledger
@@ -313,7 +345,7 @@ export class CronScheduler {
         cancellation('cancelled', `cancelled: the job was ${reason} while the ${run.phase} was in progress`),
       )
     }
-    const dropped = this.#slots.dropPending(jobId, armed?.job)
+    const dropped = [...this.#slots.dropPending(jobId, armed?.job), ...this.#dropDeferred(jobId)]
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {
       await this.#ledger
@@ -375,6 +407,7 @@ export class CronScheduler {
   #onTimer(): void {
     if (!this.#started) return
     const now = this.#now()
+    this.#pruneStale(now)
     const due = this.#fires.takeDue(now)
     if (due.length > 0) this.#track(this.#handleDue(due, now, 'runtime'))
     this.#arm()
@@ -391,12 +424,20 @@ export class CronScheduler {
     mode: 'startup' | 'runtime',
     recheck = mode === 'runtime',
   ): Promise<void> {
+    // Occurrences another scheduler takes first are planned from the armed copy, without a read:
+    // those still unclaimed when they are admitted here are checked then (#admitDeferred).
+    const leftToOthers = new Set(
+      mode === 'runtime'
+        ? due.filter((item) => this.#prefersOther(item.armed.job.id, item.firstDue)).map((item) => item.armed)
+        : [],
+    )
     // Re-check the jobs: another process may have paused, removed or changed them (not needed
     // for the jobs start-up has just read).
     let versions: ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }> | undefined
-    if (recheck) {
+    const checked = due.filter((item) => !leftToOthers.has(item.armed))
+    if (recheck && checked.length > 0) {
       try {
-        versions = await this.#settings.store.jobVersions(due.map((item) => item.armed.job.id))
+        versions = await this.#settings.store.jobVersions(checked.map((item) => item.armed.job.id))
       } catch (error) {
         this.#reportError(error)
         for (const item of due)
@@ -408,9 +449,15 @@ export class CronScheduler {
     const batch = new DueBatch(this.#ledger, now, this.#now())
     const changed: string[] = []
     try {
-      for (const { armed, firstDue } of due) {
+      // Admitted (started or waiting for a slot) in this scheduler's own order when others claim too.
+      const ordered = this.#othersSeen ? claimOrder(due, this.ownerId, (item) => item.armed.job.id) : due
+      for (const { armed, firstDue } of ordered) {
         const jobId = armed.job.id
         if (!this.#fires.isCurrent(armed)) continue
+        if (leftToOthers.has(armed)) {
+          this.#planDue(batch, armed, firstDue, now, mode, true)
+          continue
+        }
         const version = versions?.get(jobId)
         if (versions !== undefined && (version === undefined || !version.enabled)) {
           this.#fires.delete(jobId)
@@ -423,6 +470,7 @@ export class CronScheduler {
         this.#planDue(batch, armed, firstDue, now, mode)
       }
       this.#arm()
+      this.#deferLater(batch.deferred)
       const claimed = await this.#claimBatch(batch, now)
       if (claimed === undefined) return
       for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
@@ -436,7 +484,8 @@ export class CronScheduler {
 
   /**
    * Adds one due job to `batch`: its missed occurrences skipped, the one that runs admitted (started,
-   * waiting, queued behind or skipped), and its next run time; then re-arms it at its next fire.
+   * waiting, queued behind or skipped) or, with `defer`, left to the scheduler that takes it first,
+   * and its next run time; then re-arms it at its next fire.
    */
   #planDue(
     batch: DueBatch,
@@ -444,6 +493,7 @@ export class CronScheduler {
     firstDue: number,
     now: number,
     mode: 'startup' | 'runtime',
+    defer = false,
   ): void {
     const job = armed.job
     let plan: CatchUpPlan
@@ -458,7 +508,10 @@ export class CronScheduler {
     const trigger = mode === 'startup' ? 'catchup' : 'schedule'
     for (const skip of plan.skipped)
       batch.skip(job, { scheduledFor: skip.scheduledFor, trigger }, skip.reason)
-    if (plan.run !== undefined) {
+    let deferred: WaitingStart | undefined
+    if (plan.run !== undefined && defer) {
+      deferred = batch.defer(job, plan.run)
+    } else if (plan.run !== undefined) {
       const admission = this.#slots.admit(job, plan.run)
       if (admission.kind === 'start') batch.start(job, plan.run)
       else if (admission.kind === 'skip') batch.skip(job, plan.run, admission.reason)
@@ -466,6 +519,7 @@ export class CronScheduler {
       else batch.queued(job, plan.run, 'queued behind the running occurrence')
     }
     const update = batch.schedule(job, plan)
+    if (deferred !== undefined) this.#deferredWrites.set(deferred, update)
     armed.job = {
       ...job,
       nextRunAt: update.nextRunAt,
@@ -512,6 +566,8 @@ export class CronScheduler {
         } else {
           this.#slots.release()
           this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+          this.#othersSeen = true
+          this.#pruneAfterLoss()
         }
       }
     } finally {
@@ -562,37 +618,292 @@ export class CronScheduler {
     )
   }
 
-  /** Claims and starts an occurrence that holds a slot; the slot is released unless a run starts. */
-  async #startWaiting({ job, occurrence }: WaitingStart): Promise<void> {
+  /**
+   * Claims and starts occurrences that hold a slot each: the scheduled ones in one insert, each
+   * manual one on its own (it looks for a free instant). The slot of each that does not start is
+   * released.
+   */
+  async #startWaiting(waiting: readonly WaitingStart[]): Promise<void> {
+    const scheduled = waiting.filter(({ occurrence }) => occurrence.trigger !== 'manual')
+    await Promise.all([
+      ...waiting
+        .filter(({ occurrence }) => occurrence.trigger === 'manual')
+        .map(({ job }) => this.#startWaitingManual(job)),
+      ...(scheduled.length === 0 ? [] : [this.#claimWaiting(scheduled)]),
+    ])
+  }
+
+  async #startWaitingManual(job: CronJob): Promise<void> {
     let started = false
     try {
-      const now = this.#now()
-      if (occurrence.trigger === 'manual') {
-        const claimed = await this.#claimManual(job, now, 'running', null, 3)
-        if (claimed?.outcome === 'won') {
-          this.#startRun(job, claimed.row)
-          started = true
-        }
-        return
-      }
-      const { row, outcome } = await this.#ledger.claim(
-        this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null),
-        3,
-      )
-      if (outcome === 'won') {
-        this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
-        this.#startRun(job, row)
+      const claimed = await this.#claimManual(job, this.#now(), 'running', null, 3)
+      if (claimed?.outcome === 'won') {
+        this.#startRun(job, claimed.row)
         started = true
-      } else if (outcome === 'overlap-skipped') {
-        this.events.emit('schedule:fire', fireEvent(job, row, now, 'skipped', row.skipReason ?? undefined))
-      } else {
-        this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
       }
     } catch (error) {
       this.#reportError(error, job.id)
     } finally {
       if (!started) this.#slots.release()
     }
+  }
+
+  /** Claims waiting scheduled occurrences in one insert and starts those this scheduler won. */
+  async #claimWaiting(waiting: readonly WaitingStart[]): Promise<void> {
+    let unstarted = waiting.length
+    try {
+      const now = this.#now()
+      const { claimed, overlapSkipped, rows } = await this.#ledger.insert(
+        waiting.map(({ job, occurrence }) =>
+          this.#ledger.row(job, occurrence.scheduledFor, occurrence.trigger, 'running', now, null),
+        ),
+        3,
+      )
+      let lost = false
+      rows.forEach((row, index) => {
+        const job = (waiting[index] as WaitingStart).job
+        if (overlapSkipped.has(row.id)) {
+          const skipped = this.#ledger.overlapSkippedRow(row)
+          this.events.emit(
+            'schedule:fire',
+            fireEvent(job, skipped, now, 'skipped', skipped.skipReason ?? undefined),
+          )
+        } else if (claimed.has(row.id)) {
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'started'))
+          unstarted--
+          this.#startRun(job, row)
+        } else {
+          lost = true
+          this.events.emit('schedule:fire', fireEvent(job, row, now, 'claimed-elsewhere'))
+        }
+      })
+      if (lost) {
+        this.#othersSeen = true
+        this.#pruneAfterLoss()
+      }
+    } catch (error) {
+      this.#reportError(error, waiting.length === 1 ? waiting[0]?.job.id : undefined)
+    } finally {
+      for (; unstarted > 0; unstarted--) this.#slots.release()
+    }
+  }
+
+  /**
+   * Drops the waiting scheduled occurrences that another scheduler has claimed meanwhile (when the
+   * store can tell: {@link CronStore.claimedOccurrences}): called when a claim was lost, a sign
+   * that others work through the same occurrences. Each dropped one is reported
+   * `claimed-elsewhere`, as a lost claim is. One read at a time; a failed read changes nothing
+   * (each occurrence is then claimed, and lost, on its own).
+   */
+  #pruneWaiting(): void {
+    const { store } = this.#settings
+    if (this.#pruning || store.claimedOccurrences === undefined) return
+    this.#lastPrune = this.#now()
+    const candidates = this.#slots
+      .waitingList(PRUNE_LIMIT)
+      .filter(({ occurrence }) => occurrence.trigger !== 'manual')
+    if (candidates.length === 0) return
+    this.#pruning = true
+    const key = (jobId: string, scheduledFor: number) => `${scheduledFor}:${jobId}`
+    const read = store.claimedOccurrences(
+      candidates.map(({ job, occurrence }) => ({ jobId: job.id, scheduledFor: occurrence.scheduledFor })),
+    )
+    this.#track(
+      read
+        .then((taken) => {
+          if (taken.length === 0) return
+          const keys = new Set(taken.map((occurrence) => key(occurrence.jobId, occurrence.scheduledFor)))
+          const removed = this.#slots.removeWaiting(
+            new Set(
+              candidates.filter(({ job, occurrence }) => keys.has(key(job.id, occurrence.scheduledFor))),
+            ),
+          )
+          const now = this.#now()
+          for (const { job, occurrence } of removed) {
+            this.events.emit('schedule:fire', {
+              jobId: job.id,
+              jobName: job.name,
+              scheduledFor: occurrence.scheduledFor,
+              firedAt: now,
+              trigger: occurrence.trigger,
+              outcome: 'claimed-elsewhere',
+            })
+          }
+        })
+        .finally(() => {
+          this.#pruning = false
+        }),
+    )
+  }
+
+  /** A lost claim: the waiting occurrences are checked, unless they were a moment ago. */
+  #pruneAfterLoss(): void {
+    if (this.#now() - this.#lastPrune >= PRUNE_AFTER_LOSS_MS) this.#pruneWaiting()
+  }
+
+  /**
+   * While other schedulers claim too, the occurrences waiting here may have been taken and run
+   * elsewhere meanwhile; left in the queue, they would hold the overlap rule (a job with one
+   * waiting skips its next) and be claimed only to be lost. Checked against the ledger at most
+   * every {@link PRUNE_EVERY_MS}, when occurrences come due or a run ends.
+   */
+  #pruneStale(now: number): void {
+    if (this.#othersSeen && now - this.#lastPrune >= PRUNE_EVERY_MS) this.#pruneWaiting()
+  }
+
+  /** Takes the owners alive on the database (this one included). */
+  #setOwners(owners: readonly string[]): void {
+    this.#owners = [...new Set(owners)].sort().map((owner) => ({ owner, rank: claimRank(owner) }))
+    // Alone again: occurrences due together go in the order they were armed once more.
+    this.#othersSeen = this.#owners.some(({ owner }) => owner !== this.ownerId)
+  }
+
+  /**
+   * Whether another live scheduler ranks first for an occurrence (rendezvous hashing over the owners
+   * alive): each occurrence has one first taker, so schedulers that find the same occurrences due
+   * do not all race to claim each of them. The others admit it {@link DEFER_MS} later if it is still
+   * unclaimed then (its first taker is busy, stopped or dead). Never without the store's
+   * `claimedOccurrences`, nor when this scheduler is not among the owners it read.
+   */
+  #prefersOther(jobId: string, scheduledFor: number): boolean {
+    if (this.#owners.length < 2 || this.#settings.store.claimedOccurrences === undefined) return false
+    const key = `${scheduledFor}:${jobId}`
+    let first: string | undefined
+    let lowest = Number.POSITIVE_INFINITY
+    for (const { owner, rank } of this.#owners) {
+      const value = rank(key)
+      if (value < lowest) {
+        lowest = value
+        first = owner
+      }
+    }
+    return first !== this.ownerId && this.#owners.some(({ owner }) => owner === this.ownerId)
+  }
+
+  /**
+   * Admits `deferred` after {@link DEFER_MS}, those another scheduler has not claimed by then. One
+   * timer serves every deferred occurrence: each look takes those whose time has come (or comes
+   * within {@link DEFER_SLACK_MS}), so occurrences due a few milliseconds apart cost one read.
+   */
+  #deferLater(deferred: readonly WaitingStart[]): void {
+    if (deferred.length === 0) return
+    const at = this.#now() + DEFER_MS
+    for (const waiting of deferred) this.#deferred.set(waiting, at)
+    if (this.#deferTimer === undefined) this.#lookAtDeferred(DEFER_MS)
+  }
+
+  #lookAtDeferred(delay: number): void {
+    this.#deferTimer = this.#settings.clock.setTimeout(() => {
+      this.#deferTimer = undefined
+      if (!this.#started) return
+      const now = this.#now()
+      const ready: WaitingStart[] = []
+      let next = Number.POSITIVE_INFINITY
+      for (const [waiting, at] of this.#deferred) {
+        if (at <= now + DEFER_SLACK_MS) ready.push(waiting)
+        else next = Math.min(next, at)
+      }
+      if (ready.length > 0) this.#track(this.#admitDeferred(ready))
+      if (Number.isFinite(next)) this.#lookAtDeferred(Math.max(0, next - now))
+    }, delay)
+  }
+
+  /**
+   * Admits the deferred occurrences that no scheduler has claimed, as if they had just come due here,
+   * after checking their jobs (paused, removed or changed meanwhile: not run, as at a timer fire),
+   * while a run slot is free here; the others are looked at again {@link DEFER_MS} later.
+   */
+  async #admitDeferred(deferred: readonly WaitingStart[]): Promise<void> {
+    const { store } = this.#settings
+    const read = store.claimedOccurrences
+    const pending = deferred.filter((waiting) => this.#deferred.has(waiting))
+    if (pending.length === 0 || read === undefined) return
+    const key = (jobId: string, scheduledFor: number) => `${scheduledFor}:${jobId}`
+    let taken: ReadonlySet<string>
+    let versions: ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>
+    try {
+      const [claimed, stored] = await Promise.all([
+        read.call(
+          store,
+          pending.map(({ job, occurrence }) => ({ jobId: job.id, scheduledFor: occurrence.scheduledFor })),
+        ),
+        store.jobVersions([...new Set(pending.map(({ job }) => job.id))]),
+      ])
+      taken = new Set(claimed.map((occurrence) => key(occurrence.jobId, occurrence.scheduledFor)))
+      versions = stored
+    } catch (error) {
+      // Looked at again in a second, still deferred.
+      this.#reportError(error)
+      const later = this.#now() + 1000
+      for (const waiting of pending) if (this.#deferred.has(waiting)) this.#deferred.set(waiting, later)
+      if (this.#deferTimer === undefined && this.#started) this.#lookAtDeferred(1000)
+      return
+    }
+    // Stopped meanwhile: stop() took the deferred occurrences (recorded skipped).
+    if (!this.#started) return
+    const now = this.#now()
+    const batch = new DueBatch(this.#ledger, now, now)
+    const changed = new Set<string>()
+    const writes: JobScheduleUpdate[] = []
+    for (const waiting of pending) {
+      // Dropped meanwhile (the job paused or removed here).
+      if (!this.#deferred.delete(waiting)) continue
+      const { job, occurrence } = waiting
+      if (taken.has(key(job.id, occurrence.scheduledFor))) {
+        this.events.emit('schedule:fire', {
+          jobId: job.id,
+          jobName: job.name,
+          scheduledFor: occurrence.scheduledFor,
+          firedAt: now,
+          trigger: occurrence.trigger,
+          outcome: 'claimed-elsewhere',
+        })
+        continue
+      }
+      const version = versions.get(job.id)
+      if (version === undefined || !version.enabled) {
+        this.#fires.delete(job.id)
+        continue
+      }
+      if (version.updatedAt !== job.updatedAt) {
+        changed.add(job.id)
+        continue
+      }
+      if (!this.#slots.hasFreeSlot()) {
+        // Busy here too: its first taker has it queued, or will; it is taken here only when a slot
+        // is free (work stealing), never queued a second time, where it would hold the overlap rule.
+        this.#deferred.set(waiting, now + DEFER_MS)
+        continue
+      }
+      const admission = this.#slots.admit(job, occurrence)
+      if (admission.kind === 'start') batch.start(job, occurrence)
+      else if (admission.kind === 'skip') batch.skip(job, occurrence, admission.reason)
+      else if (admission.kind === 'wait') batch.queued(job, occurrence, 'waiting for a free run slot')
+      else batch.queued(job, occurrence, 'queued behind the running occurrence')
+      const write = this.#deferredWrites.get(waiting)
+      if (write !== undefined) writes.push(write)
+    }
+    // Taken here: the job's next run time is this scheduler's to write (compare-and-set, as ever).
+    this.#writes.queue(writes)
+    if (this.#deferred.size > 0 && this.#deferTimer === undefined) this.#lookAtDeferred(DEFER_MS)
+    try {
+      const claimed = await this.#claimBatch(batch, now)
+      if (claimed === undefined) return
+      for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
+    } finally {
+      if (changed.size > 0) await this.#rearmChanged([...changed], now)
+    }
+  }
+
+  /** Removes the job's deferred occurrences; returns them. */
+  #dropDeferred(jobId: string): WaitingStart[] {
+    const dropped: WaitingStart[] = []
+    for (const waiting of this.#deferred.keys()) {
+      if (waiting.job.id !== jobId) continue
+      this.#deferred.delete(waiting)
+      dropped.push(waiting)
+    }
+    return dropped
   }
 
   /** A manual row for `job`, never on its pending scheduled occurrence (the schedule's to claim). */
@@ -632,13 +943,15 @@ export class CronScheduler {
     this.events.emit('run:start', { job, run })
     const task = this.#execute(job, run, active).finally(() => {
       this.#slots.removeActive(job.id, active)
+      this.#pruneStale(this.#now())
       this.#slots.release()
       const armed = this.#fires.get(job.id)
       if (!this.#started || armed === undefined) return
       const queued = this.#slots.takeQueued(job.id)
       if (queued === undefined) return
       const admission = this.#slots.admit(armed.job, queued)
-      if (admission.kind === 'start') this.#track(this.#startWaiting({ job: armed.job, occurrence: queued }))
+      if (admission.kind === 'start')
+        this.#track(this.#startWaiting([{ job: armed.job, occurrence: queued }]))
       else if (admission.kind === 'skip') {
         // Refused now (the daily AI budget): recorded, never dropped silently.
         this.#track(
@@ -696,7 +1009,7 @@ export class CronScheduler {
       nextRunAt: null,
     })
     this.#fires.delete(job.id)
-    const dropped = this.#slots.dropPending(job.id, job)
+    const dropped = [...this.#slots.dropPending(job.id, job), ...this.#dropDeferred(job.id)]
     if (dropped.length > 0) {
       await this.#ledger.recordSkips(dropped, 'skipped: the job was paused after consecutive failures')
     }
@@ -801,6 +1114,21 @@ export class CronScheduler {
     })
   }
 }
+
+/** Waiting occurrences checked by one read of which other schedulers took (one store chunk). */
+const PRUNE_LIMIT = 500
+
+/** Least time between two checks of the waiting occurrences while other schedulers claim too. */
+const PRUNE_EVERY_MS = 200
+
+/** Least time between a check and the next one a lost claim asks for (a burst loses many at once). */
+const PRUNE_AFTER_LOSS_MS = 50
+
+/** How long an occurrence is left to the scheduler that ranks first for it before the others admit it. */
+const DEFER_MS = 50
+
+/** A look at the deferred occurrences also takes those whose time comes this much later. */
+const DEFER_SLACK_MS = 10
 
 /** Jobs read per page at start-up: each page's decoded rows are garbage before the next is read. */
 const START_PAGE = 500

@@ -8,9 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 import { CronError } from './errors.js'
 import type { CronRun } from './model.js'
-import type { Clock, LogFields, Logger } from './ports.js'
+import type { Clock, LogFields, Logger, NewCronRun, StoreCallOptions } from './ports.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
 import { CronService } from './service.js'
+import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
 import { MemoryCronStore } from './testing/memory-cron-store.js'
 import { createDeferred, RecordingAgentRunner, RecordingShellRunner } from './testing/recording-runners.js'
 import { createTestJob } from './testing/test-job.js'
@@ -411,7 +412,8 @@ describe('overlap across instances', () => {
     ])
     gate.resolve('done')
     await idle(one)
-    await clock.advanceTo(at(10))
+    // A second past 00:10: `two` leaves the occurrence a moment to `one` if `one` ranks first for it.
+    await clock.advanceTo(at(10) + SECOND)
     await idle(two)
     expect(quick.calls).toHaveLength(1)
     const runs = (await harness?.runs()) ?? []
@@ -511,5 +513,102 @@ describe('autoPrune', () => {
     // Runs of days 1 to 9 are older than 30 days.
     expect(await target.service.scheduler.pruneHistory()).toBe(9)
     expect(await target.service.history({ job: 'daily', limit: 200 })).toHaveLength(31)
+  })
+})
+
+describe('a burst due at one instant on three schedulers (issue 21)', () => {
+  /** A scheduler's store that counts the `running` rows it is asked to insert: its claims. */
+  class CountingStore extends SqliteCronStore {
+    claims = 0
+    override async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions) {
+      this.claims += runs.filter((run) => run.status === 'running').length
+      return super.insertRuns(runs, options)
+    }
+  }
+
+  async function threeSchedulers(extra: Parameters<Harness['another']>[0][] = [{}, {}, {}]) {
+    const { clock, database } = await cluster()
+    const stores = extra.map(() => new CountingStore(database.connect()))
+    const services = stores.map((store, index) =>
+      harness?.another({ store, maxConcurrentJobs: 4, ...extra[index] }),
+    ) as CronService[]
+    for (const service of services) await service.start()
+    // A maintenance round: the first started learns of the two others.
+    await clock.advance(2 * SECOND)
+    return { clock, stores, services }
+  }
+
+  const burst = async (through: CronService, count: number) => {
+    for (let index = 0; index < count; index++) {
+      await through.add({
+        name: `burst-${String(index).padStart(2, '0')}`,
+        kind: 'shell',
+        scheduleType: 'at',
+        schedule: '2026-01-01T00:10:00Z',
+        command: `echo ${index}`,
+      })
+    }
+  }
+
+  it('each occurrence runs once, the runs spread over the three, and it is claimed about once, not once per scheduler', async () => {
+    const { clock, stores, services } = await threeSchedulers()
+    const [one, two, three] = services as [CronService, CronService, CronService]
+    await burst(one, 60)
+    await clock.advance(2 * SECOND) // every scheduler has synced the jobs
+    await clock.advanceTo(at(10) + SECOND)
+    await idle(one, two, three)
+    const runs = (await harness?.runs()) ?? []
+    expectEachOccurrenceOnce(runs)
+    expect(runs.filter((run) => run.status === 'completed')).toHaveLength(60)
+    const owners = new Map<string, number>()
+    for (const run of runs) owners.set(run.owner ?? '', (owners.get(run.owner ?? '') ?? 0) + 1)
+    expect(owners.size).toBe(3)
+    // Each scheduler tried the ones it ranks first for, and the others only when still unclaimed:
+    // not every scheduler every occurrence (180 claims).
+    const claims = stores.reduce((sum, store) => sum + store.claims, 0)
+    expect(claims).toBeLessThanOrEqual(75)
+    // Whoever took each occurrence wrote its job's end: every one-time job is done.
+    for (const service of services) await service.scheduler.flushPendingWrites()
+    const jobs = await (stores[0] as CountingStore).listJobs({ limit: 500 })
+    expect(jobs.filter((job) => !job.enabled && job.pauseReason?.startsWith('done:'))).toHaveLength(60)
+  })
+
+  it('an occurrence whose first taker does not run it is run by another a moment later', async () => {
+    // `one` never syncs: it does not know the jobs added through `two`, yet ranks first for some.
+    const { clock, services } = await threeSchedulers([{ syncIntervalMs: 3_600_000 }, {}, {}])
+    const [one, two, three] = services as [CronService, CronService, CronService]
+    await burst(two, 30)
+    await clock.advance(2 * SECOND)
+    const fires = recordFires(two)
+    await clock.advanceTo(at(10))
+    await idle(one, two, three)
+    // At the instant, only the occurrences `two` ranks first for have started on `two`.
+    const firstTaken = fires.filter((fire) => fire.outcome === 'started').length
+    expect(firstTaken).toBeLessThan(30)
+    await clock.advanceTo(at(10) + SECOND)
+    await idle(one, two, three)
+    const runs = (await harness?.runs()) ?? []
+    expectEachOccurrenceOnce(runs)
+    expect(runs.filter((run) => run.status === 'completed')).toHaveLength(30)
+    expect(runs.some((run) => run.owner === one.scheduler.ownerId)).toBe(false)
+  })
+
+  it('a deferred occurrence whose job was paused meanwhile is not run when it is looked at again', async () => {
+    const { clock, services, stores } = await threeSchedulers([{ syncIntervalMs: 3_600_000 }, {}, {}])
+    const [one, two, three] = services as [CronService, CronService, CronService]
+    await three.stop()
+    await clock.advance(2 * SECOND)
+    await burst(two, 30)
+    await clock.advance(2 * SECOND)
+    await clock.advanceTo(at(10))
+    await idle(one, two)
+    const startedAtOnce = (await harness?.runs())?.length ?? 0
+    expect(startedAtOnce).toBeLessThan(30)
+    // Paused through another connection before `two` looks at the occurrences it left to `one`.
+    for (const job of await (stores[0] as CountingStore).listJobs({ limit: 500 }))
+      await (stores[0] as CountingStore).updateJob(job.id, { enabled: false, pauseReason: 'paused' })
+    await clock.advanceTo(at(10) + SECOND)
+    await idle(one, two)
+    expect((await harness?.runs())?.length).toBe(startedAtOnce)
   })
 })

@@ -13,6 +13,7 @@ import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { migrateSessions } from '../sessions/index.js'
 import { migrateVault } from '../vault/vault.js'
+import { preparedStatements } from './prepared-statements.js'
 import { cachedStatements } from './statement-cache.js'
 import { wholeNumberParameters } from './whole-numbers.js'
 
@@ -51,7 +52,8 @@ export interface OpenDatabase {
  * package). SQLite (default, `$LANGO_HOME/lango.db`): ONE better-sqlite3 connection for every
  * package (two connections in one process block each other), WAL with `synchronous=NORMAL`, a busy
  * timeout, checkpoints off the event loop. PostgreSQL (`LANGO_DATABASE_URL=postgres://…`): a `pg`
- * pool behind Kysely's PostgresDialect, the same stores and migrations (ADR 0004; issue 14). Either
+ * pool behind Kysely's PostgresDialect, its repeated statements prepared once per connection
+ * (./prepared-statements.ts), the same stores and migrations (ADR 0004; issue 14). Either
  * way every number a query binds is rounded to a whole number first (./whole-numbers.ts).
  */
 export async function openDatabase(config: ServerConfig, logger: Logger): Promise<OpenDatabase> {
@@ -115,7 +117,9 @@ async function openPostgres(url: string, logger: Logger): Promise<OpenDatabase> 
     )
   }
   // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-  const db = new Kysely<any>({ dialect: wholeNumberParameters(new PostgresDialect({ pool })) })
+  const db = new Kysely<any>({
+    dialect: wholeNumberParameters(new PostgresDialect({ pool: preparedStatements(pool) })),
+  })
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= db.destroy()

@@ -83,6 +83,7 @@ describe('PostgreSQL portability (compile only)', () => {
         ]),
       () => store.insertRuns([run]),
       () => store.insertRuns([{ ...run, id: 'e', exclusive: { skipReason: 'busy' } }]),
+      () => store.claimedOccurrences([{ jobId: job.id, scheduledFor: 1 }]),
       () => store.liveOwners({ aliveSince: 1 }),
       () =>
         store.completeRun('r', {
@@ -110,12 +111,15 @@ describe('PostgreSQL portability (compile only)', () => {
     expect(text).not.toMatch(/\?/)
     expect(text).not.toMatch(/\blimit -1\b|\bifnull\b|\binsert or\b|\bpragma\b/i)
     expect(text).toContain('on conflict ("job_id", "scheduled_for") do nothing returning "id"')
+    // Which waiting occurrences are taken: two IN lists, answered by the unique index.
+    expect(text).toContain('where "job_id" in ($1) and "scheduled_for" in ($2)')
     expect(text).toContain('on conflict ("id") do update set "heartbeat_at" = $4')
     // Compare-and-set: forward only, enabled jobs only, and (with a version) unchanged jobs only.
     expect(text).toContain(
       'set "next_run_at" = case when "id" = $1 and "enabled" = 1 and ("next_run_at" is null or "next_run_at" < $2) then $3 else "next_run_at" end',
     )
-    expect(text).toMatch(/where "id" = \$\d+ and "enabled" = \$\d+ and "updated_at" = \$\d+/)
+    // Disables: one statement per chunk, each job matched by its own compare-and-set.
+    expect(text).toMatch(/where "enabled" = \$\d+ and \(\("id" = \$\d+ and "updated_at" = \$\d+\)\)/)
     // The exclusive claim: one INSERT … SELECT whose parameters are typed, checked on running rows.
     expect(text).toMatch(
       /insert into "cron_runs" \("id".*\)\s+select .* from \(select "row"\.\*, exists \(select 1 from "cron_runs" as "other" where "other"\."job_id" = "row"\."job_id" and "other"\."status" = 'running'\) as busy from \(select cast\(\$1 as text\) as id.*\) as "row"\) as candidate\s+where true\s+on conflict \(job_id, scheduled_for\) do nothing\s+returning id, status/s,

@@ -17,6 +17,46 @@ cronStoreContract('SqliteCronStore', async () => {
 })
 
 describe('SqliteCronStore specifics', () => {
+  it('writes the next run times and the disables of a burst of jobs in one statement each, not one per job', async () => {
+    const database = await createTestDatabase()
+    const statements: string[] = []
+    const db = new Kysely<CronDatabase>({
+      dialect: new SqliteDialect({ database: new Database(database.path) }),
+      log: (event) => {
+        if (event.level === 'query') statements.push(event.query.sql)
+      },
+    })
+    try {
+      const store = new SqliteCronStore(db)
+      const fired = Array.from({ length: 300 }, (_, index) =>
+        createTestJob({ name: `at-${index}`, nextRunAt: 1_000, updatedAt: 5 }),
+      )
+      const every = Array.from({ length: 300 }, (_, index) =>
+        createTestJob({ name: `every-${index}`, nextRunAt: 1_000 }),
+      )
+      for (const job of [...fired, ...every]) await store.insertJob(job)
+      statements.length = 0
+      await store.updateSchedules([
+        ...fired.map((job) => ({
+          id: job.id,
+          version: 5,
+          nextRunAt: null,
+          lastRunAt: 1_000,
+          disable: { reason: 'done: the one-time (at) schedule has fired' },
+        })),
+        ...every.map((job) => ({ id: job.id, nextRunAt: 61_000, lastRunAt: 1_000 })),
+      ])
+      expect(statements.filter((text) => text.startsWith('update'))).toHaveLength(2)
+      const disabled = await store.listJobs({ ids: fired.map((job) => job.id) })
+      expect(disabled.filter((job) => !job.enabled && job.pauseReason?.startsWith('done:'))).toHaveLength(300)
+      const moved = await store.listJobs({ ids: every.map((job) => job.id) })
+      expect(moved.filter((job) => job.enabled && job.nextRunAt === 61_000)).toHaveLength(300)
+    } finally {
+      await db.destroy()
+      await database.cleanup()
+    }
+  })
+
   it('migrates idempotently into lango_cron_migration', async () => {
     const database = await createTestDatabase()
     try {

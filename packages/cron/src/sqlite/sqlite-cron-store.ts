@@ -10,6 +10,7 @@ import type {
   JobVersion,
   ListRunsOptions,
   NewCronRun,
+  OccurrenceKey,
   RunCompletion,
   RunInsertResult,
   StoreCallOptions,
@@ -215,29 +216,45 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         )
         .execute()
     }
-    for (const update of updates) {
-      if (update.disable === undefined) continue
-      const lastRunAt = update.lastRunAt
+    // Disables (an `at` job that fired) likewise one statement per chunk: a burst of one-time jobs
+    // due together writes one statement, not one per job. Each row is matched by its own
+    // compare-and-set (enabled, and its version when given). A chunk never holds a job twice: two
+    // writes of one job apply one after the other, as they are given.
+    for (const batch of distinctChunks(updates.filter((update) => update.disable !== undefined))) {
+      const nextRunAt = sql<number | null>`case ${sql.join(
+        batch.map((update) => sql`when ${sameJob(update)} then ${update.nextRunAt}`),
+        sql` `,
+      )} else ${sql.ref('next_run_at')} end`
+      const pauseReason = sql<string | null>`case ${sql.join(
+        batch.map((update) => sql`when ${sameJob(update)} then ${update.disable?.reason ?? null}`),
+        sql` `,
+      )} else ${sql.ref('pause_reason')} end`
+      const withLastRun = batch.filter((update) => update.lastRunAt !== undefined)
+      const lastRunAt =
+        withLastRun.length === 0
+          ? undefined
+          : sql<number | null>`case ${sql.join(
+              withLastRun.map(
+                (update) =>
+                  sql`when ${sameJob(update)} and (${sql.ref('last_run_at')} is null or ${sql.ref('last_run_at')} < ${update.lastRunAt}) then ${update.lastRunAt}`,
+              ),
+              sql` `,
+            )} else ${sql.ref('last_run_at')} end`
       await this.#db
         .updateTable('cron_jobs')
-        .set((eb) => ({
-          next_run_at: update.nextRunAt,
-          ...(lastRunAt === undefined
-            ? {}
-            : {
-                last_run_at: eb
-                  .case()
-                  .when(eb.or([eb('last_run_at', 'is', null), eb('last_run_at', '<', lastRunAt)]))
-                  .then(lastRunAt)
-                  .else(eb.ref('last_run_at'))
-                  .end(),
-              }),
+        .set({
+          next_run_at: nextRunAt,
+          ...(lastRunAt === undefined ? {} : { last_run_at: lastRunAt }),
           enabled: 0,
-          pause_reason: update.disable?.reason ?? null,
-        }))
-        .where('id', '=', update.id)
+          pause_reason: pauseReason,
+        })
         .where('enabled', '=', 1)
-        .$if(update.version !== undefined, (q) => q.where('updated_at', '=', update.version as number))
+        .where(
+          sql<boolean>`(${sql.join(
+            batch.map((update) => sameJob(update)),
+            sql` or `,
+          )})`,
+        )
         .execute()
     }
   }
@@ -289,6 +306,32 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       for (const row of claimed) inserted.add(row.id)
     }
     return { inserted, overlapSkipped }
+  }
+
+  async claimedOccurrences(
+    occurrences: readonly OccurrenceKey[],
+    options?: StoreCallOptions,
+  ): Promise<OccurrenceKey[]> {
+    options?.signal?.throwIfAborted()
+    const claimed: OccurrenceKey[] = []
+    // Job ids and instants as two plain IN lists, which PostgreSQL plans as one index scan (pairs of
+    // row values it would test one by one); the pairs not asked for are dropped here. Occurrences
+    // found due together share one or a few instants, so the answer is hardly larger.
+    for (let start = 0; start < occurrences.length; start += IN_CHUNK) {
+      const chunk = occurrences.slice(start, start + IN_CHUNK)
+      const asked = new Set(chunk.map((occurrence) => `${occurrence.scheduledFor}:${occurrence.jobId}`))
+      const rows = await this.#db
+        .selectFrom('cron_runs')
+        .select(['job_id', 'scheduled_for'])
+        .where('job_id', 'in', [...new Set(chunk.map((occurrence) => occurrence.jobId))])
+        .where('scheduled_for', 'in', [...new Set(chunk.map((occurrence) => occurrence.scheduledFor))])
+        .execute()
+      for (const row of rows) {
+        const occurrence = { jobId: row.job_id, scheduledFor: Number(row.scheduled_for) }
+        if (asked.has(`${occurrence.scheduledFor}:${occurrence.jobId}`)) claimed.push(occurrence)
+      }
+    }
+    return claimed
   }
 
   /**
@@ -590,6 +633,24 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 }
 
 /** The WHEN condition of one update: its job, and (with `version`) still that definition of it. */
+/** `updates` in order, cut into chunks of at most {@link IN_CHUNK} in which no job appears twice. */
+function distinctChunks(updates: readonly JobScheduleUpdate[]): JobScheduleUpdate[][] {
+  const chunks: JobScheduleUpdate[][] = []
+  let chunk: JobScheduleUpdate[] = []
+  let ids = new Set<string>()
+  for (const update of updates) {
+    if (chunk.length === IN_CHUNK || ids.has(update.id)) {
+      chunks.push(chunk)
+      chunk = []
+      ids = new Set()
+    }
+    chunk.push(update)
+    ids.add(update.id)
+  }
+  if (chunk.length > 0) chunks.push(chunk)
+  return chunks
+}
+
 function sameJob(update: JobScheduleUpdate) {
   return update.version === undefined
     ? sql`${sql.ref('id')} = ${update.id}`

@@ -9,6 +9,7 @@ import type {
   JobVersion,
   ListRunsOptions,
   NewCronRun,
+  OccurrenceKey,
   RunCompletion,
   RunInsertResult,
   StoreCallOptions,
@@ -183,6 +184,16 @@ export class MemoryCronStore implements CronStore {
       if (skipped) overlapSkipped.add(run.id)
     }
     return { inserted, overlapSkipped }
+  }
+
+  async claimedOccurrences(
+    occurrences: readonly OccurrenceKey[],
+    options?: StoreCallOptions,
+  ): Promise<OccurrenceKey[]> {
+    options?.signal?.throwIfAborted()
+    return occurrences.filter((occurrence) =>
+      this.#occurrences.has(occurrenceKey(occurrence.jobId, occurrence.scheduledFor)),
+    )
   }
 
   async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CronError } from '../errors.js'
 import type { CronJob } from '../model.js'
-import type { CronStore, NewCronRun } from '../ports.js'
+import type { CronStore, JobScheduleUpdate, NewCronRun } from '../ports.js'
 import { createTestJob } from './test-job.js'
 
 let sequence = 0
@@ -278,6 +278,47 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.listRuns({ jobId: job.id })).toHaveLength(2)
     })
 
+    it('tells which occurrences have a ledger row, whoever wrote it (optional capability)', async (context) => {
+      if (store.claimedOccurrences === undefined) return context.skip()
+      const job = createTestJob()
+      const other = createTestJob()
+      await store.insertJob(job)
+      await store.insertJob(other)
+      expect(await store.claimedOccurrences([])).toEqual([])
+      await store.insertRuns([
+        newRun(job, 1_000),
+        newRun(job, 2_000, { status: 'skipped', startedAt: null, completedAt: 2_000, owner: 'owner-b' }),
+        newRun(other, 3_000),
+      ])
+      const asked = [
+        { jobId: job.id, scheduledFor: 1_000 },
+        { jobId: job.id, scheduledFor: 2_000 },
+        { jobId: job.id, scheduledFor: 3_000 },
+        { jobId: other.id, scheduledFor: 1_000 },
+        { jobId: other.id, scheduledFor: 3_000 },
+        { jobId: 'missing', scheduledFor: 1_000 },
+      ]
+      const byKey = (
+        a: { jobId: string; scheduledFor: number },
+        b: { jobId: string; scheduledFor: number },
+      ) => a.jobId.localeCompare(b.jobId) || a.scheduledFor - b.scheduledFor
+      expect((await store.claimedOccurrences(asked)).sort(byKey)).toEqual(
+        [
+          { jobId: job.id, scheduledFor: 1_000 },
+          { jobId: job.id, scheduledFor: 2_000 },
+          { jobId: other.id, scheduledFor: 3_000 },
+        ].sort(byKey),
+      )
+      // More than one chunk of pairs.
+      const many = Array.from({ length: 1_200 }, (_, index) => ({
+        jobId: job.id,
+        scheduledFor: 10_000 + index,
+      }))
+      expect(await store.claimedOccurrences([...many, { jobId: other.id, scheduledFor: 3_000 }])).toEqual([
+        { jobId: other.id, scheduledFor: 3_000 },
+      ])
+    })
+
     it('inserts large batches (more than one chunk)', async () => {
       const job = createTestJob()
       await store.insertJob(job)
@@ -497,6 +538,58 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(
         (await store.listJobs({ ids: more.map((each) => each.id) })).map((each) => each.nextRunAt),
       ).toEqual([300, 500])
+    })
+
+    it('disables many jobs in one call, each by its own compare-and-set, a job given twice in order', async () => {
+      const fired = [0, 1, 2].map((index) =>
+        createTestJob({ name: `fired-${index}`, nextRunAt: 1_000, lastRunAt: 100, updatedAt: 7 }),
+      )
+      const stale = createTestJob({ name: 'stale', nextRunAt: 1_000, updatedAt: 8 })
+      const paused = createTestJob({
+        name: 'paused',
+        enabled: false,
+        nextRunAt: null,
+        pauseReason: 'by hand',
+      })
+      for (const job of [...fired, stale, paused]) await store.insertJob(job)
+      const disable = (id: string, reason: string, extra: Partial<JobScheduleUpdate> = {}) => ({
+        id,
+        nextRunAt: null,
+        disable: { reason },
+        ...extra,
+      })
+      await store.updateSchedules([
+        disable((fired[0] as CronJob).id, 'done 0', { version: 7, lastRunAt: 1_000 }),
+        disable((fired[1] as CronJob).id, 'done 1', { lastRunAt: 50 }),
+        // Written twice: the first write disables it, the second finds it disabled and changes nothing.
+        disable((fired[2] as CronJob).id, 'done 2', { version: 7 }),
+        disable((fired[2] as CronJob).id, 'again', { lastRunAt: 2_000 }),
+        disable(stale.id, 'stale', { version: 7 }),
+        disable(paused.id, 'done'),
+      ])
+      expect(await store.getJob((fired[0] as CronJob).id)).toMatchObject({
+        enabled: false,
+        nextRunAt: null,
+        lastRunAt: 1_000,
+        pauseReason: 'done 0',
+      })
+      // last_run_at moves only forward.
+      expect(await store.getJob((fired[1] as CronJob).id)).toMatchObject({
+        enabled: false,
+        lastRunAt: 100,
+        pauseReason: 'done 1',
+      })
+      expect(await store.getJob((fired[2] as CronJob).id)).toMatchObject({
+        enabled: false,
+        lastRunAt: 100,
+        pauseReason: 'done 2',
+      })
+      expect(await store.getJob(stale.id)).toMatchObject({
+        enabled: true,
+        nextRunAt: 1_000,
+        pauseReason: null,
+      })
+      expect((await store.getJob(paused.id))?.pauseReason).toBe('by hand')
     })
 
     it('lists the owners alive since a time', async () => {

@@ -157,6 +157,27 @@ const ASK_USER = 'ask the user to run the command directly in their terminal.'
  * classifyLangoExec('cat lango.yaml') // { verdict: 'allow' }
  */
 export function classifyLangoExec(command: string): LangoExecClassification {
+  const known = recentVerdicts.get(command)
+  if (known !== undefined) return known
+  const verdict = Object.freeze(classify(command))
+  if (command.length <= MAX_REMEMBERED_LENGTH) {
+    if (recentVerdicts.size >= MAX_REMEMBERED)
+      recentVerdicts.delete(recentVerdicts.keys().next().value as string)
+    recentVerdicts.set(command, verdict)
+  }
+  return verdict
+}
+
+/**
+ * Verdicts of recent commands: the verdict is a pure function of the text, and the commands of
+ * cron jobs and workflow steps come back on every run, each otherwise parsed again. Bounded in
+ * count and in the length of a remembered command; the oldest is forgotten first.
+ */
+const recentVerdicts = new Map<string, LangoExecClassification>()
+const MAX_REMEMBERED = 512
+const MAX_REMEMBERED_LENGTH = 4096
+
+function classify(command: string): LangoExecClassification {
   const finding = findLangoInvocation(command)
   if (finding === undefined) return { verdict: 'allow' }
   const subcommand = finding.subcommand
