@@ -38,9 +38,16 @@ afterAll(async () => {
   await admin(`drop database if exists ${DATABASE} with (force)`)
 })
 
+/** A one-connection pool on the test's database; a client ended by the final drop is no failure. */
+function quietPool(): pg.Pool {
+  const pool = new pg.Pool({ ...ADMIN, database: DATABASE, max: 1 })
+  pool.on('error', () => {})
+  return pool
+}
+
 /** A Kysely over a one-connection pool (so every query sees the same connection's statements). */
 async function open(): Promise<Kysely<Tables>> {
-  prepared = preparedStatements(new pg.Pool({ ...ADMIN, database: DATABASE, max: 1 }))
+  prepared = preparedStatements(quietPool())
   db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared }) })
   await sql`drop table if exists items`.execute(db)
   await sql`create table items (id bigint primary key, name text not null)`.execute(db)
@@ -103,7 +110,7 @@ describe('preparedStatements', () => {
   })
 
   it('names at most `capacity` texts and never DDL or transaction control', async () => {
-    prepared = preparedStatements(new pg.Pool({ ...ADMIN, database: DATABASE, max: 1 }), 2)
+    prepared = preparedStatements(quietPool(), 2)
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared }) })
     const database = db
     for (let round = 0; round < 2; round++) {
