@@ -27,6 +27,7 @@ import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import { type AgentRunner, type AgentRunRequest, unattendedSession } from './agent/index.js'
 import { NO_MODEL_MESSAGE, noModelRunner } from './agent/no-model.js'
+import { openServerDatabase, type ServerDatabase } from './app/database-features.js'
 import { ApprovalStore, Approvals } from './approvals.js'
 import { loadChannelAdapter } from './channels/loader.js'
 import { ChannelRouter } from './channels/router.js'
@@ -36,7 +37,6 @@ import { InstanceRegistry } from './cluster/instances.js'
 import { type Duty, LeaseTable, SingletonDuties } from './cluster/leases.js'
 import { type ConfigSecret, configSecrets } from './config/redact.js'
 import type { ServerConfig } from './config/types.js'
-import { type OpenDatabase, openDatabase } from './db/database.js'
 import { EventHub } from './events.js'
 import { claimHostRun, type HostRun } from './host-runs.js'
 import { Lifecycle } from './lifecycle.js'
@@ -58,7 +58,7 @@ export { VERSION }
 export interface App {
   readonly config: ServerConfig
   readonly logger: Logger
-  readonly database: OpenDatabase
+  readonly database: ServerDatabase
   readonly cron: CronService
   readonly engine: WorkflowEngine
   readonly directory: WorkflowDirectory
@@ -105,7 +105,7 @@ export async function createApp(
     readonly localNow?: () => number
   } = {},
 ): Promise<App> {
-  const database = await openDatabase(config, logger)
+  const database = await openServerDatabase(config, logger)
   const events = new EventHub()
   let hostRun: HostRun | undefined
   // One owner id for this process's scheduler and engine (their leases and claims).
@@ -500,7 +500,7 @@ function automationOf(config: ServerConfig) {
  * Its held values, which exec masks in all output, include the configuration's own secrets.
  */
 function lazyVault(
-  database: OpenDatabase,
+  database: ServerDatabase,
   passphrase: string | undefined,
   logger: Logger,
   configured: readonly ConfigSecret[],
