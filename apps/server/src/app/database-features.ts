@@ -9,7 +9,7 @@ import { type SessionDatabase, sessionTables } from '../sessions/schema.js'
 import { type VaultDatabase, vaultTables } from '../vault/vault.js'
 
 /** Every table of the server's database: each feature's own, side by side (no two share a name). */
-export type ServerTables = CronDatabase &
+type ServerTables = CronDatabase &
   WorkflowDatabase &
   VaultDatabase &
   SessionDatabase &
@@ -19,13 +19,17 @@ export type ServerTables = CronDatabase &
 /** The server's open database, typed for every feature's tables. */
 export type ServerDatabase = OpenDatabase<ServerTables>
 
+/** The packages' tables (a feature of the server's own exports its descriptor beside its migrations). */
+const cronTables: DatabaseFeature<CronDatabase> = { name: 'cron', migrate: migrateCron }
+const workflowTables: DatabaseFeature<WorkflowDatabase> = { name: 'workflow', migrate: migrateWorkflow }
+
 /**
  * The features that own tables, in the order their migrations run. The order and each feature's
  * migration table are fixed: existing databases have them recorded.
  */
 const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] = [
-  { name: 'cron', migrate: migrateCron },
-  { name: 'workflow', migrate: migrateWorkflow },
+  cronTables,
+  workflowTables,
   vaultTables,
   sessionTables,
   approvalTables,

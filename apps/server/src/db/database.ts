@@ -41,6 +41,11 @@ export interface DatabaseFeature<Tables> {
   readonly name: string
   /** Runs the feature's migrations on the shared handle, typed for its tables and any others; throws if one failed. */
   migrate<DB extends Tables>(db: Kysely<DB>): Promise<void>
+  /**
+   * Type only, never set or called: makes a `DatabaseFeature<Tables>` fit a database typed `DB`
+   * only when `DB` has the feature's tables (a generic `migrate` alone does not check that).
+   */
+  readonly tables?: (database: Tables) => void
 }
 
 /** The server's one database: the Kysely every feature's store shares, and how to close it. */
