@@ -1,5 +1,6 @@
 // The server's programmatic entry (tests and embedding hosts); `lango` is src/cli.ts.
-export { type App, createApp, VERSION } from './app.js'
+export type { App } from './app/app.js'
+export { createApp } from './app/create-app.js'
 export { type ApprovalStatus, Approvals, type ApprovalView } from './approvals.js'
 export {
   ConfigError,
@@ -27,3 +28,4 @@ export {
 } from './mcp/index.js'
 export { installShutdown, type RunningServer, type ServeOptions, serve } from './serve.js'
 export { migrateVault, Vault, VaultError } from './vault/index.js'
+export { VERSION } from './version.js'

@@ -2,13 +2,15 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import { routeAiSdkWarnings } from './agent/ai-sdk-warnings.js'
-import { type App, createApp, VERSION } from './app.js'
+import type { App } from './app/app.js'
+import { createApp } from './app/create-app.js'
 import type { ServerConfig } from './config/types.js'
 import { ServerError } from './errors.js'
 import { createHttpApp } from './http/app.js'
 import { isLoopbackHost, isWildcardHost } from './http/host-policy.js'
 import type { Logger } from './logger.js'
 import type { McpHttpEndpoint } from './mcp/http.js'
+import { VERSION } from './version.js'
 
 /** A listening server: its URL (with the real port when `port` was 0), its services, and how to stop it. */
 export interface RunningServer {

@@ -9,7 +9,7 @@
 import { rm } from 'node:fs/promises'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createApp } from '../src/app.js'
+import { createApp } from '../src/app/create-app.js'
 import { serve } from '../src/serve.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import { testConfig, until } from './fixtures/http-server.js'

@@ -3,7 +3,7 @@
  * failed stop skipped the rest, leaving the database and the host-run lock open).
  */
 import { describe, expect, it } from 'vitest'
-import { Lifecycle } from '../src/lifecycle.js'
+import { Lifecycle } from '../src/app/lifecycle.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
 
 function parts(failing: { start?: string; stop?: string } = {}) {

@@ -9,7 +9,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApp } from '../src/app.js'
+import { createApp } from '../src/app/create-app.js'
 import { loadConfig } from '../src/config/load.js'
 import { silentLogger } from '../src/logger.js'
 import { McpApprovals } from '../src/mcp/approval.js'

@@ -12,6 +12,7 @@
 import type { ToolCallOutcome } from '@lango/tools'
 import type { Kysely, Migration } from 'kysely'
 import * as v from 'valibot'
+import type { DatabaseFeature } from '../db/database.js'
 import { runMigrations } from '../db/migrations.js'
 
 /** Where an approval stands. `expired` and `cancelled` deny, as no answer does. */
@@ -57,21 +58,17 @@ interface ApprovalsTable {
 }
 
 /** The tables the approval store owns. Hosts need not declare them: the store narrows any handle. */
-interface ApprovalDatabase {
+export interface ApprovalDatabase {
   approvals: ApprovalsTable
 }
 
 /** The migration table approvals always use (kysely: "ALWAYS use the same value"). */
 export const APPROVAL_MIGRATION_TABLE = 'approval_migrations'
 
-/** A host's database handle, whatever tables it declares. */
-// biome-ignore lint/suspicious/noExplicitAny: the store narrows any host handle to its own table
-type HostDatabase = Kysely<any>
-
 /** Migrations of the approval store, runnable on SQLite and PostgreSQL. */
 const approvalMigrations: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_create_approvals': {
-    async up(db: HostDatabase): Promise<void> {
+    async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
         .createTable('approvals')
         .addColumn('id', 'text', (column) => column.primaryKey())
@@ -100,7 +97,7 @@ const approvalMigrations: Readonly<Record<string, Migration>> = Object.freeze({
         .columns(['call_key', 'created_at'])
         .execute()
     },
-    async down(db: HostDatabase): Promise<void> {
+    async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropTable('approvals').execute()
     },
   },
@@ -111,8 +108,14 @@ const approvalMigrations: Readonly<Record<string, Migration>> = Object.freeze({
  * `approval_migrations`; throws if a migration failed. Takes the host's handle as it is.
  * @example await migrateApprovals(db)
  */
-export async function migrateApprovals(db: HostDatabase): Promise<void> {
+export async function migrateApprovals<DB>(db: Kysely<DB>): Promise<void> {
   await runMigrations(db, 'approvals', APPROVAL_MIGRATION_TABLE, approvalMigrations)
+}
+
+/** The approval store's share of the server's database (its table and migrations). */
+export const approvalTables: DatabaseFeature<ApprovalDatabase> = {
+  name: 'approvals',
+  migrate: migrateApprovals,
 }
 
 /** Longest stored outcome JSON; a longer one keeps a preview (see {@link encodeOutcome}). */
@@ -271,12 +274,13 @@ export interface StoreCallOptions {
  * PostgreSQL). Every change of state is one conditional `UPDATE`, so two processes answering the
  * same approval, or two retries claiming the same answer, cannot both win.
  */
-export class ApprovalStore {
+export class ApprovalStore<DB = ApprovalDatabase> {
   readonly #db: Kysely<ApprovalDatabase>
 
   /** Takes the host's handle as it is (any tables besides `approvals`). */
-  constructor(db: HostDatabase) {
-    this.#db = db as Kysely<ApprovalDatabase>
+  constructor(db: Kysely<DB>) {
+    // Kysely's DB parameter is invariant: narrow the host's handle once; only `approvals` is queried.
+    this.#db = db as unknown as Kysely<ApprovalDatabase>
   }
 
   async insert(approval: NewApproval, options?: StoreCallOptions): Promise<void> {

@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely'
+import type { QueryExecutorProvider } from 'kysely'
 import { sql } from 'kysely'
 import type { Logger } from '../logger.js'
 
-// biome-ignore lint/suspicious/noExplicitAny: the server's one handle, shared by every store
-type HostDatabase = Kysely<any>
+/** A database handle of any tables: the clock reads PostgreSQL's time with raw SQL only. */
+type HostDatabase = QueryExecutorProvider
 
 /** How the clock stands against the database's, as `/healthz` reports it. */
 export interface ClockReading {

@@ -1,9 +1,7 @@
 import type { Kysely } from 'kysely'
 import * as v from 'valibot'
 import type { Logger } from '../logger.js'
-
-// biome-ignore lint/suspicious/noExplicitAny: the server's one handle, shared by every store
-type HostDatabase = Kysely<any>
+import type { ClusterDatabase } from './schema.js'
 
 /** One server on the database, as the registry reports it. */
 export interface InstanceView {
@@ -49,15 +47,17 @@ export interface InstanceRegistryOptions {
  * at stop. An instance whose heartbeat is older than three intervals is reported not alive, and
  * its row is deleted by the next instance that starts.
  */
-export class InstanceRegistry {
-  readonly #db: HostDatabase
+export class InstanceRegistry<DB = ClusterDatabase> {
+  readonly #db: Kysely<ClusterDatabase>
   readonly #options: InstanceRegistryOptions
   readonly #heartbeatMs: number
   readonly #now: () => number
   #timer: ReturnType<typeof setInterval> | undefined
 
-  constructor(db: HostDatabase, options: InstanceRegistryOptions) {
-    this.#db = db
+  /** Takes the host's handle as it is (any tables besides `instances`). */
+  constructor(db: Kysely<DB>, options: InstanceRegistryOptions) {
+    // Kysely's DB parameter is invariant: narrow the host's handle once; only `instances` is queried.
+    this.#db = db as unknown as Kysely<ClusterDatabase>
     this.#options = options
     this.#heartbeatMs = options.heartbeatMs ?? 5_000
     this.#now = options.now ?? Date.now

@@ -1,9 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import * as v from 'valibot'
 import type { Logger } from '../logger.js'
-
-// biome-ignore lint/suspicious/noExplicitAny: the server's one handle, shared by every store
-type HostDatabase = Kysely<any>
+import type { ClusterDatabase } from './schema.js'
 
 /** A lease row as `GET /healthz` and `lango doctor` show it. */
 export interface LeaseView {
@@ -38,13 +36,15 @@ export interface LeaseTableOptions {
  * take over a row whose expiry passed, raising its version), renewed only by the holder of that
  * version, and deleted by it at stop. Times are epoch milliseconds of the cluster's one clock.
  */
-export class LeaseTable {
-  readonly #db: HostDatabase
+export class LeaseTable<DB = ClusterDatabase> {
+  readonly #db: Kysely<ClusterDatabase>
   readonly #now: () => number
   readonly #options: LeaseTableOptions
 
-  constructor(db: HostDatabase, now: () => number, options: LeaseTableOptions = {}) {
-    this.#db = db
+  /** Takes the host's handle as it is (any tables besides `leases`). */
+  constructor(db: Kysely<DB>, now: () => number, options: LeaseTableOptions = {}) {
+    // Kysely's DB parameter is invariant: narrow the host's handle once; only `leases` is queried.
+    this.#db = db as unknown as Kysely<ClusterDatabase>
     this.#now = now
     this.#options = options
   }
@@ -53,7 +53,7 @@ export class LeaseTable {
    * Runs `work` with a statement and lock timeout on PostgreSQL, so a renewal stuck behind a lock
    * or a slow server gives up instead of holding a connection past the lease.
    */
-  #bounded<T>(work: (db: HostDatabase) => Promise<T>): Promise<T> {
+  #bounded<T>(work: (db: Kysely<ClusterDatabase>) => Promise<T>): Promise<T> {
     const { statementTimeoutMs } = this.#options
     if (this.#options.dialect !== 'postgres' || statementTimeoutMs === undefined) return work(this.#db)
     const ms = sql.lit(Math.max(1, Math.round(statementTimeoutMs)))

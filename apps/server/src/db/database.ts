@@ -2,17 +2,11 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { migrateCron } from '@lango/cron/sqlite'
-import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
-import { migrateApprovals } from '../approvals/store.js'
-import { migrateCluster } from '../cluster/schema.js'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
-import { migrateSessions } from '../sessions/index.js'
-import { migrateVault } from '../vault/vault.js'
 import { preparedStatements } from './prepared-statements.js'
 import { cachedStatements } from './statement-cache.js'
 import { wholeNumberParameters } from './whole-numbers.js'
@@ -37,10 +31,27 @@ parentPort.on('message', () => {
 `
 const CHECKPOINT_INTERVAL_MS = 500
 
-/** The server's one database: the Kysely every package's store shares, and how to close it. */
-export interface OpenDatabase {
-  // biome-ignore lint/suspicious/noExplicitAny: each package's store narrows this handle to its own tables
-  readonly db: Kysely<any>
+/**
+ * One feature's share of the server's database: the tables it owns (`Tables`, a type only) and the
+ * migrations that create or upgrade them, in the feature's own migration table. The composition
+ * root hands {@link openDatabase} every feature, in order; the database knows none of them.
+ */
+export interface DatabaseFeature<Tables> {
+  /** The feature, for readers of the composition root (`cron`, `vault`, …). */
+  readonly name: string
+  /** Runs the feature's migrations on the shared handle, typed for its tables and any others; throws if one failed. */
+  migrate<DB extends Tables>(db: Kysely<DB>): Promise<void>
+  /**
+   * Type only, never set or called: makes a `DatabaseFeature<Tables>` fit a database typed `DB`
+   * only when `DB` has the feature's tables (a generic `migrate` alone does not check that).
+   */
+  readonly tables?: (database: Tables) => void
+}
+
+/** The server's one database: the Kysely every feature's store shares, and how to close it. */
+export interface OpenDatabase<DB> {
+  /** Typed for every feature's tables; each store narrows it to its own. */
+  readonly db: Kysely<DB>
   /** The SQLite file path, or `postgres://host:port/database` (never a password). */
   readonly path: string
   /** Closes the checkpoint worker and the connection; idempotent. */
@@ -48,33 +59,35 @@ export interface OpenDatabase {
 }
 
 /**
- * Opens the configured database and runs every package's migrations (one migration table per
- * package). SQLite (default, `$LANGO_HOME/lango.db`): ONE better-sqlite3 connection for every
+ * Opens the configured database and runs the `features`' migrations in order (one migration table
+ * per feature). SQLite (default, `$LANGO_HOME/lango.db`): ONE better-sqlite3 connection for every
  * package (two connections in one process block each other), WAL with `synchronous=NORMAL`, a busy
  * timeout, checkpoints off the event loop. PostgreSQL (`LANGO_DATABASE_URL=postgres://…`): a `pg`
  * pool behind Kysely's PostgresDialect, its repeated statements prepared once per connection
  * (./prepared-statements.ts), the same stores and migrations (ADR 0004; issue 14). Either
  * way every number a query binds is rounded to a whole number first (./whole-numbers.ts).
  */
-export async function openDatabase(config: ServerConfig, logger: Logger): Promise<OpenDatabase> {
+export async function openDatabase<DB>(
+  config: ServerConfig,
+  logger: Logger,
+  features: readonly DatabaseFeature<DB>[],
+): Promise<OpenDatabase<DB>> {
   const { db, path, close } =
     config.database.kind === 'postgres'
-      ? await openPostgres(config.database.url, logger)
-      : openSqlite(config, logger)
-  await migrate(db, close)
+      ? await openPostgres<DB>(config.database.url, logger)
+      : openSqlite<DB>(config, logger)
+  await migrate(db, features, close)
   return { db, path, close }
 }
 
-/** Every package's migrations, in order; a failure closes the database and says what failed. */
-// biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-async function migrate(db: Kysely<any>, close: () => Promise<void>): Promise<void> {
+/** Every feature's migrations, in order; a failure closes the database and says what failed. */
+async function migrate<DB>(
+  db: Kysely<DB>,
+  features: readonly DatabaseFeature<DB>[],
+  close: () => Promise<void>,
+): Promise<void> {
   try {
-    await migrateCron(db)
-    await migrateWorkflow(db)
-    await migrateVault(db)
-    await migrateSessions(db)
-    await migrateApprovals(db)
-    await migrateCluster(db)
+    for (const feature of features) await feature.migrate(db)
   } catch (error) {
     await close()
     throw new ServerError(
@@ -94,7 +107,7 @@ const POSTGRES_POOL_SIZE = 10
  * A `pg` pool on `url`, checked with one query so a wrong host, database or password is one clear
  * error at start. Logs and errors name the server and database, never the password.
  */
-async function openPostgres(url: string, logger: Logger): Promise<OpenDatabase> {
+async function openPostgres<DB>(url: string, logger: Logger): Promise<OpenDatabase<DB>> {
   const { default: pg } = await import('pg')
   const where = describePostgres(url)
   const pool = new pg.Pool({
@@ -116,8 +129,7 @@ async function openPostgres(url: string, logger: Logger): Promise<OpenDatabase> 
       { data: { database: where } },
     )
   }
-  // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-  const db = new Kysely<any>({
+  const db = new Kysely<DB>({
     dialect: wholeNumberParameters(new PostgresDialect({ pool: preparedStatements(pool) })),
   })
   let closed: Promise<void> | undefined
@@ -144,7 +156,7 @@ function scrubPassword(message: string, url: string): string {
 }
 
 /** The embedded SQLite database (see {@link openDatabase}). */
-function openSqlite(config: ServerConfig, logger: Logger): OpenDatabase {
+function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> {
   const path = config.database.url
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   let database: Database.Database
@@ -171,8 +183,7 @@ function openSqlite(config: ServerConfig, logger: Logger): OpenDatabase {
   })
   worker.on('error', (error) => logger.warn('checkpoint worker failed', { error }))
   worker.unref()
-  // biome-ignore lint/suspicious/noExplicitAny: shared by every package's store, each with its own tables
-  const db = new Kysely<any>({
+  const db = new Kysely<DB>({
     dialect: wholeNumberParameters(new SqliteDialect({ database: cachedStatements(database) })),
   })
   let closed: Promise<void> | undefined

@@ -5,9 +5,8 @@ import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from 'kys
  * (`<table>` and `<table>_lock`: kysely says "ALWAYS use the same value"), on SQLite and PostgreSQL.
  * Throws `<what> migration <name> failed` with the driver's error as the cause.
  */
-export async function runMigrations(
-  // biome-ignore lint/suspicious/noExplicitAny: the server's one handle, shared by every store
-  db: Kysely<any>,
+export async function runMigrations<DB>(
+  db: Kysely<DB>,
   what: string,
   table: string,
   migrations: Readonly<Record<string, Migration>>,

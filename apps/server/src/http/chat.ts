@@ -6,7 +6,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import * as v from 'valibot'
 import type { AgentTurnResult } from '../agent/agent-runner.js'
 import { AgentError } from '../agent/errors.js'
-import type { App } from '../app.js'
+import type { App } from '../app/app.js'
 import { errorResponse, readJsonBody } from './responses.js'
 import { callSignal } from './tool-call.js'
 

@@ -1,6 +1,6 @@
 import { type AnyTool, invokeTool, type ToolCallOutcome } from '@lango/tools'
 import type { Context } from 'hono'
-import type { App } from '../app.js'
+import type { App } from '../app/app.js'
 import type { ApprovalView } from '../approvals.js'
 import { failureBody, failureStatus } from './responses.js'
 

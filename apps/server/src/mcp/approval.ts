@@ -12,7 +12,7 @@ import {
   type RegisteredTool,
   type ServerContext,
 } from '@modelcontextprotocol/server'
-import type { App } from '../app.js'
+import type { App } from '../app/app.js'
 import type { ApprovalView } from '../approvals.js'
 
 /** The `inputRequests` key of the approval question (and of its answer in `inputResponses`). */

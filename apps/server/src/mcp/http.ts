@@ -1,5 +1,5 @@
 import { createMcpHandler } from '@modelcontextprotocol/server'
-import type { App } from '../app.js'
+import type { App } from '../app/app.js'
 import { jsonRpcForbidden } from '../http/guards.js'
 import { createHostPolicy, type HostPolicyOptions } from '../http/host-policy.js'
 import { McpApprovals } from './approval.js'

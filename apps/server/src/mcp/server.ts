@@ -1,6 +1,7 @@
 import { registerTools } from '@lango/tools/mcp'
 import { McpServer } from '@modelcontextprotocol/server'
-import { type App, VERSION } from '../app.js'
+import type { App } from '../app/app.js'
+import { VERSION } from '../version.js'
 import { McpApprovals } from './approval.js'
 
 /** Options for {@link createMcpServer}. */

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely'
+import type { DatabaseFeature } from '../db/database.js'
 import { runMigrations } from '../db/migrations.js'
 
 /**
@@ -61,13 +62,10 @@ export interface SessionDatabase {
 /** The migration table the session store always uses (kysely: "ALWAYS use the same value"). */
 export const SESSION_MIGRATION_TABLE = 'session_migrations'
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version of any host
-type HostDatabase = Kysely<any>
-
 /** Migrations of the session store, runnable on SQLite and PostgreSQL (plain kysely schema builder). */
 export const sessionMigrations: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_create_session_tables': {
-    async up(db: HostDatabase): Promise<void> {
+    async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
         .createTable('sessions')
         .addColumn('key', 'text', (column) => column.primaryKey())
@@ -103,7 +101,7 @@ export const sessionMigrations: Readonly<Record<string, Migration>> = Object.fre
         .addPrimaryKeyConstraint('session_observations_pk', ['session_key', 'through_seq'])
         .execute()
     },
-    async down(db: HostDatabase): Promise<void> {
+    async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropTable('session_observations').execute()
       await db.schema.dropTable('session_messages').execute()
       await db.schema.dropTable('sessions').execute()
@@ -116,6 +114,9 @@ export const sessionMigrations: Readonly<Record<string, Migration>> = Object.fre
  * `session_migrations`; throws if a migration failed. Takes the host's handle as it is.
  * @example await migrateSessions(db)
  */
-export async function migrateSessions(db: HostDatabase): Promise<void> {
+export async function migrateSessions<DB>(db: Kysely<DB>): Promise<void> {
   await runMigrations(db, 'session', SESSION_MIGRATION_TABLE, sessionMigrations)
 }
+
+/** The session store's share of the server's database (its tables and migrations). */
+export const sessionTables: DatabaseFeature<SessionDatabase> = { name: 'sessions', migrate: migrateSessions }

@@ -22,6 +22,7 @@ import {
 import { MIN_SECRET_LENGTH, type RefStore } from '@lango/exec'
 import type { Kysely, Migration } from 'kysely'
 import * as v from 'valibot'
+import type { DatabaseFeature } from '../db/database.js'
 import { runMigrations } from '../db/migrations.js'
 import { VaultError } from './errors.js'
 
@@ -53,14 +54,10 @@ export interface VaultDatabase {
 /** The migration table the vault always uses (kysely: "ALWAYS use the same value"). */
 export const VAULT_MIGRATION_TABLE = 'vault_migrations'
 
-/** A host's database handle, whatever tables it declares. */
-// biome-ignore lint/suspicious/noExplicitAny: the vault narrows any host handle to its own tables
-type HostDatabase = Kysely<any>
-
 /** Migrations of the vault, runnable on SQLite and PostgreSQL. */
 export const vaultMigrations: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_create_vault_tables': {
-    async up(db: HostDatabase): Promise<void> {
+    async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
         .createTable('vault_secrets')
         .addColumn('name', 'text', (column) => column.primaryKey())
@@ -76,7 +73,7 @@ export const vaultMigrations: Readonly<Record<string, Migration>> = Object.freez
         .addColumn('value', 'text', (column) => column.notNull())
         .execute()
     },
-    async down(db: HostDatabase): Promise<void> {
+    async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropTable('vault_meta').execute()
       await db.schema.dropTable('vault_secrets').execute()
     },
@@ -88,9 +85,12 @@ export const vaultMigrations: Readonly<Record<string, Migration>> = Object.freez
  * `vault_migrations`; throws if a migration failed.
  * @example await migrateVault(db)
  */
-export async function migrateVault(db: HostDatabase): Promise<void> {
+export async function migrateVault<DB>(db: Kysely<DB>): Promise<void> {
   await runMigrations(db, 'vault', VAULT_MIGRATION_TABLE, vaultMigrations)
 }
+
+/** The vault's share of the server's database (its tables and migrations). */
+export const vaultTables: DatabaseFeature<VaultDatabase> = { name: 'vault', migrate: migrateVault }
 
 /** scrypt cost parameters. */
 export interface KdfParams {
@@ -188,14 +188,14 @@ export class Vault implements RefStore {
    * @throws VaultError `VAULT_NO_PASSPHRASE`, `VAULT_WRONG_PASSPHRASE`, `VAULT_INVALID_OPTION`,
    * `VAULT_CORRUPT` (unreadable `vault_meta`).
    */
-  static async open(db: HostDatabase, options: VaultOptions): Promise<Vault> {
+  static async open<DB>(db: Kysely<DB>, options: VaultOptions): Promise<Vault> {
     const { passphrase } = options
     if (typeof passphrase !== 'string' || passphrase === '')
       throw new VaultError(
         'VAULT_NO_PASSPHRASE',
         'no passphrase for the secrets vault: set LANGO_PASSPHRASE to its passphrase (the first one given creates the vault)',
       )
-    const vaultDb = db as Kysely<VaultDatabase>
+    const vaultDb = db as unknown as Kysely<VaultDatabase>
     const kdf = await readOrCreateKdf(vaultDb, checkKdfParams(options.kdf ?? DEFAULT_KDF))
     const key = await deriveKey(passphrase, kdf)
     await checkOrCreateKeyCheck(vaultDb, key)

@@ -15,12 +15,12 @@ export interface OpenedVault {
  */
 export async function openVault(context: CommandContext): Promise<OpenedVault> {
   const config = await context.config()
-  const [{ openDatabase }, { Vault }, { createLogger }] = await Promise.all([
-    import('../../db/database.js'),
+  const [{ openServerDatabase }, { Vault }, { createLogger }] = await Promise.all([
+    import('../../app/database-features.js'),
     import('../../vault/vault.js'),
     import('../../logger.js'),
   ])
-  const database = await openDatabase(config, createLogger({ level: 'warn' }))
+  const database = await openServerDatabase(config, createLogger({ level: 'warn' }))
   try {
     const vault = await Vault.open(database.db, { passphrase: config.vault.passphrase })
     return { vault, close: () => database.close() }

@@ -1,4 +1,4 @@
-import type { Logger } from './logger.js'
+import type { Logger } from '../logger.js'
 
 /** One part of the server that starts and stops: a service, a database, a lock. */
 export interface Part {

@@ -1,0 +1,62 @@
+import { loadChannelAdapter } from '../channels/loader.js'
+import type { ChannelAdapter } from '../channels/types.js'
+import type { ServerConfig } from '../config/types.js'
+import type { Logger } from '../logger.js'
+
+/**
+ * The channel adapters the configuration asks for: Telegram, Slack, Discord and the webhook when
+ * their token or URL is set, then each `channels.custom` module (a module that cannot be loaded
+ * stops start-up with its error: the operator asked for it).
+ */
+export async function channelAdapters(config: ServerConfig, logger: Logger): Promise<ChannelAdapter[]> {
+  const { telegram, slack, discord, webhook, custom } = config.channels
+  const adapters: ChannelAdapter[] = []
+  // Each channel's client library loads only when that channel is configured.
+  if (telegram.token !== undefined) {
+    const { TelegramChannel } = await import('../channels/telegram.js')
+    adapters.push(
+      new TelegramChannel({
+        token: telegram.token,
+        ...(telegram.apiUrl === undefined ? {} : { apiRoot: telegram.apiUrl }),
+        allowedChats: telegram.allowedChats,
+        approvalTimeoutMs: config.approvals.timeoutMs,
+        logger,
+      }),
+    )
+  }
+  if (slack.token !== undefined) {
+    const { SlackChannel } = await import('../channels/slack.js')
+    adapters.push(
+      new SlackChannel({
+        token: slack.token,
+        ...(slack.apiUrl === undefined ? {} : { apiUrl: slack.apiUrl }),
+        ...(slack.defaultChannel === undefined ? {} : { defaultChannel: slack.defaultChannel }),
+        logger,
+      }),
+    )
+  }
+  if (discord.token !== undefined) {
+    const { DiscordChannel } = await import('../channels/discord.js')
+    adapters.push(
+      new DiscordChannel({
+        token: discord.token,
+        ...(discord.apiUrl === undefined ? {} : { apiUrl: discord.apiUrl }),
+        ...(discord.defaultChannel === undefined ? {} : { defaultChannel: discord.defaultChannel }),
+      }),
+    )
+  }
+  if (webhook.url !== undefined) {
+    const { WebhookChannel } = await import('../channels/webhook.js')
+    adapters.push(
+      new WebhookChannel({
+        url: webhook.url,
+        ...(webhook.secret === undefined ? {} : { secret: webhook.secret }),
+        logger,
+      }),
+    )
+  }
+  for (const spec of custom) {
+    adapters.push(await loadChannelAdapter(spec, { home: config.home, logger }))
+  }
+  return adapters
+}

@@ -1,0 +1,196 @@
+import { SqliteCronStore } from '@lango/cron/sqlite'
+import { ensureOrphanReaper } from '@lango/exec'
+import { WorkflowDirectory } from '@lango/workflow'
+import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import type { AgentRunner } from '../agent/index.js'
+import { ApprovalStore, Approvals } from '../approvals.js'
+import { ChannelRouter } from '../channels/router.js'
+import { configSecrets } from '../config/redact.js'
+import type { ServerConfig } from '../config/types.js'
+import { EventHub } from '../events.js'
+import { claimHostRun } from '../host-runs.js'
+import type { Logger } from '../logger.js'
+import { dispatchScheduledWorkflows } from '../scheduled-workflows/dispatch.js'
+import { scheduleSync } from '../scheduled-workflows/sync.js'
+import { createAgent, createSessions, unattendedRunner } from './agent.js'
+import { type App, assembleApp } from './app.js'
+import { automationInstructions } from './automation.js'
+import { channelAdapters } from './channel-adapters.js'
+import { chatsPart } from './chats.js'
+import { joinCluster } from './cluster.js'
+import { openServerDatabase } from './database-features.js'
+import { forwardEvents } from './forward-events.js'
+import { createHostExec } from './host-exec.js'
+import { lazyVault } from './lazy-vault.js'
+import { Lifecycle } from './lifecycle.js'
+import { retentionDuty } from './retention-duty.js'
+import { createBackground, createCron, createWorkflowEngine } from './services.js'
+import { createTools } from './tools.js'
+
+/** Options of {@link createApp}. */
+export interface CreateAppOptions {
+  /** Opens the secrets vault; default `config.vault.passphrase` (`LANGO_PASSPHRASE`). */
+  readonly passphrase?: string
+  /** This machine's time in epoch milliseconds, fractions allowed (the cluster clock corrects it); default `Date.now`. */
+  readonly localNow?: () => number
+}
+
+/**
+ * Opens the database (migrations included) and wires every package through its ports (ADR 0006):
+ * one shell runner (the `lango` guard, the vault, the env policy, a run limiter) for cron, workflow
+ * and the exec tools; one agent runner; one channel sender. Nothing runs until `start()`.
+ */
+export async function createApp(
+  config: ServerConfig,
+  logger: Logger,
+  options: CreateAppOptions = {},
+): Promise<App> {
+  const database = await openServerDatabase(config, logger)
+  // Every part, started in the order added and stopped in reverse, each stop guarded
+  // (./lifecycle.ts). What is `held` is open already and closed however this ends.
+  const lifecycle = new Lifecycle(logger)
+  lifecycle.add({ name: 'database', stop: () => database.close() }, { held: true })
+  try {
+    const { ownerId, clock, instances, duties } = joinCluster(config, database, logger, options)
+    // Commands a previous server on this home left when it was killed die before anything starts,
+    // and this server's own die with it, however it ends (a workflow step of a server killed with
+    // SIGKILL does not go on beside the server that takes the run over).
+    const hostRun = await claimHostRun(config.home, ownerId, logger)
+    lifecycle.add({ name: 'host run', stop: () => hostRun.release() }, { held: true })
+    ensureOrphanReaper()
+    const events = new EventHub()
+    const directory = await WorkflowDirectory.open(config.workflow.directory, {
+      ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
+    })
+    const refStore = lazyVault(
+      database,
+      options.passphrase ?? config.vault.passphrase,
+      logger,
+      configSecrets(config),
+    )
+    const exec = createHostExec(config, refStore, logger)
+    // Every delivery (cron results, background notices, workflow results) and every chat in goes
+    // through one router: the configured channels, custom adapters, and `log`.
+    const channels = new ChannelRouter({ adapters: await channelAdapters(config, logger), logger })
+    // The agent needs the tools, which need the services, which need an agent runner: theirs read
+    // the agent (made below, once the tools exist) at each run, and nothing runs before start().
+    const theAgent = (): AgentRunner => agent
+    const cronStore = new SqliteCronStore(database.db)
+    const workflowStore = new SqliteWorkflowStore(database.db)
+    const engine = createWorkflowEngine(config, {
+      store: workflowStore,
+      ownerId,
+      clock,
+      shellRunner: exec.shell,
+      agentRunner: unattendedRunner(theAgent, 'workflow'),
+      channelSender: channels,
+      logger,
+    })
+    const cron = createCron(config, {
+      store: cronStore,
+      ownerId,
+      clock,
+      // One runner for cron jobs and workflow steps (ADR 0006); a saved workflow's schedule runs
+      // the workflow. Whether a job is one is read back from cron itself when its run starts.
+      shellRunner: dispatchScheduledWorkflows({
+        jobs: { get: (name, options) => cron.get(name, options) },
+        engine: () => engine,
+        directory,
+        next: exec.shell,
+      }),
+      // `session_mode: main` jobs send `cron:<name>`; isolated runs add the run id.
+      agentRunner: unattendedRunner(
+        theAgent,
+        'cron',
+        (request) => request.sessionKey !== `cron:${request.jobName}`,
+      ),
+      channelSender: channels,
+      logger,
+    })
+    const background = createBackground(config, {
+      runner: unattendedRunner(theAgent, 'background'),
+      notifier: channels,
+      logger,
+    })
+    const approvals = new Approvals({
+      store: new ApprovalStore(database.db),
+      timeoutMs: config.approvals.timeoutMs,
+      events,
+      logger,
+      origin: ownerId,
+    })
+    forwardEvents(events, cron, engine, background)
+    const syncSchedules = scheduleSync(cron, directory, events, logger)
+    const tools = createTools(
+      config,
+      { exec, cron, background, engine, directory, vault: refStore.vault, syncSchedules },
+      logger,
+    )
+    const sessions = createSessions(config, database, theAgent, logger)
+    const agent = await createAgent(config, { memory: sessions, tools, approvals, logger })
+    duties.add(retentionDuty(cron, engine, logger))
+
+    lifecycle.add({
+      name: 'dead servers',
+      async start() {
+        // A dead server's runs: cron marks them interrupted and the engine resumes them now, not
+        // after their owner's lease runs out.
+        for (const owner of hostRun.deadOwners) {
+          await cronStore.removeOwner(owner)
+          await workflowStore.releaseOwner(owner)
+        }
+        // Calls a dead server was waiting on cannot run: their approvals are cancelled.
+        await approvals.cancelOrigins(hostRun.deadOwners)
+      },
+    })
+    lifecycle.add({ name: 'clock', start: () => clock.start(), stop: () => clock.stop() })
+    lifecycle.add({ name: 'instances', start: () => instances.start(), stop: () => instances.stop() })
+    // Exec process groups die after everything that could start one has stopped.
+    lifecycle.add({ name: 'processes', stop: () => exec.processes.stop() }, { held: true })
+    lifecycle.add({ name: 'sessions', start: () => sessions.start(), stop: () => sessions.stop() })
+    // The engine stops after cron and background: its runs stay resumable (shell steps aborted, not failed).
+    lifecycle.add({ name: 'workflow engine', start: () => engine.start(), stop: () => engine.stop() })
+    lifecycle.add({ name: 'background', start: () => background.start(), stop: () => background.stop() })
+    if (config.cron.enabled)
+      lifecycle.add({
+        name: 'cron',
+        async start() {
+          await cron.start()
+          await syncSchedules().catch((error) => logger.warn('workflow schedules not synced', { error }))
+        },
+        stop: () => cron.stop(),
+      })
+    lifecycle.add(chatsPart(channels, agent, duties, logger))
+    // Singleton duties end and their leases go back at once (another server takes them now).
+    lifecycle.add({ name: 'duties', start: () => duties.start(), stop: () => duties.stop() })
+    // Calls waiting for a person are cancelled first.
+    lifecycle.add({ name: 'approvals', stop: () => approvals.cancelAll() }, { held: true })
+    return assembleApp(
+      {
+        config,
+        logger,
+        database,
+        cron,
+        engine,
+        directory,
+        background,
+        processes: exec.processes,
+        approvals,
+        events,
+        tools,
+        agent,
+        channels,
+        instances,
+        clock,
+        duties,
+        instructions: automationInstructions(config),
+        syncSchedules,
+      },
+      lifecycle,
+    )
+  } catch (error) {
+    // What was opened (the host run, the database) closes; a failure there is logged by the lifecycle.
+    await lifecycle.stop().catch(() => {})
+    throw error
+  }
+}

@@ -1,0 +1,72 @@
+import type { BackgroundManager } from '@lango/background'
+import type { CronService } from '@lango/cron'
+import type { WorkflowEngine } from '@lango/workflow'
+import type { EventHub } from '../events.js'
+
+/** Publishes the packages' state changes on the hub (`GET /api/events`). */
+export function forwardEvents(
+  events: EventHub,
+  cron: CronService,
+  engine: WorkflowEngine,
+  background: BackgroundManager,
+): void {
+  const on = cron.scheduler.events
+  on.on('run:start', ({ job, run: started }) =>
+    events.publish('cron.run.start', {
+      job_id: job.id,
+      job_name: job.name,
+      run_id: started.id,
+      trigger: started.trigger,
+    }),
+  )
+  on.on('run:end', ({ job, run: ended }) =>
+    events.publish('cron.run.end', {
+      job_id: job.id,
+      job_name: job.name,
+      run_id: ended.id,
+      status: ended.status,
+      delivery_status: ended.deliveryStatus,
+    }),
+  )
+  on.on('schedule:fire', (fire) => {
+    if (fire.outcome === 'skipped')
+      events.publish('cron.run.skipped', {
+        job_id: fire.jobId,
+        job_name: fire.jobName,
+        reason: fire.reason ?? null,
+      })
+  })
+  on.on('job:pause', ({ job, reason }) =>
+    events.publish('cron.job.paused', { job_id: job.id, job_name: job.name, reason }),
+  )
+  // Jobs created, changed, paused, resumed or removed by anyone (API, CLI, chat, MCP, agents).
+  on.on('job:change', ({ job, change }) =>
+    events.publish(`cron.job.${change}`, { job_id: job.id, job_name: job.name }),
+  )
+  engine.on('run:start', (e) =>
+    events.publish('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }),
+  )
+  engine.on('run:end', (e) =>
+    events.publish('workflow.run.end', {
+      run_id: e.runId,
+      workflow: e.workflowName,
+      status: e.status,
+      error: e.error,
+    }),
+  )
+  engine.on('step:start', (e) =>
+    events.publish('workflow.step.start', { run_id: e.runId, step_id: e.stepId, attempt: e.attempt }),
+  )
+  engine.on('step:end', (e) =>
+    events.publish('workflow.step.end', {
+      run_id: e.runId,
+      step_id: e.stepId,
+      status: e.status,
+      error: e.error,
+    }),
+  )
+  for (const name of ['task:submit', 'task:start', 'task:end'] as const)
+    background.on(name, (task) =>
+      events.publish(`background.${name.replace(':', '.')}`, { task_id: task.id, status: task.status }),
+    )
+}

@@ -1,0 +1,63 @@
+import {
+  blockLangoExec,
+  type EnvPolicy,
+  ProcessRegistry,
+  type RefStore,
+  RunLimiter,
+  type RunOptions,
+  run,
+} from '@lango/exec'
+import { nodePtyDriver } from '@lango/exec/pty'
+import type { ServerConfig } from '../config/types.js'
+import type { Logger } from '../logger.js'
+import type { HostShellRunner } from '../scheduled-workflows/dispatch.js'
+import { automationOf } from './automation.js'
+
+/** What every command of the server runs with: the vault, the env policy, one run limiter, the default cwd. */
+export type ExecDefaults = Pick<RunOptions, 'refStore' | 'envPolicy' | 'limiter' | 'cwd'>
+
+/** The server's exec: the shared run defaults, the background process registry, the guarded shell runner. */
+export interface HostExec {
+  readonly defaults: ExecDefaults
+  readonly processes: ProcessRegistry
+  /** The shell runner of cron jobs and workflow steps (ADR 0006), behind the `lango` guard. */
+  readonly shell: HostShellRunner
+}
+
+/**
+ * Exec as the server wires it (ADR 0006): secrets resolved through `refStore`, the configured env
+ * policy, and one cap on foreground commands from every source.
+ */
+export function createHostExec(config: ServerConfig, refStore: RefStore, logger: Logger): HostExec {
+  const envPolicy: EnvPolicy = {
+    inherit: config.exec.inherit,
+    allow: config.exec.envAllow,
+    deny: config.exec.envDeny,
+  }
+  // Foreground commands from every source share one cap; more wait (bounded), then are refused.
+  const limiter = new RunLimiter({ maxRunning: 8, maxWaiting: 64 })
+  const defaults = { refStore, envPolicy, limiter, cwd: config.exec.cwd } satisfies ExecDefaults
+  const processes = new ProcessRegistry({
+    ptyDriver: nodePtyDriver(),
+    refStore,
+    envPolicy,
+    maxRunning: config.exec.maxBackgroundProcesses,
+    logger,
+  })
+  const automation = automationOf(config)
+  const shell: HostShellRunner = {
+    async run(request, { signal }) {
+      const message = blockLangoExec(request.command, { automationAvailable: automation })
+      if (message !== '') return { exitCode: null, stdout: '', stderr: '', blocked: true, message }
+      return run(request.command, {
+        ...defaults,
+        ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+        timeoutMs: request.timeoutMs,
+        signal,
+        envSource: 'trusted',
+        logger,
+      })
+    },
+  }
+  return { defaults, processes, shell }
+}

@@ -1,0 +1,63 @@
+import { BackgroundManager } from '@lango/background'
+import { CronService } from '@lango/cron'
+import { WorkflowEngine } from '@lango/workflow'
+import type { ServerConfig } from '../config/types.js'
+
+type CronOptions = ConstructorParameters<typeof CronService>[0]
+type EngineOptions = ConstructorParameters<typeof WorkflowEngine>[0]
+type BackgroundOptions = ConstructorParameters<typeof BackgroundManager>[0]
+
+/** The cron service over the host's ports, tuned by `config.cron`. */
+export function createCron(
+  config: ServerConfig,
+  ports: Pick<
+    CronOptions,
+    'store' | 'ownerId' | 'clock' | 'shellRunner' | 'agentRunner' | 'channelSender' | 'logger'
+  >,
+): CronService {
+  return new CronService({
+    ...ports,
+    leaseMs: config.cluster.leaseMs,
+    defaultTimezone: config.cron.timezone,
+    minIntervalMs: config.cron.minIntervalMs,
+    maxConcurrentJobs: config.cron.maxConcurrentJobs,
+    maxConsecutiveFailures: config.cron.maxConsecutiveFailures,
+    // Unset: no token budget (the package's default).
+    maxAiTokensPerDay: config.cron.maxAiTokensPerDay,
+    retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
+    // Pruning is a singleton duty of the cluster (the retention lease, ./retention-duty.ts).
+    autoPrune: false,
+  })
+}
+
+/** The workflow engine over the host's ports, tuned by `config.workflow`. */
+export function createWorkflowEngine(
+  config: ServerConfig,
+  ports: Pick<
+    EngineOptions,
+    'store' | 'ownerId' | 'clock' | 'shellRunner' | 'agentRunner' | 'channelSender' | 'logger'
+  >,
+): WorkflowEngine {
+  return new WorkflowEngine({
+    ...ports,
+    ownerLeaseMs: config.cluster.leaseMs,
+    cwd: config.exec.cwd,
+    defaultMaxParallel: config.workflow.maxParallel,
+    retention: { maxAgeMs: config.workflow.historyMaxAgeMs, maxRuns: config.workflow.historyMaxRuns },
+    // Pruning is a singleton duty of the cluster (the retention lease, ./retention-duty.ts).
+    autoPrune: false,
+  })
+}
+
+/** The background task manager over the host's ports, tuned by `config.background`. */
+export function createBackground(
+  config: ServerConfig,
+  ports: Pick<BackgroundOptions, 'runner' | 'notifier' | 'logger'>,
+): BackgroundManager {
+  return new BackgroundManager({
+    ...ports,
+    maxConcurrentTasks: config.background.maxConcurrentTasks,
+    maxQueuedTasks: config.background.maxQueuedTasks,
+    taskTimeoutMs: config.background.taskTimeoutMs,
+  })
+}

@@ -1,0 +1,85 @@
+import type { BackgroundManager } from '@lango/background'
+import type { CronService } from '@lango/cron'
+import { blockLangoExec, type ProcessRegistry, run } from '@lango/exec'
+import { runWithPty } from '@lango/exec/pty'
+import {
+  type AnyTool,
+  createBackgroundTools,
+  createCronTools,
+  createExecTools,
+  createManageCronJobsTool,
+  createWorkflowTools,
+} from '@lango/tools'
+import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
+import type { ServerConfig } from '../config/types.js'
+import type { Logger } from '../logger.js'
+import { createSecretsTools } from '../vault/secrets-tool.js'
+import { automationOf } from './automation.js'
+import type { ExecDefaults } from './host-exec.js'
+import type { LazyVault } from './lazy-vault.js'
+
+/** The services the agent tools drive. */
+export interface ToolServices {
+  readonly exec: { readonly defaults: ExecDefaults; readonly processes: ProcessRegistry }
+  readonly cron: CronService
+  readonly background: BackgroundManager
+  readonly engine: WorkflowEngine
+  readonly directory: WorkflowDirectory
+  readonly vault: LazyVault['vault']
+  /** Brings the cron jobs of scheduled workflows in step (the server's `syncSchedules()`). */
+  readonly syncSchedules: () => Promise<void>
+}
+
+/**
+ * Every agent tool, in a stable order (`tools/list`, `GET /api/tools`): exec always, cron,
+ * background and workflow when enabled, then the secrets tools.
+ */
+export function createTools(config: ServerConfig, services: ToolServices, logger: Logger): AnyTool[] {
+  const { exec, cron, background, engine, directory } = services
+  // workflow_save re-registers the saved workflow's schedule at once.
+  const savingDirectory = {
+    read: directory.read.bind(directory),
+    list: directory.list.bind(directory),
+    async save(...args: Parameters<WorkflowDirectory['save']>) {
+      const saved = await directory.save(...args)
+      await services
+        .syncSchedules()
+        .catch((error) => logger.warn('schedule sync after save failed', { error }))
+      return saved
+    },
+  }
+  const defaultDeliverTo = config.channels.defaultDeliverTo
+  return [
+    ...createExecTools({
+      backend: {
+        run: (command, options) => run(command, { ...exec.defaults, ...options }),
+        runWithPty: (command, options) => runWithPty(command, { ...exec.defaults, ...options }),
+        registry: exec.processes,
+        blockLangoExec,
+      },
+      automationAvailable: automationOf(config),
+      defaultTimeoutSeconds: Math.round(config.exec.timeoutMs / 1000),
+      maxTimeoutSeconds: Math.round(config.exec.maxTimeoutMs / 1000),
+    }),
+    ...(config.cron.enabled
+      ? [
+          ...createCronTools({ service: cron, defaultDeliverTo }),
+          createManageCronJobsTool({ service: cron, defaultDeliverTo }),
+        ]
+      : []),
+    ...(config.background.enabled
+      ? createBackgroundTools({
+          service: background,
+          ...(defaultDeliverTo[0] === undefined ? {} : { defaultChannel: defaultDeliverTo[0] }),
+        })
+      : []),
+    ...(config.workflow.enabled
+      ? createWorkflowTools({
+          service: { engine, directory: savingDirectory },
+          defaultDeliverTo,
+          maxWaitSeconds: 50,
+        })
+      : []),
+    ...createSecretsTools({ vault: services.vault }),
+  ]
+}

@@ -1,0 +1,88 @@
+import type { CronJob, CronService, ShellRunner as CronShellRunner } from '@lango/cron'
+import type { WorkflowDirectory, WorkflowEngine, ShellRunner as WorkflowShellRunner } from '@lango/workflow'
+import { mayBeScheduledWorkflow, scheduledWorkflowOf } from './jobs.js'
+
+/**
+ * Runs a scheduled workflow for its cron job: starts a run of the saved file, waits for it (the
+ * cron run's signal cancels it) and reports it as a shell result would — exit 0 when it completed,
+ * 1 otherwise — with the run id and per-step outcome as output.
+ */
+async function runScheduledWorkflow(
+  engine: WorkflowEngine,
+  directory: WorkflowDirectory,
+  workflowName: string,
+  cronRun: { readonly jobName: string; readonly runId: string },
+  signal: AbortSignal,
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const { workflow } = await directory.read(workflowName, { signal })
+  const { runId } = await engine.startRun(workflow, {
+    originSession: `cron:${cronRun.jobName}:${cronRun.runId}`,
+    deliverTo: workflow.definition.deliverTo ?? [],
+  })
+  const onAbort = (): void => {
+    engine.cancelRun(runId).catch(() => {})
+  }
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const run = await engine.waitForRun(runId)
+    const lines = [
+      `workflow ${workflowName} run ${runId}: ${run.status}`,
+      ...run.steps.map(
+        (step) => `- ${step.stepId}: ${step.status}${step.error === null ? '' : ` (${step.error})`}`,
+      ),
+    ]
+    return run.status === 'completed'
+      ? { exitCode: 0, stdout: `${lines.join('\n')}\n`, stderr: '' }
+      : { exitCode: 1, stdout: `${lines.join('\n')}\n`, stderr: run.error ?? run.status }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
+/** One shell runner for cron jobs and workflow steps (ADR 0006): the request is either's. */
+export interface HostShellRunner {
+  run(
+    request: Parameters<CronShellRunner['run']>[0] | Parameters<WorkflowShellRunner['run']>[0],
+    options: { readonly signal: AbortSignal },
+  ): ReturnType<CronShellRunner['run']>
+}
+
+/**
+ * `next`, except for the cron jobs of saved workflows' schedules, which run their workflow
+ * ({@link runScheduledWorkflow}). Whether a job named `workflow.<name>` is one is read from the
+ * store; an error there fails the run with its reason (issue 21: it was taken for "not a scheduled
+ * workflow", and the placeholder command passed).
+ */
+export function dispatchScheduledWorkflows(options: {
+  readonly jobs: Pick<CronService, 'get'>
+  readonly engine: () => WorkflowEngine | undefined
+  readonly directory: WorkflowDirectory
+  readonly next: HostShellRunner
+}): HostShellRunner {
+  const { jobs, engine, directory, next } = options
+  return {
+    async run(request, { signal }) {
+      const running = engine()
+      if (!('jobName' in request) || !mayBeScheduledWorkflow(request.jobName) || running === undefined)
+        return next.run(request, { signal })
+      let job: CronJob
+      try {
+        job = await jobs.get(request.jobName, { signal })
+      } catch (error) {
+        throw new Error(
+          `the cron job ${request.jobName} could not be read to find its saved workflow: ${(error as Error).message}`,
+          { cause: error },
+        )
+      }
+      const workflow = scheduledWorkflowOf(job)
+      if (workflow === undefined) return next.run(request, { signal })
+      return runScheduledWorkflow(
+        running,
+        directory,
+        workflow,
+        { jobName: request.jobName, runId: request.runId },
+        signal,
+      )
+    },
+  }
+}

@@ -1,0 +1,50 @@
+import type { CronJob, CronService } from '@lango/cron'
+
+/**
+ * The `createdBy` of the cron jobs the server keeps for saved workflows with a `schedule`. No chat
+ * produces it (session keys are `<channel>:<chat>:<user>`, `http`, `mcp`), so an agent cannot make
+ * a shell job that the server would take for a workflow.
+ */
+export const WORKFLOW_SCHEDULER = 'lango:workflow-schedule'
+/** Cron job name of a saved workflow's schedule: `workflow.<name>` (cron names allow dots). */
+const PREFIX = 'workflow.'
+const MAX_CRON_NAME = 64
+
+/** The cron job name for a saved workflow, or undefined when the name is too long to schedule. */
+export function cronJobNameFor(workflowName: string): string | undefined {
+  const name = `${PREFIX}${workflowName}`
+  return name.length <= MAX_CRON_NAME ? name : undefined
+}
+
+/** False for a cron job name that cannot belong to a saved workflow's schedule (no lookup needed). */
+export function mayBeScheduledWorkflow(jobName: string): boolean {
+  return jobName.startsWith(PREFIX)
+}
+
+/** The workflow a cron job runs, when the server made it for a saved workflow's schedule. */
+export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
+  return job.createdBy === WORKFLOW_SCHEDULER && mayBeScheduledWorkflow(job.name)
+    ? job.name.slice(PREFIX.length)
+    : undefined
+}
+
+/**
+ * What the shell job of a scheduled workflow shows as its command. The server runs the workflow
+ * instead; should the command itself ever run, it fails saying why (it never passes for a run).
+ */
+export function placeholderCommand(workflowName: string): string {
+  return `echo 'lango: this job runs the saved workflow ${workflowName}, which the server did not resolve' >&2; exit 1`
+}
+
+/**
+ * The cron jobs the server keeps for saved workflows, by workflow name. Only the jobs it created
+ * are read: a list of every job would decode thousands of rows.
+ */
+export async function scheduledWorkflowJobs(cron: CronService): Promise<Map<string, CronJob>> {
+  const jobs = new Map<string, CronJob>()
+  for (const job of await cron.list({ createdBy: WORKFLOW_SCHEDULER })) {
+    const workflow = scheduledWorkflowOf(job)
+    if (workflow !== undefined) jobs.set(workflow, job)
+  }
+  return jobs
+}
