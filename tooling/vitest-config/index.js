@@ -14,7 +14,8 @@ export function langoProject(options) {
       restoreMocks: true,
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       testTimeout: options.testTimeout ?? 20_000,
-      hookTimeout: 20_000,
+      // Hooks open databases and compile examples: on a loaded machine they need as long as a test.
+      hookTimeout: Math.max(options.testTimeout ?? 20_000, 60_000),
       expect: { poll: { timeout: 15_000 } },
     },
   })

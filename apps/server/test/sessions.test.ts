@@ -277,6 +277,8 @@ async function seed(db: AnyDatabase, messages: readonly ModelMessage[], key = KE
 /** Every behaviour, on one backend. */
 function behaviour(backend: () => Backend) {
   let opened: Opened
+  /** What this test opened: a beforeEach that timed out leaves nothing (not the previous test's). */
+  let toClose: Opened | undefined
   const stores: SessionStore[] = []
   /** A store closed after the test. */
   const open = (options: ConstructorParameters<typeof SessionStore>[1] = {}, db?: AnyDatabase) => {
@@ -286,10 +288,13 @@ function behaviour(backend: () => Backend) {
   }
   beforeEach(async () => {
     opened = await backend().open()
+    toClose = opened
   })
   afterEach(async () => {
+    const closing = toClose
+    toClose = undefined
     await Promise.all(stores.splice(0).map((store) => store.stop()))
-    await opened.close()
+    await closing?.close()
   })
 
   describe('append and load', () => {

@@ -88,12 +88,10 @@ describe('locateRefTokens', () => {
     expect(contexts("echo '{{secret:k}}")).toEqual(['single-quoted'])
   })
 
-  it('handles many tokens in a large command quickly', () => {
+  it('places every token of a large command', () => {
+    // Its speed is the bench's business (a timed assertion fails on a loaded machine).
     const command = 'echo "{{secret:a}}" {{secret:b}} \'{{secret:c}}\'; '.repeat(1_000)
-    const started = performance.now()
     const found = contexts(command)
-    // Milliseconds here; a quadratic scan takes far longer. Generous for a loaded machine.
-    expect(performance.now() - started).toBeLessThan(5_000)
     expect(found).toHaveLength(3_000)
     expect(found.slice(0, 3)).toEqual(['double-quoted', 'unquoted', 'single-quoted'])
   })
