@@ -44,7 +44,7 @@ export type HttpErrorCode =
  * The code of a service's error, which reaches the API as the `reason` of a tool's `TOOL_FAILED`
  * (the packages' codes and the server's own), or as the error's `code` (`ServerError`, `AgentError`).
  */
-export type ServiceErrorCode =
+type ServiceErrorCode =
   | ExecErrorCode
   | CronErrorCode
   | WorkflowErrorCode
