@@ -1,3 +1,5 @@
+import { type AnyServerErrorCode, isServerErrorNamed, LangoServerError } from '../errors.js'
+
 /** How `lango` exits: scripts branch on these. */
 export const EXIT = Object.freeze({
   /** The command did what was asked. */
@@ -10,28 +12,8 @@ export const EXIT = Object.freeze({
   serverNotRunning: 3,
 })
 
-/** Codes of {@link CliError}; callers branch on these, never on messages. */
-export type CliErrorCode =
-  /** Nothing listens at the server's URL (ECONNREFUSED). Exit 3. */
-  | 'CLI_SERVER_NOT_RUNNING'
-  /** The server's URL did not answer for another reason (DNS, timeout, reset). */
-  | 'CLI_SERVER_UNREACHABLE'
-  /** The server answered something that is not the JSON API (another program on that port?). */
-  | 'CLI_BAD_RESPONSE'
-  /** An option's value is out of range or malformed (a duration, a limit). Exit 2. */
-  | 'CLI_INVALID_OPTION'
-  /** A file named on the command line cannot be read. */
-  | 'CLI_FILE_UNREADABLE'
-  /** A workflow file does not validate; `issues` lists every problem. */
-  | 'CLI_INVALID_WORKFLOW'
-  /** A run, task or job ended failed, cancelled, timed out or skipped (under `--wait`). */
-  | 'CLI_RUN_FAILED'
-  /** `--wait --timeout` passed before the run ended; the run goes on. */
-  | 'CLI_WAIT_TIMEOUT'
-  /** What was named (a secret) does not exist. */
-  | 'CLI_NOT_FOUND'
-
-const brand = Symbol.for('lango.error')
+/** Codes of {@link CliError} (`CLI_*` in `SERVER_ERROR_CODES`); callers branch on these, never on messages. */
+export type CliErrorCode = Extract<AnyServerErrorCode, `CLI_${string}`>
 
 /** One problem in a document (a workflow file, a request), as printed under an error. */
 export interface CliIssue {
@@ -44,38 +26,30 @@ export interface CliIssue {
 }
 
 /** An error of the `lango` command line: printed as `error: <message>`, then exits with `exitCode`. */
-export class CliError extends Error {
+export class CliError extends LangoServerError<CliErrorCode> {
   override readonly name = 'CliError'
-  readonly [brand] = true
   readonly exitCode: number
   readonly issues?: readonly CliIssue[]
-  /** Machine-readable details for `--json` output (ids, statuses, the URL). Never secrets. */
-  readonly data?: Readonly<Record<string, unknown>>
 
   constructor(
-    readonly code: CliErrorCode,
+    code: CliErrorCode,
     message: string,
     options?: {
       readonly cause?: unknown
       readonly exitCode?: number
       readonly issues?: readonly CliIssue[]
+      /** Machine-readable details for `--json` output (ids, statuses, the URL). Never secrets. */
       readonly data?: Record<string, unknown>
     },
   ) {
-    super(message, { cause: options?.cause })
+    super(code, message, options)
     this.exitCode =
       options?.exitCode ?? (code === 'CLI_SERVER_NOT_RUNNING' ? EXIT.serverNotRunning : EXIT.failure)
     if (options?.issues !== undefined) this.issues = options.issues
-    if (options?.data !== undefined) this.data = Object.freeze({ ...options.data })
   }
 
   static is(value: unknown): value is CliError {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      brand in value &&
-      (value as { name?: unknown }).name === 'CliError'
-    )
+    return isServerErrorNamed(value, 'CliError')
   }
 }
 
@@ -83,26 +57,20 @@ export class CliError extends Error {
  * The server answered with its error envelope `{ error: { code, message, issues? } }`; `code` is
  * the server's (e.g. `TOOL_NOT_FOUND`, `AUTH_REQUIRED`), `status` the HTTP status.
  */
-export class ApiError extends Error {
+export class ApiError extends LangoServerError<string> {
   override readonly name = 'ApiError'
-  readonly [brand] = true
   readonly exitCode = EXIT.failure
 
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
     readonly issues?: readonly CliIssue[],
   ) {
-    super(message)
+    super(code, message)
   }
 
   static is(value: unknown): value is ApiError {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      brand in value &&
-      (value as { name?: unknown }).name === 'ApiError'
-    )
+    return isServerErrorNamed(value, 'ApiError')
   }
 }

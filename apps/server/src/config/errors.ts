@@ -1,9 +1,7 @@
-const brand = Symbol.for('lango.error')
+import { type AnyServerErrorCode, isServerErrorNamed, LangoServerError } from '../errors.js'
 
-/** The code of every configuration failure: branch on it, never on the message. */
-export type ConfigErrorCode =
-  /** `lango.yaml` or a `LANGO_*` variable is unreadable or invalid; `issues` lists every problem. */
-  'CONFIG_INVALID'
+/** The code of every configuration failure (`CONFIG_INVALID` in `SERVER_ERROR_CODES`): branch on it, never on the message. */
+export type ConfigErrorCode = Extract<AnyServerErrorCode, `CONFIG_${string}`>
 
 /** One problem in the configuration. Never carries a token, an API key or a URL's value. */
 export interface ConfigIssue {
@@ -26,29 +24,22 @@ export interface ConfigIssue {
  * The configuration could not be loaded. `message` is one readable text listing every issue, one
  * per line, as `path/lango.yaml:12:3 cron.max_concurrent_jobs: expected …`; `issues` has them as data.
  */
-export class ConfigError extends Error {
+export class ConfigError extends LangoServerError<ConfigErrorCode> {
   override readonly name = 'ConfigError'
-  readonly [brand] = true
-  readonly code: ConfigErrorCode = 'CONFIG_INVALID'
   readonly issues: readonly ConfigIssue[]
 
   constructor(issues: readonly ConfigIssue[], options?: { readonly cause?: unknown }) {
-    super(formatIssues(issues), options?.cause === undefined ? undefined : { cause: options.cause })
+    super('CONFIG_INVALID', formatIssues(issues), options)
     this.issues = Object.freeze(issues.map((issue) => Object.freeze({ ...issue })))
   }
 
   /** True for a `ConfigError`, also one from another copy of this module. */
   static is(value: unknown): value is ConfigError {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      brand in value &&
-      (value as { name?: unknown }).name === 'ConfigError'
-    )
+    return isServerErrorNamed(value, 'ConfigError')
   }
 
   /** `{ code, message, issues }`: no cause, no stack. */
-  toJSON(): { code: ConfigErrorCode; message: string; issues: readonly ConfigIssue[] } {
+  override toJSON(): { code: ConfigErrorCode; message: string; issues: readonly ConfigIssue[] } {
     return { code: this.code, message: this.message, issues: this.issues }
   }
 }

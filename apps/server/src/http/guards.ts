@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from '../logger.js'
+import { errorStatus } from './error-status.js'
 import { type HostPolicy, isLoopbackHost } from './host-policy.js'
 import { errorResponse } from './responses.js'
 
@@ -23,7 +24,6 @@ export function bearerGuard(token: string): MiddlewareHandler {
       c.header('WWW-Authenticate', 'Bearer realm="lango"')
       return errorResponse(
         c,
-        401,
         'AUTH_REQUIRED',
         'this server needs an API token: send Authorization: Bearer <LANGO_API_TOKEN>',
       )
@@ -33,7 +33,6 @@ export function bearerGuard(token: string): MiddlewareHandler {
       c.header('WWW-Authenticate', 'Bearer realm="lango", error="invalid_token"')
       return errorResponse(
         c,
-        401,
         'AUTH_INVALID',
         'the API token is wrong: send Authorization: Bearer <LANGO_API_TOKEN>',
       )
@@ -55,7 +54,7 @@ export function hostGuard(policy: HostPolicy, logger?: Logger): MiddlewareHandle
     if (problem === undefined) return next()
     logger?.warn('request refused', { code: 'HOST_FORBIDDEN', method: c.req.method, path: c.req.path })
     if (c.req.path === '/mcp') return jsonRpcForbidden('HOST_FORBIDDEN', problem)
-    return errorResponse(c, 403, 'HOST_FORBIDDEN', problem)
+    return errorResponse(c, 'HOST_FORBIDDEN', problem)
   }
 }
 
@@ -63,7 +62,7 @@ export function hostGuard(policy: HostPolicy, logger?: Logger): MiddlewareHandle
 export function jsonRpcForbidden(code: 'HOST_FORBIDDEN' | 'ORIGIN_FORBIDDEN', message: string): Response {
   return Response.json(
     { jsonrpc: '2.0', id: null, error: { code: -32000, message, data: { code } } },
-    { status: 403 },
+    { status: errorStatus(code) },
   )
 }
 
@@ -85,7 +84,6 @@ export function browserGuard(options: { readonly allowedOrigins: readonly string
     ) {
       return errorResponse(
         c,
-        403,
         'ORIGIN_FORBIDDEN',
         'requests from this web origin are not allowed: add it to server.allowed_origins in lango.yaml',
       )

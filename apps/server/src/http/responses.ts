@@ -2,38 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import type { ToolCallOutcome } from '@lango/tools'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-
-/** Codes of the HTTP layer's own errors (tool and service codes pass through as they are). */
-export type HttpErrorCode =
-  /** `Authorization: Bearer <token>` is missing while `LANGO_API_TOKEN` is set. */
-  | 'AUTH_REQUIRED'
-  /** The bearer token is wrong, or the header is not `Bearer <token>`. */
-  | 'AUTH_INVALID'
-  /** A browser page from another origin called the API (not loopback, not in `server.allowed_origins`). */
-  | 'ORIGIN_FORBIDDEN'
-  /**
-   * The `Host` header names no host this server answers to (DNS rebinding): not a loopback name on
-   * its port, not the bound address, not listed in `server.allowed_hosts`.
-   */
-  | 'HOST_FORBIDDEN'
-  /** The request body is larger than `server.body_limit` (`bodyLimitBytes`). */
-  | 'BODY_TOO_LARGE'
-  /** A request body came without `Content-Type: application/json`. */
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  /** The request body is not JSON. */
-  | 'INVALID_JSON'
-  /** The request body nests arrays and objects deeper than {@link MAX_JSON_DEPTH}. */
-  | 'BODY_TOO_DEEP'
-  /** A body or query field has the wrong type or value; `issues` names each. */
-  | 'INVALID_REQUEST'
-  /** No such route (or method). */
-  | 'NOT_FOUND'
-  /** The server is starting or stopping. */
-  | 'SERVER_NOT_READY'
-  /** Another HTTP-level refusal by the framework (rare; the message says which). */
-  | 'HTTP_ERROR'
-  /** An unexpected failure; the log has its code and message, the response only this. */
-  | 'INTERNAL_ERROR'
+import { type ApiErrorCode, errorStatus, failureStatus, type HttpErrorCode } from './error-status.js'
 
 /** The one error body of the API: `{ error: { code, message, issues?, reason?, data? } }`. */
 export interface ErrorBody {
@@ -55,13 +24,16 @@ function errorBody(
   return { error: { code, message, ...detail } }
 }
 
-/** Sends an error body with a status. */
+/**
+ * Sends an error body with the status `ERROR_STATUS` (src/http/error-status.ts) gives its code; `status` only where the
+ * framework decided it (`HTTP_ERROR`) or a resource route's failure is 404 (`failureStatus`).
+ */
 export function errorResponse(
   c: Context,
-  status: ContentfulStatusCode,
-  code: string,
+  code: ApiErrorCode,
   message: string,
   detail: Omit<ErrorBody['error'], 'code' | 'message'> = {},
+  status: ContentfulStatusCode = errorStatus(code),
 ): Response {
   return c.json(errorBody(code, message, detail), status)
 }
@@ -69,35 +41,20 @@ export function errorResponse(
 type Failure = Extract<ToolCallOutcome, { ok: false }>['error']
 
 /**
- * The HTTP status of a failed tool call: invalid parameters 400, unknown tool 404,
- * denied 403, canceled 409, any other failure 422. `notFoundAs404` (the operator REST routes, which
- * name a resource in the path) answers 404 when the service says the id names nothing.
+ * Sends a failed tool call: its error (code, message and whichever of issues, reason, data it has)
+ * with the status of {@link failureStatus}; `resource` as there.
  */
-export function failureStatus(
+export function failureResponse(
+  c: Context,
   error: Failure,
-  options: { readonly notFoundAs404?: boolean } = {},
-): ContentfulStatusCode {
-  switch (error.code) {
-    case 'TOOL_INVALID_PARAMETERS':
-      return 400
-    case 'TOOL_NOT_FOUND':
-      return 404
-    case 'TOOL_DENIED':
-      return 403
-    case 'TOOL_CANCELED':
-      return 409
-    default:
-      return options.notFoundAs404 === true && error.reason?.endsWith('_NOT_FOUND') === true ? 404 : 422
-  }
-}
-
-/** A failed call's error body: code, message and whichever of issues, reason, data it has. */
-export function failureBody(error: Failure): ErrorBody {
-  return errorBody(error.code, error.message, {
+  options: { readonly resource?: boolean } = {},
+): Response {
+  const body = errorBody(error.code, error.message, {
     ...(error.issues === undefined ? {} : { issues: error.issues }),
     ...(error.reason === undefined ? {} : { reason: error.reason }),
     ...(error.data === undefined ? {} : { data: error.data }),
   })
+  return c.json(body, failureStatus(error, options))
 }
 
 /** What {@link readJsonBody} gives: the body's JSON object, or the error response to send. */
@@ -199,17 +156,16 @@ async function readBounded(c: Context, maxBytes: number): Promise<Buffer | undef
  * {@link jsonContentType}'s to check.)
  */
 export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBody> {
-  const refuse = (status: 400 | 413, code: HttpErrorCode, message: string): JsonBody => ({
+  const refuse = (code: HttpErrorCode, message: string): JsonBody => ({
     ok: false,
-    response: errorResponse(c, status, code, message),
+    response: errorResponse(c, code, message),
   })
   const declared = Number(c.req.header('content-length') ?? 0)
-  if (declared > maxBytes) return refuse(413, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes))
+  if (declared > maxBytes) return refuse('BODY_TOO_LARGE', bodyTooLarge(maxBytes))
   const bytes = await readBounded(c, maxBytes)
-  if (bytes === undefined) return refuse(413, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes))
+  if (bytes === undefined) return refuse('BODY_TOO_LARGE', bodyTooLarge(maxBytes))
   if (jsonNestingExceeds(bytes, MAX_JSON_DEPTH))
     return refuse(
-      400,
       'BODY_TOO_DEEP',
       `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
     )
@@ -219,11 +175,10 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBo
   try {
     value = JSON.parse(text)
   } catch {
-    return refuse(400, 'INVALID_JSON', 'the request body is not valid JSON: send a JSON object (or no body)')
+    return refuse('INVALID_JSON', 'the request body is not valid JSON: send a JSON object (or no body)')
   }
   if (!isJsonObject(value))
     return refuse(
-      400,
       'INVALID_REQUEST',
       `the request body must be a JSON object, not ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}`,
     )
@@ -245,7 +200,6 @@ export function jsonContentType(): MiddlewareHandler {
     if (!hasBody || (type !== undefined && isJsonMediaType(type))) return next()
     return errorResponse(
       c,
-      415,
       'UNSUPPORTED_MEDIA_TYPE',
       'request bodies must be JSON sent with Content-Type: application/json',
     )

@@ -1,36 +1,46 @@
-import { type AnyTool, invokeTool, type ToolCallOutcome } from '@lango/tools'
-import type { Context } from 'hono'
-import type { App } from '../app/app.js'
-import type { ApprovalView } from '../approvals.js'
-import { failureBody, failureStatus } from './responses.js'
+import { type AnyTool, invokeTool, toFunctionTool } from '@lango/tools'
+import { type Context, Hono } from 'hono'
+import type { App } from '../../app/app.js'
+import type { ApprovalView } from '../../approvals.js'
+import { callSignal } from '../call-signal.js'
+import { errorResponse, failureResponse, readJsonBody } from '../responses.js'
 
 /** How much longer invokeTool waits than the approval registry, which owns expiry. */
 const APPROVAL_TIMEOUT_SLACK_MS = 1_000
 
-/**
- * A signal for one call that aborts with the request (the client went away) or the server's
- * shutdown signal; `detachRequest` lets the call outlive its request (a pending approval).
- */
-export function callSignal(
-  request: AbortSignal,
-  shutdown: AbortSignal | undefined,
-): { readonly signal: AbortSignal; detachRequest(): void; dispose(): void } {
-  const controller = new AbortController()
-  const onRequestAbort = (): void => controller.abort(request.reason)
-  const onShutdown = (): void => controller.abort(shutdown?.reason)
-  if (request.aborted) onRequestAbort()
-  else request.addEventListener('abort', onRequestAbort, { once: true })
-  if (shutdown?.aborted === true) onShutdown()
-  else shutdown?.addEventListener('abort', onShutdown, { once: true })
-  const detachRequest = (): void => request.removeEventListener('abort', onRequestAbort)
+/** One entry of `GET /api/tools`. */
+function catalogueEntry(tool: AnyTool) {
   return {
-    signal: controller.signal,
-    detachRequest,
-    dispose() {
-      detachRequest()
-      shutdown?.removeEventListener('abort', onShutdown)
-    },
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    safety: tool.safety,
+    worst_safety: tool.worstSafety ?? tool.safety,
+    parameters: toFunctionTool(tool).function.parameters,
   }
+}
+
+/**
+ * The tool catalogue and tool calls under the approval policy, mounted at `/api/tools`:
+ * `GET /api/tools` and `POST /api/tools/:name` ({@link callToolOverHttp}).
+ */
+export function toolRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
+  const routes = new Hono()
+  const tools = new Map(app.tools.map((tool) => [tool.name, tool]))
+  const catalogue = app.tools.map(catalogueEntry)
+
+  routes.get('/', (c) => c.json({ tools: catalogue, count: catalogue.length }))
+  routes.post('/:name', async (c) => {
+    const tool = tools.get(c.req.param('name'))
+    if (tool === undefined) {
+      return errorResponse(c, 'TOOL_NOT_FOUND', 'no tool with that name; GET /api/tools lists the tools')
+    }
+    const body = await readJsonBody(c, app.config.server.bodyLimitBytes)
+    if (!body.ok) return body.response
+    return callToolOverHttp(c, app, tool, body.value, shutdown)
+  })
+
+  return routes
 }
 
 /**
@@ -38,10 +48,10 @@ export function callSignal(
  * 200 `{ok: true, result}`; when the call needs approval, 202 `{status: 'pending_approval',
  * approval_id, summary, expires_at}` at once while the call keeps waiting for the answer in the
  * background (given in this process or any other on the database: src/approvals.ts), its
- * outcome recorded on the approval; a failure is its error with the status of
- * {@link failureStatus}. The client going away cancels the call (until it waits for approval).
+ * outcome recorded on the approval; a failure is its error with the status of `failureStatus`
+ * (src/http/error-status.ts). The client going away cancels the call (until it waits for approval).
  */
-export async function callToolOverHttp(
+async function callToolOverHttp(
   c: Context,
   app: App,
   tool: AnyTool,
@@ -89,11 +99,8 @@ export async function callToolOverHttp(
     )
   }
   link.dispose()
-  return outcomeResponse(c, first.outcome)
-}
-
-/** 200 `{ok: true, result}`, or the failure's error body and status. */
-function outcomeResponse(c: Context, outcome: ToolCallOutcome): Response {
+  const { outcome } = first
+  // 200 `{ok: true, result}`, or the failure's error body and status.
   if (outcome.ok) return c.json({ ok: true, result: outcome.result ?? null }, 200)
-  return c.json(failureBody(outcome.error), failureStatus(outcome.error))
+  return failureResponse(c, outcome.error)
 }

@@ -1,35 +1,21 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
-import type { Context, Hono } from 'hono'
+import { Hono } from 'hono'
 import { streamSSE } from 'hono/streaming'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import * as v from 'valibot'
-import type { AgentTurnResult } from '../agent/agent-runner.js'
-import { AgentError } from '../agent/errors.js'
-import type { App } from '../app/app.js'
-import { errorResponse, readJsonBody } from './responses.js'
-import { callSignal } from './tool-call.js'
+import type { AgentTurnResult } from '../../agent/agent-runner.js'
+import { AgentError } from '../../agent/errors.js'
+import type { App } from '../../app/app.js'
+import { agentFailure, invalidBody, MAX_MESSAGE_CHARS } from '../agent-responses.js'
+import { callSignal } from '../call-signal.js'
+import { errorStatus } from '../error-status.js'
+import { errorResponse, readJsonBody } from '../responses.js'
 
 /** The name OpenAI-compatible clients pick: the agent with its tools, whatever model it runs on. */
 const AGENT_MODEL_ID = 'lango'
 
-/** A message at most (characters); longer ones are refused, not cut. */
-const MAX_MESSAGE_CHARS = 100_000
 /** Messages of a stateless conversation at most (the newest are kept by the runner's own bound). */
 const MAX_HISTORY = 500
-
-const sessionName = v.pipe(
-  v.string('session must be a string'),
-  v.regex(/^[A-Za-z0-9._:@-]{1,128}$/, 'session must be 1-128 letters, digits, or . _ : @ -'),
-)
-const chatBody = v.strictObject({
-  session: v.optional(sessionName),
-  message: v.pipe(
-    v.string('message must be a string'),
-    v.minLength(1, 'message must not be empty'),
-    v.maxLength(MAX_MESSAGE_CHARS, `message must be at most ${MAX_MESSAGE_CHARS} characters`),
-  ),
-})
 
 const textPart = v.object({ type: v.literal('text'), text: v.string() })
 const openAiMessage = v.object({
@@ -73,35 +59,6 @@ function openAiSessionKey(user: string | undefined): string {
   return `openai:~${createHash('sha256').update(user, 'utf8').digest('base64url')}`
 }
 
-/** HTTP status for an agent failure: the model server's faults are 502, a timeout 504. */
-function agentStatus(error: AgentError): ContentfulStatusCode {
-  switch (error.code) {
-    case 'AGENT_NO_MODEL':
-      return 503
-    case 'AGENT_TIMEOUT':
-      return 504
-    case 'AGENT_MODEL_UNREACHABLE':
-    case 'AGENT_MODEL_UNAUTHORIZED':
-    case 'AGENT_MODEL_RATE_LIMITED':
-    case 'AGENT_MODEL_ERROR':
-    case 'AGENT_INVALID_RESPONSE':
-      return 502
-    default:
-      return 500
-  }
-}
-
-/** The 400 for a body that does not match `schema`, naming each field. */
-function invalid(c: Context, issues: readonly v.BaseIssue<unknown>[]): Response {
-  const list = issues.map((issue) => ({
-    path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
-    message: issue.message,
-  }))
-  return errorResponse(c, 400, 'INVALID_REQUEST', list.map((issue) => issue.message).join('; '), {
-    issues: list,
-  })
-}
-
 /** The text of an OpenAI message's content (string, or its text parts joined). */
 function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string {
   if (content === null || content === undefined) return ''
@@ -113,49 +70,18 @@ function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string
 }
 
 /**
- * Chat with the agent over HTTP: `POST /api/chat` (`{ session?, message }` → the reply, in the
- * persisted session `http:<session>`), and the OpenAI-compatible `GET /v1/models`,
- * `GET /v1/models/{id}` and `POST /v1/chat/completions` (stateless: the client sends the
- * conversation, its `user` names the session; `stream: true` answers server-sent events), so chat front ends such as Open WebUI talk to the agent and its
- * tools. Calls that need approval wait for it (pending approvals, answered over the API, the CLI
- * or the dashboard); the client going away cancels the turn.
+ * The OpenAI-compatible API, mounted at `/v1`: `GET /v1/models`, `GET /v1/models/{id}` and
+ * `POST /v1/chat/completions` (stateless: the client sends the conversation, its `user` names the
+ * session; `stream: true` answers server-sent events), so chat front ends such as Open WebUI talk
+ * to the agent and its tools. Calls that need approval wait for it; the client going away cancels
+ * the turn.
  */
-export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal | undefined): void {
-  const limit = app.config.server.bodyLimitBytes
-  const failed = (c: Context, error: unknown): Response => {
-    if (AgentError.is(error)) return errorResponse(c, agentStatus(error), error.code, error.message)
-    if (c.req.raw.signal.aborted)
-      return errorResponse(c, 499 as ContentfulStatusCode, 'CANCELLED', 'the client went away')
-    throw error
-  }
+export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
+  const routes = new Hono()
 
-  http.post('/api/chat', async (c) => {
-    const body = await readJsonBody(c, limit)
-    if (!body.ok) return body.response
-    const parsed = v.safeParse(chatBody, body.value)
-    if (!parsed.success) return invalid(c, parsed.issues)
-    const session = `http:${parsed.output.session ?? 'default'}`
-    const link = callSignal(c.req.raw.signal, shutdown)
-    try {
-      const turn = await app.agent.chat(session, parsed.output.message, { signal: link.signal })
-      return c.json({
-        session,
-        reply: turn.text,
-        usage: turn.usage,
-        steps: turn.steps,
-        tool_calls: turn.toolCalls,
-        denials: turn.denials,
-      })
-    } catch (error) {
-      return failed(c, error)
-    } finally {
-      link.dispose()
-    }
-  })
-
-  http.get('/v1/models', (c) => c.json({ object: 'list', data: [AGENT_MODEL] }))
+  routes.get('/models', (c) => c.json({ object: 'list', data: [AGENT_MODEL] }))
   // An id may hold slashes (`org/model`), as other OpenAI-compatible servers' ids do.
-  http.get('/v1/models/:id{.+}', (c) => {
+  routes.get('/models/:id{.+}', (c) => {
     if (c.req.param('id') === AGENT_MODEL_ID) return c.json(AGENT_MODEL)
     // OpenAI's own error shape (message, type, param, code), which its SDKs read.
     return c.json(
@@ -167,29 +93,24 @@ export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal |
           code: 'model_not_found',
         },
       },
-      404,
+      errorStatus('NOT_FOUND'),
     )
   })
 
-  http.post('/v1/chat/completions', async (c) => {
-    const body = await readJsonBody(c, limit)
+  routes.post('/chat/completions', async (c) => {
+    const body = await readJsonBody(c, app.config.server.bodyLimitBytes)
     if (!body.ok) return body.response
     const parsed = v.safeParse(completionBody, body.value)
-    if (!parsed.success) return invalid(c, parsed.issues)
+    if (!parsed.success) return invalidBody(c, parsed.issues)
     const { messages, stream, user } = parsed.output
     const last = messages.at(-1)
     if (last?.role !== 'user') {
-      return errorResponse(c, 400, 'INVALID_REQUEST', 'the last message must be the user’s')
+      return errorResponse(c, 'INVALID_REQUEST', 'the last message must be the user’s')
     }
     const message = textOf(last.content)
-    if (message.trim() === '') return errorResponse(c, 400, 'INVALID_REQUEST', 'the last message has no text')
+    if (message.trim() === '') return errorResponse(c, 'INVALID_REQUEST', 'the last message has no text')
     if (message.length > MAX_MESSAGE_CHARS) {
-      return errorResponse(
-        c,
-        400,
-        'INVALID_REQUEST',
-        `a message must be at most ${MAX_MESSAGE_CHARS} characters`,
-      )
+      return errorResponse(c, 'INVALID_REQUEST', `a message must be at most ${MAX_MESSAGE_CHARS} characters`)
     }
     // Earlier turns as text: the client's own tool calls, if any, are not ours to replay.
     const history: ModelMessage[] = messages.slice(0, -1).flatMap((entry): ModelMessage[] => {
@@ -224,7 +145,7 @@ export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal |
           usage: usageOf(result),
         })
       } catch (error) {
-        return failed(c, error)
+        return agentFailure(c, error)
       } finally {
         link.dispose()
       }
@@ -260,4 +181,6 @@ export function registerChatRoutes(http: Hono, app: App, shutdown: AbortSignal |
       }
     })
   })
+
+  return routes
 }

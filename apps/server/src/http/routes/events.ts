@@ -1,6 +1,7 @@
-import type { Context } from 'hono'
+import { type Context, Hono } from 'hono'
 import { streamSSE } from 'hono/streaming'
-import type { EventHub, ServerEvent } from '../events.js'
+import type { App } from '../../app/app.js'
+import type { EventHub, ServerEvent } from '../../events.js'
 
 /** Options of {@link eventStream}. */
 export interface EventStreamOptions {
@@ -13,11 +14,21 @@ export interface EventStreamOptions {
 }
 
 /**
+ * Server-sent events, mounted at `/api/events`: `GET /api/events` ({@link eventStream}) over the
+ * app's event hub.
+ */
+export function eventRoutes(app: App, options: EventStreamOptions = {}): Hono {
+  const routes = new Hono()
+  routes.get('/', (c) => eventStream(c, app.events, options))
+  return routes
+}
+
+/**
  * `GET /api/events`: the hub's events as server-sent events, `event: <type>` and `data: <the
  * event's data as JSON>`. Each client has its own bounded queue: a client that reads too slowly
  * is dropped (its stream ends) instead of holding memory or slowing publishers.
  */
-export function eventStream(c: Context, events: EventHub, options: EventStreamOptions = {}): Response {
+function eventStream(c: Context, events: EventHub, options: EventStreamOptions = {}): Response {
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const maxQueued = options.maxQueued ?? 1000
   return streamSSE(c, async (stream) => {

@@ -1,0 +1,174 @@
+import { type AnyTool, defineTool } from '@lango/tools'
+import { Hono } from 'hono'
+import * as v from 'valibot'
+import type { App } from '../../app/app.js'
+import { createOperator } from '../operate.js'
+import { defined, errorResponse, queryNumber } from '../responses.js'
+
+/** A view of a cron fire time, as the cron tools show them. */
+function nextRunView(run: { readonly utc: string; readonly local: string; readonly timezone: string }) {
+  return { utc: run.utc, local: run.local, timezone: run.timezone }
+}
+
+/**
+ * The operator routes' own operations that no agent tool offers: reading one cron job with its
+ * next fire times, and creating a shell cron job (cron_add is for agent jobs only). They are tools
+ * that are never published, so they get the same validation and error results as the rest.
+ */
+function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
+  /** A job as cron_list shows it (one shape for every route). */
+  const jobView = async (id: string): Promise<unknown> => {
+    const listed = (await cronList.handler({}, {})) as { jobs: Array<{ id: string }> }
+    return listed.jobs.find((job) => job.id === id) ?? null
+  }
+  const idOrName = v.pipe(
+    v.string('id must be a string'),
+    v.minLength(1, 'id must not be empty'),
+    v.maxLength(128, 'id must be at most 128 characters'),
+  )
+  return [
+    defineTool({
+      name: 'cron_get',
+      title: 'Get cron job',
+      description: 'One cron job (by id or name) with its next fire times.',
+      safety: 'safe',
+      parameters: v.strictObject({ id: idOrName }),
+      async handler(params, context) {
+        const options = context.signal === undefined ? {} : { signal: context.signal }
+        const job = await app.cron.get(params.id, options)
+        const nextRuns = await app.cron.nextRuns(job.id, 3, options)
+        return { job: await jobView(job.id), next_runs: nextRuns.map(nextRunView) }
+      },
+    }),
+    defineTool({
+      name: 'cron_add_shell',
+      title: 'Add or update shell cron job',
+      description: 'Create a shell cron job, or update the job with the same name.',
+      safety: 'dangerous',
+      parameters: v.strictObject({
+        kind: v.literal('shell', 'kind must be ai or shell'),
+        name: v.pipe(
+          v.string('name must be a string'),
+          v.minLength(1, 'name must not be empty'),
+          v.maxLength(64),
+        ),
+        schedule_type: v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+        schedule: v.pipe(
+          v.string('schedule must be a string'),
+          v.minLength(1, 'schedule must not be empty'),
+          v.maxLength(200),
+        ),
+        command: v.pipe(
+          v.string('command must be a string'),
+          v.minLength(1, 'command must not be empty'),
+          v.maxLength(8_000, 'command must be at most 8000 characters'),
+        ),
+        cwd: v.optional(v.pipe(v.string('cwd must be a string'), v.minLength(1), v.maxLength(4096))),
+        timezone: v.optional(v.pipe(v.string('timezone must be a string'), v.minLength(1), v.maxLength(64))),
+        deliver_to: v.optional(
+          v.pipe(
+            v.array(
+              v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+              'deliver_to must be a list of targets',
+            ),
+            v.maxLength(10),
+          ),
+        ),
+        timeout: v.optional(
+          v.union(
+            [v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))],
+            'timeout must be a duration such as 90s or a number of seconds',
+          ),
+        ),
+        overlap: v.optional(
+          v.picklist(['skip', 'queue_one', 'allow'], 'overlap must be one of skip, queue_one, allow'),
+        ),
+        enabled: v.optional(v.boolean('enabled must be true or false')),
+      }),
+      async handler(params, context) {
+        const result = await app.cron.add(
+          {
+            name: params.name,
+            kind: 'shell',
+            scheduleType: params.schedule_type,
+            schedule: params.schedule,
+            command: params.command,
+            ...(params.cwd === undefined ? {} : { cwd: params.cwd }),
+            ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
+            deliverTo: params.deliver_to ?? app.config.channels.defaultDeliverTo,
+            // cron_add's rule: a number is seconds.
+            ...(params.timeout === undefined
+              ? {}
+              : {
+                  timeout:
+                    typeof params.timeout === 'number' ? Math.round(params.timeout * 1000) : params.timeout,
+                }),
+            ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
+            ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+          },
+          context.signal === undefined ? {} : { signal: context.signal },
+        )
+        const { job } = result
+        const next = result.nextRuns[0]
+        return {
+          status: result.status,
+          job: await jobView(job.id),
+          next_runs: result.nextRuns.map(nextRunView),
+          message: `Cron job "${job.name}" ${result.status} (${job.scheduleType} ${job.schedule}, ${job.timezone}).${
+            next === undefined ? '' : ` Next run: ${next.local}.`
+          }`,
+        }
+      },
+    }),
+  ]
+}
+
+/**
+ * Cron jobs and runs, mounted at `/api/cron`: `GET|POST /api/cron/jobs`, `GET|DELETE
+ * /api/cron/jobs/:id`, `POST /api/cron/jobs/:id/{pause,resume,trigger}`, `GET /api/cron/runs`
+ * (operator calls: src/http/operate.ts).
+ */
+export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
+  const cronList = app.tools.findLast((tool) => tool.name === 'cron_list')
+  const { operate, bodyObject } = createOperator(
+    app,
+    shutdown,
+    cronList === undefined ? [] : cronOperatorTools(app, cronList),
+  )
+  const routes = new Hono()
+
+  routes.get('/jobs', (c) => operate(c, 'cron_list', {}))
+  routes.get('/jobs/:id', (c) => operate(c, 'cron_get', { id: c.req.param('id') }))
+  routes.post('/jobs', async (c) => {
+    const body = await bodyObject(c)
+    if ('response' in body) return body.response
+    const { kind, ...rest } = body.value
+    if (kind === 'shell') return operate(c, 'cron_add_shell', body.value)
+    if (kind !== undefined && kind !== 'ai') {
+      return errorResponse(
+        c,
+        'TOOL_INVALID_PARAMETERS',
+        'invalid parameters: kind: kind must be ai or shell',
+        {
+          issues: [{ path: 'kind', message: 'kind must be ai or shell' }],
+        },
+      )
+    }
+    return operate(c, 'cron_add', rest)
+  })
+  routes.post('/jobs/:id/pause', (c) => operate(c, 'cron_pause', { id: c.req.param('id') }))
+  routes.post('/jobs/:id/resume', (c) => operate(c, 'cron_resume', { id: c.req.param('id') }))
+  routes.post('/jobs/:id/trigger', (c) =>
+    operate(c, 'manage_cron_jobs', { action: 'trigger', id: c.req.param('id') }),
+  )
+  routes.delete('/jobs/:id', (c) => operate(c, 'cron_remove', { id: c.req.param('id') }))
+  routes.get('/runs', (c) =>
+    operate(
+      c,
+      'cron_history',
+      defined({ job_id: c.req.query('job') || undefined, limit: queryNumber(c.req.query('limit')) }),
+    ),
+  )
+
+  return routes
+}
