@@ -54,15 +54,16 @@ function readModules(): ReadonlyMap<string, string> {
  * `Authorization: Bearer <token>`.
  */
 export function registerUiRoutes(http: Hono, options: UiRoutesOptions): void {
-  const page = uiPage({ tokenRequired: options.tokenRequired })
+  const modules = new Map(readModules())
+  modules.set('duration.js', durationModule())
+  const imported = [...modules.keys()].filter((name) => name !== 'app.js').map((name) => `/ui/${name}`)
+  const page = uiPage({ tokenRequired: options.tokenRequired, modules: imported })
   const send = (c: Context, body: string, type: string): Response =>
     c.body(body, 200, { ...HEADERS, 'content-type': type })
   http.get('/ui', (c) => send(c, page, 'text/html; charset=utf-8'))
   http.get('/ui/', (c) => send(c, page, 'text/html; charset=utf-8'))
-  for (const [name, source] of readModules()) {
+  for (const [name, source] of modules) {
     http.get(`/ui/${name}`, (c) => send(c, source, SCRIPT_TYPE))
   }
-  const duration = durationModule()
-  http.get('/ui/duration.js', (c) => send(c, duration, SCRIPT_TYPE))
   http.get('/ui/style.css', (c) => send(c, UI_STYLE, 'text/css; charset=utf-8'))
 }
