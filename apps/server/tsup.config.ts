@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises'
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
@@ -11,4 +12,12 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   external: ['better-sqlite3', 'node-pty'],
+  // The dashboard's browser modules are served as they are (no build step): copy them next to the
+  // chunks, where `src/ui/index.ts` looks for them (`./assets/` from its own URL).
+  async onSuccess() {
+    await cp('src/ui/assets', 'dist/assets', {
+      recursive: true,
+      filter: (source) => !source.endsWith('.json') && !source.endsWith('.d.ts'),
+    })
+  },
 })

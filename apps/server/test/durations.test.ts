@@ -2,9 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DURATION_TABLE, type DurationCase } from '@lango/duration/table'
+import { Hono } from 'hono'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config/load.js'
-import { INTERVAL_SCRIPT } from '../src/ui/script.js'
+import { registerUiRoutes } from '../src/ui/index.js'
+import { type DashboardIntervals, loadDashboardIntervals } from './fixtures/dashboard-intervals.js'
 import { startTestServer, type TestServer } from './fixtures/http-server.js'
 
 // ADR 0013: one duration grammar, and one table every entry point must read the same way. A
@@ -268,12 +270,17 @@ describe('the duration table in lango.yaml', () => {
 })
 
 describe("the dashboard's reading of intervals", () => {
-  const { readDuration, describeEvery } = new Function(
-    `${INTERVAL_SCRIPT}\nreturn { readDuration, describeEvery }`,
-  )() as {
-    readDuration(text: string): { ok: boolean; milliseconds?: number; problem?: string }
-    describeEvery(text: string): string
-  }
+  let readDuration: DashboardIntervals['readDuration']
+  let describeEvery: DashboardIntervals['describeEvery']
+  beforeAll(async () => {
+    const http = new Hono()
+    registerUiRoutes(http, { tokenRequired: false })
+    ;({ readDuration, describeEvery } = await loadDashboardIntervals(async (path) => {
+      const response = await http.request(path)
+      expect(response.status, path).toBe(200)
+      return response.text()
+    }))
+  })
 
   it.each(DURATION_TABLE)('$input', (row) => {
     const reading = readDuration(row.input)

@@ -6,9 +6,10 @@ import { join } from 'node:path'
 import { DURATION_TABLE } from '@lango/duration/table'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
+import { loadDashboardIntervals } from './fixtures/dashboard-intervals.js'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
 
-// The assets are template literals that tsup inlines: this checks the built server, not src.
+// The dashboard's modules are files that the build copies into dist: this checks the built server, not src.
 const TOKEN = 'ui-dist-token-9d2e'
 let home: string
 let child: ChildProcess | undefined
@@ -46,14 +47,11 @@ describe('the dashboard of a built `lango serve`', () => {
   })
 
   it('reads intervals in the built script exactly as the server does (ADR 0013)', async () => {
-    const script = await (await fetch(`${url}/ui/app.js`)).text()
-    const start = script.indexOf('// ---- intervals (ADR 0013) ----')
-    const end = script.indexOf('// ---- end of intervals ----')
-    expect(start).toBeGreaterThanOrEqual(0)
-    expect(end).toBeGreaterThan(start)
-    const { readDuration, describeEvery } = new Function(
-      `${script.slice(start, end)}\nreturn { readDuration, describeEvery }`,
-    )() as { readDuration(text: string): unknown; describeEvery(text: string): string }
+    const { readDuration, describeEvery } = await loadDashboardIntervals(async (path) => {
+      const response = await fetch(`${url}${path}`)
+      expect(response.status, path).toBe(200)
+      return response.text()
+    })
     for (const row of DURATION_TABLE) {
       expect(readDuration(row.input), row.input).toEqual(
         'milliseconds' in row

@@ -1,5 +1,13 @@
-/** The dashboard's one HTML page; `tokenRequired` tells the script to ask for the API token first. */
-export function uiPage(options: { readonly tokenRequired: boolean }): string {
+/**
+ * The dashboard's one HTML page; `tokenRequired` tells the script to ask for the API token first.
+ * `modules` are the paths of the modules `/ui/app.js` imports, directly or not: the page asks for
+ * them at once (`modulepreload`) instead of one import level after another.
+ */
+export function uiPage(options: {
+  readonly tokenRequired: boolean
+  readonly modules: readonly string[]
+}): string {
+  const preloads = options.modules.map((path) => `<link rel="modulepreload" href="${path}">\n`).join('')
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -8,7 +16,7 @@ export function uiPage(options: { readonly tokenRequired: boolean }): string {
 <title>Lango dashboard</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/style.css">
-<script type="module" src="/ui/app.js"></script>
+${preloads}<script type="module" src="/ui/app.js"></script>
 </head>
 <body data-token-required="${options.tokenRequired ? 'true' : 'false'}">
 <header class="top">

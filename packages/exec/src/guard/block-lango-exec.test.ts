@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { shellQuote } from './guard-corpus.js'
+import { shellQuote } from '../../test/fixtures/guard-corpus.js'
 import {
   type AutomationAvailability,
   blockLangoExec,

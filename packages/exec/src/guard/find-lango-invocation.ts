@@ -3,7 +3,7 @@ import { forEachChild, parse } from 'unbash'
 import { literalWordValue, nextPipelineOutputs, redirectInputs, scriptOutputs } from './command-output.js'
 import { type Argument, textArgument } from './option-parser.js'
 import { joinLoose, type RunnerResult, type ScriptRun, splitOnce } from './runner-kit.js'
-import { runnerFor, variableRunKind } from './runners.js'
+import { runnerFor, variableRunKind } from './runners/index.js'
 import {
   containsLangoWord,
   namesLango,

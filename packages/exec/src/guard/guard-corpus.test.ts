@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { awkCommands } from './awk-program.js'
 import {
   BENIGN,
   EMPTY_SPLITS,
@@ -8,7 +7,8 @@ import {
   RUNNER_EVASIONS,
   SPLIT_EVASIONS,
   WORD_SHAPE_EVASIONS,
-} from './guard-corpus.js'
+} from '../../test/fixtures/guard-corpus.js'
+import { awkCommands } from './awk-program.js'
 import { classifyLangoExec } from './index.js'
 import { options, optionsNamed, parseArgv, textArgument } from './option-parser.js'
 

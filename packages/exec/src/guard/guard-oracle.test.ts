@@ -3,7 +3,12 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EMPTY_SPLITS, OUT_OF_REACH, SPLIT_EVASIONS, WORD_SHAPE_EVASIONS } from './guard-corpus.js'
+import {
+  EMPTY_SPLITS,
+  OUT_OF_REACH,
+  SPLIT_EVASIONS,
+  WORD_SHAPE_EVASIONS,
+} from '../../test/fixtures/guard-corpus.js'
 import { classifyLangoExec } from './index.js'
 
 /**

@@ -5,7 +5,7 @@ import {
   optionsNamed,
   parseArgv,
   textArgument,
-} from './option-parser.js'
+} from '../option-parser.js'
 import {
   afterDoubleDash,
   byReading,
@@ -19,7 +19,7 @@ import {
   shellCodeOf,
   splitOnce,
   wrapper,
-} from './runner-kit.js'
+} from '../runner-kit.js'
 
 /**
  * Common tools whose options or subcommands name a program or a shell command (issue 11 finding 4):

@@ -1,0 +1,63 @@
+// @ts-check
+/**
+ * The dashboard's calls to the server's public API, with the API token (kept in this tab's
+ * sessionStorage) as a bearer header.
+ */
+
+/** The server refused the API token, or needs one: the page asks for it again. */
+export class AuthError extends Error {}
+
+const TOKEN_KEY = 'lango.apiToken'
+
+let token = sessionStorage.getItem(TOKEN_KEY) || ''
+
+/** Whether the page holds an API token. */
+export function hasToken() {
+  return Boolean(token)
+}
+
+/** Keeps the token for this tab. */
+export function saveToken(value) {
+  token = value
+  sessionStorage.setItem(TOKEN_KEY, token)
+}
+
+/** Drops the token. */
+export function forgetToken() {
+  token = ''
+  sessionStorage.removeItem(TOKEN_KEY)
+}
+
+/** @returns {Record<string, string>} */
+export function authHeaders() {
+  return token ? { authorization: `Bearer ${token}` } : {}
+}
+
+export async function api(path, init) {
+  const options = init || {}
+  const headers = Object.assign({ accept: 'application/json' }, authHeaders())
+  let body
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json'
+    body = JSON.stringify(options.json)
+  }
+  const sent = token
+  const response = await fetch(path, {
+    method: options.method || (body === undefined ? 'GET' : 'POST'),
+    headers,
+    body,
+    cache: 'no-store',
+  })
+  if (response.status === 401)
+    throw new AuthError(sent ? 'The server refused this token.' : 'This server needs its API token.')
+  const data = await response.json().catch(() => null)
+  if (!response.ok && !(options.accept || []).includes(response.status)) {
+    const message = data?.error?.message ? data.error.message : `HTTP ${response.status}`
+    throw new Error(message)
+  }
+  return data
+}
+
+export function post(path, json) {
+  return api(path, { method: 'POST', json: json === undefined ? {} : json })
+}

@@ -1,0 +1,379 @@
+// @ts-check
+/**
+ * The operator dashboard's entry module (no framework, no bundler; ADR 0012): routes, live updates
+ * over `GET /api/events`, the token prompt, and the pages (one module each) it draws. Every text from
+ * the API goes in with `textContent` (the `h` helper of `dom.js`), never as HTML.
+ *
+ * @typedef {{ view: string, id?: string, data?: any }} Route
+ * @typedef {object} PageContext What a page may call while it draws.
+ * @property {(button: HTMLButtonElement, work: () => Promise<any>, done: (result: any) => string) => Promise<void>} act
+ *   Runs an action of a button: disabled meanwhile, its outcome announced, then the page read again.
+ * @property {() => void} rerender Draws the open page again from the data it last loaded.
+ * @typedef {object} View
+ * @property {string} title
+ * @property {number} [pollMs] Read the page again this often while it is open (no event tells of changes).
+ * @property {(route: Route) => Promise<any>} load
+ * @property {(data: any, route: Route, page: PageContext) => Node} render
+ */
+import { AuthError, authHeaders, forgetToken, hasToken, saveToken } from './api.js'
+import { approvals } from './approvals.js'
+import { background } from './background.js'
+import { cron, job } from './cron.js'
+import { announce, h, headline, relative } from './dom.js'
+import { overview } from './overview.js'
+import { processes } from './processes.js'
+import { disconnectGraph } from './workflow-graph.js'
+import { run, workflows } from './workflows.js'
+
+const tokenRequired = document.body.dataset.tokenRequired === 'true'
+const main = /** @type {HTMLElement} */ (document.getElementById('main'))
+const liveStatus = /** @type {HTMLElement} */ (document.getElementById('live'))
+const forgetButton = /** @type {HTMLButtonElement} */ (document.getElementById('forget-token'))
+
+/** @type {Record<string, View>} */
+const VIEWS = { overview, cron, job, workflows, run, background, processes, approvals }
+
+/** @type {Route | null} */
+let currentRoute = null
+let refreshTimer = 0
+let refreshing = false
+let refreshAgain = false
+/** @type {AbortController | null} */
+let stream = null
+let retryDelay = 1000
+let retryTimer = 0
+let pollTimer = 0
+/** The event stream is open: what changes from now on arrives as events. */
+let streamOpen = false
+/** A view was read while the stream was not open: events in between may be missed, so read again once it opens. */
+let loadedWithoutStream = false
+/**
+ * Called when the stream opens (navigate() waits briefly for it before the first read).
+ * @type {((value?: unknown) => void)[]}
+ */
+const onStreamOpen = []
+
+/** @type {PageContext} */
+const PAGE = { act, rerender }
+
+function setLive(state, text) {
+  liveStatus.dataset.state = state
+  liveStatus.textContent = `Live updates: ${text}`
+}
+
+// ---- live updates: GET /api/events over fetch() streaming (EventSource cannot send headers) ----
+
+function connectEvents() {
+  if (stream !== null) return
+  clearTimeout(retryTimer)
+  const controller = new AbortController()
+  stream = controller
+  setLive('connecting', 'connecting…')
+  readEvents(controller).then(
+    () => afterStream(controller),
+    (error) => {
+      if (error instanceof AuthError) {
+        if (stream === controller) stream = null
+        askForToken(error.message)
+        return
+      }
+      afterStream(controller)
+    },
+  )
+}
+
+function afterStream(controller) {
+  if (stream === controller) stream = null
+  streamOpen = false
+  if (controller.signal.aborted) return
+  setLive('off', `disconnected, retrying in ${Math.round(retryDelay / 1000)} s`)
+  retryTimer = setTimeout(connectEvents, retryDelay)
+  retryDelay = Math.min(retryDelay * 2, 30000)
+}
+
+function disconnectEvents() {
+  clearTimeout(retryTimer)
+  if (stream !== null) stream.abort()
+  stream = null
+  streamOpen = false
+  setLive('off', 'off')
+}
+
+async function readEvents(controller) {
+  const response = await fetch('/api/events', {
+    headers: Object.assign({ accept: 'text/event-stream' }, authHeaders()),
+    signal: controller.signal,
+    cache: 'no-store',
+  })
+  if (response.status === 401) throw new AuthError('The server refused this token.')
+  if (!response.ok || response.body === null) throw new Error(`HTTP ${response.status}`)
+  setLive('on', 'on')
+  retryDelay = 1000
+  streamOpen = true
+  for (const resolve of onStreamOpen.splice(0)) resolve()
+  // Events may have been missed while the view was read without the stream (a reconnect, a slow open).
+  if (loadedWithoutStream) scheduleRefresh()
+  loadedWithoutStream = false
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return
+    buffer = (buffer + value).replace(/\r\n?/g, '\n')
+    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      let type = 'message'
+      const data = []
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) type = line.slice(6).trim()
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
+      }
+      if (data.length > 0) {
+        let payload = null
+        try {
+          payload = JSON.parse(data.join('\n'))
+        } catch {
+          payload = null
+        }
+        onEvent(type, payload)
+      }
+    }
+  }
+}
+
+/** Which views an event changes; those refresh once per burst (no polling). */
+function onEvent(type, data) {
+  if (currentRoute === null) return
+  const view = currentRoute.view
+  if (type === 'approval.pending' && data && typeof data.summary === 'string')
+    announce(`New approval request: ${headline(data.summary)}`)
+  if (type.startsWith('cron.') && (view === 'cron' || view === 'job' || view === 'overview'))
+    scheduleRefresh()
+  else if (type.startsWith('approval.') && (view === 'approvals' || view === 'overview')) scheduleRefresh()
+  else if (type.startsWith('workflow.run.') && view === 'overview') scheduleRefresh()
+  else if (type.startsWith('workflow.') && view === 'workflows') scheduleRefresh()
+  else if (type.startsWith('workflow.') && view === 'run' && data && data.run_id === currentRoute.id)
+    scheduleRefresh()
+  else if (type.startsWith('background.') && (view === 'background' || view === 'overview')) scheduleRefresh()
+}
+
+// ---- views -----------------------------------------------------------------
+
+function scheduleRefresh() {
+  if (refreshTimer !== 0) return
+  refreshTimer = setTimeout(() => {
+    refreshTimer = 0
+    refresh()
+  }, 250)
+}
+
+async function refresh() {
+  if (currentRoute === null) return
+  if (refreshing) {
+    refreshAgain = true
+    return
+  }
+  refreshing = true
+  if (!streamOpen) loadedWithoutStream = true
+  const route = currentRoute
+  try {
+    const data = await VIEWS[route.view].load(route)
+    if (route !== currentRoute) return
+    route.data = data
+    render(VIEWS[route.view].render(data, route, PAGE))
+    schedulePoll(route)
+  } catch (error) {
+    if (error instanceof AuthError) askForToken(error.message)
+    else if (route === currentRoute)
+      render(
+        h(
+          'section',
+          { className: 'error' },
+          h('h1', {}, 'Could not load this page'),
+          h('p', { role: 'alert' }, String(error.message || error)),
+          h('button', { type: 'button', onclick: () => refresh() }, 'Try again'),
+        ),
+      )
+  } finally {
+    refreshing = false
+    if (refreshAgain) {
+      refreshAgain = false
+      scheduleRefresh()
+    }
+  }
+}
+
+/** Draws the open view again from the data it last loaded (a local change such as a selected step). */
+function rerender() {
+  const route = currentRoute
+  if (route !== null && route.data !== undefined) render(VIEWS[route.view].render(route.data, route, PAGE))
+}
+
+/**
+ * A view whose data changes without an event (a background process's output) asks to be read
+ * again every few seconds, while it is open and the tab is visible.
+ */
+function schedulePoll(route) {
+  clearTimeout(pollTimer)
+  const every = VIEWS[route.view].pollMs || 0
+  if (every === 0) return
+  pollTimer = setTimeout(() => {
+    if (route === currentRoute && !document.hidden) scheduleRefresh()
+  }, every)
+}
+
+/** Replaces the view, keeping keyboard focus on the control with the same data-key, and opened details open. */
+function render(node) {
+  const focused =
+    document.activeElement && main.contains(document.activeElement)
+      ? document.activeElement.getAttribute('data-key')
+      : null
+  const opened = [...main.querySelectorAll('details[open][data-key]')].map(
+    (details) => /** @type {string} */ (details.getAttribute('data-key')),
+  )
+  main.replaceChildren(node)
+  for (const key of opened) {
+    const again = /** @type {HTMLDetailsElement | null} */ (
+      main.querySelector(`details[data-key="${CSS.escape(key)}"]`)
+    )
+    if (again) again.open = true
+  }
+  if (focused) {
+    const again = /** @type {HTMLButtonElement | null} */ (
+      main.querySelector(`[data-key="${CSS.escape(focused)}"]`)
+    )
+    if (again && !again.disabled) again.focus()
+  }
+}
+
+function routeFromHash() {
+  const hash = location.hash || '#/overview'
+  const parts = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent)
+  if (parts[0] === 'cron' && parts[1]) return { view: 'job', id: parts[1] }
+  if (parts[0] === 'cron') return { view: 'cron' }
+  if (parts[0] === 'workflows' && parts[1]) return { view: 'run', id: parts[1] }
+  if (parts[0] === 'workflows') return { view: 'workflows' }
+  if (parts[0] === 'approvals') return { view: 'approvals' }
+  if (parts[0] === 'background') return { view: 'background' }
+  if (parts[0] === 'processes') return { view: 'processes' }
+  return { view: 'overview' }
+}
+
+function navigate() {
+  if (tokenRequired && !hasToken()) {
+    askForToken('')
+    return
+  }
+  clearTimeout(pollTimer)
+  disconnectGraph()
+  currentRoute = routeFromHash()
+  const section =
+    currentRoute.view === 'job' ? 'cron' : currentRoute.view === 'run' ? 'workflows' : currentRoute.view
+  for (const link of document.querySelectorAll('nav a')) {
+    if (link.getAttribute('href') === `#/${section}`) link.setAttribute('aria-current', 'page')
+    else link.removeAttribute('aria-current')
+  }
+  document.title = `${VIEWS[currentRoute.view].title} · Lango dashboard`
+  main.replaceChildren(h('p', { className: 'muted' }, 'Loading…'))
+  main.focus({ preventScroll: true })
+  connectEvents()
+  // Read the view once the stream is open (a few ms), so nothing falls between the read and the
+  // first event and the view is read once, not again on connect; a slow stream waits 300 ms at most.
+  if (streamOpen) refresh()
+  else
+    new Promise((resolve) => {
+      onStreamOpen.push(resolve)
+      setTimeout(resolve, 300)
+    }).then(() => refresh())
+}
+
+async function act(button, work, done) {
+  button.disabled = true
+  try {
+    const result = await work()
+    announce(done(result))
+  } catch (error) {
+    if (error instanceof AuthError) {
+      askForToken(error.message)
+      return
+    }
+    announce(`Failed: ${String(error.message || error)}`)
+    showNotice(String(error.message || error))
+  } finally {
+    button.disabled = false
+  }
+  scheduleRefresh()
+}
+
+function showNotice(text) {
+  const notice = main.querySelector('.notice')
+  if (notice) notice.textContent = text
+}
+
+// ---- token prompt ------------------------------------------------------------
+
+function askForToken(message) {
+  disconnectEvents()
+  currentRoute = null
+  forgetToken()
+  forgetButton.hidden = true
+  const input = h('input', {
+    id: 'token',
+    name: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+    spellcheck: 'false',
+    'aria-describedby': 'token-help',
+  })
+  const form = h(
+    'form',
+    {
+      className: 'token-form',
+      onsubmit: (event) => {
+        event.preventDefault()
+        const value = input.value.trim()
+        if (!value) return
+        saveToken(value)
+        forgetButton.hidden = false
+        navigate()
+      },
+    },
+    h('h1', {}, 'API token'),
+    h(
+      'p',
+      { id: 'token-help' },
+      'This server needs its API token (LANGO_API_TOKEN). It is kept in this browser tab only, until you close it.',
+    ),
+    message ? h('p', { className: 'error', role: 'alert' }, message) : null,
+    h('label', { for: 'token' }, 'API token'),
+    input,
+    h('button', { type: 'submit' }, 'Continue'),
+  )
+  document.title = 'API token · Lango dashboard'
+  main.replaceChildren(form)
+  input.focus()
+}
+
+// Relative times ("in 5 min") age on screen; they are recomputed here, without asking the server.
+setInterval(() => {
+  for (const element of main.querySelectorAll('time[datetime] .relative')) {
+    element.textContent =
+      ' (' +
+      relative(
+        new Date(
+          /** @type {string} */ (/** @type {HTMLElement} */ (element.parentElement).getAttribute('datetime')),
+        ),
+      ) +
+      ')'
+  }
+}, 30000)
+
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden && currentRoute !== null && VIEWS[currentRoute.view].pollMs) scheduleRefresh()
+})
+forgetButton.addEventListener('click', () => askForToken(''))
+forgetButton.hidden = !hasToken()
+window.addEventListener('hashchange', navigate)
+navigate()

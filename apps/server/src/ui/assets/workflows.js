@@ -1,0 +1,219 @@
+// @ts-check
+import { api, post } from './api.js'
+import { badge, duration, field, h, heading, time } from './dom.js'
+import { scheduleCell } from './schedules.js'
+import { stepGraphSection } from './workflow-graph.js'
+
+/** @import { View, PageContext } from './app.js' */
+
+/** Workflows: the runs and the saved workflows with their schedules, and one run's page with its step graph. */
+
+/** Saved workflows with their schedule (the cron job that runs each), its zone and next run. */
+function savedWorkflows(names, schedules) {
+  return h(
+    'section',
+    { 'aria-labelledby': 'saved-heading' },
+    h('h2', { id: 'saved-heading' }, 'Saved workflows'),
+    h(
+      'table',
+      { className: 'saved' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Workflow', 'Schedule', 'Time zone', 'Next run', 'State'].map((label) =>
+            h('th', { scope: 'col' }, label),
+          ),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        names.map((name) => {
+          const job = schedules[name]
+          if (!job) {
+            return h(
+              'tr',
+              { 'data-saved': name },
+              h('th', { scope: 'row', 'data-label': 'Workflow' }, h('code', {}, name)),
+              h(
+                'td',
+                { 'data-label': 'Schedule', colspan: '4' },
+                h('span', { className: 'muted' }, 'not scheduled: runs when started'),
+              ),
+            )
+          }
+          return h(
+            'tr',
+            { 'data-saved': name },
+            h('th', { scope: 'row', 'data-label': 'Workflow' }, h('code', {}, name)),
+            h(
+              'td',
+              { 'data-label': 'Schedule' },
+              h('a', { href: `#/cron/${encodeURIComponent(job.job_id)}` }, scheduleCell(job)),
+            ),
+            h('td', { 'data-label': 'Time zone' }, job.timezone),
+            h(
+              'td',
+              { 'data-label': 'Next run' },
+              job.enabled ? time(job.next_run_at, job.timezone) : h('span', { className: 'muted' }, '—'),
+            ),
+            h(
+              'td',
+              { 'data-label': 'State', className: 'status' },
+              job.enabled ? badge('enabled') : badge('paused'),
+            ),
+          )
+        }),
+      ),
+    ),
+  )
+}
+
+/** @type {View} */
+export const workflows = {
+  title: 'Workflows',
+  async load() {
+    const [runs, saved] = await Promise.all([
+      api('/api/workflows/runs?limit=50'),
+      api('/api/workflows/saved'),
+    ])
+    return { runs: runs.runs || [], saved: saved.saved || [], schedules: saved.schedules || {} }
+  },
+  render(data) {
+    const runs = data.runs
+    return h(
+      'section',
+      {},
+      heading('Workflows'),
+      runs.length === 0
+        ? h('p', {}, 'No workflow runs yet. Start one with lango workflow run or POST /api/workflows/runs.')
+        : h(
+            'table',
+            { className: 'runs' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Run', 'Status', 'Steps done', 'Started', 'Ended', 'Error'].map((label) =>
+                  h('th', { scope: 'col' }, label),
+                ),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              runs.map((run) =>
+                h(
+                  'tr',
+                  { 'data-run': run.run_id },
+                  h(
+                    'th',
+                    { scope: 'row', 'data-label': 'Run' },
+                    h('a', { href: `#/workflows/${encodeURIComponent(run.run_id)}` }, run.workflow_name),
+                    h('span', { className: 'muted small' }, ` ${run.run_id.slice(0, 8)}`),
+                  ),
+                  h('td', { 'data-label': 'Status', className: 'status' }, badge(run.status)),
+                  h('td', { 'data-label': 'Steps done' }, `${run.completed_steps} of ${run.total_steps}`),
+                  h('td', { 'data-label': 'Started' }, time(run.started_at)),
+                  h('td', { 'data-label': 'Ended' }, time(run.completed_at)),
+                  h('td', { 'data-label': 'Error' }, run.error || ''),
+                ),
+              ),
+            ),
+          ),
+      data.saved.length > 0 ? savedWorkflows(data.saved, data.schedules) : null,
+    )
+  },
+}
+
+/** @type {View} */
+export const run = {
+  title: 'Workflow run',
+  async load(route) {
+    return api(`/api/workflows/runs/${encodeURIComponent(/** @type {string} */ (route.id))}`)
+  },
+  render(run, _route, page) {
+    const active = run.status === 'running' || run.status === 'pending'
+    return h(
+      'section',
+      {},
+      h('p', {}, h('a', { href: '#/workflows' }, '← All workflow runs')),
+      heading(run.workflow_name),
+      h('p', { className: 'notice', role: 'alert' }),
+      h(
+        'dl',
+        { className: 'facts' },
+        field('Status', h('span', { className: 'run-status' }, badge(run.status))),
+        field('Run', h('code', {}, run.run_id)),
+        field('Steps done', `${run.completed_steps} of ${run.total_steps}`),
+        field('Started', time(run.started_at)),
+        field('Ended', time(run.completed_at)),
+        run.error ? field('Error', run.error) : null,
+      ),
+      active
+        ? h(
+            'div',
+            { className: 'actions' },
+            h(
+              'button',
+              {
+                type: 'button',
+                className: 'deny',
+                'data-key': `cancel:${run.run_id}`,
+                onclick: (event) =>
+                  page.act(
+                    event.currentTarget,
+                    () => post(`/api/workflows/runs/${encodeURIComponent(run.run_id)}/cancel`),
+                    (answer) => `Cancelled ${run.workflow_name} (${answer.status})`,
+                  ),
+              },
+              'Cancel run',
+            ),
+          )
+        : null,
+      stepGraphSection(run, page),
+      h('h2', { id: 'steps-heading' }, 'Steps in order'),
+      h(
+        'ol',
+        { className: 'steps', 'aria-labelledby': 'steps-heading' },
+        (run.steps || []).map((step) =>
+          h(
+            'li',
+            { className: 'step', 'data-step': step.step_id, 'data-status': step.status },
+            h(
+              'div',
+              { className: 'entry-head' },
+              h('strong', {}, step.step_id),
+              ' ',
+              badge(step.status),
+              step.attempt > 1 ? h('span', { className: 'muted' }, ` · attempt ${step.attempt}`) : null,
+              step.started_at ? [' ', time(step.started_at)] : null,
+              step.started_at && step.completed_at
+                ? h(
+                    'span',
+                    { className: 'muted' },
+                    ' · ' +
+                      duration(new Date(step.completed_at).getTime() - new Date(step.started_at).getTime()),
+                  )
+                : null,
+            ),
+            step.error ? h('p', { className: 'reason' }, `Error: ${step.error}`) : null,
+            step.result
+              ? h(
+                  'details',
+                  { 'data-key': `step-result:${step.step_id}` },
+                  h('summary', {}, 'Result'),
+                  h('pre', {}, String(step.result).slice(0, 4000)),
+                )
+              : null,
+          ),
+        ),
+      ),
+    )
+  },
+}
