@@ -1,4 +1,5 @@
-import { BackgroundManager, type BackgroundManagerOptions } from '../background-manager.js'
+import { BackgroundManager } from '../background-manager.js'
+import type { BackgroundManagerOptions } from '../background-manager-options.js'
 import type { AgentRunner, ChannelNotifier, LogFields, Logger } from '../ports.js'
 import { FakeAgentRunner } from '../testing/fake-agent-runner.js'
 import { FakeClock } from '../testing/fake-clock.js'
