@@ -220,7 +220,7 @@ export async function createApp(
       store: workflowStore,
       ownerId,
       clock,
-      ownerLeaseMs: leaseMs,
+      leaseMs,
       shellRunner,
       agentRunner: agentRunnerFor('workflow'),
       channelSender,
@@ -231,8 +231,8 @@ export async function createApp(
       autoPrune: false,
     })
     const background = new BackgroundManager({
-      runner: agentRunnerFor('background'),
-      notifier: channelSender,
+      agentRunner: agentRunnerFor('background'),
+      channelSender,
       logger,
       maxConcurrentTasks: config.background.maxConcurrentTasks,
       maxQueuedTasks: config.background.maxQueuedTasks,

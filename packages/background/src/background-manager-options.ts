@@ -6,12 +6,42 @@ import { systemClock } from './system-clock.js'
 
 /** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
 export const MAX_TIMER_MS = 2_147_483_647
-/** Options of a `BackgroundManager`. Only `runner` and `notifier` are required. */
-export interface BackgroundManagerOptions {
-  /** Does each task's work. */
-  readonly runner: AgentRunner
-  /** Tells the origin channel when a task starts and ends. */
-  readonly notifier: ChannelNotifier
+/**
+ * Options of a `BackgroundManager`. Only `agentRunner` and `channelSender` are required (the names
+ * cron and workflow use for the same ports); `runner` and `notifier` are their deprecated aliases.
+ */
+export type BackgroundManagerOptions = BackgroundManagerSettings & AgentRunnerOption & ChannelSenderOption
+
+/** The agent runner under its name, or under the deprecated `runner`. */
+type AgentRunnerOption =
+  | {
+      /** Does each task's work. */
+      readonly agentRunner: AgentRunner
+      /** @deprecated Use `agentRunner`; `runner` is still honoured for one release. */
+      readonly runner?: AgentRunner
+    }
+  | {
+      readonly agentRunner?: undefined
+      /** @deprecated Use `agentRunner`; `runner` is still honoured for one release. */
+      readonly runner: AgentRunner
+    }
+
+/** The channel port under its name, or under the deprecated `notifier`. */
+type ChannelSenderOption =
+  | {
+      /** Tells the origin channel when a task starts and ends. */
+      readonly channelSender: ChannelNotifier
+      /** @deprecated Use `channelSender`; `notifier` is still honoured for one release. */
+      readonly notifier?: ChannelNotifier
+    }
+  | {
+      readonly channelSender?: undefined
+      /** @deprecated Use `channelSender`; `notifier` is still honoured for one release. */
+      readonly notifier: ChannelNotifier
+    }
+
+/** The options of a `BackgroundManager` besides its ports. */
+interface BackgroundManagerSettings {
   /** Tasks running at once. Default 3. */
   readonly maxConcurrentTasks?: number
   /** Pending tasks waiting for a slot; submissions beyond it are rejected (`BACKGROUND_QUEUE_FULL`). Default 100. */
@@ -52,18 +82,23 @@ const DEFAULT_OPTIONS = Object.freeze({
 })
 
 /** Every option with its default. */
-export type ResolvedOptions = Required<BackgroundManagerOptions>
+export type ResolvedOptions = Required<BackgroundManagerSettings> & {
+  readonly agentRunner: AgentRunner
+  readonly channelSender: ChannelNotifier
+}
 
 export function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
-  if (typeof options?.runner?.run !== 'function') {
-    throw invalidInput('runner is required and must have a run() method', { field: 'runner' })
+  const agentRunner = options?.agentRunner ?? options?.runner
+  if (typeof agentRunner?.run !== 'function') {
+    throw invalidInput('agentRunner is required and must have a run() method', { field: 'agentRunner' })
   }
-  if (typeof options.notifier?.send !== 'function') {
-    throw invalidInput('notifier is required and must have a send() method', { field: 'notifier' })
+  const channelSender = options.channelSender ?? options.notifier
+  if (typeof channelSender?.send !== 'function') {
+    throw invalidInput('channelSender is required and must have a send() method', { field: 'channelSender' })
   }
   const resolved: ResolvedOptions = {
-    runner: options.runner,
-    notifier: options.notifier,
+    agentRunner,
+    channelSender,
     maxConcurrentTasks: options.maxConcurrentTasks ?? DEFAULT_OPTIONS.maxConcurrentTasks,
     maxQueuedTasks: options.maxQueuedTasks ?? DEFAULT_OPTIONS.maxQueuedTasks,
     taskTimeoutMs: options.taskTimeoutMs ?? DEFAULT_OPTIONS.taskTimeoutMs,

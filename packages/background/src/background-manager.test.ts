@@ -50,8 +50,8 @@ describe('BackgroundManager.submit', () => {
 
   it('by default gives each task a random UUID, and finds each task by it', () => {
     const manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier: new RecordingNotifier(),
+      agentRunner: new FakeAgentRunner(),
+      channelSender: new RecordingNotifier(),
     })
     const ids = Array.from({ length: 20 }, (_, index) => manager.submit({ prompt: `task ${index}` }))
     for (const [index, id] of ids.entries()) {
@@ -458,8 +458,8 @@ describe('deadline timer', () => {
     }
     const runner = new FakeAgentRunner()
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       clock,
       taskTimeoutMs: 1000,
       maxConcurrentTasks: 2,
@@ -1011,7 +1011,10 @@ describe('lifecycle and stop()', () => {
     let id = ''
     let probe: BackgroundManager | undefined
     {
-      await using manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+      await using manager = new BackgroundManager({
+        agentRunner: runner,
+        channelSender: new RecordingNotifier(),
+      })
       probe = manager
       manager.start()
       id = manager.submit({ prompt: 'scoped' })
@@ -1162,12 +1165,46 @@ describe('options', () => {
   })
 })
 
+describe('deprecated option names', () => {
+  it('still honours runner and notifier (aliases of agentRunner and channelSender)', async () => {
+    const runner = new FakeAgentRunner({ handler: () => ({ text: 'answered' }) })
+    const notifier = new RecordingNotifier()
+    await using manager = new BackgroundManager({ runner, notifier })
+    manager.start()
+    const id = manager.submit({ prompt: 'through the old names', originChannel: 'telegram:1' })
+    expect((await manager.wait(id)).status).toBe('done')
+    await manager.whenIdle()
+    expect(runner.calls.map((run) => run.request.sessionKey)).toEqual([`bg:${id}`])
+    expect(notifier.notices.map((notice) => notice.target)).toEqual(['telegram:1', 'telegram:1'])
+  })
+
+  it('prefers agentRunner and channelSender when both names are given', async () => {
+    const runner = new FakeAgentRunner({ handler: () => ({ text: 'answered' }) })
+    const unused = new FakeAgentRunner()
+    const notifier = new RecordingNotifier()
+    const unusedNotifier = new RecordingNotifier()
+    await using manager = new BackgroundManager({
+      agentRunner: runner,
+      runner: unused,
+      channelSender: notifier,
+      notifier: unusedNotifier,
+    })
+    manager.start()
+    const id = manager.submit({ prompt: 'both names', originChannel: 'telegram:1' })
+    await manager.wait(id)
+    await manager.whenIdle()
+    expect(unused.calls).toEqual([])
+    expect(unusedNotifier.notices).toEqual([])
+    expect(notifier.notices).toHaveLength(2)
+  })
+})
+
 describe('whenIdle()', () => {
   it('resolves once every submitted task has ended, including tasks cancelled while pending', async () => {
     const runner = new FakeAgentRunner({ handler: async () => ({ text: 'ok' }) })
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       maxConcurrentTasks: 2,
     })
     manager.start()
@@ -1183,7 +1220,7 @@ describe('whenIdle()', () => {
 
   it('waits for running tasks and rethrows the abort reason', async () => {
     const runner = new FakeAgentRunner()
-    const manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    const manager = new BackgroundManager({ agentRunner: runner, channelSender: new RecordingNotifier() })
     manager.start()
     manager.submit({ prompt: 'slow' })
     const controller = new AbortController()

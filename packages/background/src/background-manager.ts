@@ -42,7 +42,7 @@ export type BackgroundManagerState = 'idle' | 'running' | 'stopping' | 'stopped'
  * Tasks submitted before `start()` wait in the queue. `stop()` cancels everything and waits.
  *
  * @example
- * const manager = new BackgroundManager({ runner, notifier })
+ * const manager = new BackgroundManager({ agentRunner, channelSender })
  * manager.start()
  * const id = manager.submit({ prompt: 'Summarise the open issues', originChannel: 'telegram:42' })
  * const task = await manager.wait(id)
@@ -383,7 +383,7 @@ export class BackgroundManager {
     this.#liveRunners += 1
     let running: Promise<AgentRunResult>
     try {
-      running = options.runner.run(
+      running = options.agentRunner.run(
         {
           prompt: applyAutomationPrefix(options.automationPrefix, record.prompt),
           sessionKey: `bg:${record.id}`,

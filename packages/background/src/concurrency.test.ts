@@ -28,8 +28,8 @@ describe('concurrency under load', () => {
       },
     })
     await using manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       maxConcurrentTasks: 3,
       maxQueuedTasks: 1000,
       maxFinishedTasks: 1000,
@@ -73,8 +73,8 @@ describe('concurrency under load', () => {
     // that answers in a few turns never times out, however slow the machine.
     const clock = new FakeClock()
     await using manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       clock,
       maxConcurrentTasks: 3,
       maxQueuedTasks: 300,

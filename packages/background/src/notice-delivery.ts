@@ -24,7 +24,7 @@ export interface NoticeHooks {
  * it is idle, and lets `stop()` give up on those still being delivered.
  */
 export class NoticeDelivery {
-  readonly #options: Pick<ResolvedOptions, 'notifier' | 'clock' | 'logger' | 'notifyTimeoutMs'>
+  readonly #options: Pick<ResolvedOptions, 'channelSender' | 'clock' | 'logger' | 'notifyTimeoutMs'>
   readonly #hooks: NoticeHooks
   /** Notices queued or being delivered. */
   #live = 0
@@ -32,7 +32,7 @@ export class NoticeDelivery {
   readonly #deliveries = new Set<(reason: BackgroundError) => void>()
 
   constructor(
-    options: Pick<ResolvedOptions, 'notifier' | 'clock' | 'logger' | 'notifyTimeoutMs'>,
+    options: Pick<ResolvedOptions, 'channelSender' | 'clock' | 'logger' | 'notifyTimeoutMs'>,
     hooks: NoticeHooks,
   ) {
     this.#options = options
@@ -111,7 +111,7 @@ export class NoticeDelivery {
       this.#deliveries.add(abort)
       let sending: Promise<void>
       try {
-        sending = options.notifier.send(channel, text, { signal: controller.signal })
+        sending = options.channelSender.send(channel, text, { signal: controller.signal })
       } catch (error) {
         sending = Promise.reject(error)
       }

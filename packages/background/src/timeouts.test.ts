@@ -18,7 +18,7 @@ afterEach(() => {
 describe('per-task timeout on fake timers', () => {
   it('defaults to 30 minutes: still running 1 ms before, failed with a timeout error at the deadline', async () => {
     const runner = new FakeAgentRunner()
-    const manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    const manager = new BackgroundManager({ agentRunner: runner, channelSender: new RecordingNotifier() })
     manager.start()
     const id = manager.submit({ prompt: 'slow' })
 
@@ -49,8 +49,8 @@ describe('per-task timeout on fake timers', () => {
       },
     })
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       maxConcurrentTasks: 1,
       taskTimeoutMs: 5000,
       stopGraceMs: 100,
@@ -78,8 +78,8 @@ describe('per-task timeout on fake timers', () => {
   it('counts the deadline from start, not from submit', async () => {
     const runner = new FakeAgentRunner()
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       maxConcurrentTasks: 1,
       taskTimeoutMs: 15 * MINUTE,
     })
@@ -106,8 +106,8 @@ describe('per-task timeout on fake timers', () => {
   it('drains a queue of stuck runners in waves of maxConcurrentTasks, one timeout apart', async () => {
     const runner = new FakeAgentRunner({ ignoreSignal: true })
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingNotifier(),
       maxConcurrentTasks: 2,
       taskTimeoutMs: 1000,
       stopGraceMs: 0,
@@ -130,7 +130,12 @@ describe('per-task timeout on fake timers', () => {
   it('abandons a hanging notice after notifyTimeoutMs and still ends the task on time', async () => {
     const notifier = new RecordingNotifier({ handler: () => new Promise(() => {}) })
     const runner = new FakeAgentRunner()
-    const manager = new BackgroundManager({ runner, notifier, notifyTimeoutMs: 1000, taskTimeoutMs: 5000 })
+    const manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: notifier,
+      notifyTimeoutMs: 1000,
+      taskTimeoutMs: 5000,
+    })
     const failures: string[] = []
     manager.on('notify:error', ({ error }) => failures.push(error.code))
     manager.start()
@@ -146,8 +151,8 @@ describe('per-task timeout on fake timers', () => {
   it('keeps deadlines exact when fake timers are installed after the manager first read the clock', async () => {
     vi.useRealTimers()
     const manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier: new RecordingNotifier(),
+      agentRunner: new FakeAgentRunner(),
+      channelSender: new RecordingNotifier(),
       taskTimeoutMs: 1000,
     })
     manager.start()
@@ -165,8 +170,8 @@ describe('per-task timeout on fake timers', () => {
 
   it('never fires a deadline early or late when the wall clock steps back or forward', async () => {
     const manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier: new RecordingNotifier(),
+      agentRunner: new FakeAgentRunner(),
+      channelSender: new RecordingNotifier(),
       taskTimeoutMs: 500,
     })
     manager.start()

@@ -13,7 +13,7 @@ let tools: Map<string, AnyTool>
 beforeEach(() => {
   runner = new FakeAgentRunner()
   notifier = new RecordingNotifier()
-  manager = new BackgroundManager({ runner, notifier, maxConcurrentTasks: 1 })
+  manager = new BackgroundManager({ agentRunner: runner, channelSender: notifier, maxConcurrentTasks: 1 })
   manager.start()
   tools = new Map(
     createBackgroundTools({ service: manager, defaultChannel: 'webhook' }).map((tool) => [tool.name, tool]),
@@ -83,13 +83,13 @@ describe('background tools (seed 000)', () => {
 
   it('bg_status shows the tokens a done task used, null when the runner reported none', async () => {
     const counting = new BackgroundManager({
-      runner: new FakeAgentRunner({
+      agentRunner: new FakeAgentRunner({
         handler: (request) =>
           request.prompt.endsWith('counted')
             ? { text: 'ok', usage: { inputTokens: 10, outputTokens: 5 } }
             : { text: 'ok' },
       }),
-      notifier,
+      channelSender: notifier,
     })
     counting.start()
     try {

@@ -85,10 +85,10 @@ it('SIGKILL mid-run: a new engine on the same file keeps completed steps, finish
   await writeFile(join(database.directory, 'gate'), '')
 
   const shell = new ChildProcessShellRunner({ cwd: database.directory })
-  const engine = new WorkflowEngine({ store, shellRunner: shell, ownerLeaseMs: 1_500 })
+  const engine = new WorkflowEngine({ store, shellRunner: shell, leaseMs: 1_500 })
   try {
     await engine.start()
-    // The dead process's lease runs out within ownerLeaseMs; the new engine takes the run over then.
+    // The dead process's lease runs out within leaseMs; the new engine takes the run over then.
     const snapshot = await engine.waitForRun(runId, { timeoutMs: 15_000 })
     expect(snapshot.status).toBe('completed')
     expect(snapshot.completedSteps).toBe(STEPS.length)

@@ -684,7 +684,7 @@ steps:
 
   it('takes over a run whose owner’s lease expired, skipping steps behind a recorded failure', async () => {
     // A lease long enough that this engine never misses its own renewal on a busy machine.
-    const h = await setup({ ownerLeaseMs: 1_500 })
+    const h = await setup({ leaseMs: 1_500 })
     const source = `name: orphan
 steps:
   - { id: done, run: "echo kept" }
@@ -720,7 +720,7 @@ steps:
     )
     await h.store.updateStep('orphan-1', 'todo', { status: 'running', attempt: 1 }, owned)
     const ended = nextEvent(h.engine, 'run:end')
-    // The running engine notices on its next heartbeat (ownerLeaseMs / 3).
+    // The running engine notices on its next heartbeat (leaseMs / 3).
     await ended
     const snapshot = await h.engine.waitForRun('orphan-1')
     expect(snapshot.status).toBe('failed')

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
 import type { LogFields, Logger, WorkflowStore } from '../src/ports.js'
 import { SqliteWorkflowStore } from '../src/sqlite/index.js'
+import { MemoryWorkflowStore } from '../src/testing/memory-workflow-store.js'
 import type { AgentResponder } from '../src/testing/recording.js'
 import { RecordingAgentRunner } from '../src/testing/recording.js'
 import { WorkflowEngine } from '../src/workflow-engine.js'
@@ -76,7 +77,7 @@ async function engineOn(
   agentRunner: RecordingAgentRunner,
   logger: Logger = new RecordingLogger(),
 ): Promise<WorkflowEngine> {
-  const engine = new WorkflowEngine({ store, ownerId, clock, agentRunner, logger, ownerLeaseMs: LEASE_MS })
+  const engine = new WorkflowEngine({ store, ownerId, clock, agentRunner, logger, leaseMs: LEASE_MS })
   engines.push(engine)
   await engine.start()
   return engine
@@ -320,5 +321,42 @@ describe('WorkflowEngine: leases on one database', () => {
     expect(await ended).toMatchObject({ runId, status: 'completed' })
     expect(await store.getRun(runId)).toMatchObject({ owner: 'engine-a', leaseVersion: 1 })
     expect(engineB.ownerId).toBe('engine-b')
+  })
+})
+
+describe('WorkflowEngine: the deprecated ownerLeaseMs option', () => {
+  async function leaseOfFirstRun(options: {
+    leaseMs?: number
+    ownerLeaseMs?: number
+  }): Promise<number | null> {
+    database = await createTestDatabase()
+    const store = new SqliteWorkflowStore(database.db)
+    const engine = new WorkflowEngine({
+      store,
+      ownerId: 'engine-a',
+      clock: new ManualClock(T0),
+      agentRunner: new RecordingAgentRunner(hang),
+      ...options,
+    })
+    engines.push(engine)
+    await engine.start()
+    const started = nextEvent(engine, 'step:start')
+    const { runId } = await engine.startRun('name: one\nsteps:\n  - { id: one, prompt: "wait" }\n')
+    await started
+    return (await store.getRun(runId))?.leaseExpiresAt ?? null
+  }
+
+  it('is still honoured as the lease (an alias of leaseMs)', async () => {
+    expect(await leaseOfFirstRun({ ownerLeaseMs: LEASE_MS })).toBe(T0 + LEASE_MS)
+  })
+
+  it('gives way to leaseMs when both are set', async () => {
+    expect(await leaseOfFirstRun({ leaseMs: LEASE_MS, ownerLeaseMs: 2 * LEASE_MS })).toBe(T0 + LEASE_MS)
+  })
+
+  it('is checked under its own name', () => {
+    expect(() => new WorkflowEngine({ store: new MemoryWorkflowStore(), ownerLeaseMs: 0 })).toThrow(
+      'ownerLeaseMs must be a positive number',
+    )
   })
 })

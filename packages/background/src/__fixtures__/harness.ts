@@ -37,7 +37,9 @@ export function createHarness<
   R extends AgentRunner = FakeAgentRunner,
   N extends ChannelNotifier = RecordingNotifier,
 >(
-  overrides: Partial<Omit<BackgroundManagerOptions, 'runner' | 'notifier'>> & {
+  overrides: Partial<
+    Omit<BackgroundManagerOptions, 'agentRunner' | 'channelSender' | 'runner' | 'notifier'>
+  > & {
     readonly runner?: R
     readonly notifier?: N
   } = {},
@@ -53,8 +55,8 @@ export function createHarness<
     },
     ...overrides,
     clock,
-    runner,
-    notifier,
+    agentRunner: runner,
+    channelSender: notifier,
   })
   return { manager, runner, notifier, clock }
 }

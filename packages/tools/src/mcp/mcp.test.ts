@@ -46,7 +46,10 @@ beforeEach(async () => {
   await cron.start()
   engine = new WorkflowEngine({ store: new SqliteWorkflowStore(db), shellRunner })
   await engine.start()
-  background = new BackgroundManager({ runner: new FakeAgentRunner(), notifier: new RecordingNotifier() })
+  background = new BackgroundManager({
+    agentRunner: new FakeAgentRunner(),
+    channelSender: new RecordingNotifier(),
+  })
   background.start()
   const directory = await WorkflowDirectory.open(join(dir, 'workflows'))
   tools = [
