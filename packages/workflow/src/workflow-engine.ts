@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { raceAbort, sleep } from './abort.js'
+import { abortable, sleep } from './abort.js'
 import type { LoadedWorkflow } from './definition.js'
 import { invalidWorkflowError, toError, WorkflowError } from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
@@ -236,7 +236,7 @@ export class WorkflowEngine {
       this.#tick,
       ...[...this.#runs.values()].map((execution) => execution.done),
     ])
-    await (options?.signal === undefined ? settled : raceAbort(settled, options.signal))
+    await abortable(settled, options?.signal)
     try {
       await this.#options.store.releaseOwner(this.ownerId)
     } catch (error) {
@@ -370,7 +370,7 @@ export class WorkflowEngine {
         if (Number.isFinite(left))
           waits.push(new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, left))))
         try {
-          await (signal === undefined ? Promise.race(waits) : raceAbort(Promise.race(waits), signal))
+          await abortable(Promise.race(waits), signal)
         } finally {
           clock.clearTimeout(timer)
         }
@@ -416,7 +416,7 @@ export class WorkflowEngine {
     const execution = this.#runs.get(runId)
     if (execution !== undefined) {
       execution.cancel()
-      await (signal === undefined ? execution.done : raceAbort(execution.done, signal))
+      await abortable(execution.done, signal)
     } else {
       const run = await this.#options.store.getRun(runId, options)
       if (run === undefined) throw notFound(runId)
