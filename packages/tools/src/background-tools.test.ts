@@ -1,18 +1,18 @@
 import { BackgroundManager } from '@lango/background'
-import { FakeAgentRunner, RecordingNotifier } from '@lango/background/testing'
+import { RecordingAgentRunner, RecordingChannelSender } from '@lango/background/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createBackgroundTools } from './background-tools.js'
 import { invokeTool } from './invoke.js'
 import type { AnyTool } from './tool.js'
 
-let runner: FakeAgentRunner
-let notifier: RecordingNotifier
+let runner: RecordingAgentRunner
+let notifier: RecordingChannelSender
 let manager: BackgroundManager
 let tools: Map<string, AnyTool>
 
 beforeEach(() => {
-  runner = new FakeAgentRunner()
-  notifier = new RecordingNotifier()
+  runner = new RecordingAgentRunner()
+  notifier = new RecordingChannelSender()
   manager = new BackgroundManager({ agentRunner: runner, channelSender: notifier, maxConcurrentTasks: 1 })
   manager.start()
   tools = new Map(
@@ -83,7 +83,7 @@ describe('background tools (seed 000)', () => {
 
   it('bg_status shows the tokens a done task used, null when the runner reported none', async () => {
     const counting = new BackgroundManager({
-      agentRunner: new FakeAgentRunner({
+      agentRunner: new RecordingAgentRunner({
         handler: (request) =>
           request.prompt.endsWith('counted')
             ? { text: 'ok', usage: { inputTokens: 10, outputTokens: 5 } }
