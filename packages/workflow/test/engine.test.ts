@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
 import type { AgentRunner, AgentRunResult, ShellRunner, ShellRunRequest } from '../src/ports.js'
@@ -106,8 +107,7 @@ steps:
     const { runId } = await h.engine.startRun(
       `name: wide\nmax_parallel: 8\nsteps:\n${steps}\n  - { id: join, run: "echo joined", depends_on: [${Array.from({ length: 24 }, (_, index) => `s${index}`).join(', ')}] }\n`,
     )
-    const deadline = Date.now() + 15_000
-    while (running < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    await waitFor(() => running >= 8, { what: '8 steps running' }).catch(() => false)
     expect(running).toBe(8)
     await writeFile(join(h.directory, 'gate'), '')
     const snapshot = await h.engine.waitForRun(runId)
@@ -653,9 +653,9 @@ steps:
 `)
     await nextEvent(h.engine, 'step:start', (payload) => payload.stepId === 'b')
     // Stop once b's process is really running (it waits for a gate opened after the stop).
-    while (!(await readFile(join(h.directory, 'ran.log'), 'utf8').catch(() => '')).includes('b')) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await waitFor(async () =>
+      (await readFile(join(h.directory, 'ran.log'), 'utf8').catch(() => '')).includes('b'),
+    )
     await h.engine.stop()
     expect(await stepStatuses(h.store, runId)).toMatchObject({ a: 'completed', c: 'pending' })
     expect((await h.store.getRun(runId))?.status).toBe('running')

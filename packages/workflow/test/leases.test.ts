@@ -1,3 +1,4 @@
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
 import type { LogFields, Logger, WorkflowStore } from '../src/ports.js'
@@ -50,16 +51,6 @@ function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
 
 /** Never answers; the engine abandons it when the step's signal aborts. */
 const hang: AgentResponder = () => new Promise<string>(() => {})
-
-async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 let database: TestDatabase | undefined
 const engines: WorkflowEngine[] = []
@@ -220,10 +211,13 @@ describe('WorkflowEngine: leases on one database', () => {
     // A wakes after B's lease ran out too: it stops its first execution and takes the run back.
     const endedOnA = nextEvent(engineA, 'run:end')
     clockA.advance(2 * LEASE_MS + 2)
-    await until(async () => {
-      const run = await store.getRun(runId)
-      return run?.leaseVersion === 3 && run.owner === 'engine-a' ? run : undefined
-    })
+    await waitFor(
+      async () => {
+        const run = await store.getRun(runId)
+        return run?.leaseVersion === 3 && run.owner === 'engine-a' ? run : undefined
+      },
+      { timeoutMs: 10_000, intervalMs: 5 },
+    )
     // Only now does the write from A's first lease reach the database: refused, though A owns the run.
     staleWrite.release()
     expect(await staleWrite.result).toBe(false)
