@@ -5,7 +5,7 @@ import { silentLogger } from './silent-logger.js'
 import { systemClock } from './system-clock.js'
 
 /** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
-export const MAX_TIMER_MS = 2_147_483_647
+const MAX_TIMER_MS = 2_147_483_647
 /**
  * Options of a `BackgroundManager`. Only `agentRunner` and `channelSender` are required (the names
  * cron and workflow use for the same ports); `runner` and `notifier` are their deprecated aliases.

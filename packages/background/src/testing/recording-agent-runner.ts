@@ -111,9 +111,10 @@ export class RecordingAgentRunner implements AgentRunner {
 /**
  * @deprecated Renamed {@link RecordingAgentRunner}, the name every package gives its recording
  * agent runner; `FakeAgentRunner` is kept for one release.
+ * @alias
  */
 export const FakeAgentRunner = RecordingAgentRunner
-/** @deprecated Renamed {@link RecordingAgentRunner}; kept for one release. */
+/** @deprecated Renamed {@link RecordingAgentRunner}; kept for one release. @alias */
 export type FakeAgentRunner = RecordingAgentRunner
 /** @deprecated Renamed {@link RecordingAgentRunnerOptions}; kept for one release. */
 export type FakeAgentRunnerOptions = RecordingAgentRunnerOptions

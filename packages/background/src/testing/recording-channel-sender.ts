@@ -55,9 +55,10 @@ export class RecordingChannelSender implements ChannelNotifier {
 /**
  * @deprecated Renamed {@link RecordingChannelSender}, the name every package gives its recording
  * channel port (the option is `channelSender`); `RecordingNotifier` is kept for one release.
+ * @alias
  */
 export const RecordingNotifier = RecordingChannelSender
-/** @deprecated Renamed {@link RecordingChannelSender}; kept for one release. */
+/** @deprecated Renamed {@link RecordingChannelSender}; kept for one release. @alias */
 export type RecordingNotifier = RecordingChannelSender
 /** @deprecated Renamed {@link RecordingChannelSenderOptions}; kept for one release. */
 export type RecordingNotifierOptions = RecordingChannelSenderOptions
