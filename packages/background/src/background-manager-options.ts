@@ -6,6 +6,7 @@ import { systemClock } from './system-clock.js'
 
 /** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
 const MAX_TIMER_MS = 2_147_483_647
+
 /**
  * Options of a `BackgroundManager`. Only `agentRunner` and `channelSender` are required (the names
  * cron and workflow use for the same ports); `runner` and `notifier` are their deprecated aliases.
@@ -87,6 +88,10 @@ export type ResolvedOptions = Required<BackgroundManagerSettings> & {
   readonly channelSender: ChannelNotifier
 }
 
+/**
+ * Applies the defaults and checks every option; throws `BACKGROUND_INVALID_INPUT` naming the first
+ * one that is missing or out of range. The new names of the ports win over their deprecated aliases.
+ */
 export function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
   const agentRunner = options?.agentRunner ?? options?.runner
   if (typeof agentRunner?.run !== 'function') {
