@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { Client, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -80,15 +81,6 @@ afterAll(async () => {
 const call = async (name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })) as Result
 
-/**
- * Polls `done` every 50 ms, for 20 s at most (deliveries and triggered runs finish after the call;
- * generous on a loaded machine); the caller's assertions then say what did not happen.
- */
-async function poll(done: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000
-  while (!(await done()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-}
-
 describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLite file', () => {
   it('lists the 22 tools', async () => {
     const { tools } = await client.listTools()
@@ -119,13 +111,19 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
       structuredContent: { ok: true, message: 'Job triggered' },
     })
     let entries: Array<{ status: string; result: string | null; trigger: string }> = []
-    await poll(async () => {
-      const history = await call('cron_history', { job_id: job.id })
-      entries = (history.structuredContent as { entries: typeof entries }).entries
-      return entries.some((entry) => entry.result !== null)
-    })
+    await waitFor(
+      async () => {
+        const history = await call('cron_history', { job_id: job.id })
+        entries = (history.structuredContent as { entries: typeof entries }).entries
+        return entries.some((entry) => entry.result !== null)
+      },
+      { timeoutMs: 20_000, intervalMs: 50 },
+    )
     expect(entries).toMatchObject([{ trigger: 'manual', result: expect.stringContaining('cron-ran') }])
-    await poll(() => /\[stderr\][^\n]*nightly-echo/.test(transport.stderr))
+    await waitFor(() => /\[stderr\][^\n]*nightly-echo/.test(transport.stderr), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    })
     expect(transport.stderr).toMatch(/\[stderr\][^\n]*nightly-echo[\s\S]*cron-ran/)
   })
 
@@ -150,7 +148,7 @@ describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLi
       },
     })
     // The run's result is delivered to the example's default target, stderr.
-    await poll(() => /\[stderr\][^\n]*greet/.test(transport.stderr))
+    await waitFor(() => /\[stderr\][^\n]*greet/.test(transport.stderr), { timeoutMs: 20_000, intervalMs: 50 })
     expect(transport.stderr).toMatch(/\[stderr\][^\n]*greet[\s\S]*hello web-01/)
   })
 

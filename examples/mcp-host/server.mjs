@@ -52,7 +52,7 @@ const ports = { shellRunner, agentRunner, channelSender }
 
 const cron = new CronService({ store: new SqliteCronStore(db), ...ports })
 const engine = new WorkflowEngine({ store: new SqliteWorkflowStore(db), ...ports })
-const background = new BackgroundManager({ runner: agentRunner, notifier: channelSender })
+const background = new BackgroundManager({ agentRunner, channelSender })
 const registry = new ProcessRegistry({ ptyDriver: nodePtyDriver() })
 await Promise.all([cron.start(), engine.start(), background.start()])
 

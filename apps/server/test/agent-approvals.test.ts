@@ -63,7 +63,7 @@ beforeEach(async () => {
   })
   directory = await WorkflowDirectory.open(join(dir, 'workflows'))
   // Notices would go to the task's origin channel; these tasks have none.
-  background = new BackgroundManager({ runner: agentPort, notifier: { send: async () => {} } })
+  background = new BackgroundManager({ agentRunner: agentPort, channelSender: { send: async () => {} } })
   tools = [
     ...createCronTools({ service: cron }),
     createManageCronJobsTool({ service: cron }),

@@ -3,9 +3,10 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
-import { type LangoMcp, poll, startLangoMcp, type ToolResult } from './fixtures/mcp-stdio-client.js'
+import { type LangoMcp, startLangoMcp, type ToolResult } from './fixtures/mcp-stdio-client.js'
 
 // Issue 12 across processes: a real `lango serve` and real `lango mcp` processes (the built CLI)
 // on one LANGO_HOME, so one SQLite database. The MCP client declares no elicitation, so a
@@ -179,11 +180,14 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
     const command = { command: 'echo late >> late-runs.txt' }
     const { id } = approvalOf(await mcp.call('exec', command))
     let status = 'pending'
-    await poll(async () => {
-      const view = (await (await fetch(`${url}/api/approvals/${id}`)).json()) as ApprovalJson
-      status = view.status
-      return status !== 'pending'
-    })
+    await waitFor(
+      async () => {
+        const view = (await (await fetch(`${url}/api/approvals/${id}`)).json()) as ApprovalJson
+        status = view.status
+        return status !== 'pending'
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    )
     expect(status).toBe('expired')
     expect(await mcp.call('exec', command)).toMatchObject({
       isError: true,

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { type ApprovalRequest, defineTool, invokeTool, type ToolCallOutcome } from '@lango/tools'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import * as v from 'valibot'
@@ -118,14 +119,6 @@ function pendingOf(
   })
   const answer = approvals.gate(announce).request(request(summary), { signal })
   return { announced, answer }
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 /** The store on one backend: reads, conditional writes, claims, pruning. */

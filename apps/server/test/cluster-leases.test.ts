@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrateCron } from '@lango/cron/sqlite'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -71,14 +72,6 @@ class RecordingDuty implements Duty {
     this.stoppedAt.push(Date.now())
   }
   readonly stoppedAt: number[] = []
-}
-
-const until = async (condition: () => boolean, timeoutMs = 15_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 const backends = [
@@ -167,13 +160,13 @@ for (const backend of backends) {
         expect(a.duties.held().map((lease) => lease.name)).toEqual(['retention'])
         expect(b.duties.held()).toEqual([])
         // Several rounds later b still waits: a renews every third of the lease.
-        await until(() => b.attempts.count >= 3, 15_000)
+        await waitFor(() => b.attempts.count >= 3)
         expect(b.duty.events).toEqual([])
         expect(a.duty.events).toEqual(['start'])
         await a.duties.stop()
         expect(a.duty.events).toEqual(['start', 'stop'])
         // a gave the lease back: b takes it at its next round, though the lease never ran out.
-        await until(() => b.duty.events.length === 1, 15_000)
+        await waitFor(() => b.duty.events.length === 1)
         expect(b.duties.held().map((lease) => lease.name)).toEqual(['retention'])
         // Someone else takes the row (an operator, or a holder after b's lease ran out): b stops.
         await db
@@ -181,7 +174,7 @@ for (const backend of backends) {
           .set({ owner: 'c', version: 99 })
           .where('name', '=', 'retention')
           .execute()
-        await until(() => b.duty.events.length === 2, 15_000)
+        await waitFor(() => b.duty.events.length === 2)
         expect(b.duty.events).toEqual(['start', 'stop'])
         expect(b.duties.held()).toEqual([])
         await b.duties.stop()
@@ -218,7 +211,7 @@ for (const backend of backends) {
         expect(await leases.list()).toEqual([])
         expect(attempts).toBe(1)
         now += 1_500
-        await until(() => duties.held().length === 1, 15_000)
+        await waitFor(() => duties.held().length === 1)
         expect(attempts).toBe(2)
         await duties.stop()
       })
@@ -294,14 +287,14 @@ describe.skipIf(postgres.open === undefined)('a lease renewal held by a lock (Po
       .select('expires_at')
       .where('name', '=', 'retention')
       .executeTakeFirstOrThrow()
-    await until(() => a.duty.events.length === 2, 15_000)
+    await waitFor(() => a.duty.events.length === 2)
     expect(a.duty.stoppedAt[0]).toBeLessThan(Number(runsOut))
     expect(a.duties.held()).toEqual([])
     unlock()
     await holding
     // Once the lock is gone and the lease has run out, one of them runs the duty again (never both:
     // a RecordingDuty that starts while another runs fails its start).
-    await until(() => running.size === 1, 15_000)
+    await waitFor(() => running.size === 1)
     expect(a.duty.events.length + b.duty.events.length).toBe(3)
   }, 60_000)
 })

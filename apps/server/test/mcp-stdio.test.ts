@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +12,6 @@ import {
   type LangoMcp,
   langoEnv,
   NOISY_PRELOAD,
-  poll,
   startLangoMcp,
   type ToolResult,
 } from './fixtures/mcp-stdio-client.js'
@@ -127,11 +127,14 @@ describe('lango mcp (the built CLI) over stdio', () => {
       structuredContent: { ok: true },
     })
     let entries: Array<{ status: string; result: string | null; trigger: string }> = []
-    await poll(async () => {
-      const history = await lango.call('cron_history', { job_id: job.id })
-      entries = (history.structuredContent as { entries: typeof entries }).entries
-      return entries.some((entry) => entry.result !== null)
-    })
+    await waitFor(
+      async () => {
+        const history = await lango.call('cron_history', { job_id: job.id })
+        entries = (history.structuredContent as { entries: typeof entries }).entries
+        return entries.some((entry) => entry.result !== null)
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    )
     expect(entries).toMatchObject([{ trigger: 'manual', result: expect.stringContaining('cron-ran') }])
 
     const removed = await lango.call('manage_cron_jobs', { action: 'delete', id: job.id })
@@ -171,10 +174,13 @@ describe('lango mcp (the built CLI) over stdio', () => {
     const { id, pid } = started.structuredContent as { id: string; pid: number }
     backgroundPid = pid
     let status: ToolResult | undefined
-    await poll(async () => {
-      status = await lango.call('exec_status', { id })
-      return String(status.structuredContent?.output).includes('bg-err')
-    })
+    await waitFor(
+      async () => {
+        status = await lango.call('exec_status', { id })
+        return String(status.structuredContent?.output).includes('bg-err')
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    )
     expect(status?.structuredContent).toMatchObject({
       status: 'running',
       output: expect.stringContaining('bg-hi'),
@@ -186,7 +192,10 @@ describe('lango mcp (the built CLI) over stdio', () => {
 
   it('sends what the process writes to stdout outside the protocol to stderr', async () => {
     lango.child.kill('SIGUSR2')
-    await poll(() => lango.transport.stderr.includes('noise from process.stdout.write'))
+    await waitFor(() => lango.transport.stderr.includes('noise from process.stdout.write'), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    })
     for (const noise of [
       'noise from console.log',
       'noise from console.info',
@@ -206,7 +215,7 @@ describe('lango mcp (the built CLI) over stdio', () => {
     expect(lango.transport.stderr).toMatch(/"msg":"server stopped"/)
     // Logs are JSON lines on stderr, as is the noise the guard moved there.
     expect(backgroundPid).toEqual(expect.any(Number))
-    await poll(() => !alive(backgroundPid as number))
+    await waitFor(() => !alive(backgroundPid as number), { timeoutMs: 30_000, intervalMs: 50 })
     expect(alive(backgroundPid as number)).toBe(false)
   })
 })
@@ -329,10 +338,13 @@ describe('lango mcp with a secret from the vault', () => {
       const job = created.structuredContent as { id: string }
       await lango.call('manage_cron_jobs', { action: 'trigger', id: job.id })
       let history: ToolResult | undefined
-      await poll(async () => {
-        history = await lango.call('cron_history', { job_id: job.id })
-        return JSON.stringify(history.structuredContent).includes('key=')
-      })
+      await waitFor(
+        async () => {
+          history = await lango.call('cron_history', { job_id: job.id })
+          return JSON.stringify(history.structuredContent).includes('key=')
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      )
       expect(JSON.stringify(history?.structuredContent)).toContain('key=[secret:API_KEY]')
     } finally {
       await lango.client.close()

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
 
@@ -48,17 +49,6 @@ async function api(url: string, path: string, body?: unknown): Promise<Record<st
   return json
 }
 
-/** Polls `check` every 50 ms until it returns a value (30 s at most: generous on a loaded machine). */
-async function until<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 /** True while `pid` runs (a zombie waiting for a reaper counts as gone). */
 async function alive(pid: number): Promise<boolean> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
@@ -100,7 +90,11 @@ steps:
 `
     const started = await api(first.url, '/api/workflows/runs', { yaml_content: yaml, wait_seconds: 0 })
     const runId = started.run_id as string
-    await until(async () => ((await pidsIn(pids)).length > 0 ? true : undefined), 'the second step to start')
+    await waitFor(async () => (await pidsIn(pids)).length > 0, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the second step to start',
+    })
     // The server's orphan reaper (issue 21.6) would kill the step as the server dies; kill the
     // reaper first, as a kill of the whole group could, so that only the next server can.
     const reapers = await reapersOf(first.pid)
@@ -114,10 +108,13 @@ steps:
     // The new server killed what the dead one left running before it resumed the run.
     expect(await alive(orphan as number)).toBe(false)
     await writeFile(gate, '')
-    const finished = await until(async () => {
-      const run = await api(second.url, `/api/workflows/runs/${runId}`)
-      return run.status === 'completed' ? run : undefined
-    }, 'the resumed run to complete')
+    const finished = await waitFor(
+      async () => {
+        const run = await api(second.url, `/api/workflows/runs/${runId}`)
+        return run.status === 'completed' ? run : undefined
+      },
+      { timeoutMs: 30_000, intervalMs: 50, what: 'the resumed run to complete' },
+    )
     expect(finished.status).toBe('completed')
     expect((await readFile(count, 'utf8')).trim().split('\n')).toEqual(['ran'])
     expect(await pidsIn(pids)).toHaveLength(2) // the second step ran again, once
@@ -134,7 +131,11 @@ steps:
       command: `echo $$ >> ${pids}; sleep 30`,
     })
     await api(first.url, '/api/cron/jobs/long/trigger', {})
-    await until(async () => ((await pidsIn(pids)).length > 0 ? true : undefined), 'the cron command to start')
+    await waitFor(async () => (await pidsIn(pids)).length > 0, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the cron command to start',
+    })
     await killHard(first.child)
     const [orphan] = await pidsIn(pids)
 

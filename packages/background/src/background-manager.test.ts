@@ -5,10 +5,10 @@ import { BackgroundManager } from './background-manager.js'
 import { BackgroundError, PermanentError } from './errors.js'
 import type { AgentRunRequest, AgentRunResult } from './ports.js'
 import type { TaskSnapshot, TaskStatus } from './task.js'
-import { FakeAgentRunner } from './testing/fake-agent-runner.js'
 import { FakeClock } from './testing/fake-clock.js'
 import { nextEvent } from './testing/next-event.js'
-import { RecordingNotifier } from './testing/recording-notifier.js'
+import { RecordingAgentRunner } from './testing/recording-agent-runner.js'
+import { RecordingChannelSender } from './testing/recording-channel-sender.js'
 
 function codeOf(action: () => unknown): string | undefined {
   try {
@@ -50,8 +50,8 @@ describe('BackgroundManager.submit', () => {
 
   it('by default gives each task a random UUID, and finds each task by it', () => {
     const manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier: new RecordingNotifier(),
+      agentRunner: new RecordingAgentRunner(),
+      channelSender: new RecordingChannelSender(),
     })
     const ids = Array.from({ length: 20 }, (_, index) => manager.submit({ prompt: `task ${index}` }))
     for (const [index, id] of ids.entries()) {
@@ -198,7 +198,7 @@ describe('AgentRunner port', () => {
       plain: { text: 'b' },
       broken: { text: 'c', usage: { inputTokens: -1, outputTokens: 1.5 } },
     }
-    const runner = new FakeAgentRunner({
+    const runner = new RecordingAgentRunner({
       handler: (request) => answers[request.prompt] ?? { text: '?' },
     })
     const { manager } = createHarness({ runner, automationPrefix: '' })
@@ -356,7 +356,7 @@ describe('timeouts (fake clock)', () => {
   })
 
   it('a runner that ignores its signal still cannot hold a slot past its timeout', async () => {
-    const runner = new FakeAgentRunner({ ignoreSignal: true })
+    const runner = new RecordingAgentRunner({ ignoreSignal: true })
     const { manager, clock } = createHarness({ runner, maxConcurrentTasks: 1, taskTimeoutMs: 500 })
     manager.start()
     const stuck = manager.submit({ prompt: 'ignores abort' })
@@ -456,10 +456,10 @@ describe('deadline timer', () => {
       setTimeout: (callback: () => void, ms: number) => fake.setTimeout(callback, ms),
       clearTimeout: (handle: unknown) => fake.clearTimeout(handle),
     }
-    const runner = new FakeAgentRunner()
+    const runner = new RecordingAgentRunner()
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       clock,
       taskTimeoutMs: 1000,
       maxConcurrentTasks: 2,
@@ -507,7 +507,7 @@ describe('runner signal', () => {
 
 describe('runner options', () => {
   /** An adapter written the natural way: it spreads the options to add its own before calling on. */
-  function spreadingRunner(inner: FakeAgentRunner) {
+  function spreadingRunner(inner: RecordingAgentRunner) {
     return {
       run: (request: AgentRunRequest, options: { readonly signal: AbortSignal }) =>
         inner.run(request, { ...options, model: 'small' } as { readonly signal: AbortSignal }),
@@ -515,7 +515,7 @@ describe('runner options', () => {
   }
 
   it('keeps the signal when an adapter spreads the options: cancel aborts the spread signal', async () => {
-    const inner = new FakeAgentRunner()
+    const inner = new RecordingAgentRunner()
     const { manager } = createHarness({ runner: spreadingRunner(inner) })
     manager.start()
     const id = manager.submit({ prompt: 'spread me' })
@@ -531,7 +531,7 @@ describe('runner options', () => {
   })
 
   it('keeps the signal when an adapter spreads the options: the deadline aborts the spread signal', async () => {
-    const inner = new FakeAgentRunner()
+    const inner = new RecordingAgentRunner()
     const { manager, clock } = createHarness({ runner: spreadingRunner(inner), taskTimeoutMs: 1000 })
     manager.start()
     const id = manager.submit({ prompt: 'spread me' })
@@ -816,7 +816,7 @@ describe('ChannelNotifier port', () => {
 
   it('sends the end notice after the start notice even when the start notice is slow', async () => {
     let releaseStart!: () => void
-    const notifier = new RecordingNotifier({
+    const notifier = new RecordingChannelSender({
       handler: (_target, text) =>
         text.includes('started') ? new Promise<void>((resolve) => (releaseStart = resolve)) : undefined,
     })
@@ -843,7 +843,7 @@ describe('ChannelNotifier port', () => {
   })
 
   it('a failing notifier never changes the task status; the failure is emitted as notify:error', async () => {
-    const notifier = new RecordingNotifier({
+    const notifier = new RecordingChannelSender({
       handler: () => {
         throw new Error('telegram is down')
       },
@@ -866,7 +866,7 @@ describe('ChannelNotifier port', () => {
   })
 
   it('gives up on a notice that does not settle within notifyTimeoutMs and aborts its signal', async () => {
-    const notifier = new RecordingNotifier({ handler: () => new Promise<void>(() => {}) })
+    const notifier = new RecordingChannelSender({ handler: () => new Promise<void>(() => {}) })
     const { manager, clock } = createHarness({ notifier, notifyTimeoutMs: 2000, taskTimeoutMs: 60_000 })
     manager.start()
     const id = manager.submit({ prompt: 'x', originChannel: 'slow:1' })
@@ -907,7 +907,7 @@ describe('lifecycle and stop()', () => {
   })
 
   it('cancels pending and running tasks, tells their channels, and waits for runners to return', async () => {
-    const runner = new FakeAgentRunner({ ignoreSignal: true })
+    const runner = new RecordingAgentRunner({ ignoreSignal: true })
     const { manager, notifier, clock } = createHarness({ runner, maxConcurrentTasks: 1 })
     manager.start()
     const running = manager.submit({ prompt: 'running', originChannel: 'c:1' })
@@ -944,7 +944,7 @@ describe('lifecycle and stop()', () => {
 
   it('waits at most stopGraceMs for a runner that ignores its signal, then abandons it and logs a warning', async () => {
     const logger = recordingLogger()
-    const runner = new FakeAgentRunner({ ignoreSignal: true })
+    const runner = new RecordingAgentRunner({ ignoreSignal: true })
     const { manager, clock } = createHarness({ runner, stopGraceMs: 5000, logger })
     manager.start()
     manager.submit({ prompt: 'stubborn' })
@@ -979,7 +979,7 @@ describe('lifecycle and stop()', () => {
   })
 
   it('stop() gives up waiting and rejects with signal.reason when the signal aborts during the wait', async () => {
-    const runner = new FakeAgentRunner({ ignoreSignal: true })
+    const runner = new RecordingAgentRunner({ ignoreSignal: true })
     const { manager, clock } = createHarness({ runner, stopGraceMs: 60_000 })
     manager.start()
     const id = manager.submit({ prompt: 'stubborn' })
@@ -1007,11 +1007,14 @@ describe('lifecycle and stop()', () => {
   })
 
   it('stops through await using', async () => {
-    const runner = new FakeAgentRunner()
+    const runner = new RecordingAgentRunner()
     let id = ''
     let probe: BackgroundManager | undefined
     {
-      await using manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+      await using manager = new BackgroundManager({
+        agentRunner: runner,
+        channelSender: new RecordingChannelSender(),
+      })
       probe = manager
       manager.start()
       id = manager.submit({ prompt: 'scoped' })
@@ -1143,8 +1146,8 @@ describe('options', () => {
   })
 
   it('requires a runner and a notifier', () => {
-    const notifier = new RecordingNotifier()
-    const runner = new FakeAgentRunner()
+    const notifier = new RecordingChannelSender()
+    const runner = new RecordingAgentRunner()
     expect(
       codeOf(
         () =>
@@ -1162,12 +1165,46 @@ describe('options', () => {
   })
 })
 
+describe('deprecated option names', () => {
+  it('still honours runner and notifier (aliases of agentRunner and channelSender)', async () => {
+    const runner = new RecordingAgentRunner({ handler: () => ({ text: 'answered' }) })
+    const notifier = new RecordingChannelSender()
+    await using manager = new BackgroundManager({ runner, notifier })
+    manager.start()
+    const id = manager.submit({ prompt: 'through the old names', originChannel: 'telegram:1' })
+    expect((await manager.wait(id)).status).toBe('done')
+    await manager.whenIdle()
+    expect(runner.calls.map((run) => run.request.sessionKey)).toEqual([`bg:${id}`])
+    expect(notifier.notices.map((notice) => notice.target)).toEqual(['telegram:1', 'telegram:1'])
+  })
+
+  it('prefers agentRunner and channelSender when both names are given', async () => {
+    const runner = new RecordingAgentRunner({ handler: () => ({ text: 'answered' }) })
+    const unused = new RecordingAgentRunner()
+    const notifier = new RecordingChannelSender()
+    const unusedNotifier = new RecordingChannelSender()
+    await using manager = new BackgroundManager({
+      agentRunner: runner,
+      runner: unused,
+      channelSender: notifier,
+      notifier: unusedNotifier,
+    })
+    manager.start()
+    const id = manager.submit({ prompt: 'both names', originChannel: 'telegram:1' })
+    await manager.wait(id)
+    await manager.whenIdle()
+    expect(unused.calls).toEqual([])
+    expect(unusedNotifier.notices).toEqual([])
+    expect(notifier.notices).toHaveLength(2)
+  })
+})
+
 describe('whenIdle()', () => {
   it('resolves once every submitted task has ended, including tasks cancelled while pending', async () => {
-    const runner = new FakeAgentRunner({ handler: async () => ({ text: 'ok' }) })
+    const runner = new RecordingAgentRunner({ handler: async () => ({ text: 'ok' }) })
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 2,
     })
     manager.start()
@@ -1182,8 +1219,11 @@ describe('whenIdle()', () => {
   })
 
   it('waits for running tasks and rethrows the abort reason', async () => {
-    const runner = new FakeAgentRunner()
-    const manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    const runner = new RecordingAgentRunner()
+    const manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
+    })
     manager.start()
     manager.submit({ prompt: 'slow' })
     const controller = new AbortController()

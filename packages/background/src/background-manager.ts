@@ -1,20 +1,17 @@
-import { AUTOMATION_PREFIX, applyAutomationPrefix } from './automation-prefix.js'
+import { applyAutomationPrefix } from './automation-prefix.js'
+import {
+  type BackgroundManagerOptions,
+  checkTimeout,
+  invalidInput,
+  type ResolvedOptions,
+  resolveOptions,
+} from './background-manager-options.js'
 import { Deadlines } from './deadlines.js'
 import { BackgroundError, PermanentError, toError } from './errors.js'
 import { type BackgroundEventName, type BackgroundListener, Emitter } from './events.js'
 import { Fifo } from './fifo.js'
-import { formatNotice } from './notice.js'
-import type {
-  AgentRunner,
-  AgentRunResult,
-  ChannelNotifier,
-  Clock,
-  IdGenerator,
-  LogFields,
-  Logger,
-} from './ports.js'
-import { silentLogger } from './silent-logger.js'
-import { systemClock } from './system-clock.js'
+import { NoticeDelivery } from './notice-delivery.js'
+import type { AgentRunResult } from './ports.js'
 import {
   isTerminalStatus,
   type SubmitRequest,
@@ -27,8 +24,6 @@ import {
 import { abortRunner, runOptions, TaskRecord } from './task-record.js'
 import { capText, formatDuration } from './text.js'
 
-/** Longest timeout a timer can express (2^31 - 1 ms, about 24.8 days); longer ones must be `Infinity`. */
-const MAX_TIMER_MS = 2_147_483_647
 /** Longest stored error message, in characters. */
 const MAX_ERROR_LENGTH = 2000
 /** Longest accepted origin channel or session name, in characters. */
@@ -36,56 +31,8 @@ const MAX_ORIGIN_LENGTH = 256
 /** Matches any text with a non-whitespace character. */
 const NON_BLANK = /\S/
 
-/** Options of a `BackgroundManager`. Only `runner` and `notifier` are required. */
-export interface BackgroundManagerOptions {
-  /** Does each task's work. */
-  readonly runner: AgentRunner
-  /** Tells the origin channel when a task starts and ends. */
-  readonly notifier: ChannelNotifier
-  /** Tasks running at once. Default 3. */
-  readonly maxConcurrentTasks?: number
-  /** Pending tasks waiting for a slot; submissions beyond it are rejected (`BACKGROUND_QUEUE_FULL`). Default 100. */
-  readonly maxQueuedTasks?: number
-  /** Default per-task timeout in ms, from start; `Infinity` for none (then no timer is set). Default 30 min. */
-  readonly taskTimeoutMs?: number
-  /** Ended tasks kept for `snapshot`/`list`/`result`; the oldest beyond it are evicted. Default 500. */
-  readonly maxFinishedTasks?: number
-  /** Longest accepted prompt, in characters. Default 100,000. */
-  readonly maxPromptLength?: number
-  /** Longest stored result, in characters; longer results are cut and marked. Default 65,536. */
-  readonly maxResultLength?: number
-  /** How long one notice may take before it is abandoned. Default 30 s. */
-  readonly notifyTimeoutMs?: number
-  /** How long `stop()` waits for runners and notices after aborting them. Default 10 s. */
-  readonly stopGraceMs?: number
-  /** Text put before every prompt. Default `AUTOMATION_PREFIX`; `''` for none. */
-  readonly automationPrefix?: string
-  /** Default `systemClock`. */
-  readonly clock?: Clock
-  /** Default `silentLogger`. Logs carry ids, statuses and sizes, never prompts or results. */
-  readonly logger?: Logger
-  /** Returns a new unique task id. Default `crypto.randomUUID`. */
-  readonly idGenerator?: IdGenerator
-}
-
-/** The defaults `BackgroundManager` uses for options that are not given. */
-const DEFAULT_OPTIONS = Object.freeze({
-  maxConcurrentTasks: 3,
-  maxQueuedTasks: 100,
-  taskTimeoutMs: 30 * 60_000,
-  maxFinishedTasks: 500,
-  maxPromptLength: 100_000,
-  maxResultLength: 65_536,
-  notifyTimeoutMs: 30_000,
-  stopGraceMs: 10_000,
-  automationPrefix: AUTOMATION_PREFIX,
-})
-
 /** Lifecycle of a manager: `idle` (queueing only) → `running` → `stopping` → `stopped`. */
 export type BackgroundManagerState = 'idle' | 'running' | 'stopping' | 'stopped'
-
-/** Every option with its default. */
-type ResolvedOptions = Required<BackgroundManagerOptions>
 
 /**
  * Runs agent tasks in the background, in memory: a bounded FIFO queue feeds at most
@@ -95,7 +42,7 @@ type ResolvedOptions = Required<BackgroundManagerOptions>
  * Tasks submitted before `start()` wait in the queue. `stop()` cancels everything and waits.
  *
  * @example
- * const manager = new BackgroundManager({ runner, notifier })
+ * const manager = new BackgroundManager({ agentRunner, channelSender })
  * manager.start()
  * const id = manager.submit({ prompt: 'Summarise the open issues', originChannel: 'telegram:42' })
  * const task = await manager.wait(id)
@@ -118,10 +65,7 @@ export class BackgroundManager {
   #runningCount = 0
   /** Runner calls that have not settled, including ones whose task already ended. */
   #liveRunners = 0
-  /** Notices queued or being delivered. */
-  #liveNotices = 0
-  /** Abort functions of notices being delivered, so stop() can give up on them. */
-  readonly #deliveries = new Set<(reason: BackgroundError) => void>()
+  readonly #notices: NoticeDelivery
   #idleWaiters: Array<() => void> = []
   /** Callers of whenIdle(): released once no task is pending or running and no notice is in flight. */
   #drainWaiters: Array<() => void> = []
@@ -135,6 +79,11 @@ export class BackgroundManager {
     this.#deadlines = new Deadlines<TaskRecord>(this.#options.clock, (record) => this.#onDeadline(record))
     this.#emitter = new Emitter((event, error) => {
       this.#options.logger.error('background event listener threw', { event, errorName: toError(error).name })
+    })
+    this.#notices = new NoticeDelivery(this.#options, {
+      isStopped: () => this.#state === 'stopped',
+      onError: (event) => this.#emitter.emit('notify:error', event),
+      onSettled: () => this.#checkIdle(),
     })
   }
 
@@ -429,12 +378,12 @@ export class BackgroundManager {
     if (record.timeoutMs !== Number.POSITIVE_INFINITY) this.#deadlines.watch(record, record.timeoutMs)
     options.logger.info('background task started', { taskId: record.id })
     if (this.#emitter.has('task:start')) this.#emitter.emit('task:start', toSnapshot(record))
-    this.#notify(record)
+    this.#notices.notify(record)
 
     this.#liveRunners += 1
     let running: Promise<AgentRunResult>
     try {
-      running = options.runner.run(
+      running = options.agentRunner.run(
         {
           prompt: applyAutomationPrefix(options.automationPrefix, record.prompt),
           sessionKey: `bg:${record.id}`,
@@ -552,7 +501,7 @@ export class BackgroundManager {
       for (const waiter of waiters ?? []) waiter(snapshot)
       this.#emitter.emit('task:end', snapshot)
     }
-    this.#notify(record)
+    this.#notices.notify(record)
     this.#evict()
     this.#pump()
     this.#checkIdle()
@@ -565,89 +514,6 @@ export class BackgroundManager {
       this.#tasks.delete(oldest.id)
       oldest.notices = undefined
     }
-  }
-
-  /** Queues a notice for the task's current status, after any earlier notice of the same task. */
-  #notify(record: TaskRecord): void {
-    const channel = record.originChannel
-    if (channel === undefined) return
-    const text = formatNotice(record)
-    const taskId = record.id
-    this.#liveNotices += 1
-    const previous = record.notices
-    const delivery =
-      previous === undefined
-        ? this.#deliver(taskId, channel, text)
-        : previous.then(() => this.#deliver(taskId, channel, text))
-    record.notices = isTerminalStatus(record.status) ? undefined : delivery
-  }
-
-  /** Delivers one notice; always resolves. Failures and timeouts are logged and emitted, never thrown. */
-  #deliver(taskId: TaskId, channel: string, text: string): Promise<void> {
-    const options = this.#options
-    return new Promise<void>((resolve) => {
-      if (this.#state === 'stopped') {
-        options.logger.warn('background notice dropped: manager stopped', { taskId })
-        this.#liveNotices -= 1
-        this.#checkIdle()
-        resolve()
-        return
-      }
-      const controller = new AbortController()
-      let settled = false
-      const settle = (error: BackgroundError | undefined): void => {
-        if (settled) return
-        settled = true
-        options.clock.clearTimeout(timer)
-        this.#deliveries.delete(abort)
-        this.#liveNotices -= 1
-        if (error !== undefined) {
-          options.logger.warn('background notice failed', {
-            taskId,
-            channel,
-            errorCode: error.code,
-            causeName: error.cause instanceof Error ? error.cause.name : undefined,
-          })
-          this.#emitter.emit('notify:error', { taskId, channel, error })
-        }
-        resolve()
-        this.#checkIdle()
-      }
-      const abort = (reason: BackgroundError): void => {
-        controller.abort(reason)
-        settle(reason)
-      }
-      const timer = options.clock.setTimeout(() => {
-        abort(
-          new BackgroundError(
-            'BACKGROUND_NOTIFY_FAILED',
-            `The notice for task ${taskId} was not delivered within ${options.notifyTimeoutMs} ms`,
-            { data: { taskId } },
-          ),
-        )
-      }, options.notifyTimeoutMs)
-      this.#deliveries.add(abort)
-      let sending: Promise<void>
-      try {
-        sending = options.notifier.send(channel, text, { signal: controller.signal })
-      } catch (error) {
-        sending = Promise.reject(error)
-      }
-      Promise.resolve(sending).then(
-        () => settle(undefined),
-        (error: unknown) =>
-          settle(
-            new BackgroundError(
-              'BACKGROUND_NOTIFY_FAILED',
-              `The notice for task ${taskId} was not delivered`,
-              {
-                cause: toError(error),
-                data: { taskId },
-              },
-            ),
-          ),
-      )
-    })
   }
 
   /** Waits until runners and notices have settled or `stopGraceMs` passed, then gives up on the rest. */
@@ -671,7 +537,7 @@ export class BackgroundManager {
     this.#idleWaiters = []
     this.#state = 'stopped'
     const reason = stoppedError()
-    for (const abort of [...this.#deliveries]) abort(reason)
+    this.#notices.abortAll(reason)
     if (this.#liveRunners > 0) {
       options.logger.warn('background runners ignored their abort signal; abandoning them', {
         count: this.#liveRunners,
@@ -681,7 +547,7 @@ export class BackgroundManager {
   }
 
   #isIdle(): boolean {
-    return this.#liveRunners === 0 && this.#liveNotices === 0
+    return this.#liveRunners === 0 && this.#notices.live === 0
   }
 
   #checkIdle(): void {
@@ -699,88 +565,12 @@ export class BackgroundManager {
   }
 }
 
-function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
-  if (typeof options?.runner?.run !== 'function') {
-    throw invalidInput('runner is required and must have a run() method', { field: 'runner' })
-  }
-  if (typeof options.notifier?.send !== 'function') {
-    throw invalidInput('notifier is required and must have a send() method', { field: 'notifier' })
-  }
-  const resolved: ResolvedOptions = {
-    runner: options.runner,
-    notifier: options.notifier,
-    maxConcurrentTasks: options.maxConcurrentTasks ?? DEFAULT_OPTIONS.maxConcurrentTasks,
-    maxQueuedTasks: options.maxQueuedTasks ?? DEFAULT_OPTIONS.maxQueuedTasks,
-    taskTimeoutMs: options.taskTimeoutMs ?? DEFAULT_OPTIONS.taskTimeoutMs,
-    maxFinishedTasks: options.maxFinishedTasks ?? DEFAULT_OPTIONS.maxFinishedTasks,
-    maxPromptLength: options.maxPromptLength ?? DEFAULT_OPTIONS.maxPromptLength,
-    maxResultLength: options.maxResultLength ?? DEFAULT_OPTIONS.maxResultLength,
-    notifyTimeoutMs: options.notifyTimeoutMs ?? DEFAULT_OPTIONS.notifyTimeoutMs,
-    stopGraceMs: options.stopGraceMs ?? DEFAULT_OPTIONS.stopGraceMs,
-    automationPrefix: options.automationPrefix ?? DEFAULT_OPTIONS.automationPrefix,
-    clock: options.clock ?? systemClock,
-    logger: options.logger === undefined ? silentLogger : safeLogger(options.logger),
-    idGenerator: options.idGenerator ?? (() => globalThis.crypto.randomUUID()),
-  }
-  checkInteger(resolved.maxConcurrentTasks, 'maxConcurrentTasks', 1)
-  checkInteger(resolved.maxQueuedTasks, 'maxQueuedTasks', 0)
-  checkInteger(resolved.maxFinishedTasks, 'maxFinishedTasks', 0)
-  checkInteger(resolved.maxPromptLength, 'maxPromptLength', 1)
-  checkInteger(resolved.maxResultLength, 'maxResultLength', 1)
-  checkTimeout(resolved.taskTimeoutMs, 'taskTimeoutMs')
-  checkInteger(resolved.notifyTimeoutMs, 'notifyTimeoutMs', 1, MAX_TIMER_MS)
-  checkInteger(resolved.stopGraceMs, 'stopGraceMs', 0, MAX_TIMER_MS)
-  if (typeof resolved.automationPrefix !== 'string') {
-    throw invalidInput('automationPrefix must be a string', { field: 'automationPrefix' })
-  }
-  if (typeof resolved.idGenerator !== 'function') {
-    throw invalidInput('idGenerator must be a function', { field: 'idGenerator' })
-  }
-  return resolved
-}
-
-/** Wraps a logger so that a throwing logger can never break task bookkeeping. */
-function safeLogger(logger: Logger): Logger {
-  const wrap =
-    (level: keyof Logger) =>
-    (message: string, fields?: LogFields): void => {
-      try {
-        logger[level](message, fields)
-      } catch {
-        // A broken logger must not change any task's outcome; there is nowhere left to report it.
-      }
-    }
-  return Object.freeze({ debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') })
-}
-
-function checkInteger(value: number, field: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw invalidInput(`${field} must be an integer from ${min} to ${max}`, { field })
-  }
-}
-
-function checkTimeout(value: number, field: string): void {
-  if (value === Number.POSITIVE_INFINITY) return
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw invalidInput(
-      `${field} must be a positive number of milliseconds up to ${MAX_TIMER_MS}, or Infinity`,
-      {
-        field,
-      },
-    )
-  }
-}
-
 function checkOrigin(value: string | undefined, field: string): string | undefined {
   if (value === undefined || value === '') return undefined
   if (typeof value !== 'string' || value.length > MAX_ORIGIN_LENGTH) {
     throw invalidInput(`${field} must be a string of at most ${MAX_ORIGIN_LENGTH} characters`, { field })
   }
   return value
-}
-
-function invalidInput(message: string, data: Readonly<Record<string, unknown>>): BackgroundError {
-  return new BackgroundError('BACKGROUND_INVALID_INPUT', message, { data })
 }
 
 function stoppedError(): BackgroundError {

@@ -3,9 +3,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { BackgroundManager } from './background-manager.js'
 import type { TaskSnapshot } from './task.js'
-import { FakeAgentRunner } from './testing/fake-agent-runner.js'
 import { FakeClock } from './testing/fake-clock.js'
-import { RecordingNotifier } from './testing/recording-notifier.js'
+import { RecordingAgentRunner } from './testing/recording-agent-runner.js'
+import { RecordingChannelSender } from './testing/recording-channel-sender.js'
 
 /** Resolves once `count` tasks have ended. */
 function endOf(manager: BackgroundManager, count: number): Promise<TaskSnapshot[]> {
@@ -20,7 +20,7 @@ function endOf(manager: BackgroundManager, count: number): Promise<TaskSnapshot[
 
 describe('concurrency under load', () => {
   it('1,000 submissions with a limit of 3 never run more than 3 at once and all finish', async () => {
-    const runner = new FakeAgentRunner({
+    const runner = new RecordingAgentRunner({
       handler: async (request) => {
         const turns = Number(request.prompt) % 5
         for (let turn = 0; turn < turns; turn += 1) await nextTurn()
@@ -28,8 +28,8 @@ describe('concurrency under load', () => {
       },
     })
     await using manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 3,
       maxQueuedTasks: 1000,
       maxFinishedTasks: 1000,
@@ -58,7 +58,7 @@ describe('concurrency under load', () => {
   })
 
   it('keeps the limit while tasks fail, time out, ignore their signal and get cancelled', async () => {
-    const runner = new FakeAgentRunner({
+    const runner = new RecordingAgentRunner({
       ignoreSignal: true,
       handler: async (request, { signal }) => {
         const index = Number(request.prompt)
@@ -73,8 +73,8 @@ describe('concurrency under load', () => {
     // that answers in a few turns never times out, however slow the machine.
     const clock = new FakeClock()
     await using manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       clock,
       maxConcurrentTasks: 3,
       maxQueuedTasks: 300,

@@ -1,9 +1,6 @@
 export { AUTOMATION_PREFIX } from './automation-prefix.js'
-export {
-  BackgroundManager,
-  type BackgroundManagerOptions,
-  type BackgroundManagerState,
-} from './background-manager.js'
+export { BackgroundManager, type BackgroundManagerState } from './background-manager.js'
+export type { BackgroundManagerOptions } from './background-manager-options.js'
 export { BackgroundError, type BackgroundErrorCode, PermanentError } from './errors.js'
 export type { BackgroundEventName, BackgroundEvents, BackgroundListener } from './events.js'
 export type {

@@ -52,7 +52,7 @@ export interface AgentRunner {
 /**
  * Sends a notice about a task to the channel it came from: the seed's name for ADR 0006's
  * `ChannelSender`, with the same `send` method, so a host's sender fits as it is. Implemented in
- * apps/server; `RecordingNotifier` in `@lango/background/testing`.
+ * apps/server; `RecordingChannelSender` in `@lango/background/testing`.
  *
  * A rejection, or not settling before `notifyTimeoutMs` (then `signal` aborts), is logged and
  * emitted as `'notify:error'`; it never changes the task's status.

@@ -6,11 +6,11 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { recordingLogger } from './__fixtures__/harness.js'
 import { type AgentRunner, BackgroundError, BackgroundManager, type TaskSnapshot } from './index.js'
-import { FakeAgentRunner, nextEvent, RecordingNotifier } from './testing/index.js'
+import { nextEvent, RecordingAgentRunner, RecordingChannelSender } from './testing/index.js'
 
 /** A runner that answers after a few milliseconds of real time, or stops when aborted. */
 function slowRunner(ms: number, answer = (prompt: string) => `answer to: ${prompt.split('\n\n').at(-1)}`) {
-  return new FakeAgentRunner({
+  return new RecordingAgentRunner({
     handler: async (request, { signal }) => {
       await delay(ms, undefined, { signal })
       return { text: answer(request.prompt) }
@@ -20,8 +20,11 @@ function slowRunner(ms: number, answer = (prompt: string) => `answer to: ${promp
 
 describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools themselves are tested in @lango/tools)', () => {
   it('submit() with a prompt and optional origin channel returns the task id immediately', async () => {
-    const runner = new FakeAgentRunner()
-    await using manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    const runner = new RecordingAgentRunner()
+    await using manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
+    })
     manager.start()
 
     const withChannel = manager.submit({ prompt: 'Research flight prices', originChannel: 'telegram:7' })
@@ -36,7 +39,10 @@ describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools th
   })
 
   it('snapshot() returns status, prompt and timing', async () => {
-    await using manager = new BackgroundManager({ runner: slowRunner(5), notifier: new RecordingNotifier() })
+    await using manager = new BackgroundManager({
+      agentRunner: slowRunner(5),
+      channelSender: new RecordingChannelSender(),
+    })
     const before = Date.now()
     const id = manager.submit({ prompt: 'Check the build' })
     const pending = manager.snapshot(id)
@@ -54,7 +60,10 @@ describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools th
   })
 
   it('result() returns the result text of a completed task', async () => {
-    await using manager = new BackgroundManager({ runner: slowRunner(2), notifier: new RecordingNotifier() })
+    await using manager = new BackgroundManager({
+      agentRunner: slowRunner(2),
+      channelSender: new RecordingChannelSender(),
+    })
     manager.start()
     const id = manager.submit({ prompt: 'Sum 2 and 2' })
     expect(() => manager.result(id)).toThrow(/still running/)
@@ -69,8 +78,8 @@ describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools th
 
   it('cancel() cancels a running task and returns its cancelled snapshot', async () => {
     const runner = slowRunner(60_000)
-    const notifier = new RecordingNotifier()
-    await using manager = new BackgroundManager({ runner, notifier })
+    const notifier = new RecordingChannelSender()
+    await using manager = new BackgroundManager({ agentRunner: runner, channelSender: notifier })
     manager.start()
     const id = manager.submit({ prompt: 'Long crawl', originChannel: 'slack:C9' })
     const call = await runner.nextCall()
@@ -84,10 +93,10 @@ describe('seed 000 — what BackgroundManager gives the bg_* tools (the tools th
   })
 
   it('list() lists tasks newest first, filtered by status', async () => {
-    const runner = new FakeAgentRunner()
+    const runner = new RecordingAgentRunner()
     await using manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 1,
     })
     manager.start()
@@ -107,8 +116,8 @@ describe('seed 003 — background task design', () => {
   it('executes tasks with a concurrency limit', async () => {
     const runner = slowRunner(3)
     await using manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 2,
     })
     let running = 0
@@ -129,8 +138,8 @@ describe('seed 003 — background task design', () => {
   })
 
   it('sends completion notifications to the channel the task came from', async () => {
-    const notifier = new RecordingNotifier()
-    await using manager = new BackgroundManager({ runner: slowRunner(2), notifier })
+    const notifier = new RecordingChannelSender()
+    await using manager = new BackgroundManager({ agentRunner: slowRunner(2), channelSender: notifier })
     manager.start()
     const id = manager.submit({ prompt: 'Weekly report', originChannel: 'discord:general' })
     const started = await notifier.next()
@@ -142,15 +151,18 @@ describe('seed 003 — background task design', () => {
   })
 
   it('keeps tasks in memory only: a restarted manager knows none of the earlier tasks', async () => {
-    const first = new BackgroundManager({ runner: slowRunner(1), notifier: new RecordingNotifier() })
+    const first = new BackgroundManager({
+      agentRunner: slowRunner(1),
+      channelSender: new RecordingChannelSender(),
+    })
     first.start()
     const id = first.submit({ prompt: 'ephemeral' })
     await first.wait(id)
     await first.stop()
 
     await using restarted = new BackgroundManager({
-      runner: slowRunner(1),
-      notifier: new RecordingNotifier(),
+      agentRunner: slowRunner(1),
+      channelSender: new RecordingChannelSender(),
     })
     restarted.start()
     expect(restarted.list()).toEqual([])
@@ -160,8 +172,11 @@ describe('seed 003 — background task design', () => {
   })
 
   it('reports status by polling: snapshots show progress with no subscription', async () => {
-    const runner = new FakeAgentRunner()
-    await using manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    const runner = new RecordingAgentRunner()
+    await using manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
+    })
     manager.start()
     const id = manager.submit({ prompt: 'poll me' })
     const seen: TaskSnapshot['status'][] = [manager.snapshot(id).status]
@@ -173,12 +188,16 @@ describe('seed 003 — background task design', () => {
 
   it('a channel delivery failure is logged and the task keeps its status and result', async () => {
     const logger = recordingLogger()
-    const notifier = new RecordingNotifier({
+    const notifier = new RecordingChannelSender({
       handler: async () => {
         throw new Error('channel unavailable')
       },
     })
-    await using manager = new BackgroundManager({ runner: slowRunner(1), notifier, logger })
+    await using manager = new BackgroundManager({
+      agentRunner: slowRunner(1),
+      channelSender: notifier,
+      logger,
+    })
     manager.start()
     const failure = nextEvent(manager, 'notify:error', { filter: ({ error }) => BackgroundError.is(error) })
     const id = manager.submit({ prompt: 'deliver me', originChannel: 'telegram:404' })
@@ -201,7 +220,10 @@ describe('seed 003 — background task design', () => {
         return { text: 'ok' }
       },
     }
-    await using manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    await using manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
+    })
     manager.start()
     const id = manager.submit({ prompt: 'x' })
     await manager.wait(id)
@@ -211,10 +233,10 @@ describe('seed 003 — background task design', () => {
 
 describe('regressions of the reference Go implementation', () => {
   it('a task that timed out does not stay running forever and gives its slot back', async () => {
-    const stuck = new FakeAgentRunner({ ignoreSignal: true })
+    const stuck = new RecordingAgentRunner({ ignoreSignal: true })
     await using manager = new BackgroundManager({
-      runner: stuck,
-      notifier: new RecordingNotifier(),
+      agentRunner: stuck,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 1,
       taskTimeoutMs: 30,
       stopGraceMs: 0,
@@ -230,10 +252,10 @@ describe('regressions of the reference Go implementation', () => {
   })
 
   it('cancelled and timed-out tasks tell their origin channel', async () => {
-    const notifier = new RecordingNotifier()
+    const notifier = new RecordingChannelSender()
     await using manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier,
+      agentRunner: new RecordingAgentRunner(),
+      channelSender: notifier,
       taskTimeoutMs: 20,
     })
     manager.start()

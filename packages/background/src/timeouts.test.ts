@@ -2,8 +2,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { REFERENCE_TIME } from './__fixtures__/harness.js'
 import { BackgroundManager } from './background-manager.js'
-import { FakeAgentRunner } from './testing/fake-agent-runner.js'
-import { RecordingNotifier } from './testing/recording-notifier.js'
+import { RecordingAgentRunner } from './testing/recording-agent-runner.js'
+import { RecordingChannelSender } from './testing/recording-channel-sender.js'
 
 const MINUTE = 60_000
 
@@ -17,8 +17,11 @@ afterEach(() => {
 
 describe('per-task timeout on fake timers', () => {
   it('defaults to 30 minutes: still running 1 ms before, failed with a timeout error at the deadline', async () => {
-    const runner = new FakeAgentRunner()
-    const manager = new BackgroundManager({ runner, notifier: new RecordingNotifier() })
+    const runner = new RecordingAgentRunner()
+    const manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
+    })
     manager.start()
     const id = manager.submit({ prompt: 'slow' })
 
@@ -39,7 +42,7 @@ describe('per-task timeout on fake timers', () => {
 
   it('frees the slot of a runner that ignores its signal, and the next task runs to completion', async () => {
     let calls = 0
-    const runner = new FakeAgentRunner({
+    const runner = new RecordingAgentRunner({
       ignoreSignal: true,
       handler: () => {
         calls += 1
@@ -49,8 +52,8 @@ describe('per-task timeout on fake timers', () => {
       },
     })
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 1,
       taskTimeoutMs: 5000,
       stopGraceMs: 100,
@@ -76,10 +79,10 @@ describe('per-task timeout on fake timers', () => {
   })
 
   it('counts the deadline from start, not from submit', async () => {
-    const runner = new FakeAgentRunner()
+    const runner = new RecordingAgentRunner()
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 1,
       taskTimeoutMs: 15 * MINUTE,
     })
@@ -104,10 +107,10 @@ describe('per-task timeout on fake timers', () => {
   })
 
   it('drains a queue of stuck runners in waves of maxConcurrentTasks, one timeout apart', async () => {
-    const runner = new FakeAgentRunner({ ignoreSignal: true })
+    const runner = new RecordingAgentRunner({ ignoreSignal: true })
     const manager = new BackgroundManager({
-      runner,
-      notifier: new RecordingNotifier(),
+      agentRunner: runner,
+      channelSender: new RecordingChannelSender(),
       maxConcurrentTasks: 2,
       taskTimeoutMs: 1000,
       stopGraceMs: 0,
@@ -128,9 +131,14 @@ describe('per-task timeout on fake timers', () => {
   })
 
   it('abandons a hanging notice after notifyTimeoutMs and still ends the task on time', async () => {
-    const notifier = new RecordingNotifier({ handler: () => new Promise(() => {}) })
-    const runner = new FakeAgentRunner()
-    const manager = new BackgroundManager({ runner, notifier, notifyTimeoutMs: 1000, taskTimeoutMs: 5000 })
+    const notifier = new RecordingChannelSender({ handler: () => new Promise(() => {}) })
+    const runner = new RecordingAgentRunner()
+    const manager = new BackgroundManager({
+      agentRunner: runner,
+      channelSender: notifier,
+      notifyTimeoutMs: 1000,
+      taskTimeoutMs: 5000,
+    })
     const failures: string[] = []
     manager.on('notify:error', ({ error }) => failures.push(error.code))
     manager.start()
@@ -146,8 +154,8 @@ describe('per-task timeout on fake timers', () => {
   it('keeps deadlines exact when fake timers are installed after the manager first read the clock', async () => {
     vi.useRealTimers()
     const manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier: new RecordingNotifier(),
+      agentRunner: new RecordingAgentRunner(),
+      channelSender: new RecordingChannelSender(),
       taskTimeoutMs: 1000,
     })
     manager.start()
@@ -165,8 +173,8 @@ describe('per-task timeout on fake timers', () => {
 
   it('never fires a deadline early or late when the wall clock steps back or forward', async () => {
     const manager = new BackgroundManager({
-      runner: new FakeAgentRunner(),
-      notifier: new RecordingNotifier(),
+      agentRunner: new RecordingAgentRunner(),
+      channelSender: new RecordingChannelSender(),
       taskTimeoutMs: 500,
     })
     manager.start()

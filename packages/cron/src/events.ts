@@ -10,7 +10,12 @@ export class TypedEmitter<TEvents extends { readonly [K in keyof TEvents]: unkno
     this.#onListenerError = onListenerError
   }
 
-  /** Subscribes to an event; returns the unsubscribe function. */
+  /**
+   * Subscribes to an event; returns the unsubscribe function.
+   * @deprecated As `scheduler.events.on(...)`: subscribe with `cron.on(...)` ({@link CronService.on})
+   * or `scheduler.on(...)`, the `on(event, listener) => unsubscribe` that workflow's engine and
+   * background's manager have too. Still works for one release.
+   */
   on<K extends keyof TEvents>(event: K, listener: (payload: TEvents[K]) => void): Unsubscribe {
     let set = this.#listeners.get(event)
     if (set === undefined) {

@@ -1,3 +1,4 @@
+import { abortable } from './abort.js'
 import { formatDuration } from './duration.js'
 import { CronError, toError } from './errors.js'
 import type { CronJob, CronRunStatus, DeliveryStatus } from './model.js'
@@ -97,7 +98,7 @@ export async function executeJob(
     if (runner === undefined) {
       return { status: 'failed', result: null, error: 'no agent runner configured: ai jobs cannot run' }
     }
-    const answer = await raceAbort(
+    const answer = await abortable(
       runner.run(
         {
           prompt: buildAgentPrompt(job, recentResults, ports.automationPrefix),
@@ -122,7 +123,7 @@ export async function executeJob(
   if (runner === undefined) {
     return { status: 'failed', result: null, error: 'no shell runner configured: shell jobs cannot run' }
   }
-  const output = await raceAbort(
+  const output = await abortable(
     runner.run(
       {
         command: job.command ?? '',
@@ -194,7 +195,7 @@ export async function deliver(
     try {
       // Stopped or removed before this target's turn: do not call the channel at all.
       signal.throwIfAborted()
-      await raceAbort(Promise.resolve(sender.send(target, text, { signal })), signal)
+      await abortable(Promise.resolve(sender.send(target, text, { signal })), signal)
     } catch (error) {
       errors.push(`${target}: ${truncate(toError(error).message, 300)}`)
     } finally {
@@ -211,27 +212,6 @@ export function deliveryText(job: Pick<CronJob, 'name'>, outcome: ExecutionOutco
   if (outcome.status === 'completed') return `[Cron] ${job.name}\n${outcome.result ?? ''}`
   const verb = outcome.status === 'timed_out' ? 'timed out' : 'failed'
   return `[Cron] ${job.name} ${verb}\n${outcome.error ?? ''}`
-}
-
-/** Resolves with `promise`, or rejects with `signal.reason` as soon as `signal` aborts. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  // The abandoned promise may still reject later; keep that from becoming unhandled.
-  promise.catch(() => {})
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }
 
 /** The abort reason used when a run is stopped by its job being paused/removed or by stop(). */

@@ -1,3 +1,4 @@
+import { sleep } from './abort.js'
 import type { CronJob, RunTrigger } from './model.js'
 import type { NewCronRun } from './ports.js'
 import type { WaitingStart } from './run-slots.js'
@@ -93,7 +94,7 @@ export class Ledger {
       } catch (error) {
         if (attempt >= attempts || !this.#hooks.canRetry()) throw error
         this.#hooks.report(error)
-        await new Promise<void>((resolve) => clock.setTimeout(resolve, 250 * attempt))
+        await sleep(clock, 250 * attempt)
         const retryAt = clock.now().getTime()
         pending = pending.map((row) => (row.status === 'running' ? { ...row, startedAt: retryAt } : row))
       }

@@ -315,7 +315,7 @@ describe('two schedulers on one SQLite file at once', () => {
     await Promise.all([one.start(), two.start()])
     const lost: string[] = []
     for (const service of [one, two]) {
-      service.scheduler.events.on('schedule:fire', (event) => {
+      service.on('schedule:fire', (event) => {
         if (event.outcome === 'claimed-elsewhere') lost.push(event.jobName)
       })
     }

@@ -924,11 +924,11 @@ describe('execution and delivery', () => {
     })
     await harness.service.start()
     const seen: string[] = []
-    const events = harness.service.scheduler.events
-    events.on('schedule:fire', (event) => seen.push(`fire:${event.outcome}`))
-    events.on('run:start', () => seen.push('start'))
-    events.on('run:end', (event) => seen.push(`end:${event.run.status}`))
-    events.on('run:error', (event) => seen.push(`error:${event.error.message}`))
+    const cron = harness.service
+    cron.on('schedule:fire', (event) => seen.push(`fire:${event.outcome}`))
+    cron.on('run:start', () => seen.push('start'))
+    cron.on('run:end', (event) => seen.push(`end:${event.run.status}`))
+    cron.on('run:error', (event) => seen.push(`error:${event.error.message}`))
     await harness.service.add({ name: 'ev', scheduleType: 'every', schedule: '1m', prompt: 'x' })
     await harness.clock.advance(2 * MINUTE)
     await settle(harness)
@@ -1088,7 +1088,7 @@ describe('a failing database', () => {
     const agent = new RecordingAgentRunner()
     const service = new CronService({ store, clock, agentRunner: agent, defaultTimezone: 'UTC' })
     const errors: string[] = []
-    service.scheduler.events.on('run:error', (event) => errors.push(event.error.message))
+    service.on('run:error', (event) => errors.push(event.error.message))
     await service.start()
     await service.add({ name: 'retry', scheduleType: 'every', schedule: '1m', prompt: 'x' })
     await clock.advance(MINUTE + 250)

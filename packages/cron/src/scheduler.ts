@@ -51,7 +51,10 @@ export interface TriggerResult {
  * }
  */
 export class CronScheduler {
-  /** Subscribe with `scheduler.events.on('run:end', …)` or await `scheduler.events.next('run:end')`. */
+  /**
+   * The event stream: await one event with `scheduler.events.next('run:end', predicate?)`. Subscribe
+   * with {@link CronScheduler.on} (or `CronService.on`); `events.on` is deprecated.
+   */
   readonly events: TypedEmitter<CronSchedulerEvents>
   /** This instance's `owner` id. */
   readonly ownerId: string
@@ -156,7 +159,7 @@ export class CronScheduler {
     return this.#fires.size
   }
 
-  /** Subscribes to an event; shorthand for `events.on`. */
+  /** Subscribes to an event; returns the unsubscribe function (like workflow's and background's `on`). */
   on<K extends keyof CronSchedulerEvents>(
     event: K,
     listener: (payload: CronSchedulerEvents[K]) => void,

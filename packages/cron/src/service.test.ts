@@ -256,9 +256,7 @@ describe('create/update results', () => {
 describe('job:change events', () => {
   it('reports each create, change, pause, resume and remove made through the service, with the job as stored', async () => {
     const seen: string[] = []
-    harness.service.scheduler.on('job:change', ({ job, change }) =>
-      seen.push(`${change}:${job.name}:${job.enabled}`),
-    )
+    harness.service.on('job:change', ({ job, change }) => seen.push(`${change}:${job.name}:${job.enabled}`))
     const { job } = await harness.service.create(base)
     await harness.service.update(job.id, { schedule: '0 10 * * *' })
     await harness.service.pause(job.id)
@@ -275,5 +273,26 @@ describe('job:change events', () => {
       'updated:job:true',
       'removed:job:true',
     ])
+  })
+})
+
+describe('on(): events through the service', () => {
+  it('subscribes like engine.on and background.on, and the returned function unsubscribes', async () => {
+    const seen: string[] = []
+    const unsubscribe = harness.service.on('job:change', ({ job, change }) =>
+      seen.push(`${change}:${job.name}`),
+    )
+    const { job } = await harness.service.create(base)
+    unsubscribe()
+    await harness.service.pause(job.id)
+    expect(seen).toEqual(['created:job'])
+  })
+
+  it('still delivers through the deprecated scheduler.events.on', async () => {
+    const seen: string[] = []
+    const unsubscribe = harness.service.scheduler.events.on('job:change', ({ change }) => seen.push(change))
+    await harness.service.create(base)
+    unsubscribe()
+    expect(seen).toEqual(['created'])
   })
 })

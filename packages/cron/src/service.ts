@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { formatDuration, parseDuration } from './duration.js'
 import { CronError } from './errors.js'
+import type { Unsubscribe } from './events.js'
 import type {
   CatchupPolicy,
   CronJob,
@@ -15,6 +16,7 @@ import type { Clock, CronJobPatch, CronStore, IdGenerator, JobListFilter } from 
 import { systemClock } from './ports.js'
 import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
 import { CronScheduler, type TriggerResult } from './scheduler.js'
+import type { CronSchedulerEvents } from './scheduler-events.js'
 import { type CronSchedulerOptions, timerMs } from './scheduler-options.js'
 import { hostTimeZone, resolveTimeZone } from './time-zone.js'
 
@@ -116,7 +118,7 @@ const NAME_RULE =
  * const { job, nextRuns } = await cron.create({ name: 'news', scheduleType: 'cron', schedule: '0 8 * * *', prompt: 'Headlines' })
  */
 export class CronService {
-  /** The scheduler this service drives (events live on `scheduler.events`). */
+  /** The scheduler this service drives (subscribe to its events with {@link CronService.on}). */
   readonly scheduler: CronScheduler
   readonly #store: CronStore
   readonly #clock: Clock
@@ -150,6 +152,20 @@ export class CronService {
         { data: { field: 'defaultTimeoutMs', min: 1000, max: this.#maxTimeoutMs } },
       )
     }
+  }
+
+  /**
+   * Subscribes to an event of the scheduler this service drives; returns the unsubscribe function.
+   * The same shape as `engine.on(...)` (workflow) and `background.on(...)`; it replaces
+   * `cron.scheduler.events.on(...)`, which still works for one release.
+   * @example
+   * const unsubscribe = cron.on('run:end', ({ job, run }) => console.log(job.name, run.status))
+   */
+  on<K extends keyof CronSchedulerEvents>(
+    event: K,
+    listener: (payload: CronSchedulerEvents[K]) => void,
+  ): Unsubscribe {
+    return this.scheduler.on(event, listener)
   }
 
   /** Starts the scheduler (see {@link CronScheduler.start}). */

@@ -46,7 +46,7 @@ function expectEachOccurrenceOnce(runs: readonly CronRun[]): void {
 
 function recordFires(service: CronService): CronSchedulerEvents['schedule:fire'][] {
   const fires: CronSchedulerEvents['schedule:fire'][] = []
-  service.scheduler.events.on('schedule:fire', (fire) => fires.push(fire))
+  service.on('schedule:fire', (fire) => fires.push(fire))
   return fires
 }
 

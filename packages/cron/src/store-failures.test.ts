@@ -52,7 +52,7 @@ async function setUp(agent: RecordingAgentRunner) {
     maxConcurrentJobs: 1,
     leaseMs: 3_600_000,
   })
-  service.scheduler.events.on('run:error', (event) => errors.push(event.error.message))
+  service.on('run:error', (event) => errors.push(event.error.message))
   await service.start()
   return { store, clock, errors, service }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { allGone, eventually, forkTreeCommand, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, forkTreeCommand, readPids, tempDir } from './__fixtures__/helpers.js'
 import { ProcessRegistry, startBackground } from './background.js'
 import { nodePtyDriver } from './pty/index.js'
 
@@ -95,7 +96,7 @@ describe('background execution (seed 001)', () => {
   it('kill() stops the whole process group', async () => {
     const pidFile = join(dir.path, 'pids')
     const process = await registry.start(forkTreeCommand(pidFile))
-    expect(await eventually(async () => (await readPids(pidFile)).length >= 5)).toBe(true)
+    await waitFor(async () => (await readPids(pidFile)).length >= 5, { intervalMs: 25 })
     const snapshot = await process.kill()
     expect(snapshot.status).toBe('killed')
     const pids = await readPids(pidFile)
@@ -111,7 +112,7 @@ describe('background execution (seed 001)', () => {
     const pidFile = join(dir.path, 'pids')
     await registry.start(forkTreeCommand(pidFile))
     await registry.start('sleep 30')
-    expect(await eventually(async () => (await readPids(pidFile)).length >= 5)).toBe(true)
+    await waitFor(async () => (await readPids(pidFile)).length >= 5, { intervalMs: 25 })
     await registry.stop()
     expect(registry.list().every((snapshot) => snapshot.status === 'killed')).toBe(true)
     const pids = await readPids(pidFile)
@@ -154,7 +155,7 @@ describe('background execution (seed 001)', () => {
 describe('PTY sessions', () => {
   it('accept input: a prompt is answered through write()', async () => {
     const process = await registry.start('printf "name? "; read name; echo "hello $name"', { pty: true })
-    expect(await eventually(() => process.read(0).output.includes('name?'))).toBe(true)
+    await waitFor(() => process.read(0).output.includes('name?'), { intervalMs: 25 })
     process.write('lango\r')
     await process.wait()
     expect(process.read(0).output).toContain('hello lango')

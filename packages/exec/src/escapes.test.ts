@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { allGone, eventually, isAlive, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, isAlive, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
 import { ProcessRegistry, run } from './index.js'
 import { nodePtyDriver, runWithPty } from './pty/index.js'
 
@@ -50,7 +51,7 @@ describe('a descendant that leaves the group but keeps the output open (issue 11
   it('background kill() settles as killed, frees the slot and kills the holder', async () => {
     await using registry = new ProcessRegistry({ maxRunning: 1, killGraceMs: 300 })
     const process = await registry.start(escaping())
-    expect(await eventually(() => process.read(0).output === 'done\n')).toBe(true)
+    await waitFor(() => process.read(0).output === 'done\n', { intervalMs: 25 })
     const snapshot = await within(process.kill(), 20_000, 'kill()')
     expect(snapshot.status).toBe('killed')
     expect(process.read(0).output).toBe('done\n')
@@ -69,12 +70,12 @@ describe('a descendant that leaves the group but keeps the output open (issue 11
   it('registry stop() returns, and every slot is released', async () => {
     const registry = new ProcessRegistry({ maxRunning: 2, killGraceMs: 300 })
     const first = await registry.start(escaping())
-    expect(await eventually(async () => (await readPids(pidFile)).length === 1)).toBe(true)
+    await waitFor(async () => (await readPids(pidFile)).length === 1, { intervalMs: 25 })
     const other = join(dir.path, 'other')
     await registry.start(
       `setsid sh -c 'echo $$ > ${other}; exec sleep 3098' & until [ -s ${other} ]; do sleep 0.01; done; sleep 30`,
     )
-    expect(await eventually(async () => (await readPids(other)).length === 1)).toBe(true)
+    await waitFor(async () => (await readPids(other)).length === 1, { intervalMs: 25 })
     expect(first.status).toBe('running')
     await within(registry.stop(), 20_000, 'stop()')
     expect(registry.list().every((snapshot) => snapshot.status !== 'running')).toBe(true)
@@ -139,7 +140,7 @@ describe('descendants that leave the group without setsid (finding 14)', () => {
   it('background kill() and PTY runs: gone too', async () => {
     await using registry = new ProcessRegistry({ killGraceMs: 300 })
     const process = await registry.start(`${jobControl()}; sleep 30`)
-    expect(await eventually(async () => (await readPids(pidFile)).length === 1)).toBe(true)
+    await waitFor(async () => (await readPids(pidFile)).length === 1, { intervalMs: 25 })
     expect((await process.kill()).status).toBe('killed')
     expect(await allGone(await readPids(pidFile))).toBe(true)
 

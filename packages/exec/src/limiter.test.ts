@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { eventually, tempDir } from './__fixtures__/helpers.js'
+import { tempDir } from './__fixtures__/helpers.js'
 import { ExecError, RunLimiter, run } from './index.js'
 import { runWithPty } from './pty/index.js'
 
@@ -25,17 +26,13 @@ function gated(): { command: string; open: () => Promise<void> } {
   }
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  expect(await eventually(condition, 15_000)).toBe(true)
-}
-
 describe('RunLimiter: an optional cap on concurrent run()/runWithPty() (issue 11, finding 13)', () => {
   it('refuses at once beyond maxRunning (default: no waiting), shared by run and runWithPty', async () => {
     const limiter = new RunLimiter({ maxRunning: 2 })
     const gate = gated()
     const first = run(gate.command, { limiter })
     const second = runWithPty(gate.command, { limiter })
-    await until(() => limiter.running === 2)
+    await waitFor(() => limiter.running === 2)
     for (const attempt of [() => run('true', { limiter }), () => runWithPty('true', { limiter })]) {
       const error = await attempt().catch((caught: unknown) => caught)
       expect(ExecError.is(error)).toBe(true)
@@ -59,7 +56,7 @@ describe('RunLimiter: an optional cap on concurrent run()/runWithPty() (issue 11
     const gate = gated()
     // b takes longer than c: only first-in, first-out makes b end before c.
     const all = [tracked('a', gate.command), tracked('b', 'sleep 0.1'), tracked('c', 'true')]
-    await until(() => limiter.waiting === 2)
+    await waitFor(() => limiter.waiting === 2)
     expect(limiter).toMatchObject({ running: 1, waiting: 2 })
     await expect(run('true', { limiter })).rejects.toMatchObject({ code: 'EXEC_TOO_MANY_PROCESSES' })
     await gate.open()
@@ -74,7 +71,7 @@ describe('RunLimiter: an optional cap on concurrent run()/runWithPty() (issue 11
     const holder = run(gate.command, { limiter })
     const controller = new AbortController()
     const waiting = run('echo never', { limiter, signal: controller.signal })
-    await until(() => limiter.running === 1 && limiter.waiting === 1)
+    await waitFor(() => limiter.running === 1 && limiter.waiting === 1)
     const reason = new Error('no longer needed')
     controller.abort(reason)
     await expect(waiting).rejects.toBe(reason)

@@ -1,7 +1,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { allGone, eventually, forkTreeCommand, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, forkTreeCommand, isAlive, readPids, tempDir } from './__fixtures__/helpers.js'
 import { ExecError } from './errors.js'
 import { run } from './run.js'
 
@@ -86,7 +87,7 @@ describe('run: timeouts and process groups', () => {
     expect(result.stdout).toBe('done\n')
     expect(result.exitCode).toBe(0)
     const [pid] = await readPids(pidFile)
-    expect(await eventually(async () => !(await isAlive(pid as number)))).toBe(true)
+    await waitFor(async () => !(await isAlive(pid as number)), { intervalMs: 25 })
   })
 })
 
@@ -104,7 +105,7 @@ describe('run: cancellation', () => {
     const pidFile = join(dir.path, 'pids')
     const controller = new AbortController()
     const pending = run(forkTreeCommand(pidFile), { signal: controller.signal, killGraceMs: 300 })
-    expect(await eventually(async () => (await readPids(pidFile)).length >= 5)).toBe(true)
+    await waitFor(async () => (await readPids(pidFile)).length >= 5, { intervalMs: 25 })
     controller.abort()
     const result = await pending
     expect(result.isCanceled).toBe(true)

@@ -5,8 +5,9 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { eventually, tempDir } from './__fixtures__/helpers.js'
+import { tempDir } from './__fixtures__/helpers.js'
 import { ExecError, MemoryRefStore, ProcessRegistry, run } from './index.js'
 import { nodePtyDriver, runWithPty } from './pty/index.js'
 
@@ -104,8 +105,12 @@ describe('{{secretfile:NAME}}: the value reaches no argv in the tree (issue 11, 
       const { server, url } = await slowServer()
       try {
         const pending = run(`curl -sf -H "Authorization: Bearer {{secret:gh}}" ${url}`, { refStore })
-        await new Promise((resolve) => setTimeout(resolve, 250))
-        expect((await cmdlinesHolding(TOKEN)).some((cmdline) => cmdline.startsWith('curl'))).toBe(true)
+        await waitFor(
+          async () => (await cmdlinesHolding(TOKEN)).some((cmdline) => cmdline.startsWith('curl')),
+          {
+            what: 'curl with the token in its argv',
+          },
+        )
         expect((await pending).stdout).toBe('ok')
       } finally {
         server.close()
@@ -195,7 +200,7 @@ describe('{{secretfile:NAME}}: the value reaches no argv in the tree (issue 11, 
       output += chunk
     })
     const exited = once(child, 'exit')
-    expect(await eventually(() => output.includes('ready'), 15_000)).toBe(true)
+    await waitFor(() => output.includes('ready'), { intervalMs: 25 })
     if (mode === 'signal') child.kill('SIGTERM')
     await exited
     expect(await secretDirectories()).toEqual([])

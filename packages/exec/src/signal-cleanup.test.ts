@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { allGone, eventually, isAlive, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
+import { allGone, isAlive, killAll, readPids, tempDir } from './__fixtures__/helpers.js'
 import { hostRunId, installSignalCleanup, killOrphans } from './index.js'
 
 const host = fileURLToPath(new URL('./__fixtures__/signal-host.mjs', import.meta.url))
@@ -41,7 +42,7 @@ async function signalHost(mode: string, signal: NodeJS.Signals) {
       resolve({ code, signal })
     }),
   )
-  await eventually(() => exited || output.includes('ready'), 15_000)
+  await waitFor(() => exited || output.includes('ready'), { intervalMs: 25 }).catch(() => false)
   const ready = !exited && output.includes('ready')
   if (!ready) {
     child.kill('SIGKILL')

@@ -1,19 +1,20 @@
 import { BackgroundManager } from '@lango/background'
-import { FakeAgentRunner, RecordingNotifier } from '@lango/background/testing'
+import { RecordingAgentRunner, RecordingChannelSender } from '@lango/background/testing'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createBackgroundTools } from './background-tools.js'
 import { invokeTool } from './invoke.js'
 import type { AnyTool } from './tool.js'
 
-let runner: FakeAgentRunner
-let notifier: RecordingNotifier
+let runner: RecordingAgentRunner
+let notifier: RecordingChannelSender
 let manager: BackgroundManager
 let tools: Map<string, AnyTool>
 
 beforeEach(() => {
-  runner = new FakeAgentRunner()
-  notifier = new RecordingNotifier()
-  manager = new BackgroundManager({ runner, notifier, maxConcurrentTasks: 1 })
+  runner = new RecordingAgentRunner()
+  notifier = new RecordingChannelSender()
+  manager = new BackgroundManager({ agentRunner: runner, channelSender: notifier, maxConcurrentTasks: 1 })
   manager.start()
   tools = new Map(
     createBackgroundTools({ service: manager, defaultChannel: 'webhook' }).map((tool) => [tool.name, tool]),
@@ -26,19 +27,13 @@ afterEach(async () => {
 const session = { sessionKey: 'telegram:4242:7' }
 const call = (name: string, params: unknown, context = session) =>
   invokeTool(tools.get(name) as AnyTool, params, context, { policy: 'none' })
-/** Polls `predicate` every 5 ms until it holds or 15 s (generous on a loaded machine) have passed. */
-const until = async (predicate: () => boolean) => {
-  const deadline = Date.now() + 15_000
-  while (!predicate() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5))
-}
-
 describe('background tools (seed 000)', () => {
   it('bg_submit returns the task id immediately and auto-detects the channel from the session', async () => {
     const outcome = await call('bg_submit', { prompt: 'Summarise the open issues' })
     expect(outcome).toMatchObject({ ok: true, result: { status: 'submitted', task_id: expect.any(String) } })
     const id = (outcome as { result: { task_id: string } }).result.task_id
     expect(manager.snapshot(id).originChannel).toBe('telegram:4242')
-    await until(() => runner.calls.length === 1)
+    await waitFor(() => runner.calls.length === 1)
     expect(runner.calls[0]?.request.sessionKey).toBe(`bg:${id}`)
   })
 
@@ -53,7 +48,7 @@ describe('background tools (seed 000)', () => {
   it('bg_status returns the snapshot with status, prompt and timing; bg_result the text once done', async () => {
     const submitted = await call('bg_submit', { prompt: 'Count to three' })
     const id = (submitted as { result: { task_id: string } }).result.task_id
-    await until(() => runner.calls.length === 1)
+    await waitFor(() => runner.calls.length === 1)
     expect(await call('bg_status', { task_id: id })).toMatchObject({
       ok: true,
       result: {
@@ -77,19 +72,19 @@ describe('background tools (seed 000)', () => {
       ok: true,
       result: { task_id: id, status: 'done', result: 'one, two, three' },
     })
-    await until(() => notifier.notices.length >= 2)
+    await waitFor(() => notifier.notices.length >= 2)
     expect(notifier.notices.map((notice) => notice.target)).toEqual(['telegram:4242', 'telegram:4242'])
   })
 
   it('bg_status shows the tokens a done task used, null when the runner reported none', async () => {
     const counting = new BackgroundManager({
-      runner: new FakeAgentRunner({
+      agentRunner: new RecordingAgentRunner({
         handler: (request) =>
           request.prompt.endsWith('counted')
             ? { text: 'ok', usage: { inputTokens: 10, outputTokens: 5 } }
             : { text: 'ok' },
       }),
-      notifier,
+      channelSender: notifier,
     })
     counting.start()
     try {
@@ -113,7 +108,7 @@ describe('background tools (seed 000)', () => {
   it('bg_list lists tasks newest first and filters by status', async () => {
     const first = await call('bg_submit', { prompt: 'first' })
     await call('bg_submit', { prompt: 'second' })
-    await until(() => runner.calls.length === 1)
+    await waitFor(() => runner.calls.length === 1)
     const all = (await call('bg_list', {})) as { result: { tasks: Array<{ prompt: string }>; count: number } }
     expect(all.result.count).toBe(2)
     expect(all.result.tasks.map((task) => task.prompt)).toEqual(['second', 'first'])
@@ -127,7 +122,7 @@ describe('background tools (seed 000)', () => {
   it('bg_cancel cancels a running task and confirms', async () => {
     const submitted = await call('bg_submit', { prompt: 'long job' })
     const id = (submitted as { result: { task_id: string } }).result.task_id
-    await until(() => runner.calls.length === 1)
+    await waitFor(() => runner.calls.length === 1)
     expect(await call('bg_cancel', { task_id: id })).toEqual({
       ok: true,
       result: { status: 'cancelled', task_id: id },

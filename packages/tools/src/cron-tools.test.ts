@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { RecordingAgentRunner, RecordingChannelSender } from '@lango/cron/testing'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -11,12 +12,6 @@ import { guardedShellRunner } from './__fixtures__/shell-runner.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { invokeTool } from './invoke.js'
 import type { AnyTool } from './tool.js'
-
-/** Polls `check` every 10 ms until it holds or 15 s (generous on a loaded machine) have passed. */
-async function eventually(check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000
-  while (!(await check()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
-}
 
 let dir: string
 let db: Kysely<CronDatabase>
@@ -137,7 +132,7 @@ describe('cron tools (seed 000)', () => {
     expect(await listed()).toMatchObject({ consecutive_failures: 0, last_status: null })
     const runOnce = async (status: string, failures: number) => {
       await call('manage_cron_jobs', { action: 'trigger', id: created.job.id })
-      await eventually(async () => (await listed())?.consecutive_failures === failures)
+      await waitFor(async () => (await listed())?.consecutive_failures === failures)
       expect(await listed()).toMatchObject({ consecutive_failures: failures, last_status: status })
     }
     await runOnce('failed', 1)
@@ -199,7 +194,7 @@ describe('cron tools (seed 000)', () => {
       const all = result<{ entries: Array<{ status: string }> }>(await call('cron_history', {}))
       return all.entries.length === 2 && all.entries.every((entry) => entry.status === 'completed')
     }
-    await eventually(done)
+    await waitFor(done)
     const onlyA = result<{
       entries: Array<{ job_name: string; result: string; trigger: string }>
       count: number
@@ -232,7 +227,7 @@ describe('cron tools (seed 000)', () => {
       output_tokens: number | null
     }
     const entries = async () => result<{ entries: Entry[] }>(await call('cron_history', {})).entries
-    await eventually(async () => {
+    await waitFor(async () => {
       const all = await entries()
       return all.length === 2 && all.every((entry) => entry.status === 'completed')
     })
@@ -355,7 +350,7 @@ describe('manage_cron_jobs (seed 002)', () => {
     })
     await expect(readFile(marker, 'utf8')).rejects.toThrow()
     await writeFile(gate, '')
-    await eventually(async () => (await readFile(marker, 'utf8').catch(() => '')) !== '')
+    await waitFor(async () => (await readFile(marker, 'utf8').catch(() => '')) !== '')
     expect(await readFile(marker, 'utf8')).toBe('yes\n')
   })
 
@@ -412,7 +407,7 @@ describe('manage_cron_jobs (seed 002)', () => {
     )
     expect(created.deliverTo).toEqual(['telegram:555'])
     await call('manage_cron_jobs', { action: 'trigger', id: created.id })
-    await eventually(() => sender.sent.length > 0)
+    await waitFor(() => sender.sent.length > 0)
     expect(agent.calls[0]?.sessionKey).toMatch(/^cron:ask/)
     expect(sender.sent[0]).toMatchObject({
       target: 'telegram:555',

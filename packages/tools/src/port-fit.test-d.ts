@@ -217,7 +217,7 @@ export async function composeHost(): Promise<void> {
   const ports = { agentRunner, shellRunner, channelSender: channel, clock, logger }
   const cron = new CronService({ store: new SqliteCronStore(db), ...ports })
   const workflow = new WorkflowEngine({ store: new SqliteWorkflowStore(db), ...ports })
-  const background = new BackgroundManager({ runner: agentRunner, notifier: channel, clock, logger })
+  const background = new BackgroundManager({ agentRunner, channelSender: channel, clock, logger })
   void [cron, workflow, background]
 
   // A Kysely without the workflow tables is refused by the workflow store.

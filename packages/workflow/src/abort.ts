@@ -2,15 +2,17 @@ import type { Clock } from './ports.js'
 
 /**
  * Settles with `promise`, or rejects with `signal.reason` as soon as `signal` aborts, whichever is
- * first; a late settlement of `promise` is swallowed (the caller has moved on). Removes its listener.
+ * first (the work itself is not stopped; a late rejection of `promise` is swallowed, the caller has
+ * moved on). Without a signal, `promise` itself. Removes its listener.
  */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise
   if (signal.aborted) {
     promise.catch(() => {})
     return Promise.reject(signal.reason)
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
+    const onAbort = (): void => {
       promise.catch(() => {})
       reject(signal.reason)
     }
@@ -28,11 +30,15 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
   })
 }
 
-/** Waits `ms` on the injected clock; rejects with `signal.reason` if `signal` aborts first. */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms` on `clock`; rejects with `signal.reason` (and clears the timer) if `signal` aborts first. */
+export function sleep(
+  clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
   signal?.throwIfAborted()
   return new Promise<void>((resolve, reject) => {
-    const onAbort = () => {
+    const onAbort = (): void => {
       clock.clearTimeout(handle)
       reject(signal?.reason)
     }

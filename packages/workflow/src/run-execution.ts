@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events'
-import { childController, raceAbort, sleep } from './abort.js'
+import { abortable, childController, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
 import { formatDuration } from './duration.js'
 import { toError, WorkflowError } from './errors.js'
@@ -387,7 +387,7 @@ export class RunExecution {
           runId: this.runId,
           stepId: step.id,
         }
-        const result = await raceAbort(runner.run(request, { signal }), signal)
+        const result = await abortable(runner.run(request, { signal }), signal)
         if (result.blocked === true) {
           const message =
             typeof result.message === 'string' && result.message !== ''
@@ -433,7 +433,7 @@ export class RunExecution {
         runId: this.runId,
         stepId: step.id,
       }
-      const answer = await raceAbort(runner.run(request, { signal }), signal)
+      const answer = await abortable(runner.run(request, { signal }), signal)
       if (typeof answer?.text !== 'string') {
         return { ok: false, error: new WorkflowError('WORKFLOW_STEP_FAILED', 'The agent returned no text') }
       }
@@ -651,7 +651,7 @@ export class RunExecution {
           this.#context.deliveryTimeoutMs,
         )
         try {
-          await raceAbort(sender.send(target, text, { signal: controller.signal }), controller.signal)
+          await abortable(sender.send(target, text, { signal: controller.signal }), controller.signal)
         } catch (caught) {
           const error = WorkflowError.is(caught)
             ? caught

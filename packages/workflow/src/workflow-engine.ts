@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { raceAbort, sleep } from './abort.js'
+import { abortable, sleep } from './abort.js'
 import type { LoadedWorkflow } from './definition.js'
 import { invalidWorkflowError, toError, WorkflowError } from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
@@ -57,9 +57,12 @@ export interface WorkflowEngineOptions {
   readonly maxRenderedInputLength?: number
   /**
    * How long a run's lease lasts without renewal. The heartbeat renews the leases of the runs this
-   * engine executes every `ownerLeaseMs / 3`; another engine takes over a run whose lease expired,
+   * engine executes every `leaseMs / 3`; another engine takes over a run whose lease expired,
    * and this engine stops working on a run whose lease it could not renew in time. Default 30 s.
+   * The same name as cron's owner lease option.
    */
+  readonly leaseMs?: number
+  /** @deprecated Use `leaseMs`; `ownerLeaseMs` is still honoured for one release (`leaseMs` wins). */
   readonly ownerLeaseMs?: number
   /** Time allowed for one delivery. Default 15 s. */
   readonly deliveryTimeoutMs?: number
@@ -115,7 +118,10 @@ const PRUNE_INTERVAL_MS = 10 * 60 * 1000
  */
 export class WorkflowEngine {
   readonly #options: Required<
-    Omit<WorkflowEngineOptions, 'agentRunner' | 'shellRunner' | 'channelSender' | 'cwd' | 'limits'>
+    Omit<
+      WorkflowEngineOptions,
+      'agentRunner' | 'shellRunner' | 'channelSender' | 'cwd' | 'limits' | 'ownerLeaseMs'
+    >
   > & {
     readonly agentRunner?: AgentRunner
     readonly shellRunner?: ShellRunner
@@ -147,7 +153,10 @@ export class WorkflowEngine {
       maxNesting: positive(options.maxNesting, 2, 'maxNesting'),
       maxResultLength: positive(options.maxResultLength, 64 * 1024, 'maxResultLength'),
       maxRenderedInputLength: positive(options.maxRenderedInputLength, 128 * 1024, 'maxRenderedInputLength'),
-      ownerLeaseMs: positive(options.ownerLeaseMs, 30_000, 'ownerLeaseMs'),
+      leaseMs:
+        options.leaseMs === undefined && options.ownerLeaseMs !== undefined
+          ? positive(options.ownerLeaseMs, 30_000, 'ownerLeaseMs')
+          : positive(options.leaseMs, 30_000, 'leaseMs'),
       deliveryTimeoutMs: positive(options.deliveryTimeoutMs, 15_000, 'deliveryTimeoutMs'),
       pollIntervalMs: positive(options.pollIntervalMs, 500, 'pollIntervalMs'),
       retention: options.retention ?? { maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxRuns: 1000 },
@@ -185,7 +194,7 @@ export class WorkflowEngine {
   /**
    * Registers this engine as an owner, prunes old runs, and resumes every run whose lease expired
    * (a crashed, stalled or stopped process), as many as `maxConcurrentRuns` leaves room for:
-   * completed steps are kept, interrupted steps run again. Then, every `ownerLeaseMs / 3`, renews the
+   * completed steps are kept, interrupted steps run again. Then, every `leaseMs / 3`, renews the
    * leases of the runs it executes (stopping work at once on any it lost) and takes over expired runs.
    * Lease times come from the `clock` option: engines sharing a database need clocks that agree.
    * @returns the ids of the runs resumed now.
@@ -227,7 +236,7 @@ export class WorkflowEngine {
       this.#tick,
       ...[...this.#runs.values()].map((execution) => execution.done),
     ])
-    await (options?.signal === undefined ? settled : raceAbort(settled, options.signal))
+    await abortable(settled, options?.signal)
     try {
       await this.#options.store.releaseOwner(this.ownerId)
     } catch (error) {
@@ -307,7 +316,7 @@ export class WorkflowEngine {
     }
     const runId = this.#options.idGenerator()
     const startedAt = this.#now()
-    const leaseExpiresAt = startedAt + this.#options.ownerLeaseMs
+    const leaseExpiresAt = startedAt + this.#options.leaseMs
     const deliverTo = definition.deliverTo ?? options?.deliverTo ?? []
     await this.#options.store.insertRun(
       {
@@ -361,7 +370,7 @@ export class WorkflowEngine {
         if (Number.isFinite(left))
           waits.push(new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, left))))
         try {
-          await (signal === undefined ? Promise.race(waits) : raceAbort(Promise.race(waits), signal))
+          await abortable(Promise.race(waits), signal)
         } finally {
           clock.clearTimeout(timer)
         }
@@ -407,7 +416,7 @@ export class WorkflowEngine {
     const execution = this.#runs.get(runId)
     if (execution !== undefined) {
       execution.cancel()
-      await (signal === undefined ? execution.done : raceAbort(execution.done, signal))
+      await abortable(execution.done, signal)
     } else {
       const run = await this.#options.store.getRun(runId, options)
       if (run === undefined) throw notFound(runId)
@@ -473,15 +482,15 @@ export class WorkflowEngine {
 
   /** Claims runs whose lease expired and resumes each from its stored definition and steps. */
   async #takeOver(): Promise<string[]> {
-    const { store, logger, ownerLeaseMs } = this.#options
+    const { store, logger, leaseMs } = this.#options
     const room = this.#options.maxConcurrentRuns - this.#runs.size
     if (room <= 0) return []
     const now = this.#now()
-    const leaseExpiresAt = now + ownerLeaseMs
+    const leaseExpiresAt = now + leaseMs
     const claimed = await store.claimRuns(this.ownerId, {
       now,
       leaseExpiresAt,
-      staleBefore: now - ownerLeaseMs,
+      staleBefore: now - leaseMs,
       limit: room,
     })
     const resumed: string[] = []
@@ -551,7 +560,7 @@ export class WorkflowEngine {
       () => {
         this.#tick = this.#heartbeat().finally(() => this.#scheduleHeartbeat())
       },
-      Math.max(1, Math.floor(this.#options.ownerLeaseMs / 3)),
+      Math.max(1, Math.floor(this.#options.leaseMs / 3)),
     )
     unrefTimer(this.#heartbeatTimer)
   }
@@ -578,7 +587,7 @@ export class WorkflowEngine {
   async #renew(now: number): Promise<void> {
     const held = [...this.#runs.values()].filter((execution) => execution.active)
     if (held.length === 0) return
-    const leaseExpiresAt = now + this.#options.ownerLeaseMs
+    const leaseExpiresAt = now + this.#options.leaseMs
     const renewed = new Set(
       await this.#options.store.renewLeases(
         this.ownerId,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { SqliteWorkflowStore } from '../src/sqlite/index.js'
 import { ChildProcessShellRunner } from '../src/testing/child-process-shell-runner.js'
@@ -33,16 +34,6 @@ afterAll(async () => {
   await database?.cleanup()
 })
 
-async function until<T>(read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 it('SIGKILL mid-run: a new engine on the same file keeps completed steps, finishes the rest, and runs nothing completed twice', async () => {
   database = await createTestDatabase()
   const workflowPath = join(database.directory, 'crashy.flow.yaml')
@@ -63,15 +54,18 @@ it('SIGKILL mid-run: a new engine on the same file keeps completed steps, finish
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString()
   })
-  const { runId } = await until(
-    async () =>
+  const { runId } = await waitFor(
+    () =>
       output.includes('\n') ? (JSON.parse(output.split('\n')[0] as string) as { runId: string }) : undefined,
-    15_000,
+    { intervalMs: 20, what: 'the child to print its run id' },
   )
 
   const store = new SqliteWorkflowStore(database.db)
   // Wait until s4 has completed (4 of 8 steps), then kill the process while s5/s6 run.
-  await until(async () => ((await store.getRun(runId))?.completedSteps ?? 0) >= 4 || undefined, 15_000)
+  await waitFor(async () => ((await store.getRun(runId))?.completedSteps ?? 0) >= 4, {
+    intervalMs: 20,
+    what: 's4 to complete',
+  })
   const exited = new Promise((resolve) => child?.once('exit', resolve))
   child.kill('SIGKILL')
   await exited
@@ -85,10 +79,10 @@ it('SIGKILL mid-run: a new engine on the same file keeps completed steps, finish
   await writeFile(join(database.directory, 'gate'), '')
 
   const shell = new ChildProcessShellRunner({ cwd: database.directory })
-  const engine = new WorkflowEngine({ store, shellRunner: shell, ownerLeaseMs: 1_500 })
+  const engine = new WorkflowEngine({ store, shellRunner: shell, leaseMs: 1_500 })
   try {
     await engine.start()
-    // The dead process's lease runs out within ownerLeaseMs; the new engine takes the run over then.
+    // The dead process's lease runs out within leaseMs; the new engine takes the run over then.
     const snapshot = await engine.waitForRun(runId, { timeoutMs: 15_000 })
     expect(snapshot.status).toBe('completed')
     expect(snapshot.completedSteps).toBe(STEPS.length)

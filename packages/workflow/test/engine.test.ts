@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
 import type { AgentRunner, AgentRunResult, ShellRunner, ShellRunRequest } from '../src/ports.js'
@@ -106,8 +107,7 @@ steps:
     const { runId } = await h.engine.startRun(
       `name: wide\nmax_parallel: 8\nsteps:\n${steps}\n  - { id: join, run: "echo joined", depends_on: [${Array.from({ length: 24 }, (_, index) => `s${index}`).join(', ')}] }\n`,
     )
-    const deadline = Date.now() + 15_000
-    while (running < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    await waitFor(() => running >= 8, { what: '8 steps running' }).catch(() => false)
     expect(running).toBe(8)
     await writeFile(join(h.directory, 'gate'), '')
     const snapshot = await h.engine.waitForRun(runId)
@@ -653,9 +653,9 @@ steps:
 `)
     await nextEvent(h.engine, 'step:start', (payload) => payload.stepId === 'b')
     // Stop once b's process is really running (it waits for a gate opened after the stop).
-    while (!(await readFile(join(h.directory, 'ran.log'), 'utf8').catch(() => '')).includes('b')) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await waitFor(async () =>
+      (await readFile(join(h.directory, 'ran.log'), 'utf8').catch(() => '')).includes('b'),
+    )
     await h.engine.stop()
     expect(await stepStatuses(h.store, runId)).toMatchObject({ a: 'completed', c: 'pending' })
     expect((await h.store.getRun(runId))?.status).toBe('running')
@@ -684,7 +684,7 @@ steps:
 
   it('takes over a run whose owner’s lease expired, skipping steps behind a recorded failure', async () => {
     // A lease long enough that this engine never misses its own renewal on a busy machine.
-    const h = await setup({ ownerLeaseMs: 1_500 })
+    const h = await setup({ leaseMs: 1_500 })
     const source = `name: orphan
 steps:
   - { id: done, run: "echo kept" }
@@ -720,7 +720,7 @@ steps:
     )
     await h.store.updateStep('orphan-1', 'todo', { status: 'running', attempt: 1 }, owned)
     const ended = nextEvent(h.engine, 'run:end')
-    // The running engine notices on its next heartbeat (ownerLeaseMs / 3).
+    // The running engine notices on its next heartbeat (leaseMs / 3).
     await ended
     const snapshot = await h.engine.waitForRun('orphan-1')
     expect(snapshot.status).toBe('failed')

@@ -1,7 +1,9 @@
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
 import type { LogFields, Logger, WorkflowStore } from '../src/ports.js'
 import { SqliteWorkflowStore } from '../src/sqlite/index.js'
+import { MemoryWorkflowStore } from '../src/testing/memory-workflow-store.js'
 import type { AgentResponder } from '../src/testing/recording.js'
 import { RecordingAgentRunner } from '../src/testing/recording.js'
 import { WorkflowEngine } from '../src/workflow-engine.js'
@@ -50,16 +52,6 @@ function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
 /** Never answers; the engine abandons it when the step's signal aborts. */
 const hang: AgentResponder = () => new Promise<string>(() => {})
 
-async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 let database: TestDatabase | undefined
 const engines: WorkflowEngine[] = []
 afterEach(async () => {
@@ -76,7 +68,7 @@ async function engineOn(
   agentRunner: RecordingAgentRunner,
   logger: Logger = new RecordingLogger(),
 ): Promise<WorkflowEngine> {
-  const engine = new WorkflowEngine({ store, ownerId, clock, agentRunner, logger, ownerLeaseMs: LEASE_MS })
+  const engine = new WorkflowEngine({ store, ownerId, clock, agentRunner, logger, leaseMs: LEASE_MS })
   engines.push(engine)
   await engine.start()
   return engine
@@ -219,10 +211,13 @@ describe('WorkflowEngine: leases on one database', () => {
     // A wakes after B's lease ran out too: it stops its first execution and takes the run back.
     const endedOnA = nextEvent(engineA, 'run:end')
     clockA.advance(2 * LEASE_MS + 2)
-    await until(async () => {
-      const run = await store.getRun(runId)
-      return run?.leaseVersion === 3 && run.owner === 'engine-a' ? run : undefined
-    })
+    await waitFor(
+      async () => {
+        const run = await store.getRun(runId)
+        return run?.leaseVersion === 3 && run.owner === 'engine-a' ? run : undefined
+      },
+      { timeoutMs: 10_000, intervalMs: 5 },
+    )
     // Only now does the write from A's first lease reach the database: refused, though A owns the run.
     staleWrite.release()
     expect(await staleWrite.result).toBe(false)
@@ -320,5 +315,42 @@ describe('WorkflowEngine: leases on one database', () => {
     expect(await ended).toMatchObject({ runId, status: 'completed' })
     expect(await store.getRun(runId)).toMatchObject({ owner: 'engine-a', leaseVersion: 1 })
     expect(engineB.ownerId).toBe('engine-b')
+  })
+})
+
+describe('WorkflowEngine: the deprecated ownerLeaseMs option', () => {
+  async function leaseOfFirstRun(options: {
+    leaseMs?: number
+    ownerLeaseMs?: number
+  }): Promise<number | null> {
+    database = await createTestDatabase()
+    const store = new SqliteWorkflowStore(database.db)
+    const engine = new WorkflowEngine({
+      store,
+      ownerId: 'engine-a',
+      clock: new ManualClock(T0),
+      agentRunner: new RecordingAgentRunner(hang),
+      ...options,
+    })
+    engines.push(engine)
+    await engine.start()
+    const started = nextEvent(engine, 'step:start')
+    const { runId } = await engine.startRun('name: one\nsteps:\n  - { id: one, prompt: "wait" }\n')
+    await started
+    return (await store.getRun(runId))?.leaseExpiresAt ?? null
+  }
+
+  it('is still honoured as the lease (an alias of leaseMs)', async () => {
+    expect(await leaseOfFirstRun({ ownerLeaseMs: LEASE_MS })).toBe(T0 + LEASE_MS)
+  })
+
+  it('gives way to leaseMs when both are set', async () => {
+    expect(await leaseOfFirstRun({ leaseMs: LEASE_MS, ownerLeaseMs: 2 * LEASE_MS })).toBe(T0 + LEASE_MS)
+  })
+
+  it('is checked under its own name', () => {
+    expect(() => new WorkflowEngine({ store: new MemoryWorkflowStore(), ownerLeaseMs: 0 })).toThrow(
+      'ownerLeaseMs must be a positive number',
+    )
   })
 })

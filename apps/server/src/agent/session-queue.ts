@@ -1,3 +1,5 @@
+import { abortable } from '../abort.js'
+
 /**
  * Runs the turns of one session one after another, so two turns never load the same memory and
  * append over each other. Sessions do not wait for each other. An entry lives only while a turn of
@@ -25,29 +27,11 @@ export class SessionQueue {
     const tail = previous.then(() => done)
     this.#tails.set(key, tail)
     try {
-      await waitOrAbort(previous, signal)
+      await abortable(previous, signal)
       return await work()
     } finally {
       release()
       if (this.#tails.get(key) === tail) this.#tails.delete(key)
     }
-  }
-}
-
-/** Waits for `promise` (which never rejects here) unless `signal` aborts first; then rejects with its reason. */
-async function waitOrAbort(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return promise
-  signal.throwIfAborted()
-  let onAbort: (() => void) | undefined
-  try {
-    await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        onAbort = () => reject(signal.reason)
-        signal.addEventListener('abort', onAbort, { once: true })
-      }),
-    ])
-  } finally {
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
   }
 }

@@ -108,8 +108,8 @@ export async function createApp(
       logger,
     })
     const background = createBackground(config, {
-      runner: unattendedRunner(theAgent, 'background'),
-      notifier: channels,
+      agentRunner: unattendedRunner(theAgent, 'background'),
+      channelSender: channels,
       logger,
     })
     const approvals = new Approvals({

@@ -10,7 +10,7 @@ export function forwardEvents(
   engine: WorkflowEngine,
   background: BackgroundManager,
 ): void {
-  const on = cron.scheduler.events
+  const on = cron
   on.on('run:start', ({ job, run: started }) =>
     events.publish('cron.run.start', {
       job_id: job.id,

@@ -1,11 +1,10 @@
-import { BackgroundManager } from '@lango/background'
+import { type AgentRunner, BackgroundManager, type ChannelNotifier, type Logger } from '@lango/background'
 import { CronService } from '@lango/cron'
 import { WorkflowEngine } from '@lango/workflow'
 import type { ServerConfig } from '../config/types.js'
 
 type CronOptions = ConstructorParameters<typeof CronService>[0]
 type EngineOptions = ConstructorParameters<typeof WorkflowEngine>[0]
-type BackgroundOptions = ConstructorParameters<typeof BackgroundManager>[0]
 
 /** The cron service over the host's ports, tuned by `config.cron`. */
 export function createCron(
@@ -40,7 +39,7 @@ export function createWorkflowEngine(
 ): WorkflowEngine {
   return new WorkflowEngine({
     ...ports,
-    ownerLeaseMs: config.cluster.leaseMs,
+    leaseMs: config.cluster.leaseMs,
     cwd: config.exec.cwd,
     defaultMaxParallel: config.workflow.maxParallel,
     retention: { maxAgeMs: config.workflow.historyMaxAgeMs, maxRuns: config.workflow.historyMaxRuns },
@@ -52,7 +51,11 @@ export function createWorkflowEngine(
 /** The background task manager over the host's ports, tuned by `config.background`. */
 export function createBackground(
   config: ServerConfig,
-  ports: Pick<BackgroundOptions, 'runner' | 'notifier' | 'logger'>,
+  ports: {
+    readonly agentRunner: AgentRunner
+    readonly channelSender: ChannelNotifier
+    readonly logger: Logger
+  },
 ): BackgroundManager {
   return new BackgroundManager({
     ...ports,

@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '@lango/cron'
+import { sleep } from '../abort.js'
 
 /** How often and how long a call is retried. */
 export interface RetryPolicy {
@@ -66,7 +67,7 @@ export async function withRetry<T>(
       const delayMs =
         decision.retryAfterMs ?? Math.round(random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (number - 1)))
       options.onRetry?.({ attempt: number, delayMs, error })
-      await sleep(delayMs, clock, signal)
+      await sleep(clock, delayMs, signal)
     }
   }
 }
@@ -82,20 +83,4 @@ export function parseRetryAfter(value: string | null | undefined, now: Date): nu
   const date = Date.parse(trimmed)
   if (Number.isNaN(date)) return undefined
   return Math.max(0, date - now.getTime())
-}
-
-/** Waits `ms` on `clock`; rejects with `signal.reason` when it aborts. */
-function sleep(ms: number, clock: Clock, signal?: AbortSignal): Promise<void> {
-  signal?.throwIfAborted()
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clock.clearTimeout(handle)
-      reject(signal?.reason)
-    }
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
 import { type Kysely, sql, type Transaction } from 'kysely'
 import { abortable } from '../abort.js'
-import type { Logger } from '../logger.js'
+import { type Logger, silentLogger } from '../logger.js'
 import { SessionCompaction } from './compaction.js'
 import type { SessionContext } from './context.js'
 import { SessionError } from './errors.js'
@@ -25,9 +25,6 @@ const MAX_LIST_LIMIT = 500
 
 /** Rows per multi-row INSERT, well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 100
-
-// biome-ignore lint/suspicious/noExplicitAny: the store narrows any host handle to its own tables
-type HostDatabase = Kysely<any>
 
 /** Options of {@link SessionStore}. */
 interface SessionStoreOptions {
@@ -80,7 +77,6 @@ interface ListSessionsOptions {
   readonly limit?: number
 }
 
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 const systemClock: SessionClock = { now: () => new Date() }
 
 /**
@@ -99,7 +95,7 @@ const systemClock: SessionClock = { now: () => new Date() }
  * const { observations, messages } = await sessions.load('telegram:42:7')
  * await sessions.append('telegram:42:7', [userMessage, ...response.messages])
  */
-export class SessionStore {
+export class SessionStore<DB = SessionDatabase> {
   /** The limits in force (defaults filled in). */
   readonly limits: SessionLimits
   readonly #db: Kysely<SessionDatabase>
@@ -116,10 +112,10 @@ export class SessionStore {
    * @param db the host's handle (any tables besides the session tables).
    * @throws SessionError `SESSION_INVALID_OPTION`
    */
-  constructor(db: HostDatabase, options: SessionStoreOptions = {}) {
+  constructor(db: Kysely<DB>, options: SessionStoreOptions = {}) {
     this.limits = resolveLimits(options.limits)
     // Kysely's DB parameter is invariant: narrow the host's handle once; only session tables are queried.
-    this.#db = db as Kysely<SessionDatabase>
+    this.#db = db as unknown as Kysely<SessionDatabase>
     const clock = options.clock ?? systemClock
     const logger = options.logger ?? silentLogger
     this.#logger = logger

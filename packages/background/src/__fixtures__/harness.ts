@@ -1,8 +1,9 @@
-import { BackgroundManager, type BackgroundManagerOptions } from '../background-manager.js'
+import { BackgroundManager } from '../background-manager.js'
+import type { BackgroundManagerOptions } from '../background-manager-options.js'
 import type { AgentRunner, ChannelNotifier, LogFields, Logger } from '../ports.js'
-import { FakeAgentRunner } from '../testing/fake-agent-runner.js'
 import { FakeClock } from '../testing/fake-clock.js'
-import { RecordingNotifier } from '../testing/recording-notifier.js'
+import { RecordingAgentRunner } from '../testing/recording-agent-runner.js'
+import { RecordingChannelSender } from '../testing/recording-channel-sender.js'
 
 /** The fixed start time of every fake clock in these tests. */
 export const REFERENCE_TIME = Date.UTC(2025, 0, 6, 9, 0, 0)
@@ -33,17 +34,19 @@ export function recordingLogger(): Logger & { readonly entries: LogEntry[] } {
 
 /** A manager over fakes with predictable ids (`task-1`, `task-2`, …) and a fake clock. */
 export function createHarness<
-  R extends AgentRunner = FakeAgentRunner,
-  N extends ChannelNotifier = RecordingNotifier,
+  R extends AgentRunner = RecordingAgentRunner,
+  N extends ChannelNotifier = RecordingChannelSender,
 >(
-  overrides: Partial<Omit<BackgroundManagerOptions, 'runner' | 'notifier'>> & {
+  overrides: Partial<
+    Omit<BackgroundManagerOptions, 'agentRunner' | 'channelSender' | 'runner' | 'notifier'>
+  > & {
     readonly runner?: R
     readonly notifier?: N
   } = {},
 ) {
   const clock = overrides.clock instanceof FakeClock ? overrides.clock : new FakeClock(REFERENCE_TIME)
-  const runner = (overrides.runner ?? new FakeAgentRunner()) as R
-  const notifier = (overrides.notifier ?? new RecordingNotifier()) as N
+  const runner = (overrides.runner ?? new RecordingAgentRunner()) as R
+  const notifier = (overrides.notifier ?? new RecordingChannelSender()) as N
   let count = 0
   const manager = new BackgroundManager({
     idGenerator: () => {
@@ -52,8 +55,8 @@ export function createHarness<
     },
     ...overrides,
     clock,
-    runner,
-    notifier,
+    agentRunner: runner,
+    channelSender: notifier,
   })
   return { manager, runner, notifier, clock }
 }

@@ -1,8 +1,16 @@
-export { FakeAgentRunner, type FakeAgentRunnerOptions, type RecordedRun } from './fake-agent-runner.js'
 export { FakeClock } from './fake-clock.js'
 export { type EventSource, nextEvent } from './next-event.js'
 export {
+  FakeAgentRunner,
+  type FakeAgentRunnerOptions,
+  type RecordedRun,
+  RecordingAgentRunner,
+  type RecordingAgentRunnerOptions,
+} from './recording-agent-runner.js'
+export {
   type RecordedNotice,
+  RecordingChannelSender,
+  type RecordingChannelSenderOptions,
   RecordingNotifier,
   type RecordingNotifierOptions,
-} from './recording-notifier.js'
+} from './recording-channel-sender.js'

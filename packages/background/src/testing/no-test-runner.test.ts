@@ -39,10 +39,10 @@ describe('built /testing entry', () => {
   it('loads and works in plain node where vitest cannot be resolved', () => {
     const result = node(`
       import { BackgroundManager } from './dist/index.js'
-      import { FakeAgentRunner, FakeClock, RecordingNotifier, nextEvent } from './dist/testing.js'
+      import { RecordingAgentRunner, FakeClock, RecordingChannelSender, nextEvent } from './dist/testing.js'
       const clock = new FakeClock(Date.UTC(2025, 0, 1))
-      const runner = new FakeAgentRunner()
-      const notifier = new RecordingNotifier()
+      const runner = new RecordingAgentRunner()
+      const notifier = new RecordingChannelSender()
       const manager = new BackgroundManager({ runner, notifier, clock, taskTimeoutMs: 1000 })
       manager.start()
       const ended = nextEvent(manager, 'task:end')

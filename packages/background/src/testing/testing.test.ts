@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { FakeAgentRunner } from './fake-agent-runner.js'
 import { FakeClock } from './fake-clock.js'
 import { nextEvent } from './next-event.js'
-import { RecordingNotifier } from './recording-notifier.js'
+import { RecordingAgentRunner } from './recording-agent-runner.js'
+import { RecordingChannelSender } from './recording-channel-sender.js'
 import { agentRunnerContract, channelNotifierContract } from './vitest.js'
 
-agentRunnerContract('FakeAgentRunner', () => new FakeAgentRunner({ handler: () => ({ text: 'ok' }) }))
-channelNotifierContract('RecordingNotifier', () => new RecordingNotifier())
+agentRunnerContract(
+  'RecordingAgentRunner',
+  () => new RecordingAgentRunner({ handler: () => ({ text: 'ok' }) }),
+)
+channelNotifierContract('RecordingChannelSender', () => new RecordingChannelSender())
 
 describe('FakeClock', () => {
   it('fires due timers in order with now() at each due time, including timers they register', () => {
@@ -42,9 +45,9 @@ describe('FakeClock', () => {
   })
 })
 
-describe('FakeAgentRunner', () => {
+describe('RecordingAgentRunner', () => {
   it('hands out calls in order and measures concurrency', async () => {
-    const runner = new FakeAgentRunner()
+    const runner = new RecordingAgentRunner()
     const signal = new AbortController().signal
     const first = runner.run({ prompt: '1', sessionKey: 'bg:1' }, { signal })
     const second = runner.run({ prompt: '2', sessionKey: 'bg:2' }, { signal })
@@ -59,7 +62,7 @@ describe('FakeAgentRunner', () => {
   })
 
   it('ignores its signal when asked to', async () => {
-    const runner = new FakeAgentRunner({ ignoreSignal: true })
+    const runner = new RecordingAgentRunner({ ignoreSignal: true })
     const controller = new AbortController()
     const run = runner.run({ prompt: 'p', sessionKey: 'bg:x' }, { signal: controller.signal })
     controller.abort(new Error('stop'))
@@ -70,7 +73,7 @@ describe('FakeAgentRunner', () => {
   })
 
   it('nextCall() rejects with signal.reason when aborted while waiting', async () => {
-    const runner = new FakeAgentRunner()
+    const runner = new RecordingAgentRunner()
     const controller = new AbortController()
     const waiting = runner.nextCall({ signal: controller.signal })
     const reason = new Error('gave up')
@@ -79,9 +82,9 @@ describe('FakeAgentRunner', () => {
   })
 })
 
-describe('RecordingNotifier', () => {
+describe('RecordingChannelSender', () => {
   it('records notices and hands them out in order', async () => {
-    const notifier = new RecordingNotifier()
+    const notifier = new RecordingChannelSender()
     const next = notifier.next()
     await notifier.send('a', 'first', { signal: new AbortController().signal })
     await notifier.send('b', 'second', { signal: new AbortController().signal })
@@ -112,5 +115,22 @@ describe('nextEvent', () => {
     controller.abort(reason)
     await expect(aborted).rejects.toBe(reason)
     expect(listeners.size).toBe(0)
+  })
+})
+
+describe('deprecated names of the testing fakes', () => {
+  it('FakeAgentRunner and RecordingNotifier still construct the renamed fakes, exported from /testing', async () => {
+    const testing = await import('./index.js')
+    const runner = new testing.FakeAgentRunner({ handler: () => ({ text: 'old name' }) })
+    expect(runner).toBeInstanceOf(testing.RecordingAgentRunner)
+    const answer = await runner.run(
+      { prompt: 'p', sessionKey: 'bg:1' },
+      { signal: new AbortController().signal },
+    )
+    expect(answer).toEqual({ text: 'old name' })
+    const notifier = new testing.RecordingNotifier()
+    expect(notifier).toBeInstanceOf(testing.RecordingChannelSender)
+    await notifier.send('telegram:1', 'hello', { signal: new AbortController().signal })
+    expect(notifier.texts).toEqual(['hello'])
   })
 })

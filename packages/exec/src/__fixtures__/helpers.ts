@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import type { Logger } from '../ports.js'
 
 /** A fresh temporary directory, removed by the returned cleanup. */
@@ -23,25 +24,12 @@ export async function isAlive(pid: number): Promise<boolean> {
   }
 }
 
-/**
- * Polls `predicate` until it holds or `timeoutMs` passes (by default 15 s: generous, as a deadline
- * on a loaded machine should be); returns its last value.
- */
-export async function eventually(
-  predicate: () => Promise<boolean> | boolean,
-  timeoutMs = 15_000,
-): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await predicate()) return true
-    if (Date.now() > deadline) return false
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
-
-/** Polls until none of `pids` is alive (15 s at most); false when one still is. */
+/** Polls until none of `pids` is alive (15 s at most); rejects when one still is. */
 export async function allGone(pids: readonly number[]): Promise<boolean> {
-  return eventually(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), 15_000)
+  return waitFor(async () => !(await Promise.all(pids.map(isAlive))).some(Boolean), {
+    intervalMs: 25,
+    what: `processes ${pids.join(', ')} to be gone`,
+  })
 }
 
 /** SIGKILLs every pid still there: what a failing test left behind must not outlive it. */

@@ -20,7 +20,7 @@ type ChatRequest = {
 }
 
 /** The outside world faked at the wire: an OpenAI-compatible chat-completions endpoint on 127.0.0.1. */
-class FakeModel {
+class RecordingModel {
   readonly requests: ChatRequest[] = []
   #turns: Turn[] = []
   #server: Server | undefined
@@ -83,13 +83,13 @@ class FakeModel {
   }
 }
 
-let fake: FakeModel
+let fake: RecordingModel
 let baseURL: string
 let registry: ProcessRegistry
 let execTools: AnyTool[]
 
 beforeEach(async () => {
-  fake = new FakeModel()
+  fake = new RecordingModel()
   baseURL = await fake.start()
   registry = new ProcessRegistry({ killGraceMs: 200 })
   execTools = createExecTools({ backend: { run, registry, blockLangoExec } })

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BackgroundManager } from '@lango/background'
-import { FakeAgentRunner, RecordingNotifier } from '@lango/background/testing'
+import { RecordingAgentRunner, RecordingChannelSender } from '@lango/background/testing'
 import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
@@ -46,7 +46,10 @@ beforeEach(async () => {
   await cron.start()
   engine = new WorkflowEngine({ store: new SqliteWorkflowStore(db), shellRunner })
   await engine.start()
-  background = new BackgroundManager({ runner: new FakeAgentRunner(), notifier: new RecordingNotifier() })
+  background = new BackgroundManager({
+    agentRunner: new RecordingAgentRunner(),
+    channelSender: new RecordingChannelSender(),
+  })
   background.start()
   const directory = await WorkflowDirectory.open(join(dir, 'workflows'))
   tools = [

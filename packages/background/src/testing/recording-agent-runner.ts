@@ -1,7 +1,7 @@
 import type { AgentRunner, AgentRunRequest, AgentRunResult } from '../ports.js'
 import { RecordCursor } from './record-cursor.js'
 
-/** One call a `FakeAgentRunner` received, with the means to finish it. */
+/** One call a `RecordingAgentRunner` received, with the means to finish it. */
 export interface RecordedRun {
   /** 0 for the first call, 1 for the second, … */
   readonly index: number
@@ -15,8 +15,8 @@ export interface RecordedRun {
   reject(error: unknown): void
 }
 
-/** Options of a `FakeAgentRunner`. */
-export interface FakeAgentRunnerOptions {
+/** Options of a `RecordingAgentRunner`. */
+export interface RecordingAgentRunnerOptions {
   /**
    * Answers each call automatically. Without it, each call waits until the test calls
    * `resolve()` or `reject()` on its `RecordedRun`.
@@ -33,15 +33,15 @@ export interface FakeAgentRunnerOptions {
 }
 
 /** A recording `AgentRunner` for tests: every call is kept in `calls`, and concurrency is measured. */
-export class FakeAgentRunner implements AgentRunner {
+export class RecordingAgentRunner implements AgentRunner {
   /** Every call, in order. */
   readonly calls: RecordedRun[] = []
-  readonly #options: FakeAgentRunnerOptions
+  readonly #options: RecordingAgentRunnerOptions
   #inFlight = 0
   #peakInFlight = 0
   readonly #cursor = new RecordCursor(this.calls)
 
-  constructor(options: FakeAgentRunnerOptions = {}) {
+  constructor(options: RecordingAgentRunnerOptions = {}) {
     this.#options = Object.freeze({ ...options })
   }
 
@@ -107,3 +107,14 @@ export class FakeAgentRunner implements AgentRunner {
     return this.#cursor.next(options?.signal)
   }
 }
+
+/**
+ * @deprecated Renamed {@link RecordingAgentRunner}, the name every package gives its recording
+ * agent runner; `FakeAgentRunner` is kept for one release.
+ * @alias
+ */
+export const FakeAgentRunner = RecordingAgentRunner
+/** @deprecated Renamed {@link RecordingAgentRunner}; kept for one release. @alias */
+export type FakeAgentRunner = RecordingAgentRunner
+/** @deprecated Renamed {@link RecordingAgentRunnerOptions}; kept for one release. */
+export type FakeAgentRunnerOptions = RecordingAgentRunnerOptions

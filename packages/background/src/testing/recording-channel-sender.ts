@@ -1,7 +1,7 @@
 import type { ChannelNotifier } from '../ports.js'
 import { RecordCursor } from './record-cursor.js'
 
-/** One notice a `RecordingNotifier` was asked to send. */
+/** One notice a `RecordingChannelSender` was asked to send. */
 export interface RecordedNotice {
   /** The task's origin channel. */
   readonly target: string
@@ -9,8 +9,8 @@ export interface RecordedNotice {
   readonly signal: AbortSignal
 }
 
-/** Options of a `RecordingNotifier`. */
-export interface RecordingNotifierOptions {
+/** Options of a `RecordingChannelSender`. */
+export interface RecordingChannelSenderOptions {
   /** Decides how each delivery ends: throw or reject to fail it, never settle to hang it. Default: succeed. */
   readonly handler?: (
     target: string,
@@ -20,13 +20,13 @@ export interface RecordingNotifierOptions {
 }
 
 /** A `ChannelNotifier` for tests that records every notice it is asked to send. */
-export class RecordingNotifier implements ChannelNotifier {
+export class RecordingChannelSender implements ChannelNotifier {
   /** Every notice, in the order `send` was called. */
   readonly notices: RecordedNotice[] = []
-  readonly #handler: RecordingNotifierOptions['handler']
+  readonly #handler: RecordingChannelSenderOptions['handler']
   readonly #cursor = new RecordCursor(this.notices)
 
-  constructor(options: RecordingNotifierOptions = {}) {
+  constructor(options: RecordingChannelSenderOptions = {}) {
     this.#handler = options.handler
   }
 
@@ -51,3 +51,14 @@ export class RecordingNotifier implements ChannelNotifier {
     return this.#cursor.next(options?.signal)
   }
 }
+
+/**
+ * @deprecated Renamed {@link RecordingChannelSender}, the name every package gives its recording
+ * channel port (the option is `channelSender`); `RecordingNotifier` is kept for one release.
+ * @alias
+ */
+export const RecordingNotifier = RecordingChannelSender
+/** @deprecated Renamed {@link RecordingChannelSender}; kept for one release. @alias */
+export type RecordingNotifier = RecordingChannelSender
+/** @deprecated Renamed {@link RecordingChannelSenderOptions}; kept for one release. */
+export type RecordingNotifierOptions = RecordingChannelSenderOptions
