@@ -143,18 +143,11 @@ export interface StoredApproval {
   readonly outcome: ToolCallOutcome | null
 }
 
-/** What a new approval is inserted with. */
-export interface NewApproval {
-  readonly id: string
-  readonly tool: string
-  readonly summary: string
-  readonly safety: string
-  readonly sessionKey: string | null
-  readonly origin: string
-  readonly callKey: string | null
-  readonly createdAt: number
-  readonly expiresAt: number
-}
+/** What a new approval is inserted with: a pending row before anyone decides it. */
+export type NewApproval = Pick<
+  StoredApproval,
+  'id' | 'tool' | 'summary' | 'safety' | 'sessionKey' | 'origin' | 'callKey' | 'createdAt' | 'expiresAt'
+>
 
 /** The status as of `now`: a pending row past its expiry reads as `expired`. */
 export function effectiveStatus(approval: StoredApproval, now: number): ApprovalStatus {

@@ -1,6 +1,6 @@
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest'
 import { ChannelError } from './errors.js'
-import { SecretScrubber } from './scrub.js'
+import { botTokenScrubber, type SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
 import { resolveChannelId } from './target.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
@@ -49,10 +49,8 @@ export class DiscordChannel implements ChannelAdapter {
 
   constructor(options: DiscordChannelOptions) {
     this.name = options.name ?? 'discord'
-    if (options.token.trim() === '')
-      throw new ChannelError('CHANNEL_INVALID_OPTIONS', `${this.name}: a bot token is required`)
+    this.#scrubber = botTokenScrubber(this.name, options.token)
     this.#options = options
-    this.#scrubber = new SecretScrubber([options.token])
     const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000
     this.#rest = new REST({
       version: '10',

@@ -1,3 +1,5 @@
+import { ChannelError } from './errors.js'
+
 const REDACTED = '[redacted]'
 /** How deep a cause chain is copied; deeper causes are dropped. */
 const MAX_CAUSE_DEPTH = 4
@@ -53,4 +55,15 @@ export class SecretScrubber {
     }
     return copy
   }
+}
+
+/**
+ * The scrubber of a chat service adapter whose one secret is its bot token (Slack, Discord): the
+ * token must not be blank, and is masked in everything the adapter throws or logs.
+ * @throws ChannelError `CHANNEL_INVALID_OPTIONS` for a blank token
+ */
+export function botTokenScrubber(channel: string, token: string): SecretScrubber {
+  if (token.trim() === '')
+    throw new ChannelError('CHANNEL_INVALID_OPTIONS', `${channel}: a bot token is required`)
+  return new SecretScrubber([token])
 }

@@ -8,7 +8,7 @@ import {
 import { abortable } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChannelError } from './errors.js'
-import { SecretScrubber } from './scrub.js'
+import { botTokenScrubber, type SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
 import { resolveChannelId } from './target.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
@@ -63,10 +63,8 @@ export class SlackChannel implements ChannelAdapter {
 
   constructor(options: SlackChannelOptions) {
     this.name = options.name ?? 'slack'
-    if (options.token.trim() === '')
-      throw new ChannelError('CHANNEL_INVALID_OPTIONS', `${this.name}: a bot token is required`)
+    this.#scrubber = botTokenScrubber(this.name, options.token)
     this.#options = options
-    this.#scrubber = new SecretScrubber([options.token])
     this.#maxMessageLength = options.maxMessageLength ?? 4000
     const logger = options.logger ?? silentLogger
     this.#client = new WebClient(options.token, {
