@@ -1,15 +1,8 @@
 import pino from 'pino'
 
-/** Structured fields of a log line: ids, names, durations. Never resolved secrets. */
-type LogFields = Readonly<Record<string, unknown>>
+import type { LogFields, Logger } from './logger-port.js'
 
-/** The one Logger shape of every `@lango/*` package (ADR 0006). */
-export interface Logger {
-  debug(message: string, fields?: LogFields): void
-  info(message: string, fields?: LogFields): void
-  warn(message: string, fields?: LogFields): void
-  error(message: string, fields?: LogFields): void
-}
+export { type Logger, silentLogger } from './logger-port.js'
 
 /** pino's levels, `silent` included. */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
@@ -88,6 +81,3 @@ function errorFields(fields: LogFields | undefined): LogFields | undefined {
   )
   return Object.fromEntries(entries)
 }
-
-/** A logger that drops everything. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} }

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js'
+import type { Logger } from '../logger-port.js'
 import type { SessionLimits } from './options.js'
 import type { SessionEvent } from './ports.js'
 import type { Executor } from './rows.js'
