@@ -50,7 +50,6 @@ export class TelegramApprovals {
 
   constructor(options: TelegramApprovalsOptions) {
     this.#options = options
-    options.bot.on('callback_query:data', (context) => this.#onCallback(context))
   }
 
   /**
@@ -104,7 +103,8 @@ export class TelegramApprovals {
     for (const pending of this.#pending.values()) pending.answer(undefined)
   }
 
-  #onCallback(context: Context): void {
+  /** Answers a press of an approval's button: only the asking user's, in the chat it was asked in. */
+  onCallback(context: Context): void {
     const { name, logger, scrubber } = this.#options
     const query = context.callbackQuery
     if (query?.data === undefined) return

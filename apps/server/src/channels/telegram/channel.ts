@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
 import { autoRetry } from '@grammyjs/auto-retry'
 import { type Clock, systemClock } from '@lango/cron'
-import { Bot, type Context } from 'grammy'
+import { Bot } from 'grammy'
 import { type Logger, silentLogger } from '../../logger.js'
 import { ChannelError } from '../errors.js'
 import { SecretScrubber } from '../scrub.js'
-import { splitMessage } from '../split.js'
 import type {
   ChannelAdapter,
   ChannelApprovalRequest,
@@ -15,9 +14,11 @@ import type {
 } from '../types.js'
 import { type BotCallContext, botFailure, callBot, grammySignal } from './api.js'
 import { TelegramApprovals } from './approvals.js'
-import { TELEGRAM_CHAT, TELEGRAM_MESSAGE_LIMIT } from './format.js'
+import { TelegramConversations } from './conversation.js'
+import { TELEGRAM_CHAT } from './format.js'
 import type { TelegramChannelOptions } from './options.js'
 import { TelegramPolling } from './polling.js'
+import { sendParts } from './send.js'
 
 /**
  * Telegram through grammY: long polling for messages, replies split at 4096 characters on line
@@ -43,6 +44,7 @@ export class TelegramChannel implements ChannelAdapter {
   readonly #calls: BotCallContext
   readonly #polling: TelegramPolling
   readonly #approvals: TelegramApprovals
+  readonly #conversations: TelegramConversations
   readonly #tasks = new Set<Promise<unknown>>()
   /**
    * One long poll per bot token: `telegram-bot:<first 16 hex of the token's SHA-256>`. With several
@@ -117,7 +119,21 @@ export class TelegramChannel implements ChannelAdapter {
       call: (method, signal, call) => callBot(this.#calls, method, signal, call),
       track: (task) => this.#track(task),
     })
-    this.#bot.on('message', (context) => this.#onMessage(context))
+    this.#conversations = new TelegramConversations({
+      name: this.name,
+      bot: this.#bot,
+      allowedChats: this.#allowedSet,
+      clock: this.#clock,
+      logger: this.#logger,
+      scrubber: this.#scrubber,
+      calls: this.#calls,
+      typingIntervalMs: options.typingIntervalMs ?? 4000,
+      inbound: () => this.#inbound,
+      receiving: () => this.#polling.signal,
+      track: (task) => this.#track(task),
+    })
+    this.#bot.on('callback_query:data', (context) => this.#approvals.onCallback(context))
+    this.#bot.on('message', (context) => this.#conversations.onMessage(context))
     this.#bot.catch((error) =>
       this.#logger.error('telegram update failed', {
         channel: this.name,
@@ -135,7 +151,7 @@ export class TelegramChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     options.signal?.throwIfAborted()
     const chat = this.#chat(chatId)
-    await this.#sendParts(chat, text, undefined, options.signal)
+    await sendParts(this.#bot, this.#calls, chat, text, undefined, options.signal)
   }
 
   /**
@@ -205,124 +221,6 @@ export class TelegramChannel implements ChannelAdapter {
     this.#inbound = undefined
   }
 
-  #onMessage(context: Context): void {
-    const message = context.message
-    if (message === undefined) return
-    const chatId = String(message.chat.id)
-    if (!this.#allowedSet.has(chatId)) {
-      // Never the text: a stranger's message is not ours to keep.
-      this.#logger.warn('telegram message from a chat that is not allowed was ignored', {
-        channel: this.name,
-        chatId,
-        updateId: context.update.update_id,
-      })
-      return
-    }
-    const inbound = this.#inbound
-    const receiving = this.#polling.signal
-    if (message.text === undefined || message.from === undefined || message.from.is_bot) return
-    if (inbound === undefined || receiving === undefined) return
-    this.#track(
-      this.#converse(inbound, receiving, {
-        chatId,
-        userId: String(message.from.id),
-        text: message.text,
-        messageId: message.message_id,
-        ...(message.from.username === undefined ? {} : { userName: message.from.username }),
-      }),
-    )
-  }
-
-  async #converse(
-    inbound: InboundHandler,
-    signal: AbortSignal,
-    message: { chatId: string; userId: string; text: string; messageId: number; userName?: string },
-  ): Promise<void> {
-    const stopTyping = this.#typing(message.chatId, signal)
-    let reply: string | undefined
-    try {
-      reply = await inbound(
-        {
-          channel: this.name,
-          chatId: message.chatId,
-          userId: message.userId,
-          text: message.text,
-          messageId: String(message.messageId),
-          ...(message.userName === undefined ? {} : { userName: message.userName }),
-        },
-        { signal },
-      )
-    } catch (error) {
-      if (!signal.aborted)
-        this.#logger.error('telegram inbound handler failed', {
-          channel: this.name,
-          chatId: message.chatId,
-          error: this.#scrubber.error(error),
-        })
-      return
-    } finally {
-      stopTyping()
-    }
-    if (reply === undefined || reply.trim() === '' || signal.aborted) return
-    await this.#sendParts(message.chatId, reply, message.messageId, signal).catch((error: unknown) => {
-      if (!signal.aborted)
-        this.#logger.error('telegram reply failed', {
-          channel: this.name,
-          chatId: message.chatId,
-          error: ChannelError.is(error) ? error : this.#scrubber.error(error),
-        })
-    })
-  }
-
-  /** Sends `typing` now and every `typingIntervalMs` until the returned function is called. */
-  #typing(chatId: string, signal: AbortSignal): () => void {
-    let stopped = false
-    let timer: unknown
-    const tick = (): void => {
-      if (stopped || signal.aborted) return
-      this.#track(
-        this.#bot.api
-          .sendChatAction(chatId, 'typing', undefined, grammySignal(signal))
-          .catch((error: unknown) => {
-            if (!signal.aborted)
-              this.#logger.debug('telegram typing indicator failed', {
-                channel: this.name,
-                error: this.#scrubber.error(error),
-              })
-          }),
-      )
-      timer = this.#clock.setTimeout(tick, this.#options.typingIntervalMs ?? 4000)
-    }
-    tick()
-    return () => {
-      stopped = true
-      if (timer !== undefined) this.#clock.clearTimeout(timer)
-    }
-  }
-
-  async #sendParts(
-    chatId: string,
-    text: string,
-    replyTo: number | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    let first = true
-    for (const part of splitMessage(text, TELEGRAM_MESSAGE_LIMIT)) {
-      const other = {
-        // Telegram would fetch a URL in an agent's text for a preview: an exfiltration path.
-        link_preview_options: { is_disabled: true },
-        ...(first && replyTo !== undefined
-          ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
-          : {}),
-      }
-      await callBot(this.#calls, 'sendMessage', signal, (callSignal) =>
-        this.#bot.api.sendMessage(chatId, part, other, grammySignal(callSignal)),
-      )
-      first = false
-    }
-  }
-
-  /** The chat a send goes to: the given one or the first allowed; it must be allowed. */
   #chat(chatId: string | undefined): string {
     const chat = chatId ?? this.#allowed[0]
     if (chat === undefined)
