@@ -13,7 +13,7 @@ export async function channelAdapters(config: ServerConfig, logger: Logger): Pro
   const adapters: ChannelAdapter[] = []
   // Each channel's client library loads only when that channel is configured.
   if (telegram.token !== undefined) {
-    const { TelegramChannel } = await import('../channels/telegram.js')
+    const { TelegramChannel } = await import('../channels/telegram/channel.js')
     adapters.push(
       new TelegramChannel({
         token: telegram.token,

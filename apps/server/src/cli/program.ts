@@ -9,7 +9,7 @@ import { registerServe } from './commands/serve.js'
 import { registerApprovals, registerTools } from './commands/tools.js'
 import { registerWorkflow } from './commands/workflow.js'
 import { createContext } from './context.js'
-import { registerDoctor } from './doctor.js'
+import { registerDoctor } from './doctor/index.js'
 import { ApiError, CliError, type CliIssue, EXIT } from './errors.js'
 import { type CliIo, Output } from './output.js'
 

@@ -1,0 +1,30 @@
+import type { ServerConfig } from '../../config/types.js'
+import type { CheckResult } from './check.js'
+
+/** Stored secrets can be opened: LANGO_PASSPHRASE is set when there are any. */
+export function checkSecrets(secrets: number, config: ServerConfig): CheckResult {
+  if (secrets > 0 && config.vault.passphrase === undefined)
+    return {
+      name: 'secrets',
+      status: 'warn',
+      message: `${secrets} secret${secrets === 1 ? '' : 's'} stored, but LANGO_PASSPHRASE is not set`,
+      fix: 'set LANGO_PASSPHRASE for the server: commands using {{secret:NAME}} fail without it',
+    }
+  return {
+    name: 'secrets',
+    status: 'ok',
+    message:
+      secrets === 0
+        ? 'no secrets stored'
+        : `${secrets} secret${secrets === 1 ? '' : 's'} stored; LANGO_PASSPHRASE is set (\`lango secrets list\` checks it)`,
+  }
+}
+
+/** How many secrets the vault holds (none when its table does not exist yet). */
+export function countSecrets(database: import('better-sqlite3').Database): number {
+  const exists = database
+    .prepare("select 1 from sqlite_master where type = 'table' and name = 'vault_secrets'")
+    .get()
+  if (exists === undefined) return 0
+  return (database.prepare('select count(*) as n from vault_secrets').get() as { n: number }).n
+}

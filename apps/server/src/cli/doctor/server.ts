@@ -1,0 +1,80 @@
+import type { ApiClient } from '../client.js'
+import type { CommandContext } from '../context.js'
+import { ApiError, CliError } from '../errors.js'
+import { type CheckResult, safeMessage } from './check.js'
+import { NETWORK_TIMEOUT_MS } from './http.js'
+
+/** The server answers at its address, is ready, and every instance on its database is alive. */
+export async function checkServer(context: CommandContext): Promise<CheckResult> {
+  let client: ApiClient
+  try {
+    client = await context.client()
+  } catch (error) {
+    return {
+      name: 'server',
+      status: 'warn',
+      message: `not checked: ${CliError.is(error) ? error.message : 'no server address (the configuration does not load)'}`,
+    }
+  }
+  try {
+    const health = await client.get<{ status?: string; version?: string; scheduler?: string }>('/healthz', {
+      timeoutMs: NETWORK_TIMEOUT_MS,
+    })
+    // The cluster: every server registered on the same database (issue 14).
+    const cluster = await client
+      .get<{
+        instances: { id: string; host: string; pid: number; alive: boolean; heartbeat_at: string }[]
+        leases?: { name: string; owner: string; expires_at: string }[]
+      }>('/api/instances', { timeoutMs: NETWORK_TIMEOUT_MS })
+      .catch(() => undefined)
+    const instances = cluster?.instances ?? []
+    const silent = instances.filter((instance) => !instance.alive)
+    const clusterLine =
+      cluster === undefined
+        ? ''
+        : `; ${instances.length} instance${instances.length === 1 ? '' : 's'} on its database${
+            silent.length === 0
+              ? ''
+              : `, ${silent.length} not answering (${silent.map((instance) => `${instance.host}:${instance.pid}`).join(', ')})`
+          }${leaseLine(cluster.leases ?? [])}`
+    return {
+      name: 'server',
+      status: silent.length === 0 ? 'ok' : 'warn',
+      message: `running at ${client.baseUrl} (version ${health.version ?? '?'}, scheduler ${health.scheduler ?? '?'})${clusterLine}`,
+      ...(silent.length === 0
+        ? {}
+        : {
+            fix: 'an instance stopped without deregistering (killed?); the next server to start removes it',
+          }),
+      details: { url: client.baseUrl, health, instances, leases: cluster?.leases ?? [] },
+    }
+  } catch (error) {
+    if (CliError.is(error) && error.code === 'CLI_SERVER_NOT_RUNNING')
+      return {
+        name: 'server',
+        status: 'warn',
+        message: `not running at ${client.baseUrl}`,
+        fix: 'start it with `lango serve`',
+      }
+    if (ApiError.is(error) && error.status === 503)
+      return {
+        name: 'server',
+        status: 'warn',
+        message: `answers at ${client.baseUrl} but is not ready (${error.message})`,
+        fix: 'wait for start-up to finish; if it stays so, read its log (stderr)',
+      }
+    return {
+      name: 'server',
+      status: 'fail',
+      message: `${client.baseUrl}: ${CliError.is(error) || ApiError.is(error) ? error.message : safeMessage(error)}`,
+      fix: 'check --url / LANGO_URL, and that LANGO_API_TOKEN matches the server',
+    }
+  }
+}
+
+/** `; leases: retention on host:pid, …`: who runs each singleton duty (owner ids start with host:pid). */
+function leaseLine(leases: readonly { readonly name: string; readonly owner: string }[]): string {
+  if (leases.length === 0) return ''
+  const holder = (owner: string) => owner.split(':').slice(0, 2).join(':')
+  return `; leases: ${leases.map((lease) => `${lease.name} on ${holder(lease.owner)}`).join(', ')}`
+}
