@@ -118,6 +118,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       cwd,
     },
     logging: { level: 'info' },
+    metrics: { enabled: true },
   }
 }
 
@@ -227,6 +228,8 @@ exec:
   cwd: /srv/work
 logging:
   level: debug
+metrics:
+  enabled: false
 `
 
 describe('loadConfig: the file', () => {
@@ -324,6 +327,7 @@ describe('loadConfig: the file', () => {
         cwd: '/srv/work',
       },
       logging: { level: 'debug' },
+      metrics: { enabled: false },
     } satisfies ServerConfig)
   })
 
