@@ -1,5 +1,6 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { skipReasonKind } from '../src/metrics/skip-reasons.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
 
@@ -191,5 +192,23 @@ describe('metrics.enabled: false', () => {
     } finally {
       await server.dispose()
     }
+  })
+})
+
+describe('skipReasonKind', () => {
+  it.each([
+    ['missed while no scheduler was running (catchup: none)', 'missed'],
+    ['missed by 3h 2m, beyond the catch-up window of 1h', 'missed'],
+    ['overlap: the previous run of this job is still in progress (overlap: skip)', 'overlap'],
+    [
+      'queue full: 100 further occurrences of overlap: allow jobs already wait for a run slot (maxWaitingRuns)',
+      'queue_full',
+    ],
+    ['budget: 10 AI runs already started in the last 24 hours (maxAiRunsPerDay)', 'budget'],
+    ['skipped: the job was paused after consecutive failures', 'paused'],
+    ['skipped: the scheduler stopped before a run slot was free', 'stopped'],
+    [null, 'other'],
+  ])('%s is %s', (reason, kind) => {
+    expect(skipReasonKind(reason)).toBe(kind)
   })
 })
