@@ -208,6 +208,11 @@ export class Approvals {
     return rows.map((row) => toView(row, now))
   }
 
+  /** How many approvals are pending (not past expiry), from every process: `lango_approvals_pending`. */
+  countPending(options: ApprovalCallOptions = {}): Promise<number> {
+    return this.#store.countPending(this.#options.now(), options)
+  }
+
   /** One approval as it stands; `SERVER_APPROVAL_NOT_FOUND` for an unknown (or pruned) id. */
   async get(id: string, options: ApprovalCallOptions = {}): Promise<ApprovalView> {
     const stored = await this.#store.get(id, options)

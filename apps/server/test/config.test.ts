@@ -118,6 +118,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       cwd,
     },
     logging: { level: 'info' },
+    metrics: { enabled: true },
   }
 }
 
@@ -227,6 +228,8 @@ exec:
   cwd: /srv/work
 logging:
   level: debug
+metrics:
+  enabled: false
 `
 
 describe('loadConfig: the file', () => {
@@ -324,6 +327,7 @@ describe('loadConfig: the file', () => {
         cwd: '/srv/work',
       },
       logging: { level: 'debug' },
+      metrics: { enabled: false },
     } satisfies ServerConfig)
   })
 
@@ -551,7 +555,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -688,7 +692,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics), got ${got}`,
       },
     ])
     expect(error.message).toBe(

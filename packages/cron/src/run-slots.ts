@@ -84,6 +84,11 @@ export class RunSlots {
     return this.#running
   }
 
+  /** Occurrences waiting: for a run slot, or queued behind their job's running occurrence. */
+  get waiting(): number {
+    return this.#waiting.length + this.#queuedBehind.size
+  }
+
   /**
    * Decides whether `occurrence` of `job` starts now (taking a slot), waits for a slot, queues
    * behind the job's running occurrence, or is skipped; a waiting or queued one is kept here. An

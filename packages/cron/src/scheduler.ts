@@ -154,6 +154,11 @@ export class CronScheduler {
     return this.#slots.running
   }
 
+  /** Occurrences due but not started: waiting for a run slot or queued behind their job's running one. */
+  get waitingCount(): number {
+    return this.#slots.waiting
+  }
+
   /** Number of jobs armed in the heap. */
   get armedCount(): number {
     return this.#fires.size

@@ -173,6 +173,11 @@ export class WorkflowEngine {
     return this.#options.ownerId
   }
 
+  /** Runs this engine executes right now (started here or taken over); at most `maxConcurrentRuns`. */
+  get runningCount(): number {
+    return this.#runs.size
+  }
+
   /**
    * Parses and validates YAML with this engine's limits (agent-safe by default) without running
    * it: what a caller shows an approver is then exactly what {@link startRun} runs when given the

@@ -1,5 +1,10 @@
 import type { AnyTool } from '@lango/tools'
-import { type AgentRunner, type AgentRunRequest, unattendedSession } from '../agent/index.js'
+import {
+  type AgentRunner,
+  type AgentRunRequest,
+  type UsageRecord,
+  unattendedSession,
+} from '../agent/index.js'
 import { noModelRunner } from '../agent/no-model.js'
 import type { Approvals } from '../approvals.js'
 import type { ServerConfig } from '../config/types.js'
@@ -72,6 +77,8 @@ export async function createAgent(
     readonly tools: readonly AnyTool[]
     readonly approvals: Approvals
     readonly logger: Logger
+    /** Receives every turn's token usage (the metrics). */
+    readonly onUsage?: (record: UsageRecord) => void
   },
 ): Promise<AgentRunner> {
   const { createAgentRunner } = modelConfigured(config)
@@ -95,6 +102,7 @@ export async function createAgent(
       allowDangerous: config.approvals.unattendedAllowDangerous,
       allowCronCreate: config.approvals.unattendedAllowCronCreate,
     },
+    ...(parts.onUsage === undefined ? {} : { onUsage: parts.onUsage }),
     logger: parts.logger,
   })
 }

@@ -12,6 +12,7 @@ import type { SingletonDuties } from '../cluster/leases.js'
 import type { ServerConfig } from '../config/types.js'
 import type { EventHub } from '../events.js'
 import type { Logger } from '../logger.js'
+import type { ServerMetrics } from '../metrics/server-metrics.js'
 import { VERSION } from '../version.js'
 import type { ServerDatabase } from './database-features.js'
 import type { Lifecycle } from './lifecycle.js'
@@ -40,6 +41,8 @@ export interface App {
   readonly duties: SingletonDuties
   /** Every agent tool, in a stable order (`tools/list`, `GET /api/tools`). */
   readonly tools: readonly AnyTool[]
+  /** The Prometheus metrics `GET /metrics` serves; undefined with `metrics.enabled: false`. */
+  readonly metrics: ServerMetrics | undefined
   /** The MCP server's `instructions`. */
   readonly instructions: string
   /** True between a finished `start()` and `stop()`. */

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config/types.js'
 import { EventHub } from '../events.js'
 import { claimHostRun } from '../host-runs.js'
 import type { Logger } from '../logger.js'
+import { createServerMetrics } from '../metrics/server-metrics.js'
 import { dispatchScheduledWorkflows } from '../scheduled-workflows/dispatch.js'
 import { scheduleSync } from '../scheduled-workflows/sync.js'
 import { createAgent, createSessions, unattendedRunner } from './agent.js'
@@ -72,6 +73,13 @@ export async function createApp(
     // Every delivery (cron results, background notices, workflow results) and every chat in goes
     // through one router: the configured channels, custom adapters, and `log`.
     const channels = new ChannelRouter({ adapters: await channelAdapters(config, logger), logger })
+    // `GET /metrics`: counters fed by the services' events and the deliveries they send, gauges read
+    // from them at each scrape, in a registry of this app's own.
+    const metrics = config.metrics.enabled
+      ? createServerMetrics({ channels: () => channels.channels })
+      : undefined
+    const sender = (source: 'cron' | 'background' | 'workflow') =>
+      metrics?.countDeliveries(source, channels) ?? channels
     // The agent needs the tools, which need the services, which need an agent runner: theirs read
     // the agent (made below, once the tools exist) at each run, and nothing runs before start().
     const theAgent = (): AgentRunner => agent
@@ -83,7 +91,7 @@ export async function createApp(
       clock,
       shellRunner: exec.shell,
       agentRunner: unattendedRunner(theAgent, 'workflow'),
-      channelSender: channels,
+      channelSender: sender('workflow'),
       logger,
     })
     const cron = createCron(config, {
@@ -104,12 +112,12 @@ export async function createApp(
         'cron',
         (request) => request.sessionKey !== `cron:${request.jobName}`,
       ),
-      channelSender: channels,
+      channelSender: sender('cron'),
       logger,
     })
     const background = createBackground(config, {
       agentRunner: unattendedRunner(theAgent, 'background'),
-      channelSender: channels,
+      channelSender: sender('background'),
       logger,
     })
     const approvals = new Approvals({
@@ -120,6 +128,13 @@ export async function createApp(
       origin: ownerId,
     })
     forwardEvents(events, cron, engine, background)
+    metrics?.observe({
+      cron,
+      engine,
+      background,
+      pendingApprovals: () => approvals.countPending(),
+      duties,
+    })
     const syncSchedules = scheduleSync(cron, directory, events, logger)
     const tools = createTools(
       config,
@@ -127,7 +142,13 @@ export async function createApp(
       logger,
     )
     const sessions = createSessions(config, database, theAgent, logger)
-    const agent = await createAgent(config, { memory: sessions, tools, approvals, logger })
+    const agent = await createAgent(config, {
+      memory: sessions,
+      tools,
+      approvals,
+      logger,
+      ...(metrics === undefined ? {} : { onUsage: metrics.onAgentUsage }),
+    })
     duties.add(retentionDuty(cron, engine, logger))
 
     lifecycle.add({
@@ -183,6 +204,7 @@ export async function createApp(
         instances,
         clock,
         duties,
+        metrics,
         instructions: automationInstructions(config),
         syncSchedules,
       },

@@ -216,6 +216,11 @@ export class SingletonDuties {
     this.#duties.set(duty.name, duty)
   }
 
+  /** The names of the duties added, in order. */
+  get names(): readonly string[] {
+    return [...this.#duties.keys()]
+  }
+
   /** Every lease row of the cluster, whoever holds it (`GET /api/instances`, `lango doctor`). */
   all(): Promise<LeaseView[]> {
     return this.#options.leases.list()

@@ -539,6 +539,7 @@ function buildConfig(
       cwd: exec?.cwd == null ? context.cwd : local(exec.cwd),
     },
     logging: { level: env.logLevel ?? file.logging?.level ?? 'info' },
+    metrics: { enabled: file.metrics?.enabled ?? true },
   }
 }
 

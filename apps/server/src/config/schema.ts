@@ -203,6 +203,9 @@ export const fileSchema = section({
   logging: section({
     level: field(logLevel),
   }),
+  metrics: section({
+    enabled: field(boolean),
+  }),
 })
 
 /** The validated file, before defaults and environment overrides. */

@@ -191,4 +191,8 @@ export interface ServerConfig {
     /** pino level. Default `info`; `LANGO_LOG_LEVEL` overrides. */
     readonly level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
   }
+  readonly metrics: {
+    /** Serve `GET /metrics` (Prometheus text format, behind the API token). Default true. */
+    readonly enabled: boolean
+  }
 }

@@ -16,6 +16,7 @@ import { cronRoutes } from './routes/cron.js'
 import { eventRoutes } from './routes/events.js'
 import { healthRoutes } from './routes/health.js'
 import { type McpRequestHandler, mcpRoutes } from './routes/mcp.js'
+import { metricsRoutes } from './routes/metrics.js'
 import { openAiRoutes } from './routes/openai.js'
 import { processRoutes } from './routes/processes.js'
 import { toolRoutes } from './routes/tools.js'
@@ -44,8 +45,8 @@ export interface HttpAppOptions {
 /**
  * The server's HTTP API (apps/server/README.md, "HTTP API") over a wired {@link App}: `GET /healthz`,
  * the tool catalogue and tool calls under the approval policy, the operator REST routes,
- * server-sent events, the OpenAI-compatible `/v1`, the dashboard at `/ui`, and `/mcp` when a
- * handler is given; each resource's routes are in src/http/routes/. Every error is JSON
+ * server-sent events, the OpenAI-compatible `/v1`, the dashboard at `/ui`, `/mcp` when a
+ * handler is given, and `GET /metrics` (Prometheus) unless `metrics.enabled` is false; each resource's routes are in src/http/routes/. Every error is JSON
  * `{error: {code, message}}` with the status of its code (src/http/error-status.ts), never a stack
  * trace. Every route but `GET /healthz` answers only a `Host` the one Host policy accepts
  * (src/http/host-policy.ts: DNS rebinding) and, with `server.apiToken` set, only the bearer token;
@@ -81,6 +82,8 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   http.notFound((c) => errorResponse(c, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; ${API_DOCS}`))
 
   // Middleware applies to the routes mounted after it (Hono runs handlers in registration order).
+  // Before anything else, so that refusals are counted too: the request metrics.
+  if (app.metrics !== undefined) http.use('*', app.metrics.http)
   // First of all, on every route (the dashboard's too): a Host this server answers to.
   http.use(
     '*',
@@ -138,6 +141,8 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     }),
   )
   if (options.mcp !== undefined) http.route('/mcp', mcpRoutes(options.mcp))
+  // Behind the Host and token guards above; served while starting and stopping too (no readiness gate).
+  if (app.metrics !== undefined) http.route('/metrics', metricsRoutes(app.metrics.registry))
 
   return http
 }

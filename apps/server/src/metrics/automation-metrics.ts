@@ -1,0 +1,80 @@
+import type { BackgroundManager } from '@lango/background'
+import type { CronService } from '@lango/cron'
+import type { WorkflowEngine } from '@lango/workflow'
+import { Counter, Histogram, type Registry } from 'prom-client'
+import { skipReasonKind } from './skip-reasons.js'
+
+/**
+ * Buckets of `lango_cron_fire_lateness_seconds`: a healthy scheduler fires within milliseconds
+ * (ADR 0009: p99 ≤ 10 ms); the upper buckets catch a blocked event loop or a suspended host.
+ */
+const FIRE_LATENESS_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+]
+
+/**
+ * Counts what cron, background and workflow do, from their events: runs by job, kind and status,
+ * each fire's lateness, skipped occurrences by the kind of their reason, and each cron run's
+ * delivery outcome. Labels are names and statuses, never a prompt, a command or a result.
+ */
+export function recordAutomation(
+  registry: Registry,
+  services: {
+    readonly cron: CronService
+    readonly engine: WorkflowEngine
+    readonly background: BackgroundManager
+  },
+): void {
+  const registers = [registry]
+  const cronRuns = new Counter({
+    name: 'lango_cron_runs_total',
+    help: 'Cron runs that ended, by job, kind (ai, shell) and final status (completed, failed, timed_out, cancelled, interrupted).',
+    labelNames: ['job', 'kind', 'status'] as const,
+    registers,
+  })
+  const lateness = new Histogram({
+    name: 'lango_cron_fire_lateness_seconds',
+    help: 'Time from an occurrence being due to the scheduler starting or queueing it, by trigger (schedule, catchup).',
+    labelNames: ['trigger'] as const,
+    buckets: FIRE_LATENESS_BUCKETS,
+    registers,
+  })
+  const skipped = new Counter({
+    name: 'lango_cron_skipped_total',
+    help: 'Cron occurrences recorded skipped, by job and reason (missed, overlap, queue_full, budget, paused, stopped, other).',
+    labelNames: ['job', 'reason'] as const,
+    registers,
+  })
+  const deliveries = new Counter({
+    name: 'lango_cron_deliveries_total',
+    help: 'Cron runs whose result was delivered or failed to reach a target, by job and delivery status (delivered, failed).',
+    labelNames: ['job', 'status'] as const,
+    registers,
+  })
+  const tasks = new Counter({
+    name: 'lango_background_tasks_total',
+    help: 'Background tasks that ended, by final status (done, failed, cancelled).',
+    labelNames: ['status'] as const,
+    registers,
+  })
+  const workflowRuns = new Counter({
+    name: 'lango_workflow_runs_total',
+    help: 'Workflow runs that ended on this server, by workflow and final status (completed, failed, cancelled).',
+    labelNames: ['workflow', 'status'] as const,
+    registers,
+  })
+
+  const { cron, engine, background } = services
+  cron.on('run:end', ({ job, run }) => {
+    cronRuns.inc({ job: job.name, kind: job.kind, status: run.status })
+    if (run.deliveryStatus !== 'none') deliveries.inc({ job: job.name, status: run.deliveryStatus })
+  })
+  cron.on('schedule:fire', (fire) => {
+    if (fire.outcome === 'skipped') skipped.inc({ job: fire.jobName, reason: skipReasonKind(fire.reason) })
+    // A manual trigger is due when asked for: its lateness says nothing about the scheduler.
+    else if ((fire.outcome === 'started' || fire.outcome === 'queued') && fire.trigger !== 'manual')
+      lateness.observe({ trigger: fire.trigger }, Math.max(0, fire.firedAt - fire.scheduledFor) / 1000)
+  })
+  background.on('task:end', (task) => tasks.inc({ status: task.status }))
+  engine.on('run:end', (run) => workflowRuns.inc({ workflow: run.workflowName, status: run.status }))
+}

@@ -1,0 +1,74 @@
+import type { BackgroundManager } from '@lango/background'
+import type { CronService } from '@lango/cron'
+import type { WorkflowEngine } from '@lango/workflow'
+import { Gauge, type Registry } from 'prom-client'
+
+/** What the gauges read at each scrape. */
+export interface StateSources {
+  readonly cron: CronService
+  readonly engine: WorkflowEngine
+  readonly background: BackgroundManager
+  /** Pending approvals (not past expiry) of every process on the database. */
+  readonly pendingApprovals: () => Promise<number>
+  /** Every singleton duty this server competes for, and the leases it holds now. */
+  readonly duties: {
+    readonly names: readonly string[]
+    held(): readonly { readonly name: string }[]
+  }
+}
+
+/** A duty's kind: its lease name up to the first `:` (`telegram:<token hash>` is `telegram`). */
+function dutyKind(name: string): string {
+  const colon = name.indexOf(':')
+  return colon === -1 ? name : name.slice(0, colon)
+}
+
+/**
+ * Gauges read from the services' state when Prometheus scrapes, not kept up to date between
+ * scrapes: queued and running work of cron, background and workflow, pending approvals, and the
+ * singleton-duty leases this server holds.
+ */
+export function registerStateGauges(registry: Registry, sources: StateSources): void {
+  const registers = [registry]
+  const { cron, engine, background, duties } = sources
+  new Gauge({
+    name: 'lango_queue_depth',
+    help: 'Work accepted but not started on this server: cron occurrences waiting for a run slot or queued behind their job, pending background tasks. (Workflows have no queue: a run beyond the limits is refused.)',
+    labelNames: ['service'] as const,
+    registers,
+    collect() {
+      this.set({ service: 'cron' }, cron.scheduler.waitingCount)
+      this.set({ service: 'background' }, background.list({ status: 'pending' }).length)
+    },
+  })
+  new Gauge({
+    name: 'lango_running',
+    help: 'Work running on this server now: cron runs, background tasks, workflow runs.',
+    labelNames: ['service'] as const,
+    registers,
+    collect() {
+      this.set({ service: 'cron' }, cron.scheduler.runningCount)
+      this.set({ service: 'background' }, background.list({ status: 'running' }).length)
+      this.set({ service: 'workflow' }, engine.runningCount)
+    },
+  })
+  new Gauge({
+    name: 'lango_approvals_pending',
+    help: 'Tool calls waiting for a person to approve or deny them, on every server sharing the database.',
+    registers,
+    async collect() {
+      this.set(await sources.pendingApprovals())
+    },
+  })
+  new Gauge({
+    name: 'lango_leases_held',
+    help: 'Singleton-duty leases this server holds, by duty (retention, telegram, …); 0 while another server holds them.',
+    labelNames: ['duty'] as const,
+    registers,
+    collect() {
+      this.reset()
+      for (const name of duties.names) this.set({ duty: dutyKind(name) }, 0)
+      for (const lease of duties.held()) this.inc({ duty: dutyKind(lease.name) })
+    },
+  })
+}
