@@ -142,7 +142,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   )
   if (options.mcp !== undefined) http.route('/mcp', mcpRoutes(options.mcp))
   // Behind the Host and token guards above; served while starting and stopping too (no readiness gate).
-  if (app.metrics !== undefined) http.route('/metrics', metricsRoutes(app.metrics.registry))
+  if (app.metrics !== undefined) http.route('/metrics', metricsRoutes(app.metrics.scrape))
 
   return http
 }

@@ -13,8 +13,10 @@ import { registerStateGauges, type StateSources } from './state-gauges.js'
 
 /** One app's Prometheus metrics (`GET /metrics`) and the hooks the composition root wires them by. */
 export interface ServerMetrics {
-  /** This app's own registry: `GET /metrics` serves `registry.metrics()`. */
+  /** This app's own registry (its `lango_*` metrics). */
   readonly registry: Registry
+  /** What `GET /metrics` serves: this app's metrics and the process's (collected once per process). */
+  scrape(): Registry
   /** Counts HTTP requests: the HTTP app's first middleware. */
   readonly http: MiddlewareHandler
   /** The agent runner's `onUsage`: turns, steps and tokens by model. */
@@ -37,9 +39,10 @@ export interface ServerMetrics {
  * are counted as `unknown`).
  */
 export function createServerMetrics(options: { readonly channels: () => readonly string[] }): ServerMetrics {
-  const registry = createMetricsRegistry()
+  const { app: registry, scrape } = createMetricsRegistry()
   return {
     registry,
+    scrape,
     http: httpMetrics(registry),
     onAgentUsage: agentUsageMetrics(registry),
     countDeliveries: deliveryMetrics(registry, options.channels),
