@@ -168,7 +168,7 @@ export interface ServerConfig {
     readonly workspace: string | undefined
     /** Default 4. */
     readonly maxParallel: number
-    /** Finished runs kept: default 30 days / 1000 runs per workflow. */
+    /** Finished runs kept: default 30 days / the newest 1000 runs in all (not per workflow). */
     readonly historyMaxAgeMs: number
     readonly historyMaxRuns: number
   }
