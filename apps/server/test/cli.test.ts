@@ -653,6 +653,62 @@ describe('lango doctor', () => {
     }
   })
 
+  it('warns about a job whose next run is in the past and one failing in a row, by name', async () => {
+    for (const name of ['doctor-overdue', 'doctor-failing'])
+      expect((await lango(['cron', 'add', name, '--schedule', '0 0 1 1 *', '--command', 'true'])).code).toBe(
+        0,
+      )
+    type Report = {
+      ok: boolean
+      checks: {
+        name: string
+        status: string
+        message: string
+        fix?: string
+        details?: Record<string, unknown>
+      }[]
+    }
+    const cronCheck = (report: Report) => report.checks.find((check) => check.name === 'cron jobs')
+    expect(cronCheck((await json<Report>(['doctor'])).data)).toMatchObject({ status: 'ok' })
+    // What a stalled scheduler and a broken job leave in the database: a next run years ago, and
+    // the last four runs failed.
+    const database = new Database(join(home as string, 'lango.db'))
+    database.pragma('busy_timeout = 5000')
+    const overdueAt = Date.parse('2020-01-01T00:00:00Z')
+    database.prepare("update cron_jobs set next_run_at = ? where name = 'doctor-overdue'").run(overdueAt)
+    database
+      .prepare(
+        "update cron_jobs set consecutive_failures = 4, last_status = 'failed' where name = 'doctor-failing'",
+      )
+      .run()
+    database.close()
+    try {
+      const report = await json<Report>(['doctor'])
+      expect(report.code).toBe(0)
+      expect(cronCheck(report.data)).toMatchObject({
+        status: 'warn',
+        message: expect.stringContaining(
+          'next run in the past: doctor-overdue (due 2020-01-01T00:00:00.000Z',
+        ),
+        fix: expect.stringContaining('lango cron history <name>'),
+        details: {
+          overdue: [{ name: 'doctor-overdue', next_run_at: '2020-01-01T00:00:00.000Z' }],
+          failing: [
+            { name: 'doctor-failing', consecutive_failures: 4, last_status: 'failed', paused: false },
+          ],
+        },
+      })
+      expect(cronCheck(report.data)?.message).toContain(
+        'failing in a row: doctor-failing (4 runs, last failed)',
+      )
+      const human = await lango(['doctor'])
+      expect(human.stdout).toMatch(/^warn\s+cron jobs\s+\d+ jobs?; 1 overdue, 1 failing in a row\n/m)
+      expect(human.stdout).toContain('doctor-overdue')
+    } finally {
+      for (const name of ['doctor-overdue', 'doctor-failing']) await lango(['cron', 'remove', name])
+    }
+  })
+
   it('checks a PostgreSQL database: reachable passes, a wrong password fails without showing it', async () => {
     type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
     const database = (report: Report) => report.checks.find((check) => check.name === 'database')

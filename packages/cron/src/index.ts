@@ -44,7 +44,7 @@ export type {
 export { silentLogger, systemClock } from './ports.js'
 export type { ScheduleInput, ValidatedSchedule } from './schedule.js'
 export { validateSchedule } from './schedule.js'
-export type { TriggerResult } from './scheduler.js'
+export type { SchedulerHealth, TriggerResult } from './scheduler.js'
 export { CronScheduler } from './scheduler.js'
 export type { CronSchedulerEvents } from './scheduler-events.js'
 export type { CronSchedulerOptions } from './scheduler-options.js'

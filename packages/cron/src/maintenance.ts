@@ -42,15 +42,31 @@ export class Maintenance {
   #beatTimer: TimerHandle | undefined
   #running = false
   #lastPrune = Number.NEGATIVE_INFINITY
+  #lastTickAt: number | undefined
 
   constructor(settings: MaintenanceSettings, hooks: MaintenanceHooks) {
     this.#settings = settings
     this.#hooks = hooks
   }
 
+  /** How often a round (and a heartbeat) is due: every third of the lease. */
+  get tickIntervalMs(): number {
+    return this.#settings.leaseMs / 3
+  }
+
+  /**
+   * When a timer of the upkeep last fired (epoch ms on the settings' clock), or when it started;
+   * undefined while it is stopped. A round or heartbeat that never comes back (a blocked event
+   * loop, a timer that does not fire, a store call that hangs) leaves it behind the clock.
+   */
+  get lastTickAt(): number | undefined {
+    return this.#lastTickAt
+  }
+
   /** Starts the upkeep; the first round runs after `firstDelayMs`. */
   start(firstDelayMs: number): void {
     this.#running = true
+    this.#tick()
     this.#schedule(firstDelayMs)
     this.#scheduleBeat(firstDelayMs)
   }
@@ -58,6 +74,7 @@ export class Maintenance {
   /** Stops the upkeep (a round in flight finishes; no other follows). */
   stop(): void {
     this.#running = false
+    this.#lastTickAt = undefined
     if (this.#timer !== undefined) this.#settings.clock.clearTimeout(this.#timer)
     if (this.#beatTimer !== undefined) this.#settings.clock.clearTimeout(this.#beatTimer)
     this.#timer = undefined
@@ -76,6 +93,7 @@ export class Maintenance {
     if (!this.#running) return
     const handle = this.#settings.clock.setTimeout(() => {
       this.#timer = undefined
+      this.#tick()
       this.#hooks.track(this.#round())
     }, delay)
     ;(handle as { unref?: () => void } | undefined)?.unref?.()
@@ -86,10 +104,15 @@ export class Maintenance {
     if (!this.#running) return
     const handle = this.#settings.clock.setTimeout(() => {
       this.#beatTimer = undefined
+      this.#tick()
       this.#hooks.track(this.#beat())
     }, delay)
     ;(handle as { unref?: () => void } | undefined)?.unref?.()
     this.#beatTimer = handle
+  }
+
+  #tick(): void {
+    this.#lastTickAt = this.#settings.clock.now().getTime()
   }
 
   async #beat(): Promise<void> {

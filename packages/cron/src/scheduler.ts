@@ -35,6 +35,24 @@ export interface TriggerResult {
   readonly reason?: string
 }
 
+/** How the scheduler's upkeep stands: {@link CronScheduler.health}. */
+export interface SchedulerHealth {
+  /**
+   * When the scheduler's maintenance timer last fired (the heartbeat or the maintenance round, due
+   * every third of `leaseMs`), or when it started; undefined while the scheduler is not running.
+   */
+  readonly lastTickAt: Date | undefined
+  /** How often a tick is due: a third of `leaseMs`. */
+  readonly tickIntervalMs: number
+  /** How old the last tick may be before the scheduler counts as stale. */
+  readonly staleAfterMs: number
+  /**
+   * True while the scheduler runs and its last tick is more than `staleAfterMs` behind the clock:
+   * its event loop was blocked, its timers do not fire, or a store call hangs. Never true when stopped.
+   */
+  readonly stale: boolean
+}
+
 /**
  * The scheduler: one timer over a heap of next fires, the occurrence ledger, overlap policy
  * (checked across schedulers in the claim), a concurrency cap, timeouts, catch-up on start,
@@ -162,6 +180,23 @@ export class CronScheduler {
   /** Number of jobs armed in the heap. */
   get armedCount(): number {
     return this.#fires.size
+  }
+
+  /**
+   * When the scheduler last ticked, and whether that is too long ago, measured on its clock (a
+   * stalled event loop or timer shows as a tick older than the tick interval). `staleAfterMs`
+   * defaults to three tick intervals, that is `leaseMs`.
+   */
+  health(options?: { readonly staleAfterMs?: number }): SchedulerHealth {
+    const tickIntervalMs = this.#maintenance.tickIntervalMs
+    const staleAfterMs = options?.staleAfterMs ?? 3 * tickIntervalMs
+    const last = this.#maintenance.lastTickAt
+    return {
+      lastTickAt: last === undefined ? undefined : new Date(last),
+      tickIntervalMs,
+      staleAfterMs,
+      stale: this.#started && last !== undefined && this.#now() - last > staleAfterMs,
+    }
   }
 
   /** Subscribes to an event; returns the unsubscribe function (like workflow's and background's `on`). */

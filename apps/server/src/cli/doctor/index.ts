@@ -4,6 +4,7 @@ import { EXIT } from '../errors.js'
 import { checkChannels } from './channels.js'
 import { type CheckResult, safeMessage } from './check.js'
 import { checkConfig } from './config.js'
+import { checkCronJobs } from './cron-jobs.js'
 import { checkDatabase } from './database.js'
 import { checkModel } from './model.js'
 import { checkBetterSqlite, checkPty } from './native.js'
@@ -14,7 +15,7 @@ import { checkServer } from './server.js'
 export const registerDoctor: Register = (program, action) => {
   program
     .command('doctor')
-    .description('check the configuration, database, native modules, server, model and channels')
+    .description('check the configuration, database, native modules, server, cron jobs, model and channels')
     .action(
       action(async (context) => {
         const checks = await runChecks(context)
@@ -50,6 +51,7 @@ async function runChecks(context: CommandContext): Promise<CheckResult[]> {
     guarded('better-sqlite3', checkBetterSqlite),
     guarded('node-pty', checkPty),
     guarded('server', () => checkServer(context)),
+    guarded('cron jobs', () => checkCronJobs(context)),
     config === undefined ? skipped('model') : guarded('model', () => checkModel(config)),
     config === undefined ? skipped('channels') : guarded('channels', () => checkChannels(config)),
   ])

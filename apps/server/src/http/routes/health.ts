@@ -6,7 +6,9 @@ import type { Readiness } from '../readiness.js'
 
 /**
  * `GET /healthz` (never behind the Host or token guards: load balancers and probes call it by
- * whatever address they have) and `GET /api/instances`: the servers sharing this database (issue
+ * whatever address they have; 503 while starting or stopping, when the database does not answer,
+ * or when the scheduler is stale: its last tick is older than `cluster.lease`, three of its ticks)
+ * and `GET /api/instances`: the servers sharing this database (issue
  * 14), id, host, pid, version, heartbeat, alive, and who holds each singleton duty's lease.
  */
 export function healthRoutes(app: App, readiness: Readiness): Hono {
@@ -24,6 +26,8 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       leases: app.duties.held(),
       /** This instance's time against the database's (PostgreSQL), which every lease is compared on. */
       clock: app.clock.reading(),
+      /** The scheduler's last maintenance tick (every third of the lease) and whether it is stale. */
+      scheduler_tick: schedulerTick(app),
     }
     if (!readiness.isReady())
       return c.json({ status: readiness.notReadyStatus(), database: 'unknown', ...base }, 503)
@@ -32,6 +36,10 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
     } catch (error) {
       logger.warn('health check: the database does not answer', { error })
       return c.json({ status: 'unavailable', database: 'unavailable', ...base }, 503)
+    }
+    if (base.scheduler_tick.stale) {
+      logger.warn('health check: the scheduler is stale', { ...base.scheduler_tick })
+      return c.json({ status: 'stalled', database: 'ok', database_kind: config.database.kind, ...base }, 503)
     }
     return c.json({
       status: 'ok',
@@ -43,6 +51,7 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       uptime_ms: base.uptime_ms,
       leases: base.leases,
       clock: base.clock,
+      scheduler_tick: base.scheduler_tick,
     })
   })
 
@@ -52,4 +61,21 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
   })
 
   return routes
+}
+
+/**
+ * `{ last_tick_at, stale, stale_after_ms }` of the cron scheduler (`CronScheduler.health()` of @lango/cron);
+ * with cron disabled or stopped there is no tick and it is never stale.
+ */
+function schedulerTick(app: App): {
+  readonly last_tick_at: string | null
+  readonly stale: boolean
+  readonly stale_after_ms: number
+} {
+  const health = app.cron.scheduler.health()
+  return {
+    last_tick_at: health.lastTickAt?.toISOString() ?? null,
+    stale: health.stale,
+    stale_after_ms: health.staleAfterMs,
+  }
 }
