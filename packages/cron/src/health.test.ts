@@ -3,8 +3,8 @@
  * stalled event loop or timer shows as a last tick older than the tick interval plus a grace).
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { CronScheduler } from './index.js'
-import { FakeClock, MemoryCronStore } from './testing/index.js'
+import { CronScheduler, CronService, type Stall } from './index.js'
+import { FakeClock, MemoryCronStore, RecordingShellRunner } from './testing/index.js'
 
 const START = Date.parse('2026-01-01T00:00:00Z')
 const LEASE = 60_000
@@ -30,6 +30,7 @@ describe('CronScheduler.health()', () => {
       tickIntervalMs: TICK,
       staleAfterMs: 3 * TICK,
       stale: false,
+      lastStall: undefined,
     })
     await cron.start()
     expect(cron.health()).toMatchObject({ lastTickAt: new Date(START), stale: false })
@@ -75,5 +76,59 @@ describe('CronScheduler.health()', () => {
     // The loop runs again: the overdue timers fire, and the tick is fresh.
     await clock.advance(0)
     expect(cron.health()).toMatchObject({ lastTickAt: clock.now(), stale: false })
+  })
+})
+
+describe('the watchdog', () => {
+  it('a stall (timers a lease late) is reported once with its window, and every occurrence in it ends in a final state with a reason', async () => {
+    const clock = new FakeClock(START)
+    const store = new MemoryCronStore()
+    const service = new CronService({ store, clock, leaseMs: LEASE, shellRunner: new RecordingShellRunner() })
+    scheduler = service.scheduler
+    const stalls: Stall[] = []
+    service.on('scheduler:stall', (stall) => stalls.push(stall))
+    await service.start()
+    await service.add({ name: 'minutely', scheduleType: 'cron', schedule: '* * * * *', command: 'true' })
+    await clock.advance(1000)
+    const before = clock.now().getTime()
+    expect(stalls).toEqual([])
+
+    // Ten minutes pass with no timer firing (a blocked loop, a stopped process, a clock jump).
+    clock.jump(10 * 60_000)
+    expect(scheduler.health().stale).toBe(true)
+    await clock.advance(0)
+    await scheduler.whenIdle()
+
+    expect(stalls).toEqual([
+      { since: before, resumedAt: before + 10 * 60_000, stalledMs: 10 * 60_000, cause: 'clock' },
+    ])
+    expect(scheduler.health()).toMatchObject({ stale: false, lastStall: stalls[0] })
+    const runs = await store.listRuns({ jobId: (await service.get('minutely')).id })
+    // 00:01 … 00:10 were due in the gap: each has a final row, the nine earlier ones skipped as missed.
+    const window = runs.filter((run) => run.scheduledFor > before && run.scheduledFor <= clock.now().getTime())
+    expect(window).toHaveLength(10)
+    for (const run of window) {
+      expect(run.status).not.toBe('running')
+      if (run.status === 'skipped') expect(run.skipReason).toMatch(/^missed: the scheduler was .* late/)
+    }
+    expect(window.filter((run) => run.status === 'completed')).toHaveLength(1)
+
+    // Ticks on time afterwards report nothing more.
+    for (let round = 0; round < 6; round++) await clock.advance(TICK)
+    expect(stalls).toHaveLength(1)
+  })
+
+  it('ticks a little late (within a lease) are no stall', async () => {
+    const clock = new FakeClock(START)
+    const cron = makeScheduler(clock)
+    const stalls: Stall[] = []
+    cron.on('scheduler:stall', (stall) => stalls.push(stall))
+    await cron.start()
+    for (let round = 0; round < 5; round++) {
+      clock.jump(LEASE - TICK)
+      await clock.advance(0)
+    }
+    expect(stalls).toEqual([])
+    expect(cron.health().lastStall).toBeUndefined()
   })
 })

@@ -13,6 +13,7 @@ export type {
   ScheduleType,
   SessionMode,
 } from './model.js'
+export type { Stall } from './maintenance.js'
 export type { CompiledSchedule } from './next-fire-time.js'
 export { compileSchedule, nextFireTime } from './next-fire-time.js'
 export type {

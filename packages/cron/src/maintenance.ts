@@ -16,10 +16,27 @@ type MaintenanceSettings = Pick<
   'store' | 'clock' | 'logger' | 'ownerId' | 'leaseMs' | 'retention' | 'autoPrune'
 >
 
+/**
+ * A gap between two ticks of the upkeep longer than a lease: its timers did not fire in time. On
+ * the clock (epoch ms). `cause` is `blocked` when the process's own monotonic time moved as much (a
+ * busy event loop, a stopped or suspended process, a hung host), `clock` when only the wall clock
+ * jumped (a clock set forward, or an injected clock moved).
+ */
+export interface Stall {
+  /** The last tick before the gap. */
+  readonly since: number
+  /** The tick that saw the gap. */
+  readonly resumedAt: number
+  readonly stalledMs: number
+  readonly cause: 'blocked' | 'clock'
+}
+
 /** What {@link Maintenance} tells the scheduler besides errors. */
 interface MaintenanceHooks extends BackgroundHooks {
   /** The owners (schedulers) alive on the database, this one included, read each round. */
   readonly alive?: (owners: readonly string[]) => void
+  /** A tick came more than a lease after the one before (see {@link Stall}). */
+  readonly stalled?: (stall: Stall) => void
 }
 
 /**
@@ -43,6 +60,8 @@ export class Maintenance {
   #running = false
   #lastPrune = Number.NEGATIVE_INFINITY
   #lastTickAt: number | undefined
+  /** `performance.now()` at the last tick: tells a blocked process from a clock that jumped. */
+  #lastTickMonotonic = 0
 
   constructor(settings: MaintenanceSettings, hooks: MaintenanceHooks) {
     this.#settings = settings
@@ -111,8 +130,21 @@ export class Maintenance {
     this.#beatTimer = handle
   }
 
+  /** How long a gap between two ticks is a stall: a lease, that is three tick intervals. */
+  get stallAfterMs(): number {
+    return this.#settings.leaseMs
+  }
+
   #tick(): void {
-    this.#lastTickAt = this.#settings.clock.now().getTime()
+    const now = this.#settings.clock.now().getTime()
+    const monotonic = performance.now()
+    const last = this.#lastTickAt
+    const lastMonotonic = this.#lastTickMonotonic
+    this.#lastTickAt = now
+    this.#lastTickMonotonic = monotonic
+    if (!this.#running || last === undefined || now - last <= this.stallAfterMs) return
+    const cause = monotonic - lastMonotonic > this.stallAfterMs ? 'blocked' : 'clock'
+    this.#hooks.stalled?.({ since: last, resumedAt: now, stalledMs: now - last, cause })
   }
 
   async #beat(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Stall } from './maintenance.js'
 import type { CronJob, CronRun, RunTrigger } from './model.js'
 import type { NewCronRun } from './ports.js'
 
@@ -20,6 +21,11 @@ export interface CronSchedulerEvents {
   'run:end': { readonly job: CronJob; readonly run: CronRun }
   /** A run failed or timed out, or the scheduler hit an error it logged and survived. */
   'run:error': { readonly jobId?: string; readonly runId?: string; readonly error: Error }
+  /**
+   * The watchdog saw the scheduler's timers come more than a lease late (see {@link Stall}): what
+   * came due meanwhile has just been handled (run, or recorded `skipped` with a `missed …` reason).
+   */
+  'scheduler:stall': Stall
   /** The scheduler disabled a job (auto-pause after consecutive failures). */
   'job:pause': { readonly job: CronJob; readonly reason: string }
   /**

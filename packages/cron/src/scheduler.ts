@@ -8,7 +8,7 @@ import { ArmedJob, type DueJob, FireQueue } from './fire-queue.js'
 import { jitterDelay } from './jitter.js'
 import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
-import { DEAD_AFTER_LEASES, Maintenance } from './maintenance.js'
+import { DEAD_AFTER_LEASES, Maintenance, type Stall } from './maintenance.js'
 import type { CronJob, CronRun } from './model.js'
 import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun, TimerHandle } from './ports.js'
 import { RunBudget } from './run-budget.js'
@@ -51,6 +51,12 @@ export interface SchedulerHealth {
    * its event loop was blocked, its timers do not fire, or a store call hangs. Never true when stopped.
    */
   readonly stale: boolean
+  /**
+   * The last stall this scheduler saw since it started: a gap of more than a lease between two ticks
+   * (its event loop was blocked, the process stopped, or the clock jumped). A stalled process cannot
+   * answer while it is stalled; this is what it says once it runs again.
+   */
+  readonly lastStall: Stall | undefined
 }
 
 /**
@@ -114,6 +120,7 @@ export class CronScheduler {
   readonly #deferredWrites = new WeakMap<WaitingStart, JobScheduleUpdate>()
   #deferTimer: TimerHandle | undefined
   #started = false
+  #lastStall: Stall | undefined
   #starting: Promise<void> | undefined
 
   constructor(options: CronSchedulerOptions) {
@@ -143,6 +150,7 @@ export class CronScheduler {
       track,
       report,
       alive: (owners) => this.#setOwners(owners),
+      stalled: (stall) => this.#onStall(stall),
     })
     this.#sync = new JobSync(settings, {
       track,
@@ -196,6 +204,7 @@ export class CronScheduler {
       tickIntervalMs,
       staleAfterMs,
       stale: this.#started && last !== undefined && this.#now() - last > staleAfterMs,
+      lastStall: this.#lastStall,
     }
   }
 
@@ -446,6 +455,23 @@ export class CronScheduler {
   }
 
   // ---------------------------------------------------------------- firing
+
+  /**
+   * The upkeep's timers came more than a lease late (the watchdog): what came due in the gap is
+   * handled now (each occurrence runs, or is recorded skipped with a `missed …` reason, by the
+   * catch-up rules of a late timer), then `scheduler:stall` is emitted for the host to alert on.
+   */
+  #onStall(stall: Stall): void {
+    if (!this.#started) return
+    this.#lastStall = stall
+    this.#settings.logger.warn('cron scheduler stalled', {
+      since: new Date(stall.since).toISOString(),
+      stalledMs: stall.stalledMs,
+      cause: stall.cause,
+    })
+    this.#onTimer()
+    this.events.emit('scheduler:stall', stall)
+  }
 
   #onTimer(): void {
     if (!this.#started) return
