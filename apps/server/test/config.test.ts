@@ -119,6 +119,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     },
     logging: { level: 'info' },
     metrics: { enabled: true },
+    alerts: { deliverTo: [] },
   }
 }
 
@@ -230,6 +231,8 @@ logging:
   level: debug
 metrics:
   enabled: false
+alerts:
+  deliver_to: [telegram:42, webhook]
 `
 
 describe('loadConfig: the file', () => {
@@ -328,6 +331,7 @@ describe('loadConfig: the file', () => {
       },
       logging: { level: 'debug' },
       metrics: { enabled: false },
+      alerts: { deliverTo: ['telegram:42', 'webhook'] },
     } satisfies ServerConfig)
   })
 
@@ -555,7 +559,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -692,7 +696,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts), got ${got}`,
       },
     ])
     expect(error.message).toBe(

@@ -105,7 +105,9 @@ describe('the watchdog', () => {
     expect(scheduler.health()).toMatchObject({ stale: false, lastStall: stalls[0] })
     const runs = await store.listRuns({ jobId: (await service.get('minutely')).id })
     // 00:01 … 00:10 were due in the gap: each has a final row, the nine earlier ones skipped as missed.
-    const window = runs.filter((run) => run.scheduledFor > before && run.scheduledFor <= clock.now().getTime())
+    const window = runs.filter(
+      (run) => run.scheduledFor > before && run.scheduledFor <= clock.now().getTime(),
+    )
     expect(window).toHaveLength(10)
     for (const run of window) {
       expect(run.status).not.toBe('running')

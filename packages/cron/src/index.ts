@@ -1,5 +1,6 @@
 export type { CronErrorCode } from './errors.js'
 export { CronError } from './errors.js'
+export type { Stall } from './maintenance.js'
 export type {
   CatchupPolicy,
   CronJob,
@@ -13,7 +14,6 @@ export type {
   ScheduleType,
   SessionMode,
 } from './model.js'
-export type { Stall } from './maintenance.js'
 export type { CompiledSchedule } from './next-fire-time.js'
 export { compileSchedule, nextFireTime } from './next-fire-time.js'
 export type {

@@ -4,6 +4,7 @@ import type { ProcessRegistry } from '@lango/exec'
 import type { AnyTool } from '@lango/tools'
 import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import type { AgentRunner } from '../agent/index.js'
+import type { Alerts } from '../alerts/alerts.js'
 import type { Approvals } from '../approvals.js'
 import type { ChannelRouter } from '../channels/router.js'
 import type { ClusterClock } from '../cluster/clock.js'
@@ -43,6 +44,8 @@ export interface App {
   readonly tools: readonly AnyTool[]
   /** The Prometheus metrics `GET /metrics` serves; undefined with `metrics.enabled: false`. */
   readonly metrics: ServerMetrics | undefined
+  /** The operator's alerts (`alerts.deliver_to`): raised by the scheduler's watchdog, missed runs, auto-pauses, lost leases. */
+  readonly alerts: Alerts
   /** The MCP server's `instructions`. */
   readonly instructions: string
   /** True between a finished `start()` and `stop()`. */

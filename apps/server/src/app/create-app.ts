@@ -3,6 +3,8 @@ import { ensureOrphanReaper } from '@lango/exec'
 import { WorkflowDirectory } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { AgentRunner } from '../agent/index.js'
+import { Alerts } from '../alerts/alerts.js'
+import { watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
 import { ChannelRouter } from '../channels/router.js'
 import { configSecrets } from '../config/redact.js'
@@ -128,6 +130,15 @@ export async function createApp(
       origin: ownerId,
     })
     forwardEvents(events, cron, engine, background)
+    // The operator's channel: what must not go unnoticed, batched, to `alerts.deliver_to`.
+    const alerts = new Alerts({
+      targets: config.alerts.deliverTo,
+      sender: channels,
+      clock,
+      logger,
+      ...(metrics === undefined ? {} : metrics.alertHooks),
+    })
+    const stopAlerts = watchForAlerts(alerts, { cron, duties })
     metrics?.observe({
       cron,
       engine,
@@ -172,6 +183,17 @@ export async function createApp(
     // The engine stops after cron and background: its runs stay resumable (shell steps aborted, not failed).
     lifecycle.add({ name: 'workflow engine', start: () => engine.start(), stop: () => engine.stop() })
     lifecycle.add({ name: 'background', start: () => background.start(), stop: () => background.stop() })
+    // Alerts stop after what raises them: the last ones (a lease lost while stopping) still go out.
+    lifecycle.add(
+      {
+        name: 'alerts',
+        async stop() {
+          stopAlerts()
+          await alerts.stop()
+        },
+      },
+      { held: true },
+    )
     if (config.cron.enabled)
       lifecycle.add({
         name: 'cron',
@@ -205,6 +227,7 @@ export async function createApp(
         clock,
         duties,
         metrics,
+        alerts,
         instructions: automationInstructions(config),
         syncSchedules,
       },

@@ -174,6 +174,12 @@ interface Holding {
   fence: ReturnType<typeof setTimeout> | undefined
 }
 
+/** A duty that ended on this instance without being stopped: {@link SingletonDuties.onLoss}. */
+export interface LeaseLoss {
+  readonly name: string
+  readonly why: 'lost' | 'unrenewable' | 'failed'
+}
+
 /** Options of {@link SingletonDuties}. */
 export interface SingletonDutiesOptions {
   readonly leases: LeaseTable
@@ -202,6 +208,7 @@ export class SingletonDuties {
   readonly #held = new Map<string, Holding>()
   /** Duties whose start failed: not tried again before this time, doubling per failure up to 5 min. */
   readonly #backoff = new Map<string, { failures: number; until: number }>()
+  readonly #lossListeners = new Set<(loss: LeaseLoss) => void>()
   #timer: ReturnType<typeof setTimeout> | undefined
   #round: Promise<void> = Promise.resolve()
   #running = false
@@ -214,6 +221,16 @@ export class SingletonDuties {
   add(duty: Duty): void {
     if (this.#duties.has(duty.name)) throw new Error(`a duty named ${duty.name} is already added`)
     this.#duties.set(duty.name, duty)
+  }
+
+  /**
+   * Calls `listener` whenever a duty this instance ran ends for another reason than its stop: its
+   * lease was taken over (`lost`), could not be renewed in time (`unrenewable`), or its start failed
+   * (`failed`). Returns the unsubscribe function.
+   */
+  onLoss(listener: (loss: LeaseLoss) => void): () => void {
+    this.#lossListeners.add(listener)
+    return () => this.#lossListeners.delete(listener)
   }
 
   /** The names of the duties added, in order. */
@@ -371,6 +388,14 @@ export class SingletonDuties {
     const holding = this.#held.get(name)
     if (holding === undefined) return
     this.#held.delete(name)
+    if (why !== 'stopping')
+      for (const listener of this.#lossListeners) {
+        try {
+          listener({ name, why })
+        } catch (error) {
+          this.#options.logger.warn('lease loss listener threw', { lease: name, error })
+        }
+      }
     clearTimeout(holding.fence)
     holding.controller.abort(new Error(`the ${name} lease ended (${why})`))
     // A duty that is still starting is stopped once its start settles; one that failed is stopped too.

@@ -540,6 +540,7 @@ function buildConfig(
     },
     logging: { level: env.logLevel ?? file.logging?.level ?? 'info' },
     metrics: { enabled: file.metrics?.enabled ?? true },
+    alerts: { deliverTo: file.alerts?.deliver_to ?? [] },
   }
 }
 

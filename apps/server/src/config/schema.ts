@@ -206,6 +206,9 @@ export const fileSchema = section({
   metrics: section({
     enabled: field(boolean),
   }),
+  alerts: section({
+    deliver_to: list(deliveryTarget, 10),
+  }),
 })
 
 /** The validated file, before defaults and environment overrides. */

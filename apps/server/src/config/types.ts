@@ -195,4 +195,11 @@ export interface ServerConfig {
     /** Serve `GET /metrics` (Prometheus text format, behind the API token). Default true. */
     readonly enabled: boolean
   }
+  readonly alerts: {
+    /**
+     * Where the operator's alerts go (missed runs, auto-paused jobs, deliveries that failed for good,
+     * a stalled scheduler, a lost lease): targets as in `deliver_to`. Default none (alerts are logged).
+     */
+    readonly deliverTo: readonly string[]
+  }
 }

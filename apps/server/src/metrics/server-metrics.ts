@@ -5,6 +5,7 @@ import type { MiddlewareHandler } from 'hono'
 import type { Registry } from 'prom-client'
 import type { UsageRecord } from '../agent/index.js'
 import { agentUsageMetrics } from './agent-metrics.js'
+import { type AlertHooks, alertMetrics } from './alert-metrics.js'
 import { recordAutomation } from './automation-metrics.js'
 import { type DeliverySender, type DeliverySource, deliveryMetrics } from './delivery-metrics.js'
 import { httpMetrics } from './http-metrics.js'
@@ -21,6 +22,8 @@ export interface ServerMetrics {
   readonly http: MiddlewareHandler
   /** The agent runner's `onUsage`: turns, steps and tokens by model. */
   readonly onAgentUsage: (record: UsageRecord) => void
+  /** The operator alerts' hooks: alerts raised by kind, batches sent or failed. */
+  readonly alertHooks: AlertHooks
   /** `sender`, counting each send by `source`, channel and outcome. */
   countDeliveries(source: DeliverySource, sender: DeliverySender): DeliverySender
   /** Subscribes the counters to the services' events and reads the gauges from them at each scrape. */
@@ -45,6 +48,7 @@ export function createServerMetrics(options: { readonly channels: () => readonly
     scrape,
     http: httpMetrics(registry),
     onAgentUsage: agentUsageMetrics(registry),
+    alertHooks: alertMetrics(registry),
     countDeliveries: deliveryMetrics(registry, options.channels),
     observe(services) {
       recordAutomation(registry, services)

@@ -10,11 +10,13 @@ import type { Readiness } from '../readiness.js'
  * or when the scheduler is stale: its last tick is older than `cluster.lease`, three of its ticks)
  * and `GET /api/instances`: the servers sharing this database (issue
  * 14), id, host, pid, version, heartbeat, alive, and who holds each singleton duty's lease.
+ * `GET /api/alerts`: how the operator alerts stand (sent, failed, failing and why).
  */
 export function healthRoutes(app: App, readiness: Readiness): Hono {
   const { config, logger } = app
   const routes = new Hono()
   const createdAt = performance.now()
+  let staleLogged = false
 
   routes.get('/healthz', async (c) => {
     const base = {
@@ -28,6 +30,8 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       clock: app.clock.reading(),
       /** The scheduler's last maintenance tick (every third of the lease) and whether it is stale. */
       scheduler_tick: schedulerTick(app),
+      /** Whether the operator's alerts get through (`alerts.deliver_to`); details behind the token at `/api/alerts`. */
+      alerts: { configured: app.alerts.targets.length > 0, failing: app.alerts.status().failing },
     }
     if (!readiness.isReady())
       return c.json({ status: readiness.notReadyStatus(), database: 'unknown', ...base }, 503)
@@ -38,9 +42,12 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       return c.json({ status: 'unavailable', database: 'unavailable', ...base }, 503)
     }
     if (base.scheduler_tick.stale) {
-      logger.warn('health check: the scheduler is stale', { ...base.scheduler_tick })
+      // Once per stale spell, not once per probe.
+      if (!staleLogged) logger.warn('health check: the scheduler is stale', { ...base.scheduler_tick })
+      staleLogged = true
       return c.json({ status: 'stalled', database: 'ok', database_kind: config.database.kind, ...base }, 503)
     }
+    staleLogged = false
     return c.json({
       status: 'ok',
       version: VERSION,
@@ -52,6 +59,21 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       leases: base.leases,
       clock: base.clock,
       scheduler_tick: base.scheduler_tick,
+      alerts: base.alerts,
+    })
+  })
+
+  routes.get('/api/alerts', (c) => {
+    const status = app.alerts.status()
+    return c.json({
+      targets: status.targets,
+      raised: status.raised,
+      sent: status.sent,
+      failed: status.failed,
+      dropped: status.dropped,
+      failing: status.failing,
+      last_error: status.lastError ?? null,
+      last_sent_at: status.lastSentAt ?? null,
     })
   })
 
@@ -71,11 +93,28 @@ function schedulerTick(app: App): {
   readonly last_tick_at: string | null
   readonly stale: boolean
   readonly stale_after_ms: number
+  readonly last_stall: {
+    readonly since: string
+    readonly resumed_at: string
+    readonly stalled_ms: number
+    readonly cause: 'blocked' | 'clock'
+  } | null
 } {
   const health = app.cron.scheduler.health()
+  const stall = health.lastStall
   return {
     last_tick_at: health.lastTickAt?.toISOString() ?? null,
     stale: health.stale,
     stale_after_ms: health.staleAfterMs,
+    // A process that was stopped or blocked could not answer then: this is what it says afterwards.
+    last_stall:
+      stall === undefined
+        ? null
+        : {
+            since: new Date(stall.since).toISOString(),
+            resumed_at: new Date(stall.resumedAt).toISOString(),
+            stalled_ms: stall.stalledMs,
+            cause: stall.cause,
+          },
   }
 }

@@ -1,0 +1,69 @@
+import type { CronService } from '@lango/cron'
+import type { SingletonDuties } from '../cluster/leases.js'
+import { formatDuration } from '../config/rules.js'
+import { skipReasonKind } from '../metrics/skip-reasons.js'
+import type { Alerts } from './alerts.js'
+
+/** What raises alerts: the parts {@link watchForAlerts} listens to. */
+interface AlertSources {
+  readonly cron: CronService
+  readonly duties: SingletonDuties
+}
+
+/**
+ * Raises an alert for each thing an operator must hear about: the cron scheduler stalled (its
+ * watchdog saw its timers more than a lease late), an occurrence missed (recorded `skipped` with a
+ * `missed …` reason), a job paused by the scheduler (consecutive failures), a lease this server
+ * held lost. Returns the function that stops listening.
+ */
+export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => void {
+  const { cron, duties } = sources
+  const stops = [
+    cron.on('scheduler:stall', (stall) => {
+      const cause =
+        stall.cause === 'blocked'
+          ? 'its event loop was blocked or the process was suspended'
+          : 'the clock jumped forward'
+      alerts.raise({
+        kind: 'scheduler_stalled',
+        key: 'scheduler',
+        text: `the cron scheduler's timers were ${formatDuration(stall.stalledMs)} late (from ${iso(stall.since)} to ${iso(stall.resumedAt)}): ${cause}; what came due meanwhile was run or recorded as missed`,
+      })
+    }),
+    cron.on('schedule:fire', (fire) => {
+      if (fire.outcome !== 'skipped' || skipReasonKind(fire.reason) !== 'missed') return
+      alerts.raise({
+        kind: 'missed_runs',
+        key: fire.jobId,
+        text: `job ${fire.jobName}: the occurrence due ${iso(fire.scheduledFor)} did not run (${fire.reason ?? 'missed'})`,
+      })
+    }),
+    cron.on('job:pause', ({ job, reason }) => {
+      alerts.raise({
+        kind: 'job_paused',
+        key: job.id,
+        text: `job ${job.name} was paused: ${reason}; resume it once fixed (lango cron resume ${job.name})`,
+      })
+    }),
+    duties.onLoss(({ name, why }) => {
+      const what =
+        why === 'lost'
+          ? 'another server took it over'
+          : why === 'unrenewable'
+            ? 'it could not be renewed in time (database slow or unreachable, or this process was stalled)'
+            : 'its duty failed to start'
+      alerts.raise({
+        kind: 'lease_lost',
+        key: name,
+        text: `this server lost the ${name} lease: ${what}`,
+      })
+    }),
+  ]
+  return () => {
+    for (const stop of stops) stop()
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString()
+}

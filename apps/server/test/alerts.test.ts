@@ -1,0 +1,294 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { ServerConfig } from '../src/config/types.js'
+import { silentLogger } from '../src/logger.js'
+import { type RunningServer, serve } from '../src/serve.js'
+import { testConfig, until } from './fixtures/http-server.js'
+import { startLangoServe } from './fixtures/lango-serve.js'
+
+// The watchdog and the operator's alerts (issue 23): a stalled scheduler — its event loop blocked,
+// its clock jumped — is noticed when it runs again, every occurrence due meanwhile ends in a final
+// state with a reason, and one alert reaches the operator's channel (`alerts.deliver_to`, here a
+// webhook on loopback).
+
+const LEASE_MS = 2_000
+const cleanups: (() => Promise<void>)[] = []
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+/** The operator's webhook: every POST's JSON body. `failWith` makes it answer that status instead. */
+async function operatorWebhook(): Promise<{ url: string; bodies: Json[]; failWith: { status?: number } }> {
+  const bodies: Json[] = []
+  const failWith: { status?: number } = {}
+  const server: Server = createServer((request, response) => {
+    let text = ''
+    request.on('data', (chunk) => {
+      text += chunk
+    })
+    request.on('end', () => {
+      if (failWith.status !== undefined) {
+        response.writeHead(failWith.status).end('refused')
+        return
+      }
+      bodies.push(JSON.parse(text) as Json)
+      response.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`, bodies, failWith }
+}
+
+async function startServer(
+  webhookUrl: string,
+  options: { localNow?: () => number } = {},
+): Promise<RunningServer> {
+  const made = await testConfig(
+    (loaded): ServerConfig => ({
+      ...loaded,
+      cluster: { ...loaded.cluster, leaseMs: LEASE_MS },
+      cron: { ...loaded.cron, minIntervalMs: 1000, maxConsecutiveFailures: 2 },
+      channels: {
+        ...loaded.channels,
+        webhook: { ...loaded.channels.webhook, url: webhookUrl },
+      },
+      alerts: { deliverTo: ['webhook'] },
+    }),
+  )
+  const server = await serve({
+    config: made.config,
+    logger: silentLogger,
+    passphrase: '',
+    closeGraceMs: 200,
+    ...(options.localNow === undefined ? {} : { localNow: options.localNow }),
+  })
+  cleanups.push(async () => {
+    await server.close()
+    await rm(made.home, { recursive: true, force: true })
+  })
+  return server
+}
+
+async function health(server: RunningServer): Promise<{ status: number; body: Json }> {
+  const response = await fetch(`${server.url}/healthz`)
+  return { status: response.status, body: (await response.json()) as Json }
+}
+
+/** The job's ledger rows due from `from` (exclusive) to `to` (inclusive). */
+async function rowsBetween(server: RunningServer, name: string, from: number, to: number) {
+  const runs = await server.app.cron.history({ job: name, limit: 200 })
+  return runs.filter((run) => run.scheduledFor > from && run.scheduledFor <= to)
+}
+
+/** Blocks this process's event loop (the server runs in it) for `ms`. */
+function blockEventLoop(ms: number): void {
+  const end = performance.now() + ms
+  while (performance.now() < end) {
+    // busy: no timer, no socket, no promise runs meanwhile
+  }
+}
+
+describe('the watchdog and alerts.deliver_to', () => {
+  it('an event loop blocked for longer than a lease: every occurrence due meanwhile ends final with a reason, and one alert says so', async () => {
+    const webhook = await operatorWebhook()
+    const server = await startServer(webhook.url)
+    await server.app.cron.add({
+      name: 'every-second',
+      scheduleType: 'every',
+      schedule: '1s',
+      command: 'true',
+      deliverTo: [],
+    })
+    // Running on time first: a run completes.
+    await until(async () =>
+      (await server.app.cron.history({ job: 'every-second', limit: 5 })).some(
+        (run) => run.status === 'completed',
+      )
+        ? true
+        : undefined,
+    )
+
+    blockEventLoop(3 * LEASE_MS)
+
+    // One message per batch: the stall and the runs it missed (in one, or two if the ledger was slow).
+    const alerts = await until(async () => {
+      const texts = webhook.bodies.map((body) => String(body.text))
+      const all = texts.join('\n')
+      return all.includes('Scheduler stalled') && all.includes('Missed runs:') ? texts : undefined
+    })
+    for (const text of alerts) expect(text).toMatch(/^\[Lango alert\]\n/)
+    const all = alerts.join('\n')
+    expect(all).toMatch(/the cron scheduler's timers were .* late .*event loop was blocked/)
+    expect(all).toContain('job every-second: the occurrence due')
+
+    const { body } = await health(server)
+    const stall = body.scheduler_tick.last_stall
+    expect(stall).toMatchObject({ cause: 'blocked', stalled_ms: expect.any(Number) })
+    expect(stall.stalled_ms).toBeGreaterThan(LEASE_MS)
+
+    // Every occurrence due during the stall has its row, none left running, each skipped one with its reason.
+    const since = Date.parse(stall.since)
+    const resumedAt = Date.parse(stall.resumed_at)
+    await server.app.cron.scheduler.whenIdle()
+    const rows = await rowsBetween(server, 'every-second', since, resumedAt)
+    const dueInWindow = Math.floor((resumedAt - since) / 1000)
+    expect(rows.length).toBeGreaterThanOrEqual(dueInWindow - 1)
+    for (const row of rows) {
+      expect(row.status).not.toBe('running')
+      if (row.status === 'skipped') expect(row.skipReason).toMatch(/^missed/)
+    }
+    expect(rows.filter((row) => row.status === 'skipped').length).toBeGreaterThan(0)
+
+    // /metrics counts the alerts; /api/alerts says they get through.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    expect(metrics).toMatch(/lango_alerts_total\{kind="scheduler_stalled"\} [1-9]/)
+    expect(metrics).toMatch(/lango_alert_batches_total\{status="sent"\} [1-9]/)
+    const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
+    expect(status).toMatchObject({ targets: ['webhook'], failing: false, last_error: null })
+  })
+
+  it('a clock that jumps forward: /healthz answers 503 stalled until the next tick, then the alert names the jump', async () => {
+    const webhook = await operatorWebhook()
+    let skewMs = 0
+    const server = await startServer(webhook.url, { localNow: () => Date.now() + skewMs })
+    await server.app.cron.add({
+      name: 'minutely',
+      scheduleType: 'cron',
+      schedule: '* * * * *',
+      command: 'true',
+      deliverTo: [],
+    })
+    await until(async () => ((await health(server)).status === 200 ? true : undefined))
+
+    // Ten minutes pass on the clock between two ticks (jump again if a tick landed in between).
+    const stalled = await until(async () => {
+      skewMs += 10 * 60_000
+      const answer = await health(server)
+      return answer.status === 503 ? answer : undefined
+    })
+    expect(stalled.body).toMatchObject({ status: 'stalled', scheduler_tick: { stale: true } })
+
+    const alert = await until(async () =>
+      webhook.bodies.find((body) => String(body.text).includes('Scheduler stalled')),
+    )
+    expect(alert.text).toContain('the clock jumped forward')
+    expect(alert.text).toContain('job minutely: the occurrence due')
+    const after = await until(async () => {
+      const answer = await health(server)
+      return answer.status === 200 ? answer : undefined
+    })
+    expect(after.body.scheduler_tick.last_stall).toMatchObject({ cause: 'clock' })
+    const stall = after.body.scheduler_tick.last_stall
+    await server.app.cron.scheduler.whenIdle()
+    const rows = await rowsBetween(server, 'minutely', Date.parse(stall.since), Date.parse(stall.resumed_at))
+    expect(rows.length).toBeGreaterThanOrEqual(9)
+    for (const row of rows) {
+      expect(row.status).not.toBe('running')
+      if (row.status === 'skipped') expect(row.skipReason).toMatch(/^missed/)
+    }
+  })
+
+  it('an operator channel that refuses alerts shows as failing on /healthz and /api/alerts until one gets through', async () => {
+    const webhook = await operatorWebhook()
+    webhook.failWith.status = 400
+    const server = await startServer(webhook.url)
+    const job = await server.app.cron.add({
+      name: 'breaks',
+      scheduleType: 'every',
+      schedule: '1s',
+      command: 'exit 3',
+      deliverTo: [],
+    })
+    expect(job.job.name).toBe('breaks')
+    // Two failures in a row pause the job (cron.max_consecutive_failures): that is an alert, which the webhook refuses.
+    const failing = await until(async () => {
+      const answer = await health(server)
+      return answer.body.alerts?.failing === true ? answer : undefined
+    })
+    expect(failing.body.alerts).toEqual({ configured: true, failing: true })
+    const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
+    expect(status.failing).toBe(true)
+    expect(status.last_error).toMatch(/^webhook: /)
+    expect(status.last_error).not.toContain(webhook.url)
+
+    // The operator fixes the endpoint; the next alert gets through and clears it.
+    webhook.failWith.status = undefined
+    await server.app.cron.resume('breaks')
+    const cleared = await until(async () => {
+      const answer = await health(server)
+      return answer.body.alerts?.failing === false ? answer : undefined
+    })
+    expect(cleared.body.alerts).toEqual({ configured: true, failing: false })
+    expect(webhook.bodies.some((body) => String(body.text).includes('job breaks was paused'))).toBe(true)
+  })
+
+  it('a `lango serve` process stopped (SIGSTOP) past its lease and resumed says so at once: an alert, the missed runs, /healthz last_stall', async () => {
+    const webhook = await operatorWebhook()
+    const home = await mkdtemp(join(tmpdir(), 'lango-alerts-'))
+    await writeFile(
+      join(home, 'lango.yaml'),
+      [
+        'cluster:',
+        `  lease: ${LEASE_MS}ms`,
+        'cron:',
+        '  min_interval: 1s',
+        'channels:',
+        '  webhook:',
+        `    url: ${webhook.url}`,
+        'alerts:',
+        '  deliver_to: [webhook]',
+        '',
+      ].join('\n'),
+    )
+    const server = await startLangoServe(home)
+    cleanups.push(async () => {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        const exited = new Promise((resolve) => server.child.once('exit', resolve))
+        process.kill(server.pid, 'SIGCONT')
+        server.child.kill('SIGTERM')
+        await exited
+      }
+      await rm(home, { recursive: true, force: true })
+    })
+    const created = await fetch(`${server.url}/api/cron/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        kind: 'shell',
+        name: 'ticker',
+        schedule_type: 'every',
+        schedule: '1s',
+        command: 'true',
+      }),
+    })
+    expect(created.status).toBeLessThan(300)
+    await until(async () => {
+      const runs = (await (await fetch(`${server.url}/api/cron/runs?job=ticker`)).json()) as Json
+      return JSON.stringify(runs).includes('"completed"') ? true : undefined
+    })
+
+    process.kill(server.pid, 'SIGSTOP')
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS))
+    process.kill(server.pid, 'SIGCONT')
+
+    const all = await until(async () => {
+      const text = webhook.bodies.map((body) => String(body.text)).join('\n')
+      return text.includes('Scheduler stalled') && text.includes('job ticker: the occurrence due')
+        ? text
+        : undefined
+    })
+    expect(all).toMatch(/event loop was blocked or the process was suspended/)
+    const health = (await (await fetch(`${server.url}/healthz`)).json()) as Json
+    expect(health.scheduler_tick.last_stall).toMatchObject({ cause: 'blocked' })
+    expect(health.scheduler_tick.last_stall.stalled_ms).toBeGreaterThan(LEASE_MS)
+  })
+})
