@@ -124,7 +124,7 @@ describe('the watchdog and alerts.deliver_to', () => {
       const texts = webhook.bodies.map((body) => String(body.text))
       const all = texts.join('\n')
       return all.includes('Scheduler stalled') && all.includes('Missed runs:') ? texts : undefined
-    })
+    }, 60_000)
     for (const text of alerts) expect(text).toMatch(/^\[Lango alert\]\n/)
     const all = alerts.join('\n')
     expect(all).toMatch(/the cron scheduler's timers were .* late .*event loop was blocked/)
@@ -177,8 +177,9 @@ describe('the watchdog and alerts.deliver_to', () => {
     })
     expect(stalled.body).toMatchObject({ status: 'stalled', scheduler_tick: { stale: true } })
 
-    const alert = await until(async () =>
-      webhook.bodies.find((body) => String(body.text).includes('Scheduler stalled')),
+    const alert = await until(
+      async () => webhook.bodies.find((body) => String(body.text).includes('Scheduler stalled')),
+      60_000,
     )
     expect(alert.text).toContain('the clock jumped forward')
     expect(alert.text).toContain('job minutely: the occurrence due')
@@ -213,7 +214,7 @@ describe('the watchdog and alerts.deliver_to', () => {
     const failing = await until(async () => {
       const answer = await health(server)
       return answer.body.alerts?.failing === true ? answer : undefined
-    })
+    }, 60_000)
     expect(failing.body.alerts).toEqual({ configured: true, failing: true })
     const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
     expect(status.failing).toBe(true)
@@ -226,7 +227,7 @@ describe('the watchdog and alerts.deliver_to', () => {
     const cleared = await until(async () => {
       const answer = await health(server)
       return answer.body.alerts?.failing === false ? answer : undefined
-    })
+    }, 60_000)
     expect(cleared.body.alerts).toEqual({ configured: true, failing: false })
     expect(webhook.bodies.some((body) => String(body.text).includes('job breaks was paused'))).toBe(true)
   })

@@ -34,6 +34,7 @@ ${preloads}<script type="module" src="/ui/app.js"></script>
   <p id="live" class="live" data-state="off">Live updates: off</p>
   <button type="button" id="forget-token" hidden>Forget token</button>
 </header>
+<div id="banner" class="banner" role="status" hidden></div>
 <main id="main" tabindex="-1">
   <noscript><p>This dashboard needs JavaScript; the same data is in the HTTP API (its section in apps/server/README.md) and the <code>lango</code> CLI.</p></noscript>
 </main>

@@ -71,6 +71,9 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .actions { display: flex; flex-wrap: wrap; gap: 0.4rem; margin: 0.4rem 0; }
 .reason { margin: 0.25rem 0 0; }
 .notice:empty { display: none; }
+.banner { margin: 0.5rem 1rem 0; display: grid; gap: 0.4rem; }
+.banner[hidden] { display: none; }
+.banner-item { margin: 0; padding: 0.5rem 0.75rem; border-radius: 0.4rem; font-weight: 600; }
 .notice, .error { color: var(--bad-fg); background: var(--bad-bg); padding: 0.5rem 0.75rem; border-radius: 0.4rem; }
 .cards { list-style: none; padding: 0; display: grid; gap: 0.75rem; }
 .card { padding: 0.75rem 1rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }

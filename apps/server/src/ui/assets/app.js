@@ -20,6 +20,7 @@ import { approvals } from './approvals.js'
 import { background } from './background.js'
 import { cron, job } from './cron.js'
 import { announce, h, headline, relative } from './dom.js'
+import { startHealthBanner } from './health-banner.js'
 import { overview } from './overview.js'
 import { processes } from './processes.js'
 import { disconnectGraph } from './workflow-graph.js'
@@ -377,3 +378,4 @@ forgetButton.addEventListener('click', () => askForToken(''))
 forgetButton.hidden = !hasToken()
 window.addEventListener('hashchange', navigate)
 navigate()
+startHealthBanner(/** @type {HTMLElement} */ (document.getElementById('banner')))

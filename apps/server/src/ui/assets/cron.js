@@ -98,20 +98,31 @@ function lastRun(job) {
   )
 }
 
+/**
+ * A skipped occurrence the scheduler missed (it was down, stalled or late beyond the catch-up
+ * window: its reason starts with `missed`), as opposed to one a policy skipped (overlap, budget…).
+ */
+function isMissed(entry) {
+  return entry.status === 'skipped' && /^missed/i.test(entry.skip_reason || '')
+}
+
 function historyEntry(entry) {
   const reasons = []
-  if (entry.status === 'skipped') reasons.push(`Skipped${entry.skip_reason ? `: ${entry.skip_reason}` : ''}`)
+  const missed = isMissed(entry)
+  if (missed) reasons.push(`Missed: ${String(entry.skip_reason).replace(/^missed:?\s*/i, '')}`)
+  else if (entry.status === 'skipped')
+    reasons.push(`Skipped${entry.skip_reason ? `: ${entry.skip_reason}` : ''}`)
   if (entry.status === 'interrupted') reasons.push('Interrupted: the server stopped during the run')
   if (entry.error && entry.status !== 'interrupted') reasons.push(`Error: ${entry.error}`)
   else if (entry.error) reasons.push(entry.error)
   if (entry.delivery_status === 'failed') reasons.push('Delivery failed')
   return h(
     'li',
-    { className: 'entry', 'data-status': entry.status, 'data-run': entry.id },
+    { className: 'entry', 'data-status': entry.status, 'data-run': entry.id, 'data-missed': String(missed) },
     h(
       'div',
       { className: 'entry-head' },
-      badge(entry.status),
+      missed ? badge('missed') : badge(entry.status),
       entry.delivery_status && entry.delivery_status !== 'none'
         ? [' ', badge(entry.delivery_status, `delivery ${entry.delivery_status}`)]
         : null,

@@ -51,6 +51,8 @@ export const STATUS_TONE = {
   interrupted: 'warn',
   cancelled: 'warn',
   skipped: 'warn',
+  missed: 'bad',
+  stalled: 'bad',
   denied: 'bad',
   expired: 'warn',
   pending: 'info',

@@ -1,6 +1,6 @@
 // @ts-check
 import { api } from './api.js'
-import { badge, counter, field, h, heading, time } from './dom.js'
+import { badge, counter, duration, field, h, heading, time } from './dom.js'
 /** @import { View, PageContext } from './app.js' */
 
 /** Overview: counters, the server's health, instances and leases. */
@@ -56,7 +56,32 @@ export const overview = {
           badge(health.database || 'unknown'),
           health.database_kind ? ` ${health.database_kind}` : '',
         ]),
-        field('Scheduler', badge(health.scheduler || 'unknown')),
+        field('Scheduler', [
+          badge(health.scheduler || 'unknown'),
+          health.scheduler_tick?.last_tick_at
+            ? [' last tick ', time(health.scheduler_tick.last_tick_at)]
+            : '',
+        ]),
+        field(
+          'Last stall',
+          health.scheduler_tick?.last_stall
+            ? [
+                time(health.scheduler_tick.last_stall.since),
+                ` for ${duration(health.scheduler_tick.last_stall.stalled_ms)} (${
+                  health.scheduler_tick.last_stall.cause === 'clock' ? 'clock jump' : 'blocked or suspended'
+                })`,
+              ]
+            : h('span', { className: 'muted' }, 'none since start'),
+        ),
+        field(
+          'Alerts',
+          !health.alerts?.configured
+            ? h('span', { className: 'muted' }, 'logged only (no alerts.deliver_to)')
+            : badge(
+                health.alerts.failing ? 'failed' : 'ok',
+                health.alerts.failing ? 'failing' : 'getting through',
+              ),
+        ),
         field('Version', health.version || '—'),
         field('This instance', h('code', {}, health.instance || '—')),
       ),
