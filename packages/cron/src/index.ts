@@ -15,6 +15,8 @@ export type {
 } from './model.js'
 export type { CompiledSchedule } from './next-fire-time.js'
 export { compileSchedule, nextFireTime } from './next-fire-time.js'
+export type { PingUrlProblem } from './ping-url.js'
+export { MAX_PING_URL_CHARS, pingUrlFor } from './ping-url.js'
 export type {
   AgentRunner,
   AgentRunRequest,
@@ -32,8 +34,11 @@ export type {
   Logger,
   NewCronRun,
   OccurrenceKey,
+  PingDetails,
+  PingPhase,
   RunCompletion,
   RunInsertResult,
+  RunMonitor,
   ShellRunner,
   ShellRunRequest,
   ShellRunResult,
@@ -42,6 +47,7 @@ export type {
   TokenTotal,
 } from './ports.js'
 export { silentLogger, systemClock } from './ports.js'
+export type { PingStats } from './run-pings.js'
 export type { ScheduleInput, ValidatedSchedule } from './schedule.js'
 export { validateSchedule } from './schedule.js'
 export type { SchedulerHealth, TriggerResult } from './scheduler.js'
