@@ -1,8 +1,15 @@
+import { lookup as dnsLookup } from 'node:dns'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
-import { lookup as dnsLookup } from 'node:dns'
-import { type Clock, type PingDetails, type PingPhase, pingUrlFor, type RunMonitor, systemClock } from '@lango/cron'
+import {
+  type Clock,
+  type PingDetails,
+  type PingPhase,
+  pingUrlFor,
+  type RunMonitor,
+  systemClock,
+} from '@lango/cron'
 import { type RetryPolicy, withRetry } from '../channels/retry.js'
 
 /** Options of {@link HttpRunMonitor}. */
@@ -116,7 +123,8 @@ export class HttpRunMonitor implements RunMonitor {
       )
     } catch (error) {
       if (signal.aborted) throw signal.reason
-      const what = error instanceof PingError ? error.message : `could not reach ${target.host}: ${networkCode(error)}`
+      const what =
+        error instanceof PingError ? error.message : `could not reach ${target.host}: ${networkCode(error)}`
       throw new Error(`ping ${phase} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${what}`)
     }
   }

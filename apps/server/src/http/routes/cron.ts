@@ -85,7 +85,10 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
         ),
         // Checked in full by the cron service (http/https, no credentials, at most 2048 characters).
         ping_url: v.optional(
-          v.pipe(v.string('ping_url must be a string'), v.maxLength(2048, 'ping_url must be at most 2048 characters')),
+          v.pipe(
+            v.string('ping_url must be a string'),
+            v.maxLength(2048, 'ping_url must be at most 2048 characters'),
+          ),
         ),
         enabled: v.optional(v.boolean('enabled must be true or false')),
       }),
