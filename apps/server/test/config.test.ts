@@ -96,6 +96,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       maxConcurrentJobs: 5,
       maxConsecutiveFailures: 5,
       maxAiTokensPerDay: undefined,
+      pingPrivateNetworks: false,
       historyMaxAgeMs: 30 * 86_400_000,
       historyMaxRuns: 1000,
     },
@@ -207,6 +208,7 @@ cron:
   max_concurrent_jobs: 10
   max_consecutive_failures: 3
   max_ai_tokens_per_day: 2000000
+  ping_private_networks: true
   history: { max_age: 7d, max_runs: 50 }
 background:
   enabled: false
@@ -308,6 +310,7 @@ describe('loadConfig: the file', () => {
         maxConcurrentJobs: 10,
         maxConsecutiveFailures: 3,
         maxAiTokensPerDay: 2_000_000,
+        pingPrivateNetworks: true,
         historyMaxAgeMs: 7 * 86_400_000,
         historyMaxRuns: 50,
       },
@@ -531,7 +534,7 @@ describe('loadConfig: errors in the file', () => {
         line: 3,
         column: 3,
         message:
-          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, history',
+          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, history',
       }),
     ])
   })

@@ -28,6 +28,8 @@ export type CronErrorCode =
   | 'CRON_RUN_FAILED'
   /** A channel did not accept a delivery within `deliveryTimeoutMs`; recorded as the run's `deliveryError`. */
   | 'CRON_DELIVERY_TIMEOUT'
+  /** A dead-man ping (a job's `pingUrl`) got no answer within `pingTimeoutMs`; logged and counted, never fails the run. */
+  | 'CRON_PING_TIMEOUT'
   /** A stored row failed validation on read (corrupt JSON column, unknown enum value). */
   | 'CRON_STORE_CORRUPT'
 

@@ -16,6 +16,8 @@ export type {
 } from './model.js'
 export type { CompiledSchedule } from './next-fire-time.js'
 export { compileSchedule, nextFireTime } from './next-fire-time.js'
+export type { PingUrlProblem } from './ping-url.js'
+export { MAX_PING_URL_CHARS, pingUrlFor } from './ping-url.js'
 export type {
   AgentRunner,
   AgentRunRequest,
@@ -33,8 +35,11 @@ export type {
   Logger,
   NewCronRun,
   OccurrenceKey,
+  PingDetails,
+  PingPhase,
   RunCompletion,
   RunInsertResult,
+  RunMonitor,
   ShellRunner,
   ShellRunRequest,
   ShellRunResult,
@@ -43,6 +48,7 @@ export type {
   TokenTotal,
 } from './ports.js'
 export { silentLogger, systemClock } from './ports.js'
+export type { PingStats } from './run-pings.js'
 export type { ScheduleInput, ValidatedSchedule } from './schedule.js'
 export { validateSchedule } from './schedule.js'
 export type { SchedulerHealth, TriggerResult } from './scheduler.js'

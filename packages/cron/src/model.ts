@@ -61,6 +61,12 @@ export interface CronJob {
   readonly pauseReason: string | null
   /** Who created the job (a session key such as `telegram:1:2`), shown when listing (SECURITY.md CRON-5). */
   readonly createdBy: string | null
+  /**
+   * Dead-man monitor URL (healthchecks.io style), or null: each run pings `<url>/start` when it
+   * starts and `<url>` or `<url>/fail` when it ends, through the scheduler's `RunMonitor` port.
+   * An http(s) URL without credentials, at most 2048 characters (checked on create and update).
+   */
+  readonly pingUrl: string | null
 }
 
 /** One row of the occurrence ledger `cron_runs`, unique on `(jobId, scheduledFor)`. */

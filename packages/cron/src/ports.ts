@@ -133,6 +133,40 @@ export interface ChannelSender {
   send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
 }
 
+/** The moment of a run a {@link RunMonitor} is told about: it started, completed, or ended otherwise. */
+export type PingPhase = 'start' | 'success' | 'failure'
+
+/**
+ * What a ping may say about its run besides the phase: identifiers, the final status and an exit
+ * code. Never the result text, the error text, the command or the prompt (they may hold secrets).
+ */
+export interface PingDetails {
+  readonly jobId: string
+  readonly jobName: string
+  readonly runId: string
+  /** The run's final status (end pings only). */
+  readonly status?: CronRunStatus
+  /** The run's duration in milliseconds (end pings only). */
+  readonly durationMs?: number
+  /** A failed shell run's exit code, when it exited with one. */
+  readonly exitCode?: number
+}
+
+/**
+ * Tells an outside dead-man monitor (a healthchecks.io-style service) about a job's runs, for jobs
+ * with a `pingUrl`. Implemented by the host (apps/server sends HTTP requests to `<url>/start`,
+ * `<url>` and `<url>/fail`). The scheduler calls it fire-and-forget: a ping never delays or fails a
+ * run. `options.signal` is aborted after `pingTimeoutMs`; a rejection is logged and counted (see
+ * `CronScheduler.pingStats`), never thrown into the run.
+ */
+export interface RunMonitor {
+  ping(
+    url: string,
+    phase: PingPhase,
+    options: { readonly signal: AbortSignal; readonly details: PingDetails },
+  ): Promise<void>
+}
+
 /** Which jobs {@link CronStore.listJobs} returns, and which page of them. */
 export interface JobListFilter {
   readonly enabled?: boolean

@@ -9,6 +9,7 @@ import type {
   CronStore,
   IdGenerator,
   Logger,
+  RunMonitor,
   ShellRunner,
 } from './ports.js'
 import { silentLogger, systemClock } from './ports.js'
@@ -106,6 +107,17 @@ export interface CronSchedulerOptions {
    * and stop abort deliveries in flight too.
    */
   readonly deliveryTimeoutMs?: number
+  /**
+   * Sends the dead-man pings of jobs with a `pingUrl` (start, then success or failure). Without it
+   * those jobs run as usual and ping nothing.
+   */
+  readonly runMonitor?: RunMonitor
+  /**
+   * Bound on each ping (default 10 s; 1 ms to 2^31 − 1 ms), retries by the monitor included: its
+   * signal aborts then and a ping still pending is abandoned, counted failed. Pings never delay or
+   * fail a run; `stop()` waits for the ones in flight, so at most this long.
+   */
+  readonly pingTimeoutMs?: number
 }
 
 /** {@link CronSchedulerOptions} with every default applied and every limit checked. */
@@ -134,6 +146,8 @@ export interface SchedulerSettings {
   readonly maxAiTokensPerDay: number
   readonly maxJitterMs: number
   readonly deliveryTimeoutMs: number
+  readonly runMonitor: RunMonitor | undefined
+  readonly pingTimeoutMs: number
 }
 
 /** How the scheduler's background parts (schedule writes, maintenance) hand it work and errors. */
@@ -179,6 +193,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     throw invalid('maxWaitingRuns', 'maxWaitingRuns must be a whole number of occurrences, 0 or more')
   }
   const deliveryTimeoutMs = timerMs(options.deliveryTimeoutMs ?? 30_000, 'deliveryTimeoutMs', 1)
+  const pingTimeoutMs = timerMs(options.pingTimeoutMs ?? 10_000, 'pingTimeoutMs', 1)
   const scheduleWriteDelayMs = timerMs(options.scheduleWriteDelayMs ?? 250, 'scheduleWriteDelayMs', 0)
   const leaseMs = Math.max(1000, timerMs(options.leaseMs ?? 60_000, 'leaseMs', 0))
   const syncIntervalMs = timerMs(options.syncIntervalMs ?? 2000, 'syncIntervalMs', 1)
@@ -214,6 +229,8 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     maxAiTokensPerDay,
     maxJitterMs,
     deliveryTimeoutMs,
+    runMonitor: options.runMonitor,
+    pingTimeoutMs,
   })
 }
 

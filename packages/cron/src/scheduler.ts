@@ -13,6 +13,7 @@ import type { CronJob, CronRun } from './model.js'
 import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun, TimerHandle } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
+import { type PingStats, type RunPing, RunPings } from './run-pings.js'
 import { type ActiveRun, RunSlots, type WaitingStart } from './run-slots.js'
 import { ScheduleWrites } from './schedule-writes.js'
 import { type CronSchedulerEvents, fireEvent } from './scheduler-events.js'
@@ -93,6 +94,7 @@ export class CronScheduler {
   readonly #maintenance: Maintenance
   readonly #sync: JobSync
   readonly #executor: RunExecutor
+  readonly #pings: RunPings
   /**
    * Jobs this scheduler stopped arming though they are enabled in the store (an `at` job that fired,
    * before its disable is written; a schedule that no longer compiles), by id, with the `updatedAt`
@@ -165,6 +167,7 @@ export class CronScheduler {
       },
     })
     this.#executor = new RunExecutor(settings, report)
+    this.#pings = new RunPings(settings, (task) => this.#track(task))
     this.events = new TypedEmitter((error) =>
       settings.logger.error('cron event listener threw', { error: toError(error).message }),
     )
@@ -206,6 +209,14 @@ export class CronScheduler {
       stale: this.#started && last !== undefined && this.#now() - last > staleAfterMs,
       lastStall: this.#lastStall,
     }
+  }
+
+  /**
+   * Counts of the dead-man pings (jobs with a `pingUrl`) this scheduler sent since it was made:
+   * accepted, failed (error or `pingTimeoutMs`) and in flight. A failed ping is logged, never fatal.
+   */
+  pingStats(): PingStats {
+    return this.#pings.stats
   }
 
   /** Subscribes to an event; returns the unsubscribe function (like workflow's and background's `on`). */
@@ -1010,7 +1021,9 @@ export class CronScheduler {
       outputTokens: null,
     }
     this.events.emit('run:start', { job, run })
-    const task = this.#execute(job, run, active).finally(() => {
+    // Fire-and-forget: the run does not wait for its monitor (a run claimed during stop() pings not).
+    const ping = controller.signal.aborted ? undefined : this.#pings.start(job, run)
+    const task = this.#execute(job, run, active, ping).finally(() => {
       this.#slots.removeActive(job.id, active)
       this.#pruneStale(this.#now())
       this.#slots.release()
@@ -1034,7 +1047,7 @@ export class CronScheduler {
     this.#track(task)
   }
 
-  async #execute(job: CronJob, run: CronRun, active: ActiveRun): Promise<void> {
+  async #execute(job: CronJob, run: CronRun, active: ActiveRun, ping: RunPing | undefined): Promise<void> {
     const end = await this.#executor.execute(job, run, active, {
       current: () => this.#fires.get(job.id)?.job ?? job,
       recorded: (status, consecutiveFailures) => {
@@ -1051,6 +1064,7 @@ export class CronScheduler {
         this.#reportError(storeError, job.id, run.id)
       }
     }
+    this.#pings.end(ping, job, end.final)
     this.events.emit('run:end', { job, run: end.final })
     if (failed) {
       this.events.emit('run:error', {

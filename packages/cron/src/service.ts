@@ -12,6 +12,7 @@ import type {
   OverlapPolicy,
   SessionMode,
 } from './model.js'
+import { checkPingUrl } from './ping-url.js'
 import type { Clock, CronJobPatch, CronStore, IdGenerator, JobListFilter } from './ports.js'
 import { systemClock } from './ports.js'
 import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
@@ -74,6 +75,12 @@ export interface CronJobInput {
   readonly enabled?: boolean
   /** Session key of whoever created the job (SECURITY.md CRON-5). */
   readonly createdBy?: string
+  /**
+   * Dead-man monitor URL (healthchecks.io style): each run pings `<url>/start`, then `<url>` or
+   * `<url>/fail`. An http(s) URL without credentials or fragment, at most 2048 characters; `null`
+   * or `''` clears it on update. A bad one is `CRON_INVALID_INPUT` with `data.field: 'ping_url'`.
+   */
+  readonly pingUrl?: string | null
 }
 
 /** A change to a job: any field of {@link CronJobInput}. */
@@ -426,6 +433,7 @@ export class CronService {
     | 'timeoutMs'
     | 'overlap'
     | 'catchup'
+    | 'pingUrl'
   > {
     if (typeof input !== 'object' || input === null) {
       throw new CronError('CRON_INVALID_INPUT', 'A job definition object is required.')
@@ -488,6 +496,7 @@ export class CronService {
       timeoutMs: this.#timeout(input.timeout),
       overlap,
       catchup,
+      pingUrl: checkPingUrl(input.pingUrl),
     }
   }
 
@@ -587,6 +596,7 @@ function inputOf(job: CronJob): CronJobInput {
     timeout: job.timeoutMs,
     overlap: job.overlap,
     catchup: job.catchup,
+    pingUrl: job.pingUrl,
   }
 }
 

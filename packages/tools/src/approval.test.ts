@@ -23,6 +23,43 @@ describe('buildApprovalSummary (seed 000)', () => {
     ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the ↵ news"')
   })
 
+  it('cron jobs with a ping URL show it whole: every run will call it', () => {
+    const url = 'https://hc.example/ping/0b6a9c1e?rid=1'
+    expect(
+      buildApprovalSummary('cron_add', {
+        name: 'news',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'Fetch',
+        ping_url: url,
+      }),
+    ).toBe(`Create cron job: news (every=1h) — prompt: "Fetch"; ping: ${url}`)
+    expect(
+      buildApprovalSummary('cron_add', {
+        name: 'b',
+        schedule_type: 'cron',
+        schedule: '0 3 * * *',
+        ping_url: url,
+      }),
+    ).toBe(`Create cron job: b (cron=0 3 * * *) — ping: ${url}`)
+    expect(
+      buildApprovalSummary('manage_cron_jobs', {
+        action: 'create',
+        name: 'b',
+        scheduleType: 'cron',
+        scheduleValue: '0 3 * * *',
+        config: { command: 'backup.sh' },
+        pingUrl: url,
+      }),
+    ).toBe(`Create cron job: b (cron=0 3 * * *) — command: backup.sh; ping: ${url}`)
+    expect(buildApprovalSummary('manage_cron_jobs', { action: 'update', id: 'b', pingUrl: url })).toBe(
+      `Update cron job: b — ping: ${url}`,
+    )
+    expect(buildApprovalSummary('manage_cron_jobs', { action: 'update', id: 'b', pingUrl: '' })).toBe(
+      'Update cron job: b — ping: none (removed)',
+    )
+  })
+
   it('workflow_run includes the file path, or the size of inline YAML it does not read', () => {
     expect(buildApprovalSummary('workflow_run', { file_path: 'flows/report.flow.yaml' })).toBe(
       'Run workflow: flows/report.flow.yaml',

@@ -51,6 +51,15 @@ function yamlLength(yaml: unknown): number {
 const JOB_FIELDS = ['name', 'type', 'scheduleType', 'scheduleValue', 'enabled'] as const
 
 /**
+ * A job's dead-man ping URL for an approval line, whole: every run of the job will call it (an
+ * outbound request nobody watches). `''` removes it. Nothing when the call does not set it.
+ */
+function pingDetails(url: unknown): string[] {
+  if (url === undefined) return []
+  return [url === '' ? 'ping: none (removed)' : `ping: ${wholeLine(url)}`]
+}
+
+/**
  * What a cron job's `config` persists, for an approval line: model and cwd, then the command or
  * prompt whole, since it runs later with nobody watching (SECURITY.md CRON-5).
  */
@@ -79,8 +88,15 @@ function execDetails(p: Params): string {
 }
 
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
-  cron_add: (p) =>
-    `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${p.prompt === undefined ? '' : ` — prompt: "${wholeLine(p.prompt)}"`}`,
+  cron_add: (p) => {
+    const details = [
+      ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
+      ...pingDetails(p.ping_url),
+    ]
+    return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${
+      details.length === 0 ? '' : ` — ${details.join('; ')}`
+    }`
+  },
   cron_pause: (p) => `Pause cron job: ${wholeLine(p.id)}`,
   cron_resume: (p) => `Resume cron job: ${wholeLine(p.id)}`,
   cron_remove: (p) => `Remove cron job and its history: ${wholeLine(p.id)}`,
@@ -100,7 +116,7 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
     const job = wholeLine(p.id ?? p.name)
     switch (p.action) {
       case 'create': {
-        const details = configDetails(config)
+        const details = [...configDetails(config), ...pingDetails(p.pingUrl)]
         return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.scheduleType)}=${wholeLine(p.scheduleValue)})${
           p.enabled === false ? ' disabled' : ''
         }${details.length === 0 ? '' : ` — ${details.join('; ')}`}`
@@ -111,6 +127,7 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
             (field) => `${field}: ${wholeLine(p[field])}`,
           ),
           ...configDetails(config),
+          ...pingDetails(p.pingUrl),
         ]
         return `Update cron job: ${job}${changes.length === 0 ? ' (no changes)' : ` — ${changes.join('; ')}`}`
       }

@@ -422,3 +422,65 @@ describe('manage_cron_jobs (seed 002)', () => {
     expect(tool.safetyFor?.({ action: 'delete' })).toBe('dangerous')
   })
 })
+
+describe('ping_url: a dead-man monitor per job (issue 23)', () => {
+  const url = 'https://hc.example/ping/0b6a9c1e'
+
+  it('cron_add stores it, cron_list shows it, and an approval is required under the default policy', async () => {
+    const tool = tools.get('cron_add') as AnyTool
+    const params = { name: 'news', schedule_type: 'every', schedule: '1h', prompt: 'x', ping_url: url }
+    expect(tool.safetyFor?.(params)).toBe('dangerous')
+    expect(tool.safetyFor?.({ ...params, ping_url: undefined })).toBe('moderate')
+    const added = result<{ job: { ping_url: string | null } }>(await call('cron_add', params))
+    expect(added.job.ping_url).toBe(url)
+    const listed = result<{ jobs: { ping_url: string | null }[] }>(await call('cron_list', {}))
+    expect(listed.jobs[0]?.ping_url).toBe(url)
+    // '' removes it; omitted keeps it.
+    await call('cron_add', { ...params, ping_url: undefined, prompt: 'y' })
+    expect((await cron.get('news')).pingUrl).toBe(url)
+    await call('cron_add', { ...params, ping_url: '' })
+    expect((await cron.get('news')).pingUrl).toBeNull()
+  })
+
+  it('a bad URL is a clear validation error naming ping_url, and nothing is stored', async () => {
+    const outcome = (await call('cron_add', {
+      name: 'news',
+      schedule_type: 'every',
+      schedule: '1h',
+      prompt: 'x',
+      ping_url: 'https://user:pw@hc.example/x',
+    })) as { ok: boolean; error?: { code: string; reason?: string; message: string; data?: unknown } }
+    expect(outcome.ok).toBe(false)
+    expect(outcome.error).toMatchObject({
+      code: 'TOOL_FAILED',
+      reason: 'CRON_INVALID_INPUT',
+      data: { field: 'ping_url', reason: 'credentials' },
+    })
+    expect(outcome.error?.message).toMatch(/ping_url must not carry a user name or password/)
+    expect(outcome.error?.message).not.toContain('pw@')
+    expect(await cron.list()).toEqual([])
+  })
+
+  it('manage_cron_jobs create/update take pingUrl, shown in its seed view, and make the call dangerous', async () => {
+    const tool = tools.get('manage_cron_jobs') as AnyTool
+    expect(tool.safetyFor?.({ action: 'update', id: 'x', pingUrl: url })).toBe('dangerous')
+    expect(tool.safetyFor?.({ action: 'update', id: 'x', pingUrl: '' })).toBe('moderate')
+    const created = result<{ id: string; pingUrl: string | null }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'ask',
+        type: 'ai',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { prompt: 'Say hi' },
+        pingUrl: url,
+      }),
+    )
+    expect(created.pingUrl).toBe(url)
+    const updated = result<{ pingUrl: string | null }>(
+      await call('manage_cron_jobs', { action: 'update', id: created.id, pingUrl: 'ftp://x' }),
+    )
+    expect(updated).toEqual({ error: expect.stringMatching(/^ping_url must use http or https/) })
+    expect((await cron.get('ask')).pingUrl).toBe(url)
+  })
+})

@@ -29,6 +29,8 @@ export interface CronJobView {
   readonly consecutiveFailures: number
   readonly pauseReason: string | null
   readonly createdBy: string | null
+  /** Dead-man monitor URL the job's runs ping (start, then success or fail); null or absent for none. */
+  readonly pingUrl?: string | null
 }
 
 /** A fire time as `@lango/cron` reports it. */
@@ -75,6 +77,8 @@ export interface CronToolJobInput {
   readonly overlap?: 'skip' | 'queue_one' | 'allow'
   readonly enabled?: boolean
   readonly createdBy?: string
+  /** Dead-man monitor URL; `''` removes it (the service validates it). */
+  readonly pingUrl?: string
 }
 
 /** What the cron tools need; `CronService` from `@lango/cron` fits as is. */
@@ -147,6 +151,27 @@ const deliverTo = v.optional(
     ),
   ),
 )
+/**
+ * A job's dead-man monitor URL, checked in full by the service (http/https, no credentials, no
+ * fragment, at most 2048 characters); `''` removes it. Its presence makes the call dangerous: the
+ * job then makes an outbound HTTP call on every run, with nobody watching.
+ */
+const pingUrl = (field: string) =>
+  v.optional(
+    v.pipe(
+      v.string(`${field} must be a string`),
+      v.maxLength(2048, `${field} must be at most 2048 characters`),
+      v.description(
+        "Dead-man monitor URL (a healthchecks.io-style check, http or https, no user:password): each run requests <url>/start when it starts, then <url> when it completes or <url>/fail when it fails, times out or is cancelled, so the monitor alerts when runs stop. The request carries the run's status and exit code, never its output. '' removes it. Optional.",
+      ),
+    ),
+  )
+
+/** True when a call sets a (non-empty) ping URL: a persisted outbound call (see {@link pingUrl}). */
+function setsPingUrl(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== ''
+}
+
 const timezone = v.optional(
   v.pipe(
     v.string(),
@@ -204,6 +229,7 @@ function jobView(job: CronJobView) {
     timeout_ms: job.timeoutMs,
     pause_reason: job.pauseReason,
     created_by: job.createdBy,
+    ping_url: job.pingUrl ?? null,
   }
 }
 
@@ -243,7 +269,9 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       safety: 'moderate',
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
-      safetyFor: (params) => (mentionsSecret(params.prompt) ? 'dangerous' : 'moderate'),
+      // A ping URL persists an outbound HTTP call on every run: the approver must see it.
+      safetyFor: (params) =>
+        mentionsSecret(params.prompt) || setsPingUrl(params.ping_url) ? 'dangerous' : 'moderate',
       worstSafety: 'dangerous',
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,
@@ -268,6 +296,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         ),
         deliver_to: deliverTo,
         timeout,
+        ping_url: pingUrl('ping_url'),
         overlap: v.optional(
           v.pipe(
             v.picklist(['skip', 'queue_one', 'allow']),
@@ -288,6 +317,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.session_mode === undefined ? {} : { sessionMode: params.session_mode }),
           ...(params.timeout === undefined ? {} : { timeout: timeoutForService(params.timeout) }),
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
+          ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
         })
@@ -415,6 +445,7 @@ function seedJobView(job: CronJobView) {
     lastRunAt: isoTime(job.lastRunAt),
     lastStatus: job.lastStatus,
     createdAt: isoTime(job.createdAt),
+    pingUrl: job.pingUrl ?? null,
   }
 }
 
@@ -506,7 +537,8 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         (params.action === 'create' || params.action === 'update') &&
         (params.type === 'shell' ||
           params.config?.command !== undefined ||
-          mentionsSecret(params.config?.prompt, params.config?.command))
+          mentionsSecret(params.config?.prompt, params.config?.command) ||
+          setsPingUrl(params.pingUrl))
       return persistsRisk ? 'dangerous' : base
     },
     parameters: v.strictObject({
@@ -555,6 +587,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         ),
       ),
       config: v.optional(configSchema),
+      pingUrl: pingUrl('pingUrl'),
       enabled: v.optional(
         v.pipe(
           v.boolean(),
@@ -589,6 +622,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               schedule: params.scheduleValue as string,
               ...configFields(params.config),
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+              ...(params.pingUrl === undefined ? {} : { pingUrl: params.pingUrl }),
               deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
               ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
             })
@@ -604,6 +638,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               ...(params.scheduleValue === undefined ? {} : { schedule: params.scheduleValue }),
               ...configFields(params.config),
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+              ...(params.pingUrl === undefined ? {} : { pingUrl: params.pingUrl }),
             })
             return seedJobView(job)
           }

@@ -24,6 +24,7 @@ import { joinCluster } from './cluster.js'
 import { openServerDatabase } from './database-features.js'
 import { forwardEvents } from './forward-events.js'
 import { createHostExec } from './host-exec.js'
+import { HttpRunMonitor } from './http-run-monitor.js'
 import { lazyVault } from './lazy-vault.js'
 import { Lifecycle } from './lifecycle.js'
 import { retentionDuty } from './retention-duty.js'
@@ -115,6 +116,8 @@ export async function createApp(
         (request) => request.sessionKey !== `cron:${request.jobName}`,
       ),
       channelSender: sender('cron'),
+      // Jobs' dead-man pings (ping_url): healthchecks.io-style HTTP, never holding a run.
+      runMonitor: new HttpRunMonitor({ allowPrivateNetworks: config.cron.pingPrivateNetworks, clock }),
       logger,
     })
     const background = createBackground(config, {

@@ -11,7 +11,7 @@ export function createCron(
   config: ServerConfig,
   ports: Pick<
     CronOptions,
-    'store' | 'ownerId' | 'clock' | 'shellRunner' | 'agentRunner' | 'channelSender' | 'logger'
+    'store' | 'ownerId' | 'clock' | 'shellRunner' | 'agentRunner' | 'channelSender' | 'logger' | 'runMonitor'
   >,
 ): CronService {
   return new CronService({

@@ -510,6 +510,7 @@ function buildConfig(
       maxConcurrentJobs: cron?.max_concurrent_jobs ?? DEFAULTS.cronMaxConcurrentJobs,
       maxConsecutiveFailures: cron?.max_consecutive_failures ?? DEFAULTS.cronMaxConsecutiveFailures,
       maxAiTokensPerDay: cron?.max_ai_tokens_per_day ?? undefined,
+      pingPrivateNetworks: cron?.ping_private_networks ?? false,
       historyMaxAgeMs: cron?.history?.max_age ?? DEFAULTS.historyMaxAgeMs,
       historyMaxRuns: cron?.history?.max_runs ?? DEFAULTS.historyMaxRuns,
     },

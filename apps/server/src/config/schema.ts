@@ -176,6 +176,7 @@ export const fileSchema = section({
     max_concurrent_jobs: field(integer(1, 100)),
     max_consecutive_failures: field(integer(1, 1000)),
     max_ai_tokens_per_day: field(integer(1, 1_000_000_000_000)),
+    ping_private_networks: field(boolean),
     history,
   }),
   background: section({

@@ -145,6 +145,11 @@ export interface ServerConfig {
      * token budget.
      */
     readonly maxAiTokensPerDay: number | undefined
+    /**
+     * Jobs' dead-man pings (`ping_url`) may go to loopback and private addresses (a self-hosted
+     * monitor on the LAN). Default false; link-local addresses (cloud metadata) are refused always.
+     */
+    readonly pingPrivateNetworks: boolean
     /** History kept per job: default 30 days / 1000 rows. */
     readonly historyMaxAgeMs: number
     readonly historyMaxRuns: number

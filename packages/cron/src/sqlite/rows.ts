@@ -56,6 +56,8 @@ const jobRowSchema = v.object({
   consecutive_failures: integer,
   pause_reason: nullableString,
   created_by: nullableString,
+  // Migration 0005; a row without the column reads as null (no pings).
+  ping_url: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4096))), null),
 })
 
 const runRowSchema = v.object({
@@ -124,6 +126,7 @@ export function jobFromRow(row: unknown): CronJob {
     consecutiveFailures: parsed.consecutive_failures,
     pauseReason: parsed.pause_reason,
     createdBy: parsed.created_by,
+    pingUrl: parsed.ping_url,
   }
 }
 
@@ -174,6 +177,7 @@ const JOB_COLUMNS: Readonly<Record<keyof CronJobPatch, keyof CronJobsTable>> = {
   consecutiveFailures: 'consecutive_failures',
   pauseReason: 'pause_reason',
   createdBy: 'created_by',
+  pingUrl: 'ping_url',
 }
 
 /** Maps a patch to column values (a fixed allowlist of columns; SECURITY.md SQL-2). */

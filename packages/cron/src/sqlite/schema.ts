@@ -31,6 +31,8 @@ export interface CronJobsTable {
   consecutive_failures: number
   pause_reason: string | null
   created_by: string | null
+  /** Dead-man monitor URL (migration 0005); null for none. */
+  ping_url: string | null
 }
 
 /** The occurrence ledger `cron_runs`, unique on `(job_id, scheduled_for)`. */
@@ -187,6 +189,17 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.dropIndex('cron_runs_running_job').execute()
       await db.schema.dropIndex('cron_jobs_updated_at').execute()
+    },
+  },
+  '0005_add_job_ping_url': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // Jobs created before dead-man pings existed keep null: they ping nothing.
+      await db.schema.alterTable('cron_jobs').addColumn('ping_url', 'text').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('cron_jobs').dropColumn('ping_url').execute()
     },
   },
 })

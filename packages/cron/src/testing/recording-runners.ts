@@ -3,6 +3,9 @@ import type {
   AgentRunRequest,
   AgentRunResult,
   ChannelSender,
+  PingDetails,
+  PingPhase,
+  RunMonitor,
   ShellRunner,
   ShellRunRequest,
   ShellRunResult,
@@ -121,5 +124,39 @@ export class RecordingChannelSender implements ChannelSender {
     if (this.failingTargets.has(target)) throw new Error(`channel ${target} is unavailable`)
     await this.#handler?.(target, text, options)
     this.sent.push({ target, text })
+  }
+}
+
+/** One ping a {@link RecordingRunMonitor} received. */
+export interface RecordedPing {
+  readonly url: string
+  readonly phase: PingPhase
+  readonly details: PingDetails
+  readonly signal: AbortSignal
+}
+
+/** Decides what a recorded ping does: resolve, throw, or wait (for the signal, say). */
+export type PingHandler = (url: string, phase: PingPhase, options: PortCallOptions) => Promise<void> | void
+
+/**
+ * Fake {@link RunMonitor}: records every ping in `pings` in call order (before its handler runs,
+ * so a ping that hangs or fails is recorded too); a handler set with `respond` can throw or wait.
+ */
+export class RecordingRunMonitor implements RunMonitor {
+  readonly pings: RecordedPing[] = []
+  #handler: PingHandler | undefined
+
+  /** Sets what later pings do after they are recorded (throw to fail, wait to hang). */
+  respond(handler: PingHandler): void {
+    this.#handler = handler
+  }
+
+  async ping(
+    url: string,
+    phase: PingPhase,
+    options: PortCallOptions & { readonly details: PingDetails },
+  ): Promise<void> {
+    this.pings.push({ url, phase, details: options.details, signal: options.signal })
+    await this.#handler?.(url, phase, options)
   }
 }

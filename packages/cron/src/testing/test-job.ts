@@ -30,6 +30,7 @@ export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
     consecutiveFailures: 0,
     pauseReason: null,
     createdBy: null,
+    pingUrl: null,
     ...overrides,
   }
 }

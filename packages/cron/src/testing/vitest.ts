@@ -178,6 +178,17 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.updateJob('missing', { enabled: false })).toBeUndefined()
     })
 
+    it('keeps a job ping URL, and a patch changes or clears it', async () => {
+      const job = createTestJob({ pingUrl: 'https://hc.example/ping/abc' })
+      await store.insertJob(job)
+      expect((await store.getJob(job.id))?.pingUrl).toBe('https://hc.example/ping/abc')
+      expect((await store.updateJob(job.id, { pingUrl: 'http://127.0.0.1:8000/x' }))?.pingUrl).toBe(
+        'http://127.0.0.1:8000/x',
+      )
+      expect((await store.updateJob(job.id, { pingUrl: null }))?.pingUrl).toBeNull()
+      expect((await store.getJobByName(job.name))?.pingUrl).toBeNull()
+    })
+
     it('claims an occurrence once: a second insert of (job, scheduled_for) is ignored', async () => {
       const job = createTestJob()
       await store.insertJob(job)

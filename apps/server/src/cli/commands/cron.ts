@@ -24,6 +24,7 @@ interface JobView {
   readonly timeout_ms?: number
   readonly pause_reason: string | null
   readonly created_by?: string | null
+  readonly ping_url?: string | null
 }
 
 interface NextRun {
@@ -122,6 +123,10 @@ export const registerCron: Register = (program, action) => {
     .option('--timezone <zone>', "IANA zone the schedule is read in (default: the server's)")
     .option('--deliver-to <targets>', 'comma-separated delivery targets, e.g. telegram:123,log')
     .option('--timeout <duration>', 'how long one run may take, e.g. 90s or 10m (a bare number is seconds)')
+    .option(
+      '--ping-url <url>',
+      'dead-man monitor (healthchecks.io style): each run requests <url>/start, then <url> or <url>/fail',
+    )
     .addOption(
       new Option('--overlap <policy>', 'when a run is due while one is still going').choices([
         'skip',
@@ -154,6 +159,7 @@ export const registerCron: Register = (program, action) => {
           // Sent as milliseconds with their unit: the server reads it exactly as checked here.
           ...(options.timeout === undefined ? {} : { timeout: `${runTimeout(options.timeout)}ms` }),
           ...(options.overlap === undefined ? {} : { overlap: options.overlap }),
+          ...(options.pingUrl === undefined ? {} : { ping_url: options.pingUrl }),
         }
         const client = await context.client()
         const data = await client.post<{
@@ -365,6 +371,7 @@ function renderJob(out: Output, job: JobView, nextRuns: readonly NextRun[]): voi
     ],
     ['deliver to', job.deliver_to.length === 0 ? '-' : job.deliver_to.join(', ')],
     ['overlap', job.overlap],
+    ['ping url', job.ping_url ?? '-'],
     ['timeout', job.timeout_ms === undefined ? undefined : formatMs(job.timeout_ms)],
     [
       'last run',

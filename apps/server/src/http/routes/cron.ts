@@ -83,6 +83,13 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
         overlap: v.optional(
           v.picklist(['skip', 'queue_one', 'allow'], 'overlap must be one of skip, queue_one, allow'),
         ),
+        // Checked in full by the cron service (http/https, no credentials, at most 2048 characters).
+        ping_url: v.optional(
+          v.pipe(
+            v.string('ping_url must be a string'),
+            v.maxLength(2048, 'ping_url must be at most 2048 characters'),
+          ),
+        ),
         enabled: v.optional(v.boolean('enabled must be true or false')),
       }),
       async handler(params, context) {
@@ -104,6 +111,7 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
                     typeof params.timeout === 'number' ? Math.round(params.timeout * 1000) : params.timeout,
                 }),
             ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
+            ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
             ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
           },
           context.signal === undefined ? {} : { signal: context.signal },
