@@ -19,7 +19,7 @@ const RECENT_STALL_MS = 3_600_000
  * @param {number} now epoch ms
  * @returns {{ tone: 'bad' | 'warn', key: string, text: string }[]}
  */
-export function bannerItems(health, now) {
+function bannerItems(health, now) {
   /** @type {{ tone: 'bad' | 'warn', key: string, text: string }[]} */
   const items = []
   if (!health || typeof health !== 'object') return items
