@@ -34,6 +34,8 @@ export type {
   OccurrenceKey,
   RunCompletion,
   RunInsertResult,
+  RunScope,
+  RunScopeInfo,
   ShellRunner,
   ShellRunRequest,
   ShellRunResult,

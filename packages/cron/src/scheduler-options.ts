@@ -9,6 +9,7 @@ import type {
   CronStore,
   IdGenerator,
   Logger,
+  RunScope,
   ShellRunner,
 } from './ports.js'
 import { silentLogger, systemClock } from './ports.js'
@@ -106,6 +107,8 @@ export interface CronSchedulerOptions {
    * and stop abort deliveries in flight too.
    */
   readonly deliveryTimeoutMs?: number
+  /** Wraps each run, delivery included, in the host's context (its tracing); see {@link RunScope}. */
+  readonly runScope?: RunScope
 }
 
 /** {@link CronSchedulerOptions} with every default applied and every limit checked. */
@@ -134,6 +137,7 @@ export interface SchedulerSettings {
   readonly maxAiTokensPerDay: number
   readonly maxJitterMs: number
   readonly deliveryTimeoutMs: number
+  readonly runScope: RunScope | undefined
 }
 
 /** How the scheduler's background parts (schedule writes, maintenance) hand it work and errors. */
@@ -191,6 +195,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     agentRunner: options.agentRunner,
     shellRunner: options.shellRunner,
     channelSender: options.channelSender,
+    runScope: options.runScope,
     clock: options.clock ?? systemClock,
     logger: options.logger ?? silentLogger,
     newId,

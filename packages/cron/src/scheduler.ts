@@ -984,7 +984,15 @@ export class CronScheduler {
       outputTokens: null,
     }
     this.events.emit('run:start', { job, run })
-    const task = this.#execute(job, run, active).finally(() => {
+    const { runScope } = this.#settings
+    const task = (
+      runScope === undefined
+        ? this.#execute(job, run, active)
+        : runScope(
+            { jobId: job.id, jobName: job.name, runId: run.id, kind: job.kind, trigger: run.trigger },
+            () => this.#execute(job, run, active),
+          )
+    ).finally(() => {
       this.#slots.removeActive(job.id, active)
       this.#pruneStale(this.#now())
       this.#slots.release()
