@@ -119,6 +119,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     },
     logging: { level: 'info' },
     metrics: { enabled: true },
+    telemetry: { serviceName: 'lango', tracesUrl: undefined, headers: {} },
   }
 }
 
@@ -230,6 +231,12 @@ logging:
   level: debug
 metrics:
   enabled: false
+telemetry:
+  service_name: lango-test
+  otlp:
+    endpoint: http://127.0.0.1:4318/
+    headers:
+      authorization: Bearer otlp-key
 `
 
 describe('loadConfig: the file', () => {
@@ -328,6 +335,11 @@ describe('loadConfig: the file', () => {
       },
       logging: { level: 'debug' },
       metrics: { enabled: false },
+      telemetry: {
+        serviceName: 'lango-test',
+        tracesUrl: 'http://127.0.0.1:4318/v1/traces',
+        headers: { authorization: 'Bearer otlp-key' },
+      },
     } satisfies ServerConfig)
   })
 
@@ -555,7 +567,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, telemetry',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -692,7 +704,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, telemetry), got ${got}`,
       },
     ])
     expect(error.message).toBe(
