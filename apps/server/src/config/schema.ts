@@ -95,7 +95,10 @@ const otlpHeaders = v.nullish(
     v.record(
       v.pipe(
         v.string(),
-        v.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, (issue) => `expected an HTTP header name, got ${describeInput(issue.input)}`),
+        v.regex(
+          /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/,
+          (issue) => `expected an HTTP header name, got ${describeInput(issue.input)}`,
+        ),
       ),
       item(headerValue),
       (issue) => `expected a mapping of header names to values, got ${describeInput(issue.input)}`,
