@@ -105,7 +105,8 @@ try {
   for (const on of [false, true]) {
     const { dir, env } = await home(on)
     homes.push(dir)
-    const first = Date.now() + 4_000
+    // Room for seeding and start-up (the SDK loads at start with traces on) before the first fire.
+    const first = Date.now() + 8_000
     await seed(dir, 200, (i) => first + i * 100)
     const server = await startProcess(CLI, ['serve', '--port', '0'], env)
     await new Promise((resolve) => setTimeout(resolve, first + 199 * 100 - Date.now() + 3_000))

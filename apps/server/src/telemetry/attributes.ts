@@ -19,7 +19,7 @@ export type SpanName =
   | 'delivery'
 
 /** The allow-list: attribute key → the type of its value. */
-export const ATTRIBUTES = {
+const ATTRIBUTES = {
   /** What started the trace: `cron`, `background`, `workflow`, `chat`. */
   'lango.source': 'string',
   'lango.cron.job_id': 'string',
