@@ -121,6 +121,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     logging: { level: 'info' },
     metrics: { enabled: true },
     alerts: { deliverTo: [] },
+    telemetry: { serviceName: 'lango', tracesUrl: undefined, headers: {} },
   }
 }
 
@@ -235,6 +236,12 @@ metrics:
   enabled: false
 alerts:
   deliver_to: [telegram:42, webhook]
+telemetry:
+  service_name: lango-test
+  otlp:
+    endpoint: http://127.0.0.1:4318/
+    headers:
+      authorization: Bearer otlp-key
 `
 
 describe('loadConfig: the file', () => {
@@ -335,6 +342,11 @@ describe('loadConfig: the file', () => {
       logging: { level: 'debug' },
       metrics: { enabled: false },
       alerts: { deliverTo: ['telegram:42', 'webhook'] },
+      telemetry: {
+        serviceName: 'lango-test',
+        tracesUrl: 'http://127.0.0.1:4318/v1/traces',
+        headers: { authorization: 'Bearer otlp-key' },
+      },
     } satisfies ServerConfig)
   })
 
@@ -562,7 +574,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts, telemetry',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -699,7 +711,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts, telemetry), got ${got}`,
       },
     ])
     expect(error.message).toBe(

@@ -40,6 +40,8 @@ export type {
   RunCompletion,
   RunInsertResult,
   RunMonitor,
+  RunScope,
+  RunScopeInfo,
   ShellRunner,
   ShellRunRequest,
   ShellRunResult,

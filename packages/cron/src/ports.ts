@@ -18,7 +18,7 @@
  * - wall time: a date and clock reading in a job's time zone, which may not exist (spring gap) or
  *   exist twice (fall back).
  */
-import type { CronJob, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
+import type { CronJob, CronJobKind, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
 
 /** Opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown
@@ -166,6 +166,21 @@ export interface RunMonitor {
     options: { readonly signal: AbortSignal; readonly details: PingDetails },
   ): Promise<void>
 }
+/** What a {@link RunScope} is told about the run it wraps: ids, names and kinds only. */
+export interface RunScopeInfo {
+  readonly jobId: string
+  readonly jobName: string
+  readonly runId: string
+  readonly kind: CronJobKind
+  readonly trigger: RunTrigger
+}
+
+/**
+ * Wraps the whole of each run (the agent or shell port, the completion, the delivery) in the host's
+ * own context: apps/server starts the run's trace span there, so the port calls of the run nest
+ * under it. It must call `work` once and settle as `work` does. Default: none.
+ */
+export type RunScope = <T>(run: RunScopeInfo, work: () => Promise<T>) => Promise<T>
 
 /** Which jobs {@link CronStore.listJobs} returns, and which page of them. */
 export interface JobListFilter {

@@ -10,6 +10,7 @@ import type {
   IdGenerator,
   Logger,
   RunMonitor,
+  RunScope,
   ShellRunner,
 } from './ports.js'
 import { silentLogger, systemClock } from './ports.js'
@@ -118,6 +119,8 @@ export interface CronSchedulerOptions {
    * fail a run; `stop()` waits for the ones in flight, so at most this long.
    */
   readonly pingTimeoutMs?: number
+  /** Wraps each run, delivery included, in the host's context (its tracing); see {@link RunScope}. */
+  readonly runScope?: RunScope
 }
 
 /** {@link CronSchedulerOptions} with every default applied and every limit checked. */
@@ -148,6 +151,7 @@ export interface SchedulerSettings {
   readonly deliveryTimeoutMs: number
   readonly runMonitor: RunMonitor | undefined
   readonly pingTimeoutMs: number
+  readonly runScope: RunScope | undefined
 }
 
 /** How the scheduler's background parts (schedule writes, maintenance) hand it work and errors. */
@@ -206,6 +210,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     agentRunner: options.agentRunner,
     shellRunner: options.shellRunner,
     channelSender: options.channelSender,
+    runScope: options.runScope,
     clock: options.clock ?? systemClock,
     logger: options.logger ?? silentLogger,
     newId,

@@ -1023,7 +1023,15 @@ export class CronScheduler {
     this.events.emit('run:start', { job, run })
     // Fire-and-forget: the run does not wait for its monitor (a run claimed during stop() pings not).
     const ping = controller.signal.aborted ? undefined : this.#pings.start(job, run)
-    const task = this.#execute(job, run, active, ping).finally(() => {
+    const { runScope } = this.#settings
+    const task = (
+      runScope === undefined
+        ? this.#execute(job, run, active, ping)
+        : runScope(
+            { jobId: job.id, jobName: job.name, runId: run.id, kind: job.kind, trigger: run.trigger },
+            () => this.#execute(job, run, active, ping),
+          )
+    ).finally(() => {
       this.#slots.removeActive(job.id, active)
       this.#pruneStale(this.#now())
       this.#slots.release()

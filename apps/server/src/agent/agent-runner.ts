@@ -2,6 +2,8 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { AnyTool, ApprovalGate, ApprovalPolicy } from '@lango/tools'
 import { generateText, type LanguageModelUsage, type ModelMessage, stepCountIs } from 'ai'
 import { type Logger, silentLogger } from '../logger.js'
+import { errorType } from '../telemetry/attributes.js'
+import type { Tracer, TraceSpan } from '../telemetry/tracer.js'
 import { AgentError } from './errors.js'
 import type { ConversationMemory } from './memory.js'
 import { displayUrl, modelFailure } from './model-errors.js'
@@ -157,6 +159,11 @@ export interface AgentRunnerOptions {
   readonly maxObserveChars?: number
   /** Receives every turn's token usage (for the cron AI budget); its errors are logged and ignored. */
   readonly onUsage?: (record: UsageRecord) => void
+  /**
+   * Traces each model call (`agent.step`: model, token counts, finish reason) and each tool call
+   * (`tool.call`: tool name, outcome) under the span active when the turn starts. Default none.
+   */
+  readonly tracer?: Tracer
   readonly logger?: Logger
   /** The current time, for the system prompt and durations. Default `() => new Date()`. */
   readonly now?: () => Date
@@ -224,6 +231,36 @@ function withDenials(error: AgentError, denials: readonly ToolDenial[]): AgentEr
     cause: error.cause,
     data: { ...error.data, denials },
   })
+}
+
+/**
+ * Runs one tool call in a `tool.call` span, a child of the model call that asked for it: its name
+ * and outcome (`ok`, `error`: a failure the model saw, `denied`), never its input or output.
+ */
+async function traceToolCall(
+  tracer: Tracer,
+  step: TraceSpan | undefined,
+  toolName: string,
+  work: () => Promise<unknown>,
+): Promise<unknown> {
+  const span = tracer.start(
+    'tool.call',
+    { 'gen_ai.tool.name': toolName },
+    step === undefined ? {} : { parent: step },
+  )
+  try {
+    const output = await span.within(work)
+    const code = (output as { error?: { code?: unknown } } | null)?.error?.code
+    const outcome = code === undefined ? 'ok' : code === 'TOOL_DENIED' ? 'denied' : 'error'
+    span.set({ 'lango.tool.outcome': outcome, ...(typeof code === 'string' ? { 'error.type': code } : {}) })
+    span.end(outcome === 'ok' ? {} : { error: String(code) })
+    return output
+  } catch (error) {
+    const type = errorType(error)
+    span.set({ 'lango.tool.outcome': 'error', 'error.type': type })
+    span.end({ error: type })
+    throw error
+  }
 }
 
 function formatSeconds(ms: number): string {
@@ -389,6 +426,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     let modelCalled = false
     let ok = false
     const fields = { sessionKey: input.sessionKey, model: input.model }
+    const { tracer } = options
+    /** The model call under way and the tool calls it asked for (`agent.step`), when tracing. */
+    let stepSpan: TraceSpan | undefined
     try {
       return await guarded(callerSignal, input.model, async (signal) => {
         let history: Awaited<ReturnType<ConversationMemory['load']>> = {
@@ -439,6 +479,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
                   gate: input.gate,
                   approvalTimeoutMs,
                   maxResultChars: maxToolResultChars,
+                  ...(tracer === undefined
+                    ? {}
+                    : { traceTool: (toolName, work) => traceToolCall(tracer, stepSpan, toolName, work) }),
                   onDenial(denial) {
                     if (denials.length < MAX_DENIALS) denials.push(denial)
                     logger.warn('tool call refused', {
@@ -452,10 +495,29 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           stopWhen: stepCountIs(maxSteps),
           maxRetries,
           abortSignal: signal,
+          ...(tracer === undefined
+            ? {}
+            : {
+                experimental_onStepStart() {
+                  stepSpan = tracer.start('agent.step', {
+                    'gen_ai.operation.name': 'chat',
+                    'gen_ai.request.model': input.model,
+                    'lango.agent.step': steps + 1,
+                  })
+                },
+              }),
           onStepFinish(step) {
             steps += 1
             usage = addUsage(usage, step.usage)
             toolCalls += step.toolCalls.length
+            stepSpan?.set({
+              'gen_ai.response.model': step.response.modelId,
+              'gen_ai.usage.input_tokens': step.usage.inputTokens,
+              'gen_ai.usage.output_tokens': step.usage.outputTokens,
+              'gen_ai.response.finish_reasons': step.finishReason,
+            })
+            stepSpan?.end()
+            stepSpan = undefined
           },
         })
         const last = result.steps.at(-1)
@@ -501,6 +563,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         }
       })
     } catch (error) {
+      if (stepSpan !== undefined) {
+        const type = errorType(error)
+        stepSpan.set({ 'error.type': type })
+        stepSpan.end({ error: type })
+        stepSpan = undefined
+      }
       const failure = AgentError.is(error) ? withDenials(error, denials) : error
       logger.warn('agent turn failed', {
         ...fields,

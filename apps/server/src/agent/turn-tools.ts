@@ -37,6 +37,8 @@ export interface TurnToolsOptions {
   readonly maxResultChars: number
   /** Called for every refused call, before its refusal goes back to the model. */
   readonly onDenial: (denial: ToolDenial) => void
+  /** Runs each call (refusals included) inside the caller's span (the tracing); must call `work` once. */
+  readonly traceTool?: (toolName: string, work: () => Promise<unknown>) => Promise<unknown>
 }
 
 const NOT_APPROVED = 'not approved: '
@@ -125,33 +127,39 @@ export function buildTurnTools(options: TurnToolsOptions): Record<string, Tool> 
       | ((input: unknown, execution: ToolExecutionOptions) => Promise<unknown>)
       | undefined
     if (execute === undefined) return [name, tool]
+    const call = async (input: unknown, execution: ToolExecutionOptions): Promise<unknown> => {
+      if (unattended && !options.permissions.allowCronCreate && changesSchedule(name, input)) {
+        const summary = buildApprovalSummary(name, input)
+        options.onDenial({ toolName: name, reason: 'unattended_cron_create', summary })
+        return refusal(
+          `refused: unattended runs cannot create or change scheduled jobs (${summary}). ${DO_NOT_RETRY}`,
+        )
+      }
+      const output = await execute(input, execution)
+      const denied = deniedMessage(output)
+      if (denied !== undefined) {
+        const summary = denied.startsWith(NOT_APPROVED) ? denied.slice(NOT_APPROVED.length) : denied
+        if (unattended) {
+          options.onDenial({ toolName: name, reason: 'unattended_dangerous', summary })
+          return refusal(
+            `refused: dangerous tools cannot run in unattended runs, where nobody can approve them (${summary}). ${DO_NOT_RETRY}`,
+          )
+        }
+        options.onDenial({ toolName: name, reason: 'not_approved', summary })
+        return output
+      }
+      return capToolResult(output, options.maxResultChars)
+    }
+    const { traceTool } = options
     return [
       name,
       {
         ...tool,
-        async execute(input: unknown, execution: ToolExecutionOptions) {
-          if (unattended && !options.permissions.allowCronCreate && changesSchedule(name, input)) {
-            const summary = buildApprovalSummary(name, input)
-            options.onDenial({ toolName: name, reason: 'unattended_cron_create', summary })
-            return refusal(
-              `refused: unattended runs cannot create or change scheduled jobs (${summary}). ${DO_NOT_RETRY}`,
-            )
-          }
-          const output = await execute(input, execution)
-          const denied = deniedMessage(output)
-          if (denied !== undefined) {
-            const summary = denied.startsWith(NOT_APPROVED) ? denied.slice(NOT_APPROVED.length) : denied
-            if (unattended) {
-              options.onDenial({ toolName: name, reason: 'unattended_dangerous', summary })
-              return refusal(
-                `refused: dangerous tools cannot run in unattended runs, where nobody can approve them (${summary}). ${DO_NOT_RETRY}`,
-              )
-            }
-            options.onDenial({ toolName: name, reason: 'not_approved', summary })
-            return output
-          }
-          return capToolResult(output, options.maxResultChars)
-        },
+        execute:
+          traceTool === undefined
+            ? call
+            : (input: unknown, execution: ToolExecutionOptions) =>
+                traceTool(name, () => call(input, execution)),
       } as Tool,
     ]
   })

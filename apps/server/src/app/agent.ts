@@ -10,6 +10,7 @@ import type { Approvals } from '../approvals.js'
 import type { ServerConfig } from '../config/types.js'
 import type { Logger } from '../logger.js'
 import { SessionStore } from '../sessions/index.js'
+import type { Tracer } from '../telemetry/tracer.js'
 import type { ServerDatabase } from './database-features.js'
 
 /** Whether the configuration names a model (base URL and model name). */
@@ -79,6 +80,8 @@ export async function createAgent(
     readonly logger: Logger
     /** Receives every turn's token usage (the metrics). */
     readonly onUsage?: (record: UsageRecord) => void
+    /** Traces the model calls and tool calls of every turn. */
+    readonly tracer?: Tracer
   },
 ): Promise<AgentRunner> {
   const { createAgentRunner } = modelConfigured(config)
@@ -103,6 +106,7 @@ export async function createAgent(
       allowCronCreate: config.approvals.unattendedAllowCronCreate,
     },
     ...(parts.onUsage === undefined ? {} : { onUsage: parts.onUsage }),
+    ...(parts.tracer === undefined ? {} : { tracer: parts.tracer }),
     logger: parts.logger,
   })
 }

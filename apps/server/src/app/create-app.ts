@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js'
 import { createServerMetrics } from '../metrics/server-metrics.js'
 import { dispatchScheduledWorkflows } from '../scheduled-workflows/dispatch.js'
 import { scheduleSync } from '../scheduled-workflows/sync.js'
+import { loadTracer } from '../telemetry/load.js'
 import { createAgent, createSessions, unattendedRunner } from './agent.js'
 import { type App, assembleApp } from './app.js'
 import { automationInstructions } from './automation.js'
@@ -30,6 +31,7 @@ import { Lifecycle } from './lifecycle.js'
 import { retentionDuty } from './retention-duty.js'
 import { createBackground, createCron, createWorkflowEngine } from './services.js'
 import { createTools } from './tools.js'
+import { appTracing } from './tracing.js'
 
 /** Options of {@link createApp}. */
 export interface CreateAppOptions {
@@ -81,8 +83,13 @@ export async function createApp(
     const metrics = config.metrics.enabled
       ? createServerMetrics({ channels: () => channels.channels })
       : undefined
+    // Traces over OTLP when an endpoint is configured (the SDK is loaded only then); flushed at stop.
+    const tracer = await loadTracer(config, logger)
+    if (tracer !== undefined) lifecycle.add({ name: 'traces', stop: () => tracer.shutdown() }, { held: true })
+    const tracing = appTracing(tracer)
     const sender = (source: 'cron' | 'background' | 'workflow') =>
-      metrics?.countDeliveries(source, channels) ?? channels
+      tracing.sender(metrics?.countDeliveries(source, channels) ?? channels)
+    const shell = tracing.shell(exec.shell)
     // The agent needs the tools, which need the services, which need an agent runner: theirs read
     // the agent (made below, once the tools exist) at each run, and nothing runs before start().
     const theAgent = (): AgentRunner => agent
@@ -92,8 +99,8 @@ export async function createApp(
       store: workflowStore,
       ownerId,
       clock,
-      shellRunner: exec.shell,
-      agentRunner: unattendedRunner(theAgent, 'workflow'),
+      shellRunner: shell,
+      agentRunner: tracing.agent('workflow', unattendedRunner(theAgent, 'workflow')),
       channelSender: sender('workflow'),
       logger,
     })
@@ -107,7 +114,7 @@ export async function createApp(
         jobs: { get: (name, options) => cron.get(name, options) },
         engine: () => engine,
         directory,
-        next: exec.shell,
+        next: shell,
       }),
       // `session_mode: main` jobs send `cron:<name>`; isolated runs add the run id.
       agentRunner: unattendedRunner(
@@ -118,10 +125,11 @@ export async function createApp(
       channelSender: sender('cron'),
       // Jobs' dead-man pings (ping_url): healthchecks.io-style HTTP, never holding a run.
       runMonitor: new HttpRunMonitor({ allowPrivateNetworks: config.cron.pingPrivateNetworks, clock }),
+      ...(tracing.cronRunScope === undefined ? {} : { runScope: tracing.cronRunScope }),
       logger,
     })
     const background = createBackground(config, {
-      agentRunner: unattendedRunner(theAgent, 'background'),
+      agentRunner: tracing.agent('background', unattendedRunner(theAgent, 'background')),
       channelSender: sender('background'),
       logger,
     })
@@ -142,6 +150,7 @@ export async function createApp(
       ...(metrics === undefined ? {} : metrics.alertHooks),
     })
     const stopAlerts = watchForAlerts(alerts, { cron, duties })
+    tracing.observe({ cron, engine })
     metrics?.observe({
       cron,
       engine,
@@ -156,13 +165,16 @@ export async function createApp(
       logger,
     )
     const sessions = createSessions(config, database, theAgent, logger)
-    const agent = await createAgent(config, {
-      memory: sessions,
-      tools,
-      approvals,
-      logger,
-      ...(metrics === undefined ? {} : { onUsage: metrics.onAgentUsage }),
-    })
+    const agent = tracing.chats(
+      await createAgent(config, {
+        memory: sessions,
+        tools,
+        approvals,
+        logger,
+        ...(metrics === undefined ? {} : { onUsage: metrics.onAgentUsage }),
+        ...(tracer === undefined ? {} : { tracer }),
+      }),
+    )
     duties.add(retentionDuty(cron, engine, logger))
 
     lifecycle.add({

@@ -187,7 +187,20 @@ function readEnvironment(env: NodeJS.ProcessEnv, issues: ConfigIssue[]) {
     host: read('LANGO_HOST', host),
     port: read('LANGO_PORT', integer(0, 65_535), (text) => (/^\d{1,5}$/.test(text) ? Number(text) : text)),
     logLevel: read('LANGO_LOG_LEVEL', logLevel, (text) => text.toLowerCase()),
+    // OpenTelemetry's own variables (the exporter reads OTEL_EXPORTER_OTLP_HEADERS itself).
+    otlpTracesEndpoint: read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', httpUrl),
+    otlpEndpoint: read('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl),
   }
+}
+
+/**
+ * Where traces go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, else the base endpoint of
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` or `telemetry.otlp.endpoint` plus `/v1/traces` (as the SDK reads them).
+ */
+function otlpTracesUrl(env: Overrides, file: FileConfig): string | undefined {
+  if (env.otlpTracesEndpoint !== undefined) return env.otlpTracesEndpoint
+  const base = env.otlpEndpoint ?? file.telemetry?.otlp?.endpoint ?? undefined
+  return base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`
 }
 
 /** The file's text; `undefined` when there is no file. Problems reading it become issues. */
@@ -542,6 +555,11 @@ function buildConfig(
     logging: { level: env.logLevel ?? file.logging?.level ?? 'info' },
     metrics: { enabled: file.metrics?.enabled ?? true },
     alerts: { deliverTo: file.alerts?.deliver_to ?? [] },
+    telemetry: {
+      serviceName: file.telemetry?.service_name ?? 'lango',
+      tracesUrl: otlpTracesUrl(env, file),
+      headers: { ...(file.telemetry?.otlp?.headers ?? {}) },
+    },
   }
 }
 

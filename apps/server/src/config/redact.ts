@@ -5,7 +5,7 @@ const SET = '[set]'
 /** Keys whose values are secrets: shown as `[set]`, or `null` when not set. */
 const SECRET_KEYS = new Set(['apiToken', 'apiKey', 'token', 'secret', 'passphrase'])
 /** Keys whose values are URLs: credentials in them are hidden. */
-const URL_KEYS = new Set(['url', 'baseUrl', 'apiUrl'])
+const URL_KEYS = new Set(['url', 'baseUrl', 'apiUrl', 'tracesUrl'])
 /** Query parameters that carry credentials (`?password=` in a Postgres URL, `?token=`). */
 const SECRET_PARAMETER = /pass|secret|token|key|auth|sig/i
 
@@ -24,6 +24,10 @@ function redact(value: unknown, path: readonly string[]): unknown {
   if (value === undefined || value === null) return null
   // A custom channel's options may hold its credentials: their names are shown, never their values.
   if (key === 'options' && path.at(-2) === 'custom' && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).map((name) => [name, SET]))
+  }
+  // So may the OTLP exporter's headers (`authorization`, an API key).
+  if (key === 'headers' && path.at(-2) === 'telemetry' && typeof value === 'object') {
     return Object.fromEntries(Object.keys(value).map((name) => [name, SET]))
   }
   if (URL_KEYS.has(key) && typeof value === 'string') return redactUrl(value, path.at(-2) === 'webhook')
@@ -92,6 +96,7 @@ export function configSecrets(config: ServerConfig): ConfigSecret[] {
     ['channels.slack.api_url', channels.slack.apiUrl],
     ['channels.discord.api_url', channels.discord.apiUrl],
     ['channels.webhook.url', channels.webhook.url],
+    ['telemetry.otlp.endpoint', config.telemetry.tracesUrl],
   ]
   for (const [key, text] of urls) {
     const url = text === undefined ? null : URL.parse(text)
@@ -102,6 +107,8 @@ export function configSecrets(config: ServerConfig): ConfigSecret[] {
     // A webhook URL's path is often its credential (Slack and Discord incoming webhooks).
     if (key === 'channels.webhook.url' && url.pathname.length > 1) add(`config:${key}`, url.pathname)
   }
+  for (const [name, value] of Object.entries(config.telemetry.headers))
+    add(`config:telemetry.otlp.headers.${name}`, value)
   for (const channel of channels.custom)
     for (const [name, value] of Object.entries(channel.options))
       if (CREDENTIAL_OPTION.test(name) && typeof value === 'string')

@@ -89,6 +89,16 @@ export const secret: Rule<string> = {
   parse: (input) => (typeof input === 'string' && /^[^\s\p{Cc}]+$/u.test(input) ? input : undefined),
 }
 
+/** An HTTP header value that may be a credential (`Bearer …`): at most 4,096 characters, no control characters. */
+export const headerValue: Rule<string> = {
+  expected: 'expected a header value of 1 to 4096 characters without control characters',
+  sensitive: true,
+  parse: (input) =>
+    typeof input === 'string' && input.length > 0 && input.length <= 4096 && !/\p{Cc}/u.test(input)
+      ? input
+      : undefined,
+}
+
 /** The vault's passphrase: any text (spaces allowed), at most 1,024 characters, no control characters. */
 export const passphrase: Rule<string> = {
   expected: 'expected a passphrase of 1 to 1024 characters without control characters',

@@ -11,6 +11,7 @@ import {
   describeInput,
   duration,
   envGlob,
+  headerValue,
   host,
   hostHeader,
   httpUrl,
@@ -87,6 +88,24 @@ const history = section({
   max_age: field(duration(HOUR, 3650 * DAY)),
   max_runs: field(integer(1, 1_000_000)),
 })
+
+/** `telemetry.otlp.headers`: header name → value (values may be credentials), at most 20. */
+const otlpHeaders = v.nullish(
+  v.pipe(
+    v.record(
+      v.pipe(
+        v.string(),
+        v.regex(
+          /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/,
+          (issue) => `expected an HTTP header name, got ${describeInput(issue.input)}`,
+        ),
+      ),
+      item(headerValue),
+      (issue) => `expected a mapping of header names to values, got ${describeInput(issue.input)}`,
+    ),
+    v.check((headers) => Object.keys(headers).length <= 20, 'expected at most 20 headers'),
+  ),
+)
 
 /** `channels.custom`: adapters loaded from modules, each `{ name, module, options? }` (at most 20). */
 const customChannels = v.nullish(
@@ -209,6 +228,13 @@ export const fileSchema = section({
   }),
   alerts: section({
     deliver_to: list(deliveryTarget, 10),
+  }),
+  telemetry: section({
+    service_name: field(name),
+    otlp: section({
+      endpoint: field(httpUrl),
+      headers: otlpHeaders,
+    }),
   }),
 })
 

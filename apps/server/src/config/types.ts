@@ -207,4 +207,16 @@ export interface ServerConfig {
      */
     readonly deliverTo: readonly string[]
   }
+  readonly telemetry: {
+    /** `service.name` of the traces. Default `lango`. */
+    readonly serviceName: string
+    /**
+     * Where traces go (OTLP over HTTP, JSON), or undefined: no tracing, and no OpenTelemetry module
+     * is loaded. `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as is), else `OTEL_EXPORTER_OTLP_ENDPOINT`
+     * (plus `/v1/traces`), else `telemetry.otlp.endpoint` of `lango.yaml` (plus `/v1/traces`).
+     */
+    readonly tracesUrl: string | undefined
+    /** Headers sent with every export (`telemetry.otlp.headers`; values may be credentials). Default none. */
+    readonly headers: Readonly<Record<string, string>>
+  }
 }

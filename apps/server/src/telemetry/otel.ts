@@ -1,0 +1,83 @@
+/**
+ * The {@link Tracer} over the OpenTelemetry SDK (issue 23): spans batched and exported as OTLP/HTTP
+ * JSON, nested through an AsyncLocalStorage context manager of this tracer's own (nothing is
+ * registered globally, so two servers in one process keep their traces apart). Loaded with
+ * `import()` by ./load.ts only when an endpoint is configured: a server without one never loads
+ * any OpenTelemetry module.
+ */
+import { type Context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
+import { VERSION } from '../version.js'
+import { allowedAttributes, type SpanAttributes, type SpanName } from './attributes.js'
+import type { Tracer, TraceSpan } from './tracer.js'
+
+/** Options of {@link createOtelTracer}. */
+export interface OtelTracerOptions {
+  /** The OTLP/HTTP traces URL (`http://collector:4318/v1/traces`). */
+  readonly url: string
+  /** Sent with every export (`authorization`); never logged, never on a span. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly serviceName: string
+}
+
+/** Spans of one server: the SDK's provider, exporter and context manager behind the {@link Tracer} seam. */
+export function createOtelTracer(options: OtelTracerOptions): Tracer {
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': options.serviceName, 'service.version': VERSION }),
+    spanProcessors: [
+      // Bounded: beyond 2048 spans waiting, new ones are dropped (the SDK's default queue).
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({
+          url: options.url,
+          headers: { ...options.headers },
+          timeoutMillis: 10_000,
+        }),
+        maxQueueSize: 2048,
+        maxExportBatchSize: 512,
+        scheduledDelayMillis: 2000,
+      }),
+    ],
+  })
+  const contextManager = new AsyncLocalStorageContextManager().enable()
+  const tracer = provider.getTracer('lango', VERSION)
+  const spans = new WeakMap<TraceSpan, Span>()
+
+  const wrap = (span: Span): TraceSpan => {
+    const context: Context = trace.setSpan(contextManager.active(), span)
+    const handle: TraceSpan = {
+      set(attributes: SpanAttributes) {
+        span.setAttributes(allowedAttributes(attributes))
+      },
+      end(outcome = {}) {
+        if (outcome.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR })
+        span.end()
+      },
+      within: (work) => contextManager.with(context, work),
+    }
+    spans.set(handle, span)
+    return handle
+  }
+
+  return {
+    start(name: SpanName, attributes, startOptions = {}) {
+      const parent = startOptions.parent === undefined ? undefined : spans.get(startOptions.parent)
+      const context =
+        startOptions.root === true
+          ? ROOT_CONTEXT
+          : parent === undefined
+            ? contextManager.active()
+            : trace.setSpan(contextManager.active(), parent)
+      return wrap(tracer.startSpan(name, { attributes: allowedAttributes(attributes) }, context))
+    },
+    async shutdown() {
+      try {
+        await provider.shutdown()
+      } finally {
+        contextManager.disable()
+      }
+    },
+  }
+}
