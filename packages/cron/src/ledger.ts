@@ -139,14 +139,21 @@ export class Ledger {
     return undefined
   }
 
-  /** Records occurrences that never started as `skipped` for `reason`, completed now. */
-  async recordSkips(occurrences: readonly WaitingStart[], reason: string): Promise<void> {
+  /**
+   * Records occurrences that never started as `skipped` for `reason`, completed now. Returns the rows
+   * this call inserted, with their jobs (an occurrence another scheduler recorded is not among them).
+   */
+  async recordSkips(
+    occurrences: readonly WaitingStart[],
+    reason: string,
+  ): Promise<{ readonly job: CronJob; readonly row: NewCronRun }[]> {
     const now = this.#settings.clock.now().getTime()
-    await this.#settings.store.insertRuns(
-      occurrences.map(({ job, occurrence }) =>
-        this.row(job, occurrence.scheduledFor, occurrence.trigger, 'skipped', now, reason),
-      ),
-    )
+    const recorded = occurrences.map(({ job, occurrence }) => ({
+      job,
+      row: this.row(job, occurrence.scheduledFor, occurrence.trigger, 'skipped', now, reason),
+    }))
+    const { inserted } = await this.#settings.store.insertRuns(recorded.map(({ row }) => row))
+    return recorded.filter(({ row }) => inserted.has(row.id))
   }
 }
 

@@ -341,9 +341,9 @@ export class CronScheduler {
     this.#deferTimer = undefined
     await this.whenIdle()
     if (waiting.length > 0) {
-      await this.#ledger
-        .recordSkips(waiting, 'skipped: the scheduler stopped before a run slot was free')
-        .catch((error: unknown) => this.#reportError(error))
+      await this.#recordSkips(waiting, 'skipped: the scheduler stopped before a run slot was free').catch(
+        (error: unknown) => this.#reportError(error),
+      )
     }
     await this.flushPendingWrites()
     this.#fires.clear()
@@ -411,9 +411,9 @@ export class CronScheduler {
     const dropped = [...this.#slots.dropPending(jobId, armed?.job), ...this.#dropDeferred(jobId)]
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {
-      await this.#ledger
-        .recordSkips(dropped, 'skipped: the job was paused before the run could start')
-        .catch((error: unknown) => this.#reportError(error, jobId))
+      await this.#recordSkips(dropped, 'skipped: the job was paused before the run could start').catch(
+        (error: unknown) => this.#reportError(error, jobId),
+      )
     }
     this.#arm()
   }
@@ -466,6 +466,18 @@ export class CronScheduler {
   }
 
   // ---------------------------------------------------------------- firing
+
+  /**
+   * Records occurrences that never started as `skipped` for `reason`, and reports each this
+   * scheduler recorded as a `schedule:fire` with outcome `skipped`: the final outcome of an
+   * occurrence reported `queued` before (pause, stop, a budget that ran out meanwhile).
+   */
+  async #recordSkips(waiting: readonly WaitingStart[], reason: string): Promise<void> {
+    const recorded = await this.#ledger.recordSkips(waiting, reason)
+    const now = this.#now()
+    for (const { job, row } of recorded)
+      this.events.emit('schedule:fire', fireEvent(job, row, now, 'skipped', reason))
+  }
 
   /**
    * The upkeep's timers came more than a lease late (the watchdog): what came due in the gap is
@@ -1045,9 +1057,9 @@ export class CronScheduler {
       else if (admission.kind === 'skip') {
         // Refused now (the daily AI budget): recorded, never dropped silently.
         this.#track(
-          this.#ledger
-            .recordSkips([{ job: armed.job, occurrence: queued }], admission.reason)
-            .catch((error: unknown) => this.#reportError(error, job.id)),
+          this.#recordSkips([{ job: armed.job, occurrence: queued }], admission.reason).catch(
+            (error: unknown) => this.#reportError(error, job.id),
+          ),
         )
       }
     })
@@ -1102,7 +1114,7 @@ export class CronScheduler {
     this.#fires.delete(job.id)
     const dropped = [...this.#slots.dropPending(job.id, job), ...this.#dropDeferred(job.id)]
     if (dropped.length > 0) {
-      await this.#ledger.recordSkips(dropped, 'skipped: the job was paused after consecutive failures')
+      await this.#recordSkips(dropped, 'skipped: the job was paused after consecutive failures')
     }
     this.#settings.logger.warn('cron job auto-paused', { jobId: job.id, failures })
     await this.#executor.deliver(
