@@ -1,13 +1,16 @@
 export type { CronErrorCode } from './errors.js'
-export { CronError } from './errors.js'
+export { CronError, DeliveryError } from './errors.js'
 export type {
   CatchupPolicy,
+  CronDelivery,
+  CronDeliveryStatus,
   CronJob,
   CronJobKind,
   CronRun,
   CronRunStatus,
   DeliveryStatus,
   NextRun,
+  NotifyPolicy,
   OverlapPolicy,
   RunTrigger,
   ScheduleType,
@@ -23,6 +26,7 @@ export type {
   Clock,
   CronJobPatch,
   CronStore,
+  DeliveryUpdate,
   IdGenerator,
   JobListFilter,
   JobScheduleUpdate,
@@ -30,6 +34,7 @@ export type {
   ListRunsOptions,
   LogFields,
   Logger,
+  NewCronDelivery,
   NewCronRun,
   OccurrenceKey,
   RunCompletion,

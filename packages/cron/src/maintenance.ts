@@ -20,6 +20,8 @@ type MaintenanceSettings = Pick<
 interface MaintenanceHooks extends BackgroundHooks {
   /** The owners (schedulers) alive on the database, this one included, read each round. */
   readonly alive?: (owners: readonly string[]) => void
+  /** Called at the end of each round (the delivery ledger's sweep). */
+  readonly round?: () => void
 }
 
 /**
@@ -145,6 +147,7 @@ export class Maintenance {
     } catch (error) {
       this.#hooks.report(error)
     }
+    this.#hooks.round?.()
     this.#schedule(leaseMs / 3)
   }
 }

@@ -1,5 +1,6 @@
 import { type CatchUpPlan, planCatchUp } from './catch-up.js'
 import { claimOrder, claimRank } from './claim-order.js'
+import { DeliveryLedger } from './delivery-ledger.js'
 import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
@@ -87,6 +88,7 @@ export class CronScheduler {
   readonly #maintenance: Maintenance
   readonly #sync: JobSync
   readonly #executor: RunExecutor
+  readonly #deliveries: DeliveryLedger
   /**
    * Jobs this scheduler stopped arming though they are enabled in the store (an `at` job that fired,
    * before its disable is written; a schedule that no longer compiles), by id, with the `updatedAt`
@@ -143,6 +145,7 @@ export class CronScheduler {
       track,
       report,
       alive: (owners) => this.#setOwners(owners),
+      round: () => this.#deliveries.requestSweep(),
     })
     this.#sync = new JobSync(settings, {
       track,
@@ -156,7 +159,12 @@ export class CronScheduler {
         this.#changedDuringSync = undefined
       },
     })
-    this.#executor = new RunExecutor(settings, report)
+    this.#deliveries = new DeliveryLedger(settings, {
+      track,
+      report,
+      emit: (payload) => this.events.emit('delivery:end', payload),
+    })
+    this.#executor = new RunExecutor(settings, report, this.#deliveries)
     this.events = new TypedEmitter((error) =>
       settings.logger.error('cron event listener threw', { error: toError(error).message }),
     )
@@ -290,6 +298,8 @@ export class CronScheduler {
     })
     if (missed.length > 0) await this.#handleDue(missed, now, mode, false)
     this.#arm()
+    // Deliveries a previous process left: pending ones when due, sends a dead owner left mid-way.
+    this.#deliveries.start()
     this.#maintenance.start(Math.min(leaseMs / 3, 1000))
     this.#sync.start(now)
   }
@@ -307,6 +317,7 @@ export class CronScheduler {
     this.#fires.disarm()
     this.#maintenance.stop()
     this.#sync.stop()
+    this.#deliveries.stop()
     for (const run of this.#slots.allActive()) {
       run.controller.abort(
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
@@ -388,6 +399,8 @@ export class CronScheduler {
         cancellation('cancelled', `cancelled: the job was ${reason} while the ${run.phase} was in progress`),
       )
     }
+    if (reason === 'removed')
+      this.#deliveries.abortJob(jobId, cancellation('cancelled', 'cancelled: the job was removed mid-send'))
     const dropped = [...this.#slots.dropPending(jobId, armed?.job), ...this.#dropDeferred(jobId)]
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { CronError } from '../errors.js'
-import type { CronJob, CronRun } from '../model.js'
+import type { CronDelivery, CronJob, CronRun } from '../model.js'
 import type { CronJobPatch } from '../ports.js'
 import type { CronJobsTable } from './schema.js'
 
@@ -56,6 +56,7 @@ const jobRowSchema = v.object({
   consecutive_failures: integer,
   pause_reason: nullableString,
   created_by: nullableString,
+  notify: v.optional(v.picklist(['always', 'failure', 'state_changes', 'never']), 'always'),
 })
 
 const runRowSchema = v.object({
@@ -71,7 +72,7 @@ const runRowSchema = v.object({
   result: nullableString,
   error: nullableString,
   skip_reason: nullableString,
-  delivery_status: v.picklist(['delivered', 'failed', 'none']),
+  delivery_status: v.picklist(['delivered', 'failed', 'pending', 'none']),
   delivery_error: nullableString,
   owner: nullableString,
   input_tokens: nullableInteger,
@@ -94,6 +95,42 @@ function parseRow<TSchema extends v.GenericSchema>(
       data: { table, id: (row as { id?: unknown } | undefined)?.id, path },
     },
   )
+}
+
+const deliveryRowSchema = v.object({
+  id: v.string(),
+  run_id: v.string(),
+  job_id: v.string(),
+  target: v.string(),
+  status: v.picklist(['pending', 'sending', 'delivered', 'failed']),
+  attempts: integer,
+  next_attempt_at: nullableInteger,
+  last_error: nullableString,
+  text: v.string(),
+  owner: nullableString,
+  created_at: integer,
+  updated_at: integer,
+  delivered_at: nullableInteger,
+})
+
+/** Validates and maps a `cron_deliveries` row. */
+export function deliveryFromRow(row: unknown): CronDelivery {
+  const parsed = parseRow(deliveryRowSchema, row, 'cron_deliveries')
+  return {
+    id: parsed.id,
+    runId: parsed.run_id,
+    jobId: parsed.job_id,
+    target: parsed.target,
+    status: parsed.status,
+    attempts: parsed.attempts,
+    nextAttemptAt: parsed.next_attempt_at,
+    lastError: parsed.last_error,
+    text: parsed.text,
+    owner: parsed.owner,
+    createdAt: parsed.created_at,
+    updatedAt: parsed.updated_at,
+    deliveredAt: parsed.delivered_at,
+  }
 }
 
 /** Validates and maps a `cron_jobs` row. */
@@ -124,6 +161,7 @@ export function jobFromRow(row: unknown): CronJob {
     consecutiveFailures: parsed.consecutive_failures,
     pauseReason: parsed.pause_reason,
     createdBy: parsed.created_by,
+    notify: parsed.notify,
   }
 }
 
@@ -174,6 +212,7 @@ const JOB_COLUMNS: Readonly<Record<keyof CronJobPatch, keyof CronJobsTable>> = {
   consecutiveFailures: 'consecutive_failures',
   pauseReason: 'pause_reason',
   createdBy: 'created_by',
+  notify: 'notify',
 }
 
 /** Maps a patch to column values (a fixed allowlist of columns; SECURITY.md SQL-2). */
