@@ -3,17 +3,10 @@ import { formatDuration } from './duration.js'
 import { CronError, DeliveryError, toError } from './errors.js'
 import { truncate } from './executor.js'
 import { DEAD_AFTER_LEASES } from './maintenance.js'
-import type {
-  CronDelivery,
-  CronJob,
-  CronRun,
-  CronRunStatus,
-  DeliveryStatus,
-  NotifyPolicy,
-} from './model.js'
+import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus, NotifyPolicy } from './model.js'
 import type { DeliveryUpdate, TimerHandle } from './ports.js'
-import { MAX_TIMER_MS, type SchedulerSettings } from './scheduler-options.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
+import { MAX_TIMER_MS, type SchedulerSettings } from './scheduler-options.js'
 
 /** Longest reason stored on a delivery row. */
 const MAX_ERROR_CHARS = 500
@@ -319,9 +312,13 @@ export class DeliveryLedger {
     const timeout = new AbortController()
     const timer = clock.setTimeout(() => {
       timeout.abort(
-        new CronError('CRON_DELIVERY_TIMEOUT', `delivery timed out after ${formatDuration(deliveryTimeoutMs)}`, {
-          data: { timeoutMs: deliveryTimeoutMs },
-        }),
+        new CronError(
+          'CRON_DELIVERY_TIMEOUT',
+          `delivery timed out after ${formatDuration(deliveryTimeoutMs)}`,
+          {
+            data: { timeoutMs: deliveryTimeoutMs },
+          },
+        ),
       )
     }, deliveryTimeoutMs)
     const stopped = this.#controller.signal
@@ -389,7 +386,9 @@ export class DeliveryLedger {
     const dedupe = this.#canDeduplicate(row.target)
     if (signals.stopped.aborted) {
       // Whether the channel got it is unknown: resend only where the channel deduplicates.
-      return dedupe && attemptsLeft ? retry('interrupted: the server stopped mid-send', 0) : failed(UNKNOWN_AFTER_STOP)
+      return dedupe && attemptsLeft
+        ? retry('interrupted: the server stopped mid-send', 0)
+        : failed(UNKNOWN_AFTER_STOP)
     }
     if (signals.external.aborted) return failed(toError(signals.external.reason).message)
     if (signals.timeout.aborted) {

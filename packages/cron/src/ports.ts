@@ -18,14 +18,7 @@
  * - wall time: a date and clock reading in a job's time zone, which may not exist (spring gap) or
  *   exist twice (fall back).
  */
-import type {
-  CronDelivery,
-  CronJob,
-  CronRun,
-  CronRunStatus,
-  DeliveryStatus,
-  RunTrigger,
-} from './model.js'
+import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
 
 /** Opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown

@@ -213,7 +213,10 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
   }
   const maxAttempts = options.delivery?.maxAttempts ?? 5
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 100) {
-    throw invalid('delivery.maxAttempts', 'delivery.maxAttempts must be a whole number of sends from 1 to 100')
+    throw invalid(
+      'delivery.maxAttempts',
+      'delivery.maxAttempts must be a whole number of sends from 1 to 100',
+    )
   }
   const delivery: DeliveryRetrySettings = Object.freeze({
     maxAttempts,
