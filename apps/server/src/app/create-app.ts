@@ -4,6 +4,7 @@ import { WorkflowDirectory } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { AgentRunner } from '../agent/index.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
+import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
 import { configSecrets } from '../config/redact.js'
 import type { ServerConfig } from '../config/types.js'
@@ -112,7 +113,8 @@ export async function createApp(
         'cron',
         (request) => request.sessionKey !== `cron:${request.jobName}`,
       ),
-      channelSender: sender('cron'),
+      // Failures as cron's DeliveryError (Retry-After, permanent), so its delivery ledger retries well.
+      channelSender: cronDeliverySender(sender('cron'), channels),
       logger,
     })
     const background = createBackground(config, {

@@ -6,7 +6,12 @@ import type { Registry } from 'prom-client'
 import type { UsageRecord } from '../agent/index.js'
 import { agentUsageMetrics } from './agent-metrics.js'
 import { recordAutomation } from './automation-metrics.js'
-import { type DeliverySender, type DeliverySource, deliveryMetrics } from './delivery-metrics.js'
+import {
+  type DeliverySender,
+  type DeliverySource,
+  deliveryMetrics,
+  observeCronDeliveries,
+} from './delivery-metrics.js'
 import { httpMetrics } from './http-metrics.js'
 import { createMetricsRegistry } from './registry.js'
 import { registerStateGauges, type StateSources } from './state-gauges.js'
@@ -48,6 +53,7 @@ export function createServerMetrics(options: { readonly channels: () => readonly
     countDeliveries: deliveryMetrics(registry, options.channels),
     observe(services) {
       recordAutomation(registry, services)
+      observeCronDeliveries(registry, options.channels, services.cron)
       registerStateGauges(registry, services)
     },
   }
