@@ -16,6 +16,8 @@ export type CronErrorCode =
   | 'CRON_DUPLICATE_NAME'
   /** No job has this id or name. */
   | 'CRON_JOB_NOT_FOUND'
+  /** No run has this id. */
+  | 'CRON_RUN_NOT_FOUND'
   /** Creating the job would exceed `maxJobs`, or `maxJobsPerCreator` for its session key. */
   | 'CRON_TOO_MANY_JOBS'
   /** The operation needs a started scheduler (manual trigger). */

@@ -405,6 +405,18 @@ export class CronService {
     })
   }
 
+  /** One run (ledger row) by id; `CRON_RUN_NOT_FOUND` when none. */
+  async getRun(runId: string, options?: { readonly signal?: AbortSignal }): Promise<CronRun> {
+    options?.signal?.throwIfAborted()
+    const run =
+      typeof runId === 'string' && runId.length > 0 ? await this.#store.getRun(runId, options) : undefined
+    if (run === undefined)
+      throw new CronError('CRON_RUN_NOT_FOUND', 'Run not found: no run has this id.', {
+        data: { id: String(runId).slice(0, 200) },
+      })
+    return run
+  }
+
   /**
    * The delivery ledger rows of the given runs (one per run and target: status, attempts, next
    * attempt, last error), by run then target.

@@ -21,6 +21,7 @@ interface JobView {
   readonly prompt: string | null
   readonly command: string | null
   readonly overlap?: string
+  readonly notify?: string
   readonly timeout_ms?: number
   readonly pause_reason: string | null
   readonly created_by?: string | null
@@ -129,6 +130,14 @@ export const registerCron: Register = (program, action) => {
         'allow',
       ]),
     )
+    .addOption(
+      new Option('--notify <policy>', 'which runs are delivered (default always)').choices([
+        'always',
+        'failure',
+        'state_changes',
+        'never',
+      ]),
+    )
     .action(
       action(async (context, [name = ''], options) => {
         const schedule = scheduleOf(options)
@@ -154,6 +163,7 @@ export const registerCron: Register = (program, action) => {
           // Sent as milliseconds with their unit: the server reads it exactly as checked here.
           ...(options.timeout === undefined ? {} : { timeout: `${runTimeout(options.timeout)}ms` }),
           ...(options.overlap === undefined ? {} : { overlap: options.overlap }),
+          ...(options.notify === undefined ? {} : { notify: options.notify }),
         }
         const client = await context.client()
         const data = await client.post<{
@@ -365,6 +375,7 @@ function renderJob(out: Output, job: JobView, nextRuns: readonly NextRun[]): voi
     ],
     ['deliver to', job.deliver_to.length === 0 ? '-' : job.deliver_to.join(', ')],
     ['overlap', job.overlap],
+    ['notify', job.notify],
     ['timeout', job.timeout_ms === undefined ? undefined : formatMs(job.timeout_ms)],
     [
       'last run',
