@@ -14,7 +14,7 @@ const MAX_ERROR_CHARS = 500
 const SWEEP_LIMIT = 100
 
 /** The reason recorded when a send was in flight as its scheduler stopped, on a channel that cannot deduplicate. */
-export const UNKNOWN_AFTER_STOP = 'unknown whether delivered: the server stopped mid-send'
+const UNKNOWN_AFTER_STOP = 'unknown whether delivered: the server stopped mid-send'
 
 /** A run's delivery summary, as stored on the run. */
 export interface DeliverySummary {
@@ -70,10 +70,7 @@ export function shouldNotify(
  * when any failed, else `delivered`; `none` without rows. The error lists `target: reason` of each
  * failed row, in the job's target order.
  */
-export function summarizeDeliveries(
-  rows: readonly CronDelivery[],
-  order: readonly string[] = [],
-): DeliverySummary {
+function summarizeDeliveries(rows: readonly CronDelivery[], order: readonly string[] = []): DeliverySummary {
   if (rows.length === 0) return { status: 'none', error: null }
   const rank = (target: string) => {
     const index = order.indexOf(target)

@@ -14,7 +14,7 @@ import type {
 import { silentLogger, systemClock } from './ports.js'
 
 /** The delivery retry policy with its defaults applied (see {@link CronSchedulerOptions.delivery}). */
-export interface DeliveryRetrySettings {
+interface DeliveryRetrySettings {
   readonly maxAttempts: number
   readonly baseDelayMs: number
   readonly maxDelayMs: number
