@@ -105,7 +105,10 @@ type RequestApproval = NonNullable<ChannelAdapter['requestApproval']>
 expectTypeOf<RequestApproval>().returns.resolves.toEqualTypeOf<Awaited<ReturnType<ApprovalGate['request']>>>()
 expectTypeOf<Parameters<RequestApproval>[3]>().toEqualTypeOf<Parameters<ApprovalGate['request']>[1]>()
 
-// Calls an adapter gets may be cancelled; `start` may also report later failures.
-expectTypeOf<ChannelCallOptions>().toEqualTypeOf<{ readonly signal?: AbortSignal }>()
+// Calls an adapter gets may be cancelled, and carry cron's delivery id; `start` may also report later failures.
+expectTypeOf<ChannelCallOptions>().toEqualTypeOf<{
+  readonly signal?: AbortSignal
+  readonly idempotencyKey?: string
+}>()
 expectTypeOf<ChannelStartOptions['signal']>().toEqualTypeOf<AbortSignal>()
 expectTypeOf<ChannelStartOptions['onError']>().toEqualTypeOf<((error: Error) => void) | undefined>()

@@ -122,6 +122,11 @@ describe('GET /metrics after a known workload', () => {
     expect(
       value(metrics, 'lango_deliveries_total', { source: 'cron', channel: 'log', status: 'delivered' }),
     ).toBe(3)
+    // The delivery ledger's per-target sends (delivery:end): one per run of metrics-ok, none retried.
+    expect(
+      value(metrics, 'lango_cron_target_deliveries_total', { channel: 'log', status: 'delivered' }),
+    ).toBe(3)
+    expect(value(metrics, 'lango_cron_target_deliveries_total', { status: 'retrying' })).toBe(0)
     const scheduled = (await history('metrics-tick')).filter(
       (entry) => entry.trigger === 'schedule' && entry.status !== 'skipped',
     ).length

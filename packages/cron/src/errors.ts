@@ -16,6 +16,8 @@ export type CronErrorCode =
   | 'CRON_DUPLICATE_NAME'
   /** No job has this id or name. */
   | 'CRON_JOB_NOT_FOUND'
+  /** No run has this id. */
+  | 'CRON_RUN_NOT_FOUND'
   /** Creating the job would exceed `maxJobs`, or `maxJobsPerCreator` for its session key. */
   | 'CRON_TOO_MANY_JOBS'
   /** The operation needs a started scheduler (manual trigger). */
@@ -81,5 +83,38 @@ export function toError(value: unknown): Error {
     return new Error(JSON.stringify(value))
   } catch {
     return new Error(String(value))
+  }
+}
+
+const deliveryBrand = Symbol.for('lango.cron.delivery-error')
+
+/**
+ * What a {@link ChannelSender} throws to steer the delivery ledger's retry: `retryAfterMs` when the
+ * service said how long to wait (HTTP `Retry-After`, Telegram's `retry_after`), `permanent` when a
+ * retry cannot help (bad token, unknown chat, a target not allowed). Any other error is retried with
+ * backoff until the attempts run out. The message is the channel's reason, stored on the row.
+ * @example throw new DeliveryError('telegram: 429 Too Many Requests', { retryAfterMs: 3000 })
+ */
+export class DeliveryError extends Error {
+  override readonly name = 'DeliveryError'
+  readonly [deliveryBrand] = true
+  /** Wait at least this long before the next attempt. */
+  readonly retryAfterMs?: number
+  /** No further attempt: the delivery fails now. */
+  readonly permanent: boolean
+
+  constructor(
+    message: string,
+    options?: { readonly retryAfterMs?: number; readonly permanent?: boolean; readonly cause?: unknown },
+  ) {
+    super(message, { cause: options?.cause })
+    const wait = options?.retryAfterMs
+    if (wait !== undefined && Number.isFinite(wait) && wait >= 0) this.retryAfterMs = Math.ceil(wait)
+    this.permanent = options?.permanent ?? false
+  }
+
+  /** True for a `DeliveryError` from any copy of this package (checked by brand, not `instanceof`). */
+  static is(value: unknown): value is DeliveryError {
+    return typeof value === 'object' && value !== null && deliveryBrand in value
   }
 }

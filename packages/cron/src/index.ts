@@ -1,14 +1,17 @@
 export type { CronErrorCode } from './errors.js'
-export { CronError } from './errors.js'
+export { CronError, DeliveryError } from './errors.js'
 export type { Stall } from './maintenance.js'
 export type {
   CatchupPolicy,
+  CronDelivery,
+  CronDeliveryStatus,
   CronJob,
   CronJobKind,
   CronRun,
   CronRunStatus,
   DeliveryStatus,
   NextRun,
+  NotifyPolicy,
   OverlapPolicy,
   RunTrigger,
   ScheduleType,
@@ -26,6 +29,7 @@ export type {
   Clock,
   CronJobPatch,
   CronStore,
+  DeliveryUpdate,
   IdGenerator,
   JobListFilter,
   JobScheduleUpdate,
@@ -33,6 +37,7 @@ export type {
   ListRunsOptions,
   LogFields,
   Logger,
+  NewCronDelivery,
   NewCronRun,
   OccurrenceKey,
   PingDetails,

@@ -37,6 +37,8 @@ interface MaintenanceHooks extends BackgroundHooks {
   readonly alive?: (owners: readonly string[]) => void
   /** A tick came more than a lease after the one before (see {@link Stall}). */
   readonly stalled?: (stall: Stall) => void
+  /** Called at the end of each round (the delivery ledger's sweep). */
+  readonly round?: () => void
 }
 
 /**
@@ -177,6 +179,7 @@ export class Maintenance {
     } catch (error) {
       this.#hooks.report(error)
     }
+    this.#hooks.round?.()
     this.#schedule(leaseMs / 3)
   }
 }

@@ -26,8 +26,50 @@ export type CronRunStatus =
   | 'skipped'
   | 'interrupted'
 
-/** Outcome of delivering a run's result to its targets, recorded separately from the run status. */
-export type DeliveryStatus = 'delivered' | 'failed' | 'none'
+/**
+ * Summary of delivering a run's result to its targets, recorded separately from the run status:
+ * `none` (no target, or the job's `notify` policy skipped this run), `pending` while any target is
+ * waiting for a first send or a retry, `failed` once every target is final and one failed,
+ * `delivered` when every target was delivered. The per-target rows are {@link CronDelivery}.
+ */
+export type DeliveryStatus = 'delivered' | 'failed' | 'pending' | 'none'
+
+/**
+ * Which runs a job delivers: `always` (every completed, failed or timed-out run; the default),
+ * `failure` (failed and timed-out runs only), `state_changes` (a run whose outcome differs from the
+ * previous run's: the first failure after a success, the first success after a failure; a job's
+ * first run counts as following a success), `never`.
+ */
+export type NotifyPolicy = 'always' | 'failure' | 'state_changes' | 'never'
+
+/** Life cycle of one delivery row: `pending` (due at `nextAttemptAt`), `sending`, then final. */
+export type CronDeliveryStatus = 'pending' | 'sending' | 'delivered' | 'failed'
+
+/**
+ * One row of the delivery ledger `cron_deliveries`: a run's result on its way to one target, unique
+ * on `(runId, target)`. Times are epoch milliseconds (UTC).
+ */
+export interface CronDelivery {
+  /** Also the idempotency key a channel that deduplicates gets with each send. */
+  readonly id: string
+  readonly runId: string
+  readonly jobId: string
+  readonly target: string
+  readonly status: CronDeliveryStatus
+  /** Sends started so far (a send is counted when it starts). */
+  readonly attempts: number
+  /** When a `pending` row is due; null once final. */
+  readonly nextAttemptAt: number | null
+  /** The channel's reason for the last failure (bounded), null when none. */
+  readonly lastError: string | null
+  /** The text to send: the `[Cron] <name>` header and the result or error. */
+  readonly text: string
+  /** The scheduler sending it (`sending` rows), or that last sent it. */
+  readonly owner: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly deliveredAt: number | null
+}
 
 /** A stored job (ARCHITECTURE.md §3). Times are epoch milliseconds (UTC). */
 export interface CronJob {
@@ -50,6 +92,8 @@ export interface CronJob {
   readonly timeoutMs: number
   readonly overlap: OverlapPolicy
   readonly catchup: CatchupPolicy
+  /** Which runs are delivered to `deliverTo` (default `always`). */
+  readonly notify: NotifyPolicy
   readonly createdAt: number
   /** Last change to the job's definition (not to its run state). */
   readonly updatedAt: number

@@ -18,7 +18,15 @@
  * - wall time: a date and clock reading in a job's time zone, which may not exist (spring gap) or
  *   exist twice (fall back).
  */
-import type { CronJob, CronJobKind, CronRun, CronRunStatus, DeliveryStatus, RunTrigger } from './model.js'
+import type {
+  CronDelivery,
+  CronJob,
+  CronJobKind,
+  CronRun,
+  CronRunStatus,
+  DeliveryStatus,
+  RunTrigger,
+} from './model.js'
 
 /** Opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown
@@ -130,7 +138,23 @@ export interface ShellRunner {
  * remove and stop.
  */
 export interface ChannelSender {
-  send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
+  /**
+   * Rejects to fail the attempt: with a `DeliveryError` (`retryAfterMs`, `permanent`) to steer the
+   * delivery ledger's retry, with anything else to have it retried with backoff. `idempotencyKey`
+   * (the delivery's id, the same on every attempt) is given to cron's deliveries; a channel that can
+   * deduplicate passes it on (the webhook's `Idempotency-Key` header).
+   */
+  send(
+    target: string,
+    text: string,
+    options: { readonly signal: AbortSignal; readonly idempotencyKey?: string },
+  ): Promise<void>
+  /**
+   * Optional capability: true when the channel of `target` deduplicates sends by `idempotencyKey`,
+   * so a send whose outcome is unknown (timed out, or in flight when the server stopped) may be sent
+   * again. Without it, or false, such a delivery is recorded `failed` rather than risk a duplicate.
+   */
+  canDeduplicate?(target: string): boolean
 }
 
 /** The moment of a run a {@link RunMonitor} is told about: it started, completed, or ended otherwise. */
@@ -298,6 +322,28 @@ export interface JobVersion {
   readonly updatedAt: number
 }
 
+/** A delivery ledger row to insert (`pending`, due at `nextAttemptAt`); conflicts on `(runId, target)` are ignored. */
+export interface NewCronDelivery {
+  readonly id: string
+  readonly runId: string
+  readonly jobId: string
+  readonly target: string
+  readonly text: string
+  readonly createdAt: number
+  readonly nextAttemptAt: number
+}
+
+/** How one send of a claimed (`sending`) delivery ended; see {@link CronStore.finishDelivery}. */
+export interface DeliveryUpdate {
+  /** The owner that claimed the row: the update applies only while the row is `sending` by it. */
+  readonly owner: string
+  /** `pending` (a retry, due at `nextAttemptAt`), or final. */
+  readonly status: 'pending' | 'delivered' | 'failed'
+  readonly nextAttemptAt: number | null
+  readonly lastError: string | null
+  readonly now: number
+}
+
 /** Filter for {@link CronStore.listRuns}. */
 export interface ListRunsOptions extends StoreCallOptions {
   readonly jobId?: string
@@ -317,7 +363,7 @@ export interface CronStore {
   insertJob(job: CronJob, options?: StoreCallOptions): Promise<void>
   /** Applies a patch and returns the updated job, or `undefined` when it does not exist. */
   updateJob(id: string, patch: CronJobPatch, options?: StoreCallOptions): Promise<CronJob | undefined>
-  /** Deletes a job and its runs; false when it did not exist. */
+  /** Deletes a job, its runs and their deliveries; false when it did not exist. */
   deleteJob(id: string, options?: StoreCallOptions): Promise<boolean>
   getJob(id: string, options?: StoreCallOptions): Promise<CronJob | undefined>
   getJobByName(name: string, options?: StoreCallOptions): Promise<CronJob | undefined>
@@ -375,12 +421,39 @@ export interface CronStore {
    * is left as it is. Returns true if updated.
    */
   completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean>
+  /** Sets a run's delivery summary (`CronRun.deliveryStatus` and `deliveryError`). */
   setDelivery(
     id: string,
     status: DeliveryStatus,
     error: string | null,
     options?: StoreCallOptions,
   ): Promise<void>
+  /** Inserts delivery ledger rows, ignoring those whose `(runId, target)` exists. */
+  insertDeliveries(rows: readonly NewCronDelivery[], options?: StoreCallOptions): Promise<void>
+  /**
+   * Claims a `pending` delivery for a send: sets it `sending` by `owner`, counts the attempt, and
+   * returns the row as updated; undefined when it is not `pending` (another scheduler took it, or it
+   * is gone). One compare-and-set statement.
+   */
+  claimDelivery(
+    id: string,
+    input: { readonly owner: string; readonly now: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery | undefined>
+  /** Records how a send ended, only while the row is `sending` by `update.owner`; true if updated. */
+  finishDelivery(id: string, update: DeliveryUpdate, options?: StoreCallOptions): Promise<boolean>
+  /** `pending` deliveries, the earliest `nextAttemptAt` first, at most `limit` (capped at 500). */
+  pendingDeliveries(input: { readonly limit: number }, options?: StoreCallOptions): Promise<CronDelivery[]>
+  /**
+   * `sending` deliveries whose owner has not heartbeated since `aliveSince` (or is unknown): sends
+   * a dead scheduler left mid-way. At most `limit` (capped at 500).
+   */
+  orphanedDeliveries(
+    input: { readonly aliveSince: number; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery[]>
+  /** The deliveries of the given runs, by run then target. */
+  listDeliveries(runIds: readonly string[], options?: StoreCallOptions): Promise<CronDelivery[]>
   /**
    * Records a final run status on its job: `lastStatus`, and `consecutiveFailures` reset to 0
    * or incremented when `failed`. Returns the new `consecutiveFailures`, or undefined if no job.
@@ -427,7 +500,10 @@ export interface CronStore {
     input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
     options?: StoreCallOptions,
   ): Promise<number>
-  /** Deletes final runs scheduled before `olderThan` and all but the newest `keepPerJob` per job. */
+  /**
+   * Deletes final runs scheduled before `olderThan` and all but the newest `keepPerJob` per job, and
+   * the deliveries of the runs it deletes.
+   */
   pruneRuns(
     input: { readonly olderThan: number; readonly keepPerJob: number },
     options?: StoreCallOptions,

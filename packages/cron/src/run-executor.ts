@@ -1,3 +1,5 @@
+import type { DeliveryLedger } from './delivery-ledger.js'
+import { shouldNotify } from './delivery-ledger.js'
 import { formatDuration } from './duration.js'
 import { CronError, toError } from './errors.js'
 import { deliver, deliveryText, type ExecutionOutcome, executeJob, truncate } from './executor.js'
@@ -52,14 +54,20 @@ type RunExecutorSettings = Pick<
 export class RunExecutor {
   readonly #settings: RunExecutorSettings
   readonly #report: (error: unknown, jobId?: string, runId?: string) => void
+  readonly #deliveries: DeliveryLedger
 
-  /** @param report reports a store failure while a run was being finalised (the run still ends) */
+  /**
+   * @param report reports a store failure while a run was being finalised (the run still ends)
+   * @param deliveries the delivery ledger the run's result is handed to once the run row is final
+   */
   constructor(
     settings: RunExecutorSettings,
     report: (error: unknown, jobId?: string, runId?: string) => void,
+    deliveries: DeliveryLedger,
   ) {
     this.#settings = settings
     this.#report = report
+    this.#deliveries = deliveries
   }
 
   /** Runs `run` of `job` and stores its end; never throws (store failures are reported). */
@@ -129,12 +137,16 @@ export class RunExecutor {
             : await store.recordOutcome(job.id, status, failed)
         if (failures !== undefined) state.recorded(status, failures)
         active.phase = 'delivery'
-        if (outcome !== undefined) {
-          const delivery = await this.deliver(job.deliverTo, deliveryText(job, outcome), controller.signal)
-          if (delivery.status !== 'none') {
-            await store.setDelivery(run.id, delivery.status, delivery.error)
+        // The run row is final: what follows only records delivery, one ledger row per target.
+        if (outcome !== undefined && shouldNotify(job.notify, status, known.lastStatus)) {
+          const delivery = await this.#deliveries.deliverRun(
+            job,
+            final,
+            deliveryText(job, outcome),
+            controller.signal,
+          )
+          if (delivery.status !== 'none')
             final = { ...final, deliveryStatus: delivery.status, deliveryError: delivery.error }
-          }
         }
       }
     } catch (storeError) {
@@ -143,7 +155,10 @@ export class RunExecutor {
     return { final, status, error, failures, tokens: (inputTokens ?? 0) + (outputTokens ?? 0) }
   }
 
-  /** Sends `text` to every target, each send bounded by `deliveryTimeoutMs` and aborted with `signal`. */
+  /**
+   * Sends a notice (not a run's result: no ledger row, no retry) to every target, each send bounded
+   * by `deliveryTimeoutMs` and aborted with `signal`.
+   */
   deliver(
     targets: readonly string[],
     text: string,

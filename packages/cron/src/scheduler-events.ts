@@ -17,8 +17,27 @@ export interface CronSchedulerEvents {
   }
   /** A claimed run starts (its ledger row is `running`). */
   'run:start': { readonly job: CronJob; readonly run: CronRun }
-  /** A run reached its final status; `run.deliveryStatus` is final too. */
+  /**
+   * A run reached its final status, after the first send to each target: `run.deliveryStatus` is
+   * `pending` while a target waits for a retry (see `delivery:end`), else final.
+   */
   'run:end': { readonly job: CronJob; readonly run: CronRun }
+  /**
+   * One send of a run's result to one target ended: `delivered`, `failed` (final: a permanent
+   * failure, the attempts used up, or a send whose outcome is unknown), or `retrying` (a retry is
+   * scheduled). `attempt` counts the sends of this target so far; `run` is the run row as known then
+   * (its `deliveryStatus` the summary over all its targets). Also emitted, `failed` or `retrying`,
+   * for a send a stopped scheduler left mid-way.
+   */
+  'delivery:end': {
+    readonly job: CronJob
+    readonly run: CronRun
+    readonly target: string
+    readonly status: 'delivered' | 'failed' | 'retrying'
+    readonly attempt: number
+    readonly error?: string
+    readonly final: boolean
+  }
   /** A run failed or timed out, or the scheduler hit an error it logged and survived. */
   'run:error': { readonly jobId?: string; readonly runId?: string; readonly error: Error }
   /**

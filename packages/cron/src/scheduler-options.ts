@@ -15,6 +15,15 @@ import type {
 } from './ports.js'
 import { silentLogger, systemClock } from './ports.js'
 
+/** The delivery retry policy with its defaults applied (see {@link CronSchedulerOptions.delivery}). */
+interface DeliveryRetrySettings {
+  readonly maxAttempts: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  readonly maxRetryAfterMs: number
+  readonly random: () => number
+}
+
 /**
  * The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days): a longer one fires after
  * about 1 ms. Every option of cron that feeds a timer is checked against it.
@@ -121,6 +130,21 @@ export interface CronSchedulerOptions {
   readonly pingTimeoutMs?: number
   /** Wraps each run, delivery included, in the host's context (its tracing); see {@link RunScope}. */
   readonly runScope?: RunScope
+  /**
+   * Retries of each delivery (one row per run and target in `cron_deliveries`): `maxAttempts` sends
+   * in all (default 5), a failed send retried after an exponential backoff with jitter from
+   * `baseDelayMs` (default 10 s; half of each wait fixed, half random) up to `maxDelayMs` (default
+   * 15 min), or after the channel's `Retry-After` when it gave one (a `DeliveryError` with
+   * `retryAfterMs`) unless that exceeds `maxRetryAfterMs` (default 1 h: then the delivery fails).
+   * `random` (in [0, 1), default `Math.random`) is for tests.
+   */
+  readonly delivery?: {
+    readonly maxAttempts?: number
+    readonly baseDelayMs?: number
+    readonly maxDelayMs?: number
+    readonly maxRetryAfterMs?: number
+    readonly random?: () => number
+  }
 }
 
 /** {@link CronSchedulerOptions} with every default applied and every limit checked. */
@@ -152,6 +176,7 @@ export interface SchedulerSettings {
   readonly runMonitor: RunMonitor | undefined
   readonly pingTimeoutMs: number
   readonly runScope: RunScope | undefined
+  readonly delivery: DeliveryRetrySettings
 }
 
 /** How the scheduler's background parts (schedule writes, maintenance) hand it work and errors. */
@@ -205,6 +230,20 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
   if (typeof autoPrune !== 'boolean') {
     throw invalid('autoPrune', 'autoPrune must be true (maintenance prunes history) or false (the host does)')
   }
+  const maxAttempts = options.delivery?.maxAttempts ?? 5
+  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 100) {
+    throw invalid(
+      'delivery.maxAttempts',
+      'delivery.maxAttempts must be a whole number of sends from 1 to 100',
+    )
+  }
+  const delivery: DeliveryRetrySettings = Object.freeze({
+    maxAttempts,
+    baseDelayMs: timerMs(options.delivery?.baseDelayMs ?? 10_000, 'delivery.baseDelayMs', 0),
+    maxDelayMs: timerMs(options.delivery?.maxDelayMs ?? 900_000, 'delivery.maxDelayMs', 0),
+    maxRetryAfterMs: timerMs(options.delivery?.maxRetryAfterMs ?? 3_600_000, 'delivery.maxRetryAfterMs', 0),
+    random: options.delivery?.random ?? Math.random,
+  })
   return Object.freeze({
     store: options.store,
     agentRunner: options.agentRunner,
@@ -236,6 +275,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     deliveryTimeoutMs,
     runMonitor: options.runMonitor,
     pingTimeoutMs,
+    delivery,
   })
 }
 

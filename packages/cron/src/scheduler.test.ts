@@ -867,7 +867,8 @@ describe('execution and delivery', () => {
   })
 
   it('records delivery status separately from run status', async () => {
-    harness = await createHarness('2026-01-01T00:00:00Z')
+    // One send per target: retries are the delivery ledger's (delivery-ledger.test.ts).
+    harness = await createHarness('2026-01-01T00:00:00Z', { delivery: { maxAttempts: 1 } })
     harness.sender.failingTargets.add('slack:down')
     await harness.service.start()
     await harness.service.add({

@@ -1,5 +1,6 @@
 import { type CatchUpPlan, planCatchUp } from './catch-up.js'
 import { claimOrder, claimRank } from './claim-order.js'
+import { DeliveryLedger } from './delivery-ledger.js'
 import { DueBatch } from './due-batch.js'
 import { CronError, toError } from './errors.js'
 import { TypedEmitter, type Unsubscribe } from './events.js'
@@ -95,6 +96,7 @@ export class CronScheduler {
   readonly #sync: JobSync
   readonly #executor: RunExecutor
   readonly #pings: RunPings
+  readonly #deliveries: DeliveryLedger
   /**
    * Jobs this scheduler stopped arming though they are enabled in the store (an `at` job that fired,
    * before its disable is written; a schedule that no longer compiles), by id, with the `updatedAt`
@@ -153,6 +155,7 @@ export class CronScheduler {
       report,
       alive: (owners) => this.#setOwners(owners),
       stalled: (stall) => this.#onStall(stall),
+      round: () => this.#deliveries.requestSweep(),
     })
     this.#sync = new JobSync(settings, {
       track,
@@ -166,7 +169,12 @@ export class CronScheduler {
         this.#changedDuringSync = undefined
       },
     })
-    this.#executor = new RunExecutor(settings, report)
+    this.#deliveries = new DeliveryLedger(settings, {
+      track,
+      report,
+      emit: (payload) => this.events.emit('delivery:end', payload),
+    })
+    this.#executor = new RunExecutor(settings, report, this.#deliveries)
     this.#pings = new RunPings(settings, (task) => this.#track(task))
     this.events = new TypedEmitter((error) =>
       settings.logger.error('cron event listener threw', { error: toError(error).message }),
@@ -310,6 +318,8 @@ export class CronScheduler {
     })
     if (missed.length > 0) await this.#handleDue(missed, now, mode, false)
     this.#arm()
+    // Deliveries a previous process left: pending ones when due, sends a dead owner left mid-way.
+    this.#deliveries.start()
     this.#maintenance.start(Math.min(leaseMs / 3, 1000))
     this.#sync.start(now)
   }
@@ -327,6 +337,7 @@ export class CronScheduler {
     this.#fires.disarm()
     this.#maintenance.stop()
     this.#sync.stop()
+    this.#deliveries.stop()
     for (const run of this.#slots.allActive()) {
       run.controller.abort(
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
@@ -408,6 +419,8 @@ export class CronScheduler {
         cancellation('cancelled', `cancelled: the job was ${reason} while the ${run.phase} was in progress`),
       )
     }
+    if (reason === 'removed')
+      this.#deliveries.abortJob(jobId, cancellation('cancelled', 'cancelled: the job was removed mid-send'))
     const dropped = [...this.#slots.dropPending(jobId, armed?.job), ...this.#dropDeferred(jobId)]
     if (active.length > 0) await Promise.allSettled(active.map((run) => run.done))
     if (dropped.length > 0 && reason === 'paused') {

@@ -4,11 +4,13 @@ import { CronError } from './errors.js'
 import type { Unsubscribe } from './events.js'
 import type {
   CatchupPolicy,
+  CronDelivery,
   CronJob,
   CronJobKind,
   CronRun,
   CronRunStatus,
   NextRun,
+  NotifyPolicy,
   OverlapPolicy,
   SessionMode,
 } from './model.js'
@@ -72,6 +74,11 @@ export interface CronJobInput {
   readonly timeout?: string | number
   readonly overlap?: OverlapPolicy
   readonly catchup?: CatchupPolicy
+  /**
+   * Which runs are delivered to `deliverTo`: `always` (default), `failure` (failed and timed-out
+   * runs), `state_changes` (failure and recovery), `never`.
+   */
+  readonly notify?: NotifyPolicy
   readonly enabled?: boolean
   /** Session key of whoever created the job (SECURITY.md CRON-5). */
   readonly createdBy?: string
@@ -112,6 +119,7 @@ const TARGET_PATTERN = /^[a-z][a-z0-9_-]{0,31}(?::[^\s]{1,200})?$/
 const MAX_PROMPT_CHARS = 16_000
 const MAX_COMMAND_CHARS = 8_000
 const MAX_TARGETS = 10
+const NOTIFY_POLICIES: readonly string[] = ['always', 'failure', 'state_changes', 'never']
 const NAME_RULE =
   'names are 1-64 characters of letters, digits, "-", "_" or ".", starting with a letter or digit'
 
@@ -404,6 +412,31 @@ export class CronService {
     })
   }
 
+  /** One run (ledger row) by id; `CRON_RUN_NOT_FOUND` when none. */
+  async getRun(runId: string, options?: { readonly signal?: AbortSignal }): Promise<CronRun> {
+    options?.signal?.throwIfAborted()
+    const run =
+      typeof runId === 'string' && runId.length > 0 ? await this.#store.getRun(runId, options) : undefined
+    if (run === undefined)
+      throw new CronError('CRON_RUN_NOT_FOUND', 'Run not found: no run has this id.', {
+        data: { id: String(runId).slice(0, 200) },
+      })
+    return run
+  }
+
+  /**
+   * The delivery ledger rows of the given runs (one per run and target: status, attempts, next
+   * attempt, last error), by run then target.
+   */
+  async deliveries(
+    runIds: readonly string[],
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    if (runIds.length === 0) return []
+    return this.#store.listDeliveries(runIds, options)
+  }
+
   async #resolve(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
     options?.signal?.throwIfAborted()
     await this.scheduler.flushPendingWrites()
@@ -434,6 +467,7 @@ export class CronService {
     | 'overlap'
     | 'catchup'
     | 'pingUrl'
+    | 'notify'
   > {
     if (typeof input !== 'object' || input === null) {
       throw new CronError('CRON_INVALID_INPUT', 'A job definition object is required.')
@@ -484,6 +518,13 @@ export class CronService {
     if (catchup !== 'latest' && catchup !== 'none') {
       throw new CronError('CRON_INVALID_INPUT', 'catchup must be "latest" (default) or "none".')
     }
+    const notify = input.notify ?? 'always'
+    if (!NOTIFY_POLICIES.includes(notify)) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'notify must be "always" (default: every run), "failure" (failed and timed-out runs), "state_changes" (failure and recovery) or "never".',
+      )
+    }
     return {
       name,
       kind,
@@ -497,6 +538,7 @@ export class CronService {
       overlap,
       catchup,
       pingUrl: checkPingUrl(input.pingUrl),
+      notify,
     }
   }
 
@@ -597,6 +639,7 @@ function inputOf(job: CronJob): CronJobInput {
     overlap: job.overlap,
     catchup: job.catchup,
     pingUrl: job.pingUrl,
+    notify: job.notify,
   }
 }
 

@@ -236,6 +236,56 @@ describe('cron tools (seed 000)', () => {
     expect(byName['echo-c']).toMatchObject({ status: 'completed', input_tokens: null, output_tokens: null })
   })
 
+  it('cron_add sets the notify policy; cron_history shows the delivery of each run to every target', async () => {
+    sender.failingTargets.add('slack:C9')
+    const added = result<{ job: { notify: string } }>(
+      await call('cron_add', {
+        name: 'watch',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'Check',
+        deliver_to: ['telegram:1', 'slack:C9'],
+        notify: 'state_changes',
+      }),
+    )
+    expect(added.job.notify).toBe('state_changes')
+    expect(
+      await call('cron_add', {
+        name: 'w2',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'x',
+        notify: 'often',
+      }),
+    ).toMatchObject({ ok: false, error: { code: 'TOOL_INVALID_PARAMETERS' } })
+    // state_changes: a first run that fails is delivered (a change from the healthy start).
+    agent.respond(() => {
+      throw new Error('down')
+    })
+    await call('manage_cron_jobs', { action: 'trigger', id: 'watch' })
+    type Entry = {
+      status: string
+      delivery_status: string
+      deliveries: { target: string; status: string; attempts: number; last_error: string | null }[]
+    }
+    const entry = async () =>
+      result<{ entries: Entry[] }>(await call('cron_history', { job_id: 'watch' })).entries[0]
+    await waitFor(async () => (await entry())?.status === 'failed')
+    expect(await entry()).toMatchObject({
+      status: 'failed',
+      delivery_status: 'pending',
+      deliveries: [
+        {
+          target: 'slack:C9',
+          status: 'pending',
+          attempts: 1,
+          last_error: 'channel slack:C9 is unavailable',
+        },
+        { target: 'telegram:1', status: 'delivered', attempts: 1, last_error: null },
+      ],
+    })
+  })
+
   it('refuses schedules that fire too often or never, with the accepted forms', async () => {
     for (const schedule of ['* * * * * *', '0 0 31 2 *']) {
       const outcome = await call('cron_add', { name: 'bad', schedule_type: 'cron', schedule, prompt: 'x' })

@@ -21,6 +21,8 @@ export interface CronJobView {
   readonly enabled: boolean
   readonly timeoutMs: number
   readonly overlap: string
+  /** Which runs are delivered: `always`, `failure`, `state_changes` or `never`. */
+  readonly notify: string
   readonly createdAt: number
   readonly lastRunAt: number | null
   readonly nextRunAt: number | null
@@ -54,11 +56,26 @@ export interface CronRunView {
   readonly result: string | null
   readonly error: string | null
   readonly skipReason: string | null
+  /** `delivered`, `failed`, `pending` (a target waits for a retry) or `none`. */
   readonly deliveryStatus: string
   /** Tokens the agent reported for an `ai` run; null for shell runs and runs without a count. */
   readonly inputTokens: number | null
   readonly outputTokens: number | null
 }
+
+/** A delivery ledger row (one per run and target) as `@lango/cron` returns it. */
+export interface CronDeliveryView {
+  readonly runId: string
+  readonly target: string
+  readonly status: string
+  readonly attempts: number
+  readonly nextAttemptAt: number | null
+  readonly lastError: string | null
+  readonly deliveredAt: number | null
+}
+
+/** The notify policies of a job. */
+type NotifyPolicy = 'always' | 'failure' | 'state_changes' | 'never'
 
 /** A job definition as the cron tools pass it to the service. */
 export interface CronToolJobInput {
@@ -75,6 +92,7 @@ export interface CronToolJobInput {
   readonly deliverTo?: readonly string[]
   readonly timeout?: string | number
   readonly overlap?: 'skip' | 'queue_one' | 'allow'
+  readonly notify?: NotifyPolicy
   readonly enabled?: boolean
   readonly createdBy?: string
   /** Dead-man monitor URL; `''` removes it (the service validates it). */
@@ -103,6 +121,8 @@ export interface CronToolsService {
     idOrName: string,
   ): Promise<{ readonly status: 'started' | 'queued' | 'skipped'; readonly reason?: string }>
   history(options: { job?: string; limit?: number }): Promise<readonly CronRunView[]>
+  /** Optional: the per-target delivery rows of runs; `cron_history` shows them with each run. */
+  deliveries?(runIds: readonly string[]): Promise<readonly CronDeliveryView[]>
 }
 
 /** Options for {@link createCronTools}. */
@@ -226,6 +246,7 @@ function jobView(job: CronJobView) {
     command: job.command,
     session_mode: job.sessionMode,
     overlap: job.overlap,
+    notify: job.notify,
     timeout_ms: job.timeoutMs,
     pause_reason: job.pauseReason,
     created_by: job.createdBy,
@@ -233,7 +254,19 @@ function jobView(job: CronJobView) {
   }
 }
 
-function runView(run: CronRunView) {
+function deliveryView(delivery: CronDeliveryView) {
+  return {
+    target: delivery.target,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    next_attempt_at: isoTime(delivery.nextAttemptAt),
+    last_error: delivery.lastError,
+    delivered_at: isoTime(delivery.deliveredAt),
+  }
+}
+
+/** A run as the cron tools show it; with `deliveries`, its per-target delivery rows. */
+function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[]) {
   return {
     id: run.id,
     job_id: run.jobId,
@@ -248,10 +281,26 @@ function runView(run: CronRunView) {
     error: run.error,
     skip_reason: run.skipReason,
     delivery_status: run.deliveryStatus,
+    ...(deliveries === undefined
+      ? {}
+      : { deliveries: deliveries.filter((row) => row.runId === run.id).map(deliveryView) }),
     input_tokens: run.inputTokens,
     output_tokens: run.outputTokens,
   }
 }
+
+/** The policy parameter of cron_add. */
+const notify = v.optional(
+  v.pipe(
+    v.picklist(
+      ['always', 'failure', 'state_changes', 'never'],
+      'notify must be one of always, failure, state_changes, never',
+    ),
+    v.description(
+      'Which runs are delivered to deliver_to: always (default: every run), failure (failed and timed-out runs), state_changes (the first failure and the recovery), never.',
+    ),
+  ),
+)
 
 function nextRunsView(runs: readonly NextRunView[]) {
   return runs.map((run) => ({ utc: run.utc, local: run.local, timezone: run.timezone }))
@@ -305,6 +354,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             ),
           ),
         ),
+        notify,
       }),
       async handler(params, context) {
         const result = await service.add({
@@ -318,6 +368,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.timeout === undefined ? {} : { timeout: timeoutForService(params.timeout) }),
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
           ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
+          ...(params.notify === undefined ? {} : { notify: params.notify }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
         })
@@ -382,7 +433,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     defineTool({
       name: 'cron_history',
       title: 'Cron run history',
-      description: 'Recent runs, newest first, of one job (job_id: id or name) or of all jobs.',
+      description:
+        'Recent runs, newest first, of one job (job_id: id or name) or of all jobs, each with its delivery to every target (status, attempts, last error).',
       safety: 'safe',
       parameters: v.strictObject({
         job_id: v.optional(
@@ -399,12 +451,16 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         ),
       }),
       async handler(params) {
-        const entries = (
-          await service.history({
-            ...(params.job_id === undefined ? {} : { job: params.job_id }),
-            limit: params.limit ?? 20,
-          })
-        ).map(runView)
+        const runs = await service.history({
+          ...(params.job_id === undefined ? {} : { job: params.job_id }),
+          limit: params.limit ?? 20,
+        })
+        // Each run with its targets: which were delivered, which wait for a retry, and why one failed.
+        const deliveries =
+          service.deliveries === undefined || runs.length === 0
+            ? undefined
+            : await service.deliveries(runs.map((run) => run.id))
+        const entries = runs.map((run) => runView(run, deliveries))
         return { entries, count: entries.length }
       },
     }),
@@ -594,6 +650,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           v.description('false pauses the job (it stops firing), true resumes it. Default true on create.'),
         ),
       ),
+      notify,
     }),
     isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {
@@ -623,6 +680,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               ...configFields(params.config),
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
               ...(params.pingUrl === undefined ? {} : { pingUrl: params.pingUrl }),
+              ...(params.notify === undefined ? {} : { notify: params.notify }),
               deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
               ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
             })
@@ -639,6 +697,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               ...configFields(params.config),
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
               ...(params.pingUrl === undefined ? {} : { pingUrl: params.pingUrl }),
+              ...(params.notify === undefined ? {} : { notify: params.notify }),
             })
             return seedJobView(job)
           }

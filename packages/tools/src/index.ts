@@ -13,6 +13,7 @@ export {
   createBackgroundTools,
 } from './background-tools.js'
 export {
+  type CronDeliveryView,
   type CronJobView,
   type CronRunView,
   type CronToolJobInput,

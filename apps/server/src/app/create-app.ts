@@ -6,6 +6,7 @@ import type { AgentRunner } from '../agent/index.js'
 import { Alerts } from '../alerts/alerts.js'
 import { watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
+import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
 import { configSecrets } from '../config/redact.js'
 import type { ServerConfig } from '../config/types.js'
@@ -122,7 +123,8 @@ export async function createApp(
         'cron',
         (request) => request.sessionKey !== `cron:${request.jobName}`,
       ),
-      channelSender: sender('cron'),
+      // Failures as cron's DeliveryError (Retry-After, permanent), so its delivery ledger retries well.
+      channelSender: cronDeliverySender(sender('cron'), channels),
       // Jobs' dead-man pings (ping_url): healthchecks.io-style HTTP, never holding a run.
       runMonitor: new HttpRunMonitor({ allowPrivateNetworks: config.cron.pingPrivateNetworks, clock }),
       ...(tracing.cronRunScope === undefined ? {} : { runScope: tracing.cronRunScope }),

@@ -167,15 +167,22 @@ export class ChannelRouter implements ChannelSender {
    * failure stays a `ChannelError` (a foreign error becomes `CHANNEL_SEND_FAILED` with it as `cause`).
    * Aborting rejects with `signal.reason` unchanged.
    */
-  async send(target: string, text: string, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
-    const { signal } = options
+  async send(
+    target: string,
+    text: string,
+    options: { readonly signal?: AbortSignal; readonly idempotencyKey?: string } = {},
+  ): Promise<void> {
+    const { signal, idempotencyKey } = options
     signal?.throwIfAborted()
     const { channel, chatId } = parseTarget(target)
     const adapter = this.#adapterFor(channel)
     if (text.trim() === '')
       throw new ChannelError('CHANNEL_INVALID_MESSAGE', 'the message text is empty', { data: { channel } })
     try {
-      await adapter.send(chatId, this.#bound(text), signal === undefined ? {} : { signal })
+      await adapter.send(chatId, this.#bound(text), {
+        ...(signal === undefined ? {} : { signal }),
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      })
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (ChannelError.is(error)) throw error
@@ -183,6 +190,18 @@ export class ChannelRouter implements ChannelSender {
         cause: error,
         data: { channel },
       })
+    }
+  }
+
+  /**
+   * True when `target`'s channel deduplicates sends by idempotency key (its adapter sets
+   * `deduplicates`: the webhook); false for any other or unknown target.
+   */
+  canDeduplicate(target: string): boolean {
+    try {
+      return this.#adapters.get(parseTarget(target).channel)?.deduplicates === true
+    } catch {
+      return false
     }
   }
 

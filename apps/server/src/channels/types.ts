@@ -16,6 +16,11 @@ import type { Logger } from '../logger.js'
 /** Options of every cancellable channel call. */
 export interface ChannelCallOptions {
   readonly signal?: AbortSignal
+  /**
+   * The same key on every attempt of one delivery (cron's delivery id). An adapter that sets
+   * {@link ChannelAdapter.deduplicates} passes it to the service, which drops a repeat.
+   */
+  readonly idempotencyKey?: string
 }
 
 /** A message a user wrote in a chat, as an adapter hands it to the host. */
@@ -130,6 +135,12 @@ export interface ChannelAdapter {
     request: ChannelApprovalRequest,
     options: { readonly signal: AbortSignal },
   ): Promise<boolean | undefined>
+  /**
+   * True when the service drops a repeated send carrying the same `idempotencyKey` (the webhook's
+   * `Idempotency-Key` header): cron then sends again a delivery whose outcome is unknown (the server
+   * stopped mid-send) instead of recording it failed.
+   */
+  readonly deduplicates?: boolean
   /** Stops receiving, ends pending approvals and waits for in-flight work. Idempotent. */
   stop?(): Promise<void>
 }
@@ -158,5 +169,9 @@ export type ChannelAdapterFactory = (
  * `ChannelSender` and `@lango/background`'s `ChannelNotifier` (ADR 0006).
  */
 export interface ChannelSender {
-  send(target: string, text: string, options: { readonly signal: AbortSignal }): Promise<void>
+  send(
+    target: string,
+    text: string,
+    options: { readonly signal: AbortSignal; readonly idempotencyKey?: string },
+  ): Promise<void>
 }

@@ -54,6 +54,8 @@ class HttpStatusError extends Error {
  */
 export class WebhookChannel implements ChannelAdapter {
   readonly name: string
+  /** Each POST of a cron delivery carries `Idempotency-Key: <delivery id>`, the same on every attempt. */
+  readonly deduplicates = true
   readonly #url: URL
   readonly #options: WebhookChannelOptions
   readonly #scrubber: SecretScrubber
@@ -101,6 +103,7 @@ export class WebhookChannel implements ChannelAdapter {
       'content-type': 'application/json',
       'user-agent': 'lango-webhook/1',
     }
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
     if (this.#options.secret !== undefined)
       headers['x-lango-signature'] =
         `sha256=${createHmac('sha256', this.#options.secret).update(body).digest('hex')}`
@@ -133,7 +136,14 @@ export class WebhookChannel implements ChannelAdapter {
         throw new ChannelError(
           code,
           `${this.name} delivery failed: HTTP ${error.status} after ${attempts} attempt${attempts === 1 ? '' : 's'}`,
-          { data: { channel: this.name, status: error.status, attempts } },
+          {
+            data: {
+              channel: this.name,
+              status: error.status,
+              attempts,
+              ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+            },
+          },
         )
       }
       throw new ChannelError(

@@ -47,7 +47,7 @@ export function recordAutomation(
   })
   const deliveries = new Counter({
     name: 'lango_cron_deliveries_total',
-    help: 'Cron runs whose result was delivered or failed to reach a target, by job and delivery status (delivered, failed).',
+    help: 'Final outcomes of delivering cron results, one per run and target (the delivery ledger), by job and status (delivered, failed).',
     labelNames: ['job', 'status'] as const,
     registers,
   })
@@ -67,7 +67,10 @@ export function recordAutomation(
   const { cron, engine, background } = services
   cron.on('run:end', ({ job, run }) => {
     cronRuns.inc({ job: job.name, kind: job.kind, status: run.status })
-    if (run.deliveryStatus !== 'none') deliveries.inc({ job: job.name, status: run.deliveryStatus })
+  })
+  // Each target's final outcome (a run's delivery may end after the run, once its retries are done).
+  cron.on('delivery:end', ({ job, status, final }) => {
+    if (final && status !== 'retrying') deliveries.inc({ job: job.name, status })
   })
   cron.on('schedule:fire', (fire) => {
     if (fire.outcome === 'skipped') skipped.inc({ job: fire.jobName, reason: skipReasonKind(fire.reason) })

@@ -7,7 +7,12 @@ import type { UsageRecord } from '../agent/index.js'
 import { agentUsageMetrics } from './agent-metrics.js'
 import { type AlertHooks, alertMetrics } from './alert-metrics.js'
 import { recordAutomation } from './automation-metrics.js'
-import { type DeliverySender, type DeliverySource, deliveryMetrics } from './delivery-metrics.js'
+import {
+  type DeliverySender,
+  type DeliverySource,
+  deliveryMetrics,
+  observeCronDeliveries,
+} from './delivery-metrics.js'
 import { httpMetrics } from './http-metrics.js'
 import { createMetricsRegistry } from './registry.js'
 import { registerStateGauges, type StateSources } from './state-gauges.js'
@@ -52,6 +57,7 @@ export function createServerMetrics(options: { readonly channels: () => readonly
     countDeliveries: deliveryMetrics(registry, options.channels),
     observe(services) {
       recordAutomation(registry, services)
+      observeCronDeliveries(registry, options.channels, services.cron)
       registerStateGauges(registry, services)
     },
   }

@@ -96,6 +96,22 @@ describe('PostgreSQL portability (compile only)', () => {
           outputTokens: 5,
         }),
       () => store.setDelivery('r', 'delivered', null),
+      () =>
+        store.insertDeliveries([
+          { id: 'd', runId: 'r', jobId: job.id, target: 't', text: 'x', createdAt: 1, nextAttemptAt: 2 },
+        ]),
+      () => store.claimDelivery('d', { owner: 'o', now: 3 }),
+      () =>
+        store.finishDelivery('d', {
+          owner: 'o',
+          status: 'pending',
+          nextAttemptAt: 9,
+          lastError: 'e',
+          now: 4,
+        }),
+      () => store.pendingDeliveries({ limit: 10 }),
+      () => store.orphanedDeliveries({ aliveSince: 1, limit: 10 }),
+      () => store.listDeliveries(['r']),
       () => store.recordOutcome(job.id, 'failed', true),
       () => store.getRun('r'),
       () => store.listRuns({ jobId: job.id, status: 'completed', limit: 5 }),
@@ -125,6 +141,11 @@ describe('PostgreSQL portability (compile only)', () => {
       /insert into "cron_runs" \("id".*\)\s+select .* from \(select "row"\.\*, exists \(select 1 from "cron_runs" as "other" where "other"\."job_id" = "row"\."job_id" and "other"\."status" = 'running'\) as busy from \(select cast\(\$1 as text\) as id.*\) as "row"\) as candidate\s+where true\s+on conflict \(job_id, scheduled_for\) do nothing\s+returning id, status/s,
     )
     expect(text).toContain('select "id" from "cron_owners" where "heartbeat_at" >= $1 order by "id"')
+    // The delivery ledger: one row per (run, target), each send claimed by compare-and-set.
+    expect(text).toContain('on conflict ("run_id", "target") do nothing')
+    expect(text).toMatch(
+      /update "cron_deliveries" set .* where "id" = \$\d+ and "status" = \$\d+ returning \*/,
+    )
     // Integer division in both databases: the bucket size is an inlined integer, never a parameter.
     expect(text).toContain(
       'select ("completed_at" / 60000) * 60000 as "at", sum(coalesce("input_tokens", 0) + coalesce("output_tokens", 0)) as "tokens" from "cron_runs"',

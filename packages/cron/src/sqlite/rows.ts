@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { CronError } from '../errors.js'
-import type { CronJob, CronRun } from '../model.js'
+import type { CronDelivery, CronJob, CronRun } from '../model.js'
 import type { CronJobPatch } from '../ports.js'
 import type { CronJobsTable } from './schema.js'
 
@@ -58,6 +58,7 @@ const jobRowSchema = v.object({
   created_by: nullableString,
   // Migration 0005; a row without the column reads as null (no pings).
   ping_url: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4096))), null),
+  notify: v.optional(v.picklist(['always', 'failure', 'state_changes', 'never']), 'always'),
 })
 
 const runRowSchema = v.object({
@@ -73,7 +74,7 @@ const runRowSchema = v.object({
   result: nullableString,
   error: nullableString,
   skip_reason: nullableString,
-  delivery_status: v.picklist(['delivered', 'failed', 'none']),
+  delivery_status: v.picklist(['delivered', 'failed', 'pending', 'none']),
   delivery_error: nullableString,
   owner: nullableString,
   input_tokens: nullableInteger,
@@ -96,6 +97,42 @@ function parseRow<TSchema extends v.GenericSchema>(
       data: { table, id: (row as { id?: unknown } | undefined)?.id, path },
     },
   )
+}
+
+const deliveryRowSchema = v.object({
+  id: v.string(),
+  run_id: v.string(),
+  job_id: v.string(),
+  target: v.string(),
+  status: v.picklist(['pending', 'sending', 'delivered', 'failed']),
+  attempts: integer,
+  next_attempt_at: nullableInteger,
+  last_error: nullableString,
+  text: v.string(),
+  owner: nullableString,
+  created_at: integer,
+  updated_at: integer,
+  delivered_at: nullableInteger,
+})
+
+/** Validates and maps a `cron_deliveries` row. */
+export function deliveryFromRow(row: unknown): CronDelivery {
+  const parsed = parseRow(deliveryRowSchema, row, 'cron_deliveries')
+  return {
+    id: parsed.id,
+    runId: parsed.run_id,
+    jobId: parsed.job_id,
+    target: parsed.target,
+    status: parsed.status,
+    attempts: parsed.attempts,
+    nextAttemptAt: parsed.next_attempt_at,
+    lastError: parsed.last_error,
+    text: parsed.text,
+    owner: parsed.owner,
+    createdAt: parsed.created_at,
+    updatedAt: parsed.updated_at,
+    deliveredAt: parsed.delivered_at,
+  }
 }
 
 /** Validates and maps a `cron_jobs` row. */
@@ -127,6 +164,7 @@ export function jobFromRow(row: unknown): CronJob {
     pauseReason: parsed.pause_reason,
     createdBy: parsed.created_by,
     pingUrl: parsed.ping_url,
+    notify: parsed.notify,
   }
 }
 
@@ -178,6 +216,7 @@ const JOB_COLUMNS: Readonly<Record<keyof CronJobPatch, keyof CronJobsTable>> = {
   pauseReason: 'pause_reason',
   createdBy: 'created_by',
   pingUrl: 'ping_url',
+  notify: 'notify',
 }
 
 /** Maps a patch to column values (a fixed allowlist of columns; SECURITY.md SQL-2). */

@@ -33,6 +33,8 @@ export interface CronJobsTable {
   created_by: string | null
   /** Dead-man monitor URL (migration 0005); null for none. */
   ping_url: string | null
+  /** Which runs are delivered (migration 0004): `always`, `failure`, `state_changes`, `never`. */
+  notify: string
 }
 
 /** The occurrence ledger `cron_runs`, unique on `(job_id, scheduled_for)`. */
@@ -57,6 +59,24 @@ export interface CronRunsTable {
   output_tokens: number | null
 }
 
+/** The delivery ledger `cron_deliveries` (migration 0004), unique on `(run_id, target)`. */
+export interface CronDeliveriesTable {
+  id: string
+  run_id: string
+  job_id: string
+  target: string
+  /** `pending`, `sending`, `delivered` or `failed`. */
+  status: string
+  attempts: number
+  next_attempt_at: number | null
+  last_error: string | null
+  text: string
+  owner: string | null
+  created_at: number
+  updated_at: number
+  delivered_at: number | null
+}
+
 /** Live scheduler instances (`owner` of runs), with their last heartbeat. */
 export interface CronOwnersTable {
   id: string
@@ -69,6 +89,7 @@ export interface CronDatabase {
   cron_jobs: CronJobsTable
   cron_runs: CronRunsTable
   cron_owners: CronOwnersTable
+  cron_deliveries: CronDeliveriesTable
 }
 
 /** The migration table name apps must always use for this package (kysely: "ALWAYS use the same value"). */
@@ -189,6 +210,52 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.dropIndex('cron_runs_running_job').execute()
       await db.schema.dropIndex('cron_jobs_updated_at').execute()
+    },
+  },
+  '0004_create_cron_deliveries': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // Jobs made before notify policies deliver every run, as they did.
+      await db.schema
+        .alterTable('cron_jobs')
+        .addColumn('notify', 'text', (column) => column.notNull().defaultTo('always'))
+        .execute()
+      await db.schema
+        .createTable('cron_deliveries')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('run_id', 'text', (column) => column.notNull())
+        .addColumn('job_id', 'text', (column) => column.notNull())
+        .addColumn('target', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('attempts', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('text', 'text', (column) => column.notNull())
+        .addColumn('owner', 'text')
+        .addColumn('created_at', 'bigint', (column) => column.notNull())
+        .addColumn('updated_at', 'bigint', (column) => column.notNull())
+        .addColumn('delivered_at', 'bigint')
+        .execute()
+      // One row per (run, target): a run's result is delivered to a target once.
+      await db.schema
+        .createIndex('cron_deliveries_run_target')
+        .on('cron_deliveries')
+        .columns(['run_id', 'target'])
+        .unique()
+        .execute()
+      await db.schema.createIndex('cron_deliveries_job').on('cron_deliveries').column('job_id').execute()
+      // Partial: what the retry sweep reads, the rows not final yet.
+      await db.schema
+        .createIndex('cron_deliveries_open')
+        .on('cron_deliveries')
+        .columns(['status', 'next_attempt_at'])
+        .where(sql.ref('status'), 'in', ['pending', 'sending'])
+        .execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropTable('cron_deliveries').execute()
+      await db.schema.alterTable('cron_jobs').dropColumn('notify').execute()
     },
   },
   '0005_add_job_ping_url': {

@@ -1,14 +1,16 @@
 import { type Kysely, sql } from 'kysely'
 import { CronError } from '../errors.js'
 import { checkExclusiveRuns } from '../exclusive-runs.js'
-import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
+import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
   CronJobPatch,
   CronStore,
+  DeliveryUpdate,
   JobListFilter,
   JobScheduleUpdate,
   JobVersion,
   ListRunsOptions,
+  NewCronDelivery,
   NewCronRun,
   OccurrenceKey,
   RunCompletion,
@@ -17,7 +19,7 @@ import type {
   TokenTotal,
 } from '../ports.js'
 import { checkBucketMs } from '../token-budget.js'
-import { jobFromRow, jobToRow, patchToRow, runFromRow } from './rows.js'
+import { deliveryFromRow, jobFromRow, jobToRow, patchToRow, runFromRow } from './rows.js'
 import type { CronDatabase, CronRunsTable } from './schema.js'
 
 /** Largest page any list query returns (SECURITY.md SQL-4). */
@@ -78,6 +80,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async deleteJob(id: string, options?: StoreCallOptions): Promise<boolean> {
     options?.signal?.throwIfAborted()
+    await this.#db.deleteFrom('cron_deliveries').where('job_id', '=', id).execute()
     await this.#db.deleteFrom('cron_runs').where('job_id', '=', id).execute()
     const result = await this.#db.deleteFrom('cron_jobs').where('id', '=', id).executeTakeFirst()
     return result.numDeletedRows > 0n
@@ -435,6 +438,132 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .execute()
   }
 
+  async insertDeliveries(rows: readonly NewCronDelivery[], options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+      await this.#db
+        .insertInto('cron_deliveries')
+        .values(
+          rows.slice(start, start + INSERT_CHUNK).map((row) => ({
+            id: row.id,
+            run_id: row.runId,
+            job_id: row.jobId,
+            target: row.target,
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: row.nextAttemptAt,
+            last_error: null,
+            text: row.text,
+            owner: null,
+            created_at: row.createdAt,
+            updated_at: row.createdAt,
+            delivered_at: null,
+          })),
+        )
+        .onConflict((conflict) => conflict.columns(['run_id', 'target']).doNothing())
+        .execute()
+    }
+  }
+
+  async claimDelivery(
+    id: string,
+    input: { readonly owner: string; readonly now: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery | undefined> {
+    options?.signal?.throwIfAborted()
+    const row = await this.#db
+      .updateTable('cron_deliveries')
+      .set((eb) => ({
+        status: 'sending',
+        owner: input.owner,
+        attempts: eb('attempts', '+', 1),
+        updated_at: input.now,
+      }))
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst()
+    return row === undefined ? undefined : deliveryFromRow(row)
+  }
+
+  async finishDelivery(id: string, update: DeliveryUpdate, options?: StoreCallOptions): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    const result = await this.#db
+      .updateTable('cron_deliveries')
+      .set({
+        status: update.status,
+        next_attempt_at: update.status === 'pending' ? update.nextAttemptAt : null,
+        last_error: update.lastError,
+        updated_at: update.now,
+        ...(update.status === 'delivered' ? { delivered_at: update.now } : {}),
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'sending')
+      .where('owner', '=', update.owner)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  async pendingDeliveries(
+    input: { readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_deliveries')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(clampLimit(input.limit))
+      .execute()
+    return rows.map(deliveryFromRow)
+  }
+
+  async orphanedDeliveries(
+    input: { readonly aliveSince: number; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_deliveries')
+      .selectAll()
+      .where('status', '=', 'sending')
+      .where((eb) =>
+        eb.or([
+          eb('owner', 'is', null),
+          eb(
+            'owner',
+            'not in',
+            eb
+              .selectFrom('cron_owners')
+              .select('cron_owners.id')
+              .where('cron_owners.heartbeat_at', '>=', input.aliveSince),
+          ),
+        ]),
+      )
+      .orderBy('id')
+      .limit(clampLimit(input.limit))
+      .execute()
+    return rows.map(deliveryFromRow)
+  }
+
+  async listDeliveries(runIds: readonly string[], options?: StoreCallOptions): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    const deliveries: CronDelivery[] = []
+    for (let start = 0; start < runIds.length; start += IN_CHUNK) {
+      const rows = await this.#db
+        .selectFrom('cron_deliveries')
+        .selectAll()
+        .where('run_id', 'in', runIds.slice(start, start + IN_CHUNK))
+        .orderBy('run_id')
+        .orderBy('target')
+        .execute()
+      for (const row of rows) deliveries.push(deliveryFromRow(row))
+    }
+    return deliveries
+  }
+
   async recordOutcome(
     jobId: string,
     status: CronRunStatus,
@@ -627,6 +756,13 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         .where('scheduled_for', '<', Number(boundary.scheduled_for))
         .executeTakeFirst()
       deleted += Number(byCount.numDeletedRows)
+    }
+    // The deliveries of the runs just deleted (a delivery never outlives its run).
+    if (deleted > 0) {
+      await this.#db
+        .deleteFrom('cron_deliveries')
+        .where('run_id', 'not in', (eb) => eb.selectFrom('cron_runs').select('cron_runs.id'))
+        .execute()
     }
     return deleted
   }

@@ -1,13 +1,15 @@
 import { CronError } from '../errors.js'
 import { checkExclusiveRuns } from '../exclusive-runs.js'
-import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
+import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
   CronJobPatch,
   CronStore,
+  DeliveryUpdate,
   JobListFilter,
   JobScheduleUpdate,
   JobVersion,
   ListRunsOptions,
+  NewCronDelivery,
   NewCronRun,
   OccurrenceKey,
   RunCompletion,
@@ -25,6 +27,7 @@ export class MemoryCronStore implements CronStore {
   readonly #runs = new Map<string, CronRun>()
   readonly #occurrences = new Set<string>()
   readonly #owners = new Map<string, number>()
+  readonly #deliveries = new Map<string, CronDelivery>()
 
   async insertJob(job: CronJob, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
@@ -219,6 +222,117 @@ export class MemoryCronStore implements CronStore {
       this.#runs.set(id, Object.freeze({ ...run, deliveryStatus: status, deliveryError: error }))
   }
 
+  async insertDeliveries(rows: readonly NewCronDelivery[], options?: StoreCallOptions): Promise<void> {
+    options?.signal?.throwIfAborted()
+    for (const row of rows) {
+      if (this.#deliveries.has(row.id)) continue
+      if ([...this.#deliveries.values()].some((d) => d.runId === row.runId && d.target === row.target))
+        continue
+      this.#deliveries.set(
+        row.id,
+        Object.freeze({
+          id: row.id,
+          runId: row.runId,
+          jobId: row.jobId,
+          target: row.target,
+          status: 'pending',
+          attempts: 0,
+          nextAttemptAt: row.nextAttemptAt,
+          lastError: null,
+          text: row.text,
+          owner: null,
+          createdAt: row.createdAt,
+          updatedAt: row.createdAt,
+          deliveredAt: null,
+        }),
+      )
+    }
+  }
+
+  async claimDelivery(
+    id: string,
+    input: { readonly owner: string; readonly now: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery | undefined> {
+    options?.signal?.throwIfAborted()
+    const row = this.#deliveries.get(id)
+    if (row?.status !== 'pending') return undefined
+    const claimed = Object.freeze({
+      ...row,
+      status: 'sending' as const,
+      owner: input.owner,
+      attempts: row.attempts + 1,
+      updatedAt: input.now,
+    })
+    this.#deliveries.set(id, claimed)
+    return claimed
+  }
+
+  async finishDelivery(id: string, update: DeliveryUpdate, options?: StoreCallOptions): Promise<boolean> {
+    options?.signal?.throwIfAborted()
+    const row = this.#deliveries.get(id)
+    if (row?.status !== 'sending' || row.owner !== update.owner) return false
+    this.#deliveries.set(
+      id,
+      Object.freeze({
+        ...row,
+        status: update.status,
+        nextAttemptAt: update.status === 'pending' ? update.nextAttemptAt : null,
+        lastError: update.lastError,
+        updatedAt: update.now,
+        deliveredAt: update.status === 'delivered' ? update.now : row.deliveredAt,
+      }),
+    )
+    return true
+  }
+
+  async pendingDeliveries(
+    input: { readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    return [...this.#deliveries.values()]
+      .filter((row) => row.status === 'pending')
+      .sort(
+        (left, right) =>
+          (left.nextAttemptAt ?? 0) - (right.nextAttemptAt ?? 0) || (left.id < right.id ? -1 : 1),
+      )
+      .slice(0, Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(input.limit))))
+  }
+
+  async orphanedDeliveries(
+    input: { readonly aliveSince: number; readonly limit: number },
+    options?: StoreCallOptions,
+  ): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    return [...this.#deliveries.values()]
+      .filter((row) => {
+        if (row.status !== 'sending') return false
+        const heartbeat = row.owner === null ? undefined : this.#owners.get(row.owner)
+        return heartbeat === undefined || heartbeat < input.aliveSince
+      })
+      .sort((left, right) => (left.id < right.id ? -1 : 1))
+      .slice(0, Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(input.limit))))
+  }
+
+  async listDeliveries(runIds: readonly string[], options?: StoreCallOptions): Promise<CronDelivery[]> {
+    options?.signal?.throwIfAborted()
+    const ids = new Set(runIds)
+    return [...this.#deliveries.values()]
+      .filter((row) => ids.has(row.runId))
+      .sort((left, right) =>
+        left.runId !== right.runId
+          ? left.runId < right.runId
+            ? -1
+            : 1
+          : left.target < right.target
+            ? -1
+            : left.target > right.target
+              ? 1
+              : 0,
+      )
+  }
+
   async recordOutcome(
     jobId: string,
     status: CronRunStatus,
@@ -373,6 +487,8 @@ export class MemoryCronStore implements CronStore {
 
   #deleteRun(run: CronRun): void {
     this.#runs.delete(run.id)
+    for (const delivery of [...this.#deliveries.values()])
+      if (delivery.runId === run.id) this.#deliveries.delete(delivery.id)
     this.#occurrences.delete(occurrenceKey(run.jobId, run.scheduledFor))
   }
 

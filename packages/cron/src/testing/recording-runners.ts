@@ -32,6 +32,8 @@ export function createDeferred<T>(): Deferred<T> {
 /** The options every port call gets: the signal that cancels it. */
 export interface PortCallOptions {
   readonly signal: AbortSignal
+  /** Given to channel sends of cron deliveries: the delivery's id, the same on every attempt. */
+  readonly idempotencyKey?: string
 }
 
 /** Answers a recorded agent request: a result, a text, or a promise of either (or a throw). */
@@ -112,7 +114,16 @@ export class RecordingChannelSender implements ChannelSender {
   /** The signal of every send, delivered or not, in call order. */
   readonly signals: AbortSignal[] = []
   readonly failingTargets = new Set<string>()
+  /** The `idempotencyKey` of every send, in call order. */
+  readonly idempotencyKeys: (string | undefined)[] = []
+  /** Targets whose channel deduplicates by idempotency key ({@link RecordingChannelSender.canDeduplicate}). */
+  readonly deduplicating = new Set<string>()
   #handler: SendHandler | undefined
+
+  /** True for the targets in {@link RecordingChannelSender.deduplicating}. */
+  canDeduplicate(target: string): boolean {
+    return this.deduplicating.has(target)
+  }
 
   /** Sets what later sends do before they are recorded (throw to fail, wait to hang). */
   respond(handler: SendHandler): void {
@@ -121,6 +132,7 @@ export class RecordingChannelSender implements ChannelSender {
 
   async send(target: string, text: string, options: PortCallOptions): Promise<void> {
     this.signals.push(options.signal)
+    this.idempotencyKeys.push(options.idempotencyKey)
     if (this.failingTargets.has(target)) throw new Error(`channel ${target} is unavailable`)
     await this.#handler?.(target, text, options)
     this.sent.push({ target, text })

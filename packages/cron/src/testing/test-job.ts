@@ -22,6 +22,7 @@ export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
     timeoutMs: 60_000,
     overlap: 'skip',
     catchup: 'latest',
+    notify: 'always',
     createdAt: 1_000,
     updatedAt: 1_000,
     lastRunAt: null,

@@ -345,6 +345,86 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect((await store.insertRuns(runs)).inserted.size).toBe(0)
     })
 
+    it('keeps one delivery row per run and target, claimed and finished by compare-and-set', async () => {
+      const job = createTestJob()
+      await store.insertJob(job)
+      const run = newRun(job, 300_000)
+      await store.insertRuns([run])
+      const delivery = (id: string, target: string, nextAttemptAt: number) => ({
+        id,
+        runId: run.id,
+        jobId: job.id,
+        target,
+        text: '[Cron] x\nresult',
+        createdAt: 1000,
+        nextAttemptAt,
+      })
+      await store.insertDeliveries([delivery('d1', 'telegram:1', 2000), delivery('d2', 'slack:C1', 1500)])
+      // A second row for a (run, target) pair that has one is ignored.
+      await store.insertDeliveries([delivery('d3', 'telegram:1', 1000)])
+      expect((await store.pendingDeliveries({ limit: 10 })).map((row) => row.id)).toEqual(['d2', 'd1'])
+      const claimed = await store.claimDelivery('d1', { owner: 'owner-a', now: 2100 })
+      expect(claimed).toMatchObject({ status: 'sending', owner: 'owner-a', attempts: 1, updatedAt: 2100 })
+      expect(await store.claimDelivery('d1', { owner: 'owner-b', now: 2200 })).toBeUndefined()
+      // Only its owner finishes it.
+      const retry = { status: 'pending', nextAttemptAt: 9000, lastError: 'HTTP 429', now: 2300 } as const
+      expect(await store.finishDelivery('d1', { ...retry, owner: 'owner-b' })).toBe(false)
+      expect(await store.finishDelivery('d1', { ...retry, owner: 'owner-a' })).toBe(true)
+      await store.claimDelivery('d1', { owner: 'owner-a', now: 9000 })
+      expect(
+        await store.finishDelivery('d1', {
+          owner: 'owner-a',
+          status: 'delivered',
+          nextAttemptAt: null,
+          lastError: null,
+          now: 9100,
+        }),
+      ).toBe(true)
+      // A send left mid-way by an owner that stopped heartbeating.
+      await store.heartbeat('owner-b', 100)
+      await store.claimDelivery('d2', { owner: 'owner-b', now: 2000 })
+      expect(await store.orphanedDeliveries({ aliveSince: 50, limit: 10 })).toEqual([])
+      expect((await store.orphanedDeliveries({ aliveSince: 500, limit: 10 })).map((row) => row.id)).toEqual([
+        'd2',
+      ])
+      expect(await store.listDeliveries([run.id])).toEqual([
+        {
+          id: 'd2',
+          runId: run.id,
+          jobId: job.id,
+          target: 'slack:C1',
+          status: 'sending',
+          attempts: 1,
+          nextAttemptAt: 1500,
+          lastError: null,
+          text: '[Cron] x\nresult',
+          owner: 'owner-b',
+          createdAt: 1000,
+          updatedAt: 2000,
+          deliveredAt: null,
+        },
+        {
+          id: 'd1',
+          runId: run.id,
+          jobId: job.id,
+          target: 'telegram:1',
+          status: 'delivered',
+          attempts: 2,
+          nextAttemptAt: null,
+          lastError: null,
+          text: '[Cron] x\nresult',
+          owner: 'owner-a',
+          createdAt: 1000,
+          updatedAt: 9100,
+          deliveredAt: 9100,
+        },
+      ])
+      expect(await store.pendingDeliveries({ limit: 10 })).toEqual([])
+      // Deleting the job deletes its deliveries.
+      await store.deleteJob(job.id)
+      expect(await store.listDeliveries([run.id])).toEqual([])
+    })
+
     it('completes only running runs, records delivery separately, and reads recent results', async () => {
       const job = createTestJob()
       await store.insertJob(job)

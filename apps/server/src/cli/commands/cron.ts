@@ -21,6 +21,7 @@ interface JobView {
   readonly prompt: string | null
   readonly command: string | null
   readonly overlap?: string
+  readonly notify?: string
   readonly timeout_ms?: number
   readonly pause_reason: string | null
   readonly created_by?: string | null
@@ -134,6 +135,14 @@ export const registerCron: Register = (program, action) => {
         'allow',
       ]),
     )
+    .addOption(
+      new Option('--notify <policy>', 'which runs are delivered (default always)').choices([
+        'always',
+        'failure',
+        'state_changes',
+        'never',
+      ]),
+    )
     .action(
       action(async (context, [name = ''], options) => {
         const schedule = scheduleOf(options)
@@ -160,6 +169,7 @@ export const registerCron: Register = (program, action) => {
           ...(options.timeout === undefined ? {} : { timeout: `${runTimeout(options.timeout)}ms` }),
           ...(options.overlap === undefined ? {} : { overlap: options.overlap }),
           ...(options.pingUrl === undefined ? {} : { ping_url: options.pingUrl }),
+          ...(options.notify === undefined ? {} : { notify: options.notify }),
         }
         const client = await context.client()
         const data = await client.post<{
@@ -372,6 +382,7 @@ function renderJob(out: Output, job: JobView, nextRuns: readonly NextRun[]): voi
     ['deliver to', job.deliver_to.length === 0 ? '-' : job.deliver_to.join(', ')],
     ['overlap', job.overlap],
     ['ping url', job.ping_url ?? '-'],
+    ['notify', job.notify],
     ['timeout', job.timeout_ms === undefined ? undefined : formatMs(job.timeout_ms)],
     [
       'last run',

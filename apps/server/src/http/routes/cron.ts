@@ -90,6 +90,12 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
             v.maxLength(2048, 'ping_url must be at most 2048 characters'),
           ),
         ),
+        notify: v.optional(
+          v.picklist(
+            ['always', 'failure', 'state_changes', 'never'],
+            'notify must be one of always, failure, state_changes, never',
+          ),
+        ),
         enabled: v.optional(v.boolean('enabled must be true or false')),
       }),
       async handler(params, context) {
@@ -112,6 +118,7 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
                 }),
             ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
             ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
+            ...(params.notify === undefined ? {} : { notify: params.notify }),
             ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
           },
           context.signal === undefined ? {} : { signal: context.signal },
@@ -128,12 +135,58 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
         }
       },
     }),
+    defineTool({
+      name: 'cron_run_get',
+      title: 'Get cron run',
+      description: 'One cron run (by run id) as cron_history shows it, with its delivery to every target.',
+      safety: 'safe',
+      parameters: v.strictObject({ id: idOrName }),
+      async handler(params, context) {
+        const options = context.signal === undefined ? {} : { signal: context.signal }
+        const run = await app.cron.getRun(params.id, options)
+        const deliveries = await app.cron.deliveries([run.id], options)
+        return {
+          id: run.id,
+          job_id: run.jobId,
+          job_name: run.jobName,
+          trigger: run.trigger,
+          status: run.status,
+          scheduled_for: isoTime(run.scheduledFor),
+          started_at: isoTime(run.startedAt),
+          completed_at: isoTime(run.completedAt),
+          duration_ms: run.durationMs,
+          result: run.result,
+          error: run.error,
+          skip_reason: run.skipReason,
+          delivery_status: run.deliveryStatus,
+          delivery_error: run.deliveryError,
+          deliveries: deliveries.map((delivery) => ({
+            id: delivery.id,
+            target: delivery.target,
+            status: delivery.status,
+            attempts: delivery.attempts,
+            next_attempt_at: isoTime(delivery.nextAttemptAt),
+            last_error: delivery.lastError,
+            created_at: isoTime(delivery.createdAt),
+            delivered_at: isoTime(delivery.deliveredAt),
+          })),
+          input_tokens: run.inputTokens,
+          output_tokens: run.outputTokens,
+        }
+      },
+    }),
   ]
+}
+
+/** Epoch milliseconds as ISO 8601 (UTC), or null. */
+function isoTime(at: number | null): string | null {
+  return at === null ? null : new Date(at).toISOString()
 }
 
 /**
  * Cron jobs and runs, mounted at `/api/cron`: `GET|POST /api/cron/jobs`, `GET|DELETE
- * /api/cron/jobs/:id`, `POST /api/cron/jobs/:id/{pause,resume,trigger}`, `GET /api/cron/runs`
+ * /api/cron/jobs/:id`, `POST /api/cron/jobs/:id/{pause,resume,trigger}`, `GET /api/cron/runs`,
+ * `GET /api/cron/runs/:id` (one run with its per-target deliveries)
  * (operator calls: src/http/operate.ts).
  */
 export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
@@ -170,6 +223,7 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
     operate(c, 'manage_cron_jobs', { action: 'trigger', id: c.req.param('id') }),
   )
   routes.delete('/jobs/:id', (c) => operate(c, 'cron_remove', { id: c.req.param('id') }))
+  routes.get('/runs/:id', (c) => operate(c, 'cron_run_get', { id: c.req.param('id') }))
   routes.get('/runs', (c) =>
     operate(
       c,
