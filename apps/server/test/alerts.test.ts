@@ -292,4 +292,32 @@ describe('the watchdog and alerts.deliver_to', () => {
     expect(health.scheduler_tick.last_stall).toMatchObject({ cause: 'blocked' })
     expect(health.scheduler_tick.last_stall.stalled_ms).toBeGreaterThan(LEASE_MS)
   })
+
+  it('a result that cannot be delivered for good is an alert naming the job, the target and the reason', async () => {
+    const webhook = await operatorWebhook()
+    const server = await startServer(webhook.url)
+    // No Slack is configured: the channel refuses the target at once, for good.
+    await server.app.cron.add({
+      name: 'reports',
+      scheduleType: 'every',
+      schedule: '1h',
+      command: 'echo report',
+      deliverTo: ['slack:C0123ABCD'],
+    })
+    const triggered = await server.app.cron.trigger('reports')
+    expect(triggered.status).toBe('started')
+    const text = await until(
+      async () =>
+        webhook.bodies.map((body) => String(body.text)).find((t) => t.includes('Deliveries failed:')),
+      60_000,
+    )
+    expect(text).toMatch(
+      new RegExp(
+        `job reports: the result of run ${triggered.runId} did not reach slack:C0123ABCD after 1 attempt \\(.+\\)`,
+      ),
+    )
+    expect(text).not.toContain('echo report')
+    const run = await server.app.cron.getRun(triggered.runId as string)
+    expect(run.status).toBe('completed')
+  })
 })

@@ -13,8 +13,9 @@ interface AlertSources {
 /**
  * Raises an alert for each thing an operator must hear about: the cron scheduler stalled (its
  * watchdog saw its timers more than a lease late), an occurrence missed (recorded `skipped` with a
- * `missed …` reason), a job paused by the scheduler (consecutive failures), a lease this server
- * held lost. Returns the function that stops listening.
+ * `missed …` reason), a job paused by the scheduler (consecutive failures), a delivery that failed
+ * for good (after its last retry, or at once when the channel refused it), a lease this server held
+ * lost. Returns the function that stops listening.
  */
 export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => void {
   const { cron, duties } = sources
@@ -36,6 +37,14 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
         kind: 'missed_runs',
         key: fire.jobId,
         text: `job ${fire.jobName}: the occurrence due ${iso(fire.scheduledFor)} did not run (${fire.reason ?? 'missed'})`,
+      })
+    }),
+    cron.on('delivery:end', (delivery) => {
+      if (delivery.status !== 'failed' || !delivery.final) return
+      alerts.raise({
+        kind: 'delivery_failed',
+        key: `${delivery.job.id}\u0000${delivery.target}`,
+        text: `job ${delivery.job.name}: the result of run ${delivery.run.id} did not reach ${delivery.target} after ${delivery.attempt} ${delivery.attempt === 1 ? 'attempt' : 'attempts'} (${delivery.error ?? 'failed'}); it is in the run's history`,
       })
     }),
     cron.on('job:pause', ({ job, reason }) => {
