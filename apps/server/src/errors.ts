@@ -14,6 +14,11 @@ export const SERVER_ERROR_CODES = {
   SERVER_DATABASE_UNAVAILABLE: 500,
   /** A package's migrations failed; nothing was started. */
   SERVER_MIGRATION_FAILED: 500,
+  /**
+   * The database was migrated by a newer Lango (a migration table lists a migration this server does
+   * not know): refused before anything is written; upgrade the server or restore a backup.
+   */
+  SERVER_DATABASE_TOO_NEW: 500,
   /** The server refused to start (e.g. a non-loopback address without `LANGO_API_TOKEN`). */
   SERVER_UNSAFE_BIND: 500,
   /** The address is taken or cannot be bound. */

@@ -90,7 +90,12 @@ export async function migrateVault<DB>(db: Kysely<DB>): Promise<void> {
 }
 
 /** The vault's share of the server's database (its tables and migrations). */
-export const vaultTables: DatabaseFeature<VaultDatabase> = { name: 'vault', migrate: migrateVault }
+export const vaultTables: DatabaseFeature<VaultDatabase> = {
+  name: 'vault',
+  migrationTable: VAULT_MIGRATION_TABLE,
+  migrations: vaultMigrations,
+  migrate: migrateVault,
+}
 
 /** scrypt cost parameters. */
 export interface KdfParams {
