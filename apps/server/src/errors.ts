@@ -147,6 +147,10 @@ export const SERVER_ERROR_CODES = {
   CLI_WAIT_TIMEOUT: 422,
   /** What was named (a secret) does not exist. */
   CLI_NOT_FOUND: 404,
+  /** `lango backup` on PostgreSQL: the server's database is backed up with `pg_dump`, not by lango. */
+  CLI_BACKUP_UNSUPPORTED: 422,
+  /** `lango backup` could not copy the database, or the copy failed its integrity check (no file left). */
+  CLI_BACKUP_FAILED: 422,
 } as const satisfies Record<string, ContentfulStatusCode>
 
 /** Any code of {@link SERVER_ERROR_CODES}: the code of one of the server's errors. */

@@ -203,7 +203,7 @@ async function openPostgres<DB>(url: string, logger: Logger): Promise<OpenDataba
 }
 
 /** `postgres://host:port/database` without user or password, for logs and errors. */
-function describePostgres(url: string): string {
+export function describePostgres(url: string): string {
   const parsed = URL.parse(url)
   if (parsed === null) return 'postgres://(unparsable URL)'
   return `postgres://${parsed.host}${parsed.pathname}`
