@@ -367,3 +367,33 @@ describe('lango serve on a database a newer Lango migrated', () => {
     expect(output).not.toContain('lango listening on')
   })
 })
+
+describe('lango doctor on a database a newer Lango migrated', () => {
+  it('fails its database check naming the unknown migration, of any feature (approvals here)', async () => {
+    const restored = await restore(sqlite)
+    await restored.execute(
+      `insert into approval_migrations (name, timestamp) values ('0007_from_the_future', '2031-01-01T00:00:00.000Z')`,
+    )
+    const child = spawn(process.execPath, [CLI, 'doctor', '--json'], {
+      env: {
+        ...process.env,
+        LANGO_HOME: restored.home,
+        LANGO_URL: 'http://127.0.0.1:9',
+        LANGO_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    let stdout = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    await new Promise((resolve) => child.once('close', resolve))
+    const report = JSON.parse(stdout) as { checks: { name: string; status: string; message: string }[] }
+    expect(report.checks.find((check) => check.name === 'database')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining(
+        'was migrated by a newer lango (unknown migrations: approvals/0007_from_the_future)',
+      ),
+    })
+  })
+})

@@ -40,9 +40,10 @@ const workflowTables: DatabaseFeature<WorkflowDatabase> = {
 
 /**
  * The features that own tables, in the order their migrations run. The order and each feature's
- * migration table are fixed: existing databases have them recorded.
+ * migration table are fixed: existing databases have them recorded. `lango doctor` reads their
+ * migration tables too.
  */
-const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] = [
+export const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] = [
   cronTables,
   workflowTables,
   vaultTables,

@@ -15,7 +15,7 @@ const ALL_PAGES = 0x7fff_ffff
 
 /**
  * Copies the SQLite database `source` to `destination` with SQLite's online backup API, while a
- * server may be using it (ADR 0018): a connection of its own reads every page in ONE backup step,
+ * server may be using it (ADR 0018): a connection of its own that only reads copies every page in ONE backup step,
  * so the copy is one read transaction's snapshot (WAL: writers go on meanwhile; a write between
  * steps would restart a stepped copy, which then never ends under a busy server). The copy is
  * written beside `destination` first, switched to a rollback journal (one self-contained file),
@@ -25,11 +25,14 @@ const ALL_PAGES = 0x7fff_ffff
 export async function backupSqlite(source: string, destination: string): Promise<SqliteBackup> {
   const partial = join(dirname(destination), `.${basename(destination)}.partial-${process.pid}`)
   try {
-    // Read-only: the backup never writes to the live database (not even a checkpoint at close).
-    const database = new Database(source, { readonly: true, fileMustExist: true })
+    // Only reads (query_only), but opened read-write: the last connection to close removes the WAL
+    // files, where a read-only one would leave them behind, owned by whoever ran the backup (root
+    // under sudo: the server could then not open its own database).
+    const database = new Database(source, { fileMustExist: true })
     let pages: number
     try {
       database.pragma('busy_timeout = 5000')
+      database.pragma('query_only = ON')
       pages = (await database.backup(partial, { progress: () => ALL_PAGES })).totalPages
     } finally {
       database.close()
