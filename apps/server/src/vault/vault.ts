@@ -52,7 +52,7 @@ export interface VaultDatabase {
 }
 
 /** The migration table the vault always uses (kysely: "ALWAYS use the same value"). */
-export const VAULT_MIGRATION_TABLE = 'vault_migrations'
+const VAULT_MIGRATION_TABLE = 'vault_migrations'
 
 /** Migrations of the vault, runnable on SQLite and PostgreSQL. */
 export const vaultMigrations: Readonly<Record<string, Migration>> = Object.freeze({
