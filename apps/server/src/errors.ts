@@ -14,6 +14,11 @@ export const SERVER_ERROR_CODES = {
   SERVER_DATABASE_UNAVAILABLE: 500,
   /** A package's migrations failed; nothing was started. */
   SERVER_MIGRATION_FAILED: 500,
+  /**
+   * The database was migrated by a newer Lango (a migration table lists a migration this server does
+   * not know): refused before anything is written; upgrade the server or restore a backup.
+   */
+  SERVER_DATABASE_TOO_NEW: 500,
   /** The server refused to start (e.g. a non-loopback address without `LANGO_API_TOKEN`). */
   SERVER_UNSAFE_BIND: 500,
   /** The address is taken or cannot be bound. */
@@ -142,6 +147,10 @@ export const SERVER_ERROR_CODES = {
   CLI_WAIT_TIMEOUT: 422,
   /** What was named (a secret) does not exist. */
   CLI_NOT_FOUND: 404,
+  /** `lango backup` on PostgreSQL: the server's database is backed up with `pg_dump`, not by lango. */
+  CLI_BACKUP_UNSUPPORTED: 422,
+  /** `lango backup` could not copy the database, or the copy failed its integrity check (no file left). */
+  CLI_BACKUP_FAILED: 422,
 } as const satisfies Record<string, ContentfulStatusCode>
 
 /** Any code of {@link SERVER_ERROR_CODES}: the code of one of the server's errors. */

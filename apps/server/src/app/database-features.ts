@@ -1,5 +1,10 @@
-import { type CronDatabase, migrateCron } from '@lango/cron/sqlite'
-import { migrateWorkflow, type WorkflowDatabase } from '@lango/workflow/sqlite'
+import { CRON_MIGRATION_TABLE, type CronDatabase, cronMigrations, migrateCron } from '@lango/cron/sqlite'
+import {
+  migrateWorkflow,
+  WORKFLOW_MIGRATION_TABLE,
+  type WorkflowDatabase,
+  workflowMigrations,
+} from '@lango/workflow/sqlite'
 import { type ApprovalDatabase, approvalTables } from '../approvals/store.js'
 import { type ClusterDatabase, clusterTables } from '../cluster/schema.js'
 import type { ServerConfig } from '../config/types.js'
@@ -20,14 +25,25 @@ type ServerTables = CronDatabase &
 export type ServerDatabase = OpenDatabase<ServerTables>
 
 /** The packages' tables (a feature of the server's own exports its descriptor beside its migrations). */
-const cronTables: DatabaseFeature<CronDatabase> = { name: 'cron', migrate: migrateCron }
-const workflowTables: DatabaseFeature<WorkflowDatabase> = { name: 'workflow', migrate: migrateWorkflow }
+const cronTables: DatabaseFeature<CronDatabase> = {
+  name: 'cron',
+  migrationTable: CRON_MIGRATION_TABLE,
+  migrations: cronMigrations,
+  migrate: migrateCron,
+}
+const workflowTables: DatabaseFeature<WorkflowDatabase> = {
+  name: 'workflow',
+  migrationTable: WORKFLOW_MIGRATION_TABLE,
+  migrations: workflowMigrations,
+  migrate: migrateWorkflow,
+}
 
 /**
  * The features that own tables, in the order their migrations run. The order and each feature's
- * migration table are fixed: existing databases have them recorded.
+ * migration table are fixed: existing databases have them recorded. `lango doctor` reads their
+ * migration tables too.
  */
-const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] = [
+export const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] = [
   cronTables,
   workflowTables,
   vaultTables,

@@ -115,6 +115,8 @@ export async function migrateApprovals<DB>(db: Kysely<DB>): Promise<void> {
 /** The approval store's share of the server's database (its table and migrations). */
 export const approvalTables: DatabaseFeature<ApprovalDatabase> = {
   name: 'approvals',
+  migrationTable: APPROVAL_MIGRATION_TABLE,
+  migrations: approvalMigrations,
   migrate: migrateApprovals,
 }
 

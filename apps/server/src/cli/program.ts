@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander'
 import { VERSION } from '../version.js'
 import { formatIssue } from './client.js'
 import type { ActionBinder, CommandOptions } from './command.js'
+import { registerBackup } from './commands/backup.js'
 import { registerBackground } from './commands/bg.js'
 import { registerCron } from './commands/cron.js'
 import { registerSecrets } from './commands/secrets.js'
@@ -114,6 +115,7 @@ function createProgram(io: CliIo, bind: ActionBinder, options: { readonly json: 
     registerTools,
     registerApprovals,
     registerSecrets,
+    registerBackup,
     registerDoctor,
   ])
     register(program, bind)

@@ -76,4 +76,9 @@ export async function migrateCluster<DB>(db: Kysely<DB>): Promise<void> {
 }
 
 /** The cluster's share of the server's database (its tables and migrations). */
-export const clusterTables: DatabaseFeature<ClusterDatabase> = { name: 'cluster', migrate: migrateCluster }
+export const clusterTables: DatabaseFeature<ClusterDatabase> = {
+  name: 'cluster',
+  migrationTable: CLUSTER_MIGRATION_TABLE,
+  migrations: clusterMigrations,
+  migrate: migrateCluster,
+}

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, type Migration, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
@@ -39,6 +39,13 @@ const CHECKPOINT_INTERVAL_MS = 500
 export interface DatabaseFeature<Tables> {
   /** The feature, for readers of the composition root (`cron`, `vault`, …). */
   readonly name: string
+  /** The feature's migration table (fixed forever: existing databases have it). */
+  readonly migrationTable: string
+  /**
+   * Every migration this server knows for the feature, by name (names sort in the order they run):
+   * a name in the migration table that is not here was written by a newer server.
+   */
+  readonly migrations: Readonly<Record<string, Migration>>
   /** Runs the feature's migrations on the shared handle, typed for its tables and any others; throws if one failed. */
   migrate<DB extends Tables>(db: Kysely<DB>): Promise<void>
   /**
@@ -76,8 +83,63 @@ export async function openDatabase<DB>(
     config.database.kind === 'postgres'
       ? await openPostgres<DB>(config.database.url, logger)
       : openSqlite<DB>(config, logger)
+  await refuseNewerDatabase(db, path, features, close)
   await migrate(db, features, close)
   return { db, path, close }
+}
+
+/**
+ * Refuses (SERVER_DATABASE_TOO_NEW, the database closed) a database a newer Lango migrated: a
+ * migration table listing a migration this server does not know means tables it would misread, and
+ * its own migrations could not be undone by the newer one. Reads only, and before any migration
+ * runs: a refused database is left as it was (ADR 0018).
+ */
+async function refuseNewerDatabase<DB>(
+  db: Kysely<DB>,
+  path: string,
+  features: readonly DatabaseFeature<DB>[],
+  close: () => Promise<void>,
+): Promise<void> {
+  for (const feature of features) {
+    let applied: string[]
+    try {
+      applied = await appliedMigrations(db, feature.migrationTable)
+    } catch (error) {
+      await close()
+      throw new ServerError(
+        'SERVER_MIGRATION_FAILED',
+        `cannot read the ${feature.name} migration table ${feature.migrationTable} of the database at ${path}: ${(error as Error).message}`,
+        { cause: error },
+      )
+    }
+    const unknown = applied.filter((name) => !Object.hasOwn(feature.migrations, name)).sort()
+    const newest = unknown.at(-1)
+    if (newest === undefined) continue
+    await close()
+    const known = Object.keys(feature.migrations).sort().at(-1) ?? '(none)'
+    throw new ServerError(
+      'SERVER_DATABASE_TOO_NEW',
+      `the database at ${path} was migrated by a newer Lango (migration ${newest} of ${feature.name}); this server knows ${feature.name} migrations up to ${known}; upgrade the server or restore a backup (nothing was changed)`,
+      { data: { database: path, feature: feature.name, migration: newest, known, unknown } },
+    )
+  }
+}
+
+/** The names recorded in migration table `table`; none when it does not exist (a new database). */
+async function appliedMigrations<DB>(db: Kysely<DB>, table: string): Promise<string[]> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  // In the handle's own schema on PostgreSQL (`to_regclass` follows search_path), as the Migrator looks.
+  const exists = postgres
+    ? (await sql<{ found: string | null }>`select to_regclass(${table})::text as found`.execute(db)).rows[0]
+        ?.found != null
+    : (
+        await sql<{
+          name: string
+        }>`select name from sqlite_master where type = 'table' and name = ${table}`.execute(db)
+      ).rows.length > 0
+  if (!exists) return []
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db)
+  return rows.map((row) => row.name)
 }
 
 /** Every feature's migrations, in order; a failure closes the database and says what failed. */
@@ -141,7 +203,7 @@ async function openPostgres<DB>(url: string, logger: Logger): Promise<OpenDataba
 }
 
 /** `postgres://host:port/database` without user or password, for logs and errors. */
-function describePostgres(url: string): string {
+export function describePostgres(url: string): string {
   const parsed = URL.parse(url)
   if (parsed === null) return 'postgres://(unparsable URL)'
   return `postgres://${parsed.host}${parsed.pathname}`

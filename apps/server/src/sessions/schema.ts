@@ -119,4 +119,9 @@ export async function migrateSessions<DB>(db: Kysely<DB>): Promise<void> {
 }
 
 /** The session store's share of the server's database (its tables and migrations). */
-export const sessionTables: DatabaseFeature<SessionDatabase> = { name: 'sessions', migrate: migrateSessions }
+export const sessionTables: DatabaseFeature<SessionDatabase> = {
+  name: 'sessions',
+  migrationTable: SESSION_MIGRATION_TABLE,
+  migrations: sessionMigrations,
+  migrate: migrateSessions,
+}

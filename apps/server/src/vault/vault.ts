@@ -52,7 +52,7 @@ export interface VaultDatabase {
 }
 
 /** The migration table the vault always uses (kysely: "ALWAYS use the same value"). */
-export const VAULT_MIGRATION_TABLE = 'vault_migrations'
+const VAULT_MIGRATION_TABLE = 'vault_migrations'
 
 /** Migrations of the vault, runnable on SQLite and PostgreSQL. */
 export const vaultMigrations: Readonly<Record<string, Migration>> = Object.freeze({
@@ -90,7 +90,12 @@ export async function migrateVault<DB>(db: Kysely<DB>): Promise<void> {
 }
 
 /** The vault's share of the server's database (its tables and migrations). */
-export const vaultTables: DatabaseFeature<VaultDatabase> = { name: 'vault', migrate: migrateVault }
+export const vaultTables: DatabaseFeature<VaultDatabase> = {
+  name: 'vault',
+  migrationTable: VAULT_MIGRATION_TABLE,
+  migrations: vaultMigrations,
+  migrate: migrateVault,
+}
 
 /** scrypt cost parameters. */
 export interface KdfParams {

@@ -20,16 +20,9 @@ export async function checkDatabase(config: ServerConfig): Promise<CheckResult[]
         fix: '`lango serve` creates it (with every migration) at start',
       },
     ]
-  const [
-    { default: Database },
-    { cronMigrations, CRON_MIGRATION_TABLE },
-    { workflowMigrations, WORKFLOW_MIGRATION_TABLE },
-    vault,
-  ] = await Promise.all([
+  const [{ default: Database }, { SERVER_DATABASE_FEATURES }] = await Promise.all([
     import('better-sqlite3'),
-    import('@lango/cron/sqlite'),
-    import('@lango/workflow/sqlite'),
-    import('../../vault/vault.js'),
+    import('../../app/database-features.js'),
   ])
   let database: import('better-sqlite3').Database
   try {
@@ -49,11 +42,11 @@ export async function checkDatabase(config: ServerConfig): Promise<CheckResult[]
     ]
   }
   try {
-    const packages = [
-      { name: 'cron', table: CRON_MIGRATION_TABLE, known: Object.keys(cronMigrations) },
-      { name: 'workflow', table: WORKFLOW_MIGRATION_TABLE, known: Object.keys(workflowMigrations) },
-      { name: 'vault', table: vault.VAULT_MIGRATION_TABLE, known: Object.keys(vault.vaultMigrations) },
-    ]
+    const packages = SERVER_DATABASE_FEATURES.map((feature) => ({
+      name: feature.name,
+      table: feature.migrationTable,
+      known: Object.keys(feature.migrations),
+    }))
     const pending: string[] = []
     const unknown: string[] = []
     for (const { name, table, known } of packages) {
@@ -76,7 +69,7 @@ export async function checkDatabase(config: ServerConfig): Promise<CheckResult[]
         name: 'database',
         status: 'fail',
         message: `${shortPath(path)} was migrated by a newer lango (unknown migrations: ${unknown.join(', ')})`,
-        fix: 'upgrade lango, or point LANGO_DATABASE_URL at another file',
+        fix: 'upgrade lango, or restore the backup made before the upgrade (`lango serve` refuses this database: SERVER_DATABASE_TOO_NEW)',
       })
     else if (pending.length > 0)
       results.push({
