@@ -653,6 +653,56 @@ describe('lango doctor', () => {
     }
   })
 
+  it('warns about a result that did not reach its target, with the reason, and says where alerts go', async () => {
+    type Report = {
+      checks: {
+        name: string
+        status: string
+        message: string
+        fix?: string
+        details?: Record<string, unknown>
+      }[]
+    }
+    const deliveries = (report: Report) => report.checks.find((check) => check.name === 'deliveries')
+    // No Slack is configured here: the channel refuses the target for good.
+    expect(
+      (
+        await lango([
+          'cron',
+          'add',
+          'doctor-undeliverable',
+          '--schedule',
+          '0 0 1 1 *',
+          '--command',
+          'echo hi',
+          '--deliver-to',
+          'slack:C0123ABCD',
+        ])
+      ).code,
+    ).toBe(0)
+    try {
+      expect((await lango(['cron', 'trigger', 'doctor-undeliverable', '--wait'])).code).toBe(0)
+      const report = await json<Report>(['doctor'])
+      expect(report.code).toBe(0)
+      expect(deliveries(report.data)).toMatchObject({
+        status: 'warn',
+        message: expect.stringMatching(
+          /^0 waiting for a retry, 1 failed \(of the newest \d+ runs\); alerts: logged only/,
+        ),
+        fix: expect.stringContaining('lango cron trigger <name>'),
+        details: {
+          failed: [expect.objectContaining({ job: 'doctor-undeliverable', target: 'slack:C0123ABCD' })],
+          alerts: { targets: [], failing: false },
+        },
+      })
+      expect(deliveries(report.data)?.message).toMatch(
+        /failed: doctor-undeliverable → slack:C0123ABCD \(.+\)/,
+      )
+    } finally {
+      await lango(['cron', 'remove', 'doctor-undeliverable'])
+    }
+  })
+
   it('warns about a job whose next run is in the past and one failing in a row, by name', async () => {
     for (const name of ['doctor-overdue', 'doctor-failing'])
       expect((await lango(['cron', 'add', name, '--schedule', '0 0 1 1 *', '--command', 'true'])).code).toBe(

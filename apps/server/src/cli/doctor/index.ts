@@ -6,6 +6,7 @@ import { type CheckResult, safeMessage } from './check.js'
 import { checkConfig } from './config.js'
 import { checkCronJobs } from './cron-jobs.js'
 import { checkDatabase } from './database.js'
+import { checkDeliveries } from './deliveries.js'
 import { checkModel } from './model.js'
 import { checkBetterSqlite, checkPty } from './native.js'
 import { renderChecks } from './render.js'
@@ -52,6 +53,7 @@ async function runChecks(context: CommandContext): Promise<CheckResult[]> {
     guarded('node-pty', checkPty),
     guarded('server', () => checkServer(context)),
     guarded('cron jobs', () => checkCronJobs(context)),
+    guarded('deliveries', () => checkDeliveries(context)),
     config === undefined ? skipped('model') : guarded('model', () => checkModel(config)),
     config === undefined ? skipped('channels') : guarded('channels', () => checkChannels(config)),
   ])
