@@ -93,16 +93,14 @@ describe.skipIf(chromiumMissing !== undefined)(
       )
       expect(await page.locator('#banner').getAttribute('role')).toBe('status')
 
-      // The next tick sees the stall: the banner says it happened, the overview shows it.
+      // The next tick sees the stall (and the scheduler is healthy again): the banner says it
+      // happened, the overview shows it.
       await until(
-        async () =>
-          (
-            (await (await fetch(`${server.url}/healthz`)).json()) as {
-              scheduler_tick?: { last_stall?: unknown }
-            }
-          ).scheduler_tick?.last_stall
-            ? true
-            : undefined,
+        async () => {
+          const response = await fetch(`${server.url}/healthz`)
+          const body = (await response.json()) as { scheduler_tick?: { last_stall?: unknown } }
+          return response.status === 200 && body.scheduler_tick?.last_stall ? true : undefined
+        },
         60_000,
         'the tick after the jump',
       )
@@ -126,6 +124,26 @@ describe.skipIf(chromiumMissing !== undefined)(
       expect(await missed.first().locator('.reason').first().textContent()).toMatch(
         /^Missed: the scheduler was/,
       )
+
+      // A run's deliveries, one line per target: here the target's channel is not configured.
+      await server.app.cron.add({
+        name: 'undeliverable',
+        scheduleType: 'cron',
+        schedule: '0 0 1 1 *',
+        command: 'echo report',
+        deliverTo: ['slack:C0123ABCD'],
+      })
+      const triggered = await server.app.cron.trigger('undeliverable')
+      await until(async () => {
+        const run = await server.app.cron.getRun(triggered.runId as string)
+        return run.deliveryStatus === 'failed' ? run : undefined
+      }, 60_000)
+      const undeliverable = await server.app.cron.get('undeliverable')
+      await page.goto(`${server.url}/ui#/cron/${encodeURIComponent(undeliverable.id)}`)
+      const target = page.locator(`li.entry[data-run="${triggered.runId}"] li[data-target="slack:C0123ABCD"]`)
+      await expect.poll(() => target.count()).toBe(1)
+      expect(await target.getAttribute('data-delivery')).toBe('failed')
+      expect(await target.textContent()).toMatch(/^slack:C0123ABCD failed .+/)
 
       // A job that fails is paused (max_consecutive_failures 1): an alert the webhook refuses.
       await server.app.cron.add({

@@ -78,6 +78,7 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .cards { list-style: none; padding: 0; display: grid; gap: 0.75rem; }
 .card { padding: 0.75rem 1rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }
 .card h2 { margin-top: 0; }
+.deliveries { list-style: none; margin: 0.3rem 0 0; padding: 0; display: grid; gap: 0.2rem; font-size: 0.9rem; }
 .timeline { list-style: none; padding: 0 0 0 1rem; border-left: 3px solid var(--line); }
 .entry { position: relative; margin: 0 0 0.9rem; padding-left: 0.5rem; }
 .entry::before { content: ""; position: absolute; left: -1.45rem; top: 0.4rem; width: 0.75rem; height: 0.75rem; border-radius: 50%; background: var(--muted); }

@@ -115,7 +115,6 @@ function historyEntry(entry) {
   if (entry.status === 'interrupted') reasons.push('Interrupted: the server stopped during the run')
   if (entry.error && entry.status !== 'interrupted') reasons.push(`Error: ${entry.error}`)
   else if (entry.error) reasons.push(entry.error)
-  if (entry.delivery_status === 'failed') reasons.push('Delivery failed')
   return h(
     'li',
     { className: 'entry', 'data-status': entry.status, 'data-run': entry.id, 'data-missed': String(missed) },
@@ -135,6 +134,7 @@ function historyEntry(entry) {
       ),
     ),
     reasons.map((reason) => h('p', { className: 'reason' }, reason)),
+    deliveryList(entry),
     entry.result
       ? h(
           'details',
@@ -143,6 +143,40 @@ function historyEntry(entry) {
           h('pre', {}, String(entry.result).slice(0, 4000)),
         )
       : null,
+  )
+}
+
+/**
+ * Where a run's result went, one line per target: delivered (when), waiting for a retry (attempt,
+ * next try, last reason) or failed (the channel's reason).
+ */
+function deliveryList(entry) {
+  const rows = Array.isArray(entry.deliveries) ? entry.deliveries : []
+  if (rows.length === 0) return null
+  return h(
+    'ul',
+    { className: 'deliveries', 'aria-label': 'Deliveries' },
+    rows.map((row) =>
+      h(
+        'li',
+        { 'data-target': row.target, 'data-delivery': row.status },
+        h('code', {}, row.target),
+        ' ',
+        badge(row.status),
+        row.status === 'delivered' && row.delivered_at ? [' ', time(row.delivered_at)] : null,
+        row.status === 'pending' || row.status === 'sending'
+          ? h(
+              'span',
+              { className: 'muted' },
+              ` attempt ${row.attempts}${row.next_attempt_at ? ', next try ' : ''}`,
+              row.next_attempt_at ? time(row.next_attempt_at) : null,
+            )
+          : null,
+        row.last_error && row.status !== 'delivered'
+          ? h('span', { className: 'reason' }, ` ${row.last_error}`)
+          : null,
+      ),
+    ),
   )
 }
 

@@ -56,6 +56,7 @@ export const STATUS_TONE = {
   denied: 'bad',
   expired: 'warn',
   pending: 'info',
+  sending: 'info',
   paused: 'warn',
   stopped: 'bad',
   unavailable: 'bad',
