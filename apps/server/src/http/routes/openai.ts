@@ -112,9 +112,11 @@ function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string
 /**
  * The OpenAI-compatible API, mounted at `/v1`: `GET /v1/models`, `GET /v1/models/{id}` and
  * `POST /v1/chat/completions` (stateless: the client sends the conversation, its `user` names the
- * session; `stream: true` answers server-sent events), so chat front ends such as Open WebUI talk
- * to the agent and its tools. Calls that need approval wait for it; the client going away cancels
- * the turn.
+ * session), so chat front ends such as Open WebUI talk to the agent and its tools. `stream: true`
+ * streams the turn as server-sent chunks while it runs: the model's text deltas as it writes them,
+ * and a {@link TOOL_LINES} line in the content when a tool call starts and ends. A request's own
+ * tools are refused ({@link CLIENT_TOOL_FIELDS}). Calls that need approval wait for it; the client
+ * going away cancels the turn.
  */
 export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
   const routes = new Hono()
