@@ -5,6 +5,7 @@ import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { TOOL_USAGE } from '@lango/prompts'
 import { type AnyTool, createCronTools } from '@lango/tools'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import type { ModelMessage } from 'ai'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -12,12 +13,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   AgentError,
   type AgentRunnerOptions,
+  type AgentTurnEvent,
   type ConversationMemory,
   createAgentRunner,
   OBSERVER_SYSTEM_PROMPT,
   type UsageRecord,
   unattendedSession,
 } from '../src/agent/index.js'
+import { silentLogger } from '../src/logger.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 
 const API_KEY = 'sk-test-7f3a9c1e5b2d4f6a8e0c'
@@ -254,6 +257,114 @@ describe('the tool loop', () => {
     expect(content).toMatchObject({ truncated: true, original_chars: expect.any(Number) })
     expect(String(content.partial_json)).toContain('characters dropped')
     expect(String(content.partial_json).length).toBeLessThan(1100)
+  })
+})
+
+describe('streamed turns (chat with onEvent)', () => {
+  it('calls the model with stream: true and reports text deltas and tool calls as they come', async () => {
+    model.script(
+      reply.toolCalls([{ id: 'call_list', name: 'cron_list', arguments: {} }], {
+        text: 'Let me look. ',
+        usage: { promptTokens: 50, completionTokens: 8 },
+      }),
+      reply.text('You have no jobs. Nothing runs tonight.', {
+        usage: { promptTokens: 70, completionTokens: 9 },
+      }),
+    )
+    const events: AgentTurnEvent[] = []
+    const usages: UsageRecord[] = []
+    const result = await runner({ onUsage: (record) => usages.push(record) }).chat(
+      'openai:alice',
+      'what runs tonight?',
+      { onEvent: (event) => events.push(event) },
+    )
+
+    expect(model.chatBodies.map((body) => [body.stream, body.stream_options])).toEqual([
+      [true, { include_usage: true }],
+      [true, { include_usage: true }],
+    ])
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'Let me look. ' },
+      { type: 'tool-call', toolCallId: 'call_list', toolName: 'cron_list' },
+      { type: 'tool-result', toolCallId: 'call_list', toolName: 'cron_list', ok: true },
+      { type: 'text-delta', text: 'You have no jobs. ' },
+      { type: 'text-delta', text: 'Nothing runs tonight.' },
+    ])
+    // The same result a plain turn gives: the last step's text, the usage of both steps.
+    expect(result).toMatchObject({
+      text: 'You have no jobs. Nothing runs tonight.',
+      steps: 2,
+      toolCalls: 1,
+      usage: { inputTokens: 120, outputTokens: 17, totalTokens: 137 },
+    })
+    expect(usages).toMatchObject([{ purpose: 'chat', ok: true, usage: { totalTokens: 137 } }])
+    const toolMessage = model.chatBodies[1]?.messages.find((message) => message.role === 'tool')
+    expect(toolMessage?.tool_call_id).toBe('call_list')
+  })
+
+  it('reports a failed tool call as not ok', async () => {
+    model.script(
+      reply.toolCalls([{ id: 'call_pause', name: 'cron_pause', arguments: { id: 'no-such-job' } }]),
+      reply.text('There is no such job.'),
+    )
+    const events: AgentTurnEvent[] = []
+    await runner({ approvalPolicy: 'none' }).chat('openai:alice', 'pause no-such-job', {
+      onEvent: (event) => events.push(event),
+    })
+    expect(events.filter((event) => event.type !== 'text-delta')).toEqual([
+      { type: 'tool-call', toolCallId: 'call_pause', toolName: 'cron_pause' },
+      { type: 'tool-result', toolCallId: 'call_pause', toolName: 'cron_pause', ok: false },
+    ])
+  })
+
+  it('keeps plain turns plain: no stream flag without onEvent', async () => {
+    model.script(reply.text('One. Two.'))
+    await runner().chat('openai:alice', 'hi')
+    await runner()
+      .run({ prompt: 'hi', sessionKey: 'cron:job:1' })
+      .catch(() => undefined)
+    expect(model.chatBodies[0]?.stream).toBeUndefined()
+  })
+
+  it('fails with the typed error when a later step’s model call fails, not with part of the turn', async () => {
+    model.script(
+      reply.toolCalls([{ id: 'call_list', name: 'cron_list', arguments: {} }]),
+      reply.error(500, 'the GPU fell over'),
+    )
+    const error = await runner()
+      .chat('openai:alice', 'list', { onEvent: () => undefined })
+      .catch((caught: unknown) => caught)
+    expect(AgentError.is(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'AGENT_MODEL_ERROR' })
+    expect((error as AgentError).message).toContain('the GPU fell over')
+  })
+
+  it('rejects with the caller’s abort reason when aborted mid-stream, and the model request is closed', async () => {
+    model.script(reply.text('First. Second. Third.', { stallAfterChunks: 1 }))
+    const controller = new AbortController()
+    const reason = new Error('the client went away')
+    const turn = runner().chat('openai:alice', 'tell me', {
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === 'text-delta') controller.abort(reason)
+      },
+    })
+    await expect(turn).rejects.toBe(reason)
+    await waitFor(() => model.closedEarly.length > 0, { what: 'the model request to close' })
+    expect(model.closedEarly).toEqual([1])
+  })
+
+  it('logs and ignores an onEvent that throws', async () => {
+    model.script(reply.text('Fine. Really.'))
+    const warnings: string[] = []
+    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) }
+    const result = await runner({ logger }).chat('openai:alice', 'hi', {
+      onEvent: () => {
+        throw new Error('broken listener')
+      },
+    })
+    expect(result.text).toBe('Fine. Really.')
+    expect(warnings).toContain('agent turn event callback failed')
   })
 })
 

@@ -62,6 +62,33 @@ describe('POST /api/chat', () => {
     expect(job.job).toMatchObject({ name: 'nightly-backup', schedule: '0 3 * * *' })
     const second = model.chatBodies.at(-1)
     expect(second?.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
+    // Issue 24, item 7: an http: session is no chat to deliver to and no default is configured, so
+    // the tool result tells the model the results stay in the history (it must not promise a report).
+    expect(job.job.deliver_to).toEqual([])
+    const toolResult = String(second?.messages.at(-1)?.content)
+    expect(toolResult).toContain('no delivery target')
+    expect(toolResult).toContain('lango cron history')
+    expect(toolResult).toContain('Do not promise to tell the user how it went')
+  })
+
+  it('tells the model the same of a job created from the OpenAI-compatible endpoint (issue 24, item 7)', async () => {
+    model.script(
+      reply.toolCalls([
+        {
+          id: 'call_2',
+          name: 'cron_add',
+          arguments: { name: 'openai-backup', schedule_type: 'every', schedule: '1h', prompt: 'Back up.' },
+        },
+      ]),
+      reply.text('Scheduled hourly; see lango cron history for results.'),
+    )
+    const response = await server.request('/v1/chat/completions', {
+      json: { model: 'lango', user: 'alice', messages: [{ role: 'user', content: 'back up hourly' }] },
+    })
+    expect(response.status).toBe(200)
+    const toolMessage = model.chatBodies.at(-1)?.messages.at(-1)
+    expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_2' })
+    expect(String(toolMessage?.content)).toContain('They are kept only in the run history')
   })
 
   it('refuses a malformed body with the field named, and keeps serving', async () => {

@@ -4,6 +4,8 @@ import type { Server } from 'node:http'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
+import { waitFor } from '@lango/vitest-config/wait-for'
+import { EventSource } from 'eventsource'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createApp } from '../src/app/create-app.js'
 import { ServerError } from '../src/errors.js'
@@ -288,6 +290,10 @@ async function listenHttp(options: HttpAppOptions = {}) {
   return {
     app,
     url: `http://127.0.0.1:${(listener.address() as { port: number }).port}`,
+    /** Closes every open connection (an event stream's too); the server goes on listening. */
+    dropConnections() {
+      listener.closeAllConnections()
+    },
     async dispose() {
       listener.closeAllConnections()
       await new Promise((resolve) => listener.close(resolve))
@@ -348,7 +354,7 @@ describe('GET /api/events', () => {
       expect(app.events.subscriberCount).toBe(1)
       for (let index = 0; index < 50; index += 1) app.events.publish('test.flood', { index })
       await within(flooded.ended, 15_000, 'the flooded stream to end')
-      expect(flooded.seen.length).toBeLessThanOrEqual(5)
+      expect(flooded.seen.filter((event) => event.event === 'test.flood').length).toBeLessThanOrEqual(5)
       await until(async () => (app.events.subscriberCount === 0 ? true : undefined), 15_000, 'unsubscribe')
 
       const next = await openEvents(url)
@@ -360,6 +366,139 @@ describe('GET /api/events', () => {
         15_000,
         'unsubscribe on disconnect',
       )
+    } finally {
+      await dispose()
+    }
+  })
+})
+
+// Issue 24, item 5: every event has an id; a client reconnecting with Last-Event-ID gets exactly
+// what it missed while the ring still holds it, or a `reset` event saying events were lost.
+describe('GET /api/events with Last-Event-ID', () => {
+  /** An EventSource (the `eventsource` package: the WHATWG client) recording the events it gets. */
+  function eventSource(url: string, types: readonly string[]) {
+    const source = new EventSource(`${url}/api/events`)
+    const received: Array<{ type: string; id: string; data: Json }> = []
+    for (const type of ['ready', 'reset', ...types]) {
+      source.addEventListener(type, (event) => {
+        received.push({ type, id: event.lastEventId, data: JSON.parse(event.data) as Json })
+      })
+    }
+    let errors = 0
+    source.addEventListener('error', () => {
+      errors += 1
+    })
+    return {
+      source,
+      received,
+      errors: () => errors,
+      /** Resolves with the `count`th event of `type` (1-based) once it has arrived. */
+      nth(type: string, count: number) {
+        return waitFor(() => received.filter((event) => event.type === type)[count - 1], {
+          what: `${type} #${count}`,
+        })
+      },
+    }
+  }
+
+  it('reconnects where it left off: exactly the missed events, in order, then live ones', async () => {
+    const { app, url, dispose, dropConnections } = await listenHttp()
+    let close = (): void => undefined
+    try {
+      await app.start()
+      const client = eventSource(url, ['test.tick'])
+      close = () => client.source.close()
+      await client.nth('ready', 1)
+      for (let index = 1; index <= 3; index += 1) app.events.publish('test.tick', { index })
+      await client.nth('test.tick', 3)
+      // The server drops the connection; what is published meanwhile must come on the reconnect.
+      dropConnections()
+      await waitFor(() => client.errors() > 0, { what: 'the client to notice the drop' })
+      for (let index = 4; index <= 6; index += 1) app.events.publish('test.tick', { index })
+      const ready = await client.nth('ready', 2)
+      expect(ready.data).toEqual({ replayed: 3 })
+      app.events.publish('test.tick', { index: 7 })
+      await client.nth('test.tick', 7)
+
+      const ticks = client.received.filter((event) => event.type === 'test.tick')
+      expect(ticks.map((event) => event.data.index)).toEqual([1, 2, 3, 4, 5, 6, 7])
+      // Ids: one epoch, a sequence that goes up by one; `ready` stands at the newest.
+      const [epoch] = ticks[0]?.id.split('-') ?? []
+      expect(ticks.map((event) => event.id)).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => `${epoch}-${n}`))
+      expect(client.received.filter((event) => event.type === 'ready').map((event) => event.id)).toEqual([
+        `${epoch}-0`,
+        `${epoch}-6`,
+      ])
+      expect(client.received.some((event) => event.type === 'reset')).toBe(false)
+    } finally {
+      close()
+      await dispose()
+    }
+  })
+
+  it('sends `reset` when the missed events are older than the replay window (1000), then goes on live', async () => {
+    const { app, url, dispose, dropConnections } = await listenHttp()
+    let close = (): void => undefined
+    try {
+      await app.start()
+      const client = eventSource(url, ['test.tick'])
+      close = () => client.source.close()
+      await client.nth('ready', 1)
+      app.events.publish('test.tick', { index: 1 })
+      await client.nth('test.tick', 1)
+      dropConnections()
+      await waitFor(() => client.errors() > 0, { what: 'the client to notice the drop' })
+      for (let index = 2; index <= 1002; index += 1) app.events.publish('test.tick', { index })
+      const reset = await client.nth('reset', 1)
+      const [epoch] = reset.id.split('-')
+      expect(reset).toEqual({
+        type: 'reset',
+        id: `${epoch}-1002`,
+        data: { reason: 'expired', last_event_id: `${epoch}-1` },
+      })
+      expect((await client.nth('ready', 2)).data).toEqual({ replayed: 0 })
+      app.events.publish('test.tick', { index: 1003 })
+      await client.nth('test.tick', 2)
+      expect(
+        client.received.filter((event) => event.type === 'test.tick').map((event) => event.data.index),
+      ).toEqual([1, 1003])
+    } finally {
+      close()
+      await dispose()
+    }
+  })
+
+  it('answers an id of another epoch (a restart, another instance) or none of ours with `reset`; takes ?last_event_id=', async () => {
+    const { app, url, dispose } = await listenHttp()
+    try {
+      await app.start()
+      app.events.publish('test.tick', { index: 1 })
+      app.events.publish('test.tick', { index: 2 })
+      const head = app.events.lastEventId
+      const epoch = head.split('-')[0]
+      const cases: Array<[Record<string, string>, Json]> = [
+        [{ 'last-event-id': 'zzzzzzzz-1' }, { reason: 'restarted', last_event_id: 'zzzzzzzz-1' }],
+        [{ 'last-event-id': `${epoch}-99` }, { reason: 'unknown', last_event_id: `${epoch}-99` }],
+        [{ 'last-event-id': 'garbage' }, { reason: 'unknown', last_event_id: 'garbage' }],
+      ]
+      for (const [headers, data] of cases) {
+        const stream = await openEvents(url, headers)
+        const reset = await stream.next('reset')
+        expect(reset).toEqual({ event: 'reset', id: head, data })
+        await stream.next('ready')
+        expect(stream.seen.map((event) => event.event)).toEqual(['reset', 'ready'])
+        stream.close()
+      }
+      // The query parameter, for a page's first connection (EventSource cannot set the header).
+      const response = await fetch(`${url}/api/events?last_event_id=${epoch}-1`)
+      const reader = (response.body as ReadableStream<Uint8Array>)
+        .pipeThrough(new TextDecoderStream())
+        .getReader()
+      let text = ''
+      while (!text.includes('event: ready')) text += (await reader.read()).value ?? ''
+      await reader.cancel()
+      expect(text).toContain(`event: test.tick\ndata: {"index":2}\nid: ${epoch}-2\n\n`)
+      expect(text).not.toContain('"index":1')
     } finally {
       await dispose()
     }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
@@ -157,5 +158,125 @@ describe('POST /v1/chat/completions', () => {
     expect(keys[0]).toBe('openai:alice')
     for (const key of keys.slice(1)) expect(key).toMatch(/^openai:~[A-Za-z0-9_-]{43}$/)
     expect(new Set(keys).size).toBe(users.length)
+  })
+})
+
+// Issue 24, item 4: `stream: true` streams as the model writes, with the agent's tool activity.
+describe('POST /v1/chat/completions with stream: true', () => {
+  it('gives the SDK’s stream helper one content delta per delta of the model, as they come', async () => {
+    model.script(reply.text('The first sentence. The second one! And a third?'))
+    const deltas: string[] = []
+    const stream = client.chat.completions.stream({
+      model: 'lango',
+      messages: [{ role: 'user', content: 'Say three things.' }],
+    })
+    stream.on('content', (delta) => deltas.push(delta))
+    const final = await stream.finalChatCompletion()
+    expect(deltas.filter((delta) => delta !== '')).toEqual([
+      'The first sentence. ',
+      'The second one! ',
+      'And a third?',
+    ])
+    expect(final.choices[0]?.message.content).toBe('The first sentence. The second one! And a third?')
+    expect(final.choices[0]?.finish_reason).toBe('stop')
+    expect(model.chatBodies.at(-1)?.stream).toBe(true)
+  })
+
+  it('shows the tool calls the agent makes while it makes them, then the answer', async () => {
+    model.script(
+      reply.toolCalls([{ id: 'call_list', name: 'cron_list', arguments: {} }]),
+      reply.text('You have no cron jobs.'),
+    )
+    const deltas: string[] = []
+    const stream = client.chat.completions.stream({
+      model: 'lango',
+      messages: [{ role: 'user', content: 'What is scheduled?' }],
+    })
+    stream.on('content', (delta) => deltas.push(delta))
+    const content = await stream.finalContent()
+    expect(deltas).toContain('> 🔧 `cron_list` running…\n\n')
+    expect(deltas).toContain('> ✅ `cron_list` done\n\n')
+    expect(content).toBe('> 🔧 `cron_list` running…\n\n> ✅ `cron_list` done\n\nYou have no cron jobs.')
+    // The tool really ran: its result went back to the model.
+    const toolMessage = model.chatBodies.at(-1)?.messages.find((message) => message.role === 'tool')
+    expect(toolMessage?.tool_call_id).toBe('call_list')
+  })
+
+  it('leaves the tool lines of an earlier streamed reply out of the history it sends the model', async () => {
+    model.script(reply.text('Still none.'))
+    await client.chat.completions.create({
+      model: 'lango',
+      messages: [
+        { role: 'user', content: 'What is scheduled?' },
+        {
+          role: 'assistant',
+          content: '> 🔧 `cron_list` running…\n\n> ✅ `cron_list` done\n\nYou have no cron jobs.',
+        },
+        { role: 'user', content: 'And now?' },
+      ],
+    })
+    const sent = model.chatBodies.at(-1)?.messages ?? []
+    expect(sent).toContainEqual({ role: 'assistant', content: 'You have no cron jobs.' })
+  })
+
+  it('cancels the agent turn (and its model request) when the client aborts mid-stream', async () => {
+    model.script(reply.text('One. Two. Three.', { stallAfterChunks: 1 }))
+    const request = model.requests.length + 1
+    const stream = client.chat.completions.stream({
+      model: 'lango',
+      messages: [{ role: 'user', content: 'Count slowly.' }],
+    })
+    const deltas: string[] = []
+    stream.on('content', (delta) => {
+      deltas.push(delta)
+      if (delta !== '') stream.abort()
+    })
+    await expect(stream.done()).rejects.toThrow()
+    expect(deltas.filter((delta) => delta !== '')).toEqual(['One. '])
+    await waitFor(() => model.closedEarly.includes(request), { what: 'the model request to be closed' })
+    const failed = await waitFor(() =>
+      stderrLines
+        .map((line) => JSON.parse(line) as { msg?: string; aborted?: boolean; sessionKey?: string })
+        .find((entry) => entry.msg === 'agent turn failed' && entry.aborted === true),
+    )
+    expect(failed.sessionKey).toBe('openai:anonymous')
+  })
+
+  it('refuses a request’s own tools with a 400 in OpenAI’s error shape, naming the field', async () => {
+    const requests = model.requests.length
+    const cases: Array<[string, Record<string, unknown>]> = [
+      [
+        'tools',
+        { tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }] },
+      ],
+      ['tool_choice', { tool_choice: 'required' }],
+      ['functions', { functions: [{ name: 'get_weather', parameters: { type: 'object' } }] }],
+      ['function_call', { function_call: { name: 'get_weather' } }],
+    ]
+    for (const [field, extra] of cases) {
+      for (const stream of [false, true]) {
+        const error = await client.chat.completions
+          .create({ model: 'lango', stream, messages: [{ role: 'user', content: 'weather?' }], ...extra })
+          .catch((caught: unknown) => caught)
+        expect(error, field).toBeInstanceOf(OpenAI.BadRequestError)
+        expect(error, field).toMatchObject({
+          status: 400,
+          type: 'invalid_request_error',
+          param: field,
+          code: 'unsupported_parameter',
+          error: { message: expect.stringContaining(`\`${field}\` is not supported`) },
+        })
+      }
+    }
+    // Nothing offered: accepted, as clients that always send the fields need.
+    model.script(reply.text('Sunny.'))
+    const answer = await client.chat.completions.create({
+      model: 'lango',
+      messages: [{ role: 'user', content: 'weather?' }],
+      tools: [],
+      tool_choice: 'auto',
+    })
+    expect(answer.choices[0]?.message.content).toBe('Sunny.')
+    expect(model.requests.length).toBe(requests + 1)
   })
 })

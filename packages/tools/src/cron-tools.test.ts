@@ -534,3 +534,61 @@ describe('ping_url: a dead-man monitor per job (issue 23)', () => {
     expect((await cron.get('ask')).pingUrl).toBe(url)
   })
 })
+
+// Issue 24, item 7: a job nobody will be sent the results of says so, so the model does not
+// promise to report back.
+describe('a cron job with no delivery target', () => {
+  const as = (sessionKey: string, name: string, params: unknown, toolSet = tools) =>
+    invokeTool(toolSet.get(name) as AnyTool, params, { sessionKey }, { policy: 'none' })
+  const daily = { schedule_type: 'cron', schedule: '0 3 * * *', prompt: 'Back up the project' }
+
+  it('cron_add from an HTTP or OpenAI-endpoint session, with no default, says results are only in the history', async () => {
+    const bare = new Map(
+      [...createCronTools({ service: cron }), createManageCronJobsTool({ service: cron })].map((tool) => [
+        tool.name,
+        tool,
+      ]),
+    )
+    for (const sessionKey of ['http:me', 'openai:alice']) {
+      const name = `backup-${sessionKey.split(':')[0]}`
+      const added = result<{ job: { deliver_to: string[] }; message: string; delivery_note: string }>(
+        await as(sessionKey, 'cron_add', { name, ...daily }, bare),
+      )
+      expect(added.job.deliver_to).toEqual([])
+      expect(added.delivery_note).toContain('no delivery target')
+      expect(added.delivery_note).toContain(`lango cron history "${name}"`)
+      expect(added.delivery_note).toContain('Do not promise to tell the user how it went')
+      expect(added.message).toContain(added.delivery_note)
+    }
+    const created = result<{ deliverTo: string[]; deliveryNote: string }>(
+      await as(
+        'openai:alice',
+        'manage_cron_jobs',
+        {
+          action: 'create',
+          name: 'seed-style',
+          type: 'ai',
+          scheduleType: 'cron',
+          scheduleValue: '0 4 * * *',
+          config: { prompt: 'Back up' },
+        },
+        bare,
+      ),
+    )
+    expect(created.deliverTo).toEqual([])
+    expect(created.deliveryNote).toContain('kept only in the run history')
+  })
+
+  it('says nothing of the kind when the job delivers: to the chat, to deliver_to, or to the default', async () => {
+    const fromChat = await as('telegram:555:9', 'cron_add', { name: 'from-chat', ...daily })
+    const explicit = await as('http:me', 'cron_add', { name: 'explicit', ...daily, deliver_to: ['slack:C1'] })
+    // `tools` has defaultDeliverTo ['webhook'].
+    const byDefault = await as('http:me', 'cron_add', { name: 'by-default', ...daily })
+    for (const outcome of [fromChat, explicit, byDefault]) {
+      const added = result<{ job: { deliver_to: string[] }; message: string }>(outcome)
+      expect(added.job.deliver_to).not.toEqual([])
+      expect(added).not.toHaveProperty('delivery_note')
+      expect(added.message).not.toContain('no delivery target')
+    }
+  })
+})

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { resolveDeliveryTargets } from './delivery.js'
+import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
 import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
@@ -314,7 +314,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       name: 'cron_add',
       title: 'Add or update cron job',
       description:
-        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: results go to the current conversation when omitted. Returns the next run times: tell the user.',
+        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: when omitted, results go to the current chat (Telegram, Slack, Discord, …) or the configured default; if there is neither, the result says so and they are only kept in the run history. Returns the next run times: tell the user.',
       safety: 'moderate',
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
@@ -373,13 +373,15 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
         })
         const next = result.nextRuns[0]
+        const note = result.job.deliverTo.length === 0 ? noDeliveryNote(result.job.name) : undefined
         return {
           status: result.status,
           job: jobView(result.job),
           next_runs: nextRunsView(result.nextRuns),
           message: `Cron job "${result.job.name}" ${result.status} (${result.job.scheduleType} ${result.job.schedule}, ${result.job.timezone}).${
             next === undefined ? '' : ` Next run: ${next.local}.`
-          }`,
+          }${note === undefined ? '' : ` ${note}`}`,
+          ...(note === undefined ? {} : { delivery_note: note }),
         }
       },
     }),
@@ -684,7 +686,9 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
               ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
             })
-            return seedJobView(job)
+            return job.deliverTo.length === 0
+              ? { ...seedJobView(job), deliveryNote: noDeliveryNote(job.name) }
+              : seedJobView(job)
           }
           case 'update': {
             const missing = required('id', params.id)

@@ -46,3 +46,13 @@ export function resolveDeliveryTargets(
   const detected = deliveryTargetFromSession(sessionKey)
   return detected === undefined ? [...fallback] : [detected]
 }
+
+/**
+ * What a cron tool's result says about a job with no delivery target (none given, the session is
+ * not a chat the server can send to, such as `http:` or `openai:`, and no
+ * `channels.default_deliver_to`): its results go nowhere but the run history, so the model must not
+ * promise to report back.
+ */
+export function noDeliveryNote(jobName: string): string {
+  return `This job has no delivery target: nobody will be sent its results, and you cannot report back later either. They are kept only in the run history (lango cron history ${JSON.stringify(jobName)}, the dashboard's Cron page, or the cron_history tool). Do not promise to tell the user how it went; tell them where to look, or ask where to deliver (deliver_to, such as telegram:<chat id>).`
+}

@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { AnyTool, ApprovalGate, ApprovalPolicy } from '@lango/tools'
-import { generateText, type LanguageModelUsage, type ModelMessage, stepCountIs } from 'ai'
+import { generateText, type LanguageModelUsage, type ModelMessage, stepCountIs, streamText } from 'ai'
 import { type Logger, silentLogger } from '../logger.js'
 import { errorType } from '../telemetry/attributes.js'
 import type { Tracer, TraceSpan } from '../telemetry/tracer.js'
@@ -11,6 +11,7 @@ import { noModelRunner } from './no-model.js'
 import { OBSERVER_SYSTEM_PROMPT, observerPrompt } from './observer.js'
 import { CHAT_SESSION, type SessionKind, unattendedSession } from './session-kind.js'
 import { SessionQueue } from './session-queue.js'
+import { type AgentTurnEvent, drainTurnStream } from './stream-turn.js'
 import { buildSystemPrompt, type UnattendedPermissions } from './system-prompt.js'
 import { buildTurnTools, type ToolDenial } from './turn-tools.js'
 
@@ -85,6 +86,12 @@ interface ChatOptions {
    * instead of the session's memory, which this turn then neither reads nor appends to.
    */
   readonly history?: readonly ModelMessage[]
+  /**
+   * Streams the turn: the model is called with `stream: true`, and each text delta and tool call
+   * is given to this as it happens (the OpenAI-compatible endpoint's `stream: true`). Without it
+   * the turn is one plain request per step. Its errors are logged and ignored.
+   */
+  readonly onEvent?: (event: AgentTurnEvent) => void
 }
 
 /** Options of {@link AgentRunner.observe}. */
@@ -356,6 +363,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const provider = createOpenAICompatible({
     baseURL: baseUrl.replace(/\/+$/, ''),
     name: 'lango-model',
+    // Streamed turns ask for the usage chunk (`stream_options.include_usage`), so they count
+    // against the AI budget as plain ones do.
+    includeUsage: true,
     ...(apiKey === undefined ? {} : { apiKey }),
   })
   const queue = new SessionQueue()
@@ -413,6 +423,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     readonly model: string
     readonly gate: ApprovalGate | undefined
     readonly history?: readonly ModelMessage[] | undefined
+    readonly onEvent?: ((event: AgentTurnEvent) => void) | undefined
   }
 
   async function turn(input: TurnInput, callerSignal: AbortSignal | undefined): Promise<AgentTurnResult> {
@@ -452,7 +463,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         }
         const userMessage: ModelMessage = { role: 'user', content: input.prompt }
         modelCalled = true
-        const result = await generateText({
+        const settings = {
           model: provider.chatModel(input.model),
           system: buildSystemPrompt({
             tools,
@@ -506,7 +517,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
                   })
                 },
               }),
-          onStepFinish(step) {
+          onStepFinish(step: {
+            readonly usage: LanguageModelUsage
+            readonly toolCalls: readonly unknown[]
+            readonly response: { readonly modelId: string }
+            readonly finishReason: string
+          }) {
             steps += 1
             usage = addUsage(usage, step.usage)
             toolCalls += step.toolCalls.length
@@ -519,7 +535,23 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             stepSpan?.end()
             stepSpan = undefined
           },
-        })
+        }
+        const { onEvent } = input
+        const result =
+          onEvent === undefined
+            ? await generateText(settings)
+            : await drainTurnStream(
+                // Errors come out of the stream (drainTurnStream rethrows them), never to the console.
+                streamText({ ...settings, onError: () => undefined }),
+                (event) => {
+                  try {
+                    onEvent(event)
+                  } catch (error) {
+                    logger.warn('agent turn event callback failed', { ...fields, error })
+                  }
+                },
+                signal,
+              )
         const last = result.steps.at(-1)
         if (last !== undefined && last.toolCalls.length > 0 && result.steps.length >= maxSteps) {
           throw new AgentError(
@@ -625,6 +657,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           model: defaultModel,
           gate: chatOptions.approvalGate ?? options.approvalGate,
           history: chatOptions.history,
+          onEvent: chatOptions.onEvent,
         },
         chatOptions.signal,
       )

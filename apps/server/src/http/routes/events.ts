@@ -1,5 +1,5 @@
 import { type Context, Hono } from 'hono'
-import { streamSSE } from 'hono/streaming'
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming'
 import type { App } from '../../app/app.js'
 import type { EventHub, ServerEvent } from '../../events.js'
 
@@ -23,16 +23,30 @@ export function eventRoutes(app: App, options: EventStreamOptions = {}): Hono {
   return routes
 }
 
+/** A `Last-Event-ID` longer than this is not one of ours (and is not echoed back). */
+const MAX_LAST_EVENT_ID = 64
+
 /**
- * `GET /api/events`: the hub's events as server-sent events, `event: <type>` and `data: <the
- * event's data as JSON>`. Each client has its own bounded queue: a client that reads too slowly
- * is dropped (its stream ends) instead of holding memory or slowing publishers.
+ * `GET /api/events`: the hub's events as server-sent events, `id: <id>`, `event: <type>` and
+ * `data: <the event's data as JSON>`. A client that sends `Last-Event-ID` (as EventSource does when
+ * it reconnects; or `?last_event_id=`, which a page can set on its first connection) first gets the
+ * events it missed, if the hub's ring still holds them all, or else one `reset` event saying they
+ * were lost. Then, and on every connection, a `ready` event whose id is the newest: from there on
+ * the stream is live. Each client has its own bounded queue: a client that reads too slowly is
+ * dropped (its stream ends) instead of holding memory or slowing publishers.
  */
 function eventStream(c: Context, events: EventHub, options: EventStreamOptions = {}): Response {
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const maxQueued = options.maxQueued ?? 1000
+  const asked = c.req.header('last-event-id') ?? c.req.query('last_event_id')
+  const lastEventId =
+    asked === undefined || asked.trim() === '' ? undefined : asked.trim().slice(0, MAX_LAST_EVENT_ID)
   return streamSSE(c, async (stream) => {
-    const queue: ServerEvent[] = []
+    // THE REPLAY AND THE SUBSCRIPTION HAPPEN IN ONE TURN (before the first await): no event falls
+    // between them, none comes twice.
+    const replay = lastEventId === undefined ? undefined : events.since(lastEventId)
+    const queue: ServerEvent[] = replay?.ok === true ? [...replay.events] : []
+    const limit = maxQueued + queue.length
     let wake: (() => void) | undefined
     const notify = (): void => {
       const resolve = wake
@@ -43,7 +57,7 @@ function eventStream(c: Context, events: EventHub, options: EventStreamOptions =
     // Subscribed before the first await: nothing published after the response starts is missed.
     const unsubscribe = events.subscribe((event) => {
       if (dropped) return
-      if (queue.length >= maxQueued) {
+      if (queue.length >= limit) {
         dropped = true
         queue.length = 0
         // Ends a write stuck on a client that does not read.
@@ -58,8 +72,23 @@ function eventStream(c: Context, events: EventHub, options: EventStreamOptions =
     stream.onAbort(notify)
     const ended = (): boolean =>
       dropped || stream.aborted || stream.closed || signals.some((signal) => signal.aborted)
+    const head = events.lastEventId
     try {
       await stream.write(`retry: 3000\n: connected\n\n`)
+      if (replay?.ok === false) {
+        await stream.writeSSE({
+          id: head,
+          event: 'reset',
+          data: JSON.stringify({ reason: replay.reason, last_event_id: lastEventId }),
+        })
+      }
+      // The replayed events (the head of the queue) come before `ready`, the live ones after.
+      const replayed = replay?.ok === true ? replay.events.length : 0
+      for (let index = 0; index < replayed && !ended(); index += 1) {
+        const event = queue.shift()
+        if (event !== undefined) await writeEvent(stream, event)
+      }
+      await stream.writeSSE({ id: head, event: 'ready', data: JSON.stringify({ replayed }) })
       while (!ended()) {
         const event = queue.shift()
         if (event === undefined) {
@@ -73,8 +102,7 @@ function eventStream(c: Context, events: EventHub, options: EventStreamOptions =
           if (silent && !ended()) await stream.write(': heartbeat\n\n')
           continue
         }
-        const data = serialize(event)
-        if (data !== undefined) await stream.writeSSE({ event: event.type, data })
+        await writeEvent(stream, event)
       }
     } finally {
       unsubscribe()
@@ -84,11 +112,13 @@ function eventStream(c: Context, events: EventHub, options: EventStreamOptions =
   })
 }
 
-/** The event's data as one line of JSON; an event that is not JSON (a bigint, a cycle) is skipped. */
-function serialize(event: ServerEvent): string | undefined {
+/** Writes one event; one whose data is not JSON (a bigint, a cycle) is skipped. */
+async function writeEvent(stream: SSEStreamingApi, event: ServerEvent): Promise<void> {
+  let data: string
   try {
-    return JSON.stringify(event.data)
+    data = JSON.stringify(event.data)
   } catch {
-    return undefined
+    return
   }
+  await stream.writeSSE({ id: event.id, event: event.type, data })
 }

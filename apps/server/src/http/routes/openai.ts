@@ -5,6 +5,7 @@ import { streamSSE } from 'hono/streaming'
 import * as v from 'valibot'
 import type { AgentTurnResult } from '../../agent/agent-runner.js'
 import { AgentError } from '../../agent/errors.js'
+import type { AgentTurnEvent } from '../../agent/stream-turn.js'
 import type { App } from '../../app/app.js'
 import { agentFailure, invalidBody, MAX_MESSAGE_CHARS } from '../agent-responses.js'
 import { callSignal } from '../call-signal.js'
@@ -39,6 +40,45 @@ const completionBody = v.looseObject({
   user: v.optional(v.string('user must be a string')),
 })
 
+/**
+ * Request fields that hand the model the client's own tools. The agent runs with the server's
+ * tools only, and the client could not run calls to its own anyway: such a request is refused
+ * rather than answered as if they had been offered. An empty list (or `auto`/`none`) offers nothing
+ * and is accepted, as some clients always send one.
+ */
+const CLIENT_TOOL_FIELDS = ['tools', 'functions', 'tool_choice', 'function_call'] as const
+
+/** The first field of `body` that offers the model client-side tools, if any. */
+function clientToolField(body: Readonly<Record<string, unknown>>): string | undefined {
+  return CLIENT_TOOL_FIELDS.find((field) => {
+    const value = body[field]
+    if (value === undefined || value === null) return false
+    if (Array.isArray(value)) return value.length > 0
+    return value !== 'auto' && value !== 'none'
+  })
+}
+
+/**
+ * The lines a streamed reply shows for a tool call, each its own Markdown paragraph: when it starts
+ * (it may then wait for an approval) and how it ended.
+ */
+const TOOL_LINES = {
+  start: (tool: string) => `> 🔧 \`${tool}\` running…`,
+  ok: (tool: string) => `> ✅ \`${tool}\` done`,
+  failed: (tool: string) => `> ❌ \`${tool}\` failed`,
+} as const
+
+/** {@link TOOL_LINES} as a client sends them back in the assistant's history. */
+const TOOL_LINE = /^> (?:🔧|✅|❌) `[A-Za-z0-9_.-]{1,128}` (?:running…|done|failed)[ \t]*$/gmu
+
+/** An assistant message from the history without the tool lines a streamed reply had in it. */
+function withoutToolLines(text: string): string {
+  return text
+    .replace(TOOL_LINE, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()
+}
+
 /** The one model `/v1/models` lists, in OpenAI's shape. */
 const AGENT_MODEL = { id: AGENT_MODEL_ID, object: 'model', created: 0, owned_by: 'lango' } as const
 
@@ -72,9 +112,11 @@ function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string
 /**
  * The OpenAI-compatible API, mounted at `/v1`: `GET /v1/models`, `GET /v1/models/{id}` and
  * `POST /v1/chat/completions` (stateless: the client sends the conversation, its `user` names the
- * session; `stream: true` answers server-sent events), so chat front ends such as Open WebUI talk
- * to the agent and its tools. Calls that need approval wait for it; the client going away cancels
- * the turn.
+ * session), so chat front ends such as Open WebUI talk to the agent and its tools. `stream: true`
+ * streams the turn as server-sent chunks while it runs: the model's text deltas as it writes them,
+ * and a {@link TOOL_LINES} line in the content when a tool call starts and ends. A request's own
+ * tools are refused ({@link CLIENT_TOOL_FIELDS}). Calls that need approval wait for it; the client
+ * going away cancels the turn.
  */
 export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
   const routes = new Hono()
@@ -103,6 +145,21 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     const parsed = v.safeParse(completionBody, body.value)
     if (!parsed.success) return invalidBody(c, parsed.issues)
     const { messages, stream, user } = parsed.output
+    const toolField = clientToolField(parsed.output)
+    if (toolField !== undefined) {
+      // OpenAI's own error shape, which its SDKs and chat front ends show.
+      return c.json(
+        {
+          error: {
+            message: `\`${toolField}\` is not supported: this endpoint is the Lango agent, which calls its own tools (the server's exec, cron, background, workflow and secrets tools) and cannot call a client's. Send the request without \`${toolField}\` (in Open WebUI, set the model's Function Calling to Default, not Native).`,
+            type: 'invalid_request_error',
+            param: toolField,
+            code: 'unsupported_parameter',
+          },
+        },
+        errorStatus('INVALID_REQUEST'),
+      )
+    }
     const last = messages.at(-1)
     if (last?.role !== 'user') {
       return errorResponse(c, 'INVALID_REQUEST', 'the last message must be the user’s')
@@ -117,7 +174,10 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
       const text = textOf(entry.content)
       if (text === '') return []
       if (entry.role === 'user') return [{ role: 'user', content: text }]
-      if (entry.role === 'assistant') return [{ role: 'assistant', content: text }]
+      if (entry.role === 'assistant') {
+        const reply = withoutToolLines(text)
+        return reply === '' ? [] : [{ role: 'assistant', content: reply }]
+      }
       if (entry.role === 'system' || entry.role === 'developer') return [{ role: 'system', content: text }]
       return []
     })
@@ -125,7 +185,6 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     const id = `chatcmpl-${randomUUID()}`
     const created = Math.floor(Date.now() / 1000)
     const link = callSignal(c.req.raw.signal, shutdown)
-    const turn = app.agent.chat(session, message, { signal: link.signal, history })
     const usageOf = (result: AgentTurnResult) => ({
       prompt_tokens: result.usage.inputTokens,
       completion_tokens: result.usage.outputTokens,
@@ -133,7 +192,7 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     })
     if (stream !== true) {
       try {
-        const result = await turn
+        const result = await app.agent.chat(session, message, { signal: link.signal, history })
         return c.json({
           id,
           object: 'chat.completion',
@@ -164,13 +223,38 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         ...extra,
       })
     return streamSSE(c, async (sse) => {
+      // The turn reports synchronously; its chunks are written in order, one after another. What
+      // waits here is bounded by what the model writes in one turn.
+      // A write that fails (the client went away, which also aborts the turn) ends the writing.
+      let writing = Promise.resolve()
+      let broken = false
+      const send = (data: string): void => {
+        writing = writing.then(async () => {
+          if (broken) return
+          await sse.writeSSE({ data }).catch(() => {
+            broken = true
+          })
+        })
+      }
+      // Whether the last content ended a paragraph, so a tool line starts on its own.
+      let atParagraph = true
+      const content = (text: string): void => {
+        send(chunk({ content: text }, null))
+        atParagraph = text.endsWith('\n\n')
+      }
+      const toolLine = (line: string): void => content(`${atParagraph ? '' : '\n\n'}${line}\n\n`)
+      const onEvent = (event: AgentTurnEvent): void => {
+        if (event.type === 'text-delta') content(event.text)
+        else if (event.type === 'tool-call') toolLine(TOOL_LINES.start(event.toolName))
+        else toolLine((event.ok ? TOOL_LINES.ok : TOOL_LINES.failed)(event.toolName))
+      }
       try {
-        await sse.writeSSE({ data: chunk({ role: 'assistant', content: '' }, null) })
-        // The reply is sent whole once the turn (its tool calls included) has ended.
-        const result = await turn
-        await sse.writeSSE({ data: chunk({ content: result.text }, null) })
-        await sse.writeSSE({ data: chunk({}, 'stop', { usage: usageOf(result) }) })
+        send(chunk({ role: 'assistant', content: '' }, null))
+        const result = await app.agent.chat(session, message, { signal: link.signal, history, onEvent })
+        send(chunk({}, 'stop', { usage: usageOf(result) }))
+        await writing
       } catch (error) {
+        await writing
         const failure = AgentError.is(error)
           ? { code: error.code, message: error.message }
           : { code: 'CANCELLED', message: 'the turn was cancelled' }
