@@ -4,7 +4,7 @@ import { ChannelError } from './errors.js'
  * Default of each chat adapter's `attachAfterParts`: a text that splits into more than this many
  * messages goes as its first part plus the whole text as an attached file.
  */
-export const DEFAULT_ATTACH_AFTER_PARTS = 3
+const DEFAULT_ATTACH_AFTER_PARTS = 3
 /** The name of the attached file that holds a long text whole. */
 export const ATTACHMENT_NAME = 'result.md'
 /** Its media type (Markdown: agents write it, and every service shows it as text). */
