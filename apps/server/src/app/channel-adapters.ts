@@ -42,6 +42,7 @@ export async function channelAdapters(config: ServerConfig, logger: Logger): Pro
         token: discord.token,
         ...(discord.apiUrl === undefined ? {} : { apiUrl: discord.apiUrl }),
         ...(discord.defaultChannel === undefined ? {} : { defaultChannel: discord.defaultChannel }),
+        logger,
       }),
     )
   }

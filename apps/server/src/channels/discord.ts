@@ -1,4 +1,6 @@
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest'
+import { type Logger, silentLogger } from '../logger.js'
+import { ATTACHMENT_NAME, ATTACHMENT_TYPE, attachAfterParts, attachmentRefused } from './attachment.js'
 import { ChannelError } from './errors.js'
 import { botTokenScrubber, type SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
@@ -26,6 +28,12 @@ interface DiscordChannelOptions {
    * (`CHANNEL_SEND_FAILED`, status 429). Default 60 s.
    */
   readonly maxRetryAfterMs?: number
+  /**
+   * A text that splits into more messages than this goes as one message: its first part, with the
+   * whole text attached (`result.md`); `Infinity` always splits. Default 3.
+   */
+  readonly attachAfterParts?: number
+  readonly logger?: Logger
 }
 
 /** Discord's limit on a message's `content`. */
@@ -37,7 +45,8 @@ const SNOWFLAKE = /^\d{1,25}$/
 
 /**
  * Posts to Discord channels (`POST /channels/{id}/messages` through @discordjs/rest), plain text split
- * at 2000 characters on line boundaries, with mentions disabled (`allowed_mentions: { parse: [] }`: an
+ * at 2000 characters on paragraph, code-fence and line boundaries (a long text as its first part with
+ * the whole attached as `result.md`), with mentions disabled (`allowed_mentions: { parse: [] }`: an
  * agent's `@everyone` pings nobody) and link embeds suppressed (Discord would fetch each URL). The REST
  * client queues per rate-limit bucket and retries 429s.
  */
@@ -46,11 +55,15 @@ export class DiscordChannel implements ChannelAdapter {
   readonly #rest: REST
   readonly #options: DiscordChannelOptions
   readonly #scrubber: SecretScrubber
+  readonly #attachAfterParts: number
+  readonly #logger: Logger
 
   constructor(options: DiscordChannelOptions) {
     this.name = options.name ?? 'discord'
     this.#scrubber = botTokenScrubber(this.name, options.token)
     this.#options = options
+    this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
+    this.#logger = options.logger ?? silentLogger
     const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000
     this.#rest = new REST({
       version: '10',
@@ -61,7 +74,12 @@ export class DiscordChannel implements ChannelAdapter {
     }).setToken(options.token)
   }
 
-  /** Posts `text` to channel `chatId` (or the default channel), one message per 2000-character part. */
+  /**
+   * Posts `text` to channel `chatId` (or the default channel), one message per 2000-character part; a
+   * text of more than `attachAfterParts` parts as one message, its first part with the whole text
+   * attached (`result.md`), or as all its parts when Discord refuses the file (413, 403 without the
+   * Attach Files permission).
+   */
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
@@ -71,16 +89,48 @@ export class DiscordChannel implements ChannelAdapter {
       pattern: SNOWFLAKE,
       expected: 'a channel is a numeric id',
     })
-    for (const part of splitMessage(text, DISCORD_MESSAGE_LIMIT)) {
+    const parts = splitMessage(text, DISCORD_MESSAGE_LIMIT)
+    if (parts.length > this.#attachAfterParts) {
       try {
-        await this.#rest.post(`/channels/${channel}/messages`, {
-          body: { content: part, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS },
-          ...(signal === undefined ? {} : { signal }),
-        })
+        await this.#post(channel, parts[0] ?? '', text, signal)
+        return
       } catch (error) {
         if (signal?.aborted) throw signal.reason
-        throw this.#failure(error, channel)
+        if (!attachmentRefused(error)) throw error
+        this.#logger.warn('discord refused the attachment: sending the text as messages', {
+          channel: this.name,
+          chatId: channel,
+          parts: parts.length,
+          error,
+        })
       }
+    }
+    for (const part of parts) await this.#post(channel, part, undefined, signal)
+  }
+
+  /** One message: `content`, and `attached` as the file `result.md` when given (multipart). */
+  async #post(
+    channel: string,
+    content: string,
+    attached: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const body = { content, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS }
+    try {
+      await this.#rest.post(`/channels/${channel}/messages`, {
+        ...(attached === undefined
+          ? { body }
+          : {
+              body: { ...body, attachments: [{ id: 0, filename: ATTACHMENT_NAME }] },
+              files: [
+                { name: ATTACHMENT_NAME, data: Buffer.from(attached, 'utf8'), contentType: ATTACHMENT_TYPE },
+              ],
+            }),
+        ...(signal === undefined ? {} : { signal }),
+      })
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason
+      throw this.#failure(error, channel)
     }
   }
 

@@ -5,9 +5,11 @@ import {
   WebAPIPlatformError,
   WebClient,
 } from '@slack/web-api'
-import { abortable } from '../abort.js'
+import { abortable, timeoutSignal } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
+import { ATTACHMENT_NAME, ATTACHMENT_TYPE, attachAfterParts, attachmentRefused } from './attachment.js'
 import { ChannelError } from './errors.js'
+import { parseRetryAfter } from './retry.js'
 import { botTokenScrubber, type SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
 import { resolveChannelId } from './target.js'
@@ -25,8 +27,17 @@ interface SlackChannelOptions {
   readonly defaultChannel?: string
   /** When given, only these channels may be posted to (`CHANNEL_TARGET_NOT_ALLOWED` otherwise). */
   readonly allowedChannels?: readonly string[]
-  /** Longer texts are split on line boundaries. Default 4000 (Slack's recommended maximum). */
+  /**
+   * Longer texts are split on paragraph, code-fence and line boundaries. Default 4000 (Slack's
+   * recommended maximum).
+   */
   readonly maxMessageLength?: number
+  /**
+   * A text that splits into more messages than this goes as its first part plus the whole text as an
+   * uploaded file (`result.md`; the bot needs the `files:write` scope, else it falls back to messages);
+   * `Infinity` always splits. Default 3.
+   */
+  readonly attachAfterParts?: number
   /** Retries of the Web API client (rate limits, network and HTTP errors). Default 3. */
   readonly retries?: number
   /** The first retry's delay; the client doubles it. Default 1000 ms. */
@@ -48,7 +59,8 @@ const AUTH_ERRORS = new Set([
 const SLACK_CHANNEL = /^#?[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/
 
 /**
- * Posts to Slack with `chat.postMessage` (@slack/web-api), text split on line boundaries. The text is
+ * Posts to Slack with `chat.postMessage` (@slack/web-api), text split on paragraph, code-fence and line
+ * boundaries, a long one as its first part plus the whole as an uploaded `result.md`. The text is
  * escaped (`&`, `<`, `>`), so an agent's `<!channel>` pings nobody and `<https://evil|bank>` shows as
  * written; link unfurling is off, so a URL in a message is not fetched by Slack on its own. The client
  * retries rate limits itself, waiting the `Retry-After` Slack sends; its retry count and request
@@ -60,13 +72,19 @@ export class SlackChannel implements ChannelAdapter {
   readonly #options: SlackChannelOptions
   readonly #scrubber: SecretScrubber
   readonly #maxMessageLength: number
+  readonly #attachAfterParts: number
+  readonly #requestTimeoutMs: number
+  readonly #logger: Logger
 
   constructor(options: SlackChannelOptions) {
     this.name = options.name ?? 'slack'
     this.#scrubber = botTokenScrubber(this.name, options.token)
     this.#options = options
     this.#maxMessageLength = options.maxMessageLength ?? 4000
+    this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 10_000
     const logger = options.logger ?? silentLogger
+    this.#logger = logger
     this.#client = new WebClient(options.token, {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
       logger: slackLogger(logger, this.#scrubber),
@@ -77,13 +95,18 @@ export class SlackChannel implements ChannelAdapter {
         maxTimeout: 30_000,
         randomize: true,
       },
-      timeout: options.requestTimeoutMs ?? 10_000,
+      timeout: this.#requestTimeoutMs,
       rejectRateLimitedCalls: false,
       maxRequestConcurrency: 4,
     })
   }
 
-  /** Posts `text` to channel `chatId` (or the default channel), one message per part. */
+  /**
+   * Posts `text` to channel `chatId` (or the default channel), one message per part; a text of more
+   * than `attachAfterParts` parts as its first part plus the whole text as a file (`result.md`,
+   * through `files.getUploadURLExternal`, an upload, and `files.completeUploadExternal`), or as all its
+   * parts when Slack refuses the file (a missing `files:write` scope, a 4xx on the upload).
+   */
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
@@ -93,42 +116,146 @@ export class SlackChannel implements ChannelAdapter {
       pattern: SLACK_CHANNEL,
       expected: 'a channel is an id such as C0123ABCD',
     })
-    for (const part of splitMessage(text, this.#maxMessageLength)) {
-      try {
-        // The client takes no per-call signal: its request timeout bounds each attempt, the race the wait.
-        await abortable(
-          this.#client.chat.postMessage({
-            channel,
-            text: escapeSlackText(part),
-            unfurl_links: false,
-            unfurl_media: false,
-          }),
-          signal,
-        )
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason
-        throw this.#failure(error, channel)
-      }
+    const parts = splitMessage(text, this.#maxMessageLength)
+    if (parts.length <= this.#attachAfterParts) {
+      for (const part of parts) await this.#post(channel, part, signal)
+      return
+    }
+    // Slack answers with the channel's id, which the file upload needs (a `#name` target has none).
+    const channelId = (await this.#post(channel, parts[0] ?? '', signal)) ?? channel
+    try {
+      await this.#upload(channelId, text, signal)
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason
+      if (!attachmentRefused(error)) throw error
+      this.#logger.warn('slack refused the attachment: sending the text as messages', {
+        channel: this.name,
+        chatId: channel,
+        parts: parts.length,
+        error,
+      })
+      for (const part of parts.slice(1)) await this.#post(channel, part, signal)
     }
   }
 
-  #failure(error: unknown, channel: string): ChannelError {
+  /** One `chat.postMessage`; resolves with the channel id Slack answers. */
+  async #post(channel: string, part: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    try {
+      // The client takes no per-call signal: its request timeout bounds each attempt, the race the wait.
+      const response = await abortable(
+        this.#client.chat.postMessage({
+          channel,
+          text: escapeSlackText(part),
+          unfurl_links: false,
+          unfurl_media: false,
+        }),
+        signal,
+      )
+      return response.channel
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason
+      throw this.#failure(error, channel, 'chat.postMessage')
+    }
+  }
+
+  /** Uploads `text` as `result.md` and shares it in `channelId` (Slack's external upload flow). */
+  async #upload(channelId: string, text: string, signal: AbortSignal | undefined): Promise<void> {
+    const bytes = new TextEncoder().encode(text)
+    const ticket = await this.#call('files.getUploadURLExternal', channelId, signal, () =>
+      this.#client.files.getUploadURLExternal({ filename: ATTACHMENT_NAME, length: bytes.byteLength }),
+    )
+    const { upload_url: uploadUrl, file_id: fileId } = ticket
+    if (uploadUrl === undefined || fileId === undefined)
+      throw new ChannelError(
+        'CHANNEL_SEND_FAILED',
+        `${this.name}: files.getUploadURLExternal answered without an upload URL`,
+        { data: { channel: this.name, chatId: channelId } },
+      )
+    const form = new FormData()
+    form.append('file', new Blob([bytes], { type: ATTACHMENT_TYPE }), ATTACHMENT_NAME)
+    // The upload URL is signed by Slack: it takes no token.
+    const timeout = timeoutSignal(this.#requestTimeoutMs)
+    try {
+      const response = await fetch(uploadUrl, {
+        method: 'POST',
+        body: form,
+        signal: signal === undefined ? timeout.signal : AbortSignal.any([signal, timeout.signal]),
+      })
+      await response.body?.cancel()
+      if (!response.ok) {
+        const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), new Date())
+        throw new ChannelError(
+          'CHANNEL_SEND_FAILED',
+          `${this.name}: uploading the file for ${channelId} failed: HTTP ${response.status}`,
+          {
+            data: {
+              channel: this.name,
+              chatId: channelId,
+              status: response.status,
+              ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+            },
+          },
+        )
+      }
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason
+      if (ChannelError.is(error)) throw error
+      throw new ChannelError(
+        'CHANNEL_SEND_FAILED',
+        `${this.name}: uploading the file for ${channelId} failed`,
+        {
+          cause: this.#scrubber.error(error),
+          data: { channel: this.name, chatId: channelId },
+        },
+      )
+    } finally {
+      timeout.clear()
+    }
+    await this.#call('files.completeUploadExternal', channelId, signal, () =>
+      this.#client.files.completeUploadExternal({
+        files: [{ id: fileId, title: ATTACHMENT_NAME }],
+        channel_id: channelId,
+      }),
+    )
+  }
+
+  async #call<T>(
+    method: string,
+    channel: string,
+    signal: AbortSignal | undefined,
+    call: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await abortable(call(), signal)
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason
+      throw this.#failure(error, channel, method)
+    }
+  }
+
+  #failure(error: unknown, channel: string, method: string): ChannelError {
     const cause = this.#scrubber.error(error)
     if (error instanceof WebAPIPlatformError) {
       const code = String(error.data.error)
+      const auth = AUTH_ERRORS.has(code)
       return new ChannelError(
-        AUTH_ERRORS.has(code) ? 'CHANNEL_AUTH_FAILED' : 'CHANNEL_SEND_FAILED',
-        `${this.name}: chat.postMessage to ${channel} failed: ${code}`,
-        { cause, data: { channel: this.name, chatId: channel, error: code } },
+        auth ? 'CHANNEL_AUTH_FAILED' : 'CHANNEL_SEND_FAILED',
+        `${this.name}: ${method} to ${channel} failed: ${code}`,
+        {
+          cause,
+          // Slack refused the call itself (a missing scope, a file it will not take): sending the
+          // text as messages instead may work. Only an upload step's refusal is acted on.
+          data: { channel: this.name, chatId: channel, error: code, ...(auth ? {} : { refused: true }) },
+        },
       )
     }
     if (error instanceof WebAPIHTTPError)
       return new ChannelError(
         'CHANNEL_SEND_FAILED',
-        `${this.name}: chat.postMessage to ${channel} failed: HTTP ${error.statusCode}`,
+        `${this.name}: ${method} to ${channel} failed: HTTP ${error.statusCode}`,
         { cause, data: { channel: this.name, chatId: channel, status: error.statusCode } },
       )
-    return new ChannelError('CHANNEL_SEND_FAILED', `${this.name}: chat.postMessage to ${channel} failed`, {
+    return new ChannelError('CHANNEL_SEND_FAILED', `${this.name}: ${method} to ${channel} failed`, {
       cause,
       data: { channel: this.name, chatId: channel },
     })

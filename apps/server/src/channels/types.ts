@@ -107,7 +107,9 @@ export interface ChannelAdapter {
   readonly name: string
   /**
    * Delivers `text` to a chat; `chatId` undefined means the channel's default chat (a bare target
-   * such as `telegram`). Long texts are split as the service requires. Rejects with a
+   * such as `telegram`). Long texts are split as the service requires (`splitMessage`: paragraph and
+   * code-fence boundaries, fences closed and reopened), or sent as a first part plus the whole text as
+   * an attached file where the service takes files (the built-in chat adapters). Rejects with a
    * `ChannelError` (or `signal.reason` when aborted); never with a token in its message.
    */
   send(chatId: string | undefined, text: string, options?: ChannelCallOptions): Promise<void>

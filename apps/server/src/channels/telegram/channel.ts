@@ -3,6 +3,7 @@ import { autoRetry } from '@grammyjs/auto-retry'
 import { type Clock, systemClock } from '@lango/cron'
 import { Bot } from 'grammy'
 import { type Logger, silentLogger } from '../../logger.js'
+import { attachAfterParts } from '../attachment.js'
 import { ChannelError } from '../errors.js'
 import { SecretScrubber } from '../scrub.js'
 import type {
@@ -18,11 +19,11 @@ import { TelegramConversations } from './conversation.js'
 import { TELEGRAM_CHAT } from './format.js'
 import type { TelegramChannelOptions } from './options.js'
 import { TelegramPolling } from './polling.js'
-import { sendParts } from './send.js'
+import { sendLong } from './send.js'
 
 /**
- * Telegram through grammY: long polling for messages, replies split at 4096 characters on line
- * boundaries, a typing indicator while the handler works, approvals with inline buttons only the
+ * Telegram through grammY: long polling for messages, replies split at 4096 characters on paragraph,
+ * code-fence and line boundaries (a long delivery as its first part plus a `result.md` document), a typing indicator while the handler works, approvals with inline buttons only the
  * asking user can press, always sent with the whole request (a request longer than one message
  * comes as an attached text file, the buttons on it). @grammyjs/auto-retry waits out 429
  * `retry_after`; network errors on sends go through the shared backoff helper. Every error is
@@ -42,6 +43,7 @@ export class TelegramChannel implements ChannelAdapter {
   readonly #logger: Logger
   readonly #options: TelegramChannelOptions
   readonly #calls: BotCallContext
+  readonly #attachAfterParts: number
   readonly #polling: TelegramPolling
   readonly #approvals: TelegramApprovals
   readonly #conversations: TelegramConversations
@@ -70,6 +72,7 @@ export class TelegramChannel implements ChannelAdapter {
           { data: { chat: chat.slice(0, 40) } },
         )
     this.#allowedSet = new Set(this.#allowed)
+    this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
     this.exclusive = `telegram-bot:${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`
     this.#options = options
     this.#scrubber = new SecretScrubber([options.token])
@@ -147,11 +150,22 @@ export class TelegramChannel implements ChannelAdapter {
     return this.#polling.receiving
   }
 
-  /** Sends `text` to `chatId` (or the first allowed chat) in parts of at most 4096 characters. */
+  /**
+   * Sends `text` to `chatId` (or the first allowed chat) in parts of at most 4096 characters; a text
+   * of more than `attachAfterParts` parts goes as its first part plus the whole as a document
+   * (`result.md`), or as all its parts when Telegram refuses the document.
+   */
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     options.signal?.throwIfAborted()
     const chat = this.#chat(chatId)
-    await sendParts(this.#bot, this.#calls, chat, text, undefined, options.signal)
+    await sendLong(
+      this.#bot,
+      this.#calls,
+      chat,
+      text,
+      { attachAfterParts: this.#attachAfterParts, logger: this.#logger },
+      options.signal,
+    )
   }
 
   /**

@@ -16,6 +16,12 @@ export interface TelegramChannelOptions {
    * `telegram` target goes to the first. Empty: nothing is received.
    */
   readonly allowedChats: readonly (string | number)[]
+  /**
+   * A delivery (`send`) that splits into more messages than this goes as its first part plus the whole
+   * text as a document (`result.md`); `Infinity` always splits. Default 3. Replies in a conversation
+   * are always split.
+   */
+  readonly attachAfterParts?: number
   /** Long-polling timeout of one `getUpdates`. Default 30 s. */
   readonly pollTimeoutSeconds?: number
   /** How often `typing` is re-sent while the handler works (Telegram shows it for 5 s). Default 4000 ms. */
