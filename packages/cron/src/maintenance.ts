@@ -1,3 +1,4 @@
+import type { CronRun } from './model.js'
 import type { TimerHandle } from './ports.js'
 import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
 
@@ -35,6 +36,8 @@ export interface Stall {
 interface MaintenanceHooks extends BackgroundHooks {
   /** The owners (schedulers) alive on the database, this one included, read each round. */
   readonly alive?: (owners: readonly string[]) => void
+  /** Runs of dead schedulers this round marked `interrupted`. */
+  readonly interrupted?: (runs: readonly CronRun[]) => void
   /** A tick came more than a lease after the one before (see {@link Stall}). */
   readonly stalled?: (stall: Stall) => void
   /** Called at the end of each round (the delivery ledger's sweep). */
@@ -167,11 +170,12 @@ export class Maintenance {
     try {
       if (this.#hooks.alive !== undefined)
         this.#hooks.alive(await store.liveOwners({ aliveSince: now - leaseMs }))
-      await store.interruptOrphanedRuns({
+      const interrupted = await store.interruptOrphanedRuns({
         now,
         aliveSince: now - DEAD_AFTER_LEASES * leaseMs,
         reason: `interrupted: the scheduler that ran it stopped heartbeating for ${DEAD_AFTER_LEASES} leases (process exit or crash)`,
       })
+      if (interrupted.length > 0) this.#hooks.interrupted?.(interrupted)
       if (this.#settings.autoPrune && now - this.#lastPrune >= PRUNE_EVERY_MS) {
         const pruned = await this.prune()
         if (pruned > 0) logger.debug('cron history pruned', { pruned })

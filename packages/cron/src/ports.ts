@@ -494,12 +494,12 @@ export interface CronStore {
   liveOwners(input: { readonly aliveSince: number }, options?: StoreCallOptions): Promise<string[]>
   /**
    * Marks `running` rows whose owner has not heartbeated since `aliveSince` (or is unknown)
-   * `interrupted`; returns how many.
+   * `interrupted`; returns those rows as they now are (the scheduler reports each as `run:end`).
    */
   interruptOrphanedRuns(
     input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
     options?: StoreCallOptions,
-  ): Promise<number>
+  ): Promise<CronRun[]>
   /**
    * Deletes final runs scheduled before `olderThan` and all but the newest `keepPerJob` per job, and
    * the deliveries of the runs it deletes.

@@ -19,7 +19,9 @@ export interface CronSchedulerEvents {
   'run:start': { readonly job: CronJob; readonly run: CronRun }
   /**
    * A run reached its final status, after the first send to each target: `run.deliveryStatus` is
-   * `pending` while a target waits for a retry (see `delivery:end`), else final.
+   * `pending` while a target waits for a retry (see `delivery:end`), else final. Also a dead
+   * scheduler's run this one marked `interrupted` (at start or in a maintenance round), reported
+   * once, by the scheduler that marked it.
    */
   'run:end': { readonly job: CronJob; readonly run: CronRun }
   /**

@@ -155,6 +155,7 @@ export class CronScheduler {
       report,
       alive: (owners) => this.#setOwners(owners),
       stalled: (stall) => this.#onStall(stall),
+      interrupted: (runs) => this.#track(this.#reportInterrupted(runs)),
       round: () => this.#deliveries.requestSweep(),
     })
     this.#sync = new JobSync(settings, {
@@ -313,9 +314,10 @@ export class CronScheduler {
       owner: this.ownerId,
       jobs: this.#fires.size,
       missed: missed.length,
-      interrupted,
+      interrupted: interrupted.length,
       otherSchedulers: others.length,
     })
+    if (interrupted.length > 0) await this.#reportInterrupted(interrupted)
     if (missed.length > 0) await this.#handleDue(missed, now, mode, false)
     this.#arm()
     // Deliveries a previous process left: pending ones when due, sends a dead owner left mid-way.
@@ -479,6 +481,22 @@ export class CronScheduler {
   }
 
   // ---------------------------------------------------------------- firing
+
+  /**
+   * Reports runs of dead schedulers this one marked `interrupted` as `run:end`: nobody else will (their
+   * owner is gone), and a host counting runs by status agrees with the ledger.
+   */
+  async #reportInterrupted(runs: readonly CronRun[]): Promise<void> {
+    for (const run of runs) {
+      let job = this.#fires.get(run.jobId)?.job
+      try {
+        job ??= await this.#settings.store.getJob(run.jobId)
+      } catch (error) {
+        this.#reportError(error, run.jobId, run.id)
+      }
+      if (job !== undefined) this.events.emit('run:end', { job, run })
+    }
+  }
 
   /**
    * Records occurrences that never started as `skipped` for `reason`, and reports each this

@@ -4,7 +4,7 @@
  * the events (apps/server's `lango_cron_skipped_total`) agrees with the ledger.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { type CronSchedulerEvents, CronService } from './index.js'
+import { type CronRun, type CronSchedulerEvents, CronService } from './index.js'
 import { createDeferred, FakeClock, MemoryCronStore, RecordingShellRunner } from './testing/index.js'
 
 const START = Date.parse('2026-01-01T00:00:00Z')
@@ -76,5 +76,51 @@ describe('skipped occurrences are reported', () => {
         reason: 'skipped: the scheduler stopped before a run slot was free',
       }),
     ])
+  })
+})
+
+describe('runs of a dead scheduler', () => {
+  it('are marked interrupted by the scheduler that finds them, and reported as run:end once', async () => {
+    const store = new MemoryCronStore()
+    const leaseMs = 3_000
+    // A scheduler that freezes mid-run: its clock (and so every timer of it) stops, its row stays
+    // `running` and its heartbeat ages.
+    const frozenClock = new FakeClock(START)
+    const release = createDeferred<void>()
+    const dying = new CronService({
+      store,
+      clock: frozenClock,
+      leaseMs,
+      ownerId: 'dying',
+      shellRunner: new RecordingShellRunner(async () => {
+        await release.promise
+        return { exitCode: 0, stdout: '', stderr: '' }
+      }),
+    })
+    await dying.start()
+    await dying.add({ name: 'slow', scheduleType: 'cron', schedule: '* * * * *', command: 'sleep' })
+    await frozenClock.advance(60_000)
+    expect((await store.listRuns({ status: 'running' })).map((run) => run.owner)).toEqual(['dying'])
+    const reportedByDying: CronRun[] = []
+    dying.on('run:end', ({ run }) => reportedByDying.push(run))
+
+    const clock = new FakeClock(START + 60_000)
+    const ended: CronRun[] = []
+    service = new CronService({ store, clock, leaseMs, ownerId: 'survivor' })
+    service.on('run:end', ({ run }) => ended.push(run))
+    await service.start()
+    expect(ended).toEqual([])
+    // Two leases without a heartbeat from `dying`: a maintenance round of the survivor marks its run.
+    for (let step = 0; step < 4; step++) await clock.advance(leaseMs)
+    await service.scheduler.whenIdle()
+    expect(ended).toEqual([
+      expect.objectContaining({ jobName: 'slow', status: 'interrupted', owner: 'dying' }),
+    ])
+    expect(ended[0]?.error).toMatch(/^interrupted: /)
+    await clock.advance(3 * leaseMs)
+    expect(ended).toHaveLength(1)
+    expect(reportedByDying).toEqual([])
+    release.resolve()
+    await dying.stop()
   })
 })

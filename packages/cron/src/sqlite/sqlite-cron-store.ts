@@ -691,9 +691,9 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
   async interruptOrphanedRuns(
     input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
     options?: StoreCallOptions,
-  ): Promise<number> {
+  ): Promise<CronRun[]> {
     options?.signal?.throwIfAborted()
-    const result = await this.#db
+    const rows = await this.#db
       .updateTable('cron_runs')
       .set((eb) => ({
         status: 'interrupted',
@@ -715,9 +715,10 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
           ),
         ]),
       )
-      .executeTakeFirst()
+      .returningAll()
+      .execute()
     await this.#db.deleteFrom('cron_owners').where('heartbeat_at', '<', input.aliveSince).execute()
-    return Number(result.numUpdatedRows)
+    return rows.map(runFromRow)
   }
 
   async pruneRuns(

@@ -429,28 +429,26 @@ export class MemoryCronStore implements CronStore {
   async interruptOrphanedRuns(
     input: { readonly now: number; readonly aliveSince: number; readonly reason: string },
     options?: StoreCallOptions,
-  ): Promise<number> {
+  ): Promise<CronRun[]> {
     options?.signal?.throwIfAborted()
-    let count = 0
+    const interrupted: CronRun[] = []
     for (const run of this.#runs.values()) {
       if (run.status !== 'running') continue
       const heartbeat = run.owner === null ? undefined : this.#owners.get(run.owner)
       if (heartbeat !== undefined && heartbeat >= input.aliveSince) continue
-      this.#runs.set(
-        run.id,
-        Object.freeze({
-          ...run,
-          status: 'interrupted',
-          completedAt: input.now,
-          durationMs: input.now - (run.startedAt ?? input.now),
-          error: input.reason,
-        }),
-      )
-      count++
+      const row: CronRun = Object.freeze({
+        ...run,
+        status: 'interrupted',
+        completedAt: input.now,
+        durationMs: input.now - (run.startedAt ?? input.now),
+        error: input.reason,
+      })
+      this.#runs.set(run.id, row)
+      interrupted.push(row)
     }
     for (const [owner, heartbeat] of this.#owners)
       if (heartbeat < input.aliveSince) this.#owners.delete(owner)
-    return count
+    return interrupted
   }
 
   async pruneRuns(

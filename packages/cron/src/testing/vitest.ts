@@ -703,9 +703,15 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       const dead = newRun(job, 200, { owner: 'dead', startedAt: 250 })
       const orphan = newRun(job, 300, { owner: null })
       await store.insertRuns([alive, dead, orphan])
-      expect(
-        await store.interruptOrphanedRuns({ now: 12_000, aliveSince: 5_000, reason: 'owner died' }),
-      ).toBe(2)
+      const interrupted = await store.interruptOrphanedRuns({
+        now: 12_000,
+        aliveSince: 5_000,
+        reason: 'owner died',
+      })
+      expect(interrupted.map((run) => run.id).sort()).toEqual([dead.id, orphan.id].sort())
+      expect(interrupted.every((run) => run.status === 'interrupted' && run.error === 'owner died')).toBe(
+        true,
+      )
       expect((await store.getRun(alive.id))?.status).toBe('running')
       expect(await store.getRun(dead.id)).toMatchObject({
         status: 'interrupted',
