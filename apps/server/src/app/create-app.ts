@@ -200,17 +200,6 @@ export async function createApp(
     // The engine stops after cron and background: its runs stay resumable (shell steps aborted, not failed).
     lifecycle.add({ name: 'workflow engine', start: () => engine.start(), stop: () => engine.stop() })
     lifecycle.add({ name: 'background', start: () => background.start(), stop: () => background.stop() })
-    // Alerts stop after what raises them: the last ones (a lease lost while stopping) still go out.
-    lifecycle.add(
-      {
-        name: 'alerts',
-        async stop() {
-          stopAlerts()
-          await alerts.stop()
-        },
-      },
-      { held: true },
-    )
     if (config.cron.enabled)
       lifecycle.add({
         name: 'cron',
@@ -221,6 +210,17 @@ export async function createApp(
         stop: () => cron.stop(),
       })
     lifecycle.add(chatsPart(channels, agent, duties, logger))
+    // Alerts stop before the channels they go through (what is waiting is sent), after the duties.
+    lifecycle.add(
+      {
+        name: 'alerts',
+        async stop() {
+          stopAlerts()
+          await alerts.stop()
+        },
+      },
+      { held: true },
+    )
     // Singleton duties end and their leases go back at once (another server takes them now).
     lifecycle.add({ name: 'duties', start: () => duties.start(), stop: () => duties.stop() })
     // Calls waiting for a person are cancelled first.
