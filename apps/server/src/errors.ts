@@ -47,6 +47,11 @@ export const SERVER_ERROR_CODES = {
   AGENT_TIMEOUT: 504,
   /** The model still wanted to call tools when the step limit (`maxSteps`) was reached. */
   AGENT_STEP_LIMIT: 500,
+  /**
+   * The turn passed its budget (`agent.budget`: tokens or cost per turn) and the model still wanted
+   * to call tools: it was stopped before the next model call (`budget_exhausted`).
+   */
+  AGENT_BUDGET_EXHAUSTED: 429,
   /** The conversation memory could not be loaded. */
   AGENT_MEMORY_FAILED: 500,
   /** Anything else that went wrong in a run. */

@@ -66,7 +66,8 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     database: { kind: 'sqlite', url: join(home, 'lango.db') },
     cluster: { leaseMs: 30_000 },
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
-    agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2 },
+    agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2, turnBudget: {} },
+    models: {},
     sessions: {
       retentionMs: 30 * 86_400_000,
       maxSessions: 10_000,
@@ -187,7 +188,10 @@ model:
   base_url: http://127.0.0.1:11434/v1
   name: llama3.1
   api_key: file-model-key
-agent: { max_steps: 8, timeout: 2m, max_retries: 0 }
+agent: { max_steps: 8, timeout: 2m, max_retries: 0, budget: { max_tokens_per_turn: 50000, max_cost_per_turn: 0.25 } }
+models:
+  llama3.1: { price: { input: 0.15, output: 0.6 } }
+  free-model: {}
 sessions: { retention: 7d, max_sessions: 100, max_messages: 200, observe_after_messages: 40, keep_recent_messages: 10 }
 channels:
   telegram: { token: tg-token, api_url: http://127.0.0.1:8081, allowed_chats: [123, "-1001234567890"] }
@@ -273,7 +277,16 @@ describe('loadConfig: the file', () => {
       database: { kind: 'sqlite', url: join(langoHome, 'data/main.db') },
       cluster: { leaseMs: 10_000 },
       model: { baseUrl: 'http://127.0.0.1:11434/v1', name: 'llama3.1', apiKey: 'file-model-key' },
-      agent: { maxSteps: 8, timeoutMs: 120_000, maxRetries: 0 },
+      agent: {
+        maxSteps: 8,
+        timeoutMs: 120_000,
+        maxRetries: 0,
+        turnBudget: { maxTokens: 50_000, maxCostUsd: 0.25 },
+      },
+      models: {
+        'llama3.1': { price: { inputPerMillion: 0.15, outputPerMillion: 0.6 } },
+        'free-model': {},
+      },
       sessions: {
         retentionMs: 7 * 86_400_000,
         maxSessions: 100,
@@ -574,7 +587,7 @@ describe('loadConfig: errors in the file', () => {
       '9:3 background.<<',
     ])
     expect(error.issues[0]?.message).toBe(
-      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts, telemetry',
+      'unknown key "serve" (did you mean server?); accepted keys: server, database, cluster, model, agent, models, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts, telemetry',
     )
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
@@ -711,7 +724,7 @@ describe('loadConfig: errors in the file', () => {
         file,
         line: 1,
         column: 1,
-        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts, telemetry), got ${got}`,
+        message: `the top level must be a mapping of sections (server, database, cluster, model, agent, models, sessions, channels, approvals, cron, background, workflow, exec, logging, metrics, alerts, telemetry), got ${got}`,
       },
     ])
     expect(error.message).toBe(

@@ -44,6 +44,23 @@ interface TokenUsage {
   readonly totalTokens: number
 }
 
+/** A model's price in US dollars per million tokens. */
+export interface ModelPrice {
+  readonly inputPerMillion: number
+  readonly outputPerMillion: number
+}
+
+/** {@link AgentRunnerOptions.turnBudget}. */
+export interface TurnBudget {
+  readonly maxTokens?: number
+  readonly maxCostUsd?: number
+}
+
+/** The cost of `usage` at `price`, in US dollars. */
+export function costOf(usage: TokenUsage, price: ModelPrice): number {
+  return (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000
+}
+
 /** What a turn returns. */
 export interface AgentTurnResult {
   /**
@@ -60,6 +77,8 @@ export interface AgentTurnResult {
   readonly denials: readonly ToolDenial[]
   /** The model name used. */
   readonly model: string
+  /** What the turn cost in US dollars, when the model has a price (`prices`). */
+  readonly costUsd?: number
   /** True when the turn was appended to the conversation memory. */
   readonly remembered: boolean
 }
@@ -74,6 +93,10 @@ export interface UsageRecord {
   readonly steps: number
   /** False when the turn failed, timed out or was aborted (the usage is then what finished steps used). */
   readonly ok: boolean
+  /** What the turn cost in US dollars, when the model has a price. */
+  readonly costUsd?: number
+  /** True when the turn was stopped by its budget (`AGENT_BUDGET_EXHAUSTED`). */
+  readonly budgetExhausted?: boolean
 }
 
 /** Options of {@link AgentRunner.chat}. */
@@ -167,6 +190,19 @@ export interface AgentRunnerOptions {
   /** Receives every turn's token usage (for the cron AI budget); its errors are logged and ignored. */
   readonly onUsage?: (record: UsageRecord) => void
   /**
+   * Bounds on one turn (`agent.budget`): once the tokens the turn used (input and output, summed
+   * over its steps) pass `maxTokens`, or its cost (with `prices`) passes `maxCostUsd`, the turn stops
+   * before the next model call (it overshoots by at most one step) and, if the model still wanted
+   * to call tools, rejects `AGENT_BUDGET_EXHAUSTED`. Default none.
+   */
+  readonly turnBudget?: TurnBudget
+  /**
+   * What each model costs, in US dollars per million input and output tokens (`models.<name>.price`):
+   * a turn's cost is reported (`AgentTurnResult.costUsd`, `UsageRecord.costUsd`) and bounded by
+   * `turnBudget.maxCostUsd`. A model without a price has no cost. Default none.
+   */
+  readonly prices?: Readonly<Record<string, ModelPrice>>
+  /**
    * Traces each model call (`agent.step`: model, token counts, finish reason) and each tool call
    * (`tool.call`: tool name, outcome) under the span active when the turn starts. Default none.
    */
@@ -188,6 +224,60 @@ function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): Toke
     outputTokens: total.outputTokens + output,
     totalTokens: total.totalTokens + (step?.totalTokens ?? input + output),
   }
+}
+
+/** `usage` in words: `1,234 tokens` and, with a price, `($0.0123)`. */
+function describeSpend(usage: TokenUsage, price: ModelPrice | undefined): string {
+  const tokens = `${(usage.inputTokens + usage.outputTokens).toLocaleString('en-US')} tokens`
+  return price === undefined ? tokens : `${tokens} ($${costOf(usage, price).toFixed(4)})`
+}
+
+/** The budget in words: `10,000 tokens`, `$0.50`, or both. */
+function describeBudget(budget: TurnBudget): string {
+  const parts: string[] = []
+  if (budget.maxTokens !== undefined) parts.push(`${budget.maxTokens.toLocaleString('en-US')} tokens`)
+  if (budget.maxCostUsd !== undefined) parts.push(`$${budget.maxCostUsd}`)
+  return parts.join(' or ')
+}
+
+/** {@link AgentRunnerOptions.turnBudget}, checked: positive finite numbers (tokens whole). */
+function checkedBudget(budget: TurnBudget | undefined): TurnBudget {
+  if (budget === undefined) return {}
+  const { maxTokens, maxCostUsd } = budget
+  if (maxTokens !== undefined && !(Number.isSafeInteger(maxTokens) && maxTokens > 0))
+    throw new AgentError('AGENT_INVALID_OPTIONS', 'turnBudget.maxTokens must be a whole number above 0', {
+      data: { field: 'turnBudget.maxTokens' },
+    })
+  if (maxCostUsd !== undefined && !(Number.isFinite(maxCostUsd) && maxCostUsd > 0))
+    throw new AgentError(
+      'AGENT_INVALID_OPTIONS',
+      'turnBudget.maxCostUsd must be a number of dollars above 0',
+      {
+        data: { field: 'turnBudget.maxCostUsd' },
+      },
+    )
+  return {
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(maxCostUsd === undefined ? {} : { maxCostUsd }),
+  }
+}
+
+/** {@link AgentRunnerOptions.prices}, checked: finite prices of 0 or more. */
+function checkedPrices(
+  prices: Readonly<Record<string, ModelPrice>> | undefined,
+): Readonly<Record<string, ModelPrice>> {
+  const checked: Record<string, ModelPrice> = Object.create(null)
+  for (const [model, price] of Object.entries(prices ?? {})) {
+    const valid = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0
+    if (!valid(price?.inputPerMillion) || !valid(price?.outputPerMillion))
+      throw new AgentError(
+        'AGENT_INVALID_OPTIONS',
+        `prices.${model} must give inputPerMillion and outputPerMillion in dollars (0 or more)`,
+        { data: { field: `prices.${model}` } },
+      )
+    checked[model] = { inputPerMillion: price.inputPerMillion, outputPerMillion: price.outputPerMillion }
+  }
+  return checked
 }
 
 function integerIn(
@@ -325,6 +415,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   )
   const maxObserveChars = integerIn('maxObserveChars', options.maxObserveChars, 100_000, 1000, 10_000_000)
   const tools = [...(options.tools ?? [])]
+  const budget = checkedBudget(options.turnBudget)
+  const prices = checkedPrices(options.prices)
   const logger = options.logger ?? silentLogger
   const now = options.now ?? (() => new Date())
   const permissions: UnattendedPermissions = {
@@ -436,6 +528,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     let toolCalls = 0
     let modelCalled = false
     let ok = false
+    let budgetExhausted = false
+    const price = prices[input.model]
+    /** Whether `spent` passes the turn's budget (tokens, or cost when the model has a price). */
+    const overBudget = (spent: TokenUsage): boolean =>
+      (budget.maxTokens !== undefined && spent.inputTokens + spent.outputTokens > budget.maxTokens) ||
+      (budget.maxCostUsd !== undefined && price !== undefined && costOf(spent, price) > budget.maxCostUsd)
     const fields = { sessionKey: input.sessionKey, model: input.model }
     const { tracer } = options
     /** The model call under way and the tool calls it asked for (`agent.step`), when tracing. */
@@ -503,7 +601,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
                   },
                 }),
               }),
-          stopWhen: stepCountIs(maxSteps),
+          // The budget is checked after each step: a turn past it makes no further model call.
+          stopWhen: [
+            stepCountIs(maxSteps),
+            ({ steps: done }: { readonly steps: readonly { readonly usage: LanguageModelUsage }[] }) =>
+              overBudget(done.reduce((total, step) => addUsage(total, step.usage), ZERO_USAGE)),
+          ],
           maxRetries,
           abortSignal: signal,
           ...(tracer === undefined
@@ -553,6 +656,21 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
                 signal,
               )
         const last = result.steps.at(-1)
+        if (last !== undefined && last.toolCalls.length > 0 && overBudget(usage)) {
+          budgetExhausted = true
+          throw new AgentError(
+            'AGENT_BUDGET_EXHAUSTED',
+            `budget_exhausted: the turn used ${describeSpend(usage, price)}, past its budget of ${describeBudget(budget)} (agent.budget); it was stopped before the next model call`,
+            {
+              data: {
+                steps: result.steps.length,
+                tokens: usage.inputTokens + usage.outputTokens,
+                ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
+                ...budget,
+              },
+            },
+          )
+        }
         if (last !== undefined && last.toolCalls.length > 0 && result.steps.length >= maxSteps) {
           throw new AgentError(
             'AGENT_STEP_LIMIT',
@@ -591,6 +709,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           toolCalls,
           denials: [...denials],
           model: input.model,
+          ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
           remembered,
         }
       })
@@ -618,6 +737,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           usage,
           steps,
           ok,
+          ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
+          ...(budgetExhausted ? { budgetExhausted } : {}),
         })
       }
     }

@@ -2,7 +2,13 @@ import { type ChannelSender, type Clock, systemClock, type TimerHandle } from '@
 import { type Logger, silentLogger } from '../logger-port.js'
 
 /** What an alert is about: the label of `lango_alerts_total` and the heading it is grouped under. */
-export type AlertKind = 'scheduler_stalled' | 'missed_runs' | 'job_paused' | 'delivery_failed' | 'lease_lost'
+export type AlertKind =
+  | 'scheduler_stalled'
+  | 'missed_runs'
+  | 'job_paused'
+  | 'delivery_failed'
+  | 'lease_lost'
+  | 'budget_exhausted'
 
 /** One thing the operator should know about. Never a prompt, a result or a secret: names, times, reasons. */
 export interface Alert {
@@ -59,6 +65,7 @@ const HEADINGS: Readonly<Record<AlertKind, string>> = {
   job_paused: 'Jobs paused',
   delivery_failed: 'Deliveries failed',
   lease_lost: 'Leases lost',
+  budget_exhausted: 'Budgets exhausted',
 }
 const ORDER = Object.keys(HEADINGS) as AlertKind[]
 

@@ -1,8 +1,9 @@
 import type { CronService } from '@lango/cron'
+import type { UsageRecord } from '../agent/index.js'
 import type { SingletonDuties } from '../cluster/leases.js'
 import { formatDuration } from '../config/rules.js'
 import { skipReasonKind } from '../metrics/skip-reasons.js'
-import type { Alerts } from './alerts.js'
+import type { Alert, Alerts } from './alerts.js'
 
 /** What raises alerts: the parts {@link watchForAlerts} listens to. */
 interface AlertSources {
@@ -75,4 +76,19 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
 
 function iso(ms: number): string {
   return new Date(ms).toISOString()
+}
+
+/**
+ * The alert of an agent turn its budget stopped (`agent.budget`): which session and model, what it
+ * spent. The turn's own error (`AGENT_BUDGET_EXHAUSTED`) is recorded where it ran (the cron run,
+ * the background task, the workflow step, the chat's answer).
+ */
+export function budgetAlert(record: UsageRecord): Alert {
+  const tokens = record.usage.inputTokens + record.usage.outputTokens
+  const cost = record.costUsd === undefined ? '' : ` ($${record.costUsd.toFixed(4)})`
+  return {
+    kind: 'budget_exhausted',
+    key: record.sessionKey ?? record.model,
+    text: `an agent turn${record.sessionKey === undefined ? '' : ` in ${record.sessionKey}`} was stopped by its budget after ${record.steps} model calls and ${tokens.toLocaleString('en-US')} tokens${cost} on ${record.model} (agent.budget)`,
+  }
 }

@@ -96,6 +96,12 @@ export async function createAgent(
     maxSteps: config.agent.maxSteps,
     timeoutMs: config.agent.timeoutMs,
     maxRetries: config.agent.maxRetries,
+    turnBudget: config.agent.turnBudget,
+    prices: Object.fromEntries(
+      Object.entries(config.models).flatMap(([model, entry]) =>
+        entry.price === undefined ? [] : [[model, entry.price] as const],
+      ),
+    ),
     // Attended turns without a gate of their own (HTTP chat): pending approvals, answered over
     // the API, the CLI or the dashboard.
     approvalPolicy: config.approvals.policy,

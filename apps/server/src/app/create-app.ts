@@ -4,7 +4,7 @@ import { WorkflowDirectory } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { AgentRunner } from '../agent/index.js'
 import { Alerts } from '../alerts/alerts.js'
-import { watchForAlerts } from '../alerts/sources.js'
+import { budgetAlert, watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
 import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
@@ -173,7 +173,11 @@ export async function createApp(
         tools,
         approvals,
         logger,
-        ...(metrics === undefined ? {} : { onUsage: metrics.onAgentUsage }),
+        // Usage feeds the metrics; a turn its budget stopped is an alert.
+        onUsage: (record) => {
+          metrics?.onAgentUsage(record)
+          if (record.budgetExhausted === true) alerts.raise(budgetAlert(record))
+        },
         ...(tracer === undefined ? {} : { tracer }),
       }),
     )

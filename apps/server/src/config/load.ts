@@ -474,7 +474,14 @@ function buildConfig(
       maxSteps: agent?.max_steps ?? DEFAULTS.agentMaxSteps,
       timeoutMs: agent?.timeout ?? DEFAULTS.agentTimeoutMs,
       maxRetries: agent?.max_retries ?? DEFAULTS.agentMaxRetries,
+      turnBudget: {
+        ...(agent?.budget?.max_tokens_per_turn == null
+          ? {}
+          : { maxTokens: agent.budget.max_tokens_per_turn }),
+        ...(agent?.budget?.max_cost_per_turn == null ? {} : { maxCostUsd: agent.budget.max_cost_per_turn }),
+      },
     },
+    models: modelPrices(file.models),
     sessions: {
       retentionMs: sessions?.retention ?? DEFAULTS.sessionRetentionMs,
       maxSessions: sessions?.max_sessions ?? DEFAULTS.sessionMaxSessions,
@@ -561,6 +568,19 @@ function buildConfig(
       headers: { ...(file.telemetry?.otlp?.headers ?? {}) },
     },
   }
+}
+
+/** `models` of the file, with each price in the runner's terms. */
+function modelPrices(models: FileConfig['models']): ServerConfig['models'] {
+  const table: Record<string, { price?: { inputPerMillion: number; outputPerMillion: number } }> = {}
+  for (const [name, entry] of Object.entries(models ?? {})) {
+    const price = entry?.price
+    table[name] =
+      price?.input == null || price.output == null
+        ? {}
+        : { price: { inputPerMillion: price.input, outputPerMillion: price.output } }
+  }
+  return table
 }
 
 /** `~` and `~/x` are under the user's home; other relative paths resolve against `base`. */

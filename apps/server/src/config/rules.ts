@@ -55,6 +55,20 @@ export function integer(min: number, max: number): Rule<number> {
   }
 }
 
+/** An amount of US dollars from `min` (exclusive when `above`) to `max`: `0.15`, `2.5`. */
+export function dollars(min: number, max: number, above = false): Rule<number> {
+  return {
+    expected: `expected an amount of US dollars ${above ? 'above' : 'from'} ${min}${above ? ' and at most' : ' to'} ${max}, such as 0.15`,
+    parse: (input) =>
+      typeof input === 'number' &&
+      Number.isFinite(input) &&
+      (above ? input > min : input >= min) &&
+      input <= max
+        ? input
+        : undefined,
+  }
+}
+
 export const boolean: Rule<boolean> = {
   expected: 'expected true or false',
   parse: (input) => (typeof input === 'boolean' ? input : undefined),

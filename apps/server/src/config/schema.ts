@@ -9,6 +9,7 @@ import {
   databaseUrl,
   deliveryTarget,
   describeInput,
+  dollars,
   duration,
   envGlob,
   headerValue,
@@ -107,6 +108,27 @@ const otlpHeaders = v.nullish(
   ),
 )
 
+/** `models`: per model name, its price in US dollars per million input and output tokens (at most 100 models). */
+const modelTable = v.nullish(
+  v.pipe(
+    v.record(
+      v.pipe(
+        v.string(),
+        v.regex(/^\S{1,200}$/, (issue) => `expected a model name, got ${describeInput(issue.input)}`),
+      ),
+      section({
+        price: section({
+          input: field(dollars(0, 100_000)),
+          output: field(dollars(0, 100_000)),
+        }),
+      }),
+      (issue) =>
+        `expected a mapping of model names to { price: { input, output } }, got ${describeInput(issue.input)}`,
+    ),
+    v.check((models) => Object.keys(models).length <= 100, 'expected at most 100 models'),
+  ),
+)
+
 /** `channels.custom`: adapters loaded from modules, each `{ name, module, options? }` (at most 20). */
 const customChannels = v.nullish(
   v.pipe(
@@ -163,7 +185,12 @@ export const fileSchema = section({
     max_steps: field(integer(1, 1000)),
     timeout: field(duration(SECOND, DAY)),
     max_retries: field(integer(0, 10)),
+    budget: section({
+      max_tokens_per_turn: field(integer(1, 1_000_000_000)),
+      max_cost_per_turn: field(dollars(0, 1_000_000, true)),
+    }),
   }),
+  models: modelTable,
   sessions: section({
     retention: field(duration(HOUR, 3650 * DAY)),
     max_sessions: field(integer(1, 1_000_000)),

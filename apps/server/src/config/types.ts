@@ -68,7 +68,20 @@ export interface ServerConfig {
     readonly timeoutMs: number
     /** Retries of a failed model call (429, 5xx, network), honouring `Retry-After`. Default 2. */
     readonly maxRetries: number
+    /**
+     * Bounds on one turn (`agent.budget`): tokens (input and output over its steps) and cost (for
+     * models with a price in `models`). A turn past one stops before its next model call with
+     * `AGENT_BUDGET_EXHAUSTED`. Default none.
+     */
+    readonly turnBudget: { readonly maxTokens?: number; readonly maxCostUsd?: number }
   }
+  /** Prices of models in US dollars per million tokens (`models.<name>.price`). Default none. */
+  readonly models: Readonly<
+    Record<
+      string,
+      { readonly price?: { readonly inputPerMillion: number; readonly outputPerMillion: number } }
+    >
+  >
   /** Conversation memory per session, with observational compaction (seed 003). */
   readonly sessions: {
     /** A session idle this long is deleted. Default 30 days. */

@@ -25,11 +25,18 @@ export function agentUsageMetrics(registry: Registry): (record: UsageRecord) => 
     labelNames: ['model', 'purpose', 'direction'] as const,
     registers,
   })
+  const cost = new Counter({
+    name: 'lango_agent_cost_usd_total',
+    help: 'What agent turns cost in US dollars, by model and purpose, for models with a price (models.<name>.price).',
+    labelNames: ['model', 'purpose'] as const,
+    registers,
+  })
   return (record) => {
     const labels = { model: record.model, purpose: record.purpose }
     turns.inc({ ...labels, outcome: record.ok ? 'ok' : 'failed' })
     steps.inc(labels, record.steps)
     tokens.inc({ ...labels, direction: 'input' }, record.usage.inputTokens)
     tokens.inc({ ...labels, direction: 'output' }, record.usage.outputTokens)
+    if (record.costUsd !== undefined) cost.inc(labels, record.costUsd)
   }
 }
