@@ -91,10 +91,12 @@ function toolStatus(code: ToolErrorCode): number {
   }
 }
 
-/** The agent's failures, as the chat routes answered them: the model server's 502, a timeout 504. */
+/** The agent's failures, as the chat routes answered them: the model server's 502, a timeout 504, a spent budget 429. */
 function agentStatus(code: string): number {
   if (code === 'AGENT_NO_MODEL') return 503
   if (code === 'AGENT_TIMEOUT') return 504
+  // The turn's own budget (agent.budget) is spent: 429, as OpenAI answers an exhausted quota.
+  if (code === 'AGENT_BUDGET_EXHAUSTED') return 429
   const modelServer = [
     'AGENT_MODEL_UNREACHABLE',
     'AGENT_MODEL_UNAUTHORIZED',
