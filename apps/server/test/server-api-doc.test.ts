@@ -2,10 +2,10 @@ import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { inspectRoutes } from 'hono/dev'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ERROR_STATUS } from '../src/http/error-status.js'
-import { createHttpApp } from '../src/http/app.js'
-import { STREAM_EVENTS } from '../src/http/routes/events.js'
 import { SERVER_EVENTS } from '../src/events.js'
+import { createHttpApp } from '../src/http/app.js'
+import { ERROR_STATUS } from '../src/http/error-status.js'
+import { STREAM_EVENTS } from '../src/http/routes/events.js'
 import { startTestServer, type TestServer } from './fixtures/http-server.js'
 
 // Issue 24, item 8: docs/server-api.md names every route and event, and nothing that is gone.
