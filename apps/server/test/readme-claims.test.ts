@@ -39,7 +39,12 @@ function blocksOf(markdown: string, language: string): string[] {
 /** What `lango … --help` lists under `Commands:`, `help` aside. */
 async function commandsOf(argv: readonly string[]): Promise<string[]> {
   let text = ''
-  const sink = { write: (chunk: string) => ((text += chunk), true) }
+  const sink = {
+    write: (chunk: string): boolean => {
+      text += chunk
+      return true
+    },
+  }
   await runCli([...argv, '--help'], {
     stdout: sink,
     stderr: sink,
