@@ -384,7 +384,7 @@ export class Approvals {
     // Read back: what every other process sees (the summary whole; labels bounded).
     const created = await this.#store.get(id, options)
     if (created === undefined) return undefined
-    this.#options.events?.publish('approval.pending', {
+    this.#options.events?.emit('approval.pending', {
       id,
       tool: created.tool,
       summary: created.summary,
@@ -448,7 +448,7 @@ export class Approvals {
   }
 
   #publishAnswered(id: string, status: ApprovalStatus, tool: string, decidedBy: string | null): void {
-    this.#options.events?.publish('approval.answered', { id, status, tool, decided_by: decidedBy })
+    this.#options.events?.emit('approval.answered', { id, status, tool, decided_by: decidedBy })
   }
 
   #schedulePoll(): void {

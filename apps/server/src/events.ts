@@ -15,6 +15,43 @@ export interface ServerEvent {
 }
 
 /**
+ * Every event the server publishes on its hub, with the fields of its data (`name?`: present only
+ * sometimes). The one list: publishers go through {@link EventHub.emit}, whose types it gives, and
+ * docs/server-api.md is checked against it (test/server-api-doc.test.ts).
+ */
+export const SERVER_EVENTS = {
+  'cron.run.start': ['job_id', 'job_name', 'run_id', 'trigger'],
+  'cron.run.end': ['job_id', 'job_name', 'run_id', 'status', 'delivery_status'],
+  'cron.run.skipped': ['job_id', 'job_name', 'reason'],
+  'cron.job.created': ['job_id', 'job_name'],
+  'cron.job.updated': ['job_id', 'job_name'],
+  // `reason` when the server paused it (failures in a row).
+  'cron.job.paused': ['job_id', 'job_name', 'reason?'],
+  'cron.job.resumed': ['job_id', 'job_name'],
+  'cron.job.removed': ['job_id', 'job_name'],
+  'cron.jobs.changed': ['registered', 'removed'],
+  'workflow.run.start': ['run_id', 'workflow', 'resumed'],
+  'workflow.run.end': ['run_id', 'workflow', 'status', 'error'],
+  'workflow.step.start': ['run_id', 'step_id', 'attempt'],
+  'workflow.step.end': ['run_id', 'step_id', 'status', 'error'],
+  'background.task.submit': ['task_id', 'status'],
+  'background.task.start': ['task_id', 'status'],
+  'background.task.end': ['task_id', 'status'],
+  'approval.pending': ['id', 'tool', 'summary', 'expires_at'],
+  'approval.answered': ['id', 'status', 'tool', 'decided_by'],
+} as const satisfies Readonly<Record<string, readonly string[]>>
+
+/** The name of one of the server's events ({@link SERVER_EVENTS}). */
+export type ServerEventType = keyof typeof SERVER_EVENTS
+
+type EventField<T extends ServerEventType> = (typeof SERVER_EVENTS)[T][number]
+
+/** The data of a {@link ServerEventType}: exactly its fields, those marked `?` optional. */
+export type ServerEventData<T extends ServerEventType> = {
+  readonly [K in EventField<T> as K extends `${string}?` ? never : K]: unknown
+} & { readonly [K in EventField<T> as K extends `${infer Name}?` ? Name : never]?: unknown }
+
+/**
  * What {@link EventHub.since} answers: the events after the id, or why they cannot be had —
  * `restarted` (the id is of another epoch: the server restarted, or it is another instance),
  * `expired` (they are older than the replay window), `unknown` (not an id this hub gave out).
@@ -63,6 +100,12 @@ export class EventHub {
     this.#epoch = epoch
   }
 
+  /** Publishes one of the server's own events: its name and fields as {@link SERVER_EVENTS} lists them. */
+  emit<T extends ServerEventType>(type: T, data: ServerEventData<T>): void {
+    this.publish(type, data)
+  }
+
+  /** Publishes any event (a host's own; the server's go through {@link emit}). */
   publish(type: string, data: Readonly<Record<string, unknown>>): void {
     this.#sequence += 1
     const event: ServerEvent = { id: `${this.#epoch}-${this.#sequence}`, type, data, at: this.#now() }

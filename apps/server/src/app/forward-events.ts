@@ -12,7 +12,7 @@ export function forwardEvents(
 ): void {
   const on = cron
   on.on('run:start', ({ job, run: started }) =>
-    events.publish('cron.run.start', {
+    events.emit('cron.run.start', {
       job_id: job.id,
       job_name: job.name,
       run_id: started.id,
@@ -20,7 +20,7 @@ export function forwardEvents(
     }),
   )
   on.on('run:end', ({ job, run: ended }) =>
-    events.publish('cron.run.end', {
+    events.emit('cron.run.end', {
       job_id: job.id,
       job_name: job.name,
       run_id: ended.id,
@@ -30,24 +30,24 @@ export function forwardEvents(
   )
   on.on('schedule:fire', (fire) => {
     if (fire.outcome === 'skipped')
-      events.publish('cron.run.skipped', {
+      events.emit('cron.run.skipped', {
         job_id: fire.jobId,
         job_name: fire.jobName,
         reason: fire.reason ?? null,
       })
   })
   on.on('job:pause', ({ job, reason }) =>
-    events.publish('cron.job.paused', { job_id: job.id, job_name: job.name, reason }),
+    events.emit('cron.job.paused', { job_id: job.id, job_name: job.name, reason }),
   )
   // Jobs created, changed, paused, resumed or removed by anyone (API, CLI, chat, MCP, agents).
   on.on('job:change', ({ job, change }) =>
-    events.publish(`cron.job.${change}`, { job_id: job.id, job_name: job.name }),
+    events.emit(`cron.job.${change}`, { job_id: job.id, job_name: job.name }),
   )
   engine.on('run:start', (e) =>
-    events.publish('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }),
+    events.emit('workflow.run.start', { run_id: e.runId, workflow: e.workflowName, resumed: e.resumed }),
   )
   engine.on('run:end', (e) =>
-    events.publish('workflow.run.end', {
+    events.emit('workflow.run.end', {
       run_id: e.runId,
       workflow: e.workflowName,
       status: e.status,
@@ -55,18 +55,20 @@ export function forwardEvents(
     }),
   )
   engine.on('step:start', (e) =>
-    events.publish('workflow.step.start', { run_id: e.runId, step_id: e.stepId, attempt: e.attempt }),
+    events.emit('workflow.step.start', { run_id: e.runId, step_id: e.stepId, attempt: e.attempt }),
   )
   engine.on('step:end', (e) =>
-    events.publish('workflow.step.end', {
+    events.emit('workflow.step.end', {
       run_id: e.runId,
       step_id: e.stepId,
       status: e.status,
       error: e.error,
     }),
   )
-  for (const name of ['task:submit', 'task:start', 'task:end'] as const)
-    background.on(name, (task) =>
-      events.publish(`background.${name.replace(':', '.')}`, { task_id: task.id, status: task.status }),
-    )
+  for (const [name, type] of [
+    ['task:submit', 'background.task.submit'],
+    ['task:start', 'background.task.start'],
+    ['task:end', 'background.task.end'],
+  ] as const)
+    background.on(name, (task) => events.emit(type, { task_id: task.id, status: task.status }))
 }

@@ -56,12 +56,14 @@ function item<T>(rule: Rule<T>) {
 /** A list of values each checked by `rule`, at most `max` long. */
 function list<T>(rule: Rule<T>, max: number) {
   const what = `expected a list (at most ${max}) of items each ${rule.expected.replace(/^expected /, '')}`
-  return v.nullish(
+  // `expected` stays on the schema for the configuration reference (src/config/reference.ts).
+  const schema = v.nullish(
     v.pipe(
       v.array(item(rule), (issue) => `${what}, got ${describeInput(issue.input)}`),
       v.maxLength(max, (issue) => `expected at most ${max} items, got ${issue.input.length}`),
     ),
   )
+  return Object.assign(schema, { expected: what })
 }
 
 /** The message of an unknown key: names it, the closest accepted key, and every accepted key. */

@@ -92,7 +92,7 @@ export function scheduleSync(
     const { registered, removed } = await syncScheduledWorkflows(cron, directory, logger)
     if (registered.length + removed.length > 0) {
       logger.info('workflow schedules updated', { registered, removed })
-      events.publish('cron.jobs.changed', { registered, removed })
+      events.emit('cron.jobs.changed', { registered, removed })
     }
   }
 }

@@ -23,6 +23,15 @@ export function eventRoutes(app: App, options: EventStreamOptions = {}): Hono {
   return routes
 }
 
+/**
+ * The events of the stream itself (not the hub's: `SERVER_EVENTS` in src/events.ts), with the fields of their
+ * data: `reset` when the missed events cannot be replayed, `ready` once the stream is live.
+ */
+export const STREAM_EVENTS = {
+  ready: ['replayed'],
+  reset: ['reason', 'last_event_id'],
+} as const satisfies Readonly<Record<string, readonly string[]>>
+
 /** A `Last-Event-ID` longer than this is not one of ours (and is not echoed back). */
 const MAX_LAST_EVENT_ID = 64
 
