@@ -102,6 +102,23 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     description: 'Retries of a model call that failed with a network error, 429 or 5xx.',
     value: (c) => c.agent.maxRetries,
   },
+  'agent.budget.max_tokens_per_turn': {
+    description:
+      'Tokens (input and output, over its steps) one agent turn may use: past it the turn makes no further model call and fails `AGENT_BUDGET_EXHAUSTED` if the model still wanted tools.',
+    value: (c) => c.agent.turnBudget.maxTokens,
+  },
+  'agent.budget.max_cost_per_turn': {
+    description:
+      'US dollars one agent turn may cost, for models with a price under `models`: past it the turn stops as for `max_tokens_per_turn`.',
+    value: (c) => c.agent.turnBudget.maxCostUsd,
+  },
+  models: {
+    description:
+      'Prices of models, for the cost of each turn (`lango_agent_cost_usd_total`) and `agent.budget.max_cost_per_turn`: `models: { gpt-4o-mini: { price: { input: 0.15, output: 0.60 } } }`.',
+    value: (c) => c.models,
+    accepted:
+      'a mapping (at most 100) of model names to `{ price: { input, output } }`, each an amount of US dollars per million tokens from 0 to 100000',
+  },
   'sessions.retention': {
     description: 'Chat sessions not used for this long are deleted.',
     value: (c) => c.sessions.retentionMs,
