@@ -1,6 +1,6 @@
+export { describeSchedule } from './describe-schedule.js'
 export type { CronErrorCode } from './errors.js'
 export { CronError, DeliveryError } from './errors.js'
-export { describeSchedule } from './describe-schedule.js'
 export type { Stall } from './maintenance.js'
 export type {
   CatchupPolicy,
