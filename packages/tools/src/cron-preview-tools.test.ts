@@ -138,7 +138,10 @@ describe('cron_add dry_run (issue 25)', () => {
     expect(tool.safetyFor?.(nightly)).toBe('moderate')
     const bad = await call('cron_add', { ...nightly, schedule: '0 25 * * *', dry_run: true })
     const real = await call('cron_add', { ...nightly, schedule: '0 25 * * *' })
-    expect(bad).toMatchObject({ ok: false, error: { message: expect.stringMatching(/Invalid cron expression/) } })
+    expect(bad).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(/Invalid cron expression/) },
+    })
     expect(bad).toEqual(real)
     const count = await call('cron_add', { ...nightly, dry_run: true, preview_count: 51 })
     expect(count).toMatchObject({ ok: false, error: { code: 'TOOL_INVALID_PARAMETERS' } })
