@@ -5,11 +5,11 @@ import type { CronJob, CronRunStatus, DeliveryStatus } from './model.js'
 import type { AgentRunner, ChannelSender, Clock, ShellRunner } from './ports.js'
 
 /** Default text put before every automated `ai` prompt. */
-const DEFAULT_AUTOMATION_PREFIX =
+export const DEFAULT_AUTOMATION_PREFIX =
   '[Automated run] This message comes from a scheduled job, not from a person. Nobody is present to answer questions or approve actions: do the task and reply with the result only.'
 
 /** How many characters of each earlier result are shown to the agent. */
-const RECENT_RESULT_CHARS = 500
+export const RECENT_RESULT_CHARS = 500
 
 /** The outcome of executing one run, before it is stored. */
 export interface ExecutionOutcome {
@@ -52,7 +52,7 @@ function sessionKeyFor(job: Pick<CronJob, 'name' | 'sessionMode'>, runId: string
  * The prompt an `ai` job sends: the automation prefix, the job's prompt, and its last few
  * results so the agent does not repeat itself.
  */
-function buildAgentPrompt(
+export function buildAgentPrompt(
   job: Pick<CronJob, 'name' | 'prompt'>,
   recentResults: readonly string[],
   prefix: string = DEFAULT_AUTOMATION_PREFIX,

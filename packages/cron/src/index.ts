@@ -1,3 +1,4 @@
+export { describeSchedule } from './describe-schedule.js'
 export type { CronErrorCode } from './errors.js'
 export { CronError, DeliveryError } from './errors.js'
 export type { Stall } from './maintenance.js'
@@ -55,6 +56,14 @@ export type {
   TokenTotal,
 } from './ports.js'
 export { silentLogger, systemClock } from './ports.js'
+export type {
+  CronPreview,
+  DstNote,
+  PreviewClash,
+  PreviewDelivery,
+  PromptEstimate,
+} from './preview.js'
+export { DEFAULT_PREVIEW_COUNT, MAX_PREVIEW_COUNT } from './preview.js'
 export type { PingStats } from './run-pings.js'
 export type { ScheduleInput, ValidatedSchedule } from './schedule.js'
 export { validateSchedule } from './schedule.js'
@@ -66,6 +75,8 @@ export type {
   AddJobResult,
   CronJobInput,
   CronJobUpdate,
+  CronPreviewInput,
+  CronPreviewOptions,
   CronServiceOptions,
   HistoryOptions,
   JobWithNextRuns,

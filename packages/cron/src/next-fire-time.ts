@@ -33,6 +33,11 @@ export interface CompiledSchedule {
    * `anchor` is the grid origin of `every` schedules (a previous fire); defaults to `after`.
    */
   next(after: number, anchor?: number): number | undefined
+  /**
+   * `cron` only: the first wall time (naive epoch ms, see `ZoneCalendar`) matching the expression
+   * strictly after the wall time `wall`, before any DST rule maps it to an instant.
+   */
+  readonly nextWall?: (wall: number) => number | undefined
 }
 
 /**
@@ -133,6 +138,7 @@ function compileCron(expression: string, timezone: string): CompiledSchedule {
     timezone,
     periodMs: first !== undefined && second !== undefined ? second - first : undefined,
     next: (after) => nextCronInstant(nextWall, calendar, after),
+    nextWall,
   }
 }
 

@@ -271,6 +271,25 @@ export function parseAtTime(text: string, timezone: string): number {
   )
 }
 
+/**
+ * The wall time (naive epoch ms) an `at` text names when it carries no offset, so the zone's DST
+ * rules decide its instant; `undefined` for a text with an offset or one that does not read.
+ */
+export function atWallTime(text: string): number | undefined {
+  const match = AT_PATTERN.exec(text.trim())
+  if (match === null || match[8] !== undefined) return undefined
+  const [, year, month, day, hour, minute, second = '0'] = match
+  const wall = Date.UTC(
+    Number(year),
+    Number(month) - 1,
+    Number(day),
+    Number(hour),
+    Number(minute),
+    Number(second),
+  )
+  return Number.isNaN(wall) ? undefined : wall
+}
+
 function checkCronShape(text: string): string {
   const lower = text.toLowerCase()
   if (lower.startsWith('@')) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { describeSchedule } from './describe-schedule.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { CronError } from './errors.js'
 import type { Unsubscribe } from './events.js'
@@ -14,9 +15,20 @@ import type {
   OverlapPolicy,
   SessionMode,
 } from './model.js'
+import type { CompiledSchedule } from './next-fire-time.js'
 import { checkPingUrl } from './ping-url.js'
 import type { Clock, CronJobPatch, CronStore, IdGenerator, JobListFilter } from './ports.js'
 import { systemClock } from './ports.js'
+import {
+  type CronPreview,
+  DEFAULT_PREVIEW_COUNT,
+  deliveryRoute,
+  dstNotes,
+  estimatePrompt,
+  findClashes,
+  MAX_PREVIEW_COUNT,
+  previewFires,
+} from './preview.js'
 import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
 import { CronScheduler, type TriggerResult } from './scheduler.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
@@ -97,6 +109,49 @@ export type CronJobUpdate = Partial<CronJobInput>
 export interface JobWithNextRuns {
   readonly job: CronJob
   readonly nextRuns: readonly NextRun[]
+  /**
+   * What the create or update was previewed as, just before it was stored: the next 5 fires, the
+   * schedule in words, DST notes, clashes, delivery route and prompt estimate (see {@link CronService.preview}).
+   * Absent from pause and resume.
+   */
+  readonly preview?: CronPreview
+}
+
+/**
+ * Input of {@link CronService.preview}: a job definition as {@link CronService.create} takes it, or
+ * only a schedule (`scheduleType`, `schedule`, optionally `timezone`) for a schedule-only preview.
+ */
+export type CronPreviewInput = Partial<CronJobInput> & {
+  readonly scheduleType: string
+  readonly schedule: string | number
+}
+
+/** Options of {@link CronService.preview} and {@link CronService.previewUpdate}. */
+export interface CronPreviewOptions {
+  /** How many fires to list: 1 to 50, default 5. */
+  readonly count?: number
+  /**
+   * When `input.name` is already taken: `update` (default, as {@link CronService.add} does) previews
+   * the update of that job; `error` refuses with `CRON_DUPLICATE_NAME`, as {@link CronService.create} does.
+   */
+  readonly existing?: 'update' | 'error'
+  readonly signal?: AbortSignal
+}
+
+/** What a preview is computed from, once the input is validated. */
+interface PreviewPlan {
+  readonly action: 'create' | 'update'
+  readonly jobId: string | null
+  readonly definition: Pick<CronJob, 'name' | 'kind' | 'prompt' | 'deliverTo' | 'notify'> | null
+  readonly enabled: boolean
+  readonly scheduleType: CronJob['scheduleType']
+  readonly schedule: string
+  readonly timezone: string
+  readonly compiled: CompiledSchedule
+  /** The `at` text as given (its DST note needs to know whether it named a wall time). */
+  readonly atText?: string
+  /** An unchanged schedule's stored next fire, the grid of its further fires. */
+  readonly anchor?: number
 }
 
 /** Result of {@link CronService.add}. */
@@ -144,6 +199,8 @@ export class CronService {
   readonly #maxJobsPerCreator: number
   readonly #defaultTimeoutMs: number
   readonly #maxTimeoutMs: number
+  readonly #automationPrefix: string | undefined
+  readonly #recentResultsInPrompt: number
 
   constructor(options: CronServiceOptions) {
     this.scheduler = options.scheduler ?? new CronScheduler(options)
@@ -156,6 +213,8 @@ export class CronService {
     this.#maxJobsPerCreator = options.maxJobsPerCreator ?? 50
     this.#maxTimeoutMs = timerMs(options.maxTimeoutMs ?? 86_400_000, 'maxTimeoutMs', 1000)
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? Math.min(600_000, this.#maxTimeoutMs)
+    this.#automationPrefix = options.automationPrefix
+    this.#recentResultsInPrompt = options.recentResultsInPrompt ?? 3
     if (
       !Number.isSafeInteger(this.#defaultTimeoutMs) ||
       this.#defaultTimeoutMs < 1000 ||
@@ -220,28 +279,21 @@ export class CronService {
       now,
       minIntervalMs: this.#minIntervalMs,
     })
-    if ((await this.#store.getJobByName(definition.name, options)) !== undefined) {
-      throw duplicateName(definition.name)
-    }
-    if ((await this.#store.countJobs(options)) >= this.#maxJobs) {
-      throw new CronError(
-        'CRON_TOO_MANY_JOBS',
-        `There are already ${this.#maxJobs} jobs, the maximum; remove jobs you no longer need first.`,
-        { data: { maxJobs: this.#maxJobs } },
-      )
-    }
-    const createdBy = input.createdBy ?? undefined
-    if (
-      createdBy !== undefined &&
-      (await this.#store.countJobs({ ...options, createdBy })) >= this.#maxJobsPerCreator
-    ) {
-      throw new CronError(
-        'CRON_TOO_MANY_JOBS',
-        `This user already has ${this.#maxJobsPerCreator} jobs in this channel, the maximum; remove jobs they no longer need first.`,
-        { data: { maxJobsPerCreator: this.#maxJobsPerCreator } },
-      )
-    }
+    await this.#checkCreate(definition.name, input.createdBy ?? undefined, options)
     const enabled = input.enabled ?? true
+    const preview = await this.#preview(
+      {
+        action: 'create',
+        jobId: null,
+        definition,
+        enabled,
+        ...schedule,
+        atText: String(input.schedule),
+      },
+      now,
+      DEFAULT_PREVIEW_COUNT,
+      options,
+    )
     const job: CronJob = {
       id: this.#newId(),
       ...definition,
@@ -261,7 +313,7 @@ export class CronService {
     await this.#store.insertJob(job, options)
     this.scheduler.register(job)
     this.scheduler.events.emit('job:change', { job, change: 'created' })
-    return { job, nextRuns: schedule.nextRuns }
+    return { job, nextRuns: schedule.nextRuns, preview }
   }
 
   /**
@@ -304,6 +356,104 @@ export class CronService {
     options?.signal?.throwIfAborted()
     const current = await this.#resolve(idOrName, options)
     const now = this.#clock.now().getTime()
+    const plan = await this.#planUpdate(current, changes, now, options)
+    const preview = await this.#preview(plan.preview, now, DEFAULT_PREVIEW_COUNT, options)
+    const updated = await this.#store.updateJob(current.id, plan.patch, options)
+    if (updated === undefined) throw notFound(idOrName)
+    if (updated.enabled) this.scheduler.register(updated)
+    else await this.scheduler.unregister(updated.id, 'paused')
+    const change =
+      current.enabled && !updated.enabled
+        ? 'paused'
+        : !current.enabled && updated.enabled
+          ? 'resumed'
+          : 'updated'
+    this.scheduler.events.emit('job:change', { job: updated, change })
+    return { job: updated, nextRuns: nextRunsOf(updated, 3), preview }
+  }
+
+  /**
+   * What creating this job would do, storing nothing: the next `count` fires (job zone and UTC),
+   * the schedule in words, DST notes, clashes with other jobs, the delivery route and, for `ai`
+   * jobs, an estimate of the prompt's tokens. The input is validated as {@link CronService.create}
+   * validates it, with the same errors. A taken name previews the update of that job (see
+   * {@link CronPreviewOptions.existing}); input without `name`, `prompt` and `command` is a
+   * schedule-only preview (no delivery, no estimate).
+   * @example
+   * const preview = await cron.preview({ scheduleType: 'cron', schedule: '30 2 * * *', timezone: 'Europe/Berlin' }, { count: 10 })
+   * preview.dstNotes[0]?.message // '2026-03-29 02:30 does not exist in Europe/Berlin (clocks go from 02:00 to 03:00): fires at 03:00 …'
+   */
+  async preview(input: CronPreviewInput, options?: CronPreviewOptions): Promise<CronPreview> {
+    options?.signal?.throwIfAborted()
+    const count = previewCount(options?.count)
+    if (typeof input !== 'object' || input === null) {
+      throw new CronError('CRON_INVALID_INPUT', 'A job definition object is required.')
+    }
+    const scheduleOnly =
+      (input.name === undefined || input.name === '') &&
+      input.prompt === undefined &&
+      input.command === undefined
+    const now = this.#clock.now().getTime()
+    if (!scheduleOnly) {
+      const name = checkName(input.name)
+      await this.scheduler.flushPendingWrites()
+      const existing = await this.#store.getJobByName(name, options)
+      if (existing !== undefined && (options?.existing ?? 'update') === 'update') {
+        const { name: _name, ...changes } = input
+        const plan = await this.#planUpdate(existing, changes, now, options)
+        return this.#preview(plan.preview, now, count, options)
+      }
+    }
+    const definition = scheduleOnly
+      ? null
+      : this.#definition({ ...input, name: input.name } as CronJobInput, undefined)
+    const schedule = validateSchedule({
+      scheduleType: input.scheduleType,
+      schedule: input.schedule,
+      timezone: input.timezone ?? this.#defaultTimezone,
+      now,
+      minIntervalMs: this.#minIntervalMs,
+    })
+    if (definition !== null) await this.#checkCreate(definition.name, input.createdBy ?? undefined, options)
+    return this.#preview(
+      {
+        action: 'create',
+        jobId: null,
+        definition,
+        enabled: input.enabled ?? true,
+        ...schedule,
+        atText: String(input.schedule),
+      },
+      now,
+      count,
+      options,
+    )
+  }
+
+  /**
+   * What {@link CronService.update} with these changes would do, storing nothing (see
+   * {@link CronService.preview}); the job itself is left out of the clashes.
+   */
+  async previewUpdate(
+    idOrName: string,
+    changes: CronJobUpdate,
+    options?: Omit<CronPreviewOptions, 'existing'>,
+  ): Promise<CronPreview> {
+    options?.signal?.throwIfAborted()
+    const count = previewCount(options?.count)
+    const current = await this.#resolve(idOrName, options)
+    const now = this.#clock.now().getTime()
+    const plan = await this.#planUpdate(current, changes, now, options)
+    return this.#preview(plan.preview, now, count, options)
+  }
+
+  /** Validates an update and works out its patch and preview plan, storing nothing. */
+  async #planUpdate(
+    current: CronJob,
+    changes: CronJobUpdate,
+    now: number,
+    options: { readonly signal?: AbortSignal } | undefined,
+  ): Promise<{ patch: CronJobPatch; preview: PreviewPlan }> {
     const definition = this.#definition(
       { ...inputOf(current), ...stripUndefined(changes) } as CronJobInput,
       current,
@@ -322,6 +472,8 @@ export class CronService {
       updatedAt: now,
       enabled,
     }
+    const base = { action: 'update' as const, jobId: current.id, definition, enabled }
+    let preview: PreviewPlan
     if (scheduleChanged || (enabled && !current.enabled)) {
       const schedule = validateSchedule({
         scheduleType: changes.scheduleType ?? current.scheduleType,
@@ -338,6 +490,16 @@ export class CronService {
       patch.schedule = schedule.schedule
       patch.timezone = schedule.timezone
       patch.nextRunAt = enabled ? (schedule.nextRuns[0]?.at ?? null) : null
+      preview = { ...base, ...schedule, atText: String(changes.schedule ?? current.schedule) }
+    } else {
+      preview = {
+        ...base,
+        scheduleType: current.scheduleType,
+        schedule: current.schedule,
+        timezone: current.timezone,
+        compiled: compileJobSchedule(current),
+        ...(current.enabled && current.nextRunAt !== null ? { anchor: current.nextRunAt } : {}),
+      }
     }
     if (!enabled) {
       patch.nextRunAt = null
@@ -346,18 +508,67 @@ export class CronService {
       patch.pauseReason = null
       patch.consecutiveFailures = 0
     }
-    const updated = await this.#store.updateJob(current.id, patch, options)
-    if (updated === undefined) throw notFound(idOrName)
-    if (updated.enabled) this.scheduler.register(updated)
-    else await this.scheduler.unregister(updated.id, 'paused')
-    const change =
-      current.enabled && !updated.enabled
-        ? 'paused'
-        : !current.enabled && updated.enabled
-          ? 'resumed'
-          : 'updated'
-    this.scheduler.events.emit('job:change', { job: updated, change })
-    return { job: updated, nextRuns: nextRunsOf(updated, 3) }
+    return { patch, preview }
+  }
+
+  /** Computes a preview from its plan: reads the other jobs for clashes, stores nothing. */
+  async #preview(
+    plan: PreviewPlan,
+    now: number,
+    count: number,
+    options: { readonly signal?: AbortSignal } | undefined,
+  ): Promise<CronPreview> {
+    const fires = previewFires(plan.compiled, {
+      now,
+      count,
+      ...(plan.anchor === undefined ? {} : { anchor: plan.anchor }),
+    })
+    await this.scheduler.flushPendingWrites()
+    const others = await this.#store.listJobs({
+      enabled: true,
+      ...(options?.signal ? { signal: options.signal } : {}),
+    })
+    const { clashes, count: clashCount } = findClashes(fires, plan.timezone, others, plan.jobId ?? undefined)
+    const last = fires[fires.length - 1]
+    const definition = plan.definition
+    return {
+      action: plan.action,
+      jobId: plan.jobId,
+      name: definition?.name ?? null,
+      scheduleType: plan.scheduleType,
+      schedule: plan.schedule,
+      timezone: plan.timezone,
+      description: describeSchedule(plan),
+      enabled: plan.enabled,
+      fires: fires.map((at) => toNextRun(at, plan.timezone)),
+      dstNotes:
+        last === undefined
+          ? []
+          : dstNotes(
+              {
+                scheduleType: plan.scheduleType,
+                timezone: plan.timezone,
+                compiled: plan.compiled,
+                ...(plan.atText === undefined ? {} : { atText: plan.atText }),
+              },
+              now,
+              last,
+            ),
+      clashes,
+      clashCount,
+      delivery: definition === null ? null : deliveryRoute(definition.deliverTo, definition.notify),
+      ...(definition?.kind === 'ai' && definition.prompt !== null
+        ? {
+            promptEstimate: estimatePrompt(
+              { name: definition.name, prompt: definition.prompt },
+              {
+                ...(this.#automationPrefix === undefined ? {} : { automationPrefix: this.#automationPrefix }),
+                recentResults: this.#recentResultsInPrompt,
+              },
+            ),
+          }
+        : {}),
+    }
   }
 
   /** Disables a job and unregisters it at once, cancelling a run in flight (cron_pause). */
@@ -435,6 +646,35 @@ export class CronService {
     options?.signal?.throwIfAborted()
     if (runIds.length === 0) return []
     return this.#store.listDeliveries(runIds, options)
+  }
+
+  /** The checks a create makes before storing: the name is free and the job caps allow one more. */
+  async #checkCreate(
+    name: string,
+    createdBy: string | undefined,
+    options: { readonly signal?: AbortSignal } | undefined,
+  ): Promise<void> {
+    const definition = { name }
+    if ((await this.#store.getJobByName(definition.name, options)) !== undefined) {
+      throw duplicateName(definition.name)
+    }
+    if ((await this.#store.countJobs(options)) >= this.#maxJobs) {
+      throw new CronError(
+        'CRON_TOO_MANY_JOBS',
+        `There are already ${this.#maxJobs} jobs, the maximum; remove jobs you no longer need first.`,
+        { data: { maxJobs: this.#maxJobs } },
+      )
+    }
+    if (
+      createdBy !== undefined &&
+      (await this.#store.countJobs({ ...options, createdBy })) >= this.#maxJobsPerCreator
+    ) {
+      throw new CronError(
+        'CRON_TOO_MANY_JOBS',
+        `This user already has ${this.#maxJobsPerCreator} jobs in this channel, the maximum; remove jobs they no longer need first.`,
+        { data: { maxJobsPerCreator: this.#maxJobsPerCreator } },
+      )
+    }
   }
 
   async #resolve(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
@@ -554,6 +794,19 @@ export class CronService {
     }
     return milliseconds
   }
+}
+
+/** A preview's `count`, checked: a whole number from 1 to 50, default 5. */
+function previewCount(count: number | undefined): number {
+  if (count === undefined) return DEFAULT_PREVIEW_COUNT
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PREVIEW_COUNT) {
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      `count must be a whole number from 1 to ${MAX_PREVIEW_COUNT}; got ${String(count).slice(0, 20)}.`,
+      { data: { field: 'count', min: 1, max: MAX_PREVIEW_COUNT } },
+    )
+  }
+  return count
 }
 
 /** The next `count` fires of a stored job, starting at its persisted `nextRunAt`. */

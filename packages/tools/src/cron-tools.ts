@@ -42,6 +42,53 @@ export interface NextRunView {
   readonly timezone: string
 }
 
+/** A fire time with its instant, as `@lango/cron`'s preview reports it. */
+interface PreviewTimeView {
+  readonly utc: string
+  readonly local: string
+  readonly timezone: string
+}
+
+/** A preview as `@lango/cron`'s `CronService.preview` returns it (what a create or update would do). */
+export interface CronPreviewView {
+  readonly action: 'create' | 'update'
+  readonly jobId: string | null
+  readonly name: string | null
+  readonly scheduleType: string
+  readonly schedule: string
+  readonly timezone: string
+  readonly description: string
+  readonly enabled: boolean
+  readonly fires: readonly PreviewTimeView[]
+  readonly dstNotes: readonly {
+    readonly kind: string
+    readonly changeAt: string
+    readonly offsetBefore: string
+    readonly offsetAfter: string
+    readonly localTimes: readonly string[]
+    readonly firesAt?: PreviewTimeView
+    readonly message: string
+  }[]
+  readonly clashes: readonly {
+    readonly at: PreviewTimeView
+    readonly jobId: string
+    readonly jobName: string
+    readonly otherAt: PreviewTimeView
+  }[]
+  readonly clashCount: number
+  readonly delivery: {
+    readonly targets: readonly string[]
+    readonly route: string
+    readonly notify: string
+  } | null
+  readonly promptEstimate?: {
+    readonly chars: number
+    readonly tokens: number
+    readonly tokensWithHistory: number
+    readonly method: string
+  }
+}
+
 /** A ledger row as `@lango/cron` returns it. */
 export interface CronRunView {
   readonly id: string
@@ -101,18 +148,35 @@ export interface CronToolJobInput {
 
 /** What the cron tools need; `CronService` from `@lango/cron` fits as is. */
 export interface CronToolsService {
-  add(
-    input: CronToolJobInput & { name: string; scheduleType: string; schedule: string },
-  ): Promise<{ status: 'created' | 'updated'; job: CronJobView; nextRuns: readonly NextRunView[] }>
+  add(input: CronToolJobInput & { name: string; scheduleType: string; schedule: string }): Promise<{
+    status: 'created' | 'updated'
+    job: CronJobView
+    nextRuns: readonly NextRunView[]
+    preview?: CronPreviewView
+  }>
   create(
     input: CronToolJobInput & { name: string; scheduleType: string; schedule: string },
-  ): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
+  ): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[]; preview?: CronPreviewView }>
+  /**
+   * What a create would do, storing nothing (`dry_run`); a taken name previews the update of that
+   * job unless `existing` is `error`.
+   */
+  preview(
+    input: CronToolJobInput & { scheduleType: string; schedule: string },
+    options?: { count?: number; existing?: 'update' | 'error' },
+  ): Promise<CronPreviewView>
+  /** What an update would do, storing nothing (`dry_run`). */
+  previewUpdate(
+    idOrName: string,
+    changes: CronToolJobInput,
+    options?: { count?: number },
+  ): Promise<CronPreviewView>
   list(): Promise<readonly CronJobView[]>
   get(idOrName: string): Promise<CronJobView>
   update(
     idOrName: string,
     changes: CronToolJobInput,
-  ): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
+  ): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[]; preview?: CronPreviewView }>
   pause(idOrName: string): Promise<CronJobView>
   resume(idOrName: string): Promise<{ job: CronJobView; nextRuns: readonly NextRunView[] }>
   remove(idOrName: string): Promise<CronJobView>
@@ -302,6 +366,93 @@ const notify = v.optional(
   ),
 )
 
+const dryRun = v.optional(
+  v.pipe(
+    v.boolean('dry_run must be true or false'),
+    v.description(
+      'true: store nothing, only preview what this call would do: the next fire times (job zone and UTC) with the schedule in words, DST notes (local times a clock change skips or repeats, and when the job then fires), clashes (other jobs firing in the same minute), the delivery route (targets, or "history only"), and for ai jobs an estimate of the prompt tokens. Use it to check a schedule with the user before saving. Default false; a real call returns the same preview.',
+    ),
+  ),
+)
+const previewCount = v.optional(
+  v.pipe(
+    v.number('preview_count must be a number'),
+    v.integer('preview_count must be a whole number'),
+    v.minValue(1, 'preview_count must be at least 1'),
+    v.maxValue(50, 'preview_count must be at most 50'),
+    v.description('How many upcoming fire times the preview lists: 1 to 50, default 5.'),
+  ),
+)
+
+function previewTime(time: PreviewTimeView) {
+  return { local: time.local, utc: time.utc }
+}
+
+/**
+ * A preview as the tools, the HTTP API and the CLI show it (snake_case). The prompt estimate is
+ * characters / 4 of the prompt the job sends (automation prefix included), not a tokenizer count.
+ */
+export function cronPreviewView(preview: CronPreviewView) {
+  return {
+    action: preview.action,
+    job_id: preview.jobId,
+    name: preview.name,
+    schedule_type: preview.scheduleType,
+    schedule: preview.schedule,
+    timezone: preview.timezone,
+    description: preview.description,
+    enabled: preview.enabled,
+    fires: preview.fires.map(previewTime),
+    dst_notes: preview.dstNotes.map((note) => ({
+      kind: note.kind,
+      change_at: note.changeAt,
+      offset_before: note.offsetBefore,
+      offset_after: note.offsetAfter,
+      local_times: [...note.localTimes],
+      fires_at: note.firesAt === undefined ? null : previewTime(note.firesAt),
+      message: note.message,
+    })),
+    clashes: preview.clashes.map((clash) => ({
+      at: previewTime(clash.at),
+      job_id: clash.jobId,
+      job_name: clash.jobName,
+      other_at: { ...previewTime(clash.otherAt), timezone: clash.otherAt.timezone },
+    })),
+    clash_count: preview.clashCount,
+    delivery:
+      preview.delivery === null ? null : { ...preview.delivery, targets: [...preview.delivery.targets] },
+    ...(preview.promptEstimate === undefined
+      ? {}
+      : {
+          prompt_estimate: {
+            tokens: preview.promptEstimate.tokens,
+            tokens_with_history: preview.promptEstimate.tokensWithHistory,
+            chars: preview.promptEstimate.chars,
+            method: preview.promptEstimate.method,
+            note: 'An estimate (characters / 4) of the prompt the job sends, automation prefix included; tokens_with_history adds the earlier results later runs show, at their longest. The system prompt and tools come on top.',
+          },
+        }),
+  }
+}
+
+/** One line on a preview, for a dry run's message. */
+function previewSummary(preview: CronPreviewView): string {
+  const first = preview.fires[0]
+  const parts = [
+    `${preview.description} (${preview.timezone})`,
+    first === undefined ? 'it never fires again' : `next: ${first.local}`,
+  ]
+  if (preview.dstNotes.length > 0)
+    parts.push(`DST: ${preview.dstNotes.map((note) => note.message).join(' ')}`)
+  if (preview.clashCount > 0)
+    parts.push(
+      `${preview.clashCount} clash${preview.clashCount === 1 ? '' : 'es'} with ${[...new Set(preview.clashes.map((clash) => clash.jobName))].join(', ')}`,
+    )
+  if (preview.delivery !== null) parts.push(`delivery: ${preview.delivery.route}`)
+  if (preview.promptEstimate !== undefined) parts.push(`about ${preview.promptEstimate.tokens} prompt tokens`)
+  return parts.join('; ')
+}
+
 function nextRunsView(runs: readonly NextRunView[]) {
   return runs.map((run) => ({ utc: run.utc, local: run.local, timezone: run.timezone }))
 }
@@ -319,8 +470,13 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
       // A ping URL persists an outbound HTTP call on every run: the approver must see it.
+      // A dry run stores nothing and runs nothing.
       safetyFor: (params) =>
-        mentionsSecret(params.prompt) || setsPingUrl(params.ping_url) ? 'dangerous' : 'moderate',
+        params.dry_run === true
+          ? 'safe'
+          : mentionsSecret(params.prompt) || setsPingUrl(params.ping_url)
+            ? 'dangerous'
+            : 'moderate',
       worstSafety: 'dangerous',
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,
@@ -355,11 +511,13 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ),
         ),
         notify,
+        dry_run: dryRun,
+        preview_count: previewCount,
       }),
       async handler(params, context) {
-        const result = await service.add({
+        const input = {
           name: params.name,
-          kind: 'ai',
+          kind: 'ai' as const,
           scheduleType: params.schedule_type,
           schedule: params.schedule,
           prompt: params.prompt,
@@ -371,7 +529,19 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.notify === undefined ? {} : { notify: params.notify }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
-        })
+        }
+        if (params.dry_run === true) {
+          const preview = await service.preview(input, {
+            ...(params.preview_count === undefined ? {} : { count: params.preview_count }),
+          })
+          return {
+            status: 'preview',
+            dry_run: true,
+            preview: cronPreviewView(preview),
+            message: `Preview only, nothing stored: cron job "${params.name}" would be ${preview.action === 'create' ? 'created' : 'updated'}: ${previewSummary(preview)}. Call again without dry_run to save it.`,
+          }
+        }
+        const result = await service.add(input)
         const next = result.nextRuns[0]
         const note = result.job.deliverTo.length === 0 ? noDeliveryNote(result.job.name) : undefined
         return {
@@ -382,6 +552,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             next === undefined ? '' : ` Next run: ${next.local}.`
           }${note === undefined ? '' : ` ${note}`}`,
           ...(note === undefined ? {} : { delivery_note: note }),
+          ...(result.preview === undefined ? {} : { preview: cronPreviewView(result.preview) }),
         }
       },
     }),
@@ -588,6 +759,8 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     safety: 'dangerous',
     worstSafety: 'dangerous',
     safetyFor: (params) => {
+      // A dry run of create or update stores nothing and runs nothing.
+      if ((params.action === 'create' || params.action === 'update') && params.dry_run === true) return 'safe'
       const base = ACTION_SAFETY[params.action] ?? 'dangerous'
       // Persisted shell commands and secret references run later with nobody watching
       // (SECURITY.md CRON-5): creating or changing such a job needs confirmation.
@@ -653,9 +826,19 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         ),
       ),
       notify,
+      dry_run: v.optional(
+        v.pipe(
+          v.boolean('dry_run must be true or false'),
+          v.description(
+            'create and update only. true: store nothing, only preview what the call would do: the next fire times (job zone and UTC) with the schedule in words, DST notes (local times a clock change skips or repeats), clashes (other jobs firing in the same minute), the delivery route, and for ai jobs an estimate of the prompt tokens. Default false; a real create or update returns the same preview.',
+          ),
+        ),
+      ),
+      preview_count: previewCount,
     }),
     isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {
+      const count = params.preview_count === undefined ? {} : { count: params.preview_count }
       const required = (field: string, value: unknown) =>
         value === undefined || value === '' ? { error: `${field} is required` } : undefined
       try {
@@ -674,9 +857,9 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               required('scheduleType', params.scheduleType) ??
               required('scheduleValue', params.scheduleValue)
             if (missing !== undefined) return missing
-            const { job } = await service.create({
+            const input = {
               name: params.name as string,
-              kind: params.type,
+              ...(params.type === undefined ? {} : { kind: params.type }),
               scheduleType: params.scheduleType as string,
               schedule: params.scheduleValue as string,
               ...configFields(params.config),
@@ -685,15 +868,22 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               ...(params.notify === undefined ? {} : { notify: params.notify }),
               deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
               ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
-            })
-            return job.deliverTo.length === 0
-              ? { ...seedJobView(job), deliveryNote: noDeliveryNote(job.name) }
-              : seedJobView(job)
+            }
+            if (params.dry_run === true) {
+              const preview = await service.preview(input, { existing: 'error', ...count })
+              return { dryRun: true, preview: cronPreviewView(preview), message: previewSummary(preview) }
+            }
+            const { job, preview } = await service.create(input)
+            const view = {
+              ...seedJobView(job),
+              ...(preview === undefined ? {} : { preview: cronPreviewView(preview) }),
+            }
+            return job.deliverTo.length === 0 ? { ...view, deliveryNote: noDeliveryNote(job.name) } : view
           }
           case 'update': {
             const missing = required('id', params.id)
             if (missing !== undefined) return missing
-            const { job } = await service.update(params.id as string, {
+            const changes = {
               ...(params.name === undefined ? {} : { name: params.name }),
               ...(params.type === undefined ? {} : { kind: params.type }),
               ...(params.scheduleType === undefined ? {} : { scheduleType: params.scheduleType }),
@@ -702,8 +892,16 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
               ...(params.pingUrl === undefined ? {} : { pingUrl: params.pingUrl }),
               ...(params.notify === undefined ? {} : { notify: params.notify }),
-            })
-            return seedJobView(job)
+            }
+            if (params.dry_run === true) {
+              const preview = await service.previewUpdate(params.id as string, changes, count)
+              return { dryRun: true, preview: cronPreviewView(preview), message: previewSummary(preview) }
+            }
+            const { job, preview } = await service.update(params.id as string, changes)
+            return {
+              ...seedJobView(job),
+              ...(preview === undefined ? {} : { preview: cronPreviewView(preview) }),
+            }
           }
           case 'delete': {
             const missing = required('id', params.id)

@@ -15,12 +15,14 @@ export {
 export {
   type CronDeliveryView,
   type CronJobView,
+  type CronPreviewView,
   type CronRunView,
   type CronToolJobInput,
   type CronToolsOptions,
   type CronToolsService,
   createCronTools,
   createManageCronJobsTool,
+  cronPreviewView,
   type NextRunView,
 } from './cron-tools.js'
 export { deliveryTargetFromSession } from './delivery.js'

@@ -34,6 +34,22 @@ interface NextRun {
   readonly timezone: string
 }
 
+/** A preview as `POST /api/cron/preview` answers it (the tools' `cronPreviewView`). */
+interface PreviewView {
+  readonly schedule_type: string
+  readonly schedule: string
+  readonly timezone: string
+  readonly description: string
+  readonly fires: readonly { readonly local: string; readonly utc: string }[]
+  readonly dst_notes: readonly { readonly message: string }[]
+  readonly clashes: readonly {
+    readonly at: { readonly local: string }
+    readonly job_name: string
+    readonly other_at: { readonly local: string }
+  }[]
+  readonly clash_count: number
+}
+
 /** A ledger row as `GET /api/cron/runs` lists it (cron_history's view). */
 interface RunView {
   readonly id: string
@@ -71,7 +87,10 @@ const RUN_OK = new Set(['completed'])
 
 const path = (id: string) => `/api/cron/jobs/${encodeURIComponent(id)}`
 
-/** `lango cron list|get|add|pause|resume|trigger|remove|history`, over the server's API. */
+/**
+ * `lango cron list|get|add|preview|pause|resume|trigger|remove|history`, over the server's API. `preview`
+ * needs the server too: clashes are found against its jobs, and it knows the default zone.
+ */
 export const registerCron: Register = (program, action) => {
   const cron = program
     .command('cron')
@@ -188,6 +207,34 @@ export const registerCron: Register = (program, action) => {
             if (next !== undefined) out.print(`next run: ${next.local} (${next.timezone})`)
           },
         }
+      }),
+    )
+
+  cron
+    .command('preview')
+    .description(
+      'what a schedule would do, storing nothing: next fire times (zone and UTC) in words, DST notes, clashes with other jobs',
+    )
+    .argument(
+      '<schedule>',
+      'a cron expression ("30 2 * * *"), an interval (--type every: 2h) or a date-time (--type at)',
+    )
+    .addOption(
+      new Option('--type <type>', 'how to read the schedule (default cron)').choices(['cron', 'every', 'at']),
+    )
+    .option('--tz <zone>', "IANA zone the schedule is read in (default: the server's)")
+    .option('--count <n>', 'how many fire times (1-50, default 5)', integerOption(50))
+    .action(
+      action(async (context, [schedule = ''], options) => {
+        const body = {
+          schedule_type: options.type ?? 'cron',
+          schedule,
+          ...(options.tz === undefined ? {} : { timezone: options.tz }),
+          ...(options.count === undefined ? {} : { count: options.count }),
+        }
+        const client = await context.client()
+        const data = await client.post<{ preview: PreviewView }>('/api/cron/preview', { body })
+        return { data, render: (out) => renderPreview(out, data.preview) }
       }),
     )
 
@@ -350,6 +397,19 @@ function stateOf(out: Output, job: JobView) {
     text: job.pause_reason ? `paused (${oneLine(job.pause_reason, 40)})` : 'paused',
     style: 'yellow' as const,
   }
+}
+
+function renderPreview(out: Output, preview: PreviewView): void {
+  out.print(`${preview.description} (${preview.timezone}): ${preview.schedule_type} ${preview.schedule}`)
+  if (preview.fires.length === 0) out.print(out.paint('yellow', 'it never fires again'))
+  for (const fire of preview.fires) out.print(`  ${fire.local}  ${out.paint('gray', fire.utc)}`)
+  for (const note of preview.dst_notes) out.print(`${out.paint('yellow', 'DST')} ${note.message}`)
+  for (const clash of preview.clashes)
+    out.print(
+      `${out.paint('yellow', 'clash')} ${clash.at.local} with ${clash.job_name} (${clash.other_at.local})`,
+    )
+  if (preview.clash_count > preview.clashes.length)
+    out.print(`… ${preview.clash_count - preview.clashes.length} more clashes`)
 }
 
 function renderJobs(out: Output, jobs: readonly JobView[]): void {

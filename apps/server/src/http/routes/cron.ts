@@ -1,4 +1,4 @@
-import { type AnyTool, defineTool } from '@lango/tools'
+import { type AnyTool, cronPreviewView, defineTool } from '@lango/tools'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../../app/app.js'
@@ -9,6 +9,15 @@ import { defined, errorResponse, queryNumber } from '../responses.js'
 function nextRunView(run: { readonly utc: string; readonly local: string; readonly timezone: string }) {
   return { utc: run.utc, local: run.local, timezone: run.timezone }
 }
+
+const previewCount = v.optional(
+  v.pipe(
+    v.number('count must be a number'),
+    v.integer('count must be a whole number'),
+    v.minValue(1, 'count must be at least 1'),
+    v.maxValue(50, 'count must be at most 50'),
+  ),
+)
 
 /**
  * The operator routes' own operations that no agent tool offers: reading one cron job with its
@@ -97,32 +106,40 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
           ),
         ),
         enabled: v.optional(v.boolean('enabled must be true or false')),
+        dry_run: v.optional(v.boolean('dry_run must be true or false')),
+        preview_count: previewCount,
       }),
       async handler(params, context) {
-        const result = await app.cron.add(
-          {
-            name: params.name,
-            kind: 'shell',
-            scheduleType: params.schedule_type,
-            schedule: params.schedule,
-            command: params.command,
-            ...(params.cwd === undefined ? {} : { cwd: params.cwd }),
-            ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
-            deliverTo: params.deliver_to ?? app.config.channels.defaultDeliverTo,
-            // cron_add's rule: a number is seconds.
-            ...(params.timeout === undefined
-              ? {}
-              : {
-                  timeout:
-                    typeof params.timeout === 'number' ? Math.round(params.timeout * 1000) : params.timeout,
-                }),
-            ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
-            ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
-            ...(params.notify === undefined ? {} : { notify: params.notify }),
-            ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
-          },
-          context.signal === undefined ? {} : { signal: context.signal },
-        )
+        const input = {
+          name: params.name,
+          kind: 'shell' as const,
+          scheduleType: params.schedule_type,
+          schedule: params.schedule,
+          command: params.command,
+          ...(params.cwd === undefined ? {} : { cwd: params.cwd }),
+          ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
+          deliverTo: params.deliver_to ?? app.config.channels.defaultDeliverTo,
+          // cron_add's rule: a number is seconds.
+          ...(params.timeout === undefined
+            ? {}
+            : {
+                timeout:
+                  typeof params.timeout === 'number' ? Math.round(params.timeout * 1000) : params.timeout,
+              }),
+          ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
+          ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
+          ...(params.notify === undefined ? {} : { notify: params.notify }),
+          ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+        }
+        const signal = context.signal === undefined ? {} : { signal: context.signal }
+        if (params.dry_run === true) {
+          const preview = await app.cron.preview(input, {
+            ...signal,
+            ...(params.preview_count === undefined ? {} : { count: params.preview_count }),
+          })
+          return { status: 'preview', dry_run: true, preview: cronPreviewView(preview) }
+        }
+        const result = await app.cron.add(input, signal)
         const { job } = result
         const next = result.nextRuns[0]
         return {
@@ -132,7 +149,69 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
           message: `Cron job "${job.name}" ${result.status} (${job.scheduleType} ${job.schedule}, ${job.timezone}).${
             next === undefined ? '' : ` Next run: ${next.local}.`
           }`,
+          ...(result.preview === undefined ? {} : { preview: cronPreviewView(result.preview) }),
         }
+      },
+    }),
+    defineTool({
+      name: 'cron_preview',
+      title: 'Preview a cron schedule',
+      description:
+        'What a schedule (or a whole job definition) would do, storing nothing: the next fire times, the schedule in words, DST notes, clashes with other jobs, the delivery route and, for ai jobs, a prompt token estimate.',
+      safety: 'safe',
+      parameters: v.strictObject({
+        schedule_type: v.optional(
+          v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+        ),
+        schedule: v.pipe(
+          v.string('schedule must be a string'),
+          v.minLength(1, 'schedule must not be empty'),
+          v.maxLength(200),
+        ),
+        timezone: v.optional(v.pipe(v.string('timezone must be a string'), v.minLength(1), v.maxLength(64))),
+        count: previewCount,
+        name: v.optional(v.pipe(v.string('name must be a string'), v.minLength(1), v.maxLength(64))),
+        kind: v.optional(v.picklist(['ai', 'shell'], 'kind must be ai or shell')),
+        prompt: v.optional(v.pipe(v.string('prompt must be a string'), v.maxLength(16_000))),
+        command: v.optional(v.pipe(v.string('command must be a string'), v.maxLength(8_000))),
+        deliver_to: v.optional(
+          v.pipe(
+            v.array(
+              v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+              'deliver_to must be a list of targets',
+            ),
+            v.maxLength(10),
+          ),
+        ),
+        notify: v.optional(
+          v.picklist(
+            ['always', 'failure', 'state_changes', 'never'],
+            'notify must be one of always, failure, state_changes, never',
+          ),
+        ),
+      }),
+      async handler(params, context) {
+        const definition =
+          params.name !== undefined || params.prompt !== undefined || params.command !== undefined
+        const preview = await app.cron.preview(
+          {
+            scheduleType: params.schedule_type ?? 'cron',
+            schedule: params.schedule,
+            ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
+            ...(params.name === undefined ? {} : { name: params.name }),
+            ...(params.kind === undefined ? {} : { kind: params.kind }),
+            ...(params.prompt === undefined ? {} : { prompt: params.prompt }),
+            ...(params.command === undefined ? {} : { command: params.command }),
+            ...(params.notify === undefined ? {} : { notify: params.notify }),
+            // As POST /api/cron/jobs would store it: the given targets, else the configured default.
+            ...(definition ? { deliverTo: params.deliver_to ?? app.config.channels.defaultDeliverTo } : {}),
+          },
+          {
+            ...(params.count === undefined ? {} : { count: params.count }),
+            ...(context.signal === undefined ? {} : { signal: context.signal }),
+          },
+        )
+        return { preview: cronPreviewView(preview) }
       },
     }),
     defineTool({
@@ -186,7 +265,9 @@ function isoTime(at: number | null): string | null {
 /**
  * Cron jobs and runs, mounted at `/api/cron`: `GET|POST /api/cron/jobs`, `GET|DELETE
  * /api/cron/jobs/:id`, `POST /api/cron/jobs/:id/{pause,resume,trigger}`, `GET /api/cron/runs`,
- * `GET /api/cron/runs/:id` (one run with its per-target deliveries)
+ * `GET /api/cron/runs/:id` (one run with its per-target deliveries), `POST /api/cron/preview` (what a
+ * schedule or job would do, storing nothing; `dry_run: true` on `POST /api/cron/jobs` does the same
+ * for a full job)
  * (operator calls: src/http/operate.ts).
  */
 export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
@@ -216,6 +297,11 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
       )
     }
     return operate(c, 'cron_add', rest)
+  })
+  routes.post('/preview', async (c) => {
+    const body = await bodyObject(c)
+    if ('response' in body) return body.response
+    return operate(c, 'cron_preview', body.value)
   })
   routes.post('/jobs/:id/pause', (c) => operate(c, 'cron_pause', { id: c.req.param('id') }))
   routes.post('/jobs/:id/resume', (c) => operate(c, 'cron_resume', { id: c.req.param('id') }))
