@@ -115,6 +115,8 @@ function historyEntry(entry) {
   if (entry.status === 'interrupted') reasons.push('Interrupted: the server stopped during the run')
   if (entry.error && entry.status !== 'interrupted') reasons.push(`Error: ${entry.error}`)
   else if (entry.error) reasons.push(entry.error)
+  if (entry.delivery_status === 'failed') reasons.push('Delivery failed')
+  else if (entry.delivery_status === 'pending') reasons.push('Delivery waiting for a retry')
   return h(
     'li',
     { className: 'entry', 'data-status': entry.status, 'data-run': entry.id, 'data-missed': String(missed) },
