@@ -103,7 +103,9 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
         // A reused step is completed already: completing it again changes nothing and counts nothing.
         const owner = { lease: { owner: 'owner-a', version: 1 } }
         expect(await store.updateStep(rerun.id, 'a', { status: 'completed', result: 'x' }, owner)).toBe(false)
-        expect(await store.updateStep(rerun.id, 'b', { status: 'completed', result: 'beta' }, owner)).toBe(true)
+        expect(await store.updateStep(rerun.id, 'b', { status: 'completed', result: 'beta' }, owner)).toBe(
+          true,
+        )
         expect((await store.getRun(rerun.id))?.completedSteps).toBe(3)
         expect((await store.listRuns()).find((run) => run.id === rerun.id)?.rerunOf).toBe(first.id)
         // A reused id that is not a step of the run stores nothing.
