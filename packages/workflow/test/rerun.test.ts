@@ -35,6 +35,11 @@ async function runs(h: Harness): Promise<Record<string, number>> {
   return counts
 }
 
+async function setup(): Promise<Harness> {
+  harness = await createHarness()
+  return harness
+}
+
 function view(steps: readonly StepSnapshot[]) {
   return steps.map((step) => [step.stepId, step.status, step.result, step.reusedFrom, step.attempt])
 }
@@ -56,7 +61,7 @@ async function failedRun(h: Harness): Promise<string> {
 
 describe('WorkflowEngine.rerunRun (real SQLite, real shell steps)', () => {
   it('reruns from the failed step by default: a, b and d reused (their files written once), c runs again with b’s result', async () => {
-    const h = (harness = await createHarness())
+    const h = await setup()
     const original = await failedRun(h)
     await writeFile(join(h.directory, 'c.ok'), '')
 
@@ -94,7 +99,7 @@ describe('WorkflowEngine.rerunRun (real SQLite, real shell steps)', () => {
   })
 
   it('with fromStep b reruns b and c, not a or d; a rerun of a rerun points at the run that produced each result', async () => {
-    const h = (harness = await createHarness())
+    const h = await setup()
     const original = await failedRun(h)
     await writeFile(join(h.directory, 'c.ok'), '')
 
@@ -124,7 +129,7 @@ describe('WorkflowEngine.rerunRun (real SQLite, real shell steps)', () => {
   })
 
   it('a rerun that fails again is a failed run like any other; its failed step is the next default', async () => {
-    const h = (harness = await createHarness())
+    const h = await setup()
     const original = await failedRun(h)
     const { runId } = await h.engine.rerunRun(original)
     const rerun = await h.engine.waitForRun(runId)
@@ -136,7 +141,7 @@ describe('WorkflowEngine.rerunRun (real SQLite, real shell steps)', () => {
   })
 
   it('refuses with typed errors: an unknown step, a running run, an unknown run, nothing to rerun', async () => {
-    const h = (harness = await createHarness())
+    const h = await setup()
     const original = await failedRun(h)
     await expect(h.engine.rerunRun(original, { fromStep: 'zz' })).rejects.toMatchObject({
       name: 'WorkflowError',
