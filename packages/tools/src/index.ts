@@ -47,6 +47,7 @@ export {
 export {
   createWorkflowTools,
   type WorkflowHandle,
+  type WorkflowRerunPlanView,
   type WorkflowRunSummaryView,
   type WorkflowRunView,
   type WorkflowStepView,
