@@ -423,7 +423,7 @@ function renderRun(out: Output, run: RunView): void {
     (run.steps ?? []).map((step) => [
       step.step_id,
       step.reused_from
-        ? `${out.status(step.status)} (reused from ${step.reused_from})`
+        ? { text: `${step.status} (reused from ${step.reused_from})`, style: 'gray' as const }
         : out.status(step.status),
       oneLine(step.error ?? step.result, 80),
     ]),
