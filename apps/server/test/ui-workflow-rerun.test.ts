@@ -69,7 +69,10 @@ describe.skipIf(chromiumMissing !== undefined)(
         await from.focus()
         await page.keyboard.press('Tab')
         const button = page.getByRole('button', { name: 'Rerun', exact: true })
-        expect(await button.evaluate((element) => element === document.activeElement)).toBe(true)
+        expect(await page.evaluate<string | null>("document.activeElement.getAttribute('data-key')")).toBe(
+          `rerun:${original.run_id}`,
+        )
+        expect(await button.getAttribute('data-key')).toBe(`rerun:${original.run_id}`)
         await page.keyboard.press('Enter')
 
         await until(async () => {
@@ -86,7 +89,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         expect(await ran()).toEqual({ a: 1, b: 1, c: 2, d: 1 })
         // The page was drawn again (the new run's events refresh it); the focus is still on the button.
         await page.getByRole('link', { name: `Open the rerun ${rerun.run_id.slice(0, 8)}` }).waitFor()
-        expect(await page.evaluate(() => document.activeElement?.getAttribute('data-key') ?? null)).toBe(
+        expect(await page.evaluate<string | null>("document.activeElement.getAttribute('data-key')")).toBe(
           `rerun:${original.run_id}`,
         )
         await page.screenshot({ path: await screenshotPath('workflow-rerun'), fullPage: true })
