@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import Database from 'better-sqlite3'
 import { spawn as spawnPty } from 'node-pty'
@@ -417,6 +418,83 @@ describe('lango workflow', () => {
     const unknownRun = await json<{ error: { code: string } }>(['workflow', 'status', 'no-such-run'])
     expect(unknownRun.code).toBe(1)
     expect(unknownRun.stderr).toMatch(/^error: /)
+  })
+})
+
+describe('lango workflow rerun (issue 25)', () => {
+  it('reruns a failed run from its failed step, or --from a step; side-effect files count what ran', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'lango-cli-rerun-'))
+    try {
+      const file = join(work, 'rerun.flow.yaml')
+      await writeFile(
+        file,
+        [
+          'name: cli-rerun',
+          'steps:',
+          `  - { id: a, run: "echo ran >> ${work}/a.log && echo alpha" }`,
+          `  - { id: b, run: "echo ran >> ${work}/b.log && echo beta-{{a.result}}", depends_on: [a] }`,
+          `  - { id: c, run: "echo ran >> ${work}/c.log && test -f ${work}/c.ok && echo gamma-{{b.result}}", depends_on: [b] }`,
+          `  - { id: d, run: "echo ran >> ${work}/d.log && echo delta", depends_on: [a] }`,
+        ].join('\n'),
+      )
+      const ran = async () => {
+        const counts: Record<string, number> = {}
+        for (const step of ['a', 'b', 'c', 'd']) {
+          const text = await readFile(join(work, `${step}.log`), 'utf8').catch(() => '')
+          counts[step] = text.split('\n').filter((line) => line === 'ran').length
+        }
+        return counts
+      }
+      const failed = await json<{ run_id: string; status: string }>(['workflow', 'run', file, '--wait'])
+      expect(failed.data.status).toBe('failed')
+      expect(await ran()).toEqual({ a: 1, b: 1, c: 1, d: 1 })
+
+      const unknown = await json<{ error: { code: string; message: string } }>([
+        'workflow',
+        'rerun',
+        failed.data.run_id,
+        '--from',
+        'zz',
+      ])
+      expect(unknown.code).toBe(1)
+      expect(unknown.data.error.message).toContain('The run has no step with this id')
+      expect(unknown.stderr).toMatch(/^error: .*no step with this id/m)
+      expect(await ran()).toEqual({ a: 1, b: 1, c: 1, d: 1 })
+
+      await writeFile(join(work, 'c.ok'), '')
+      const rerun = await lango(['workflow', 'rerun', failed.data.run_id, '--wait', '--timeout', '30s'])
+      expect(rerun.code).toBe(0)
+      expect(rerun.stderr).toContain(`reruns ${failed.data.run_id}: runs again c; reuses a, b, d`)
+      expect(rerun.stdout).toContain(`rerun of: ${failed.data.run_id}`)
+      expect(rerun.stdout).toMatch(new RegExp(`^a\\s+completed \\(reused from ${failed.data.run_id}\\)`, 'm'))
+      expect(rerun.stdout).toMatch(/^c\s+completed\s+gamma-beta-alpha/m)
+      expect(await ran()).toEqual({ a: 1, b: 1, c: 2, d: 1 })
+
+      const fromB = await json<{ run_id: string; rerun_steps: string[]; reused_steps: string[] }>([
+        'workflow',
+        'rerun',
+        failed.data.run_id,
+        '--from',
+        'b',
+      ])
+      expect(fromB.code).toBe(0)
+      expect(fromB.data).toMatchObject({ rerun_steps: ['b', 'c'], reused_steps: ['a', 'd'] })
+      const ended = await json<{ status: string; rerun_of: string }>([
+        'workflow',
+        'status',
+        fromB.data.run_id,
+      ])
+      expect(ended.data.rerun_of).toBe(failed.data.run_id)
+      await waitFor(
+        async () =>
+          (await json<{ status: string }>(['workflow', 'status', fromB.data.run_id])).data.status ===
+          'completed',
+        { timeoutMs: 30_000, intervalMs: 50, what: 'the rerun from b to complete' },
+      )
+      expect(await ran()).toEqual({ a: 1, b: 2, c: 3, d: 1 })
+    } finally {
+      await rm(work, { recursive: true, force: true })
+    }
   })
 })
 

@@ -39,6 +39,7 @@ const TOOLS = [
   'workflow_status',
   'workflow_list',
   'workflow_cancel',
+  'workflow_rerun',
   'workflow_save',
   'secrets_list',
 ]

@@ -53,7 +53,7 @@ const BACKGROUND_PART = [
 const WORKFLOW_PART = [
   '### Workflows',
   '',
-  "Multi-step work can be written as a YAML workflow (steps with id, prompt or run, depends_on; {{step-id.result}} inserts an earlier step's result) and run with workflow_run, saved with workflow_save, and followed with workflow_status, workflow_list and workflow_cancel.",
+  "Multi-step work can be written as a YAML workflow (steps with id, prompt or run, depends_on; {{step-id.result}} inserts an earlier step's result) and run with workflow_run, saved with workflow_save, and followed with workflow_status, workflow_list and workflow_cancel; workflow_rerun reruns a failed run from the step that failed.",
   "deliver_to in the YAML is optional: when you omit it, results are delivered to the current session's channel, which is auto-detected.",
 ].join('\n')
 

@@ -125,6 +125,7 @@ describe('buildApprovalSummary (seed 000)', () => {
       bg_submit: buildApprovalSummary('bg_submit', { prompt: 'p' }),
       bg_cancel: buildApprovalSummary('bg_cancel', { task_id: 't' }),
       workflow_cancel: buildApprovalSummary('workflow_cancel', { run_id: 'r' }),
+      workflow_rerun: buildApprovalSummary('workflow_rerun', { run_id: 'r', from_step: 'c' }),
       workflow_save: buildApprovalSummary('workflow_save', { name: 'w', yaml_content: 'name: w' }),
       exec_bg: buildApprovalSummary('exec_bg', { command: 'npm start' }),
       exec_write: buildApprovalSummary('exec_write', { id: 'p', input: 'y\r' }),

@@ -109,6 +109,8 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
       ? `Run workflow: ${wholeLine(p.file_path)}`
       : `Run inline workflow (${yamlLength(p.yaml_content)} characters of YAML)`,
   workflow_cancel: (p) => `Cancel workflow run: ${wholeLine(p.run_id)}`,
+  workflow_rerun: (p) =>
+    `Rerun workflow run: ${wholeLine(p.run_id)}${p.from_step === undefined ? ' from its failed step' : ` from step ${wholeLine(p.from_step)}`}`,
   workflow_save: (p) =>
     `Save workflow: ${wholeLine(p.name)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
   manage_cron_jobs: (p) => {

@@ -49,6 +49,7 @@ export {
 export {
   createWorkflowTools,
   type WorkflowHandle,
+  type WorkflowRerunPlanView,
   type WorkflowRunSummaryView,
   type WorkflowRunView,
   type WorkflowStepView,

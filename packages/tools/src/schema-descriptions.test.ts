@@ -56,6 +56,7 @@ describe('published parameters are written for a model', () => {
         'manage_cron_jobs',
         'workflow_cancel',
         'workflow_list',
+        'workflow_rerun',
         'workflow_run',
         'workflow_save',
         'workflow_status',

@@ -530,3 +530,132 @@ describe('workflow_run waits with progress and can be cancelled (issue 10)', () 
     expect(finished.status).toBe('completed')
   })
 })
+
+describe('workflow_rerun (issue 25)', () => {
+  /** a → b → c, a → d; each step appends to its own file in `dir`; c fails until `c.ok` exists. */
+  const flow = () => `name: rerun-tool
+steps:
+  - { id: a, run: "echo ran >> ${dir}/a.log && echo alpha" }
+  - { id: b, run: "echo ran >> ${dir}/b.log && echo beta-{{a.result}}", depends_on: [a] }
+  - { id: c, run: "echo ran >> ${dir}/c.log && test -f ${dir}/c.ok && echo gamma-{{b.result}}", depends_on: [b] }
+  - { id: d, run: "echo ran >> ${dir}/d.log && echo delta", depends_on: [a] }
+`
+  const ran = async () => {
+    const counts: Record<string, number> = {}
+    for (const step of ['a', 'b', 'c', 'd']) {
+      const text = await readFile(join(dir, `${step}.log`), 'utf8').catch(() => '')
+      counts[step] = text.split('\n').filter((line) => line === 'ran').length
+    }
+    return counts
+  }
+
+  it('reruns from the failed step: reused steps keep their results and files; workflow_status shows rerun_of and reused_from', async () => {
+    const first = (await call('workflow_run', { yaml_content: flow(), wait_seconds: 30 })) as {
+      result: RunResult
+    }
+    expect(first.result.status).toBe('failed')
+    await writeFile(join(dir, 'c.ok'), '')
+    const rerun = (await call('workflow_rerun', { run_id: first.result.run_id, wait_seconds: 30 })) as {
+      ok: true
+      result: Record<string, unknown>
+    }
+    expect(rerun.ok).toBe(true)
+    expect(rerun.result).toMatchObject({
+      rerun_of: first.result.run_id,
+      workflow_name: 'rerun-tool',
+      status: 'completed',
+      from_steps: ['c'],
+      rerun_steps: ['c'],
+      reused_steps: ['a', 'b', 'd'],
+      steps: [
+        { step_id: 'a', status: 'completed', result: 'alpha', reused_from: first.result.run_id },
+        { step_id: 'b', status: 'completed', result: 'beta-alpha', reused_from: first.result.run_id },
+        { step_id: 'c', status: 'completed', result: 'gamma-beta-alpha', reused_from: null },
+        { step_id: 'd', status: 'completed', result: 'delta', reused_from: first.result.run_id },
+      ],
+    })
+    expect(await ran()).toEqual({ a: 1, b: 1, c: 2, d: 1 })
+    const status = (await call('workflow_status', { run_id: rerun.result.run_id })) as {
+      result: {
+        rerun_of: string
+        steps: Array<{ step_id: string; reused_from: string | null; attempt: number }>
+      }
+    }
+    expect(status.result.rerun_of).toBe(first.result.run_id)
+    expect(status.result.steps.map((step) => [step.step_id, step.reused_from, step.attempt])).toEqual([
+      ['a', first.result.run_id, 0],
+      ['b', first.result.run_id, 0],
+      ['c', null, 1],
+      ['d', first.result.run_id, 0],
+    ])
+    const listed = (await call('workflow_list', {})) as { result: { runs: Array<Record<string, unknown>> } }
+    expect(listed.result.runs.find((run) => run.run_id === rerun.result.run_id)?.rerun_of).toBe(
+      first.result.run_id,
+    )
+
+    // from_step b: b and c run again, a and d are reused.
+    const fromB = (await call('workflow_rerun', {
+      run_id: first.result.run_id,
+      from_step: 'b',
+      wait_seconds: 30,
+    })) as { result: Record<string, unknown> }
+    expect(fromB.result).toMatchObject({
+      status: 'completed',
+      rerun_steps: ['b', 'c'],
+      reused_steps: ['a', 'd'],
+    })
+    expect(await ran()).toEqual({ a: 1, b: 2, c: 3, d: 1 })
+  })
+
+  it('asks approval with the steps that run again and their commands; dangerous while unplanned', async () => {
+    const first = (await call('workflow_run', { yaml_content: flow(), wait_seconds: 30 })) as {
+      result: RunResult
+    }
+    const rerun = tools.get('workflow_rerun') as AnyTool
+    expect(callSafety(rerun, { run_id: first.result.run_id })).toBe('dangerous')
+    const seen: ApprovalRequest[] = []
+    const outcome = await invokeTool(rerun, { run_id: first.result.run_id, wait_seconds: 0 }, session, {
+      policy: 'moderate',
+      gate: {
+        async request(request) {
+          seen.push(request)
+          return false
+        },
+      },
+    })
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(seen).toHaveLength(1)
+    expect(seen[0]?.safety).toBe('dangerous')
+    expect(seen[0]?.summary).toContain(
+      `Rerun workflow rerun-tool (run ${first.result.run_id}): runs again c; reuses a, b, d`,
+    )
+    expect(seen[0]?.summary).toContain(`test -f ${dir}/c.ok`)
+    expect(seen[0]?.summary).not.toContain('delta')
+    // Denied: nothing ran, no new run.
+    expect(await ran()).toEqual({ a: 1, b: 1, c: 1, d: 1 })
+    expect(((await call('workflow_list', {})) as { result: { count: number } }).result.count).toBe(1)
+  })
+
+  it('refuses an unknown step, a running run and an unknown run with the engine’s codes as reasons', async () => {
+    const first = (await call('workflow_run', { yaml_content: flow(), wait_seconds: 30 })) as {
+      result: RunResult
+    }
+    expect(await call('workflow_rerun', { run_id: first.result.run_id, from_step: 'zz' })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_STEP_NOT_FOUND', data: { stepId: 'zz' } },
+    })
+    expect(await call('workflow_rerun', { run_id: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_RUN_NOT_FOUND' },
+    })
+    const slow = (await call('workflow_run', {
+      yaml_content: 'name: slow\nsteps:\n  - { id: nap, run: "sleep 30" }\n',
+      wait_seconds: 0,
+    })) as { result: RunResult }
+    expect(await call('workflow_rerun', { run_id: slow.result.run_id })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_RUN_ACTIVE', data: { status: 'running' } },
+    })
+    await call('workflow_cancel', { run_id: slow.result.run_id })
+  })
+})

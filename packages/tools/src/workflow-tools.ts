@@ -23,6 +23,8 @@ export interface WorkflowStepView {
   /** Tokens the agent reported for a completed `prompt` step; null for `run` steps and steps without a count. */
   readonly inputTokens: number | null
   readonly outputTokens: number | null
+  /** For a step a rerun reused: the run that produced its result (status `completed`); else null. */
+  readonly reusedFrom?: string | null
 }
 
 /** A run without its steps, as `WorkflowEngine.listRuns` returns it. */
@@ -35,6 +37,19 @@ export interface WorkflowRunSummaryView {
   readonly error: string | null
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** The run this one reruns (`workflow_rerun`), else null. */
+  readonly rerunOf?: string | null
+}
+
+/** What a rerun will do (`WorkflowEngine.planRerun`): which steps run again and which results are reused. */
+export interface WorkflowRerunPlanView {
+  readonly runId: string
+  readonly workflowName: string
+  /** The definition the run used; its `run` steps that run again are shown in the approval line. */
+  readonly workflow: WorkflowHandle
+  readonly fromSteps: readonly string[]
+  readonly rerunSteps: readonly string[]
+  readonly reusedSteps: readonly string[]
 }
 
 /** A run with its steps, as `WorkflowEngine.getRun` / `waitForRun` return it. */
@@ -66,6 +81,16 @@ export interface WorkflowToolsService {
       status?: (typeof RUN_STATUS_VALUES)[number]
     }): Promise<readonly WorkflowRunSummaryView[]>
     cancelRun(runId: string): Promise<WorkflowRunView>
+    /** What {@link rerunRun} would do, writing nothing; throws the same errors. */
+    planRerun(runId: string, options: { fromStep?: string }): Promise<WorkflowRerunPlanView>
+    /**
+     * Starts a new run of the ended run's definition from `fromStep` (default: its first failed
+     * steps): that step and its descendants run again, the other completed steps' results are reused.
+     */
+    rerunRun(
+      runId: string,
+      options: { fromStep?: string; originSession?: string; nesting?: number },
+    ): Promise<{ runId: string; workflowName: string; plan: WorkflowRerunPlanView }>
     /**
      * Parses and validates YAML without running it (agent limits); throws on an invalid workflow.
      * The tools judge inline YAML by this parse, never by a second reading of the text, so what the
@@ -161,6 +186,7 @@ function stepView(step: WorkflowStepView) {
     completed_at: isoTime(step.completedAt),
     input_tokens: step.inputTokens,
     output_tokens: step.outputTokens,
+    reused_from: step.reusedFrom ?? null,
   }
 }
 
@@ -174,6 +200,7 @@ function summaryView(run: WorkflowRunSummaryView) {
     error: run.error,
     started_at: isoTime(run.startedAt),
     completed_at: isoTime(run.completedAt),
+    rerun_of: run.rerunOf ?? null,
   }
 }
 
@@ -181,12 +208,20 @@ function runView(run: WorkflowRunView) {
   return { ...summaryView(run), steps: run.steps.map(stepView) }
 }
 
+/** `{ fromStep }` when a step was named. */
+function fromStepOption(fromStep: string | undefined): { fromStep?: string } {
+  return fromStep === undefined ? {} : { fromStep }
+}
+
 /** Nesting depth of a call made from inside an automation run (`workflow:…` session keys count one level). */
 function nestingOf(sessionKey: string | undefined): number {
   return sessionKey?.startsWith('workflow:') === true ? 1 : 0
 }
 
-/** The five workflow tools of the contract: `workflow_run`, `workflow_status`, `workflow_list`, `workflow_cancel`, `workflow_save`. */
+/**
+ * The workflow tools: the contract's five (`workflow_run`, `workflow_status`, `workflow_list`,
+ * `workflow_cancel`, `workflow_save`) and `workflow_rerun` (issue 25).
+ */
 export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   const { engine, directory } = options.service
   const maxWait = options.maxWaitSeconds ?? 300
@@ -227,6 +262,18 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     } catch {
       return 'dangerous'
     }
+  }
+
+  // A rerun's plan (which steps run again) is worked out once, in the preflight, before approval:
+  // its safety and approval line come from it. An ended run does not change, so the handler's own
+  // plan is the same one.
+  const plans = new WeakMap<object, WorkflowRerunPlanView>()
+  const planOf = async (params: { run_id: string; from_step?: string | undefined }) => {
+    const known = plans.get(params)
+    if (known !== undefined) return known
+    const plan = await engine.planRerun(params.run_id, fromStepOption(params.from_step))
+    plans.set(params, plan)
+    return plan
   }
 
   /** Waits for the run, in slices that each end with a progress report when the caller listens. */
@@ -389,6 +436,86 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       async handler(params) {
         const run = await engine.cancelRun(params.run_id)
         return { status: run.status, run_id: run.runId }
+      },
+    }),
+    defineTool({
+      name: 'workflow_rerun',
+      title: 'Rerun workflow from a step',
+      description:
+        'Rerun an ended workflow run from a step: a new run of the same definition in which from_step (default: the step that failed) and every step that depends on it run again, while the other completed steps keep their earlier results (shown with reused_from) and {{step.result}} reads them. Waits up to wait_seconds like workflow_run. Refused while the run is still running, and for a step the run does not have.',
+      safety: 'moderate',
+      // Its run steps run again: dangerous when any of those runs a command or names a secret (WF-10),
+      // as for workflow_run; a call not planned yet is judged by its worst case.
+      safetyFor: (params) => {
+        const plan = plans.get(params)
+        if (plan === undefined) return 'dangerous'
+        const again = new Set(plan.rerunSteps)
+        const steps = (plan.workflow.definition?.steps ?? []).filter((step) => again.has(step.id))
+        return steps.some((step) => step.kind === 'run' || mentionsSecret(step.text))
+          ? 'dangerous'
+          : 'moderate'
+      },
+      worstSafety: 'dangerous',
+      async preflight(params) {
+        await planOf(params)
+        return undefined
+      },
+      parameters: v.strictObject({
+        run_id: runId,
+        from_step: v.optional(
+          v.pipe(
+            v.string('from_step must be a string'),
+            v.minLength(1, 'from_step must not be empty'),
+            v.maxLength(ID_MAX_LENGTH),
+            v.description(
+              'The id of the step to run again, with every step that depends on it (workflow_status lists the steps). Default: the first step(s) that failed.',
+            ),
+          ),
+        ),
+        wait_seconds: v.optional(
+          v.pipe(
+            v.number('wait_seconds must be a number of seconds'),
+            v.minValue(0, 'wait_seconds must be at least 0'),
+            v.maxValue(maxWait, `wait_seconds must be at most ${maxWait}`),
+            v.description(
+              `Seconds to wait for the new run to end before returning its current state: 0 to ${maxWait}, default 30. 0 returns the run_id at once.`,
+            ),
+          ),
+        ),
+      }),
+      async approvalSummary(params) {
+        const plan = await planOf(params)
+        const again = new Set(plan.rerunSteps)
+        const shell = (plan.workflow.definition?.steps ?? []).filter(
+          (step) => step.kind === 'run' && again.has(step.id),
+        )
+        return `Rerun workflow ${wholeLine(plan.workflowName)} (run ${wholeLine(plan.runId)}): runs again ${plan.rerunSteps.map(wholeLine).join(', ')}${
+          plan.reusedSteps.length === 0 ? '' : `; reuses ${plan.reusedSteps.map(wholeLine).join(', ')}`
+        }${describeShellSteps(shell.map((step) => ({ id: step.id, command: step.text })))}`
+      },
+      async handler(params, context) {
+        const started = await engine.rerunRun(params.run_id, {
+          ...fromStepOption(params.from_step),
+          ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
+          nesting: nestingOf(context.sessionKey),
+        })
+        const run = await waitWithProgress(started.runId, (params.wait_seconds ?? 30) * 1000, context)
+        return {
+          run_id: run.runId,
+          rerun_of: params.run_id,
+          workflow_name: run.workflowName,
+          status: run.status,
+          from_steps: [...started.plan.fromSteps],
+          rerun_steps: [...started.plan.rerunSteps],
+          reused_steps: [...started.plan.reusedSteps],
+          steps: run.steps.map((step) => ({
+            step_id: step.stepId,
+            status: step.status,
+            result: step.result,
+            error: step.error,
+            reused_from: step.reusedFrom ?? null,
+          })),
+        }
       },
     }),
     defineTool({

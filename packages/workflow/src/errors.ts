@@ -16,6 +16,12 @@ export type WorkflowErrorCode =
   | 'WORKFLOW_RUN_NOT_FOUND'
   /** `cancelRun` was asked for a run that already ended; `data.status` says how. */
   | 'WORKFLOW_RUN_ENDED'
+  /** `rerunRun` was asked for a run that is still `pending` or `running`; wait for it to end or cancel it. */
+  | 'WORKFLOW_RUN_ACTIVE'
+  /** `rerunRun`'s `fromStep` names no step of the run; `data.steps` lists the run's step ids. */
+  | 'WORKFLOW_STEP_NOT_FOUND'
+  /** `rerunRun` without `fromStep` on a run whose steps all completed: name the step to rerun from. */
+  | 'WORKFLOW_NOTHING_TO_RERUN'
   /** Starting the run would exceed `maxConcurrentRuns` or `maxRunsPerWorkflow`. */
   | 'WORKFLOW_TOO_MANY_RUNS'
   /** A run started from inside a run nests deeper than `maxNesting` (SECURITY.md WF-7). */

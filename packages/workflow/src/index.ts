@@ -35,6 +35,7 @@ export type {
   Logger,
   NewWorkflowRun,
   OwnedCallOptions,
+  ReusedStep,
   RunCompletion,
   RunLease,
   ShellRunner,
@@ -49,5 +50,11 @@ export { silentLogger } from './silent-logger.js'
 export { systemClock } from './system-clock.js'
 export type { WorkflowDirectoryOptions, WorkflowFile } from './workflow-directory.js'
 export { WorkflowDirectory } from './workflow-directory.js'
-export type { StartRunOptions, WaitForRunOptions, WorkflowEngineOptions } from './workflow-engine.js'
+export type {
+  RerunOptions,
+  RerunPlan,
+  StartRunOptions,
+  WaitForRunOptions,
+  WorkflowEngineOptions,
+} from './workflow-engine.js'
 export { WorkflowEngine } from './workflow-engine.js'

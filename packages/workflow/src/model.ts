@@ -1,7 +1,10 @@
 /** Status of a run. `completed`, `failed` and `cancelled` are terminal. */
 export type RunStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled'
 
-/** Status of one step in a run. `completed`, `failed`, `skipped` and `cancelled` are terminal. */
+/**
+ * Status of one step in a run. `completed`, `failed`, `skipped` and `cancelled` are terminal. A step
+ * a rerun reused from an earlier run is `completed` with `reusedFrom` set (there is no separate status).
+ */
 export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled'
 
 /** Every run status, in lifecycle order. */
@@ -54,6 +57,8 @@ export interface WorkflowRunRecord {
   readonly leaseExpiresAt: number | null
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** The run this one reruns (`WorkflowEngine.rerunRun`); null for a run started afresh. */
+  readonly rerunOf: string | null
 }
 
 /** A stored step of a run (`workflow_step_runs`, unique on `(run_id, step_id)`). */
@@ -79,6 +84,11 @@ export interface StepRunRecord {
   readonly inputTokens: number | null
   /** Tokens the model generated for a completed `prompt` step; null as for {@link StepRunRecord.inputTokens}. */
   readonly outputTokens: number | null
+  /**
+   * For a step a rerun reused instead of running it: the run whose step of the same id produced the
+   * result (status `completed`, no attempts, no tokens); null for every step that ran in this run.
+   */
+  readonly reusedFrom: string | null
 }
 
 /** One step of a {@link WorkflowRunSnapshot}. */
@@ -94,6 +104,8 @@ export interface StepSnapshot {
   /** See {@link StepRunRecord.inputTokens}: a completed `prompt` step's reported tokens, else null. */
   readonly inputTokens: number | null
   readonly outputTokens: number | null
+  /** See {@link StepRunRecord.reusedFrom}: the run whose result this rerun reused, else null. */
+  readonly reusedFrom: string | null
 }
 
 /** A run with its steps, as `getRun`/`waitForRun` return it (the shape `workflow_status` serves). */
@@ -108,6 +120,8 @@ export interface WorkflowRunSnapshot {
   readonly originSession: string | null
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** The run this one reruns, or null. */
+  readonly rerunOf: string | null
   /** In definition order. */
   readonly steps: readonly StepSnapshot[]
 }
@@ -122,6 +136,8 @@ export interface WorkflowRunSummary {
   readonly error: string | null
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** The run this one reruns, or null. */
+  readonly rerunOf: string | null
 }
 
 /** Builds a snapshot from stored rows. */
@@ -137,6 +153,7 @@ export function toRunSnapshot(run: WorkflowRunRecord, steps: readonly StepRunRec
     originSession: run.originSession,
     startedAt: run.startedAt,
     completedAt: run.completedAt,
+    rerunOf: run.rerunOf,
     steps: [...steps]
       .sort((left, right) => left.position - right.position)
       .map((step) => ({
@@ -150,6 +167,7 @@ export function toRunSnapshot(run: WorkflowRunRecord, steps: readonly StepRunRec
         completedAt: step.completedAt,
         inputTokens: step.inputTokens,
         outputTokens: step.outputTokens,
+        reusedFrom: step.reusedFrom,
       })),
   }
 }
@@ -165,5 +183,6 @@ export function toRunSummary(run: WorkflowRunRecord): WorkflowRunSummary {
     error: run.error,
     startedAt: run.startedAt,
     completedAt: run.completedAt,
+    rerunOf: run.rerunOf,
   }
 }

@@ -189,6 +189,25 @@ export interface NewWorkflowRun {
   readonly leaseExpiresAt: number
   /** Step ids in definition order. */
   readonly stepIds: readonly string[]
+  /** The run this one reruns (`WorkflowEngine.rerunRun`); stored as `rerunOf`, default null. */
+  readonly rerunOf?: string | null
+  /**
+   * Steps of a rerun inserted `completed` with an earlier run's result instead of `pending` (same
+   * transaction; they count in `completedSteps`). Each id must be one of `stepIds`.
+   */
+  readonly reusedSteps?: readonly ReusedStep[]
+}
+
+/** A step a rerun takes over from an earlier run: inserted `completed`, attempt 0, no tokens. */
+export interface ReusedStep {
+  readonly stepId: string
+  /** The run whose step of this id produced the result (stored as the step's `reusedFrom`). */
+  readonly reusedFrom: string
+  readonly result: string | null
+  /** The rendered input the result was produced from. */
+  readonly input: string | null
+  /** When the rerun took the result over (its start), epoch ms. */
+  readonly completedAt: number
 }
 
 /** A change to one or more steps. Omitted fields keep their value. */
@@ -235,7 +254,10 @@ export interface ListRunsQuery {
  * - `completedSteps` counts steps whose status is `completed`.
  */
 export interface WorkflowStore {
-  /** Inserts a run (lease version 1, `leaseExpiresAt` as given) and one `pending` row per step, in one transaction. */
+  /**
+   * Inserts a run (lease version 1, `leaseExpiresAt` as given, `rerunOf`) and one row per step, in
+   * one transaction: `pending`, or `completed` with `reusedFrom` for each of `reusedSteps`.
+   */
   insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void>
   /** Changes one step (and the run's `completedSteps` when it becomes `completed`) in one transaction. */
   updateStep(runId: string, stepId: string, patch: StepPatch, options: OwnedCallOptions): Promise<boolean>

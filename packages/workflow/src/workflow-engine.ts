@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { abortable, sleep } from './abort.js'
-import type { LoadedWorkflow } from './definition.js'
+import type { LoadedWorkflow, StepDefinition } from './definition.js'
 import { invalidWorkflowError, toError, WorkflowError } from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
 import type { StepGraph } from './graph.js'
@@ -9,13 +9,23 @@ import {
   FIRST_LEASE_VERSION,
   isTerminalRunStatus,
   type RunStatus,
+  type StepRunRecord,
   toRunSnapshot,
   toRunSummary,
+  type WorkflowRunRecord,
   type WorkflowRunSnapshot,
   type WorkflowRunSummary,
 } from './model.js'
 import { parseWorkflow, validatedGraph } from './parse-workflow.js'
-import type { AgentRunner, ChannelSender, Clock, Logger, ShellRunner, WorkflowStore } from './ports.js'
+import type {
+  AgentRunner,
+  ChannelSender,
+  Clock,
+  Logger,
+  ReusedStep,
+  ShellRunner,
+  WorkflowStore,
+} from './ports.js'
 import { RunExecution } from './run-execution.js'
 import { silentLogger } from './silent-logger.js'
 import { systemClock, unrefTimer } from './system-clock.js'
@@ -89,6 +99,36 @@ export interface StartRunOptions {
   /** Caps for this YAML text when trusted callers need other limits than the engine's. */
   readonly limits?: Partial<WorkflowLimits>
   readonly signal?: AbortSignal
+}
+
+/** Options of {@link WorkflowEngine.rerunRun} and {@link WorkflowEngine.planRerun}. */
+export interface RerunOptions {
+  /**
+   * The step to run again, with every step that depends on it. Default: the first steps of the run
+   * that did not complete (its failed steps, or for a cancelled run the cancelled ones), not those
+   * behind them.
+   */
+  readonly fromStep?: string
+  /** The session that asked for the rerun; default the original run's. */
+  readonly originSession?: string
+  /** As in {@link StartRunOptions.nesting}. */
+  readonly nesting?: number
+  readonly signal?: AbortSignal
+}
+
+/** What a rerun will do, as {@link WorkflowEngine.planRerun} works it out (nothing is written). */
+export interface RerunPlan {
+  /** The run to rerun (ended). */
+  readonly runId: string
+  readonly workflowName: string
+  /** The definition the run used (its stored YAML), parsed. */
+  readonly workflow: LoadedWorkflow
+  /** The steps chosen to run again (`fromStep`, or the first steps that did not complete). */
+  readonly fromSteps: readonly string[]
+  /** Every step that runs again, in definition order: `fromSteps`, their descendants, and steps with nothing to reuse. */
+  readonly rerunSteps: readonly string[]
+  /** Steps whose completed result the new run reuses, in definition order. */
+  readonly reusedSteps: readonly string[]
 }
 
 /** Options of {@link WorkflowEngine.waitForRun}. */
@@ -284,41 +324,7 @@ export class WorkflowEngine {
       }
     }
     const { definition } = loaded
-    const nesting = options?.nesting ?? 0
-    if (!Number.isInteger(nesting) || nesting < 0 || nesting > this.#options.maxNesting) {
-      throw new WorkflowError(
-        'WORKFLOW_NESTING_TOO_DEEP',
-        `Runs may nest at most ${this.#options.maxNesting} deep`,
-        {
-          data: { nesting, maxNesting: this.#options.maxNesting },
-        },
-      )
-    }
-    for (const kind of ['prompt', 'run'] as const) {
-      const runner = kind === 'run' ? this.#options.shellRunner : this.#options.agentRunner
-      if (runner === undefined && definition.steps.some((step) => step.kind === kind)) {
-        throw new WorkflowError(
-          'WORKFLOW_RUNNER_MISSING',
-          `This engine has no ${kind === 'run' ? 'ShellRunner for run' : 'AgentRunner for prompt'} steps`,
-          { data: { kind } },
-        )
-      }
-    }
-    let sameName = 0
-    for (const execution of this.#runs.values()) if (execution.workflowName === definition.name) sameName += 1
-    if (this.#runs.size >= this.#options.maxConcurrentRuns || sameName >= this.#options.maxRunsPerWorkflow) {
-      throw new WorkflowError(
-        'WORKFLOW_TOO_MANY_RUNS',
-        'Too many workflow runs are in progress; try again later',
-        {
-          data: {
-            running: this.#runs.size,
-            maxConcurrentRuns: this.#options.maxConcurrentRuns,
-            maxRunsPerWorkflow: this.#options.maxRunsPerWorkflow,
-          },
-        },
-      )
-    }
+    this.#admit(loaded, options?.nesting ?? 0)
     const runId = this.#options.idGenerator()
     const startedAt = this.#now()
     const leaseExpiresAt = startedAt + this.#options.leaseMs
@@ -448,6 +454,210 @@ export class WorkflowEngine {
       }
     }
     return this.#snapshot(runId, signal)
+  }
+
+  /**
+   * Works out what {@link rerunRun} would do for an ended run, writing nothing: which steps run again
+   * and which completed results are reused. Throws `WORKFLOW_RUN_NOT_FOUND`, `WORKFLOW_RUN_ACTIVE`
+   * for a run still `pending`/`running`, `WORKFLOW_STEP_NOT_FOUND` for a `fromStep` the run does not
+   * have, `WORKFLOW_NOTHING_TO_RERUN` without `fromStep` when every step completed.
+   */
+  async planRerun(runId: string, options?: RerunOptions): Promise<RerunPlan> {
+    return (await this.#planRerun(runId, options)).plan
+  }
+
+  async #planRerun(
+    runId: string,
+    options: RerunOptions | undefined,
+  ): Promise<{ plan: RerunPlan; run: WorkflowRunRecord; rows: readonly StepRunRecord[] }> {
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    const store = this.#options.store
+    const run = await store.getRun(runId, signal === undefined ? undefined : { signal })
+    if (run === undefined) throw notFound(runId)
+    if (!isTerminalRunStatus(run.status)) {
+      throw new WorkflowError(
+        'WORKFLOW_RUN_ACTIVE',
+        `The run is still ${run.status}; rerun it once it has ended (or cancel it first)`,
+        { data: { runId, status: run.status } },
+      )
+    }
+    const rows = await store.listSteps(runId, signal === undefined ? undefined : { signal })
+    // The stored definition was validated when the run started; re-read it with room for any caps it met.
+    const parsed = parseWorkflow(run.definition, {
+      limits: widestLimits(this.#limits, TRUSTED_WORKFLOW_LIMITS),
+    })
+    if (!parsed.ok) throw invalidWorkflowError(parsed.issues)
+    const workflow = parsed.workflow
+    const graph = validatedGraph(workflow) as StepGraph
+    const steps = workflow.definition.steps
+    const byId = new Map(rows.map((row) => [row.stepId, row]))
+    const completed = steps.map((step) => byId.get(step.id)?.status === 'completed')
+    let from: number[]
+    if (options?.fromStep !== undefined) {
+      const index = graph.indexOf.get(options.fromStep)
+      if (index === undefined) {
+        throw new WorkflowError('WORKFLOW_STEP_NOT_FOUND', 'The run has no step with this id', {
+          data: { runId, stepId: options.fromStep, steps: steps.map((step) => step.id) },
+        })
+      }
+      from = [index]
+    } else {
+      // The first steps that did not complete: none of their ancestors is one of them.
+      const behind = new Array<boolean>(steps.length).fill(false)
+      from = []
+      for (const index of graph.order) {
+        const afterUnfinished = (graph.dependencies[index] as readonly number[]).some(
+          (dependency) => !completed[dependency] || behind[dependency],
+        )
+        behind[index] = afterUnfinished
+        if (!completed[index] && !afterUnfinished) from.push(index)
+      }
+      from.sort((left, right) => left - right)
+      if (from.length === 0) {
+        throw new WorkflowError(
+          'WORKFLOW_NOTHING_TO_RERUN',
+          'Every step of the run completed; name the step to rerun from',
+          { data: { runId } },
+        )
+      }
+    }
+    const again = new Array<boolean>(steps.length).fill(false)
+    const stack = [...from]
+    for (const index of from) again[index] = true
+    while (stack.length > 0) {
+      for (const dependent of graph.dependents[stack.pop() as number] as readonly number[]) {
+        if (again[dependent]) continue
+        again[dependent] = true
+        stack.push(dependent)
+      }
+    }
+    const rerunSteps: string[] = []
+    const reusedSteps: string[] = []
+    steps.forEach((step, index) => {
+      // A step that did not complete has no result to reuse: it runs again too.
+      if (again[index] || !completed[index]) rerunSteps.push(step.id)
+      else reusedSteps.push(step.id)
+    })
+    const plan: RerunPlan = {
+      runId,
+      workflowName: run.workflowName,
+      workflow,
+      fromSteps: from.map((index) => (steps[index] as StepDefinition).id),
+      rerunSteps,
+      reusedSteps,
+    }
+    return { plan, run, rows }
+  }
+
+  /**
+   * Starts a new run of the definition an ended run used, from a step: that step and every step that
+   * depends on it (its descendants) run again, as does any step that did not complete; the other
+   * steps are stored `completed` with the original result and `reusedFrom` (the run that produced
+   * it), and `{{id.result}}` of the steps that run reads those results. The new run records
+   * `rerunOf`, keeps the original's delivery targets, and returns once stored, like {@link startRun}.
+   * Throws as {@link planRerun} does, and as {@link startRun} does when the run may not start.
+   */
+  async rerunRun(
+    runId: string,
+    options?: RerunOptions,
+  ): Promise<{ readonly runId: string; readonly workflowName: string; readonly plan: RerunPlan }> {
+    const signal = options?.signal
+    this.#assertStarted()
+    const { plan, run: original, rows } = await this.#planRerun(runId, options)
+    const byId = new Map(rows.map((row) => [row.stepId, row]))
+    const loaded = plan.workflow
+    const graph = validatedGraph(loaded) as StepGraph
+    this.#admit(loaded, options?.nesting ?? 0)
+    const newId = this.#options.idGenerator()
+    const startedAt = this.#now()
+    const leaseExpiresAt = startedAt + this.#options.leaseMs
+    const reusedSteps: ReusedStep[] = plan.reusedSteps.map((stepId) => {
+      const row = byId.get(stepId) as StepRunRecord
+      return {
+        stepId,
+        reusedFrom: row.reusedFrom ?? runId,
+        result: row.result,
+        input: row.input,
+        completedAt: startedAt,
+      }
+    })
+    await this.#options.store.insertRun(
+      {
+        id: newId,
+        workflowName: loaded.definition.name,
+        definition: loaded.source,
+        status: 'running',
+        deliverTo: original.deliverTo,
+        originSession: options?.originSession ?? original.originSession,
+        owner: this.ownerId,
+        startedAt,
+        leaseExpiresAt,
+        stepIds: loaded.definition.steps.map((step) => step.id),
+        rerunOf: runId,
+        reusedSteps,
+      },
+      { ...(signal === undefined ? {} : { signal }) },
+    )
+    this.#options.logger.info('workflow run rerun', {
+      runId: newId,
+      rerunOf: runId,
+      fromSteps: plan.fromSteps,
+      reusedSteps: plan.reusedSteps.length,
+    })
+    this.#launch(
+      {
+        runId: newId,
+        workflow: loaded,
+        graph,
+        deliverTo: original.deliverTo,
+        startedAt,
+        lease: { owner: this.ownerId, version: FIRST_LEASE_VERSION },
+        leaseExpiresAt,
+        steps: await this.#options.store.listSteps(newId),
+      },
+      false,
+    )
+    return { runId: newId, workflowName: loaded.definition.name, plan }
+  }
+
+  /** Throws unless a run of `loaded` may start now: nesting, runners, concurrency caps. */
+  #admit(loaded: LoadedWorkflow, nesting: number): void {
+    const { definition } = loaded
+    if (!Number.isInteger(nesting) || nesting < 0 || nesting > this.#options.maxNesting) {
+      throw new WorkflowError(
+        'WORKFLOW_NESTING_TOO_DEEP',
+        `Runs may nest at most ${this.#options.maxNesting} deep`,
+        {
+          data: { nesting, maxNesting: this.#options.maxNesting },
+        },
+      )
+    }
+    for (const kind of ['prompt', 'run'] as const) {
+      const runner = kind === 'run' ? this.#options.shellRunner : this.#options.agentRunner
+      if (runner === undefined && definition.steps.some((step) => step.kind === kind)) {
+        throw new WorkflowError(
+          'WORKFLOW_RUNNER_MISSING',
+          `This engine has no ${kind === 'run' ? 'ShellRunner for run' : 'AgentRunner for prompt'} steps`,
+          { data: { kind } },
+        )
+      }
+    }
+    let sameName = 0
+    for (const execution of this.#runs.values()) if (execution.workflowName === definition.name) sameName += 1
+    if (this.#runs.size >= this.#options.maxConcurrentRuns || sameName >= this.#options.maxRunsPerWorkflow) {
+      throw new WorkflowError(
+        'WORKFLOW_TOO_MANY_RUNS',
+        'Too many workflow runs are in progress; try again later',
+        {
+          data: {
+            running: this.#runs.size,
+            maxConcurrentRuns: this.#options.maxConcurrentRuns,
+            maxRunsPerWorkflow: this.#options.maxRunsPerWorkflow,
+          },
+        },
+      )
+    }
   }
 
   async #snapshot(runId: string, signal: AbortSignal | undefined): Promise<WorkflowRunSnapshot> {

@@ -69,6 +69,7 @@ table { width: 100%; border-collapse: collapse; background: var(--card); }
 th, td { text-align: left; vertical-align: top; padding: 0.5rem; border-bottom: 1px solid var(--line); }
 thead th { font-size: 0.85rem; color: var(--muted); }
 .actions { display: flex; flex-wrap: wrap; gap: 0.4rem; margin: 0.4rem 0; }
+.actions.rerun { align-items: center; }
 .reason { margin: 0.25rem 0 0; }
 .notice:empty { display: none; }
 .banner { margin: 0.5rem 1rem 0; display: grid; gap: 0.4rem; }

@@ -700,7 +700,7 @@ describe('blockLangoExec messages', () => {
       'bg_submit, bg_status, bg_list, bg_result, bg_cancel',
     )
     expect(blockLangoExec('lango workflow list', on)).toContain(
-      'workflow_run, workflow_status, workflow_list, workflow_cancel, workflow_save',
+      'workflow_run, workflow_status, workflow_list, workflow_cancel, workflow_rerun, workflow_save',
     )
   })
 

@@ -71,7 +71,14 @@ export const LANGO_SUBCOMMAND_GUIDANCE: readonly LangoSubcommandGuidance[] = Obj
     kind: 'automation',
     feature: 'workflow',
     label: 'Workflow',
-    tools: ['workflow_run', 'workflow_status', 'workflow_list', 'workflow_cancel', 'workflow_save'],
+    tools: [
+      'workflow_run',
+      'workflow_status',
+      'workflow_list',
+      'workflow_cancel',
+      'workflow_rerun',
+      'workflow_save',
+    ],
   },
   {
     subcommands: ['graph'],

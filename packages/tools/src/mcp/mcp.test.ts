@@ -99,7 +99,7 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
     const client = await connect(tools)
     const listed = (await client.listTools()).tools
     expect(listed.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name))
-    expect(listed).toHaveLength(22)
+    expect(listed).toHaveLength(23)
     const byName = new Map(listed.map((tool) => [tool.name, tool]))
     expect(byName.get('cron_list')).toMatchObject({
       title: 'List cron jobs',
@@ -168,6 +168,8 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
       workflow_status: read,
       workflow_list: read,
       workflow_cancel: { ...change, idempotentHint: true },
+      // Its run steps that run again, or secret references (WF-10): dangerous per call.
+      workflow_rerun: destroy,
       workflow_save: destroy,
     }
     expect(Object.fromEntries(listed.map((tool) => [tool.name, tool.annotations]))).toEqual(

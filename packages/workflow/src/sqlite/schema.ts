@@ -21,6 +21,8 @@ export interface WorkflowRunsTable {
   lease_version: number
   /** Until when `owner` holds the run (migration 0003); null for runs stored before leases. */
   lease_expires_at: number | null
+  /** The run this one reruns (migration 0004); null for runs started afresh. */
+  rerun_of: string | null
 }
 
 /** `workflow_step_runs`: one row per step of a run, primary key `(run_id, step_id)`. */
@@ -39,6 +41,8 @@ export interface WorkflowStepRunsTable {
   /** Tokens a completed `prompt` step reported (migration 0002); null for `run` steps and steps without a count. */
   input_tokens: number | null
   output_tokens: number | null
+  /** For a step a rerun reused (status `completed`): the run that produced its result (migration 0004). */
+  reused_from: string | null
 }
 
 /** `workflow_owners`: live engine instances and their last heartbeat (the lease). */
@@ -156,6 +160,19 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
       await db.schema.dropIndex('workflow_runs_status_lease').execute()
       await db.schema.alterTable('workflow_runs').dropColumn('lease_expires_at').execute()
       await db.schema.alterTable('workflow_runs').dropColumn('lease_version').execute()
+    },
+  },
+  '0004_add_reruns': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // Runs and steps stored before keep null: started afresh, and run where they are.
+      await db.schema.alterTable('workflow_runs').addColumn('rerun_of', 'text').execute()
+      await db.schema.alterTable('workflow_step_runs').addColumn('reused_from', 'text').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('workflow_step_runs').dropColumn('reused_from').execute()
+      await db.schema.alterTable('workflow_runs').dropColumn('rerun_of').execute()
     },
   },
 })

@@ -22,11 +22,12 @@ import type {
   StoreCallOptions,
   WorkflowStore,
 } from '../ports.js'
+import { reusedById } from '../reused-steps.js'
 import type { WorkflowDatabase, WorkflowRunsTable, WorkflowStepRunsTable } from './schema.js'
 
 /** Largest page `listRuns` returns (SECURITY.md SQL-4). */
 const MAX_LIST_LIMIT = 500
-/** Rows per multi-row INSERT: 12 columns × 200 stays under SQLite's and PostgreSQL's parameter caps. */
+/** Rows per multi-row INSERT: 13 columns × 200 stays under SQLite's and PostgreSQL's parameter caps. */
 const INSERT_CHUNK = 200
 /** Ids per `IN (…)` list. */
 const IN_CHUNK = 500
@@ -72,6 +73,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
 
   async insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    const reused = reusedById(run)
     await this.#db.transaction().execute(async (transaction) => {
       await transaction
         .insertInto('workflow_runs')
@@ -81,7 +83,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           definition: run.definition,
           status: run.status,
           total_steps: run.stepIds.length,
-          completed_steps: 0,
+          completed_steps: reused.size,
           error: null,
           deliver_to: JSON.stringify(run.deliverTo),
           origin_session: run.originSession,
@@ -90,23 +92,28 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           completed_at: null,
           lease_version: FIRST_LEASE_VERSION,
           lease_expires_at: run.leaseExpiresAt,
+          rerun_of: run.rerunOf ?? null,
         })
         .execute()
       for (let start = 0; start < run.stepIds.length; start += INSERT_CHUNK) {
-        const rows = run.stepIds.slice(start, start + INSERT_CHUNK).map((stepId, offset) => ({
-          run_id: run.id,
-          step_id: stepId,
-          position: start + offset,
-          status: 'pending',
-          input: null,
-          result: null,
-          error: null,
-          attempt: 0,
-          started_at: null,
-          completed_at: null,
-          input_tokens: null,
-          output_tokens: null,
-        }))
+        const rows = run.stepIds.slice(start, start + INSERT_CHUNK).map((stepId, offset) => {
+          const taken = reused.get(stepId)
+          return {
+            run_id: run.id,
+            step_id: stepId,
+            position: start + offset,
+            status: taken === undefined ? 'pending' : 'completed',
+            input: taken?.input ?? null,
+            result: taken?.result ?? null,
+            error: null,
+            attempt: 0,
+            started_at: null,
+            completed_at: taken?.completedAt ?? null,
+            input_tokens: null,
+            output_tokens: null,
+            reused_from: taken?.reusedFrom ?? null,
+          }
+        })
         await transaction.insertInto('workflow_step_runs').values(rows).execute()
       }
     })
@@ -491,6 +498,7 @@ function runFromRow(row: WorkflowRunsTable): WorkflowRunRecord {
     leaseExpiresAt: toNumber(row.lease_expires_at),
     startedAt: toNumber(row.started_at),
     completedAt: toNumber(row.completed_at),
+    rerunOf: row.rerun_of,
   }
 }
 
@@ -510,5 +518,6 @@ function stepFromRow(row: WorkflowStepRunsTable): StepRunRecord {
     completedAt: toNumber(row.completed_at),
     inputTokens: toNumber(row.input_tokens),
     outputTokens: toNumber(row.output_tokens),
+    reusedFrom: row.reused_from,
   }
 }

@@ -17,6 +17,7 @@ import type {
   StoreCallOptions,
   WorkflowStore,
 } from '../ports.js'
+import { reusedById } from '../reused-steps.js'
 
 const ACTIVE = new Set<RunStatus>(['pending', 'running'])
 const UNFINISHED_STEPS = new Set<StepStatus>(['pending', 'running'])
@@ -35,13 +36,14 @@ export class MemoryWorkflowStore implements WorkflowStore {
     if (this.#runs.has(run.id)) throw new Error(`A run with id ${run.id} already exists`)
     if (new Set(run.stepIds).size !== run.stepIds.length)
       throw new Error('Step ids must be unique within a run')
+    const reused = reusedById(run)
     this.#runs.set(run.id, {
       id: run.id,
       workflowName: run.workflowName,
       definition: run.definition,
       status: run.status,
       totalSteps: run.stepIds.length,
-      completedSteps: 0,
+      completedSteps: reused.size,
       error: null,
       deliverTo: [...run.deliverTo],
       originSession: run.originSession,
@@ -50,23 +52,28 @@ export class MemoryWorkflowStore implements WorkflowStore {
       leaseExpiresAt: run.leaseExpiresAt,
       startedAt: run.startedAt,
       completedAt: null,
+      rerunOf: run.rerunOf ?? null,
     })
     this.#steps.set(
       run.id,
-      run.stepIds.map((stepId, position) => ({
-        runId: run.id,
-        stepId,
-        position,
-        status: 'pending',
-        input: null,
-        result: null,
-        error: null,
-        attempt: 0,
-        startedAt: null,
-        completedAt: null,
-        inputTokens: null,
-        outputTokens: null,
-      })),
+      run.stepIds.map((stepId, position) => {
+        const taken = reused.get(stepId)
+        return {
+          runId: run.id,
+          stepId,
+          position,
+          status: taken === undefined ? 'pending' : 'completed',
+          input: taken?.input ?? null,
+          result: taken?.result ?? null,
+          error: null,
+          attempt: 0,
+          startedAt: null,
+          completedAt: taken?.completedAt ?? null,
+          inputTokens: null,
+          outputTokens: null,
+          reusedFrom: taken?.reusedFrom ?? null,
+        }
+      }),
     )
   }
 

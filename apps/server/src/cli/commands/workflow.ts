@@ -17,6 +17,8 @@ interface StepView {
   readonly attempt?: number
   readonly started_at?: string | null
   readonly completed_at?: string | null
+  /** For a step a rerun reused: the run that produced its result. */
+  readonly reused_from?: string | null
 }
 
 /** A run as the API shows it: `workflow_status` (with steps) or `workflow_list` (without). */
@@ -29,7 +31,17 @@ interface RunView {
   readonly error?: string | null
   readonly started_at?: string | null
   readonly completed_at?: string | null
+  /** The run this one reruns. */
+  readonly rerun_of?: string | null
   readonly steps?: readonly StepView[]
+}
+
+/** What `POST /api/workflows/runs/:id/rerun` answers (workflow_rerun). */
+interface RerunView extends RunView {
+  readonly rerun_of: string
+  readonly from_steps: readonly string[]
+  readonly rerun_steps: readonly string[]
+  readonly reused_steps: readonly string[]
 }
 
 const ENDED = new Set(['completed', 'failed', 'cancelled'])
@@ -105,29 +117,37 @@ export const registerWorkflow: Register = (program, action) => {
             render: (out) =>
               out.print(`${out.paint('green', 'started')} run ${started.run_id} of ${started.workflow_name}`),
           }
-        const seen = new Map<string, string>()
         if (!context.out.json)
           context.out.note(`started run ${started.run_id} of ${started.workflow_name}; following it…`)
-        const ended = await waitFor(
-          () => client.get<RunView>(path(started.run_id)),
-          (run) => ENDED.has(run.status),
-          {
-            timeoutMs: options.timeout,
-            what: `workflow run ${started.run_id}`,
-            onState: (run) => {
-              for (const step of run.steps ?? []) {
-                if (seen.get(step.step_id) === step.status || step.status === 'pending') continue
-                seen.set(step.step_id, step.status)
-                if (!context.out.json) context.out.note(`  ${step.step_id}: ${step.status}`)
-              }
-            },
-          },
-        )
-        return {
-          data: ended,
-          exitCode: ended.status === 'completed' ? EXIT.ok : EXIT.failure,
-          render: (out) => renderRun(out, ended),
-        }
+        return follow(context, client, started.run_id, options.timeout)
+      }),
+    )
+
+  workflow
+    .command('rerun')
+    .description(
+      'rerun an ended run from a step: that step and every step after it run again, the other completed steps keep their results; prints the new run id',
+    )
+    .argument('<run-id>', 'the run to rerun (failed, cancelled or completed)')
+    .option(
+      '--from <step>',
+      'the step to run again, with the steps that depend on it (default: the failed step)',
+    )
+    .option('--wait', 'follow the new run to its end; exit 1 unless it completed')
+    .option('--timeout <duration>', 'with --wait: give up after this long', durationOption)
+    .action(
+      action(async (context, [id = ''], options) => {
+        const client = await context.client()
+        const started = await client.post<RerunView>(`${path(id)}/rerun`, {
+          body: { ...(options.from === undefined ? {} : { from_step: options.from }), wait_seconds: 0 },
+        })
+        const line = `run ${started.run_id} of ${started.workflow_name} reruns ${started.rerun_of}: runs again ${started.rerun_steps.join(', ')}${
+          started.reused_steps.length === 0 ? '' : `; reuses ${started.reused_steps.join(', ')}`
+        }`
+        if (options.wait !== true)
+          return { data: started, render: (out) => out.print(`${out.paint('green', 'started')} ${line}`) }
+        if (!context.out.json) context.out.note(`started ${line}; following it…`)
+        return follow(context, client, started.run_id, options.timeout)
       }),
     )
 
@@ -231,6 +251,37 @@ export const registerWorkflow: Register = (program, action) => {
         }
       }),
     )
+}
+
+/** Follows a run to its end, noting each step's change; exit code 1 unless it completed. */
+async function follow(
+  context: CommandContext,
+  client: Awaited<ReturnType<CommandContext['client']>>,
+  runId: string,
+  timeoutMs: number | undefined,
+): Promise<Outcome> {
+  const seen = new Map<string, string>()
+  const ended = await waitFor(
+    () => client.get<RunView>(path(runId)),
+    (run) => ENDED.has(run.status),
+    {
+      timeoutMs,
+      what: `workflow run ${runId}`,
+      onState: (run) => {
+        for (const step of run.steps ?? []) {
+          if (seen.get(step.step_id) === step.status || step.status === 'pending') continue
+          seen.set(step.step_id, step.status)
+          if (!context.out.json)
+            context.out.note(`  ${step.step_id}: ${step.status}${step.reused_from ? ' (reused)' : ''}`)
+        }
+      },
+    },
+  )
+  return {
+    data: ended,
+    exitCode: ended.status === 'completed' ? EXIT.ok : EXIT.failure,
+    render: (out) => renderRun(out, ended),
+  }
 }
 
 /** `workflow run <file> --local`: in this process, exit code from the run's outcome. */
@@ -365,12 +416,15 @@ function renderRun(out: Output, run: RunView): void {
   out.print(
     `${out.paint('bold', run.workflow_name)}  run ${run.run_id}  ${out.paint(run.status === 'completed' ? 'green' : ENDED.has(run.status) ? 'red' : 'yellow', run.status)}`,
   )
+  if (run.rerun_of) out.print(`rerun of: ${run.rerun_of}`)
   if (run.error) out.print(`error: ${run.error}`)
   out.table(
     ['STEP', 'STATUS', 'RESULT / ERROR'],
     (run.steps ?? []).map((step) => [
       step.step_id,
-      out.status(step.status),
+      step.reused_from
+        ? { text: `${step.status} (reused from ${step.reused_from})`, style: 'gray' as const }
+        : out.status(step.status),
       oneLine(step.error ?? step.result, 80),
     ]),
     'no steps',

@@ -60,7 +60,8 @@ function workflowViews(app: App): AnyTool[] {
 
 /**
  * Workflow runs and saved workflows, mounted at `/api/workflows`: `GET|POST /api/workflows/runs`,
- * `GET /api/workflows/runs/:id`, `POST /api/workflows/runs/:id/cancel`, `GET /api/workflows/saved`,
+ * `GET /api/workflows/runs/:id`, `POST /api/workflows/runs/:id/cancel`,
+ * `POST /api/workflows/runs/:id/rerun` (`{ from_step?, wait_seconds? }`), `GET /api/workflows/saved`,
  * `PUT /api/workflows/saved/:name` (operator calls: src/http/operate.ts).
  */
 export function workflowRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
@@ -89,6 +90,12 @@ export function workflowRoutes(app: App, shutdown: AbortSignal | undefined): Hon
     return operate(c, 'workflow_run', { ...rest, file_path: name })
   })
   routes.post('/runs/:id/cancel', (c) => operate(c, 'workflow_cancel', { run_id: c.req.param('id') }))
+  // Body (optional): { from_step?, wait_seconds? }; workflow_rerun validates it.
+  routes.post('/runs/:id/rerun', async (c) => {
+    const body = await bodyObject(c)
+    if ('response' in body) return body.response
+    return operate(c, 'workflow_rerun', { ...body.value, run_id: c.req.param('id') })
+  })
 
   // Saved workflows, and for those with a schedule the cron job that runs them.
   routes.get('/saved', async (c) => {

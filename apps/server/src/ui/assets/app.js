@@ -290,6 +290,8 @@ function navigate() {
 }
 
 async function act(button, work, done) {
+  const key = button.getAttribute('data-key')
+  const hadFocus = document.activeElement === button
   button.disabled = true
   try {
     const result = await work()
@@ -303,8 +305,23 @@ async function act(button, work, done) {
     showNotice(String(error.message || error))
   } finally {
     button.disabled = false
+    if (hadFocus) refocus(button, key)
   }
   scheduleRefresh()
+}
+
+/**
+ * Gives the focus back to an action's button after it ran: disabling a focused button blurs it,
+ * and the page may have been drawn again meanwhile (then the control with the same data-key). Only
+ * when nothing else took the focus.
+ */
+function refocus(button, key) {
+  const active = document.activeElement
+  if (active !== null && active !== document.body && main.contains(active)) return
+  const target = /** @type {HTMLButtonElement | null} */ (
+    button.isConnected ? button : key ? main.querySelector(`[data-key="${CSS.escape(key)}"]`) : null
+  )
+  if (target && !target.disabled) target.focus()
 }
 
 function showNotice(text) {

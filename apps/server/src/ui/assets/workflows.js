@@ -131,6 +131,81 @@ export const workflows = {
   },
 }
 
+/** Per run: the step chosen in its "Rerun from" list ('' for the failed steps), kept across redraws. */
+const rerunFrom = new Map()
+/** Per run: the last rerun started from its page, linked next to the button. */
+const reruns = new Map()
+
+/**
+ * The rerun control of an ended run: a "Rerun from" list (the failed steps by default, when some
+ * step did not complete, or any step) and a button. The button keeps the focus after the action
+ * (its data-key), and the outcome is announced.
+ */
+function rerunControl(run, page) {
+  const steps = run.steps || []
+  const unfinished = steps.some((step) => step.status !== 'completed')
+  const chosen = rerunFrom.has(run.run_id)
+    ? rerunFrom.get(run.run_id)
+    : unfinished
+      ? ''
+      : steps[0]
+        ? steps[0].step_id
+        : ''
+  const selectId = `rerun-from-${run.run_id}`
+  const latest = reruns.get(run.run_id)
+  return h(
+    'div',
+    { className: 'actions rerun' },
+    h('label', { for: selectId }, 'Rerun from'),
+    h(
+      'select',
+      {
+        id: selectId,
+        'data-key': `rerun-from:${run.run_id}`,
+        onchange: (event) => rerunFrom.set(run.run_id, event.currentTarget.value),
+      },
+      unfinished
+        ? h('option', { value: '', selected: chosen === '' }, 'the failed step (and what depends on it)')
+        : null,
+      steps.map((step) =>
+        h('option', { value: step.step_id, selected: chosen === step.step_id }, `step ${step.step_id}`),
+      ),
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        'data-key': `rerun:${run.run_id}`,
+        onclick: (event) => {
+          const from = rerunFrom.has(run.run_id) ? rerunFrom.get(run.run_id) : chosen
+          return page.act(
+            event.currentTarget,
+            () =>
+              post(`/api/workflows/runs/${encodeURIComponent(run.run_id)}/rerun`, {
+                ...(from ? { from_step: from } : {}),
+                wait_seconds: 0,
+              }),
+            (answer) => {
+              reruns.set(run.run_id, answer.run_id)
+              const reused =
+                answer.reused_steps.length === 0 ? '' : `; reuses ${answer.reused_steps.join(', ')}`
+              return `Started rerun ${answer.run_id.slice(0, 8)} of ${run.workflow_name}: runs again ${answer.rerun_steps.join(', ')}${reused}`
+            },
+          )
+        },
+      },
+      'Rerun',
+    ),
+    latest
+      ? h(
+          'a',
+          { href: `#/workflows/${encodeURIComponent(latest)}`, 'data-key': `rerun-link:${run.run_id}` },
+          `Open the rerun ${latest.slice(0, 8)}`,
+        )
+      : null,
+  )
+}
+
 /** @type {View} */
 export const run = {
   title: 'Workflow run',
@@ -153,6 +228,16 @@ export const run = {
         field('Steps done', `${run.completed_steps} of ${run.total_steps}`),
         field('Started', time(run.started_at)),
         field('Ended', time(run.completed_at)),
+        run.rerun_of
+          ? field(
+              'Rerun of',
+              h(
+                'a',
+                { href: `#/workflows/${encodeURIComponent(run.rerun_of)}` },
+                h('code', {}, run.rerun_of),
+              ),
+            )
+          : null,
         run.error ? field('Error', run.error) : null,
       ),
       active
@@ -175,7 +260,7 @@ export const run = {
               'Cancel run',
             ),
           )
-        : null,
+        : rerunControl(run, page),
       stepGraphSection(run, page),
       h('h2', { id: 'steps-heading' }, 'Steps in order'),
       h(
@@ -191,6 +276,18 @@ export const run = {
               h('strong', {}, step.step_id),
               ' ',
               badge(step.status),
+              step.reused_from
+                ? h(
+                    'span',
+                    { className: 'muted reused' },
+                    ' · reused from ',
+                    h(
+                      'a',
+                      { href: `#/workflows/${encodeURIComponent(step.reused_from)}` },
+                      step.reused_from.slice(0, 8),
+                    ),
+                  )
+                : null,
               step.attempt > 1 ? h('span', { className: 'muted' }, ` · attempt ${step.attempt}`) : null,
               step.started_at ? [' ', time(step.started_at)] : null,
               step.started_at && step.completed_at

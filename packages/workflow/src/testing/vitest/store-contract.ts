@@ -62,6 +62,60 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
         expect(await store.listSteps('missing')).toEqual([])
       }))
 
+    it('inserts a rerun: rerunOf kept, reused steps completed with their result and reusedFrom, counted', () =>
+      withStore(async (store) => {
+        const first = createTestRun()
+        await store.insertRun(first)
+        expect((await store.getRun(first.id))?.rerunOf).toBeNull()
+        expect((await store.listSteps(first.id)).map((step) => step.reusedFrom)).toEqual([null, null, null])
+        const rerun = createTestRun({
+          rerunOf: first.id,
+          reusedSteps: [
+            { stepId: 'a', reusedFrom: first.id, result: 'alpha', input: 'echo alpha', completedAt: 5_000 },
+            { stepId: 'c', reusedFrom: 'run-older', result: null, input: null, completedAt: 5_000 },
+          ],
+        })
+        await store.insertRun(rerun)
+        expect(await store.getRun(rerun.id)).toMatchObject({
+          id: rerun.id,
+          rerunOf: first.id,
+          status: 'running',
+          totalSteps: 3,
+          completedSteps: 2,
+        })
+        const steps = await store.listSteps(rerun.id)
+        expect(
+          steps.map((step) => [
+            step.stepId,
+            step.status,
+            step.result,
+            step.input,
+            step.reusedFrom,
+            step.attempt,
+            step.completedAt,
+            step.inputTokens,
+          ]),
+        ).toEqual([
+          ['a', 'completed', 'alpha', 'echo alpha', first.id, 0, 5_000, null],
+          ['b', 'pending', null, null, null, 0, null, null],
+          ['c', 'completed', null, null, 'run-older', 0, 5_000, null],
+        ])
+        // A reused step is completed already: completing it again changes nothing and counts nothing.
+        const owner = { lease: { owner: 'owner-a', version: 1 } }
+        expect(await store.updateStep(rerun.id, 'a', { status: 'completed', result: 'x' }, owner)).toBe(false)
+        expect(await store.updateStep(rerun.id, 'b', { status: 'completed', result: 'beta' }, owner)).toBe(
+          true,
+        )
+        expect((await store.getRun(rerun.id))?.completedSteps).toBe(3)
+        expect((await store.listRuns()).find((run) => run.id === rerun.id)?.rerunOf).toBe(first.id)
+        // A reused id that is not a step of the run stores nothing.
+        const bad = createTestRun({
+          reusedSteps: [{ stepId: 'zz', reusedFrom: first.id, result: null, input: null, completedAt: 1 }],
+        })
+        await expect(store.insertRun(bad)).rejects.toThrow()
+        expect(await store.getRun(bad.id)).toBeUndefined()
+      }))
+
     it('rejects a second run with the same id and duplicate step ids (run_id, step_id unique)', () =>
       withStore(async (store) => {
         const run = createTestRun()
