@@ -31,8 +31,10 @@ export type {
   CronStore,
   DeliveryUpdate,
   IdGenerator,
+  JobCountFilter,
   JobListFilter,
   JobScheduleUpdate,
+  JobSort,
   JobVersion,
   ListRunsOptions,
   LogFields,
@@ -68,6 +70,7 @@ export type {
   CronJobUpdate,
   CronServiceOptions,
   HistoryOptions,
+  JobPagePosition,
   JobWithNextRuns,
 } from './service.js'
 export { CronService } from './service.js'
