@@ -14,6 +14,8 @@ export {
 } from './background-tools.js'
 export {
   type CronDeliveryView,
+  type CronJobFilter,
+  type CronJobPagePosition,
   type CronJobView,
   type CronRunView,
   type CronToolJobInput,
@@ -21,6 +23,7 @@ export {
   type CronToolsService,
   createCronTools,
   createManageCronJobsTool,
+  cronJobView,
   type NextRunView,
 } from './cron-tools.js'
 export { deliveryTargetFromSession } from './delivery.js'
