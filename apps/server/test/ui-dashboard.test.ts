@@ -149,7 +149,8 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(await row.locator('.state').textContent()).toContain('paused')
           await server.request(`/api/cron/jobs/${nightly.id}/resume`, { method: 'POST' })
           await page.getByRole('button', { name: 'Pause ui-nightly' }).waitFor()
-          expect(requests.every((path) => path === '/api/cron/jobs')).toBe(true)
+          // Only the changed job's row is read again, never the list.
+          expect(requests.every((path) => path === `/api/cron/jobs/${nightly.id}`)).toBe(true)
           expect(errors).toEqual([])
         } finally {
           await context.close()
