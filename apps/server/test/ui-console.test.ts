@@ -19,10 +19,9 @@ function rowNames(page: Page): Promise<string[]> {
 
 /** The `data-key` of the focused element, or its tag when it has none. */
 function focusedKey(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const element = document.activeElement
-    return element?.getAttribute('data-key') ?? element?.tagName ?? 'none'
-  })
+  return page.evaluate<string>(
+    "document.activeElement?.getAttribute('data-key') ?? document.activeElement?.tagName ?? 'none'",
+  )
 }
 
 describe.skipIf(chromiumMissing !== undefined)(
@@ -62,7 +61,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.getByText('Showing 60 of 60 jobs').waitFor()
         expect(await rowNames(page)).toEqual(seeded.map((entry) => entry.job.name))
         // The keyboard goes on at the first new row; nothing more to read, so the button goes.
-        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('job-50')
+        expect(await page.evaluate<string | null>('document.activeElement?.textContent')).toBe('job-50')
         expect(await page.getByRole('button', { name: 'Show 50 more' }).isHidden()).toBe(true)
         expect(errors).toEqual([])
       } finally {
