@@ -149,7 +149,8 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(await row.locator('.state').textContent()).toContain('paused')
           await server.request(`/api/cron/jobs/${nightly.id}/resume`, { method: 'POST' })
           await page.getByRole('button', { name: 'Pause ui-nightly' }).waitFor()
-          expect(requests.every((path) => path === '/api/cron/jobs')).toBe(true)
+          // Only the changed job's row is read again, never the list.
+          expect(requests.every((path) => path === `/api/cron/jobs/${nightly.id}`)).toBe(true)
           expect(errors).toEqual([])
         } finally {
           await context.close()
@@ -178,7 +179,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(await page.locator('main').textContent()).toContain('weekdays at 09:00')
           expect(await page.locator('ol.next-runs li').count()).toBe(3)
           await page.getByText('Live updates: on').waitFor()
-          await page.getByRole('button', { name: 'Run ui-echo now' }).click()
+          await page.getByRole('button', { name: 'Run now ui-echo' }).click()
           const entries = page.locator('ol.timeline li.entry')
           await page.locator('ol.timeline li.entry[data-status="completed"]').first().waitFor()
           expect(await entries.first().textContent()).toContain('completed')
@@ -200,7 +201,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           // A failure shows its status and reason as text.
           await page.goto(`${server.url}/ui#/cron/${failing.id}`)
           await page.getByRole('heading', { name: 'ui-fails' }).waitFor()
-          await page.getByRole('button', { name: 'Run ui-fails now' }).click()
+          await page.getByRole('button', { name: 'Run now ui-fails' }).click()
           const failed = page.locator('li.entry[data-status="failed"]')
           await failed.waitFor()
           expect(await failed.textContent()).toContain('Error: exit code 3')

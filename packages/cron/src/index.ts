@@ -32,8 +32,10 @@ export type {
   CronStore,
   DeliveryUpdate,
   IdGenerator,
+  JobCountFilter,
   JobListFilter,
   JobScheduleUpdate,
+  JobSort,
   JobVersion,
   ListRunsOptions,
   LogFields,
@@ -79,6 +81,7 @@ export type {
   CronPreviewOptions,
   CronServiceOptions,
   HistoryOptions,
+  JobPagePosition,
   JobWithNextRuns,
 } from './service.js'
 export { CronService } from './service.js'

@@ -221,7 +221,37 @@ export interface JobListFilter {
   readonly changedSince?: number
   /** At most this many jobs (a positive integer). */
   readonly limit?: number
+  /** Only jobs whose name contains this text, ignoring ASCII case. */
+  readonly nameContains?: string
+  readonly kind?: CronJobKind
+  /** Only jobs whose schedule is read in this IANA zone. */
+  readonly timezone?: string
+  /** Only jobs whose last run ended with this status; `null`: jobs that never ran. */
+  readonly lastStatus?: CronRunStatus | null
+  /** `true`: only jobs with a failure since their last completed run; `false`: only jobs without. */
+  readonly failing?: boolean
+  /**
+   * `true`: only jobs whose newest run with a final delivery (`delivered` or `failed`) failed to
+   * deliver; `false`: only the others.
+   */
+  readonly lastDeliveryFailed?: boolean
+  /** The order (default `name`); see `jobSortKey` (job-order.ts). */
+  readonly sort?: JobSort
+  /**
+   * With a `sort` other than `name`, the keyset position of the previous page's last job: its
+   * `jobSortKey`; `after` is then its name, the tie-breaker.
+   */
+  readonly afterKey?: number
 }
+
+/**
+ * Orders of {@link CronStore.listJobs}: `name`; `next_run` (soonest first, none last); `last_run`
+ * (most recent first, never last); `failures` (most consecutive failures first). Ties by name.
+ */
+export type JobSort = 'name' | 'next_run' | 'last_run' | 'failures'
+
+/** The filters of {@link JobListFilter} without its paging, order and id list: what a count takes. */
+export type JobCountFilter = Omit<JobListFilter, 'ids' | 'after' | 'afterKey' | 'limit' | 'sort'>
 
 /** Options every store call accepts. */
 export interface StoreCallOptions {
@@ -374,8 +404,11 @@ export interface CronStore {
    * by page, so 10,000 jobs never sit decoded in memory twice).
    */
   listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]>
-  /** How many jobs there are; with `createdBy`, only those created by that session key (CRON-3). */
-  countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number>
+  /**
+   * How many jobs there are; with `createdBy`, only those created by that session key (CRON-3); the
+   * other filters as in {@link listJobs}.
+   */
+  countJobs(options?: StoreCallOptions & JobCountFilter): Promise<number>
   /** Cheap freshness check at fire time: `enabled` and `updatedAt` of the given jobs (missing ids are absent). */
   jobVersions(
     ids: readonly string[],

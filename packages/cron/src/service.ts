@@ -3,6 +3,7 @@ import { describeSchedule } from './describe-schedule.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { CronError } from './errors.js'
 import type { Unsubscribe } from './events.js'
+import { jobSortKey } from './job-order.js'
 import type {
   CatchupPolicy,
   CronDelivery,
@@ -17,7 +18,15 @@ import type {
 } from './model.js'
 import type { CompiledSchedule } from './next-fire-time.js'
 import { checkPingUrl } from './ping-url.js'
-import type { Clock, CronJobPatch, CronStore, IdGenerator, JobListFilter } from './ports.js'
+import type {
+  Clock,
+  CronJobPatch,
+  CronStore,
+  IdGenerator,
+  JobCountFilter,
+  JobListFilter,
+  JobSort,
+} from './ports.js'
 import { systemClock } from './ports.js'
 import {
   type CronPreview,
@@ -157,6 +166,15 @@ interface PreviewPlan {
 /** Result of {@link CronService.add}. */
 export interface AddJobResult extends JobWithNextRuns {
   readonly status: 'created' | 'updated'
+}
+
+/**
+ * Where a page of {@link CronService.listPage} starts: after the job named `after` (and, in a sort
+ * other than name, keyed `afterKey`).
+ */
+export interface JobPagePosition {
+  readonly after: string
+  readonly afterKey?: number
 }
 
 /** Options of {@link CronService.history}. */
@@ -317,8 +335,9 @@ export class CronService {
   }
 
   /**
-   * Jobs ordered by name; `enabled` and `createdBy` filter, `after` (a name) and `limit` read one
-   * page (see {@link CronStore.listJobs}).
+   * Jobs ordered by name or by `sort`; `enabled`, `createdBy`, `nameContains`, `kind`, `timezone`,
+   * `lastStatus`, `failing` and `lastDeliveryFailed` filter, `after` (a name, with `afterKey` for a
+   * `sort` other than name) and `limit` read one page (see {@link CronStore.listJobs}).
    */
   async list(options?: Omit<JobListFilter, 'ids'> & { readonly signal?: AbortSignal }): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
@@ -326,8 +345,51 @@ export class CronService {
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
       throw new CronError('CRON_INVALID_INPUT', `limit must be a positive integer (got ${String(limit)})`)
     }
+    if (options?.afterKey !== undefined && !Number.isFinite(options.afterKey)) {
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        `afterKey must be a finite number (got ${String(options.afterKey)})`,
+      )
+    }
     await this.scheduler.flushPendingWrites()
     return this.#store.listJobs(options)
+  }
+
+  /**
+   * One page of jobs in `sort` order (default `name`) after the position `from` (the `next` of the
+   * page before; none for the first page), with the position of the next page, or `null` after the
+   * last. Keyset paging: a job created or removed meanwhile never shifts the pages.
+   */
+  async listPage(
+    options: JobCountFilter & {
+      readonly sort?: JobSort
+      readonly limit: number
+      readonly from?: JobPagePosition
+      readonly signal?: AbortSignal
+    },
+  ): Promise<{ readonly jobs: CronJob[]; readonly next: JobPagePosition | null }> {
+    const { from, limit, ...filter } = options
+    const sort = options.sort ?? 'name'
+    const jobs = await this.list({
+      ...filter,
+      limit: limit + 1,
+      ...(from === undefined ? {} : { after: from.after }),
+      ...(from?.afterKey === undefined ? {} : { afterKey: from.afterKey }),
+    })
+    if (jobs.length <= limit) return { jobs, next: null }
+    jobs.length = limit
+    const last = jobs[limit - 1] as CronJob
+    return {
+      jobs,
+      next: { after: last.name, ...(sort === 'name' ? {} : { afterKey: jobSortKey(last, sort) }) },
+    }
+  }
+
+  /** How many jobs match `filter` (the filters of {@link list}, without its paging and order). */
+  async count(filter?: JobCountFilter & { readonly signal?: AbortSignal }): Promise<number> {
+    filter?.signal?.throwIfAborted()
+    await this.scheduler.flushPendingWrites()
+    return this.#store.countJobs(filter)
   }
 
   /** A job by id or name; `CRON_JOB_NOT_FOUND` when none. */

@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
+import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
 import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
@@ -146,6 +147,24 @@ export interface CronToolJobInput {
   readonly pingUrl?: string
 }
 
+/** Which jobs a page of cron_list holds (`CronService.listPage`'s filters). */
+export interface CronJobFilter {
+  readonly nameContains?: string
+  /** The last run's status; `null`: never ran. */
+  readonly lastStatus?: Exclude<(typeof LAST_STATUSES)[number], 'never'> | null
+  readonly kind?: 'ai' | 'shell'
+  readonly timezone?: string
+  readonly enabled?: boolean
+  readonly failing?: boolean
+  readonly lastDeliveryFailed?: boolean
+}
+
+/** Where a page of jobs starts: after the job named `after`, keyed `afterKey` in a sort other than name. */
+export interface CronJobPagePosition {
+  readonly after: string
+  readonly afterKey?: number
+}
+
 /** What the cron tools need; `CronService` from `@lango/cron` fits as is. */
 export interface CronToolsService {
   add(input: CronToolJobInput & { name: string; scheduleType: string; schedule: string }): Promise<{
@@ -172,6 +191,19 @@ export interface CronToolsService {
     options?: { count?: number },
   ): Promise<CronPreviewView>
   list(): Promise<readonly CronJobView[]>
+  /**
+   * Optional: one page of the jobs matching `filter` in `sort` order after `from`, and where the
+   * next page starts (`null` after the last); what cron_list's paging, filters and sort read.
+   */
+  listPage?(
+    options: CronJobFilter & {
+      readonly sort: 'name' | 'next_run' | 'last_run' | 'failures'
+      readonly limit: number
+      readonly from?: CronJobPagePosition
+    },
+  ): Promise<{ readonly jobs: readonly CronJobView[]; readonly next: CronJobPagePosition | null }>
+  /** Optional: how many jobs match `filter` (cron_list's `total`). */
+  count?(filter: CronJobFilter): Promise<number>
   get(idOrName: string): Promise<CronJobView>
   update(
     idOrName: string,
@@ -457,6 +489,156 @@ function nextRunsView(runs: readonly NextRunView[]) {
   return runs.map((run) => ({ utc: run.utc, local: run.local, timezone: run.timezone }))
 }
 
+const listFlag = (field: string, meaning: string) =>
+  v.optional(v.pipe(v.boolean(`${field} must be true or false`), v.description(meaning)))
+
+const JOB_SORTS = ['name', 'next_run', 'last_run', 'failures'] as const
+const LAST_STATUSES = [
+  'never',
+  'running',
+  'completed',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'skipped',
+  'interrupted',
+] as const
+
+/** cron_list's optional filters, order and page (none: every job, the original answer). */
+const cronListParameters = v.strictObject({
+  limit: v.optional(
+    v.pipe(
+      v.number('limit must be a number'),
+      v.integer('limit must be a whole number'),
+      v.minValue(1, 'limit must be at least 1'),
+      v.maxValue(500, 'limit must be at most 500'),
+      v.description('Jobs per page: 1 to 500, default 50.'),
+    ),
+  ),
+  cursor: v.optional(
+    v.pipe(
+      v.string('cursor must be a string'),
+      v.maxLength(400, 'cursor must be at most 400 characters'),
+      v.check((text) => decodeCursor(text) !== undefined, 'cursor must be a next_cursor of an earlier page'),
+      v.description('The next_cursor of the page before, with the same filters and sort.'),
+    ),
+  ),
+  q: v.optional(
+    v.pipe(
+      v.string('q must be a string'),
+      v.maxLength(64, 'q must be at most 64 characters'),
+      v.description('Only jobs whose name contains this text (ignoring case).'),
+    ),
+  ),
+  status: v.optional(
+    v.pipe(
+      v.picklist(LAST_STATUSES, `status must be one of ${LAST_STATUSES.join(', ')}`),
+      v.description("Only jobs whose last run ended so; 'never': jobs that have not run."),
+    ),
+  ),
+  kind: v.optional(
+    v.pipe(v.picklist(['ai', 'shell'], 'kind must be ai or shell'), v.description('Only jobs of this kind.')),
+  ),
+  zone: v.optional(
+    v.pipe(
+      v.string('zone must be a string'),
+      v.minLength(1, 'zone must not be empty'),
+      v.maxLength(64, 'zone must be at most 64 characters'),
+      v.description('Only jobs whose schedule is read in this IANA zone, e.g. Europe/Berlin.'),
+    ),
+  ),
+  paused: listFlag('paused', 'true: only paused jobs; false: only enabled ones.'),
+  failing: listFlag(
+    'failing',
+    'true: only jobs that failed since their last completed run; false: the others.',
+  ),
+  delivery_failed: listFlag(
+    'delivery_failed',
+    'true: only jobs whose newest final delivery failed; false: the others.',
+  ),
+  sort: v.optional(
+    v.pipe(
+      v.picklist(JOB_SORTS, `sort must be one of ${JOB_SORTS.join(', ')}`),
+      v.description(
+        'name (default); next_run: soonest first; last_run: most recent first; failures: most consecutive failures first.',
+      ),
+    ),
+  ),
+})
+
+type CronListParameters = v.InferOutput<typeof cronListParameters>
+
+/** What a cron_list cursor holds: the sort it belongs to and the last job's position in it. */
+interface ListCursor {
+  readonly sort: (typeof JOB_SORTS)[number]
+  readonly after: string
+  readonly afterKey?: number
+}
+
+function encodeCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url')
+}
+
+/** The cursor in `text`, or undefined when it is not one {@link encodeCursor} made. */
+function decodeCursor(text: string): ListCursor | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (typeof value !== 'object' || value === null) return undefined
+  const { sort, after, afterKey } = value as Record<string, unknown>
+  if (!JOB_SORTS.includes(sort as ListCursor['sort']) || typeof after !== 'string' || after.length > 128)
+    return undefined
+  if (afterKey !== undefined && !(typeof afterKey === 'number' && Number.isFinite(afterKey))) return undefined
+  return { sort: sort as ListCursor['sort'], after, ...(afterKey === undefined ? {} : { afterKey }) }
+}
+
+/** One page of cron_list: `{ jobs, count, next_cursor, total }`. */
+async function listPage(service: CronToolsService, params: CronListParameters) {
+  if (service.listPage === undefined || service.count === undefined) {
+    throw new ToolError('TOOL_FAILED', 'this server cannot page, filter or sort cron jobs')
+  }
+  const sort = params.sort ?? 'name'
+  const from = params.cursor === undefined ? undefined : decodeCursor(params.cursor)
+  if (from !== undefined && from.sort !== sort) {
+    throw new ToolError(
+      'TOOL_INVALID_PARAMETERS',
+      `invalid parameters: cursor: the cursor belongs to sort ${from.sort}, not ${sort}`,
+    )
+  }
+  const filter: CronJobFilter = {
+    ...(params.q === undefined || params.q === '' ? {} : { nameContains: params.q }),
+    ...(params.status === undefined ? {} : { lastStatus: params.status === 'never' ? null : params.status }),
+    ...(params.kind === undefined ? {} : { kind: params.kind }),
+    ...(params.zone === undefined ? {} : { timezone: params.zone }),
+    ...(params.paused === undefined ? {} : { enabled: !params.paused }),
+    ...(params.failing === undefined ? {} : { failing: params.failing }),
+    ...(params.delivery_failed === undefined ? {} : { lastDeliveryFailed: params.delivery_failed }),
+  }
+  const [page, total] = await Promise.all([
+    service.listPage({
+      ...filter,
+      sort,
+      limit: params.limit ?? 50,
+      ...(from === undefined
+        ? {}
+        : {
+            from: { after: from.after, ...(from.afterKey === undefined ? {} : { afterKey: from.afterKey }) },
+          }),
+    }),
+    service.count(filter),
+  ])
+  const jobs = page.jobs.map(jobView)
+  return {
+    jobs,
+    count: jobs.length,
+    next_cursor: page.next === null ? null : encodeCursor({ sort, ...page.next }),
+    total,
+  }
+}
+
 /** The six cron tools of the contract: `cron_add`, `cron_list`, `cron_pause`, `cron_resume`, `cron_remove`, `cron_history`. */
 export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
@@ -559,12 +741,16 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
     defineTool({
       name: 'cron_list',
       title: 'List cron jobs',
-      description: 'All cron jobs with their ids, names, schedules, enabled state and next run.',
+      description:
+        'Cron jobs with their ids, names, schedules, enabled state and next run: all of them, or, with any parameter, one page of those that match (then next_cursor reads the next page and total counts every match).',
       safety: 'safe',
-      parameters: v.strictObject({}),
-      async handler() {
-        const jobs = (await service.list()).map(jobView)
-        return { jobs, count: jobs.length }
+      parameters: cronListParameters,
+      async handler(params) {
+        if (Object.keys(params).length === 0) {
+          const jobs = (await service.list()).map(jobView)
+          return { jobs, count: jobs.length }
+        }
+        return listPage(service, params)
       },
     }),
     defineTool({
@@ -922,3 +1108,6 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     },
   })
 }
+
+/** A job as cron_list shows it: what an operator route shows for one job without listing them all. */
+export { jobView as cronJobView }

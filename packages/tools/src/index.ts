@@ -14,6 +14,8 @@ export {
 } from './background-tools.js'
 export {
   type CronDeliveryView,
+  type CronJobFilter,
+  type CronJobPagePosition,
   type CronJobView,
   type CronPreviewView,
   type CronRunView,
@@ -22,6 +24,7 @@ export {
   type CronToolsService,
   createCronTools,
   createManageCronJobsTool,
+  cronJobView,
   cronPreviewView,
   type NextRunView,
 } from './cron-tools.js'

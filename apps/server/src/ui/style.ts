@@ -119,6 +119,13 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .token-form { display: flex; flex-direction: column; gap: 0.5rem; max-width: 28rem; }
 .token-form input { font: inherit; padding: 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
 .token-form button { align-self: flex-start; }
+.filters { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-end; margin: 0.5rem 0 1rem; }
+.filter { display: flex; flex-direction: column; gap: 0.2rem; }
+.filter.check { flex-direction: row; align-items: center; gap: 0.35rem; }
+.filter.buttons { flex-direction: row; align-items: center; gap: 0.75rem; }
+.filters input:not([type=checkbox]), .filters select { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
+.triage ul { margin: 0.3rem 0 1rem; padding-left: 1.2rem; }
+.triage h3 { margin: 0.8rem 0 0.2rem; font-size: 1rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 48rem) {
   .live { margin-left: 0; width: 100%; }

@@ -1,13 +1,16 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { CronError } from '../errors.js'
 import { checkExclusiveRuns } from '../exclusive-runs.js'
+import { compareJobs, NO_NEXT_RUN_KEY } from '../job-order.js'
 import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
   CronJobPatch,
   CronStore,
   DeliveryUpdate,
+  JobCountFilter,
   JobListFilter,
   JobScheduleUpdate,
+  JobSort,
   JobVersion,
   ListRunsOptions,
   NewCronDelivery,
@@ -100,41 +103,78 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
-    const { ids, enabled, createdBy, after, limit, changedSince } = options ?? {}
+    const { ids, after, limit, changedSince, sort = 'name', afterKey } = options ?? {}
+    const key = sortKeyExpression(sort)
     const select = (idChunk?: readonly string[]) =>
-      this.#db
-        .selectFrom('cron_jobs')
+      this.#filtered(options ?? {})
         .selectAll()
         .$if(idChunk !== undefined, (q) => q.where('id', 'in', idChunk as readonly string[]))
-        .$if(enabled !== undefined, (q) => q.where('enabled', '=', enabled ? 1 : 0))
-        .$if(createdBy !== undefined, (q) => q.where('created_by', '=', createdBy as string))
-        .$if(after !== undefined, (q) => q.where('name', '>', after as string))
         .$if(changedSince !== undefined, (q) => q.where('updated_at', '>=', changedSince as number))
+        .$if(after !== undefined && (key === undefined || afterKey === undefined), (q) =>
+          q.where('name', '>', after as string),
+        )
+        .$if(after !== undefined && key !== undefined && afterKey !== undefined, (q) =>
+          q.where((eb) =>
+            eb.or([
+              eb(key as RawBuilder<number>, '>', afterKey as number),
+              eb.and([
+                eb(key as RawBuilder<number>, '=', afterKey as number),
+                eb('name', '>', after as string),
+              ]),
+            ]),
+          ),
+        )
     if (ids !== undefined) {
       const jobs: CronJob[] = []
       for (let start = 0; start < ids.length; start += IN_CHUNK) {
         for (const row of await select(ids.slice(start, start + IN_CHUNK)).execute())
           jobs.push(jobFromRow(row))
       }
-      jobs.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+      jobs.sort(compareJobs(sort))
       return limit === undefined ? jobs : jobs.slice(0, limit)
     }
     const rows = await select()
+      .$if(key !== undefined, (q) => q.orderBy(key as RawBuilder<number>))
       .orderBy('name')
       .$if(limit !== undefined, (q) => q.limit(limit as number))
       .execute()
     return rows.map(jobFromRow)
   }
 
-  async countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number> {
+  async countJobs(options?: StoreCallOptions & JobCountFilter): Promise<number> {
     options?.signal?.throwIfAborted()
-    const createdBy = options?.createdBy
-    const row = await this.#db
-      .selectFrom('cron_jobs')
+    const row = await this.#filtered(options ?? {})
+      .$if(options?.changedSince !== undefined, (q) =>
+        q.where('updated_at', '>=', options?.changedSince as number),
+      )
       .select((eb) => eb.fn.countAll().as('count'))
-      .$if(createdBy !== undefined, (query) => query.where('created_by', '=', createdBy as string))
       .executeTakeFirstOrThrow()
     return Number(row.count)
+  }
+
+  /** `cron_jobs` narrowed by the filters {@link listJobs} and {@link countJobs} share. */
+  #filtered(filter: JobCountFilter) {
+    const { enabled, createdBy, nameContains, kind, timezone, lastStatus, failing, lastDeliveryFailed } =
+      filter
+    const lastDelivery = sql<
+      string | null
+    >`(select r.delivery_status from cron_runs r where r.job_id = cron_jobs.id and r.delivery_status in ('delivered', 'failed') order by r.scheduled_for desc limit 1)`
+    return this.#db
+      .selectFrom('cron_jobs')
+      .$if(enabled !== undefined, (q) => q.where('enabled', '=', enabled ? 1 : 0))
+      .$if(createdBy !== undefined, (q) => q.where('created_by', '=', createdBy as string))
+      .$if(nameContains !== undefined && nameContains !== '', (q) =>
+        q.where(sql`lower(name)`, 'like', sql`${likePattern(nameContains as string)} escape '\\'`),
+      )
+      .$if(kind !== undefined, (q) => q.where('kind', '=', kind as string))
+      .$if(timezone !== undefined, (q) => q.where('timezone', '=', timezone as string))
+      .$if(lastStatus === null, (q) => q.where('last_status', 'is', null))
+      .$if(lastStatus !== undefined && lastStatus !== null, (q) =>
+        q.where('last_status', '=', lastStatus as string),
+      )
+      .$if(failing !== undefined, (q) => q.where('consecutive_failures', failing ? '>' : '=', 0))
+      .$if(lastDeliveryFailed === true, (q) => q.where(sql`coalesce(${lastDelivery}, '')`, '=', 'failed'))
+      .$if(lastDeliveryFailed === false, (q) => q.where(sql`coalesce(${lastDelivery}, '')`, '<>', 'failed'))
   }
 
   async changedJobVersions(
@@ -823,4 +863,17 @@ function mapConstraintError(error: unknown, name: string | undefined): unknown {
     )
   }
   return error
+}
+
+/** The SQL of {@link jobSortKey} for `sort`; undefined for `name`. */
+function sortKeyExpression(sort: JobSort): RawBuilder<number> | undefined {
+  if (sort === 'next_run') return sql<number>`coalesce(next_run_at, ${NO_NEXT_RUN_KEY})`
+  if (sort === 'last_run') return sql<number>`coalesce(0 - last_run_at, 1)`
+  if (sort === 'failures') return sql<number>`(0 - consecutive_failures)`
+  return undefined
+}
+
+/** A LIKE pattern for "contains `text`", lower-cased, with `\`, `%` and `_` escaped by `\`. */
+function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 }

@@ -1,10 +1,12 @@
 import { CronError } from '../errors.js'
 import { checkExclusiveRuns } from '../exclusive-runs.js'
+import { compareJobs, isAfter } from '../job-order.js'
 import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
   CronJobPatch,
   CronStore,
   DeliveryUpdate,
+  JobCountFilter,
   JobListFilter,
   JobScheduleUpdate,
   JobVersion,
@@ -66,28 +68,58 @@ export class MemoryCronStore implements CronStore {
 
   async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
-    const { enabled, createdBy, after, limit, changedSince } = options ?? {}
+    const { after, limit, changedSince, sort = 'name', afterKey } = options ?? {}
     const ids = options?.ids === undefined ? undefined : new Set(options.ids)
     const jobs = [...this.#jobs.values()]
       .filter(
         (job) =>
           (ids === undefined || ids.has(job.id)) &&
-          (enabled === undefined || job.enabled === enabled) &&
-          (createdBy === undefined || job.createdBy === createdBy) &&
-          (after === undefined || job.name > after) &&
+          this.#matches(job, options ?? {}) &&
+          (after === undefined || isAfter(job, sort, after, afterKey)) &&
           (changedSince === undefined || job.updatedAt >= changedSince),
       )
-      .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))
+      .sort(compareJobs(sort))
     return limit === undefined ? jobs : jobs.slice(0, limit)
   }
 
-  async countJobs(options?: StoreCallOptions & { readonly createdBy?: string }): Promise<number> {
+  async countJobs(options?: StoreCallOptions & JobCountFilter): Promise<number> {
     options?.signal?.throwIfAborted()
-    const createdBy = options?.createdBy
-    if (createdBy === undefined) return this.#jobs.size
     let count = 0
-    for (const job of this.#jobs.values()) if (job.createdBy === createdBy) count += 1
+    for (const job of this.#jobs.values()) {
+      if (
+        this.#matches(job, options ?? {}) &&
+        (options?.changedSince === undefined || job.updatedAt >= options.changedSince)
+      )
+        count += 1
+    }
     return count
+  }
+
+  /** The filters {@link listJobs} and {@link countJobs} share. */
+  #matches(job: CronJob, filter: JobCountFilter): boolean {
+    const { enabled, createdBy, nameContains, kind, timezone, lastStatus, failing, lastDeliveryFailed } =
+      filter
+    return (
+      (enabled === undefined || job.enabled === enabled) &&
+      (createdBy === undefined || job.createdBy === createdBy) &&
+      (nameContains === undefined || job.name.toLowerCase().includes(nameContains.toLowerCase())) &&
+      (kind === undefined || job.kind === kind) &&
+      (timezone === undefined || job.timezone === timezone) &&
+      (lastStatus === undefined || job.lastStatus === lastStatus) &&
+      (failing === undefined || job.consecutiveFailures > 0 === failing) &&
+      (lastDeliveryFailed === undefined || (this.#lastDelivery(job.id) === 'failed') === lastDeliveryFailed)
+    )
+  }
+
+  /** The delivery status of the job's newest run whose delivery is final (`delivered` or `failed`). */
+  #lastDelivery(jobId: string): DeliveryStatus | undefined {
+    let newest: CronRun | undefined
+    for (const run of this.#runs.values()) {
+      if (run.jobId !== jobId || (run.deliveryStatus !== 'delivered' && run.deliveryStatus !== 'failed'))
+        continue
+      if (newest === undefined || run.scheduledFor > newest.scheduledFor) newest = run
+    }
+    return newest?.deliveryStatus
   }
 
   async changedJobVersions(

@@ -88,6 +88,75 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await names({ ids, after: 'bravo', limit: 1 })).toEqual(['charlie'])
     })
 
+    it('filters jobs (name text, kind, zone, last status, failing, last delivery failed) and counts the same', async () => {
+      const specs = [
+        { name: 'backup-db', kind: 'shell', timezone: 'UTC', lastStatus: 'failed', consecutiveFailures: 2 },
+        { name: 'Backup_Web', kind: 'ai', timezone: 'Europe/Berlin', lastStatus: 'completed' },
+        { name: 'news', kind: 'ai', timezone: 'UTC', lastStatus: null, enabled: false },
+        { name: 'report', kind: 'shell', timezone: 'Europe/Berlin', lastStatus: 'completed' },
+      ] as const
+      const jobs = new Map<string, CronJob>()
+      for (const spec of specs) {
+        const job = createTestJob(spec)
+        jobs.set(spec.name, job)
+        await store.insertJob(job)
+      }
+      // report: an older failed delivery, then a delivered one; Backup_Web: delivered, then failed.
+      for (const [name, at, delivery] of [
+        ['report', 100_000, 'failed'],
+        ['report', 200_000, 'delivered'],
+        ['report', 300_000, 'none'],
+        ['Backup_Web', 100_000, 'delivered'],
+        ['Backup_Web', 200_000, 'failed'],
+      ] as const) {
+        const run = newRun(jobs.get(name) as CronJob, at)
+        await store.insertRuns([run])
+        await store.setDelivery(run.id, delivery, null)
+      }
+      const names = async (filter: Parameters<CronStore['listJobs']>[0]) =>
+        (await store.listJobs(filter)).map((job) => job.name)
+      expect(await names({ nameContains: 'backup' })).toEqual(['Backup_Web', 'backup-db'])
+      expect(await names({ nameContains: 'p_w' })).toEqual(['Backup_Web'])
+      expect(await names({ nameContains: '%' })).toEqual([])
+      expect(await names({ kind: 'shell' })).toEqual(['backup-db', 'report'])
+      expect(await names({ timezone: 'Europe/Berlin', kind: 'ai' })).toEqual(['Backup_Web'])
+      expect(await names({ lastStatus: 'completed' })).toEqual(['Backup_Web', 'report'])
+      expect(await names({ lastStatus: null })).toEqual(['news'])
+      expect(await names({ failing: true })).toEqual(['backup-db'])
+      expect(await names({ failing: false, enabled: true })).toEqual(['Backup_Web', 'report'])
+      expect(await names({ lastDeliveryFailed: true })).toEqual(['Backup_Web'])
+      expect(await names({ lastDeliveryFailed: false })).toEqual(['backup-db', 'news', 'report'])
+      expect(await store.countJobs({ nameContains: 'BACKUP', lastDeliveryFailed: false })).toBe(1)
+      expect(await store.countJobs({ enabled: true })).toBe(3)
+    })
+
+    it('sorts jobs by next run, last run or failures, paging by key and name', async () => {
+      for (const [name, nextRunAt, lastRunAt, consecutiveFailures] of [
+        ['alpha', 5000, null, 0],
+        ['bravo', null, 3000, 4],
+        ['charlie', 5000, 1000, 1],
+        ['delta', 2000, 3000, 0],
+        ['echo', null, null, 4],
+      ] as const) {
+        await store.insertJob(createTestJob({ name, nextRunAt, lastRunAt, consecutiveFailures }))
+      }
+      const names = async (filter: Parameters<CronStore['listJobs']>[0]) =>
+        (await store.listJobs(filter)).map((job) => job.name)
+      expect(await names({ sort: 'next_run' })).toEqual(['delta', 'alpha', 'charlie', 'bravo', 'echo'])
+      expect(await names({ sort: 'last_run' })).toEqual(['bravo', 'delta', 'charlie', 'alpha', 'echo'])
+      expect(await names({ sort: 'failures' })).toEqual(['bravo', 'echo', 'charlie', 'alpha', 'delta'])
+      // Keyset paging: after (key of alpha, alpha) comes charlie (same key, later name), then bravo.
+      expect(await names({ sort: 'next_run', after: 'alpha', afterKey: 5000, limit: 2 })).toEqual([
+        'charlie',
+        'bravo',
+      ])
+      expect(await names({ sort: 'failures', after: 'bravo', afterKey: -4, limit: 2 })).toEqual([
+        'echo',
+        'charlie',
+      ])
+      expect(await names({ sort: 'last_run', after: 'alpha', afterKey: 1 })).toEqual(['echo'])
+    })
+
     it('lists the jobs changed at or after a time, page by page, for a scheduler to sync', async () => {
       for (const [name, updatedAt] of [
         ['alpha', 1000],

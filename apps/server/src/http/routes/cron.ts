@@ -1,4 +1,4 @@
-import { type AnyTool, cronPreviewView, defineTool } from '@lango/tools'
+import { type AnyTool, cronJobView, cronPreviewView, defineTool } from '@lango/tools'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../../app/app.js'
@@ -24,12 +24,9 @@ const previewCount = v.optional(
  * next fire times, and creating a shell cron job (cron_add is for agent jobs only). They are tools
  * that are never published, so they get the same validation and error results as the rest.
  */
-function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
-  /** A job as cron_list shows it (one shape for every route). */
-  const jobView = async (id: string): Promise<unknown> => {
-    const listed = (await cronList.handler({}, {})) as { jobs: Array<{ id: string }> }
-    return listed.jobs.find((job) => job.id === id) ?? null
-  }
+function cronOperatorTools(app: App): AnyTool[] {
+  /** A job as cron_list shows it (one shape for every route), read alone. */
+  const jobView = async (id: string): Promise<unknown> => cronJobView(await app.cron.get(id))
   const idOrName = v.pipe(
     v.string('id must be a string'),
     v.minLength(1, 'id must not be empty'),
@@ -257,6 +254,28 @@ function cronOperatorTools(app: App, cronList: AnyTool): AnyTool[] {
   ]
 }
 
+/** The query parameters of `GET /api/cron/jobs` (cron_list's parameters). */
+const LIST_QUERY = [
+  'limit',
+  'cursor',
+  'q',
+  'status',
+  'kind',
+  'zone',
+  'paused',
+  'failing',
+  'delivery_failed',
+  'sort',
+]
+
+/** A yes/no query parameter: `1`/`true` and `0`/`false`; anything else goes on for the tool to refuse. */
+function queryFlag(value: string | undefined): boolean | string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (value === '1' || value === 'true') return true
+  if (value === '0' || value === 'false') return false
+  return value
+}
+
 /** Epoch milliseconds as ISO 8601 (UTC), or null. */
 function isoTime(at: number | null): string | null {
   return at === null ? null : new Date(at).toISOString()
@@ -275,11 +294,42 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
   const { operate, bodyObject } = createOperator(
     app,
     shutdown,
-    cronList === undefined ? [] : cronOperatorTools(app, cronList),
+    cronList === undefined ? [] : cronOperatorTools(app),
   )
   const routes = new Hono()
 
-  routes.get('/jobs', (c) => operate(c, 'cron_list', {}))
+  routes.get('/jobs', (c) => {
+    const query = c.req.query()
+    const unknown = Object.keys(query).filter((name) => !LIST_QUERY.includes(name))
+    if (unknown.length > 0) {
+      const issues = unknown.map((name) => ({
+        path: name,
+        message: `unknown query parameter; known: ${LIST_QUERY.join(', ')}`,
+      }))
+      return errorResponse(
+        c,
+        'TOOL_INVALID_PARAMETERS',
+        `invalid parameters: ${unknown.join(', ')}: unknown query parameter (known: ${LIST_QUERY.join(', ')})`,
+        { issues },
+      )
+    }
+    return operate(
+      c,
+      'cron_list',
+      defined({
+        limit: queryNumber(query.limit),
+        cursor: query.cursor || undefined,
+        q: query.q || undefined,
+        status: query.status || undefined,
+        kind: query.kind || undefined,
+        zone: query.zone || undefined,
+        paused: queryFlag(query.paused),
+        failing: queryFlag(query.failing),
+        delivery_failed: queryFlag(query.delivery_failed),
+        sort: query.sort || undefined,
+      }),
+    )
+  })
   routes.get('/jobs/:id', (c) => operate(c, 'cron_get', { id: c.req.param('id') }))
   routes.post('/jobs', async (c) => {
     const body = await bodyObject(c)

@@ -4,16 +4,20 @@
  * over `GET /api/events`, the token prompt, and the pages (one module each) it draws. Every text from
  * the API goes in with `textContent` (the `h` helper of `dom.js`), never as HTML.
  *
- * @typedef {{ view: string, id?: string, data?: any }} Route
+ * @typedef {{ view: string, id?: string, query: URLSearchParams, data?: any }} Route
+ *   `query`: what follows `?` in the hash (`#/cron?failing=1`): a list's filters, order and search.
  * @typedef {object} PageContext What a page may call while it draws.
- * @property {(button: HTMLButtonElement, work: () => Promise<any>, done: (result: any) => string) => Promise<void>} act
- *   Runs an action of a button: disabled meanwhile, its outcome announced, then the page read again.
+ * @property {(button: HTMLButtonElement, work: () => Promise<any>, done: (result: any) => string, after?: (button: HTMLButtonElement) => void) => Promise<void>} act
+ *   Runs an action of a button: disabled meanwhile, its outcome announced, then the page read again
+ *   (or, with `after`, `after(button)` instead: the page updates what the action changed itself).
  * @property {() => void} rerender Draws the open page again from the data it last loaded.
  * @typedef {object} View
  * @property {string} title
  * @property {number} [pollMs] Read the page again this often while it is open (no event tells of changes).
  * @property {(route: Route) => Promise<any>} load
  * @property {(data: any, route: Route, page: PageContext) => Node} render
+ * @property {(type: string, data: any, route: Route, page: PageContext) => boolean} [onEvent]
+ *   Handles a live event in place (one row); false: read the whole page again as for other views.
  */
 import { AuthError, authHeaders, forgetToken, hasToken, saveToken } from './api.js'
 import { approvals } from './approvals.js'
@@ -149,6 +153,8 @@ function onEvent(type, data) {
   const view = currentRoute.view
   if (type === 'approval.pending' && data && typeof data.summary === 'string')
     announce(`New approval request: ${headline(data.summary)}`)
+  const handler = VIEWS[view].onEvent
+  if (handler && currentRoute.data !== undefined && handler(type, data, currentRoute, PAGE)) return
   if (type.startsWith('cron.') && (view === 'cron' || view === 'job' || view === 'overview'))
     scheduleRefresh()
   else if (type.startsWith('approval.') && (view === 'approvals' || view === 'overview')) scheduleRefresh()
@@ -248,17 +254,20 @@ function render(node) {
   }
 }
 
+/** @returns {Route} */
 function routeFromHash() {
   const hash = location.hash || '#/overview'
-  const parts = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent)
-  if (parts[0] === 'cron' && parts[1]) return { view: 'job', id: parts[1] }
-  if (parts[0] === 'cron') return { view: 'cron' }
-  if (parts[0] === 'workflows' && parts[1]) return { view: 'run', id: parts[1] }
-  if (parts[0] === 'workflows') return { view: 'workflows' }
-  if (parts[0] === 'approvals') return { view: 'approvals' }
-  if (parts[0] === 'background') return { view: 'background' }
-  if (parts[0] === 'processes') return { view: 'processes' }
-  return { view: 'overview' }
+  const [path, search] = hash.replace(/^#\/?/, '').split('?', 2)
+  const query = new URLSearchParams(search || '')
+  const parts = path.split('/').map(decodeURIComponent)
+  if (parts[0] === 'cron' && parts[1]) return { view: 'job', id: parts[1], query }
+  if (parts[0] === 'cron') return { view: 'cron', query }
+  if (parts[0] === 'workflows' && parts[1]) return { view: 'run', id: parts[1], query }
+  if (parts[0] === 'workflows') return { view: 'workflows', query }
+  if (parts[0] === 'approvals') return { view: 'approvals', query }
+  if (parts[0] === 'background') return { view: 'background', query }
+  if (parts[0] === 'processes') return { view: 'processes', query }
+  return { view: 'overview', query }
 }
 
 function navigate() {
@@ -289,7 +298,7 @@ function navigate() {
     }).then(() => refresh())
 }
 
-async function act(button, work, done) {
+async function act(button, work, done, after) {
   const key = button.getAttribute('data-key')
   const hadFocus = document.activeElement === button
   button.disabled = true
@@ -307,7 +316,8 @@ async function act(button, work, done) {
     button.disabled = false
     if (hadFocus) refocus(button, key)
   }
-  scheduleRefresh()
+  if (after) after(button)
+  else scheduleRefresh()
 }
 
 /**

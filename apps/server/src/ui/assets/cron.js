@@ -17,56 +17,65 @@ function jobState(job) {
   )
 }
 
+/** The job's name after a button's visible text, for screen readers: "Pause" reads "Pause nightly". */
+function hiddenName(job) {
+  return h('span', { className: 'visually-hidden' }, ` ${job.name}`)
+}
+
 /**
  * @param {any} job
  * @param {PageContext} page
+ * @param {(button: HTMLButtonElement) => void} [after] What follows the action instead of reading the page again.
  */
-function jobActions(job, page) {
+function jobActions(job, page, after) {
   const toggle = job.enabled
     ? h(
         'button',
         {
           type: 'button',
-          'data-key': `pause:${job.id}`,
-          'aria-label': `Pause ${job.name}`,
+          'data-key': `toggle:${job.id}`,
           onclick: (event) =>
             page.act(
               event.currentTarget,
               () => post(`/api/cron/jobs/${encodeURIComponent(job.id)}/pause`),
               () => `Paused ${job.name}`,
+              after,
             ),
         },
         'Pause',
+        hiddenName(job),
       )
     : h(
         'button',
         {
           type: 'button',
-          'data-key': `resume:${job.id}`,
-          'aria-label': `Resume ${job.name}`,
+          'data-key': `toggle:${job.id}`,
           onclick: (event) =>
             page.act(
               event.currentTarget,
               () => post(`/api/cron/jobs/${encodeURIComponent(job.id)}/resume`),
               () => `Resumed ${job.name}`,
+              after,
             ),
         },
         'Resume',
+        hiddenName(job),
       )
   const run = h(
     'button',
     {
       type: 'button',
       'data-key': `run:${job.id}`,
-      'aria-label': `Run ${job.name} now`,
       onclick: (event) =>
         page.act(
           event.currentTarget,
           () => post(`/api/cron/jobs/${encodeURIComponent(job.id)}/trigger`),
           () => `Started ${job.name}`,
+          after,
         ),
     },
     'Run now',
+    hiddenName(job),
   )
   return h('div', { className: 'actions' }, toggle, run)
 }
@@ -182,90 +191,341 @@ function deliveryList(entry) {
   )
 }
 
+/** Jobs per page of the list: the first screen reads and draws this many, whatever the total. */
+const PAGE_SIZE = 50
+
+/** The list's filters, order and search as URL parameters (the hash's query) and the API's. */
+const LIST_PARAMS = ['q', 'status', 'kind', 'zone', 'paused', 'failing', 'delivery_failed', 'sort']
+
+const STATUS_CHOICES = [
+  ['', 'any'],
+  ['completed', 'completed'],
+  ['failed', 'failed'],
+  ['timed_out', 'timed out'],
+  ['cancelled', 'cancelled'],
+  ['interrupted', 'interrupted'],
+  ['skipped', 'skipped'],
+  ['running', 'running'],
+  ['never', 'never ran'],
+]
+const SORT_CHOICES = [
+  ['name', 'name'],
+  ['next_run', 'next run, soonest first'],
+  ['last_run', 'last run, newest first'],
+  ['failures', 'failures in a row, most first'],
+]
+
+/** The API query of the list for the hash's query (only the known parameters, empty ones left out). */
+function listQuery(query) {
+  const out = new URLSearchParams()
+  for (const name of LIST_PARAMS) {
+    const value = query.get(name)
+    if (value) out.set(name, value)
+  }
+  return out
+}
+
+/** A labelled `<select>` of `choices` ([value, text]), the current value chosen. */
+function choice(name, label, choices, current) {
+  const id = `filter-${name}`
+  return h(
+    'div',
+    { className: 'filter' },
+    h('label', { for: id }, label),
+    h(
+      'select',
+      { id, name },
+      choices.map(([value, text]) => h('option', { value, selected: value === (current || '') }, text)),
+    ),
+  )
+}
+
+function checkbox(name, label, checked) {
+  const id = `filter-${name}`
+  return h(
+    'div',
+    { className: 'filter check' },
+    h('input', { id, name, type: 'checkbox', value: '1', checked }),
+    h('label', { for: id }, label),
+  )
+}
+
+/** The search and filter form; Apply puts its state in the URL (`#/cron?…`), which reads the list. */
+function filterForm(query) {
+  const search = h('input', {
+    id: 'filter-q',
+    name: 'q',
+    type: 'search',
+    value: query.get('q') || '',
+    maxlength: '64',
+    autocomplete: 'off',
+  })
+  return h(
+    'form',
+    {
+      className: 'filters',
+      role: 'search',
+      'aria-label': 'Filter cron jobs',
+      onsubmit: (event) => {
+        event.preventDefault()
+        const form = /** @type {HTMLFormElement} */ (event.currentTarget)
+        const next = new URLSearchParams()
+        for (const [name, value] of new FormData(form)) {
+          const text = String(value).trim()
+          if (text && !(name === 'sort' && text === 'name')) next.set(name, text)
+        }
+        const hash = next.size === 0 ? '#/cron' : `#/cron?${next}`
+        if (location.hash === hash) reloadList()
+        else location.hash = hash
+      },
+    },
+    h('div', { className: 'filter' }, h('label', { for: 'filter-q' }, 'Name contains'), search),
+    choice('status', 'Last status', STATUS_CHOICES, query.get('status')),
+    choice(
+      'kind',
+      'Kind',
+      [
+        ['', 'any'],
+        ['ai', 'ai'],
+        ['shell', 'shell'],
+      ],
+      query.get('kind'),
+    ),
+    h(
+      'div',
+      { className: 'filter' },
+      h('label', { for: 'filter-zone' }, 'Time zone'),
+      h('input', {
+        id: 'filter-zone',
+        name: 'zone',
+        value: query.get('zone') || '',
+        placeholder: 'any, e.g. Europe/Berlin',
+        maxlength: '64',
+        autocomplete: 'off',
+      }),
+    ),
+    choice(
+      'paused',
+      'State',
+      [
+        ['', 'any'],
+        ['1', 'paused'],
+        ['0', 'enabled'],
+      ],
+      query.get('paused'),
+    ),
+    checkbox('failing', 'Failing', query.get('failing') === '1'),
+    checkbox('delivery_failed', 'Last delivery failed', query.get('delivery_failed') === '1'),
+    choice('sort', 'Sort by', SORT_CHOICES, query.get('sort') || 'name'),
+    h(
+      'div',
+      { className: 'filter buttons' },
+      h('button', { type: 'submit' }, 'Apply'),
+      h('a', { href: '#/cron' }, 'Clear'),
+    ),
+  )
+}
+
+/** Reads the list again at the same URL (Apply without a change). */
+function reloadList() {
+  window.dispatchEvent(new HashChangeEvent('hashchange'))
+}
+
+/**
+ * One job's row. Its buttons keep their keys (`toggle:<id>`, `run:<id>`) whatever the job's state,
+ * so focus can return to the control acted on when the row is drawn again.
+ * @param {any} job
+ * @param {PageContext} page
+ */
+function jobRow(job, page) {
+  const after = (button) => {
+    refreshRow(job.id, page, button.getAttribute('data-key'))
+  }
+  return h(
+    'tr',
+    { 'data-job': job.name, 'data-job-id': job.id },
+    h(
+      'th',
+      { scope: 'row', 'data-label': 'Job' },
+      h('a', { href: `#/cron/${encodeURIComponent(job.id)}` }, job.name),
+      h('span', { className: 'muted kind' }, ` ${job.kind}`),
+    ),
+    h('td', { 'data-label': 'Schedule' }, scheduleCell(job)),
+    h('td', { 'data-label': 'Time zone' }, job.timezone),
+    h(
+      'td',
+      { 'data-label': 'Next run', className: 'next-run' },
+      job.enabled ? time(job.next_run_at, job.timezone) : h('span', { className: 'muted' }, 'paused'),
+    ),
+    h('td', { 'data-label': 'Last run' }, lastRun(job)),
+    h(
+      'td',
+      { 'data-label': 'Failures in a row', className: 'streak' },
+      String(job.consecutive_failures || 0),
+    ),
+    h(
+      'td',
+      { 'data-label': 'Deliver to' },
+      job.deliver_to && job.deliver_to.length > 0
+        ? job.deliver_to.join(', ')
+        : h('span', { className: 'muted' }, 'nowhere'),
+    ),
+    h('td', { 'data-label': 'State', className: 'state' }, jobState(job)),
+    h('td', { 'data-label': 'Actions' }, jobActions(job, page, after)),
+  )
+}
+
+/** Reads in flight per job id: a burst of events for one job reads it once more at most. */
+const rowReads = new Map()
+
+/**
+ * Reads one job again (`GET /api/cron/jobs/:id`) and redraws its row alone. Focus never moves: if
+ * it was in the row, it goes to the control with the same key in the new row; `focusKey` (after an
+ * action) puts it on that control, where the action started. A job removed loses its row.
+ * @param {string} id
+ * @param {PageContext} page
+ * @param {string | null} [focusKey]
+ */
+function refreshRow(id, page, focusKey) {
+  const pending = rowReads.get(id)
+  if (pending) {
+    pending.again = true
+    if (focusKey) pending.focusKey = focusKey
+    return
+  }
+  const state = { again: false, focusKey: focusKey || null }
+  rowReads.set(id, state)
+  api(`/api/cron/jobs/${encodeURIComponent(id)}`, { accept: [404] })
+    .then((answer) => {
+      const row = document.querySelector(`tr[data-job-id="${CSS.escape(id)}"]`)
+      if (!row) return
+      const focused = document.activeElement
+      const keepKey =
+        state.focusKey || (focused && row.contains(focused) ? focused.getAttribute('data-key') : null)
+      if (!answer?.job) {
+        row.remove()
+        return
+      }
+      const fresh = jobRow(answer.job, page)
+      row.replaceWith(fresh)
+      if (keepKey) {
+        const control = /** @type {HTMLElement | null} */ (
+          fresh.querySelector(`[data-key="${CSS.escape(keepKey)}"]`)
+        )
+        if (control) control.focus()
+      }
+    })
+    .catch(() => {})
+    .finally(() => {
+      rowReads.delete(id)
+      if (state.again) refreshRow(id, page, state.focusKey)
+    })
+}
+
+/** "Showing 50 of 1,234 jobs" with the filters in words. */
+function summary(shown, total) {
+  return `Showing ${shown.toLocaleString()} of ${Number(total).toLocaleString()} ${total === 1 ? 'job' : 'jobs'}`
+}
+
 /** @type {View} */
 export const cron = {
   title: 'Cron',
-  async load() {
-    const jobs = await api('/api/cron/jobs')
-    return { jobs: jobs.jobs || [] }
+  async load(route) {
+    const query = listQuery(route.query)
+    query.set('limit', String(PAGE_SIZE))
+    const page = await api(`/api/cron/jobs?${query}`)
+    return { jobs: page.jobs || [], next: page.next_cursor || null, total: page.total || 0 }
   },
-  render(data, _route, page) {
-    if (data.jobs.length === 0)
+  render(data, route, page) {
+    const filtered = listQuery(route.query).size > 0
+    if (data.jobs.length === 0 && !filtered)
       return h(
         'section',
         {},
         heading('Cron'),
         h('p', {}, 'No cron jobs yet. Create one with lango cron add, POST /api/cron/jobs, or ask an agent.'),
       )
+    const body = h(
+      'tbody',
+      {},
+      data.jobs.map((job) => jobRow(job, page)),
+    )
+    const count = h('p', { className: 'list-count', role: 'status' }, summary(data.jobs.length, data.total))
+    const more = h(
+      'button',
+      {
+        type: 'button',
+        className: 'load-more',
+        'data-key': 'load-more',
+        hidden: data.next === null,
+        onclick: async (event) => {
+          const button = /** @type {HTMLButtonElement} */ (event.currentTarget)
+          if (data.next === null) return
+          button.disabled = true
+          try {
+            const query = listQuery(route.query)
+            query.set('limit', String(PAGE_SIZE))
+            query.set('cursor', data.next)
+            const next = await api(`/api/cron/jobs?${query}`)
+            const jobs = next.jobs || []
+            data.jobs.push(...jobs)
+            data.next = next.next_cursor || null
+            data.total = next.total ?? data.total
+            body.append(...jobs.map((job) => jobRow(job, page)))
+            count.textContent = summary(data.jobs.length, data.total)
+            button.hidden = data.next === null
+            // The first new row's link, so the keyboard goes on where the list grew.
+            const first = jobs[0] ? body.querySelector(`tr[data-job-id="${CSS.escape(jobs[0].id)}"] a`) : null
+            if (first instanceof HTMLElement) first.focus()
+          } finally {
+            button.disabled = false
+          }
+        },
+      },
+      `Show ${PAGE_SIZE} more`,
+    )
     return h(
       'section',
       {},
       heading('Cron'),
+      filterForm(route.query),
       h('p', { className: 'notice', role: 'alert' }),
-      h(
-        'table',
-        { className: 'jobs' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            [
-              'Job',
-              'Schedule',
-              'Time zone',
-              'Next run',
-              'Last run',
-              'Failures in a row',
-              'Deliver to',
-              'State',
-              'Actions',
-            ].map((label) => h('th', { scope: 'col' }, label)),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          data.jobs.map((job) =>
+      count,
+      data.jobs.length === 0
+        ? h('p', { className: 'muted' }, 'No job matches these filters.')
+        : h(
+            'table',
+            { className: 'jobs' },
             h(
-              'tr',
-              { 'data-job': job.name },
+              'thead',
+              {},
               h(
-                'th',
-                { scope: 'row', 'data-label': 'Job' },
-                h('a', { href: `#/cron/${encodeURIComponent(job.id)}` }, job.name),
-                h('span', { className: 'muted kind' }, ` ${job.kind}`),
+                'tr',
+                {},
+                [
+                  'Job',
+                  'Schedule',
+                  'Time zone',
+                  'Next run',
+                  'Last run',
+                  'Failures in a row',
+                  'Deliver to',
+                  'State',
+                  'Actions',
+                ].map((label) => h('th', { scope: 'col' }, label)),
               ),
-              h('td', { 'data-label': 'Schedule' }, scheduleCell(job)),
-              h('td', { 'data-label': 'Time zone' }, job.timezone),
-              h(
-                'td',
-                { 'data-label': 'Next run', className: 'next-run' },
-                job.enabled
-                  ? time(job.next_run_at, job.timezone)
-                  : h('span', { className: 'muted' }, 'paused'),
-              ),
-              h('td', { 'data-label': 'Last run' }, lastRun(job)),
-              h(
-                'td',
-                { 'data-label': 'Failures in a row', className: 'streak' },
-                String(job.consecutive_failures || 0),
-              ),
-              h(
-                'td',
-                { 'data-label': 'Deliver to' },
-                job.deliver_to && job.deliver_to.length > 0
-                  ? job.deliver_to.join(', ')
-                  : h('span', { className: 'muted' }, 'nowhere'),
-              ),
-              h('td', { 'data-label': 'State', className: 'state' }, jobState(job)),
-              h('td', { 'data-label': 'Actions' }, jobActions(job, page)),
             ),
+            body,
           ),
-        ),
-      ),
+      more,
     )
+  },
+  onEvent(type, data, _route, page) {
+    if (!type.startsWith('cron.')) return false
+    // A new job may belong anywhere in the list: read the page again (its first page).
+    if (type === 'cron.job.created' || type === 'cron.jobs.changed') return false
+    if (data && typeof data.job_id === 'string') refreshRow(data.job_id, page)
+    return true
   },
 }
 

@@ -1,40 +1,135 @@
 // @ts-check
 import { api } from './api.js'
-import { badge, counter, duration, field, h, heading, time } from './dom.js'
+import { badge, counter, duration, field, h, heading, headline, time } from './dom.js'
+
 /** @import { View, PageContext } from './app.js' */
 
-/** Overview: counters, the server's health, instances and leases. */
+/** How many names each kind of trouble lists on the overview; its link leads to all of them. */
+const TRIAGE_NAMES = 10
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/**
+ * What needs a person, by name, each linked to where it is fixed: failing jobs, jobs whose last
+ * delivery failed, runs missed in the last 24 h (among the 200 newest runs), pending approvals. A
+ * stalled scheduler is the health banner's (health-banner.js), above every page.
+ */
+function triage(data) {
+  const since = Date.now() - DAY_MS
+  const missed = (data.runs.entries || []).filter(
+    (entry) =>
+      entry.status === 'skipped' &&
+      /^missed/i.test(entry.skip_reason || '') &&
+      new Date(entry.scheduled_for).getTime() >= since,
+  )
+  const approvals = data.approvals.approvals || []
+  const groups = [
+    troubleGroup('Failing jobs', data.failing, '#/cron?failing=1&sort=failures', (job) => [
+      h('a', { href: `#/cron/${encodeURIComponent(job.id)}` }, job.name),
+      ` ${job.consecutive_failures} failures in a row`,
+    ]),
+    troubleGroup('Last delivery failed', data.deliveryFailed, '#/cron?delivery_failed=1', (job) => [
+      h('a', { href: `#/cron/${encodeURIComponent(job.id)}` }, job.name),
+    ]),
+    missed.length === 0
+      ? null
+      : [
+          h('h3', {}, `Missed runs in the last 24 h (${missed.length})`),
+          h(
+            'ul',
+            { className: 'trouble', 'data-trouble': 'missed' },
+            missed
+              .slice(0, TRIAGE_NAMES)
+              .map((entry) =>
+                h(
+                  'li',
+                  {},
+                  h('a', { href: `#/cron/${encodeURIComponent(entry.job_id)}` }, entry.job_name),
+                  ' ',
+                  time(entry.scheduled_for),
+                ),
+              ),
+          ),
+        ],
+    approvals.length === 0
+      ? null
+      : [
+          h('h3', {}, `Pending approvals (${approvals.length})`),
+          h(
+            'ul',
+            { className: 'trouble', 'data-trouble': 'approvals' },
+            approvals
+              .slice(0, TRIAGE_NAMES)
+              .map((approval) =>
+                h(
+                  'li',
+                  {},
+                  h('a', { href: '#/approvals' }, `${approval.tool}: ${headline(approval.summary || '')}`),
+                ),
+              ),
+          ),
+        ],
+  ].filter((group) => group !== null)
+  return h(
+    'section',
+    { className: 'triage', 'aria-labelledby': 'triage-heading' },
+    h('h2', { id: 'triage-heading' }, 'Needs attention'),
+    groups.length === 0 ? h('p', { className: 'muted' }, 'Nothing needs you now.') : groups,
+  )
+}
+
+/** One kind of job trouble: its first names and a link to the filtered list when there are more. */
+function troubleGroup(title, page, href, item) {
+  const jobs = page.jobs || []
+  if (jobs.length === 0) return null
+  const total = page.total || jobs.length
+  return [
+    h('h3', {}, `${title} (${total})`),
+    h(
+      'ul',
+      { className: 'trouble', 'data-trouble': title },
+      jobs.map((job) => h('li', {}, item(job))),
+      total > jobs.length ? h('li', {}, h('a', { href }, `All ${total} …`)) : null,
+    ),
+  ]
+}
+
+/** Overview: what needs a person, counters, the server's health, instances and leases. */
 /** @type {View} */
 export const overview = {
   title: 'Overview',
   async load() {
-    const [health, instances, jobs, workflows, approvals, tasks, processes] = await Promise.all([
-      api('/healthz', { accept: [503] }),
-      api('/api/instances'),
-      api('/api/cron/jobs'),
-      api('/api/workflows/runs?status=running&limit=200'),
-      api('/api/approvals?status=pending'),
-      // A server with background tasks or exec switched off answers 404: show no counter then.
-      api('/api/background/tasks?status=running', { accept: [404] }),
-      api('/api/processes', { accept: [404] }),
-    ])
-    return { health, instances, jobs, workflows, approvals, tasks, processes }
+    const [health, instances, jobs, failing, deliveryFailed, runs, workflows, approvals, tasks, processes] =
+      await Promise.all([
+        api('/healthz', { accept: [503] }),
+        api('/api/instances'),
+        // Counts and the first names only: the overview stays one small read at 10,000 jobs.
+        api('/api/cron/jobs?limit=1'),
+        api(`/api/cron/jobs?failing=1&sort=failures&limit=${TRIAGE_NAMES}`),
+        api(`/api/cron/jobs?delivery_failed=1&limit=${TRIAGE_NAMES}`),
+        api('/api/cron/runs?limit=200'),
+        api('/api/workflows/runs?status=running&limit=200'),
+        api('/api/approvals?status=pending'),
+        // A server with background tasks or exec switched off answers 404: show no counter then.
+        api('/api/background/tasks?status=running', { accept: [404] }),
+        api('/api/processes', { accept: [404] }),
+      ])
+    return { health, instances, jobs, failing, deliveryFailed, runs, workflows, approvals, tasks, processes }
   },
   render(data) {
-    const jobs = data.jobs.jobs || []
-    const failing = jobs.filter((job) => job.consecutive_failures > 0).length
+    const failing = data.failing.total || 0
     const health = data.health || {}
     return h(
       'section',
       {},
       heading('Overview'),
+      triage(data),
       h(
         'div',
         { className: 'counters' },
-        counter('failing cron jobs', failing, '#/cron', true),
+        counter('failing cron jobs', failing, '#/cron?failing=1', true),
         counter('running workflows', data.workflows.count || 0, '#/workflows', false),
         counter('pending approvals', data.approvals.count || 0, '#/approvals', true),
-        counter('cron jobs', jobs.length, '#/cron', false),
+        counter('cron jobs', data.jobs.total || 0, '#/cron', false),
         data.tasks?.tasks
           ? counter('running background tasks', data.tasks.tasks.length, '#/background', false)
           : null,
