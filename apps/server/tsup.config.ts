@@ -7,7 +7,8 @@ export default defineConfig({
     index: 'src/index.ts',
   },
   format: ['esm'],
-  dts: false,
+  // Declarations for the programmatic entry only (`@lango/server` exports it); the CLI needs none.
+  dts: { entry: { index: 'src/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',
