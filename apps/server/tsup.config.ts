@@ -12,7 +12,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: ['better-sqlite3', 'node-pty'],
+  external: ['@lango/better-sqlite3', 'node-pty'],
   // The dashboard's browser modules are served as they are (no build step): copy them next to the
   // chunks, where `src/ui/index.ts` looks for them (`./assets/` from its own URL).
   async onSuccess() {

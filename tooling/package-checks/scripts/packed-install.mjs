@@ -9,7 +9,9 @@
 // module; on another Node line point `npm_config_nodedir` at its headers (.ci/run does for Node 24).
 // Exits non-zero on any failure, with what failed and the output that shows why.
 import { execFileSync, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +20,10 @@ const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 const pnpm = (process.env.PNPM ?? 'pnpm').split(' ')
 const work = mkdtempSync(join(tmpdir(), 'lango-packed-'))
 const keep = process.argv.includes('--keep')
+// `--reuse <prefix>`: skip packing and installing, run the walkthrough against an earlier install
+// (one kept with `--keep`: <work directory>/prefix), when changing the walkthrough itself.
+const reuseIndex = process.argv.indexOf('--reuse')
+const reuse = reuseIndex === -1 ? undefined : resolve(process.argv[reuseIndex + 1] ?? '')
 const started = Date.now()
 const STEP_TIMEOUT_MS = 60_000
 const INSTALL_TIMEOUT_MS = 10 * 60_000
@@ -76,7 +82,7 @@ function run(command, args, options = {}) {
   })
 }
 
-const prefix = join(work, 'prefix')
+const prefix = reuse ?? join(work, 'prefix')
 const home = join(work, 'home')
 const lango = join(prefix, 'bin', 'lango')
 const langoEnv = {
@@ -94,10 +100,14 @@ async function langoJson(args, url, expectedCode = 0) {
   try {
     data = JSON.parse(result.stdout)
   } catch {
-    fail(`lango ${args.join(' ')} --json: stdout is not one JSON document\n${result.stdout}\n${result.stderr}`)
+    fail(
+      `lango ${args.join(' ')} --json: stdout is not one JSON document\n${result.stdout}\n${result.stderr}`,
+    )
   }
   if (result.code !== expectedCode)
-    fail(`lango ${args.join(' ')} exited ${result.code}, expected ${expectedCode}\n${result.stdout}\n${result.stderr}`)
+    fail(
+      `lango ${args.join(' ')} exited ${result.code}, expected ${expectedCode}\n${result.stdout}\n${result.stderr}`,
+    )
   return data
 }
 
@@ -132,7 +142,11 @@ async function mcpToolNames() {
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'packed-install', version: '0' } },
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'packed-install', version: '0' },
+      },
     },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
@@ -145,7 +159,12 @@ async function mcpToolNames() {
   })
   const answer = new Promise((resolvePromise, reject) => {
     const timer = setTimeout(
-      () => reject(new CheckFailed(`lango mcp: no tools/list answer within ${STEP_TIMEOUT_MS / 1000} s\n${stdout}\n${stderr}`)),
+      () =>
+        reject(
+          new CheckFailed(
+            `lango mcp: no tools/list answer within ${STEP_TIMEOUT_MS / 1000} s\n${stdout}\n${stderr}`,
+          ),
+        ),
       STEP_TIMEOUT_MS,
     )
     child.stdout.on('data', (chunk) => {
@@ -182,72 +201,133 @@ async function mcpToolNames() {
   }
 }
 
+/**
+ * A registry for the `@lango` scope only, on loopback, serving the packed tarballs: npm resolves
+ * `npm i -g @lango/server` exactly as it will after publishing (each package's own dependencies,
+ * nested the way npm nests them), while every other package comes from the npm registry.
+ */
+async function startScopeRegistry(tarballs) {
+  const packuments = new Map()
+  const files = new Map()
+  const registry = createServer((request, response) => {
+    const path = decodeURIComponent((request.url ?? '/').split('?')[0] ?? '/')
+    const file = files.get(path)
+    if (file !== undefined) {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(readFileSync(file))
+      return
+    }
+    const packument = packuments.get(path.slice(1))
+    if (packument === undefined) {
+      response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
+      return
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(packument))
+  })
+  await new Promise((resolvePromise) => registry.listen(0, '127.0.0.1', resolvePromise))
+  const url = `http://127.0.0.1:${registry.address().port}/`
+  for (const tarball of tarballs) {
+    const manifest = packedManifest(tarball)
+    const bytes = readFileSync(tarball)
+    const tarballPath = `/-/${manifest.name}-${manifest.version}.tgz`
+    files.set(tarballPath, tarball)
+    packuments.set(manifest.name, {
+      name: manifest.name,
+      'dist-tags': { latest: manifest.version },
+      versions: {
+        [manifest.version]: {
+          ...manifest,
+          dist: {
+            tarball: new URL(tarballPath.slice(1), url).href,
+            shasum: createHash('sha1').update(bytes).digest('hex'),
+            integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+          },
+        },
+      },
+    })
+  }
+  return { url, close: () => new Promise((resolvePromise) => registry.close(resolvePromise)) }
+}
+
 let server
+let registry
 try {
   console.log(`node ${process.version}, work directory ${work}`)
 
-  step('pnpm pack every publishable package')
-  const packs = join(work, 'packs')
-  mkdirSync(packs)
-  const packages = publishablePackages()
-  for (const { directory } of packages) {
-    execFileSync(pnpm[0], [...pnpm.slice(1), 'pack', '--pack-destination', packs], { cwd: directory, stdio: 'ignore' })
-  }
-  const tarballs = readdirSync(packs)
-    .filter((name) => name.endsWith('.tgz'))
-    .map((name) => join(packs, name))
-  if (tarballs.length !== packages.length) fail(`packed ${tarballs.length} tarballs for ${packages.length} packages`)
-  console.log(`  ${packages.map(({ manifest }) => manifest.name).join(', ')}`)
+  if (reuse === undefined) {
+    step('pnpm pack every publishable package')
+    const packs = join(work, 'packs')
+    mkdirSync(packs)
+    const packages = publishablePackages()
+    const filters = packages.flatMap(({ manifest }) => ['--filter', manifest.name])
+    execFileSync(
+      pnpm[0],
+      [...pnpm.slice(1), '--recursive', ...filters, 'pack', '--pack-destination', packs],
+      {
+        cwd: root,
+        stdio: 'ignore',
+      },
+    )
+    const tarballs = readdirSync(packs)
+      .filter((name) => name.endsWith('.tgz'))
+      .map((name) => join(packs, name))
+    if (tarballs.length !== packages.length)
+      fail(`packed ${tarballs.length} tarballs for ${packages.length} packages`)
+    console.log(`  ${packages.map(({ manifest }) => manifest.name).join(', ')}`)
 
-  step('the packed manifests depend only on published packages')
-  const published = new Set(packages.map(({ manifest }) => manifest.name))
-  for (const tarball of tarballs) {
-    const manifest = packedManifest(tarball)
-    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
-      for (const [name, range] of Object.entries(manifest[field] ?? {})) {
-        if (/^(workspace|catalog|link|file):/.test(range))
-          fail(`${manifest.name} ${field}.${name} is still "${range}" after packing`)
-        const target = /^npm:(@[^@/]+\/[^@]+|[^@]+)@/.exec(range)?.[1] ?? name
-        if (target.startsWith('@lango/') && !published.has(target))
-          fail(`${manifest.name} ${field}.${name} needs ${target}, which is private (bundle it or make it a devDependency)`)
+    step('the packed manifests depend only on published packages')
+    const published = new Set(packages.map(({ manifest }) => manifest.name))
+    for (const tarball of tarballs) {
+      const manifest = packedManifest(tarball)
+      for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
+        for (const [name, range] of Object.entries(manifest[field] ?? {})) {
+          if (/^(workspace|catalog|link|file):/.test(range))
+            fail(`${manifest.name} ${field}.${name} is still "${range}" after packing`)
+          const target = /^npm:(@[^@/]+\/[^@]+|[^@]+)@/.exec(range)?.[1] ?? name
+          if (target.startsWith('@lango/') && !published.has(target))
+            fail(
+              `${manifest.name} ${field}.${name} needs ${target}, which is private (bundle it or make it a devDependency)`,
+            )
+        }
+      }
+      if (manifest.name === '@lango/server') {
+        if (manifest.private === true) fail('@lango/server is private')
+        if (manifest.bin?.lango === undefined) fail('@lango/server has no `lango` bin')
+        if (manifest.optionalDependencies?.['node-pty'] === undefined)
+          fail('node-pty is not optional in @lango/server')
       }
     }
-    if (manifest.name === '@lango/server') {
-      if (manifest.private === true) fail('@lango/server is private')
-      if (manifest.bin?.lango === undefined) fail('@lango/server has no `lango` bin')
-      if (manifest.optionalDependencies?.['node-pty'] === undefined) fail('node-pty is not optional in @lango/server')
-    }
-  }
 
-  step(`npm install --global ${tarballs.length} tarballs into a temporary prefix (builds the native modules)`)
-  const installed = await run(
-    'npm',
-    ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel', 'error', ...tarballs],
-    { cwd: work, timeout: INSTALL_TIMEOUT_MS, env: { ...process.env, npm_config_cache: process.env.npm_config_cache } },
-  )
-  if (installed.code !== 0) fail(`npm install exited ${installed.code ?? installed.signal}\n${installed.stdout}\n${installed.stderr}`)
-  if (!existsSync(lango)) fail(`npm installed no ${lango}`)
+    step('npm install --global @lango/server into a temporary prefix (builds the native modules)')
+    registry = await startScopeRegistry(tarballs)
+    const { version } = packages.find(({ manifest }) => manifest.name === '@lango/server').manifest
+    const installed = await run(
+      'npm',
+      [
+        'install',
+        '--global',
+        '--prefix',
+        prefix,
+        `--@lango:registry=${registry.url}`,
+        '--no-audit',
+        '--no-fund',
+        '--loglevel',
+        'error',
+        `@lango/server@${version}`,
+      ],
+      { cwd: work, timeout: INSTALL_TIMEOUT_MS },
+    )
+    if (installed.code !== 0)
+      fail(
+        `npm install exited ${installed.code ?? installed.signal}\n${installed.stdout}\n${installed.stderr}`,
+      )
+    if (!existsSync(lango)) fail(`npm installed no ${lango}`)
+  }
   const serverDirectory = join(prefix, 'lib', 'node_modules', '@lango', 'server')
   const assets = join(serverDirectory, 'dist', 'assets')
   if (!existsSync(join(assets, 'app.js'))) fail(`the dashboard's assets are not in the install (${assets})`)
 
-  step('lango doctor --json')
-  mkdirSync(home)
-  const doctor = await run(lango, ['doctor', '--json'], { env: { ...langoEnv, LANGO_URL: 'http://127.0.0.1:9' } })
-  const checks = JSON.parse(doctor.stdout).checks
-  const byName = Object.fromEntries(checks.map((check) => [check.name, check]))
-  for (const check of checks) console.log(`  ${check.status.padEnd(4)} ${check.name}: ${check.message}`)
-  if (byName['better-sqlite3']?.status !== 'ok') fail(`better-sqlite3 does not load: ${JSON.stringify(byName['better-sqlite3'])}`)
-  if (byName.database?.status !== 'ok') fail(`the database check failed: ${JSON.stringify(byName.database)}`)
-  if (byName['node-pty'] === undefined || byName['node-pty'].status === 'fail')
-    fail(`node-pty is reported as a failure (it is optional): ${JSON.stringify(byName['node-pty'])}`)
-
-  step('lango mcp: initialize and tools/list over stdio')
-  const tools = await mcpToolNames()
-  for (const name of ['exec', 'cron_add', 'workflow_run']) if (!tools.includes(name)) fail(`lango mcp lists no ${name}: ${tools}`)
-  console.log(`  ${tools.length} tools`)
-
   step('lango serve --port 0')
+  mkdirSync(home)
   server = await startServe()
   console.log(`  ${server.url}`)
   const health = await fetch(`${server.url}/healthz`)
@@ -255,30 +335,60 @@ try {
   const page = await fetch(`${server.url}/ui/app.js`)
   if (!page.ok) fail(`GET /ui/app.js (a dashboard asset) answered ${page.status}`)
 
+  step('lango doctor --json against the running server')
+  const doctor = await run(lango, ['doctor', '--json'], { env: { ...langoEnv, LANGO_URL: server.url } })
+  const checks = JSON.parse(doctor.stdout).checks
+  const byName = Object.fromEntries(checks.map((check) => [check.name, check]))
+  for (const check of checks) console.log(`  ${check.status.padEnd(4)} ${check.name}: ${check.message}`)
+  if (byName['better-sqlite3']?.status !== 'ok')
+    fail(`better-sqlite3 does not load: ${JSON.stringify(byName['better-sqlite3'])}`)
+  for (const name of ['database', 'server']) {
+    if (byName[name]?.status !== 'ok') fail(`the ${name} check is not ok: ${JSON.stringify(byName[name])}`)
+  }
+  if (byName['node-pty'] === undefined || byName['node-pty'].status === 'fail')
+    fail(`node-pty is reported as a failure (it is optional): ${JSON.stringify(byName['node-pty'])}`)
+
   step('the first shell cron job: add, list, trigger --wait, history, remove')
-  await langoJson(['cron', 'add', 'disk', '--schedule', '*/5 * * * *', '--command', 'df -h / | tail -1'], server.url)
+  await langoJson(
+    ['cron', 'add', 'disk', '--schedule', '*/5 * * * *', '--command', 'df -h / | tail -1'],
+    server.url,
+  )
   const list = await langoJson(['cron', 'list'], server.url)
-  if (!JSON.stringify(list).includes('"disk"')) fail(`lango cron list does not show disk: ${JSON.stringify(list)}`)
+  if (!JSON.stringify(list).includes('"disk"'))
+    fail(`lango cron list does not show disk: ${JSON.stringify(list)}`)
   const trigger = await langoJson(['cron', 'trigger', 'disk', '--wait', '--timeout', '30s'], server.url)
   const history = await langoJson(['cron', 'history', 'disk'], server.url)
   const runs = Array.isArray(history) ? history : (history.runs ?? history.entries ?? [])
   if (!runs.some((entry) => entry.status === 'completed'))
-    fail(`no completed run in lango cron history disk: ${JSON.stringify(history)} (trigger: ${JSON.stringify(trigger)})`)
+    fail(
+      `no completed run in lango cron history disk: ${JSON.stringify(history)} (trigger: ${JSON.stringify(trigger)})`,
+    )
   await langoJson(['cron', 'remove', 'disk'], server.url)
 
   step('stop lango serve (SIGTERM)')
-  const exited = new Promise((resolvePromise) => server.child.once('exit', (code, signal) => resolvePromise({ code, signal })))
+  const exited = new Promise((resolvePromise) =>
+    server.child.once('exit', (code, signal) => resolvePromise({ code, signal })),
+  )
   server.child.kill('SIGTERM')
   const stop = await exited
   if (stop.code !== 0) fail(`lango serve exited ${stop.code ?? stop.signal} on SIGTERM:\n${server.output()}`)
   server = undefined
 
+  step('lango mcp (the server stopped): initialize and tools/list over stdio')
+  const tools = await mcpToolNames()
+  for (const name of ['exec', 'cron_add', 'workflow_run'])
+    if (!tools.includes(name)) fail(`lango mcp lists no ${name}: ${tools}`)
+  console.log(`  ${tools.length} tools`)
+
   console.log(`\n✓ packed install works on node ${process.version} (${elapsed()})`)
 } catch (error) {
-  console.error(`\n✗ packed install failed after ${elapsed()}: ${error instanceof CheckFailed ? error.message : error?.stack}`)
+  console.error(
+    `\n✗ packed install failed after ${elapsed()}: ${error instanceof CheckFailed ? error.message : error?.stack}`,
+  )
   process.exitCode = 1
 } finally {
   if (server !== undefined) server.child.kill('SIGKILL')
+  await registry?.close()
   if (keep) console.log(`kept ${work}`)
   else rmSync(work, { recursive: true, force: true })
 }
