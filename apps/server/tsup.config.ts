@@ -7,11 +7,12 @@ export default defineConfig({
     index: 'src/index.ts',
   },
   format: ['esm'],
-  dts: false,
+  // Declarations for the programmatic entry only (`@lango/server` exports it); the CLI needs none.
+  dts: { entry: { index: 'src/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: ['better-sqlite3', 'node-pty'],
+  external: ['@lango/better-sqlite3', 'node-pty'],
   // The dashboard's browser modules are served as they are (no build step): copy them next to the
   // chunks, where `src/ui/index.ts` looks for them (`./assets/` from its own URL).
   async onSuccess() {

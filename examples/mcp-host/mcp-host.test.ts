@@ -82,9 +82,9 @@ const call = async (name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })) as Result
 
 describe('examples/mcp-host: all tools over MCP stdio, real services on one SQLite file', () => {
-  it('lists the 22 tools', async () => {
+  it('lists the 23 tools', async () => {
     const { tools } = await client.listTools()
-    expect(tools).toHaveLength(22)
+    expect(tools).toHaveLength(23)
     // Waits stay under the 60 s hosts allow a call.
     const exec = tools.find((tool) => tool.name === 'exec')
     expect(exec?.inputSchema.properties?.timeout).toMatchObject({ maximum: 50 })
@@ -197,7 +197,7 @@ describe('examples/mcp-host with a client that negotiates the 2026-07-28 protoco
     try {
       await modern.connect(stdio)
       expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28')
-      expect((await modern.listTools()).tools).toHaveLength(22)
+      expect((await modern.listTools()).tools).toHaveLength(23)
       const progress: unknown[] = []
       const run = (await modern.callTool(
         {

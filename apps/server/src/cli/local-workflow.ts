@@ -1,7 +1,7 @@
+import Database from '@lango/better-sqlite3'
 import { blockLangoExec, ensureOrphanReaper, type RefStore, run } from '@lango/exec'
 import { type ShellRunner, WorkflowEngine, type WorkflowRunSnapshot } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
-import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { CliError } from './errors.js'
 

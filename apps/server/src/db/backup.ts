@@ -1,6 +1,6 @@
 import { rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import Database from 'better-sqlite3'
+import Database from '@lango/better-sqlite3'
 
 /** What {@link backupSqlite} copied. */
 export interface SqliteBackup {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import Database from 'better-sqlite3'
+import Database from '@lango/better-sqlite3'
 import { Kysely, type Migration, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
@@ -238,7 +238,7 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
       },
     )
   }
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3')
+  const driver = createRequire(import.meta.url).resolve('@lango/better-sqlite3')
   const worker = new Worker(CHECKPOINT_WORKER, {
     eval: true,
     workerData: { path, driver, intervalMs: CHECKPOINT_INTERVAL_MS },

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3'
+import type Database from '@lango/better-sqlite3'
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
 
 /** Prepared statements kept by {@link cachedStatements}. */

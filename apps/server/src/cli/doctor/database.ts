@@ -21,10 +21,10 @@ export async function checkDatabase(config: ServerConfig): Promise<CheckResult[]
       },
     ]
   const [{ default: Database }, { SERVER_DATABASE_FEATURES }] = await Promise.all([
-    import('better-sqlite3'),
+    import('@lango/better-sqlite3'),
     import('../../app/database-features.js'),
   ])
-  let database: import('better-sqlite3').Database
+  let database: import('@lango/better-sqlite3').Database
   try {
     // Read-write, though only read: the last connection to close tidies the WAL files away, where a
     // read-only one would leave them behind. Nothing is written (no migration runs here).
@@ -93,7 +93,7 @@ export async function checkDatabase(config: ServerConfig): Promise<CheckResult[]
   }
 }
 
-function appliedMigrations(database: import('better-sqlite3').Database, table: string): string[] {
+function appliedMigrations(database: import('@lango/better-sqlite3').Database, table: string): string[] {
   const exists = database.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(table)
   if (exists === undefined) return []
   // `table` is one of the packages' fixed migration-table constants, never input.

@@ -5,7 +5,7 @@ const PTY_TIMEOUT_MS = 5000
 /** better-sqlite3 loads in this Node (the native module the database needs). */
 export async function checkBetterSqlite(): Promise<CheckResult> {
   try {
-    const { default: Database } = await import('better-sqlite3')
+    const { default: Database } = await import('@lango/better-sqlite3')
     const database = new Database(':memory:')
     const { version } = database.prepare('select sqlite_version() as version').get() as { version: string }
     database.close()
@@ -24,11 +24,41 @@ export async function checkBetterSqlite(): Promise<CheckResult> {
   }
 }
 
-/** node-pty loads and spawns a terminal (the native module `exec` with `pty: true` needs). */
-export async function checkPty(): Promise<CheckResult> {
+/** How the node-pty check loads the module (a parameter so a test can stand in a missing one). */
+export type LoadPty = () => Promise<typeof import('node-pty')>
+
+/** True when `error` says the module is not installed at all (npm skips an optional one it cannot build). */
+function isModuleNotFound(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
+}
+
+/**
+ * node-pty loads and spawns a terminal (the native module `exec` with `pty: true` needs). node-pty is
+ * an optional dependency: when it is not installed (npm could not build it) or does not load, exec
+ * still runs every command without a terminal, so that is a warning, not a failure.
+ */
+export async function checkPty(load: LoadPty = () => import('node-pty')): Promise<CheckResult> {
   const fix = 'rebuild it for this Node (`pnpm rebuild node-pty`); until then exec with pty: true fails'
+  let pty: typeof import('node-pty')
   try {
-    const pty = await import('node-pty')
+    pty = await load()
+  } catch (error) {
+    if (isModuleNotFound(error))
+      return {
+        name: 'node-pty',
+        status: 'warn',
+        message: 'not installed (optional): exec runs commands without a terminal; exec with pty: true fails',
+        fix: 'install the C++ build tools (python3, make, g++) and reinstall @lango/server so npm can build node-pty',
+      }
+    return {
+      name: 'node-pty',
+      status: 'warn',
+      message: `does not load (optional): exec runs commands without a terminal; ${safeMessage(error)}`,
+      fix,
+    }
+  }
+  try {
     const child = pty.spawn('/bin/sh', ['-c', 'printf ok'], {
       cols: 20,
       rows: 2,
@@ -60,6 +90,11 @@ export async function checkPty(): Promise<CheckResult> {
       fix,
     }
   } catch (error) {
-    return { name: 'node-pty', status: 'fail', message: `does not load: ${safeMessage(error)}`, fix }
+    return {
+      name: 'node-pty',
+      status: 'fail',
+      message: `cannot spawn a terminal: ${safeMessage(error)}`,
+      fix,
+    }
   }
 }

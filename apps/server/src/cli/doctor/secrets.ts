@@ -21,7 +21,7 @@ export function checkSecrets(secrets: number, config: ServerConfig): CheckResult
 }
 
 /** How many secrets the vault holds (none when its table does not exist yet). */
-export function countSecrets(database: import('better-sqlite3').Database): number {
+export function countSecrets(database: import('@lango/better-sqlite3').Database): number {
   const exists = database
     .prepare("select 1 from sqlite_master where type = 'table' and name = 'vault_secrets'")
     .get()
