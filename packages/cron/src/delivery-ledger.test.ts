@@ -8,6 +8,11 @@ import { createHarness, type Harness } from './__fixtures__/harness.js'
 import { DeliveryError } from './errors.js'
 import type { NotifyPolicy } from './model.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
+import { CronService } from './service.js'
+import { FakeClock } from './testing/fake-clock.js'
+import { MemoryCronStore } from './testing/memory-cron-store.js'
+import { RecordingChannelSender } from './testing/recording-runners.js'
+import { createTestJob } from './testing/test-job.js'
 
 const MINUTE = 60_000
 const START = Date.parse('2026-01-01T00:00:00Z')
@@ -291,5 +296,44 @@ describe('notify policy', () => {
     await expect(harness.service.update('n', { notify: 'sometimes' as NotifyPolicy })).rejects.toMatchObject({
       code: 'CRON_INVALID_INPUT',
     })
+  })
+})
+
+describe('the sweep with many deliveries waiting', () => {
+  it('a full page of rows due later is read once, not again and again (the sweep ends)', async () => {
+    // Counts the store's reads of pending rows: a sweep that re-read the same page for ever would
+    // pass any bound (and, on a store that answers at once, starve the event loop).
+    class CountingStore extends MemoryCronStore {
+      reads = 0
+      override async pendingDeliveries(input: { readonly limit: number }) {
+        this.reads++
+        if (this.reads > 20) throw new Error('the sweep keeps reading the same rows')
+        return super.pendingDeliveries(input)
+      }
+    }
+    const store = new CountingStore()
+    const clock = new FakeClock(START)
+    const job = createTestJob({ name: 'many' })
+    await store.insertJob(job)
+    await store.insertDeliveries(
+      Array.from({ length: 150 }, (_, index) => ({
+        id: `d-${index}`,
+        runId: `r-${index}`,
+        jobId: job.id,
+        target: 'telegram:1',
+        text: 'x',
+        createdAt: START,
+        nextAttemptAt: START + 10 * MINUTE + index,
+      })),
+    )
+    const service = new CronService({ store, clock, channelSender: new RecordingChannelSender() })
+    await service.start()
+    await service.scheduler.whenIdle()
+    // A few maintenance rounds: each sweeps once.
+    await clock.advance(MINUTE)
+    await service.scheduler.whenIdle()
+    expect(store.reads).toBeGreaterThan(0)
+    expect(store.reads).toBeLessThanOrEqual(10)
+    await service.stop()
   })
 })

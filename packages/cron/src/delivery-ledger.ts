@@ -205,18 +205,22 @@ export class DeliveryLedger {
       await this.#recoverOrphan(row)
     }
     const pending = await store.pendingDeliveries({ limit: SWEEP_LIMIT })
+    let reachedLater = false
     for (const row of pending) {
       if (!this.#running) return
       const at = row.nextAttemptAt ?? 0
       if (at > this.#now()) {
         this.#wake(at)
         // Rows come earliest first: every later one is due later too.
+        reachedLater = true
         break
       }
       await this.#retry(row)
     }
-    // A full page was all due: there may be more.
-    if (pending.length === SWEEP_LIMIT) this.#sweepAgain = true
+    // A full page that was all due (or a full page of orphans) may have more behind it; a page that
+    // reached a row due later has nothing more due now: sweeping again would read the same rows.
+    if ((pending.length === SWEEP_LIMIT && !reachedLater) || orphans.length === SWEEP_LIMIT)
+      this.#sweepAgain = true
   }
 
   /** A `sending` row of a dead owner: sent again where the channel deduplicates, else failed. */
