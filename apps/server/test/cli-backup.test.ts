@@ -3,7 +3,7 @@
 // dist/cli.js in child processes against a real `lango serve`, as test/cli.test.ts runs them.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -123,6 +123,8 @@ describe('lango backup', () => {
     expect(await poker).toBeGreaterThan(0)
 
     for (const file of copies) {
+      // The copy holds the vault's ciphertext and every conversation: its owner's only.
+      expect(((await stat(file)).mode & 0o777).toString(8)).toBe('600')
       const copy = new Database(file, { readonly: true })
       try {
         expect(copy.pragma('integrity_check', { simple: true })).toBe('ok')

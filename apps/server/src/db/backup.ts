@@ -1,4 +1,5 @@
-import { rename, rm, stat } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { open, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import Database from '@lango/better-sqlite3'
 
@@ -20,10 +21,18 @@ const ALL_PAGES = 0x7fff_ffff
  * steps would restart a stepped copy, which then never ends under a busy server). The copy is
  * written beside `destination` first, switched to a rollback journal (one self-contained file),
  * checked with `PRAGMA integrity_check`, and only then renamed into place: a failed backup leaves
- * no file. Throws the driver's error, or `Error('integrity_check: …')`.
+ * no file. The copy is created readable and writable by its owner only (0600). Throws the
+ * driver's error, or `Error('integrity_check: …')`.
  */
 export async function backupSqlite(source: string, destination: string): Promise<SqliteBackup> {
-  const partial = join(dirname(destination), `.${basename(destination)}.partial-${process.pid}`)
+  const partial = join(
+    dirname(destination),
+    `.${basename(destination)}.partial-${randomBytes(6).toString('hex')}`,
+  )
+  // The copy holds everything the database does (the vault's ciphertext, conversations, results):
+  // readable by its owner only, as the server's own file is. Created here, exclusively (never
+  // through a link someone left at that name), empty, so SQLite writes into it and keeps its mode.
+  await (await open(partial, 'wx', 0o600)).close()
   try {
     // Only reads (query_only), but opened read-write: the last connection to close removes the WAL
     // files, where a read-only one would leave them behind, owned by whoever ran the backup (root
