@@ -125,6 +125,29 @@ describe('the turn budget of the agent runner', () => {
     expect(last.text).toBe('Done.')
   })
 
+  it('says once per model that a money budget cannot bound a model without a price', async () => {
+    const warnings: { message: string; fields: unknown }[] = []
+    const logger = {
+      debug() {},
+      info() {},
+      warn(message: string, fields?: unknown) {
+        warnings.push({ message, fields })
+      },
+      error() {},
+    }
+    model.script(reply.text('a', { usage: USAGE }), reply.text('b', { usage: USAGE }))
+    const agent = runner({ turnBudget: { maxCostUsd: 0.001 }, logger })
+    await agent.run({ prompt: 'x', sessionKey: 'cron:a:1' })
+    await agent.run({ prompt: 'y', sessionKey: 'cron:a:2' })
+    expect(warnings.filter((warning) => warning.message.includes('has no price'))).toEqual([
+      {
+        message:
+          'agent.budget.max_cost_per_turn does not bound this model: it has no price (models.<name>.price)',
+        fields: { model: 'test-model' },
+      },
+    ])
+  })
+
   it('refuses a budget or a price that is not a positive amount, with the field named', () => {
     for (const [options, field] of [
       [{ turnBudget: { maxTokens: 0 } }, 'turnBudget.maxTokens'],

@@ -417,6 +417,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const tools = [...(options.tools ?? [])]
   const budget = checkedBudget(options.turnBudget)
   const prices = checkedPrices(options.prices)
+  /** Models a cost budget could not bound (no price), each warned about once. */
+  const unpriced = new Set<string>()
   const logger = options.logger ?? silentLogger
   const now = options.now ?? (() => new Date())
   const permissions: UnattendedPermissions = {
@@ -530,6 +532,16 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     let ok = false
     let budgetExhausted = false
     const price = prices[input.model]
+    if (budget.maxCostUsd !== undefined && price === undefined && !unpriced.has(input.model)) {
+      // Fail-open on money is said out loud, once per model: the token budget still applies.
+      unpriced.add(input.model)
+      logger.warn(
+        'agent.budget.max_cost_per_turn does not bound this model: it has no price (models.<name>.price)',
+        {
+          model: input.model,
+        },
+      )
+    }
     /** Whether `spent` passes the turn's budget (tokens, or cost when the model has a price). */
     const overBudget = (spent: TokenUsage): boolean =>
       (budget.maxTokens !== undefined && spent.inputTokens + spent.outputTokens > budget.maxTokens) ||
