@@ -85,9 +85,9 @@ describe.skipIf(chromiumMissing !== undefined)(
       await jobZone.focus()
       await page.keyboard.press('ArrowRight')
       await expect.poll(() => utc.isChecked()).toBe(true)
-      expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("value") ?? null')).toBe(
-        'utc',
-      )
+      expect(
+        await page.evaluate<string | null>('document.activeElement?.getAttribute("value") ?? null'),
+      ).toBe('utc')
       const inUtc = `${clockIn(iso, 'UTC')} UTC`
       await expect.poll(() => next.textContent()).toContain(inUtc)
       expect(await next.textContent()).not.toContain('Europe/Berlin')

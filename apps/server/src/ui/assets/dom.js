@@ -89,7 +89,7 @@ export function badge(status, label) {
  * @typedef {'job' | 'utc' | 'local'} TimeZoneMode
  */
 /** @type {readonly TimeZoneMode[]} */
-export const TIME_ZONE_MODES = ['job', 'utc', 'local']
+const TIME_ZONE_MODES = ['job', 'utc', 'local']
 const TIME_ZONE_MODE_KEY = 'lango.timeZoneMode'
 
 /** @returns {TimeZoneMode} */
