@@ -32,6 +32,12 @@ ${preloads}<script type="module" src="/ui/app.js"></script>
     </ul>
   </nav>
   <p id="live" class="live" data-state="off">Live updates: off</p>
+  <fieldset id="zone-mode" class="zone-mode">
+    <legend>Show times in</legend>
+    <label><input type="radio" name="zone-mode" value="job"> job's zone</label>
+    <label><input type="radio" name="zone-mode" value="utc"> UTC</label>
+    <label><input type="radio" name="zone-mode" value="local"> local</label>
+  </fieldset>
   <button type="button" id="forget-token" hidden>Forget token</button>
 </header>
 <div id="banner" class="banner" role="status" hidden></div>

@@ -36,6 +36,10 @@ nav a[aria-current="page"] { font-weight: 700; text-decoration: underline; text-
 .live::before { content: ""; display: inline-block; width: 0.6rem; height: 0.6rem; margin-right: 0.35rem; border-radius: 50%; background: var(--muted); }
 .live[data-state="on"]::before { background: #2f9e55; }
 .live[data-state="connecting"]::before { background: #d19a00; }
+.zone-mode { display: flex; flex-wrap: wrap; align-items: center; gap: 0.25rem 0.75rem; margin: 0; padding: 0; border: 0; font-size: 0.85rem; }
+.zone-mode legend { float: left; padding: 0; margin-right: 0.25rem; color: var(--muted); }
+.zone-mode label { display: inline-flex; align-items: center; gap: 0.25rem; min-height: 2rem; cursor: pointer; }
+time .zone { color: var(--muted); }
 main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
 main:focus { outline: none; }
 h1 { font-size: 1.5rem; margin: 0.5rem 0 1rem; }

@@ -23,7 +23,7 @@ import { AuthError, authHeaders, forgetToken, hasToken, saveToken } from './api.
 import { approvals } from './approvals.js'
 import { background } from './background.js'
 import { cron, job } from './cron.js'
-import { announce, h, headline, relative } from './dom.js'
+import { announce, h, headline, relative, setTimeZoneMode, timeZoneMode } from './dom.js'
 import { startHealthBanner } from './health-banner.js'
 import { overview } from './overview.js'
 import { processes } from './processes.js'
@@ -34,6 +34,7 @@ const tokenRequired = document.body.dataset.tokenRequired === 'true'
 const main = /** @type {HTMLElement} */ (document.getElementById('main'))
 const liveStatus = /** @type {HTMLElement} */ (document.getElementById('live'))
 const forgetButton = /** @type {HTMLButtonElement} */ (document.getElementById('forget-token'))
+const zoneSwitch = /** @type {HTMLFieldSetElement} */ (document.getElementById('zone-mode'))
 
 /** @type {Record<string, View>} */
 const VIEWS = { overview, cron, job, workflows, run, background, processes, approvals }
@@ -401,6 +402,17 @@ setInterval(() => {
 document.addEventListener('visibilitychange', () => {
   if (!document.hidden && currentRoute !== null && VIEWS[currentRoute.view].pollMs) scheduleRefresh()
 })
+// The header's time zone switch: the mode this browser last chose, applied to every page at once.
+for (const input of zoneSwitch.querySelectorAll('input[name="zone-mode"]')) {
+  const radio = /** @type {HTMLInputElement} */ (input)
+  radio.checked = radio.value === timeZoneMode()
+  radio.addEventListener('change', () => {
+    if (!radio.checked) return
+    setTimeZoneMode(radio.value)
+    const label = radio.value === 'job' ? "each job's own zone" : radio.value === 'utc' ? 'UTC' : 'local time'
+    announce(`Times now in ${label}`)
+  })
+}
 forgetButton.addEventListener('click', () => askForToken(''))
 forgetButton.hidden = !hasToken()
 window.addEventListener('hashchange', navigate)

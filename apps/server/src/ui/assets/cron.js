@@ -90,7 +90,7 @@ function lastRunOf(job, entries) {
     return [
       badge(newest.status),
       ' ',
-      time(newest.started_at),
+      time(newest.started_at, job.timezone),
       h('span', { className: 'muted' }, ` · ${newest.trigger}`),
     ]
   }
@@ -103,7 +103,7 @@ function lastRun(job) {
     'span',
     {},
     job.last_status ? badge(job.last_status) : null,
-    job.last_run_at ? [' ', time(job.last_run_at)] : null,
+    job.last_run_at ? [' ', time(job.last_run_at, job.timezone)] : null,
   )
 }
 
@@ -115,7 +115,11 @@ function isMissed(entry) {
   return entry.status === 'skipped' && /^missed/i.test(entry.skip_reason || '')
 }
 
-function historyEntry(entry) {
+/**
+ * @param {any} entry
+ * @param {string} zone the job's time zone
+ */
+function historyEntry(entry, zone) {
   const reasons = []
   const missed = isMissed(entry)
   if (missed) reasons.push(`Missed: ${String(entry.skip_reason).replace(/^missed:?\s*/i, '')}`)
@@ -137,7 +141,7 @@ function historyEntry(entry) {
         ? [' ', badge(entry.delivery_status, `delivery ${entry.delivery_status}`)]
         : null,
       ' ',
-      time(entry.started_at || entry.scheduled_for),
+      time(entry.started_at || entry.scheduled_for, zone),
       h(
         'span',
         { className: 'muted' },
@@ -145,7 +149,7 @@ function historyEntry(entry) {
       ),
     ),
     reasons.map((reason) => h('p', { className: 'reason' }, reason)),
-    deliveryList(entry),
+    deliveryList(entry, zone),
     entry.result
       ? h(
           'details',
@@ -161,7 +165,7 @@ function historyEntry(entry) {
  * Where a run's result went, one line per target: delivered (when), waiting for a retry (attempt,
  * next try, last reason) or failed (the channel's reason).
  */
-function deliveryList(entry) {
+function deliveryList(entry, zone) {
   const rows = Array.isArray(entry.deliveries) ? entry.deliveries : []
   if (rows.length === 0) return null
   return h(
@@ -174,13 +178,13 @@ function deliveryList(entry) {
         h('code', {}, row.target),
         ' ',
         badge(row.status),
-        row.status === 'delivered' && row.delivered_at ? [' ', time(row.delivered_at)] : null,
+        row.status === 'delivered' && row.delivered_at ? [' ', time(row.delivered_at, zone)] : null,
         row.status === 'pending' || row.status === 'sending'
           ? h(
               'span',
               { className: 'muted' },
               ` attempt ${row.attempts}${row.next_attempt_at ? ', next try ' : ''}`,
-              row.next_attempt_at ? time(row.next_attempt_at) : null,
+              row.next_attempt_at ? time(row.next_attempt_at, zone) : null,
             )
           : null,
         row.last_error && row.status !== 'delivered'
@@ -597,7 +601,7 @@ export const job = {
         : h(
             'ol',
             { className: 'timeline', 'aria-labelledby': 'history-heading' },
-            data.entries.map(historyEntry),
+            data.entries.map((entry) => historyEntry(entry, job.timezone)),
           ),
     )
   },

@@ -80,40 +80,153 @@ export function badge(status, label) {
   )
 }
 
+// ---- times and their zones (issue 26) ---------------------------------------
+
 /**
- * One date formatter per time zone, made once: toLocaleString builds a new ICU formatter on every
- * call (about 0.15 ms each), which for a page of 1,000 jobs was most of its first render.
+ * Which zone the page shows times in, chosen in the header and kept in `localStorage`: `job` (a
+ * job's own zone; a time that belongs to no job is shown in the browser's zone), `utc` or `local`
+ * (the browser's zone). Every time says which zone it is in.
+ * @typedef {'job' | 'utc' | 'local'} TimeZoneMode
+ */
+/** @type {readonly TimeZoneMode[]} */
+const TIME_ZONE_MODES = ['job', 'utc', 'local']
+const TIME_ZONE_MODE_KEY = 'lango.timeZoneMode'
+
+/** @returns {TimeZoneMode} */
+function storedTimeZoneMode() {
+  try {
+    const stored = localStorage.getItem(TIME_ZONE_MODE_KEY)
+    return TIME_ZONE_MODES.find((mode) => mode === stored) || 'job'
+  } catch {
+    return 'job'
+  }
+}
+
+let zoneMode = storedTimeZoneMode()
+
+export function timeZoneMode() {
+  return zoneMode
+}
+
+/**
+ * Shows every time in `mode` from now on, remembers it in this browser (nothing is written until
+ * the operator picks one), redraws the times on the page and tells the `lango:timezonemode`
+ * listeners (the health banner).
+ * @param {string} mode
+ */
+export function setTimeZoneMode(mode) {
+  const chosen = TIME_ZONE_MODES.find((known) => known === mode)
+  if (chosen === undefined || chosen === zoneMode) return
+  zoneMode = chosen
+  try {
+    localStorage.setItem(TIME_ZONE_MODE_KEY, chosen)
+  } catch {
+    // Storage refused (a private window's quota): the choice lasts until the page is reloaded.
+  }
+  for (const element of document.querySelectorAll('time[datetime]'))
+    redrawTime(/** @type {HTMLElement} */ (element))
+  document.dispatchEvent(new CustomEvent('lango:timezonemode'))
+}
+
+/**
+ * One date formatter per time zone and style, made once: toLocaleString builds a new ICU formatter
+ * on every call (about 0.15 ms each), which for a page of 1,000 jobs was most of its first render.
+ * `null` for a zone this browser does not know.
+ * @type {Map<string, Intl.DateTimeFormat | null>}
  */
 const FORMATTERS = new Map()
-function formatterFor(zone) {
-  const key = zone || ''
+/**
+ * @param {string | undefined} zone
+ * @param {boolean} clock only the time of day
+ */
+function formatterFor(zone, clock) {
+  const key = `${clock ? 'clock' : 'date'}:${zone || ''}`
   let formatter = FORMATTERS.get(key)
   if (formatter === undefined) {
     /** @type {Intl.DateTimeFormatOptions} */
-    const options = { dateStyle: 'medium', timeStyle: 'short' }
+    const options = clock ? { timeStyle: 'short' } : { dateStyle: 'medium', timeStyle: 'short' }
     try {
       formatter = new Intl.DateTimeFormat(
         undefined,
         zone ? Object.assign({ timeZone: zone }, options) : options,
       )
     } catch {
-      formatter = new Intl.DateTimeFormat(undefined, options)
+      formatter = null
     }
     FORMATTERS.set(key, formatter)
   }
   return formatter
 }
 
+/**
+ * A time as the page shows it in the chosen mode, and the zone's label: the job's zone by its
+ * name, `UTC`, or `local` (the browser's, also where a time has no job or its zone is unknown here).
+ * @param {Date} date
+ * @param {string | undefined} jobZone
+ * @param {boolean} clock only the time of day
+ * @returns {{ text: string, zone: string }}
+ */
+function zoned(date, jobZone, clock) {
+  if (zoneMode === 'utc')
+    return { text: /** @type {Intl.DateTimeFormat} */ (formatterFor('UTC', clock)).format(date), zone: 'UTC' }
+  const formatter = zoneMode === 'job' && jobZone ? formatterFor(jobZone, clock) : null
+  if (formatter) return { text: formatter.format(date), zone: /** @type {string} */ (jobZone) }
+  return {
+    text: /** @type {Intl.DateTimeFormat} */ (formatterFor(undefined, clock)).format(date),
+    zone: 'local',
+  }
+}
+
+/** The browser's own zone, for the `local` label's tooltip. */
+function localZoneName() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'unknown'
+}
+
+/**
+ * A time with its zone (`28 Nov 2026, 02:30 Europe/Berlin (in 15 h)`). `zone`: the job's zone when
+ * the time belongs to a job (used in the `job` mode). Its `datetime` is ISO UTC whatever is shown.
+ * @param {string | null | undefined} iso
+ * @param {string} [zone]
+ */
 export function time(iso, zone) {
   if (iso === null || iso === undefined || iso === '') return h('span', { className: 'muted' }, '—')
   const date = new Date(iso)
-  const text = formatterFor(zone).format(date)
-  return h(
+  const element = h(
     'time',
-    { datetime: date.toISOString(), title: date.toISOString() },
-    text,
+    { datetime: date.toISOString(), title: date.toISOString(), 'data-job-zone': zone || undefined },
+    h('span', { className: 'when' }),
+    ' ',
+    h('span', { className: 'zone' }),
     h('span', { className: 'relative' }, ` (${relative(date)})`),
   )
+  redrawTime(element)
+  return element
+}
+
+/** @param {HTMLElement} element a `<time>` drawn by {@link time} */
+function redrawTime(element) {
+  const when = element.querySelector('.when')
+  const label = element.querySelector('.zone')
+  if (when === null || label === null) return
+  const shown = zoned(
+    new Date(/** @type {string} */ (element.getAttribute('datetime'))),
+    element.getAttribute('data-job-zone') || undefined,
+    false,
+  )
+  when.textContent = shown.text
+  label.textContent = shown.zone
+  if (shown.zone === 'local') label.setAttribute('title', `this browser's zone, ${localZoneName()}`)
+  else label.removeAttribute('title')
+}
+
+/**
+ * A time of day with its zone in the chosen mode, as text (`10:42 UTC`), for sentences such as
+ * the health banner's; it belongs to no job, so the `job` mode shows it in the browser's zone.
+ * @param {Date} date
+ */
+export function clockTime(date) {
+  const shown = zoned(date, undefined, true)
+  return `${shown.text} ${shown.zone}`
 }
 
 export function relative(date) {

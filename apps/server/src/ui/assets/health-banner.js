@@ -1,5 +1,5 @@
 // @ts-check
-import { duration, h } from './dom.js'
+import { clockTime, duration, h } from './dom.js'
 
 /**
  * The banner above every page: what an operator must see whatever page is open — the scheduler is
@@ -30,7 +30,7 @@ function bannerItems(health, now) {
       tone: 'bad',
       key: 'stalled',
       text: `The scheduler is stalled: it last ticked ${
-        Number.isFinite(since) ? `at ${new Date(since).toLocaleTimeString()}` : 'too long ago'
+        Number.isFinite(since) ? `at ${clockTime(new Date(since))}` : 'too long ago'
       }, and nothing fires until it ticks again. Check the server's log and its database.`,
     })
   }
@@ -53,7 +53,7 @@ function bannerItems(health, now) {
       items.push({
         tone: 'warn',
         key: 'last-stall',
-        text: `The scheduler stalled for ${duration(stall.stalled_ms)} until ${new Date(resumed).toLocaleTimeString()} (${
+        text: `The scheduler stalled for ${duration(stall.stalled_ms)} until ${clockTime(new Date(resumed))} (${
           stall.cause === 'clock' ? 'the clock jumped forward' : 'the process was blocked or suspended'
         }): what came due meanwhile ran or is recorded as missed in each job's history.`,
       })
@@ -67,11 +67,14 @@ function bannerItems(health, now) {
  */
 export function startHealthBanner(element) {
   let timer = 0
+  /** The last `/healthz` answer, drawn again when the operator picks another time zone mode. */
+  let health = null
   async function check() {
     clearTimeout(timer)
     try {
       const response = await fetch('/healthz', { headers: { accept: 'application/json' }, cache: 'no-store' })
-      show(element, bannerItems(await response.json(), Date.now()))
+      health = await response.json()
+      show(element, bannerItems(health, Date.now()))
     } catch {
       show(element, [{ tone: 'bad', key: 'unreachable', text: 'The server does not answer.' }])
     }
@@ -79,6 +82,9 @@ export function startHealthBanner(element) {
   }
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) check()
+  })
+  document.addEventListener('lango:timezonemode', () => {
+    if (health !== null) show(element, bannerItems(health, Date.now()))
   })
   check()
 }
