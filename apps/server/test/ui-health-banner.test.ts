@@ -108,7 +108,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       const lastStall = page.locator('#banner [data-banner="last-stall"]')
       await expect.poll(() => lastStall.count()).toBe(1)
       expect(await lastStall.textContent()).toMatch(
-        /^The scheduler stalled for .* \(the clock jumped forward\)/,
+        /^The scheduler stalled for .* \(the clock jumped forward or the host was suspended\)/,
       )
       await expect
         .poll(async () => (await page.locator('dl.facts').textContent()) ?? '')

@@ -20,8 +20,9 @@ type MaintenanceSettings = Pick<
 /**
  * A gap between two ticks of the upkeep longer than a lease: its timers did not fire in time. On
  * the clock (epoch ms). `cause` is `blocked` when the process's own monotonic time moved as much (a
- * busy event loop, a stopped or suspended process, a hung host), `clock` when only the wall clock
- * jumped (a clock set forward, or an injected clock moved).
+ * busy event loop, a stopped process, a slow store call holding both timers), `clock` when only the
+ * wall clock moved: a clock set forward, an injected clock moved, or a suspended host (Linux's
+ * monotonic clock stops while the machine sleeps).
  */
 export interface Stall {
   /** The last tick before the gap. */

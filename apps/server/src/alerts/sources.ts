@@ -25,7 +25,7 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
       const cause =
         stall.cause === 'blocked'
           ? 'its event loop was blocked or the process was suspended'
-          : 'the clock jumped forward'
+          : 'the clock jumped forward or the host was suspended (its monotonic clock did not run)'
       alerts.raise({
         kind: 'scheduler_stalled',
         key: 'scheduler',

@@ -54,7 +54,9 @@ function bannerItems(health, now) {
         tone: 'warn',
         key: 'last-stall',
         text: `The scheduler stalled for ${duration(stall.stalled_ms)} until ${clockTime(new Date(resumed))} (${
-          stall.cause === 'clock' ? 'the clock jumped forward' : 'the process was blocked or suspended'
+          stall.cause === 'clock'
+            ? 'the clock jumped forward or the host was suspended'
+            : 'the process was blocked or suspended'
         }): what came due meanwhile ran or is recorded as missed in each job's history.`,
       })
   }

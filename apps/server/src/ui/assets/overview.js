@@ -163,7 +163,9 @@ export const overview = {
             ? [
                 time(health.scheduler_tick.last_stall.since),
                 ` for ${duration(health.scheduler_tick.last_stall.stalled_ms)} (${
-                  health.scheduler_tick.last_stall.cause === 'clock' ? 'clock jump' : 'blocked or suspended'
+                  health.scheduler_tick.last_stall.cause === 'clock'
+                    ? 'clock jump or host suspended'
+                    : 'process blocked or stopped'
                 })`,
               ]
             : h('span', { className: 'muted' }, 'none since start'),
