@@ -110,6 +110,12 @@ function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string
 }
 
 /**
+ * Characters of a streamed reply that may wait for a client that stopped reading (its socket
+ * buffers full) before the turn is cancelled and the stream closed: 1 MiB of chunks.
+ */
+const MAX_QUEUED_STREAM_CHARS = 1 << 20
+
+/**
  * The OpenAI-compatible API, mounted at `/v1`: `GET /v1/models`, `GET /v1/models/{id}` and
  * `POST /v1/chat/completions` (stateless: the client sends the conversation, its `user` names the
  * session), so chat front ends such as Open WebUI talk to the agent and its tools. `stream: true`
@@ -223,19 +229,37 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         ...extra,
       })
     return streamSSE(c, async (sse) => {
-      // The turn reports synchronously; its chunks are written in order, one after another. What
-      // waits here is bounded by what the model writes in one turn.
-      // A write that fails (the client went away, which also aborts the turn) ends the writing.
+      // The turn reports synchronously; its chunks are written in order, one after another. A
+      // write that fails (the client went away, which also aborts the turn) ends the writing. A
+      // client that keeps the connection but stops reading lets chunks pile up: past
+      // MAX_QUEUED_STREAM_CHARS waiting, the turn is cancelled and the stream closed.
+      const stalled = new AbortController()
+      const turnSignal = AbortSignal.any([link.signal, stalled.signal])
+      const gaveUp = new Promise<void>((resolve) =>
+        stalled.signal.addEventListener('abort', () => resolve(), { once: true }),
+      )
       let writing = Promise.resolve()
       let broken = false
+      let queued = 0
       const send = (data: string): void => {
+        if (broken) return
+        queued += data.length
+        if (queued > MAX_QUEUED_STREAM_CHARS) {
+          broken = true
+          stalled.abort(new DOMException('the client stopped reading the stream', 'AbortError'))
+          sse.abort()
+          return
+        }
         writing = writing.then(async () => {
           if (broken) return
           await sse.writeSSE({ data }).catch(() => {
             broken = true
           })
+          queued -= data.length
         })
       }
+      /** The writes in flight, or nothing more once the client stopped reading. */
+      const written = () => Promise.race([writing, gaveUp])
       // Whether the last content ended a paragraph, so a tool line starts on its own.
       let atParagraph = true
       const content = (text: string): void => {
@@ -250,18 +274,19 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
       }
       try {
         send(chunk({ role: 'assistant', content: '' }, null))
-        const result = await app.agent.chat(session, message, { signal: link.signal, history, onEvent })
+        const result = await app.agent.chat(session, message, { signal: turnSignal, history, onEvent })
         send(chunk({}, 'stop', { usage: usageOf(result) }))
-        await writing
+        await written()
       } catch (error) {
-        await writing
+        await written()
+        if (stalled.signal.aborted) return
         const failure = AgentError.is(error)
           ? { code: error.code, message: error.message }
           : { code: 'CANCELLED', message: 'the turn was cancelled' }
         await sse.writeSSE({ data: JSON.stringify({ error: { ...failure, type: 'server_error' } }) })
       } finally {
         link.dispose()
-        await sse.writeSSE({ data: '[DONE]' })
+        if (!stalled.signal.aborted) await sse.writeSSE({ data: '[DONE]' })
       }
     })
   })
