@@ -79,11 +79,40 @@ describe('the turn budget of the agent runner', () => {
     // 1,100 tokens a step: 2,200 after two is within 2,500, 3,300 after three is past it — no fourth call.
     expect(model.chatBodies).toHaveLength(3)
     expect(error.message).toBe(
-      'budget_exhausted: the turn used 3,300 tokens, past its budget of 2,500 tokens (agent.budget); it was stopped before the next model call',
+      'budget_exhausted: the turn used 3,300 tokens, past its budget of 2,500 tokens (agent.budget); it was stopped before the next model call (the tool calls of its last step ran: cron_list)',
     )
     expect(error.data).toMatchObject({ steps: 3, tokens: 3300, maxTokens: 2500 })
     expect(usage).toEqual([
       expect.objectContaining({ ok: false, steps: 3, budgetExhausted: true, model: 'test-model' }),
+    ])
+  })
+
+  it('a chat turn stopped by its budget is remembered with the tool calls that ran, so the next turn knows', async () => {
+    model.script(...Array.from({ length: 10 }, (_, index) => more(index)))
+    const appended: { sessionKey: string; roles: string[] }[] = []
+    const memory = {
+      async load() {
+        return { observations: [], messages: [] }
+      },
+      async append(sessionKey: string, messages: readonly { role: string }[]) {
+        appended.push({ sessionKey, roles: messages.map((message) => message.role) })
+      },
+    }
+    const failure = await runner({ turnBudget: { maxTokens: 2500 }, memory })
+      .chat('telegram:42:7', 'Keep checking the jobs.')
+      .catch((error: unknown) => error)
+    expect((failure as AgentError).code).toBe('AGENT_BUDGET_EXHAUSTED')
+    expect(appended).toHaveLength(1)
+    expect(appended[0]?.sessionKey).toBe('telegram:42:7')
+    // The user message, then each step's assistant tool call and its tool result.
+    expect(appended[0]?.roles).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
     ])
   })
 

@@ -670,9 +670,18 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         const last = result.steps.at(-1)
         if (last !== undefined && last.toolCalls.length > 0 && overBudget(usage)) {
           budgetExhausted = true
+          // The step that passed the budget had its tool calls run already (the AI SDK checks
+          // `stopWhen` after them): say which, and keep the turn in the session's memory, so neither
+          // the reader of the error nor the next turn takes them for not done.
+          if (memory !== undefined) {
+            await memory
+              .append(input.sessionKey, [userMessage, ...result.response.messages], { signal })
+              .catch((error: unknown) => logger.warn('agent turn not remembered', { ...fields, error }))
+          }
+          const ran = [...new Set(last.toolCalls.map((call) => call.toolName))].join(', ')
           throw new AgentError(
             'AGENT_BUDGET_EXHAUSTED',
-            `budget_exhausted: the turn used ${describeSpend(usage, price)}, past its budget of ${describeBudget(budget)} (agent.budget); it was stopped before the next model call`,
+            `budget_exhausted: the turn used ${describeSpend(usage, price)}, past its budget of ${describeBudget(budget)} (agent.budget); it was stopped before the next model call (the tool calls of its last step ran: ${ran})`,
             {
               data: {
                 steps: result.steps.length,
