@@ -56,10 +56,10 @@ describe.skipIf(chromiumMissing !== undefined)(
       try {
         await page.goto(`${server.url}/ui#/cron`)
         await page.getByText('Showing 50 of 60 jobs').waitFor()
-        expect(await rowNames(page)).toEqual(seeded.slice(0, 50).map((entry) => entry.job.name))
+        await expect.poll(() => rowNames(page)).toEqual(seeded.slice(0, 50).map((entry) => entry.job.name))
         await page.getByRole('button', { name: 'Show 50 more' }).click()
         await page.getByText('Showing 60 of 60 jobs').waitFor()
-        expect(await rowNames(page)).toEqual(seeded.map((entry) => entry.job.name))
+        await expect.poll(() => rowNames(page)).toEqual(seeded.map((entry) => entry.job.name))
         // The keyboard goes on at the first new row; nothing more to read, so the button goes.
         expect(await page.evaluate<string | null>('document.activeElement?.textContent')).toBe('job-50')
         expect(await page.getByRole('button', { name: 'Show 50 more' }).isHidden()).toBe(true)
@@ -78,7 +78,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.getByRole('button', { name: 'Apply' }).click()
         await page.getByText(`Showing ${failingNames().length} of ${failingNames().length} jobs`).waitFor()
         expect(new URL(page.url()).hash).toBe('#/cron?failing=1')
-        expect(await rowNames(page)).toEqual(failingNames())
+        await expect.poll(() => rowNames(page)).toEqual(failingNames())
         await screenshot(page, 'console-failing')
 
         // The same state from a URL (a link from the overview, a bookmark): the form shows it.
@@ -87,7 +87,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           .filter((entry) => entry.job.name.startsWith('job-1') && !entry.paused)
           .map((entry) => entry.job.name)
         await page.getByText(`Showing ${expected.length} of ${expected.length} jobs`).waitFor()
-        expect(await rowNames(page)).toEqual(expected)
+        await expect.poll(() => rowNames(page)).toEqual(expected)
         expect(await page.getByLabel('Name contains').inputValue()).toBe('JOB-1')
         expect(await page.getByLabel('State').inputValue()).toBe('0')
 
@@ -99,7 +99,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           .filter((entry) => entry.job.name.startsWith('job-0') && !entry.paused)
           .map((entry) => entry.job.name)
         await page.getByText(`Showing ${zeros.length} of ${zeros.length} jobs`).waitFor()
-        expect(await rowNames(page)).toEqual(zeros)
+        await expect.poll(() => rowNames(page)).toEqual(zeros)
         expect(errors).toEqual([])
       } finally {
         await context.close()
@@ -124,7 +124,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           job: { enabled: boolean }
         }
         expect(stored.job.enabled).toBe(false)
-        expect(await rowNames(page)).toEqual(failingNames())
+        await expect.poll(() => rowNames(page)).toEqual(failingNames())
 
         // Another job paused elsewhere: its row changes, the focus stays where it was.
         await server.request(`/api/cron/jobs/${other.job.id}/pause`, { method: 'POST' })
