@@ -350,6 +350,7 @@ function jobView(job: CronJobView) {
   }
 }
 
+/** A delivery ledger row as the cron tools show it (snake_case; `cron_history`'s `deliveries`). */
 function deliveryView(delivery: CronDeliveryView) {
   return {
     target: delivery.target,
@@ -1110,4 +1111,4 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
 }
 
 /** A job as cron_list shows it: what an operator route shows for one job without listing them all. */
-export { jobView as cronJobView }
+export { deliveryView as cronDeliveryView, jobView as cronJobView, runView as cronRunView }

@@ -24,8 +24,10 @@ export {
   type CronToolsService,
   createCronTools,
   createManageCronJobsTool,
+  cronDeliveryView,
   cronJobView,
   cronPreviewView,
+  cronRunView,
   type NextRunView,
 } from './cron-tools.js'
 export { deliveryTargetFromSession } from './delivery.js'

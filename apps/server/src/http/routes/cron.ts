@@ -1,4 +1,11 @@
-import { type AnyTool, cronJobView, cronPreviewView, defineTool } from '@lango/tools'
+import {
+  type AnyTool,
+  cronDeliveryView,
+  cronJobView,
+  cronPreviewView,
+  cronRunView,
+  defineTool,
+} from '@lango/tools'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../../app/app.js'
@@ -221,33 +228,15 @@ function cronOperatorTools(app: App): AnyTool[] {
         const options = context.signal === undefined ? {} : { signal: context.signal }
         const run = await app.cron.getRun(params.id, options)
         const deliveries = await app.cron.deliveries([run.id], options)
+        // cron_history's view of the run, with the run's delivery error and each row's id and creation.
         return {
-          id: run.id,
-          job_id: run.jobId,
-          job_name: run.jobName,
-          trigger: run.trigger,
-          status: run.status,
-          scheduled_for: isoTime(run.scheduledFor),
-          started_at: isoTime(run.startedAt),
-          completed_at: isoTime(run.completedAt),
-          duration_ms: run.durationMs,
-          result: run.result,
-          error: run.error,
-          skip_reason: run.skipReason,
-          delivery_status: run.deliveryStatus,
+          ...cronRunView(run),
           delivery_error: run.deliveryError,
           deliveries: deliveries.map((delivery) => ({
             id: delivery.id,
-            target: delivery.target,
-            status: delivery.status,
-            attempts: delivery.attempts,
-            next_attempt_at: isoTime(delivery.nextAttemptAt),
-            last_error: delivery.lastError,
+            ...cronDeliveryView(delivery),
             created_at: isoTime(delivery.createdAt),
-            delivered_at: isoTime(delivery.deliveredAt),
           })),
-          input_tokens: run.inputTokens,
-          output_tokens: run.outputTokens,
         }
       },
     }),
