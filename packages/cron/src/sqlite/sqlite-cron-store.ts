@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { type ExpressionBuilder, type Kysely, type RawBuilder, sql } from 'kysely'
 import { CronError } from '../errors.js'
 import { checkExclusiveRuns } from '../exclusive-runs.js'
 import { compareJobs, NO_NEXT_RUN_KEY } from '../job-order.js'
@@ -569,19 +569,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .selectFrom('cron_deliveries')
       .selectAll()
       .where('status', '=', 'sending')
-      .where((eb) =>
-        eb.or([
-          eb('owner', 'is', null),
-          eb(
-            'owner',
-            'not in',
-            eb
-              .selectFrom('cron_owners')
-              .select('cron_owners.id')
-              .where('cron_owners.heartbeat_at', '>=', input.aliveSince),
-          ),
-        ]),
-      )
+      .where((eb) => ownerGone(eb, input.aliveSince))
       .orderBy('id')
       .limit(clampLimit(input.limit))
       .execute()
@@ -742,19 +730,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         error: input.reason,
       }))
       .where('status', '=', 'running')
-      .where((eb) =>
-        eb.or([
-          eb('owner', 'is', null),
-          eb(
-            'owner',
-            'not in',
-            eb
-              .selectFrom('cron_owners')
-              .select('cron_owners.id')
-              .where('cron_owners.heartbeat_at', '>=', input.aliveSince),
-          ),
-        ]),
-      )
+      .where((eb) => ownerGone(eb, input.aliveSince))
       .returningAll()
       .execute()
     await this.#db.deleteFrom('cron_owners').where('heartbeat_at', '<', input.aliveSince).execute()
@@ -876,4 +852,27 @@ function sortKeyExpression(sort: JobSort): RawBuilder<number> | undefined {
 /** A LIKE pattern for "contains `text`", lower-cased, with `\`, `%` and `_` escaped by `\`. */
 function likePattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+}
+
+/**
+ * The row's owner (a scheduler) is gone: none recorded, or no heartbeat since `aliveSince`. What
+ * `interruptOrphanedRuns` (runs) and `orphanedDeliveries` (sends) look for.
+ */
+function ownerGone(
+  eb: ExpressionBuilder<CronDatabase, 'cron_runs'> | ExpressionBuilder<CronDatabase, 'cron_deliveries'>,
+  aliveSince: number,
+) {
+  // Both tables have `owner`; one builder type serves them.
+  const builder = eb as ExpressionBuilder<CronDatabase, 'cron_runs'>
+  return builder.or([
+    builder('owner', 'is', null),
+    builder(
+      'owner',
+      'not in',
+      builder
+        .selectFrom('cron_owners')
+        .select('cron_owners.id')
+        .where('cron_owners.heartbeat_at', '>=', aliveSince),
+    ),
+  ])
 }
