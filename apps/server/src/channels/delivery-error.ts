@@ -1,4 +1,4 @@
-import { DeliveryError } from '@lango/cron'
+import { type ChannelSender, DeliveryError } from '@lango/cron'
 import { ChannelError, type ChannelErrorCode } from './errors.js'
 
 /** Codes no retry can fix: the target, the token or the configuration is wrong. */
@@ -44,25 +44,15 @@ export function toDeliveryError(error: unknown): DeliveryError {
   })
 }
 
-/** The channel port as cron delivers through it: `send` with the delivery's idempotency key, and which targets deduplicate. */
-export interface CronDeliverySender {
-  send(
-    target: string,
-    text: string,
-    options: { readonly signal: AbortSignal; readonly idempotencyKey?: string },
-  ): Promise<void>
-  canDeduplicate?(target: string): boolean
-}
-
 /**
  * Cron's `ChannelSender` over the channels: failures become {@link toDeliveryError}'s
  * `DeliveryError` (so the delivery ledger honours `Retry-After` and stops on permanent failures),
  * and `canDeduplicate` asks the channels which targets deduplicate by idempotency key.
  */
 export function cronDeliverySender(
-  sender: CronDeliverySender,
+  sender: ChannelSender,
   channels: { canDeduplicate(target: string): boolean },
-): CronDeliverySender {
+): ChannelSender {
   return {
     async send(target, text, options) {
       try {
