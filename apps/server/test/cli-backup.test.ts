@@ -1,7 +1,7 @@
 // `lango backup <file>` (issue 24): a consistent copy of the SQLite database of a running server
 // that keeps writing, made by the CLI on the file (SQLite's online backup API; ADR 0018). The real
 // dist/cli.js in child processes against a real `lango serve`, as test/cli.test.ts runs them.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -9,35 +9,14 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from './fixtures/http-server.js'
-import { CLI, startLangoServe } from './fixtures/lango-serve.js'
-
-interface Result {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+import { type LangoResult, runLango, startLangoServe } from './fixtures/lango-serve.js'
 
 let home: string
 let server: { child: ChildProcess; url: string } | undefined
 
 /** Runs `lango …` to its end on the test's home. */
-function lango(args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, LANGO_HOME: home, LANGO_LOG_LEVEL: 'warn', NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk
-  })
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk
-  })
-  return new Promise((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, stdout, stderr }))
-  })
+function lango(args: readonly string[], env: Record<string, string> = {}): Promise<LangoResult> {
+  return runLango(args, { LANGO_HOME: home, ...env })
 }
 
 async function post(path: string, body: unknown = {}): Promise<Response> {

@@ -4,14 +4,13 @@
  * times depend on today, so the DST case uses an `at` time in 2030 (Europe/Berlin springs forward
  * on Sunday 31 March 2030, 02:00 → 03:00); the pure DST cases are in @lango/cron's preview.test.ts.
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from './fixtures/http-server.js'
-import { CLI, startLangoServe } from './fixtures/lango-serve.js'
+import { CLI, runLango, startLangoServe } from './fixtures/lango-serve.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
@@ -150,23 +149,7 @@ describe('CLI: lango cron preview', () => {
     if (home !== undefined) await rm(home, { recursive: true, force: true })
   })
 
-  const lango = (args: readonly string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { ...process.env, LANGO_HOME: home, LANGO_URL: url, LANGO_LOG_LEVEL: 'warn', NO_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk
-      })
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk
-      })
-      child.once('error', reject)
-      child.once('close', (code) => resolve({ code, stdout, stderr }))
-    })
+  const lango = (args: readonly string[]) => runLango(args, { LANGO_HOME: home, LANGO_URL: url })
 
   it('prints the fires in words, zone and UTC, and the DST note; --json gives the preview', async () => {
     const human = await lango([
