@@ -1,12 +1,12 @@
 import { rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ServerConfig } from '../src/config/types.js'
 import { silentLogger } from '../src/logger.js'
 import { type RunningServer, serve } from '../src/serve.js'
-import { chromiumMissing, launchBrowser } from './fixtures/browser.js'
+import { chromiumMissing, launchBrowser, openDashboardPage } from './fixtures/browser.js'
 import { testConfig, until } from './fixtures/http-server.js'
 
 // The dashboard shows what must not go unnoticed (issue 23 item 5), in a real Chromium: a banner
@@ -59,15 +59,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       if (home !== undefined) await rm(home, { recursive: true, force: true })
     })
 
-    async function openDashboard(hash: string): Promise<{ page: Page; errors: string[] }> {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-      context.setDefaultTimeout(10_000)
-      const page = await context.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (error) => errors.push(error.message))
-      await page.goto(`${server.url}/ui${hash}`)
-      return { page, errors }
-    }
+    const openDashboard = (hash: string) => openDashboardPage(browser, `${server.url}/ui${hash}`)
 
     it('shows the stall while the scheduler is stale and after it, marks missed runs, and says alerts fail', async () => {
       await server.app.cron.add({

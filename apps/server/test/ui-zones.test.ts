@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { silentLogger } from '../src/logger.js'
 import { type RunningServer, serve } from '../src/serve.js'
-import { chromiumMissing, launchBrowser } from './fixtures/browser.js'
+import { chromiumMissing, launchBrowser, openDashboardPage } from './fixtures/browser.js'
 import { testConfig } from './fixtures/http-server.js'
 
 // Truth on the page (issue 26), in a real Chromium: every time says its zone, and the header's
@@ -38,19 +38,8 @@ describe.skipIf(chromiumMissing !== undefined)(
       if (home !== undefined) await rm(home, { recursive: true, force: true })
     })
 
-    async function openDashboard(hash: string): Promise<{ page: Page; errors: string[] }> {
-      const context = await browser.newContext({
-        viewport: { width: 1280, height: 900 },
-        locale: 'en-GB',
-        timezoneId: BROWSER_ZONE,
-      })
-      context.setDefaultTimeout(10_000)
-      const page = await context.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (error) => errors.push(error.message))
-      await page.goto(`${server.url}/ui${hash}`)
-      return { page, errors }
-    }
+    const openDashboard = (hash: string) =>
+      openDashboardPage(browser, `${server.url}/ui${hash}`, { locale: 'en-GB', timezoneId: BROWSER_ZONE })
 
     it("labels a Berlin job's next run with its zone; the switch shows UTC, survives a reload, and works by keyboard", async () => {
       await server.app.cron.add({
