@@ -38,7 +38,13 @@ import {
   MAX_PREVIEW_COUNT,
   previewFires,
 } from './preview.js'
-import { compileJobSchedule, DEFAULT_MIN_INTERVAL_MS, toNextRun, validateSchedule } from './schedule.js'
+import {
+  compileJobSchedule,
+  DEFAULT_MIN_INTERVAL_MS,
+  toNextRun,
+  type ValidatedSchedule,
+  validateSchedule,
+} from './schedule.js'
 import { CronScheduler, type TriggerResult } from './scheduler.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
 import { type CronSchedulerOptions, timerMs } from './scheduler-options.js'
@@ -290,13 +296,7 @@ export class CronService {
     options?.signal?.throwIfAborted()
     const now = this.#clock.now().getTime()
     const definition = this.#definition(input, undefined)
-    const schedule = validateSchedule({
-      scheduleType: input.scheduleType,
-      schedule: input.schedule,
-      timezone: input.timezone ?? this.#defaultTimezone,
-      now,
-      minIntervalMs: this.#minIntervalMs,
-    })
+    const schedule = this.#newSchedule(input, now)
     await this.#checkCreate(definition.name, input.createdBy ?? undefined, options)
     const enabled = input.enabled ?? true
     const preview = await this.#preview(
@@ -469,13 +469,7 @@ export class CronService {
     const definition = scheduleOnly
       ? null
       : this.#definition({ ...input, name: input.name } as CronJobInput, undefined)
-    const schedule = validateSchedule({
-      scheduleType: input.scheduleType,
-      schedule: input.schedule,
-      timezone: input.timezone ?? this.#defaultTimezone,
-      now,
-      minIntervalMs: this.#minIntervalMs,
-    })
+    const schedule = this.#newSchedule(input, now)
     if (definition !== null) await this.#checkCreate(definition.name, input.createdBy ?? undefined, options)
     return this.#preview(
       {
@@ -708,6 +702,20 @@ export class CronService {
     options?.signal?.throwIfAborted()
     if (runIds.length === 0) return []
     return this.#store.listDeliveries(runIds, options)
+  }
+
+  /** The schedule of a job being created (or previewed as one), validated in its zone or the default. */
+  #newSchedule(
+    input: Pick<CronJobInput, 'scheduleType' | 'schedule' | 'timezone'>,
+    now: number,
+  ): ValidatedSchedule {
+    return validateSchedule({
+      scheduleType: input.scheduleType,
+      schedule: input.schedule,
+      timezone: input.timezone ?? this.#defaultTimezone,
+      now,
+      minIntervalMs: this.#minIntervalMs,
+    })
   }
 
   /** The checks a create makes before storing: the name is free and the job caps allow one more. */
