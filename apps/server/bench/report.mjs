@@ -2,7 +2,9 @@
 // starting and stopping the processes they measure.
 
 import { spawn } from 'node:child_process'
+import { Agent, request } from 'node:http'
 import { dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 /** The built CLI (`pnpm bench` builds first). */
@@ -67,4 +69,40 @@ export function stopProcess(child, signal = 'SIGTERM') {
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill(signal)
   return exited
+}
+
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 })
+
+/** One POST of `body` (JSON) over one keep-alive connection; resolves with the status and body. */
+export function post(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent: keepAlive, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks = []
+        res.on('data', (chunk) => chunks.push(chunk))
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** Median latency of `n` sequential calls, after `warmup` unmeasured ones. */
+export async function latency(call, n, warmup) {
+  for (let i = 0; i < warmup; i++) await call()
+  const samples = []
+  for (let i = 0; i < n; i++) {
+    const started = performance.now()
+    await call()
+    samples.push(performance.now() - started)
+  }
+  return median(samples)
+}
+
+/** Closes the connection {@link post} keeps open. */
+export function closePosts() {
+  keepAlive.destroy()
 }

@@ -13,7 +13,6 @@
 
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -23,44 +22,23 @@ import { createTestJob } from '@lango/cron/testing'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { createApp, loadConfig, silentLogger } from '../dist/index.js'
-import { CLI, median, percentile, reporter, startProcess, stopProcess } from './report.mjs'
+import {
+  CLI,
+  closePosts,
+  latency,
+  median,
+  percentile,
+  post,
+  reporter,
+  startProcess,
+  stopProcess,
+} from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const BASELINE_HTTP = join(here, 'fixtures', 'bare-http.mjs')
 const BASELINE_MCP = join(here, 'fixtures', 'bare-mcp.mjs')
 const BASELINE_HONO = join(here, 'fixtures', 'bare-hono.mjs')
 const { report, exit } = reporter('server')
-
-const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-
-/** One POST over the keep-alive agent; resolves with the status and body. */
-function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        const chunks = []
-        res.on('data', (chunk) => chunks.push(chunk))
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
-/** Median latency of `n` sequential calls, after `warmup` unmeasured ones. */
-async function latency(call, n, warmup) {
-  for (let i = 0; i < warmup; i++) await call()
-  const samples = []
-  for (let i = 0; i < n; i++) {
-    const started = performance.now()
-    await call()
-    samples.push(performance.now() - started)
-  }
-  return median(samples)
-}
 
 /**
  * Seeds `count` shell jobs into a LANGO_HOME. Through the cron service (validation, next fire times);
@@ -139,7 +117,7 @@ try {
     console.log(
       `server  (info) the service read alone (app.cron.list(), 20 jobs, in-process)  ${(read * 1000).toFixed(0)}µs  = ${((read / bare) * 100).toFixed(0)}% of the bare round trip`,
     )
-    agent.destroy()
+    closePosts()
   }
 
   // ── 2. cron_list over MCP stdio vs a bare SDK server with one tool returning the same JSON.

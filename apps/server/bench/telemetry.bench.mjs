@@ -8,14 +8,13 @@
 //    (target ratio ≤ 1.1; the route makes no span, so this is the metrics' cost there).
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { Agent, createServer, request } from 'node:http'
+import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { SqliteCronStore } from '@lango/cron/sqlite'
 import { createTestJob } from '@lango/cron/testing'
 import { createApp, loadConfig, silentLogger } from '../dist/index.js'
-import { CLI, median, percentile, reporter, startProcess, stopProcess } from './report.mjs'
+import { CLI, latency, percentile, post, reporter, startProcess, stopProcess } from './report.mjs'
 
 const { report, exit } = reporter('telemetry')
 
@@ -69,33 +68,6 @@ async function seed(dir, count, nextRunAt) {
     )
   }
   await app.stop()
-}
-
-const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        const chunks = []
-        res.on('data', (chunk) => chunks.push(chunk))
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-async function latency(call, n, warmup) {
-  for (let i = 0; i < warmup; i++) await call()
-  const samples = []
-  for (let i = 0; i < n; i++) {
-    const started = performance.now()
-    await call()
-    samples.push(performance.now() - started)
-  }
-  return median(samples)
 }
 
 const homes = []
