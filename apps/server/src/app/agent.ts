@@ -1,11 +1,7 @@
 import type { AnyTool } from '@lango/tools'
-import {
-  type AgentRunner,
-  type AgentRunRequest,
-  type UsageRecord,
-  unattendedSession,
-} from '../agent/index.js'
+import type { AgentRunner, AgentRunRequest, UsageRecord } from '../agent/index.js'
 import { noModelRunner } from '../agent/no-model.js'
+import { unattendedSession } from '../agent/session-kind.js'
 import type { Approvals } from '../approvals.js'
 import type { ServerConfig } from '../config/types.js'
 import type { Logger } from '../logger.js'
