@@ -372,6 +372,40 @@ describe('GET /api/events', () => {
   })
 })
 
+describe('GET /api/events with many clients', () => {
+  it('serves 50 streams at once without a listener-leak warning, and ends them all on shutdown', async () => {
+    const shutdown = new AbortController()
+    const { app, url, dispose } = await listenHttp({ signal: shutdown.signal })
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      await app.start()
+      const clients = await Promise.all(Array.from({ length: 50 }, () => openEvents(url)))
+      await until(
+        async () => (app.events.subscriberCount === 50 ? true : undefined),
+        15_000,
+        '50 subscribers',
+      )
+      app.events.publish('test.fanout', { n: 1 })
+      for (const client of clients) expect((await client.next('test.fanout')).data).toEqual({ n: 1 })
+      shutdown.abort()
+      for (const client of clients) await within(client.ended, 15_000, 'every stream to end on shutdown')
+      await until(
+        async () => (app.events.subscriberCount === 0 ? true : undefined),
+        15_000,
+        'unsubscribe all',
+      )
+      // A warning is emitted on a later tick: let one pass before looking.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+      await dispose()
+    }
+  })
+})
+
 // Issue 24, item 5: every event has an id; a client reconnecting with Last-Event-ID gets exactly
 // what it missed while the ring still holds it, or a `reset` event saying events were lost.
 describe('GET /api/events with Last-Event-ID', () => {

@@ -19,8 +19,34 @@ export interface EventStreamOptions {
  */
 export function eventRoutes(app: App, options: EventStreamOptions = {}): Hono {
   const routes = new Hono()
-  routes.get('/', (c) => eventStream(c, app.events, options))
+  const shutdown = shutdownWatch(options.signal)
+  routes.get('/', (c) => eventStream(c, app.events, options, shutdown))
   return routes
+}
+
+/** The server's shutdown, watched once for every stream (no listener per client on one shared signal). */
+interface ShutdownWatch {
+  readonly aborted: () => boolean
+  /** Calls `notify` on shutdown until the returned function is called. */
+  readonly watch: (notify: () => void) => () => void
+}
+
+function shutdownWatch(signal: AbortSignal | undefined): ShutdownWatch {
+  const waiting = new Set<() => void>()
+  signal?.addEventListener(
+    'abort',
+    () => {
+      for (const notify of waiting) notify()
+    },
+    { once: true },
+  )
+  return {
+    aborted: () => signal?.aborted === true,
+    watch(notify) {
+      waiting.add(notify)
+      return () => waiting.delete(notify)
+    },
+  }
 }
 
 /**
@@ -44,7 +70,12 @@ const MAX_LAST_EVENT_ID = 64
  * the stream is live. Each client has its own bounded queue: a client that reads too slowly is
  * dropped (its stream ends) instead of holding memory or slowing publishers.
  */
-function eventStream(c: Context, events: EventHub, options: EventStreamOptions = {}): Response {
+function eventStream(
+  c: Context,
+  events: EventHub,
+  options: EventStreamOptions,
+  shutdown: ShutdownWatch,
+): Response {
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const maxQueued = options.maxQueued ?? 1000
   const asked = c.req.header('last-event-id') ?? c.req.query('last_event_id')
@@ -76,11 +107,12 @@ function eventStream(c: Context, events: EventHub, options: EventStreamOptions =
       }
       notify()
     })
-    const signals = [c.req.raw.signal, ...(options.signal === undefined ? [] : [options.signal])]
-    for (const signal of signals) signal.addEventListener('abort', notify)
+    const request = c.req.raw.signal
+    request.addEventListener('abort', notify)
+    const unwatch = shutdown.watch(notify)
     stream.onAbort(notify)
     const ended = (): boolean =>
-      dropped || stream.aborted || stream.closed || signals.some((signal) => signal.aborted)
+      dropped || stream.aborted || stream.closed || request.aborted || shutdown.aborted()
     const head = events.lastEventId
     try {
       await stream.write(`retry: 3000\n: connected\n\n`)
@@ -115,7 +147,8 @@ function eventStream(c: Context, events: EventHub, options: EventStreamOptions =
       }
     } finally {
       unsubscribe()
-      for (const signal of signals) signal.removeEventListener('abort', notify)
+      request.removeEventListener('abort', notify)
+      unwatch()
       notify()
     }
   })
