@@ -19,12 +19,13 @@
  * @property {(type: string, data: any, route: Route, page: PageContext) => boolean} [onEvent]
  *   Handles a live event in place (one row); false: read the whole page again as for other views.
  */
-import { AuthError, authHeaders, forgetToken, hasToken, saveToken } from './api.js'
+import { AuthError, forgetToken, hasToken, saveToken } from './api.js'
 import { approvals } from './approvals.js'
 import { background } from './background.js'
 import { cron, job } from './cron.js'
 import { announce, h, headline, relative, setTimeZoneMode, timeZoneMode } from './dom.js'
 import { startHealthBanner } from './health-banner.js'
+import { startLive, stopLive } from './live.js'
 import { overview } from './overview.js'
 import { processes } from './processes.js'
 import { disconnectGraph } from './workflow-graph.js'
@@ -44,10 +45,6 @@ let currentRoute = null
 let refreshTimer = 0
 let refreshing = false
 let refreshAgain = false
-/** @type {AbortController | null} */
-let stream = null
-let retryDelay = 1000
-let retryTimer = 0
 let pollTimer = 0
 /** The event stream is open: what changes from now on arrives as events. */
 let streamOpen = false
@@ -67,85 +64,25 @@ function setLive(state, text) {
   liveStatus.textContent = `Live updates: ${text}`
 }
 
-// ---- live updates: GET /api/events over fetch() streaming (EventSource cannot send headers) ----
+// ---- live updates: one GET /api/events stream per browser, shared by its tabs (live.js) ----
 
 function connectEvents() {
-  if (stream !== null) return
-  clearTimeout(retryTimer)
-  const controller = new AbortController()
-  stream = controller
-  setLive('connecting', 'connecting…')
-  readEvents(controller).then(
-    () => afterStream(controller),
-    (error) => {
-      if (error instanceof AuthError) {
-        if (stream === controller) stream = null
-        askForToken(error.message)
-        return
-      }
-      afterStream(controller)
-    },
-  )
-}
-
-function afterStream(controller) {
-  if (stream === controller) stream = null
-  streamOpen = false
-  if (controller.signal.aborted) return
-  setLive('off', `disconnected, retrying in ${Math.round(retryDelay / 1000)} s`)
-  retryTimer = setTimeout(connectEvents, retryDelay)
-  retryDelay = Math.min(retryDelay * 2, 30000)
+  startLive({ onEvent, onState: liveState, onAuthError: askForToken })
 }
 
 function disconnectEvents() {
-  clearTimeout(retryTimer)
-  if (stream !== null) stream.abort()
-  stream = null
-  streamOpen = false
-  setLive('off', 'off')
+  stopLive()
 }
 
-async function readEvents(controller) {
-  const response = await fetch('/api/events', {
-    headers: Object.assign({ accept: 'text/event-stream' }, authHeaders()),
-    signal: controller.signal,
-    cache: 'no-store',
-  })
-  if (response.status === 401) throw new AuthError('The server refused this token.')
-  if (!response.ok || response.body === null) throw new Error(`HTTP ${response.status}`)
-  setLive('on', 'on')
-  retryDelay = 1000
-  streamOpen = true
+/** @param {'connecting' | 'on' | 'off'} state @param {string} text */
+function liveState(state, text) {
+  setLive(state, text)
+  streamOpen = state === 'on'
+  if (!streamOpen) return
   for (const resolve of onStreamOpen.splice(0)) resolve()
   // Events may have been missed while the view was read without the stream (a reconnect, a slow open).
   if (loadedWithoutStream) scheduleRefresh()
   loadedWithoutStream = false
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return
-    buffer = (buffer + value).replace(/\r\n?/g, '\n')
-    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      let type = 'message'
-      const data = []
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event:')) type = line.slice(6).trim()
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-      }
-      if (data.length > 0) {
-        let payload = null
-        try {
-          payload = JSON.parse(data.join('\n'))
-        } catch {
-          payload = null
-        }
-        onEvent(type, payload)
-      }
-    }
-  }
 }
 
 /** Which views an event changes; those refresh once per burst (no polling). */
@@ -154,6 +91,11 @@ function onEvent(type, data) {
   const view = currentRoute.view
   if (type === 'approval.pending' && data && typeof data.summary === 'string')
     announce(`New approval request: ${headline(data.summary)}`)
+  // The server could not replay what this browser missed: read the page again.
+  if (type === 'reset') {
+    scheduleRefresh()
+    return
+  }
   const handler = VIEWS[view].onEvent
   if (handler && currentRoute.data !== undefined && handler(type, data, currentRoute, PAGE)) return
   if (type.startsWith('cron.') && (view === 'cron' || view === 'job' || view === 'overview'))
