@@ -8,7 +8,14 @@ type Json = Record<string, any>
 
 /** The focused element's `attribute` (null when it has none). */
 function focused(page: Page, attribute: string): Promise<string | null> {
-  return page.evaluate((name) => document.activeElement?.getAttribute(name) ?? null, attribute)
+  return page.evaluate<string | null>(
+    `document.activeElement?.getAttribute(${JSON.stringify(attribute)}) ?? null`,
+  )
+}
+
+/** The focused element's text. */
+function focusedText(page: Page): Promise<string | null> {
+  return page.evaluate<string | null>('document.activeElement?.textContent ?? null')
 }
 
 /** Waits until the announcer says something starting with `prefix`; returns it. */
@@ -188,7 +195,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.keyboard.press('Enter')
         const dialog = page.getByRole('dialog', { name: 'Delete cron job ui-del-a?' })
         await dialog.waitFor()
-        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel')
+        expect(await focusedText(page)).toBe('Cancel')
         await page.screenshot({ path: await screenshotPath('cron-delete-dialog') })
         await page.keyboard.press('Escape')
         await dialog.waitFor({ state: 'detached' })
@@ -198,7 +205,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.keyboard.press('Enter')
         await dialog.waitFor()
         await page.keyboard.press('Shift+Tab')
-        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Delete ui-del-a')
+        expect(await focusedText(page)).toBe('Delete ui-del-a')
         await page.keyboard.press('Enter')
         await dialog.waitFor({ state: 'detached' })
         expect(await announced(page, 'Deleted')).toBe('Deleted ui-del-a')
@@ -206,7 +213,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           (await page.locator('tr[data-job="ui-del-a"]').count()) === 0 ? true : undefined,
         )
         // The next row's link.
-        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('ui-del-b')
+        expect(await focusedText(page)).toBe('ui-del-b')
         expect((await json(`/api/cron/jobs/${victim}`)).status).toBe(404)
 
         // From the job's own page: to the list.
@@ -284,8 +291,8 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.keyboard.press('Enter')
         await until(async () => ((await rows.count()) === 27 ? true : undefined))
         // The focus moved to the first row read, and no more pages are left.
-        const first = await page.evaluate(() =>
-          document.activeElement?.closest('tr')?.getAttribute('data-decided'),
+        const first = await page.evaluate<string | null>(
+          "document.activeElement?.closest('tr')?.getAttribute('data-decided') ?? null",
         )
         expect(first).toBe(
           (await page.locator('tr[data-decided]').nth(25).getAttribute('data-decided')) as string,
