@@ -119,6 +119,7 @@ export const workflows = {
       'section',
       {},
       heading('Workflows'),
+      h('p', { className: 'notice', role: 'alert' }),
       runs.length === 0
         ? h('p', {}, 'No workflow runs yet. Start one with lango workflow run or POST /api/workflows/runs.')
         : h(
