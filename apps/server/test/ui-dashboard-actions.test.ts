@@ -298,6 +298,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           (await page.locator('tr[data-decided]').nth(25).getAttribute('data-decided')) as string,
         )
         expect(await older.isHidden()).toBe(true)
+        await page.screenshot({ path: await screenshotPath('approvals-history'), fullPage: false })
         expect(
           new Set(await rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-decided')))),
         ).toEqual(new Set(ids))

@@ -11,6 +11,7 @@
  *   Runs an action of a button: disabled meanwhile, its outcome announced, then the page read again
  *   (or, with `after`, `after(button)` instead: the page updates what the action changed itself).
  * @property {() => void} rerender Draws the open page again from the data it last loaded.
+ * @property {(message: string) => void} askForToken The server refused the token: ask for it again.
  * @property {(hash: string, focusKey?: string) => void} go Opens another page (`#/cron/…`); with
  *   `focusKey`, the focus goes to the control with that data-key once it is drawn (where an action
  *   that led there started), else to the page as after any navigation.
@@ -66,7 +67,7 @@ let loadedWithoutStream = false
 const onStreamOpen = []
 
 /** @type {PageContext} */
-const PAGE = { act, rerender, go }
+const PAGE = { act, rerender, go, askForToken }
 
 function setLive(state, text) {
   liveStatus.dataset.state = state

@@ -1,5 +1,5 @@
 // @ts-check
-import { api } from './api.js'
+import { AuthError, api } from './api.js'
 import { announce, h, heading, time } from './dom.js'
 
 /** @import { View, PageContext } from './app.js' */
@@ -344,7 +344,8 @@ function jobForm(job, page) {
       announce(`${editing ? 'Saved' : 'Created'} ${saved.name}`)
       page.go(`#/cron/${encodeURIComponent(saved.id)}`, editing ? `edit:${saved.id}` : undefined)
     } catch (error) {
-      showError({ message: String(error.message || error) })
+      if (error instanceof AuthError) page.askForToken(error.message)
+      else showError({ message: String(error.message || error) })
     } finally {
       submit.disabled = false
     }

@@ -1,5 +1,5 @@
 // @ts-check
-import { api, post } from './api.js'
+import { AuthError, api, post } from './api.js'
 import { announce, badge, duration, field, h, heading, time } from './dom.js'
 import { describeSchedule, scheduleCell } from './schedules.js'
 
@@ -127,6 +127,11 @@ function confirmDelete(job, opener, page) {
         try {
           await api(`/api/cron/jobs/${encodeURIComponent(job.id)}`, { method: 'DELETE' })
         } catch (failure) {
+          if (failure instanceof AuthError) {
+            dialog.close()
+            page.askForToken(failure.message)
+            return
+          }
           error.textContent = `Not deleted: ${String(failure.message || failure)}`
           confirm.disabled = false
           cancel.disabled = false
@@ -182,6 +187,10 @@ function confirmDelete(job, opener, page) {
     )
   )
   document.body.append(dialog)
+  // Another page opened (the browser's Back) closes the question with it.
+  const leave = () => dialog.close()
+  window.addEventListener('hashchange', leave, { once: true })
+  dialog.addEventListener('close', () => window.removeEventListener('hashchange', leave))
   dialog.showModal()
 }
 
