@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { ApprovalGate, ApprovalRequest, ToolCallOutcome } from '@lango/tools'
 import {
+  type ApprovalCursor,
   type ApprovalStatus,
   type ApprovalStore,
   type DecidedStatus,
@@ -16,6 +17,7 @@ import type { Logger } from './logger.js'
 export {
   APPROVAL_MIGRATION_TABLE,
   APPROVAL_STATUSES,
+  type ApprovalCursor,
   type ApprovalStatus,
   ApprovalStore,
   migrateApprovals,
@@ -195,14 +197,27 @@ export class Approvals {
     return view
   }
 
-  /** Pending first, newest first, then answered ones, newest first (at most 200), from every process. */
+  /**
+   * Pending first, newest first, then answered ones, newest first (at most `limit`, default and
+   * most 200), from every process. `status: 'decided'` lists every answered, expired or cancelled
+   * one; `before` (with a status) the page after that approval.
+   */
   async list(
-    filter: { readonly status?: ApprovalStatus } = {},
+    filter: {
+      readonly status?: ApprovalStatus | 'decided'
+      readonly limit?: number
+      readonly before?: ApprovalCursor
+    } = {},
     options: ApprovalCallOptions = {},
   ): Promise<ApprovalView[]> {
     const now = this.#options.now()
     const rows = await this.#store.list(
-      { now, limit: LIST_LIMIT, ...(filter.status === undefined ? {} : { status: filter.status }) },
+      {
+        now,
+        limit: Math.min(filter.limit ?? LIST_LIMIT, LIST_LIMIT),
+        ...(filter.status === undefined ? {} : { status: filter.status }),
+        ...(filter.before === undefined ? {} : { before: filter.before }),
+      },
       options,
     )
     return rows.map((row) => toView(row, now))

@@ -259,6 +259,12 @@ function bounded(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`
 }
 
+/** Where a page of a list starts: after the approval created at `createdAt` with this `id`. */
+export interface ApprovalCursor {
+  readonly createdAt: number
+  readonly id: string
+}
+
 /** Options every store call takes. */
 export interface StoreCallOptions {
   readonly signal?: AbortSignal
@@ -318,14 +324,21 @@ export class ApprovalStore<DB = ApprovalDatabase> {
 
   /**
    * Pending approvals (not past expiry) first, newest first, then decided ones newest first, at most
-   * `limit` in all; `status` filters by the status as of `now`.
+   * `limit` in all; `status` filters by the status as of `now` (`decided`: anything but pending).
+   * `before` (with a `status` only, where one order holds) keeps the rows older than that one, by
+   * creation then id: the next page of a list.
    */
   async list(
-    input: { readonly now: number; readonly status?: ApprovalStatus; readonly limit: number },
+    input: {
+      readonly now: number
+      readonly status?: ApprovalStatus | 'decided'
+      readonly limit: number
+      readonly before?: ApprovalCursor
+    },
     options?: StoreCallOptions,
   ): Promise<StoredApproval[]> {
     options?.signal?.throwIfAborted()
-    const { now, status } = input
+    const { now, status, before } = input
     const limit = Math.max(1, Math.floor(input.limit))
     const pending =
       status === undefined || status === 'pending'
@@ -334,6 +347,14 @@ export class ApprovalStore<DB = ApprovalDatabase> {
             .selectAll()
             .where('status', '=', 'pending')
             .where('expires_at', '>', now)
+            .where((eb) =>
+              before === undefined
+                ? eb.lit(true)
+                : eb.or([
+                    eb('created_at', '<', before.createdAt),
+                    eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
+                  ]),
+            )
             .orderBy('created_at', 'desc')
             .orderBy('id', 'desc')
             .limit(limit)
@@ -348,10 +369,19 @@ export class ApprovalStore<DB = ApprovalDatabase> {
             .selectAll()
             .where((eb) => {
               const lapsed = eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)])
-              if (status === undefined) return eb.or([eb('status', '!=', 'pending'), lapsed])
+              if (status === undefined || status === 'decided')
+                return eb.or([eb('status', '!=', 'pending'), lapsed])
               if (status === 'expired') return eb.or([eb('status', '=', 'expired'), lapsed])
               return eb('status', '=', status)
             })
+            .where((eb) =>
+              before === undefined
+                ? eb.lit(true)
+                : eb.or([
+                    eb('created_at', '<', before.createdAt),
+                    eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
+                  ]),
+            )
             .orderBy('created_at', 'desc')
             .orderBy('id', 'desc')
             .limit(room)

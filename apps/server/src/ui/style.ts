@@ -130,9 +130,30 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .filters input:not([type=checkbox]), .filters select { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
 .triage ul { margin: 0.3rem 0 1rem; padding-left: 1.2rem; }
 .triage h3 { margin: 0.8rem 0 0.2rem; font-size: 1rem; }
+.button { display: inline-flex; align-items: center; min-height: 2.5rem; padding: 0.35rem 0.9rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); text-decoration: none; box-sizing: border-box; }
+.button:hover { border-color: var(--accent); }
+.form-with-preview { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 1.5rem; align-items: start; }
+.job-form { display: grid; gap: 0.75rem; }
+.form-row { display: flex; flex-direction: column; gap: 0.2rem; margin: 0; }
+.form-row[hidden] { display: none; }
+.form-row.kind { border: 1px solid var(--line); border-radius: 0.4rem; padding: 0.4rem 0.75rem; flex-direction: row; flex-wrap: wrap; gap: 0.3rem 1rem; }
+.form-row.kind legend { padding: 0 0.25rem; }
+.job-form input:not([type=radio]), .job-form select, .job-form textarea { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
+.job-form [aria-invalid="true"] { border-color: var(--bad-fg); border-width: 2px; }
+.hint { margin: 0; }
+.form-error[hidden] { display: none; }
+.form-error p { margin: 0; }
+.preview { padding: 0.75rem 1rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }
+.preview h2 { margin-top: 0; }
+dialog.confirm { max-width: 32rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); color: var(--fg); padding: 1rem 1.25rem; }
+dialog.confirm::backdrop { background: rgb(0 0 0 / 0.45); }
+dialog.confirm h2 { margin-top: 0; }
+dialog.confirm .error:empty { display: none; }
+.history td, .history th { font-size: 0.95rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 48rem) {
   .live { margin-left: 0; width: 100%; }
+  .form-with-preview { grid-template-columns: 1fr; }
   table, thead, tbody, tr, th, td { display: block; }
   thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
   tr { border: 1px solid var(--line); border-radius: 0.5rem; margin-bottom: 0.75rem; padding: 0.25rem 0.5rem; }

@@ -1,9 +1,21 @@
 import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../../app/app.js'
-import { APPROVAL_STATUSES, type ApprovalStatus } from '../../approvals.js'
+import { APPROVAL_STATUSES, type ApprovalCursor, type ApprovalStatus } from '../../approvals.js'
 import { ServerError } from '../../errors.js'
 import { errorResponse, readJsonBody } from '../responses.js'
+
+/** `status` of `GET /api/approvals`: a status, or `decided` (anything but pending). */
+const LIST_STATUSES: readonly string[] = [...APPROVAL_STATUSES, 'decided']
+
+/** A `next_cursor` (`<created_at>:<id>`) read back; null when it is not one. */
+function readCursor(text: string): ApprovalCursor | null {
+  const colon = text.indexOf(':')
+  if (colon <= 0 || colon === text.length - 1 || text.length > 300) return null
+  const createdAt = Number(text.slice(0, colon))
+  if (!Number.isSafeInteger(createdAt) || createdAt < 0) return null
+  return { createdAt, id: text.slice(colon + 1) }
+}
 
 const decisionSchema = v.strictObject({
   decision: v.picklist(['approve', 'deny'], 'decision must be approve or deny'),
@@ -23,7 +35,8 @@ async function approvalResponse(c: Context, read: () => Promise<unknown>): Promi
 
 /**
  * Approvals of every process on the database (a `lango mcp` on the same home included), mounted
- * at `/api/approvals`: `GET /api/approvals`, `GET /api/approvals/:id`, `POST /api/approvals/:id`
+ * at `/api/approvals`: `GET /api/approvals` (`status`, `decided` too; `limit`; `cursor`),
+ * `GET /api/approvals/:id`, `POST /api/approvals/:id`
  * (`{"decision": "approve" | "deny"}`).
  */
 export function approvalRoutes(app: App): Hono {
@@ -31,15 +44,37 @@ export function approvalRoutes(app: App): Hono {
 
   routes.get('/', async (c) => {
     const status = c.req.query('status') || undefined
-    if (status !== undefined && !APPROVAL_STATUSES.includes(status as ApprovalStatus)) {
-      const message = `status must be one of ${APPROVAL_STATUSES.join(', ')}`
-      return errorResponse(c, 'INVALID_REQUEST', message, { issues: [{ path: 'status', message }] })
+    const limitText = c.req.query('limit') || undefined
+    const cursorText = c.req.query('cursor') || undefined
+    const issues: { path: string; message: string }[] = []
+    if (status !== undefined && !LIST_STATUSES.includes(status))
+      issues.push({ path: 'status', message: `status must be one of ${LIST_STATUSES.join(', ')}` })
+    const limit = limitText === undefined ? undefined : Number(limitText)
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 200))
+      issues.push({ path: 'limit', message: 'limit must be a whole number from 1 to 200' })
+    const before = cursorText === undefined ? undefined : readCursor(cursorText)
+    if (before === null)
+      issues.push({ path: 'cursor', message: 'cursor must be the next_cursor of an earlier page' })
+    else if (before !== undefined && status === undefined)
+      issues.push({ path: 'cursor', message: 'cursor needs a status (one order per list)' })
+    if (issues.length > 0) {
+      const message = issues.map((issue) => issue.message).join('; ')
+      return errorResponse(c, 'INVALID_REQUEST', message, { issues })
     }
+    const pageSize = limit ?? 200
+    // One more than the page: whether there is a next page.
     const approvals = await app.approvals.list(
-      status === undefined ? {} : { status: status as ApprovalStatus },
+      {
+        limit: pageSize + 1,
+        ...(status === undefined ? {} : { status: status as ApprovalStatus | 'decided' }),
+        ...(before === undefined || before === null ? {} : { before }),
+      },
       { signal: c.req.raw.signal },
     )
-    return c.json({ approvals, count: approvals.length })
+    const page = approvals.slice(0, pageSize)
+    const last = page.at(-1)
+    const next = approvals.length > pageSize && last !== undefined ? `${last.created_at}:${last.id}` : null
+    return c.json({ approvals: page, count: page.length, next_cursor: next })
   })
   routes.get('/:id', (c) => approvalResponse(c, () => app.approvals.get(c.req.param('id'))))
   routes.post('/:id', async (c) => {

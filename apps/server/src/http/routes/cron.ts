@@ -1,3 +1,4 @@
+import { CronError } from '@lango/cron'
 import {
   type AnyTool,
   cronDeliveryView,
@@ -158,6 +159,125 @@ function cronOperatorTools(app: App): AnyTool[] {
       },
     }),
     defineTool({
+      name: 'cron_update',
+      title: 'Update cron job',
+      description:
+        'Change fields of a cron job (by id or name); fields left out keep their value. The kind cannot change.',
+      safety: 'dangerous',
+      parameters: v.strictObject({
+        id: idOrName,
+        name: v.optional(
+          v.pipe(
+            v.string('name must be a string'),
+            v.minLength(1, 'name must not be empty'),
+            v.maxLength(64),
+          ),
+        ),
+        schedule_type: v.optional(
+          v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+        ),
+        schedule: v.optional(
+          v.pipe(
+            v.string('schedule must be a string'),
+            v.minLength(1, 'schedule must not be empty'),
+            v.maxLength(200),
+          ),
+        ),
+        timezone: v.optional(v.pipe(v.string('timezone must be a string'), v.minLength(1), v.maxLength(64))),
+        prompt: v.optional(
+          v.pipe(
+            v.string('prompt must be a string'),
+            v.minLength(1, 'prompt must not be empty'),
+            v.maxLength(16_000, 'prompt must be at most 16000 characters'),
+          ),
+        ),
+        command: v.optional(
+          v.pipe(
+            v.string('command must be a string'),
+            v.minLength(1, 'command must not be empty'),
+            v.maxLength(8_000, 'command must be at most 8000 characters'),
+          ),
+        ),
+        deliver_to: v.optional(
+          v.pipe(
+            v.array(
+              v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+              'deliver_to must be a list of targets',
+            ),
+            v.maxLength(10),
+          ),
+        ),
+        timeout: v.optional(
+          v.union(
+            [v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))],
+            'timeout must be a duration such as 90s or a number of seconds',
+          ),
+        ),
+        overlap: v.optional(
+          v.picklist(['skip', 'queue_one', 'allow'], 'overlap must be one of skip, queue_one, allow'),
+        ),
+        notify: v.optional(
+          v.picklist(
+            ['always', 'failure', 'state_changes', 'never'],
+            'notify must be one of always, failure, state_changes, never',
+          ),
+        ),
+        enabled: v.optional(v.boolean('enabled must be true or false')),
+        dry_run: v.optional(v.boolean('dry_run must be true or false')),
+        preview_count: previewCount,
+      }),
+      async handler(params, context) {
+        const signal = context.signal === undefined ? {} : { signal: context.signal }
+        const current = await app.cron.get(params.id, signal)
+        if (params.prompt !== undefined && current.kind !== 'ai')
+          throw new CronError('CRON_INVALID_INPUT', 'a shell job has a command, not a prompt', {
+            data: { field: 'prompt' },
+          })
+        if (params.command !== undefined && current.kind !== 'shell')
+          throw new CronError('CRON_INVALID_INPUT', 'an ai job has a prompt, not a command', {
+            data: { field: 'command' },
+          })
+        const changes = {
+          ...(params.name === undefined ? {} : { name: params.name }),
+          ...(params.schedule_type === undefined ? {} : { scheduleType: params.schedule_type }),
+          ...(params.schedule === undefined ? {} : { schedule: params.schedule }),
+          ...(params.timezone === undefined ? {} : { timezone: params.timezone }),
+          ...(params.prompt === undefined ? {} : { prompt: params.prompt }),
+          ...(params.command === undefined ? {} : { command: params.command }),
+          ...(params.deliver_to === undefined ? {} : { deliverTo: params.deliver_to }),
+          // cron_add's rule: a number is seconds.
+          ...(params.timeout === undefined
+            ? {}
+            : {
+                timeout:
+                  typeof params.timeout === 'number' ? Math.round(params.timeout * 1000) : params.timeout,
+              }),
+          ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
+          ...(params.notify === undefined ? {} : { notify: params.notify }),
+          ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+        }
+        if (params.dry_run === true) {
+          const preview = await app.cron.previewUpdate(current.id, changes, {
+            ...signal,
+            ...(params.preview_count === undefined ? {} : { count: params.preview_count }),
+          })
+          return { status: 'preview', dry_run: true, preview: cronPreviewView(preview) }
+        }
+        const result = await app.cron.update(current.id, changes, signal)
+        const { job } = result
+        const next = result.nextRuns[0]
+        return {
+          status: 'updated',
+          job: await jobView(job.id),
+          next_runs: result.nextRuns.map(nextRunView),
+          message: `Cron job "${job.name}" updated (${job.scheduleType} ${job.schedule}, ${job.timezone}).${
+            next === undefined ? '' : ` Next run: ${next.local}.`
+          }`,
+          ...(result.preview === undefined ? {} : { preview: cronPreviewView(result.preview) }),
+        }
+      },
+    }),
+    defineTool({
       name: 'cron_preview',
       title: 'Preview a cron schedule',
       description:
@@ -271,7 +391,7 @@ function isoTime(at: number | null): string | null {
 }
 
 /**
- * Cron jobs and runs, mounted at `/api/cron`: `GET|POST /api/cron/jobs`, `GET|DELETE
+ * Cron jobs and runs, mounted at `/api/cron`: `GET|POST /api/cron/jobs`, `GET|PATCH|DELETE
  * /api/cron/jobs/:id`, `POST /api/cron/jobs/:id/{pause,resume,trigger}`, `GET /api/cron/runs`,
  * `GET /api/cron/runs/:id` (one run with its per-target deliveries), `POST /api/cron/preview` (what a
  * schedule or job would do, storing nothing; `dry_run: true` on `POST /api/cron/jobs` does the same
@@ -341,6 +461,11 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
     const body = await bodyObject(c)
     if ('response' in body) return body.response
     return operate(c, 'cron_preview', body.value)
+  })
+  routes.patch('/jobs/:id', async (c) => {
+    const body = await bodyObject(c)
+    if ('response' in body) return body.response
+    return operate(c, 'cron_update', { ...body.value, id: c.req.param('id') })
   })
   routes.post('/jobs/:id/pause', (c) => operate(c, 'cron_pause', { id: c.req.param('id') }))
   routes.post('/jobs/:id/resume', (c) => operate(c, 'cron_resume', { id: c.req.param('id') }))

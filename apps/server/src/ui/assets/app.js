@@ -4,13 +4,17 @@
  * over `GET /api/events`, the token prompt, and the pages (one module each) it draws. Every text from
  * the API goes in with `textContent` (the `h` helper of `dom.js`), never as HTML.
  *
- * @typedef {{ view: string, id?: string, query: URLSearchParams, data?: any }} Route
+ * @typedef {{ view: string, id?: string, query: URLSearchParams, data?: any, focusKey?: string }} Route
  *   `query`: what follows `?` in the hash (`#/cron?failing=1`): a list's filters, order and search.
  * @typedef {object} PageContext What a page may call while it draws.
  * @property {(button: HTMLButtonElement, work: () => Promise<any>, done: (result: any) => string, after?: (button: HTMLButtonElement) => void) => Promise<void>} act
  *   Runs an action of a button: disabled meanwhile, its outcome announced, then the page read again
  *   (or, with `after`, `after(button)` instead: the page updates what the action changed itself).
  * @property {() => void} rerender Draws the open page again from the data it last loaded.
+ * @property {(message: string) => void} askForToken The server refused the token: ask for it again.
+ * @property {(hash: string, focusKey?: string) => void} go Opens another page (`#/cron/…`); with
+ *   `focusKey`, the focus goes to the control with that data-key once it is drawn (where an action
+ *   that led there started), else to the page as after any navigation.
  * @typedef {object} View
  * @property {string} title
  * @property {number} [pollMs] Read the page again this often while it is open (no event tells of changes).
@@ -23,6 +27,7 @@ import { AuthError, forgetToken, hasToken, saveToken } from './api.js'
 import { approvals } from './approvals.js'
 import { background } from './background.js'
 import { cron, job } from './cron.js'
+import { jobEdit, jobNew } from './cron-form.js'
 import { announce, h, headline, relative, setTimeZoneMode, timeZoneMode } from './dom.js'
 import { startHealthBanner } from './health-banner.js'
 import { startLive, stopLive } from './live.js'
@@ -38,7 +43,7 @@ const forgetButton = /** @type {HTMLButtonElement} */ (document.getElementById('
 const zoneSwitch = /** @type {HTMLFieldSetElement} */ (document.getElementById('zone-mode'))
 
 /** @type {Record<string, View>} */
-const VIEWS = { overview, cron, job, workflows, run, background, processes, approvals }
+const VIEWS = { overview, cron, job, jobNew, jobEdit, workflows, run, background, processes, approvals }
 
 /** @type {Route | null} */
 let currentRoute = null
@@ -46,6 +51,8 @@ let refreshTimer = 0
 let refreshing = false
 let refreshAgain = false
 let pollTimer = 0
+/** The data-key of the control to focus once the next page is drawn (see PageContext.go). */
+let focusAfterLoad = ''
 /** The event stream is open: what changes from now on arrives as events. */
 let streamOpen = false
 /** A view was read while the stream was not open: events in between may be missed, so read again once it opens. */
@@ -57,7 +64,7 @@ let loadedWithoutStream = false
 const onStreamOpen = []
 
 /** @type {PageContext} */
-const PAGE = { act, rerender }
+const PAGE = { act, rerender, go, askForToken }
 
 function setLive(state, text) {
   liveStatus.dataset.state = state
@@ -132,6 +139,13 @@ async function refresh() {
     if (route !== currentRoute) return
     route.data = data
     render(VIEWS[route.view].render(data, route, PAGE))
+    if (route.focusKey) {
+      const target = /** @type {HTMLElement | null} */ (
+        main.querySelector(`[data-key="${CSS.escape(route.focusKey)}"]`)
+      )
+      route.focusKey = undefined
+      if (target) target.focus()
+    }
     schedulePoll(route)
   } catch (error) {
     if (error instanceof AuthError) askForToken(error.message)
@@ -203,6 +217,8 @@ function routeFromHash() {
   const [path, search] = hash.replace(/^#\/?/, '').split('?', 2)
   const query = new URLSearchParams(search || '')
   const parts = path.split('/').map(decodeURIComponent)
+  if (parts[0] === 'cron' && parts[1] === 'new' && parts.length === 2) return { view: 'jobNew', query }
+  if (parts[0] === 'cron' && parts[1] && parts[2] === 'edit') return { view: 'jobEdit', id: parts[1], query }
   if (parts[0] === 'cron' && parts[1]) return { view: 'job', id: parts[1], query }
   if (parts[0] === 'cron') return { view: 'cron', query }
   if (parts[0] === 'workflows' && parts[1]) return { view: 'run', id: parts[1], query }
@@ -213,6 +229,13 @@ function routeFromHash() {
   return { view: 'overview', query }
 }
 
+/** @param {string} hash @param {string} [focusKey] */
+function go(hash, focusKey) {
+  focusAfterLoad = focusKey || ''
+  if (location.hash === hash) navigate()
+  else location.hash = hash
+}
+
 function navigate() {
   if (tokenRequired && !hasToken()) {
     askForToken('')
@@ -221,8 +244,14 @@ function navigate() {
   clearTimeout(pollTimer)
   disconnectGraph()
   currentRoute = routeFromHash()
+  if (focusAfterLoad) currentRoute.focusKey = focusAfterLoad
+  focusAfterLoad = ''
   const section =
-    currentRoute.view === 'job' ? 'cron' : currentRoute.view === 'run' ? 'workflows' : currentRoute.view
+    currentRoute.view === 'job' || currentRoute.view === 'jobNew' || currentRoute.view === 'jobEdit'
+      ? 'cron'
+      : currentRoute.view === 'run'
+        ? 'workflows'
+        : currentRoute.view
   for (const link of document.querySelectorAll('nav a')) {
     if (link.getAttribute('href') === `#/${section}`) link.setAttribute('aria-current', 'page')
     else link.removeAttribute('aria-current')

@@ -1,6 +1,6 @@
 // @ts-check
-import { api, post } from './api.js'
-import { badge, duration, field, h, heading, time } from './dom.js'
+import { AuthError, api, post } from './api.js'
+import { announce, badge, duration, field, h, heading, time } from './dom.js'
 import { describeSchedule, scheduleCell } from './schedules.js'
 
 /** @import { View, PageContext } from './app.js' */
@@ -77,7 +77,121 @@ function jobActions(job, page, after) {
     'Run now',
     hiddenName(job),
   )
-  return h('div', { className: 'actions' }, toggle, run)
+  const edit = h(
+    'a',
+    { className: 'button', href: `#/cron/${encodeURIComponent(job.id)}/edit`, 'data-key': `edit:${job.id}` },
+    'Edit',
+    hiddenName(job),
+  )
+  const remove = h(
+    'button',
+    {
+      type: 'button',
+      className: 'deny',
+      'data-key': `delete:${job.id}`,
+      onclick: (event) => confirmDelete(job, /** @type {HTMLButtonElement} */ (event.currentTarget), page),
+    },
+    'Delete',
+    hiddenName(job),
+  )
+  return h('div', { className: 'actions' }, toggle, run, edit, remove)
+}
+
+/**
+ * Asks, in a modal `<dialog>` that names the job, before `DELETE /api/cron/jobs/:id`. Cancel (or
+ * Escape) gives the focus back to the Delete button. Once deleted: in the list, the focus goes to
+ * the next job's link (else the previous one's, else "New cron job"); on the job's own page, to the
+ * list.
+ * @param {any} job
+ * @param {HTMLButtonElement} opener
+ * @param {PageContext} page
+ */
+function confirmDelete(job, opener, page) {
+  const key = `delete:${job.id}`
+  const row = opener.closest('tr[data-job-id]')
+  const neighbour = row
+    ? /** @type {HTMLElement | null} */ (row.nextElementSibling || row.previousElementSibling)
+    : null
+  const neighbourId = neighbour ? neighbour.getAttribute('data-job-id') : null
+  const error = h('p', { className: 'error', role: 'alert' })
+  const cancel = h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, 'Cancel')
+  const confirm = h(
+    'button',
+    {
+      type: 'button',
+      className: 'deny',
+      onclick: async () => {
+        confirm.disabled = true
+        cancel.disabled = true
+        error.textContent = ''
+        try {
+          await api(`/api/cron/jobs/${encodeURIComponent(job.id)}`, { method: 'DELETE' })
+        } catch (failure) {
+          if (failure instanceof AuthError) {
+            dialog.close()
+            page.askForToken(failure.message)
+            return
+          }
+          error.textContent = `Not deleted: ${String(failure.message || failure)}`
+          confirm.disabled = false
+          cancel.disabled = false
+          confirm.focus()
+          return
+        }
+        deleted = true
+        dialog.close()
+      },
+    },
+    `Delete ${job.name}`,
+  )
+  let deleted = false
+  const dialog = /** @type {HTMLDialogElement} */ (
+    h(
+      'dialog',
+      {
+        className: 'confirm',
+        'aria-labelledby': 'confirm-heading',
+        'aria-describedby': 'confirm-text',
+        onclose: () => {
+          dialog.remove()
+          if (!deleted) {
+            const again = opener.isConnected
+              ? opener
+              : /** @type {HTMLElement | null} */ (document.querySelector(`[data-key="${CSS.escape(key)}"]`))
+            if (again) again.focus()
+            return
+          }
+          announce(`Deleted ${job.name}`)
+          if (!row) {
+            page.go('#/cron')
+            return
+          }
+          const current = document.querySelector(`tr[data-job-id="${CSS.escape(job.id)}"]`)
+          if (current) current.remove()
+          const next = neighbourId
+            ? document.querySelector(`tr[data-job-id="${CSS.escape(neighbourId)}"] th a`)
+            : null
+          const fallback = document.querySelector('[data-key="new-job"]')
+          const target = /** @type {HTMLElement | null} */ (next || fallback)
+          if (target) target.focus()
+        },
+      },
+      h('h2', { id: 'confirm-heading' }, `Delete cron job ${job.name}?`),
+      h(
+        'p',
+        { id: 'confirm-text' },
+        'This removes the job and its run history, and cancels a run in progress. It cannot be undone.',
+      ),
+      error,
+      h('div', { className: 'actions' }, confirm, cancel),
+    )
+  )
+  document.body.append(dialog)
+  // Another page opened (the browser's Back) closes the question with it.
+  const leave = () => dialog.close()
+  window.addEventListener('hashchange', leave, { once: true })
+  dialog.addEventListener('close', () => window.removeEventListener('hashchange', leave))
+  dialog.showModal()
 }
 
 /**
@@ -330,6 +444,15 @@ function filterForm(query) {
   )
 }
 
+/** The way to the form of a new job. */
+function newJobLink() {
+  return h(
+    'p',
+    {},
+    h('a', { className: 'button', href: '#/cron/new', 'data-key': 'new-job' }, 'New cron job'),
+  )
+}
+
 /** Reads the list again at the same URL (Apply without a change). */
 function reloadList() {
   window.dispatchEvent(new HashChangeEvent('hashchange'))
@@ -447,7 +570,12 @@ export const cron = {
         'section',
         {},
         heading('Cron'),
-        h('p', {}, 'No cron jobs yet. Create one with lango cron add, POST /api/cron/jobs, or ask an agent.'),
+        h(
+          'p',
+          {},
+          'No cron jobs yet. Create one here, with lango cron add, POST /api/cron/jobs, or ask an agent.',
+        ),
+        newJobLink(),
       )
     const body = h(
       'tbody',
@@ -492,6 +620,7 @@ export const cron = {
       'section',
       {},
       heading('Cron'),
+      newJobLink(),
       filterForm(route.query),
       h('p', { className: 'notice', role: 'alert' }),
       count,

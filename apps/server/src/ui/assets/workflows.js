@@ -8,8 +8,37 @@ import { stepGraphSection } from './workflow-graph.js'
 
 /** Workflows: the runs and the saved workflows with their schedules, and one run's page with its step graph. */
 
-/** Saved workflows with their schedule (the cron job that runs each), its zone and next run. */
-function savedWorkflows(names, schedules) {
+/**
+ * A saved workflow's Run button: starts a run now (`POST /api/workflows/runs` with its name, not
+ * waiting for the end); the focus stays on the button and the new run is announced.
+ * @param {string} name
+ * @param {PageContext} page
+ */
+function runSaved(name, page) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      'data-key': `run-saved:${name}`,
+      onclick: (event) =>
+        page.act(
+          event.currentTarget,
+          () => post('/api/workflows/runs', { name, wait_seconds: 0 }),
+          (answer) => `Started ${name}: run ${String(answer.run_id).slice(0, 8)}`,
+        ),
+    },
+    'Run',
+    h('span', { className: 'visually-hidden' }, ` ${name}`),
+  )
+}
+
+/**
+ * Saved workflows with their schedule (the cron job that runs each), its zone and next run.
+ * @param {string[]} names
+ * @param {Record<string, any>} schedules
+ * @param {PageContext} page
+ */
+function savedWorkflows(names, schedules, page) {
   return h(
     'section',
     { 'aria-labelledby': 'saved-heading' },
@@ -23,7 +52,7 @@ function savedWorkflows(names, schedules) {
         h(
           'tr',
           {},
-          ['Workflow', 'Schedule', 'Time zone', 'Next run', 'State'].map((label) =>
+          ['Workflow', 'Schedule', 'Time zone', 'Next run', 'State', 'Actions'].map((label) =>
             h('th', { scope: 'col' }, label),
           ),
         ),
@@ -43,6 +72,7 @@ function savedWorkflows(names, schedules) {
                 { 'data-label': 'Schedule', colspan: '4' },
                 h('span', { className: 'muted' }, 'not scheduled: runs when started'),
               ),
+              h('td', { 'data-label': 'Actions' }, runSaved(name, page)),
             )
           }
           return h(
@@ -65,6 +95,7 @@ function savedWorkflows(names, schedules) {
               { 'data-label': 'State', className: 'status' },
               job.enabled ? badge('enabled') : badge('paused'),
             ),
+            h('td', { 'data-label': 'Actions' }, runSaved(name, page)),
           )
         }),
       ),
@@ -82,12 +113,13 @@ export const workflows = {
     ])
     return { runs: runs.runs || [], saved: saved.saved || [], schedules: saved.schedules || {} }
   },
-  render(data) {
+  render(data, _route, page) {
     const runs = data.runs
     return h(
       'section',
       {},
       heading('Workflows'),
+      h('p', { className: 'notice', role: 'alert' }),
       runs.length === 0
         ? h('p', {}, 'No workflow runs yet. Start one with lango workflow run or POST /api/workflows/runs.')
         : h(
@@ -126,7 +158,7 @@ export const workflows = {
               ),
             ),
           ),
-      data.saved.length > 0 ? savedWorkflows(data.saved, data.schedules) : null,
+      data.saved.length > 0 ? savedWorkflows(data.saved, data.schedules, page) : null,
     )
   },
 }
