@@ -3,6 +3,7 @@ import { formatDuration } from './duration.js'
 import { CronError, toError } from './errors.js'
 import type { CronJob, CronRunStatus, DeliveryStatus } from './model.js'
 import type { AgentRunner, ChannelSender, Clock, ShellRunner } from './ports.js'
+import { runWhenGate, whenDataSection } from './when-gate.js'
 
 /** Default text put before every automated `ai` prompt. */
 export const DEFAULT_AUTOMATION_PREFIX =
@@ -13,9 +14,12 @@ export const RECENT_RESULT_CHARS = 500
 
 /** The outcome of executing one run, before it is stored. */
 export interface ExecutionOutcome {
-  readonly status: Extract<CronRunStatus, 'completed' | 'failed' | 'timed_out'>
+  /** `skipped`: the job's `when` gate exited 1 (the model was not called). */
+  readonly status: Extract<CronRunStatus, 'completed' | 'failed' | 'timed_out' | 'skipped'>
   readonly result: string | null
   readonly error: string | null
+  /** Why a `skipped` run was skipped (the gate's output). */
+  readonly skipReason?: string
   /** Tokens the agent reported (`ai` runs); absent when it reported none. */
   readonly usage?: TokenCounts
 }
@@ -49,15 +53,18 @@ function sessionKeyFor(job: Pick<CronJob, 'name' | 'sessionMode'>, runId: string
 }
 
 /**
- * The prompt an `ai` job sends: the automation prefix, the job's prompt, and its last few
- * results so the agent does not repeat itself.
+ * The prompt an `ai` job sends: the automation prefix, the job's prompt, the JSON its `when` gate
+ * printed (`whenData`, marked as untrusted data), and its last few results so the agent does not
+ * repeat itself.
  */
 export function buildAgentPrompt(
   job: Pick<CronJob, 'name' | 'prompt'>,
   recentResults: readonly string[],
   prefix: string = DEFAULT_AUTOMATION_PREFIX,
+  whenData?: string,
 ): string {
   const parts = [`${prefix}\nJob: ${job.name}`, job.prompt ?? '']
+  if (whenData !== undefined) parts.push(whenDataSection(whenData))
   if (recentResults.length > 0) {
     const listed = recentResults.map(
       (result, index) => `${index + 1}. ${truncate(result.trim(), RECENT_RESULT_CHARS)}`,
@@ -98,10 +105,15 @@ export async function executeJob(
     if (runner === undefined) {
       return { status: 'failed', result: null, error: 'no agent runner configured: ai jobs cannot run' }
     }
+    // The gate runs first: a run it skips or fails never reaches the model (no tokens).
+    const gate = job.when === null ? undefined : await runWhenGate(job, runId, signal, ports.shellRunner)
+    if (gate?.kind === 'skip')
+      return { status: 'skipped', result: null, error: null, skipReason: gate.reason }
+    if (gate?.kind === 'fail') return { status: 'failed', result: null, error: gate.error }
     const answer = await abortable(
       runner.run(
         {
-          prompt: buildAgentPrompt(job, recentResults, ports.automationPrefix),
+          prompt: buildAgentPrompt(job, recentResults, ports.automationPrefix, gate?.data),
           sessionKey: sessionKeyFor(job, runId),
           ...(job.model === null ? {} : { model: job.model }),
           jobName: job.name,

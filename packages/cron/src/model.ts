@@ -111,6 +111,13 @@ export interface CronJob {
    * An http(s) URL without credentials, at most 2048 characters (checked on create and update).
    */
   readonly pingUrl: string | null
+  /**
+   * The gate of an `ai` job, or null: a shell command (unresolved, like `command`) run through the
+   * host's `ShellRunner` before each run. Exit 0 runs the model (a JSON stdout is given to the
+   * prompt as untrusted data), exit 1 records the run `skipped` with the output as its reason and
+   * costs no tokens, anything else (another code, a timeout, a refusal) fails the run.
+   */
+  readonly when: string | null
 }
 
 /** One row of the occurrence ledger `cron_runs`, unique on `(jobId, scheduledFor)`. */

@@ -110,6 +110,11 @@ export interface ShellRunRequest {
   readonly timeoutMs: number
   readonly jobName: string
   readonly runId: string
+  /**
+   * True when the command is an `ai` job's `when` gate (`CronJob.when`), run before the model is
+   * called; its exit code decides whether the run goes on (0), is skipped (1) or fails.
+   */
+  readonly gate?: boolean
 }
 
 /** Result of a shell run; a non-zero exit code or `blocked` makes the run `failed`. */
@@ -302,7 +307,8 @@ export interface RunInsertResult {
 
 /** The final state of a run. */
 export interface RunCompletion {
-  readonly status: Exclude<CronRunStatus, 'running' | 'skipped'>
+  /** `skipped` only for a run its job's `when` gate skipped (with `skipReason`). */
+  readonly status: Exclude<CronRunStatus, 'running'>
   readonly completedAt: number
   readonly durationMs: number
   readonly result: string | null
@@ -310,6 +316,8 @@ export interface RunCompletion {
   /** Tokens the agent reported for an `ai` run; null for shell runs and runs without a count. */
   readonly inputTokens: number | null
   readonly outputTokens: number | null
+  /** Why the run was skipped (a `skipped` completion); left as it is when absent. */
+  readonly skipReason?: string | null
   /**
    * The scheduler finalising the run, when it is the run's owner: a row that another scheduler
    * marked `interrupted` (taking a late heartbeat for a dead owner) while this one still ran it is

@@ -7,8 +7,8 @@ import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from './model.js
 import type { ActiveRun } from './run-slots.js'
 import { MAX_TIMER_MS, type SchedulerSettings } from './scheduler-options.js'
 
-/** A run's final status. */
-type FinalStatus = Exclude<CronRunStatus, 'running' | 'skipped'>
+/** A run's final status (`skipped`: its `when` gate said so). */
+type FinalStatus = Exclude<CronRunStatus, 'running'>
 
 /** How a run ended, as stored. */
 export interface RunEnd {
@@ -94,11 +94,13 @@ export class RunExecutor {
     let status: FinalStatus
     let error: string | null = null
     let result: string | null = null
+    let skipReason: string | undefined
     try {
       outcome = await this.#perform(job, run, signal)
       status = outcome.status
       result = outcome.result
       error = outcome.error
+      skipReason = outcome.skipReason
     } catch (caught) {
       const reason = signal.aborted ? signal.reason : caught
       if (CronError.is(reason) && reason.code === 'CRON_RUN_TIMEOUT') {
@@ -117,7 +119,17 @@ export class RunExecutor {
     const durationMs = completedAt - startedAt
     const inputTokens = outcome?.usage?.inputTokens ?? null
     const outputTokens = outcome?.usage?.outputTokens ?? null
-    const completion = { status, completedAt, durationMs, result, error, inputTokens, outputTokens }
+    const completion = {
+      status,
+      completedAt,
+      durationMs,
+      result,
+      error,
+      inputTokens,
+      outputTokens,
+      // A run its `when` gate skipped: never delivered, and the job's outcome is left as it was.
+      ...(skipReason === undefined ? {} : { skipReason }),
+    }
     let final: CronRun = { ...run, ...completion }
     let failures: number | undefined
     try {

@@ -30,7 +30,8 @@ interface RunPingsSettings {
 
 /**
  * The dead-man pings of runs whose job has a `pingUrl`: `start` when the run starts, then
- * `success` (completed) or `failure` (any other final status) when it ends. Fire-and-forget: the
+ * `success` (completed, or skipped by the job's `when` gate: the job is alive and chose not to
+ * run) or `failure` (any other final status) when it ends. Fire-and-forget: the
  * run neither waits for a ping nor sees its error. Each ping is bounded by `pingTimeoutMs` (its
  * signal aborts, and a monitor that ignores the signal is abandoned), failures are logged (host
  * only: the URL's path is a credential of the monitor) and counted, and every ping is handed to
@@ -66,7 +67,8 @@ export class RunPings {
   /** Sends the end ping of a run that had a start ping, once that one settled. */
   end(ping: RunPing | undefined, job: CronJob, final: CronRun): void {
     if (ping === undefined) return
-    const phase: PingPhase = final.status === 'completed' ? 'success' : 'failure'
+    const phase: PingPhase =
+      final.status === 'completed' || final.status === 'skipped' ? 'success' : 'failure'
     const exitCode = phase === 'failure' ? exitCodeOf(final.error) : undefined
     const details: PingDetails = {
       jobId: job.id,

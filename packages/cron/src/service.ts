@@ -115,6 +115,13 @@ export interface CronJobInput {
    * or `''` clears it on update. A bad one is `CRON_INVALID_INPUT` with `data.field: 'ping_url'`.
    */
   readonly pingUrl?: string | null
+  /**
+   * An `ai` job's gate: a shell command run (through the scheduler's `ShellRunner`, as a shell
+   * job's command is) before each run. Exit 0 runs the model, with a JSON stdout given to the prompt
+   * as untrusted data; exit 1 records the run `skipped` (its output is the reason) at no token cost;
+   * any other outcome fails the run. `null` or `''` clears it on update; refused on a shell job.
+   */
+  readonly when?: string | null
 }
 
 /** A change to a job: any field of {@link CronJobInput}. */
@@ -778,6 +785,7 @@ export class CronService {
     | 'catchup'
     | 'pingUrl'
     | 'notify'
+    | 'when'
   > {
     if (typeof input !== 'object' || input === null) {
       throw new CronError('CRON_INVALID_INPUT', 'A job definition object is required.')
@@ -849,6 +857,7 @@ export class CronService {
       catchup,
       pingUrl: checkPingUrl(input.pingUrl),
       notify,
+      when: checkWhen(kind, input.when),
     }
   }
 
@@ -921,6 +930,24 @@ function optionalText(field: string, value: unknown, max: number): string | null
   return value
 }
 
+/** A job's `when` gate: null for none (absent, null or blank); only an `ai` job may have one. */
+function checkWhen(kind: CronJobKind, value: unknown): string | null {
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'string')
+    throw new CronError('CRON_INVALID_INPUT', 'when must be a shell command (a string).', {
+      data: { field: 'when' },
+    })
+  if (value.trim() === '') return null
+  if (kind !== 'ai')
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      'when is for ai jobs (it decides whether to wake the model); a shell job can test its condition in its own command.',
+      { data: { field: 'when' } },
+    )
+  checkLength('when', value, MAX_COMMAND_CHARS)
+  return value
+}
+
 function checkTargets(value: readonly string[] | string | undefined): string[] {
   if (value === undefined || value === null) return []
   const list = typeof value === 'string' ? [value] : value
@@ -963,6 +990,7 @@ function inputOf(job: CronJob): CronJobInput {
     catchup: job.catchup,
     pingUrl: job.pingUrl,
     notify: job.notify,
+    when: job.when,
   }
 }
 

@@ -23,6 +23,21 @@ describe('buildApprovalSummary (seed 000)', () => {
     ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the ↵ news"')
   })
 
+  it("an ai job's when gate is shown whole: a shell command that runs before every run", () => {
+    expect(
+      buildApprovalSummary('cron_add', {
+        name: 'inbox',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'Sum up',
+        when: 'check-mail --json || exit 1',
+      }),
+    ).toBe('Create cron job: inbox (every=1h) — prompt: "Sum up"; when: check-mail --json || exit 1')
+    expect(
+      buildApprovalSummary('manage_cron_jobs', { action: 'update', id: 'inbox', config: { when: '' } }),
+    ).toBe('Update cron job: inbox — when: none (removed)')
+  })
+
   it('cron jobs with a ping URL show it whole: every run will call it', () => {
     const url = 'https://hc.example/ping/0b6a9c1e?rid=1'
     expect(

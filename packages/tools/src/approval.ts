@@ -60,6 +60,15 @@ function pingDetails(url: unknown): string[] {
 }
 
 /**
+ * An `ai` job's `when` gate for an approval line, whole: a shell command that runs before every run
+ * with nobody watching (SECURITY.md CRON-5). `''` removes it. Nothing when the call does not set it.
+ */
+function whenDetails(command: unknown): string[] {
+  if (command === undefined) return []
+  return [command === '' ? 'when: none (removed)' : `when: ${wholeLine(command)}`]
+}
+
+/**
  * What a cron job's `config` persists, for an approval line: model and cwd, then the command or
  * prompt whole, since it runs later with nobody watching (SECURITY.md CRON-5).
  */
@@ -68,6 +77,7 @@ function configDetails(config: Params): string[] {
     ...(config.model === undefined ? [] : [`model: ${wholeLine(config.model)}`]),
     ...(config.cwd === undefined ? [] : [`cwd: ${wholeLine(config.cwd)}`]),
     ...(config.command === undefined ? [] : [`command: ${wholeLine(config.command)}`]),
+    ...whenDetails(config.when),
     ...(config.prompt === undefined ? [] : [`prompt: "${wholeLine(config.prompt)}"`]),
   ]
 }
@@ -91,6 +101,7 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_add: (p) => {
     const details = [
       ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
+      ...whenDetails(p.when),
       ...pingDetails(p.ping_url),
     ]
     return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${

@@ -535,6 +535,49 @@ describe('ping_url: a dead-man monitor per job (issue 23)', () => {
   })
 })
 
+describe('when: a gate that decides whether to wake the model (issue 25)', () => {
+  it('cron_add stores it, cron_list shows it, the approval line shows it whole, and it makes the call dangerous', async () => {
+    const tool = tools.get('cron_add') as AnyTool
+    const gate = 'test -s inbox.json && cat inbox.json'
+    const params = { name: 'inbox', schedule_type: 'every', schedule: '1h', prompt: 'x', when: gate }
+    expect(tool.safetyFor?.(params)).toBe('dangerous')
+    expect(tool.safetyFor?.({ ...params, when: '' })).toBe('moderate')
+    const added = result<{ job: { when: string | null } }>(await call('cron_add', params))
+    expect(added.job.when).toBe(gate)
+    const listed = result<{ jobs: { when: string | null }[] }>(await call('cron_list', {}))
+    expect(listed.jobs[0]?.when).toBe(gate)
+    await call('cron_add', { ...params, when: '' })
+    expect((await cron.get('inbox')).when).toBeNull()
+  })
+
+  it('manage_cron_jobs takes config.when for ai jobs; a shell job with one is a clear error', async () => {
+    const tool = tools.get('manage_cron_jobs') as AnyTool
+    expect(tool.safetyFor?.({ action: 'update', id: 'x', config: { when: 'true' } })).toBe('dangerous')
+    const created = result<{ id: string; when: string | null }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'ask',
+        type: 'ai',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { prompt: 'Say hi', when: 'exit 1' },
+      }),
+    )
+    expect(created.when).toBe('exit 1')
+    const refused = result<{ error?: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'sh',
+        type: 'shell',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { command: 'true', when: 'true' },
+      }),
+    )
+    expect(refused.error).toMatch(/^when is for ai jobs/)
+  })
+})
+
 // Issue 24, item 7: a job nobody will be sent the results of says so, so the model does not
 // promise to report back.
 describe('a cron job with no delivery target', () => {

@@ -34,6 +34,8 @@ export interface CronJobView {
   readonly createdBy: string | null
   /** Dead-man monitor URL the job's runs ping (start, then success or fail); null or absent for none. */
   readonly pingUrl?: string | null
+  /** An `ai` job's gate: the shell command run before each run (0 runs, 1 skips); null or absent for none. */
+  readonly when?: string | null
 }
 
 /** A fire time as `@lango/cron` reports it. */
@@ -145,6 +147,8 @@ export interface CronToolJobInput {
   readonly createdBy?: string
   /** Dead-man monitor URL; `''` removes it (the service validates it). */
   readonly pingUrl?: string
+  /** An `ai` job's gate command; `''` removes it (the service validates it). */
+  readonly when?: string
 }
 
 /** Which jobs a page of cron_list holds (`CronService.listPage`'s filters). */
@@ -283,6 +287,24 @@ const pingUrl = (field: string) =>
     ),
   )
 
+/** The `when` gate's description: what a model needs to write one. */
+const WHEN_DESCRIPTION =
+  "ai jobs: a shell command (/bin/sh -c, at most 8000 characters) run before each run to decide whether to wake the model at all. Exit 0: the run goes on, and if it prints JSON on stdout that JSON is given to the prompt (as untrusted data, at most 8000 characters). Exit 1: the run is recorded skipped, with what it printed as the reason, and uses no tokens. Any other exit code, a timeout or a refusal fails the run. Use it for cheap checks (new mail? a file changed? a value crossed a threshold?) so the agent only runs when there is something to do. '' removes it. Optional."
+
+/** A job's `when` gate command; the service checks it (ai jobs only, length, NUL). */
+const when = v.optional(
+  v.pipe(
+    v.string('when must be a string'),
+    v.maxLength(8_000, 'when must be at most 8000 characters'),
+    v.description(WHEN_DESCRIPTION),
+  ),
+)
+
+/** True when a call sets a (non-empty) gate: a persisted shell command run with nobody watching. */
+function setsWhen(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== ''
+}
+
 /** True when a call sets a (non-empty) ping URL: a persisted outbound call (see {@link pingUrl}). */
 function setsPingUrl(value: unknown): boolean {
   return typeof value === 'string' && value.trim() !== ''
@@ -347,6 +369,7 @@ function jobView(job: CronJobView) {
     pause_reason: job.pauseReason,
     created_by: job.createdBy,
     ping_url: job.pingUrl ?? null,
+    when: job.when ?? null,
   }
 }
 
@@ -648,7 +671,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       name: 'cron_add',
       title: 'Add or update cron job',
       description:
-        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: when omitted, results go to the current chat (Telegram, Slack, Discord, …) or the configured default; if there is neither, the result says so and they are only kept in the run history. Returns the next run times: tell the user.',
+        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: when omitted, results go to the current chat (Telegram, Slack, Discord, …) or the configured default; if there is neither, the result says so and they are only kept in the run history. when is an optional shell check run before each run (exit 0 runs, 1 skips at no token cost). Returns the next run times: tell the user.',
       safety: 'moderate',
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
@@ -657,7 +680,9 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       safetyFor: (params) =>
         params.dry_run === true
           ? 'safe'
-          : mentionsSecret(params.prompt) || setsPingUrl(params.ping_url)
+          : mentionsSecret(params.prompt, params.when) ||
+              setsPingUrl(params.ping_url) ||
+              setsWhen(params.when)
             ? 'dangerous'
             : 'moderate',
       worstSafety: 'dangerous',
@@ -685,6 +710,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         deliver_to: deliverTo,
         timeout,
         ping_url: pingUrl('ping_url'),
+        when,
         overlap: v.optional(
           v.pipe(
             v.picklist(['skip', 'queue_one', 'allow']),
@@ -709,6 +735,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.timeout === undefined ? {} : { timeout: timeoutForService(params.timeout) }),
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
           ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
+          ...(params.when === undefined ? {} : { when: params.when }),
           ...(params.notify === undefined ? {} : { notify: params.notify }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
@@ -862,6 +889,7 @@ function seedJobView(job: CronJobView) {
     lastStatus: job.lastStatus,
     createdAt: isoTime(job.createdAt),
     pingUrl: job.pingUrl ?? null,
+    when: job.when ?? null,
   }
 }
 
@@ -901,9 +929,10 @@ const configSchema = v.pipe(
         v.description("Working directory of the run; default: the server's working directory."),
       ),
     ),
+    when: v.optional(v.pipe(v.string(), v.maxLength(8_000), v.description(WHEN_DESCRIPTION))),
   }),
   v.description(
-    "The job's work: {prompt, model, cwd} for type ai, {command, cwd} for type shell. Needed by create; update changes only the fields given.",
+    "The job's work: {prompt, model, cwd, when} for type ai, {command, cwd} for type shell. Needed by create; update changes only the fields given.",
   ),
 )
 
@@ -955,7 +984,8 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         (params.action === 'create' || params.action === 'update') &&
         (params.type === 'shell' ||
           params.config?.command !== undefined ||
-          mentionsSecret(params.config?.prompt, params.config?.command) ||
+          setsWhen(params.config?.when) ||
+          mentionsSecret(params.config?.prompt, params.config?.command, params.config?.when) ||
           setsPingUrl(params.pingUrl))
       return persistsRisk ? 'dangerous' : base
     },

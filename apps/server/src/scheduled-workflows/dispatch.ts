@@ -63,7 +63,13 @@ export function dispatchScheduledWorkflows(options: {
   return {
     async run(request, { signal }) {
       const running = engine()
-      if (!('jobName' in request) || !mayBeScheduledWorkflow(request.jobName) || running === undefined)
+      // An ai job's `when` gate is a command to run as it is, whatever the job's name.
+      if (
+        !('jobName' in request) ||
+        ('gate' in request && request.gate === true) ||
+        !mayBeScheduledWorkflow(request.jobName) ||
+        running === undefined
+      )
         return next.run(request, { signal })
       let job: CronJob
       try {

@@ -59,6 +59,8 @@ const jobRowSchema = v.object({
   // Migration 0005; a row without the column reads as null (no pings).
   ping_url: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4096))), null),
   notify: v.optional(v.picklist(['always', 'failure', 'state_changes', 'never']), 'always'),
+  // Migration 0006; a row without the column reads as null (no gate).
+  when_command: v.optional(nullableString, null),
 })
 
 const runRowSchema = v.object({
@@ -165,6 +167,7 @@ export function jobFromRow(row: unknown): CronJob {
     createdBy: parsed.created_by,
     pingUrl: parsed.ping_url,
     notify: parsed.notify,
+    when: parsed.when_command,
   }
 }
 
@@ -217,6 +220,7 @@ const JOB_COLUMNS: Readonly<Record<keyof CronJobPatch, keyof CronJobsTable>> = {
   createdBy: 'created_by',
   pingUrl: 'ping_url',
   notify: 'notify',
+  when: 'when_command',
 }
 
 /** Maps a patch to column values (a fixed allowlist of columns; SECURITY.md SQL-2). */

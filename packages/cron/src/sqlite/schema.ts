@@ -35,6 +35,8 @@ export interface CronJobsTable {
   ping_url: string | null
   /** Which runs are delivered (migration 0004): `always`, `failure`, `state_changes`, `never`. */
   notify: string
+  /** An `ai` job's gate command (migration 0006); null for none. */
+  when_command: string | null
 }
 
 /** The occurrence ledger `cron_runs`, unique on `(job_id, scheduled_for)`. */
@@ -267,6 +269,17 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
     // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('cron_jobs').dropColumn('ping_url').execute()
+    },
+  },
+  '0006_add_job_when_command': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // Jobs created before gates existed keep null: every run wakes the model, as it did.
+      await db.schema.alterTable('cron_jobs').addColumn('when_command', 'text').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('cron_jobs').dropColumn('when_command').execute()
     },
   },
 })

@@ -450,6 +450,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
         error: completion.error,
         input_tokens: completion.inputTokens,
         output_tokens: completion.outputTokens,
+        ...(completion.skipReason === undefined ? {} : { skip_reason: completion.skipReason }),
       })
       .where('id', '=', id)
       .where((eb) =>

@@ -32,6 +32,7 @@ export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
     pauseReason: null,
     createdBy: null,
     pingUrl: null,
+    when: null,
     ...overrides,
   }
 }

@@ -258,6 +258,27 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect((await store.getJobByName(job.name))?.pingUrl).toBeNull()
     })
 
+    it("keeps an ai job's when gate; a patch clears it; a gate-skipped completion stores its reason", async () => {
+      const job = createTestJob({ kind: 'ai', prompt: 'p', command: null, when: 'test -s inbox.json' })
+      await store.insertJob(job)
+      expect((await store.getJob(job.id))?.when).toBe('test -s inbox.json')
+      expect((await store.updateJob(job.id, { when: null }))?.when).toBeNull()
+      const run = newRun(job, 900_000)
+      await store.insertRuns([run])
+      const skipped = {
+        status: 'skipped',
+        completedAt: 900_100,
+        durationMs: 100,
+        result: null,
+        error: null,
+        inputTokens: null,
+        outputTokens: null,
+        skipReason: 'when: no new mail',
+      } as const
+      expect(await store.completeRun(run.id, skipped)).toBe(true)
+      expect(await store.getRun(run.id)).toMatchObject({ status: 'skipped', skipReason: 'when: no new mail' })
+    })
+
     it('claims an occurrence once: a second insert of (job, scheduled_for) is ignored', async () => {
       const job = createTestJob()
       await store.insertJob(job)

@@ -26,6 +26,7 @@ interface JobView {
   readonly pause_reason: string | null
   readonly created_by?: string | null
   readonly ping_url?: string | null
+  readonly when?: string | null
 }
 
 interface NextRun {
@@ -147,6 +148,10 @@ export const registerCron: Register = (program, action) => {
       '--ping-url <url>',
       'dead-man monitor (healthchecks.io style): each run requests <url>/start, then <url> or <url>/fail',
     )
+    .option(
+      '--when <command>',
+      'agent jobs: a shell check run before each run; exit 0 runs the model (JSON stdout reaches the prompt), exit 1 skips',
+    )
     .addOption(
       new Option('--overlap <policy>', 'when a run is due while one is still going').choices([
         'skip',
@@ -171,12 +176,16 @@ export const registerCron: Register = (program, action) => {
           )
         if (options.cwd !== undefined && options.command === undefined)
           throw usage('--cwd applies to shell jobs (--command) only')
+        if (options.when !== undefined && options.command !== undefined)
+          throw usage(
+            '--when applies to agent jobs (--prompt) only: a shell job can test its condition itself',
+          )
         const body = {
           name,
           schedule_type: schedule.type,
           schedule: schedule.value,
           ...(options.command === undefined
-            ? { prompt: options.prompt }
+            ? { prompt: options.prompt, ...(options.when === undefined ? {} : { when: options.when }) }
             : {
                 kind: 'shell',
                 command: options.command,
@@ -441,6 +450,7 @@ function renderJob(out: Output, job: JobView, nextRuns: readonly NextRun[]): voi
     ],
     ['deliver to', job.deliver_to.length === 0 ? '-' : job.deliver_to.join(', ')],
     ['overlap', job.overlap],
+    ...(job.when === undefined || job.when === null ? [] : [['when', job.when] as [string, string]]),
     ['ping url', job.ping_url ?? '-'],
     ['notify', job.notify],
     ['timeout', job.timeout_ms === undefined ? undefined : formatMs(job.timeout_ms)],

@@ -707,6 +707,8 @@ export const job = {
           job.kind === 'shell' ? 'Command' : 'Prompt',
           h('code', { className: 'wrap' }, job.command || job.prompt || ''),
         ),
+        // An ai job's gate: the shell check run before each run (exit 0 runs, 1 skips).
+        job.when ? field('When', h('code', { className: 'wrap' }, job.when)) : '',
         field(
           'Deliver to',
           job.deliver_to && job.deliver_to.length > 0 ? job.deliver_to.join(', ') : 'nowhere',
