@@ -13,7 +13,13 @@
 //    and what gzip would make of the bodies. The live event stream (`/api/events`) stays open and is
 //    not counted;
 // 3. (information) where the page's script spends its time in one more load, profiled (sampling
-//    profiler over CDP, which slows the load): self time by function of the dashboard modules (/ui/*.js), top 6.
+//    profiler over CDP, which slows the load): self time by function of the dashboard modules (/ui/*.js), top 6;
+// 4. click to update, at each size: the cron page filtered to failing jobs (`#/cron?failing=1`), the
+//    Pause button of a row clicked, until that row shows its Resume button (the POST answered and the
+//    row drawn again; target ≤ 200 ms), median of 5 rows; with the page's elements and the JS heap
+//    Chromium reports for it (CDP `Performance.getMetrics`). The list is paged on the server, so
+//    10,000 jobs must cost the page what 1,000 do: elements and heap at 10,000 are checked against
+//    the figures of the 1,000 run just before (at most 5 % more elements, 50 % more heap).
 
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -76,6 +82,7 @@ async function seed(home, count, from = 0) {
         updatedAt: now,
         lastRunAt: lastStatus === null ? null : now - 3_600_000,
         lastStatus,
+        consecutiveFailures: lastStatus === 'failed' || lastStatus === 'timed_out' ? 1 + (i % 4) : 0,
         nextRunAt: now + 86_400_000 + i * 60_000,
       }),
     )
@@ -175,12 +182,59 @@ async function load(browser, url, { weigh = false, profile = false } = {}) {
 
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)}KiB`
 
+const CLICK_TARGET_MS = 200
+const CLICKS = 5
+
+/** Clicks the Pause button of the `index`-th row still showing one; resolves with ms until its row shows Resume. */
+const PAUSE_ROW = (index) => `new Promise((resolve, reject) => {
+  const buttons = [...document.querySelectorAll('table.jobs tbody tr button')].filter((b) => b.textContent.trim().startsWith('Pause '))
+  const button = buttons[${index}]
+  if (button === undefined) return reject(new Error('no Pause button left'))
+  const name = button.closest('tr').dataset.job
+  const resumed = () => [...document.querySelectorAll('table.jobs tbody tr')].some((row) => row.dataset.job === name && [...row.querySelectorAll('button')].some((b) => b.textContent.trim().startsWith('Resume ')))
+  const observer = new MutationObserver(() => {
+    if (!resumed()) return
+    observer.disconnect()
+    resolve(performance.now() - start)
+  })
+  observer.observe(document.querySelector('main'), { childList: true, subtree: true, characterData: true })
+  const start = performance.now()
+  button.click()
+})`
+
+/** The failing jobs' page: the elements it holds, its JS heap, and click-to-update times of `CLICKS` Pause buttons. */
+async function clickToUpdate(browser, url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  try {
+    const page = await context.newPage()
+    const errors = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${url}/ui#/cron?failing=1`)
+    await page.getByText('Live updates: on').waitFor()
+    await page.locator('table.jobs tbody tr').first().waitFor()
+    const elements = await page.evaluate("document.getElementsByTagName('*').length")
+    const cdp = await context.newCDPSession(page)
+    await cdp.send('Performance.enable')
+    await cdp.send('HeapProfiler.collectGarbage')
+    const { metrics } = await cdp.send('Performance.getMetrics')
+    const heap = metrics.find((metric) => metric.name === 'JSHeapUsedSize')?.value ?? Number.NaN
+    const clicks = []
+    for (let i = 0; i < CLICKS; i++) clicks.push(await page.evaluate(PAUSE_ROW(0)))
+    if (errors.length > 0) throw new Error(`the page failed: ${errors.join('; ')}`)
+    return { elements, heap, clicks }
+  } finally {
+    await context.close()
+  }
+}
+
 const home = await mkdtemp(join(tmpdir(), 'lango-dashboard-bench-'))
 let server
 let browser
 try {
   browser = await launchChromium()
   let seeded = 0
+  /** The figures of the previous (smaller) size, which the next is checked against. */
+  let previous
   for (const jobs of SIZES) {
     await seed(home, jobs, seeded)
     seeded = jobs
@@ -199,6 +253,31 @@ try {
     console.log(
       `dashboard  (info) ${label} jobs, medians since navigation start: html ${pick('html').toFixed(0)}ms, modules ${pick('script').toFixed(0)}ms, DOMContentLoaded ${pick('domContentLoaded').toFixed(0)}ms, API calls answered ${pick('api').toFixed(0)}ms, rows in DOM ${firstRender.toFixed(0)}ms, next frame ${pick('frame').toFixed(0)}ms  (unmeasured warm-up load: ${warmup.inDom.toFixed(0)}ms)`,
     )
+    const acted = await clickToUpdate(browser, server.url)
+    const click = median(acted.clicks)
+    report(
+      `cron page, ${label} jobs, failing filter: Pause clicked to its row showing Resume`,
+      `median=${click.toFixed(0)}ms  clicks=[${acted.clicks.map((ms) => ms.toFixed(0)).join(', ')}]ms  target<=${CLICK_TARGET_MS}`,
+      click <= CLICK_TARGET_MS,
+    )
+    const mib = (bytes) => `${(bytes / 1048576).toFixed(1)}MiB`
+    if (previous === undefined) {
+      console.log(
+        `dashboard  (info) failing jobs page, ${label} jobs: ${acted.elements} elements, JS heap ${mib(acted.heap)}`,
+      )
+    } else {
+      report(
+        `failing jobs page, ${label} jobs against ${previous.label}: elements on the page`,
+        `${acted.elements} against ${previous.elements} (ratio ${(acted.elements / previous.elements).toFixed(2)})  target<=1.05`,
+        acted.elements <= previous.elements * 1.05,
+      )
+      report(
+        `failing jobs page, ${label} jobs against ${previous.label}: JS heap`,
+        `${mib(acted.heap)} against ${mib(previous.heap)} (ratio ${(acted.heap / previous.heap).toFixed(2)})  target<=1.5`,
+        acted.heap <= previous.heap * 1.5,
+      )
+    }
+    previous = { label, elements: acted.elements, heap: acted.heap }
     if (jobs === SIZES[SIZES.length - 1]) {
       const { fetched } = await load(browser, server.url, { weigh: true })
       const total = (key) => fetched.reduce((sum, entry) => sum + entry[key], 0)

@@ -253,6 +253,18 @@ describe('create/update results', () => {
   })
 })
 
+describe('pause and resume', () => {
+  it('work out no preview: only create and update return one (its clash search reads every other job)', async () => {
+    const { job, preview } = await harness.service.create(base)
+    expect(preview).toBeDefined()
+    expect((await harness.service.update(job.id, { schedule: '0 10 * * *' })).preview).toBeDefined()
+    expect((await harness.service.pause(job.id)).enabled).toBe(false)
+    const resumed = await harness.service.resume(job.id)
+    expect(resumed.job.enabled).toBe(true)
+    expect(resumed).not.toHaveProperty('preview')
+  })
+})
+
 describe('job:change events', () => {
   it('reports each create, change, pause, resume and remove made through the service, with the job as stored', async () => {
     const seen: string[] = []

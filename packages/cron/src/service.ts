@@ -422,11 +422,26 @@ export class CronService {
     changes: CronJobUpdate,
     options?: { readonly signal?: AbortSignal },
   ): Promise<JobWithNextRuns> {
+    return this.#update(idOrName, changes, options, true)
+  }
+
+  /**
+   * {@link CronService.update}; without `withPreview` (pause, resume) no preview is worked out: its
+   * clash search reads and plans every other job, which a pause has no use for.
+   */
+  async #update(
+    idOrName: string,
+    changes: CronJobUpdate,
+    options: { readonly signal?: AbortSignal } | undefined,
+    withPreview: boolean,
+  ): Promise<JobWithNextRuns> {
     options?.signal?.throwIfAborted()
     const current = await this.#resolve(idOrName, options)
     const now = this.#clock.now().getTime()
     const plan = await this.#planUpdate(current, changes, now, options)
-    const preview = await this.#preview(plan.preview, now, DEFAULT_PREVIEW_COUNT, options)
+    const preview = withPreview
+      ? await this.#preview(plan.preview, now, DEFAULT_PREVIEW_COUNT, options)
+      : undefined
     const updated = await this.#store.updateJob(current.id, plan.patch, options)
     if (updated === undefined) throw notFound(idOrName)
     if (updated.enabled) this.scheduler.register(updated)
@@ -438,7 +453,7 @@ export class CronService {
           ? 'resumed'
           : 'updated'
     this.scheduler.events.emit('job:change', { job: updated, change })
-    return { job: updated, nextRuns: nextRunsOf(updated, 3), preview }
+    return { job: updated, nextRuns: nextRunsOf(updated, 3), ...(preview === undefined ? {} : { preview }) }
   }
 
   /**
@@ -638,14 +653,14 @@ export class CronService {
   async pause(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
     const current = await this.#resolve(idOrName, options)
     if (!current.enabled) return current
-    return (await this.update(current.id, { enabled: false }, options)).job
+    return (await this.#update(current.id, { enabled: false }, options, false)).job
   }
 
   /** Enables a job again, with a fresh next fire and its failure count reset (cron_resume). */
   async resume(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<JobWithNextRuns> {
     const current = await this.#resolve(idOrName, options)
     if (current.enabled) return { job: current, nextRuns: nextRunsOf(current, 3) }
-    return this.update(current.id, { enabled: true }, options)
+    return this.#update(current.id, { enabled: true }, options, false)
   }
 
   /** Deletes a job and its history, cancelling a run in flight (cron_remove). */
