@@ -460,7 +460,6 @@ describe('declared output (issue 24 item 6): every tool publishes an outputSchem
       type: 'object',
       properties: { error: { type: 'object', required: ['code', 'message'] } },
       required: ['error'],
-      additionalProperties: false,
     }
     for (const [index, tool] of listed.entries()) {
       const own = tools[index]?.outputJsonSchema as { anyOf?: unknown[] }
