@@ -58,7 +58,7 @@ export const toolErrorPayloadSchema = v.looseObject({
       ),
     ),
     reason: v.optional(v.string()),
-    data: v.optional(v.record(v.string(), v.unknown())),
+    data: v.optional(v.looseObject({})),
   }),
 })
 

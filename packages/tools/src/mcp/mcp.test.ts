@@ -359,6 +359,19 @@ describe('an MCP SDK 1.32 client (older hosts)', () => {
   })
 })
 
+/** The paths of the `{}` subschemas (which accept any value) in a JSON Schema. */
+function emptySubschemas(schema: unknown, path = ''): string[] {
+  if (typeof schema !== 'object' || schema === null) return []
+  if (!Array.isArray(schema) && Object.keys(schema).length === 0) return [path]
+  return Object.entries(schema).flatMap(([key, value]) =>
+    key === 'properties' || key === 'required' || key === 'enum'
+      ? Object.entries(typeof value === 'object' && value !== null ? value : {}).flatMap(([name, item]) =>
+          key === 'properties' ? emptySubschemas(item, `${path}.properties.${name}`) : [],
+        )
+      : emptySubschemas(value, `${path}.${key}`),
+  )
+}
+
 /** A tool call as a host makes it: name and arguments in, the MCP result out. */
 type Call = (name: string, args: Record<string, unknown>) => Promise<TextResult>
 
@@ -481,6 +494,8 @@ describe('declared output (issue 24 item 6): every tool publishes an outputSchem
     })
     // seed 002's answers, one branch each, then the failure's.
     expect(byName.get('manage_cron_jobs')?.anyOf).toHaveLength(6)
+    // Portable (the MCP Inspector's --strict check): no subschema that constrains nothing ({}).
+    for (const tool of listed) expect(emptySubschemas(tool.outputSchema), tool.name).toEqual([])
   })
 
   it.each([
