@@ -367,6 +367,7 @@ function processBehaviour(backend: () => Backend | undefined) {
       description: 'runs',
       safety: 'dangerous',
       parameters: v.object({ command: v.string() }),
+      output: v.strictObject({ ran: v.string() }),
       handler: async ({ command }) => {
         runs++
         return { ran: command }

@@ -40,7 +40,7 @@ describe('GET /healthz and GET /api/tools', () => {
     expect(body.uptime_ms).toEqual(expect.any(Number))
   })
 
-  it('lists every tool with its safety and JSON Schema, in the app order', async () => {
+  it('lists every tool with its safety and the JSON Schemas of its parameters and result, in the app order', async () => {
     const response = await server.request('/api/tools')
     expect(response.status).toBe(200)
     const body = await json(response)
@@ -49,6 +49,13 @@ describe('GET /healthz and GET /api/tools', () => {
     const exec = body.tools.find((tool: Json) => tool.name === 'exec')
     expect(exec).toMatchObject({ safety: 'dangerous', worst_safety: 'dangerous', title: expect.any(String) })
     expect(exec.parameters).toMatchObject({ type: 'object', properties: { command: expect.any(Object) } })
+    // The result's JSON Schema, the tool's MCP outputSchema without the failure branch.
+    for (const tool of body.tools) expect(tool.output?.type, tool.name).toBe('object')
+    const list = body.tools.find((tool: Json) => tool.name === 'cron_list')
+    expect(list.output).toMatchObject({
+      required: ['jobs', 'count'],
+      properties: { jobs: { type: 'array' } },
+    })
     const manage = body.tools.find((tool: Json) => tool.name === 'manage_cron_jobs')
     expect(manage.worst_safety).toBe('dangerous')
   })

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -251,6 +252,138 @@ describe('/mcp over Streamable HTTP (stateless)', () => {
   })
 })
 
+type Call = (name: string, args: Record<string, unknown>) => Promise<Result>
+
+/**
+ * Calls every tool of the server at least once through `call` (names prefixed, so that two
+ * clients can run it on one server) and returns each tool's results. The client validates every
+ * `structuredContent` against the tool's listed `outputSchema` and throws on a mismatch.
+ */
+async function callEveryTool(call: Call, prefix: string): Promise<Map<string, Result[]>> {
+  const results = new Map<string, Result[]>()
+  const record = async (name: string, args: Record<string, unknown>) => {
+    const result = await call(name, args)
+    results.set(name, [...(results.get(name) ?? []), result])
+    return result
+  }
+  const ok = async (name: string, args: Record<string, unknown>) => {
+    const result = await record(name, args)
+    expect(result.isError, `${name}: ${result.content[0]?.text}`).toBeFalsy()
+    return result.structuredContent as Record<string, unknown>
+  }
+  await ok('exec', { command: 'echo fits' })
+  await record('exec', { command: 'lango cron list' })
+  const { id } = await ok('exec_bg', { command: 'read name; echo "hello $name"', pty: true })
+  await ok('exec_write', { id, input: 'lango\r' })
+  await waitFor(async () => ((await ok('exec_status', { id })).output as string).includes('hello lango'))
+  await ok('exec_stop', { id })
+
+  const job = `${prefix}-nightly`
+  const add = { name: job, schedule_type: 'cron', schedule: '30 2 * * *', prompt: 'Summarise' }
+  await ok('cron_add', { ...add, dry_run: true })
+  await ok('cron_add', add)
+  await ok('cron_list', {})
+  await ok('cron_list', { q: prefix, limit: 1 })
+  await ok('cron_pause', { id: job })
+  await ok('cron_resume', { id: job })
+  const shell = `${prefix}-echo`
+  await ok('manage_cron_jobs', {
+    action: 'create',
+    name: shell,
+    type: 'shell',
+    scheduleType: 'interval',
+    scheduleValue: '1h',
+    config: { command: 'echo from-cron' },
+  })
+  await ok('manage_cron_jobs', { action: 'update', id: shell, enabled: true, dry_run: true })
+  await ok('manage_cron_jobs', { action: 'trigger', id: shell })
+  await ok('manage_cron_jobs', { action: 'list' })
+  await record('manage_cron_jobs', { action: 'get', id: `${prefix}-missing` })
+  await waitFor(async () => {
+    const { entries } = await ok('cron_history', { job_id: shell })
+    return (entries as Array<{ status: string }>).some((run) => run.status === 'completed')
+  })
+  await ok('manage_cron_jobs', { action: 'delete', id: shell })
+  await ok('cron_remove', { id: job })
+
+  // No model is configured: the task is accepted and fails later; its status still reads.
+  const { task_id } = await ok('bg_submit', { prompt: 'Answer' })
+  await ok('bg_status', { task_id })
+  await ok('bg_list', {})
+  await record('bg_result', { task_id })
+  await record('bg_cancel', { task_id })
+
+  const flow = `${prefix}-greet`
+  await ok('workflow_save', {
+    name: flow,
+    yaml_content: `name: ${flow}\nsteps:\n  - id: a\n    run: "echo hi"\n`,
+  })
+  const run = await ok('workflow_run', { file_path: flow, wait_seconds: 20 })
+  await ok('workflow_status', { run_id: run.run_id })
+  await ok('workflow_rerun', { run_id: run.run_id, from_step: 'a', wait_seconds: 20 })
+  const nap = await ok('workflow_run', {
+    yaml_content: 'name: nap\nsteps:\n  - id: nap\n    run: "sleep 30"\n',
+    wait_seconds: 0,
+  })
+  await ok('workflow_cancel', { run_id: nap.run_id })
+  await ok('workflow_list', {})
+  // Without a vault passphrase it answers with an error: validated all the same by the 1.32 client.
+  await record('secrets_list', {})
+  return results
+}
+
+describe('/mcp: every tool declares its output (issue 24 item 6)', () => {
+  let server: Server
+  beforeAll(async () => {
+    server = await startServer()
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it('lists an outputSchema with an object root for every tool', async () => {
+    const { client } = await connect(server)
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual(server.app.tools.map((tool) => tool.name))
+      for (const tool of tools) {
+        expect(tool.outputSchema?.type, tool.name).toBe('object')
+        expect(tool.outputSchema?.anyOf, tool.name).toEqual(expect.any(Array))
+      }
+    } finally {
+      await client.close()
+    }
+  })
+
+  it.each([
+    ['the 2.4 client', 'v2'],
+    ['the 1.32 client', 'legacy'],
+  ] as const)(
+    'calls every tool; each result fits its outputSchema as %s validates it',
+    async (_label, kind) => {
+      const client =
+        kind === 'v2'
+          ? new Client({ name: 'mcp-http-test', version: '0.0.0' })
+          : new LegacyClient({ name: 'sdk-1.32', version: '0.0.0' })
+      await client.connect(
+        kind === 'v2' ? new StreamableHTTPClientTransport(server.url) : new LegacyHttpTransport(server.url),
+      )
+      try {
+        await client.listTools()
+        const results = await callEveryTool(
+          async (name, args) => (await client.callTool({ name, arguments: args })) as Result,
+          kind,
+        )
+        expect([...results.keys()].sort()).toEqual(server.app.tools.map((tool) => tool.name).sort())
+        for (const [name, list] of results)
+          for (const result of list) expect(result.structuredContent, name).toEqual(expect.any(Object))
+      } finally {
+        await client.close()
+      }
+    },
+  )
+})
+
 describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', () => {
   let server: Server
   beforeAll(async () => {
@@ -310,6 +443,28 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
         error: { code: 'SERVER_APPROVAL_PENDING' },
       })
       expect(asked).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('gives the 1.32 client its pending approval too (it checks error results against outputSchema)', async () => {
+    const client = new LegacyClient({ name: 'sdk-1.32', version: '0.0.0' })
+    await client.connect(new LegacyHttpTransport(server.url))
+    try {
+      await client.listTools()
+      const pending = (await client.callTool({
+        name: 'exec',
+        arguments: { command: 'echo legacy-pending' },
+      })) as Result
+      expect(pending).toMatchObject({
+        isError: true,
+        structuredContent: {
+          error: { code: 'SERVER_APPROVAL_PENDING' },
+          approval: { status: 'pending', tool: 'exec' },
+        },
+      })
+      await server.app.approvals.answer(approvalIdOf(pending), false)
     } finally {
       await client.close()
     }

@@ -77,7 +77,7 @@ describe('lango mcp (the built CLI) over stdio', () => {
     if (lango !== undefined) await rm(lango.home, { recursive: true, force: true })
   })
 
-  it('lists every tool in a fixed order, each with a title and annotations from its safety', async () => {
+  it('lists every tool in a fixed order, each with a title, annotations from its safety and an outputSchema', async () => {
     const { tools } = await lango.client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(TOOLS)
     expect((await lango.client.listTools()).tools.map((tool) => tool.name)).toEqual(TOOLS)
@@ -86,7 +86,11 @@ describe('lango mcp (the built CLI) over stdio', () => {
       expect(tool.annotations?.title, tool.name).toBe(tool.title)
       expect(tool.annotations?.readOnlyHint, tool.name).toEqual(expect.any(Boolean))
       expect(tool.annotations?.openWorldHint, tool.name).toEqual(expect.any(Boolean))
+      expect(tool.outputSchema?.type, tool.name).toBe('object')
     }
+    expect(tools.find((tool) => tool.name === 'secrets_list')?.outputSchema?.anyOf).toContainEqual(
+      expect.objectContaining({ required: ['secrets', 'count'] }),
+    )
     const byName = new Map(tools.map((tool) => [tool.name, tool.annotations]))
     expect(byName.get('cron_list')).toMatchObject({ readOnlyHint: true })
     expect(byName.get('exec')).toMatchObject({

@@ -269,6 +269,7 @@ describe('approval policy and gate', () => {
     description: 'test tool',
     safety: 'dangerous',
     parameters: v.strictObject({ command: v.string() }),
+    output: v.strictObject({ done: v.string() }),
     async handler(params) {
       calls.push(params.command)
       return { done: params.command }
@@ -346,6 +347,7 @@ describe('approval policy and gate', () => {
       description: 'Its approval line takes a while (it reads a file).',
       safety: 'dangerous',
       parameters: v.strictObject({}),
+      output: v.strictObject({ ran: v.boolean() }),
       async approvalSummary() {
         controller.abort(new Error('user left'))
         return 'Slow line'
@@ -402,6 +404,7 @@ describe('approval policy and gate', () => {
       description: 'always fails with data',
       safety: 'safe',
       parameters: v.strictObject({}),
+      output: v.strictObject({}),
       async handler() {
         throw new ToolError('TOOL_FAILED', 'the run is gone', {
           data: { runId: 'r1', status: 'cancelled' },
@@ -424,6 +427,7 @@ describe('approval policy and gate', () => {
       description: 'always fails',
       safety: 'safe',
       parameters: v.strictObject({}),
+      output: v.strictObject({}),
       async handler() {
         throw Object.assign(new Error('disk on fire'), { code: 'SOME_CODE' })
       },
@@ -442,6 +446,7 @@ describe('adapters', () => {
     description: 'List jobs',
     safety: 'safe',
     parameters: v.strictObject({ limit: v.optional(v.number()) }),
+    output: v.strictObject({}),
     async handler() {
       return {}
     },
@@ -518,6 +523,7 @@ describe('a per-call safety comes with its declared worst case', () => {
     title: 'Probe',
     description: 'test tool',
     parameters: v.strictObject({ risky: v.boolean() }),
+    output: v.strictObject({}),
     handler: async () => ({}),
   }
 

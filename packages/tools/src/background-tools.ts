@@ -46,7 +46,22 @@ const taskId = v.pipe(
   v.description('The task id, as bg_submit returned it (also listed by bg_list).'),
 )
 
-function view(task: BackgroundTaskView) {
+/** A task as the bg_* tools show it (`bg_status`, `bg_list`'s `tasks`). */
+const taskOutput = v.strictObject({
+  task_id: v.string(),
+  status: v.picklist(TASK_STATUS_VALUES),
+  prompt: v.string(),
+  result: v.nullable(v.string()),
+  input_tokens: v.nullable(v.number()),
+  output_tokens: v.nullable(v.number()),
+  error: v.nullable(v.string()),
+  origin_channel: v.nullable(v.string()),
+  created_at: v.nullable(v.string()),
+  started_at: v.nullable(v.string()),
+  completed_at: v.nullable(v.string()),
+})
+
+function view(task: BackgroundTaskView): v.InferOutput<typeof taskOutput> {
   return {
     task_id: task.id,
     status: task.status,
@@ -96,6 +111,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           ),
         ),
       }),
+      output: v.strictObject({ status: v.literal('submitted'), task_id: v.string(), message: v.string() }),
       async handler(params, context) {
         const [channel] = resolveDeliveryTargets(
           params.channel === undefined ? undefined : [params.channel],
@@ -108,7 +124,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
         })
         return {
-          status: 'submitted',
+          status: 'submitted' as const,
           task_id: id,
           message: `Background task ${id} submitted${channel === undefined ? '' : `; its result will be sent to ${channel}`}.`,
         }
@@ -120,6 +136,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
       description: 'The current state of a background task: status, prompt, result or error, and timing.',
       safety: 'safe',
       parameters: v.strictObject({ task_id: taskId }),
+      output: taskOutput,
       async handler(params) {
         return view(service.snapshot(params.task_id))
       },
@@ -139,6 +156,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           ),
         ),
       }),
+      output: v.strictObject({ tasks: v.array(taskOutput), count: v.number() }),
       async handler(params) {
         const tasks = service.list(params.status === undefined ? {} : { status: params.status }).map(view)
         return { tasks, count: tasks.length }
@@ -151,6 +169,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
         'The result text of a finished (done) background task; an error names the status otherwise.',
       safety: 'safe',
       parameters: v.strictObject({ task_id: taskId }),
+      output: v.strictObject({ task_id: v.string(), status: v.string(), result: v.string() }),
       async handler(params) {
         const result = service.result(params.task_id)
         return { task_id: params.task_id, status: result.status, result: result.result }
@@ -163,6 +182,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
       description: 'Cancel a pending or running background task.',
       safety: 'moderate',
       parameters: v.strictObject({ task_id: taskId }),
+      output: v.strictObject({ status: v.picklist(TASK_STATUS_VALUES), task_id: v.string() }),
       async handler(params) {
         const task = service.cancel(params.task_id)
         return { status: task.status, task_id: task.id }

@@ -346,6 +346,144 @@ function timeoutForService(value: string | number): string | number {
   return typeof value === 'number' ? Math.round(value * 1000) : value
 }
 
+/** An ISO 8601 instant, or null when there is none. */
+const isoOrNull = v.nullable(v.string())
+const textOrNull = v.nullable(v.string())
+const countOrNull = v.nullable(v.number())
+
+/** A job as the cron tools show it ({@link cronJobView}); `cron_list`'s `jobs`, `cron_add`'s `job`. */
+export const cronJobViewSchema = v.strictObject({
+  id: v.string(),
+  name: v.string(),
+  kind: v.picklist(['ai', 'shell']),
+  schedule_type: v.picklist(['cron', 'every', 'at']),
+  schedule: v.string(),
+  timezone: v.string(),
+  enabled: v.boolean(),
+  next_run_at: isoOrNull,
+  last_run_at: isoOrNull,
+  last_status: textOrNull,
+  consecutive_failures: v.number(),
+  deliver_to: v.array(v.string()),
+  prompt: textOrNull,
+  command: textOrNull,
+  session_mode: v.string(),
+  overlap: v.string(),
+  notify: v.string(),
+  timeout_ms: v.number(),
+  pause_reason: textOrNull,
+  created_by: textOrNull,
+  ping_url: textOrNull,
+})
+
+/** A delivery ledger row as the cron tools show it ({@link cronDeliveryView}). */
+export const cronDeliveryViewSchema = v.strictObject({
+  target: v.string(),
+  status: v.string(),
+  attempts: v.number(),
+  next_attempt_at: isoOrNull,
+  last_error: textOrNull,
+  delivered_at: isoOrNull,
+})
+
+/** A run as the cron tools show it ({@link cronRunView}); `deliveries` when the service has them. */
+export const cronRunViewSchema = v.strictObject({
+  id: v.string(),
+  job_id: v.string(),
+  job_name: v.string(),
+  trigger: v.string(),
+  status: v.string(),
+  scheduled_for: isoOrNull,
+  started_at: isoOrNull,
+  completed_at: isoOrNull,
+  duration_ms: countOrNull,
+  result: textOrNull,
+  error: textOrNull,
+  skip_reason: textOrNull,
+  delivery_status: v.string(),
+  deliveries: v.optional(v.array(cronDeliveryViewSchema)),
+  input_tokens: countOrNull,
+  output_tokens: countOrNull,
+})
+
+const previewTimeResult = v.strictObject({ local: v.string(), utc: v.string() })
+
+/** A preview as the cron tools show it ({@link cronPreviewView}). */
+export const cronPreviewViewSchema = v.strictObject({
+  action: v.picklist(['create', 'update']),
+  job_id: textOrNull,
+  name: textOrNull,
+  schedule_type: v.string(),
+  schedule: v.string(),
+  timezone: v.string(),
+  description: v.string(),
+  enabled: v.boolean(),
+  fires: v.array(previewTimeResult),
+  dst_notes: v.array(
+    v.strictObject({
+      kind: v.string(),
+      change_at: v.string(),
+      offset_before: v.string(),
+      offset_after: v.string(),
+      local_times: v.array(v.string()),
+      fires_at: v.nullable(previewTimeResult),
+      message: v.string(),
+    }),
+  ),
+  clashes: v.array(
+    v.strictObject({
+      at: previewTimeResult,
+      job_id: v.string(),
+      job_name: v.string(),
+      other_at: v.strictObject({ local: v.string(), utc: v.string(), timezone: v.string() }),
+    }),
+  ),
+  clash_count: v.number(),
+  delivery: v.nullable(
+    v.strictObject({ targets: v.array(v.string()), route: v.string(), notify: v.string() }),
+  ),
+  prompt_estimate: v.optional(
+    v.strictObject({
+      tokens: v.number(),
+      tokens_with_history: v.number(),
+      chars: v.number(),
+      method: v.string(),
+      note: v.string(),
+    }),
+  ),
+})
+
+const nextRunResult = v.strictObject({ utc: v.string(), local: v.string(), timezone: v.string() })
+
+/** `cron_add`'s answer: a dry run's preview, or the job it created or updated. */
+const cronAddOutput = v.union([
+  v.strictObject({
+    status: v.literal('preview'),
+    dry_run: v.literal(true),
+    preview: cronPreviewViewSchema,
+    message: v.string(),
+  }),
+  v.strictObject({
+    status: v.picklist(['created', 'updated']),
+    job: cronJobViewSchema,
+    next_runs: v.array(nextRunResult),
+    message: v.string(),
+    delivery_note: v.optional(v.string()),
+    preview: v.optional(cronPreviewViewSchema),
+  }),
+])
+
+/** `cron_list`'s answer: every job, or (with any parameter) one page with its cursor and total. */
+const cronListOutput = v.strictObject({
+  jobs: v.array(cronJobViewSchema),
+  count: v.number(),
+  next_cursor: v.optional(v.nullable(v.string())),
+  total: v.optional(v.number()),
+})
+
+const jobChangeOutput = <const TStatus extends string>(status: TStatus) =>
+  v.strictObject({ status: v.literal(status), id: v.string(), name: v.string() })
+
 function jobView(job: CronJobView) {
   return {
     id: job.id,
@@ -476,7 +614,13 @@ export function cronPreviewView(preview: CronPreviewView) {
     })),
     clash_count: preview.clashCount,
     delivery:
-      preview.delivery === null ? null : { ...preview.delivery, targets: [...preview.delivery.targets] },
+      preview.delivery === null
+        ? null
+        : {
+            targets: [...preview.delivery.targets],
+            route: preview.delivery.route,
+            notify: preview.delivery.notify,
+          },
     ...(preview.promptEstimate === undefined
       ? {}
       : {
@@ -688,6 +832,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       worstSafety: 'dangerous',
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,
+      output: cronAddOutput,
       parameters: v.strictObject({
         name,
         schedule_type: v.pipe(
@@ -745,8 +890,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             ...(params.preview_count === undefined ? {} : { count: params.preview_count }),
           })
           return {
-            status: 'preview',
-            dry_run: true,
+            status: 'preview' as const,
+            dry_run: true as const,
             preview: cronPreviewView(preview),
             message: `Preview only, nothing stored: cron job "${params.name}" would be ${preview.action === 'create' ? 'created' : 'updated'}: ${previewSummary(preview)}. Call again without dry_run to save it.`,
           }
@@ -773,6 +918,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         'Cron jobs with their ids, names, schedules, enabled state and next run: all of them, or, with any parameter, one page of those that match (then next_cursor reads the next page and total counts every match).',
       safety: 'safe',
       parameters: cronListParameters,
+      output: cronListOutput,
       async handler(params) {
         if (Object.keys(params).length === 0) {
           const jobs = (await service.list()).map(jobView)
@@ -788,9 +934,10 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       description: 'Pause a cron job (by id or name): it stops firing and a run in progress is cancelled.',
       safety: 'moderate',
       parameters: v.strictObject({ id: jobId }),
+      output: jobChangeOutput('paused'),
       async handler(params) {
         const job = await service.pause(params.id)
-        return { status: 'paused', id: job.id, name: job.name }
+        return { status: 'paused' as const, id: job.id, name: job.name }
       },
     }),
     defineTool({
@@ -800,9 +947,15 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       description: 'Resume a paused cron job (by id or name).',
       safety: 'moderate',
       parameters: v.strictObject({ id: jobId }),
+      output: v.strictObject({
+        status: v.literal('resumed'),
+        id: v.string(),
+        name: v.string(),
+        next_run_at: isoOrNull,
+      }),
       async handler(params) {
         const { job } = await service.resume(params.id)
-        return { status: 'resumed', id: job.id, name: job.name, next_run_at: isoTime(job.nextRunAt) }
+        return { status: 'resumed' as const, id: job.id, name: job.name, next_run_at: isoTime(job.nextRunAt) }
       },
     }),
     defineTool({
@@ -812,9 +965,10 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       description: 'Delete a cron job (by id or name) and its run history permanently.',
       safety: 'dangerous',
       parameters: v.strictObject({ id: jobId }),
+      output: jobChangeOutput('removed'),
       async handler(params) {
         const job = await service.remove(params.id)
-        return { status: 'removed', id: job.id, name: job.name }
+        return { status: 'removed' as const, id: job.id, name: job.name }
       },
     }),
     defineTool({
@@ -837,6 +991,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ),
         ),
       }),
+      output: v.strictObject({ entries: v.array(cronRunViewSchema), count: v.number() }),
       async handler(params) {
         const runs = await service.history({
           ...(params.job_id === undefined ? {} : { job: params.job_id }),
@@ -892,6 +1047,43 @@ function seedJobView(job: CronJobView) {
     when: job.when ?? null,
   }
 }
+
+const seedJobSchema = {
+  id: v.string(),
+  name: v.string(),
+  type: v.picklist(['ai', 'shell']),
+  scheduleType: v.string(),
+  scheduleValue: v.string(),
+  timezone: v.string(),
+  config: v.union([
+    v.strictObject({ command: textOrNull, cwd: v.optional(v.string()) }),
+    v.strictObject({ prompt: textOrNull, model: v.optional(v.string()), cwd: v.optional(v.string()) }),
+  ]),
+  enabled: v.boolean(),
+  deliverTo: v.array(v.string()),
+  nextRunAt: isoOrNull,
+  lastRunAt: isoOrNull,
+  lastStatus: textOrNull,
+  createdAt: isoOrNull,
+  pingUrl: textOrNull,
+}
+
+/**
+ * `manage_cron_jobs`' answers, seed 002's camelCase: `list`'s jobs; a job (`get`; `create` and
+ * `update` with their preview, `create` with a note when nothing is delivered); a dry run's preview;
+ * `delete`'s and `trigger`'s `{ ok: true }`; and a failure's `{ error }` (an MCP `isError` result).
+ */
+const manageCronJobsOutput = v.union([
+  v.strictObject({ jobs: v.array(v.strictObject(seedJobSchema)) }),
+  v.strictObject({
+    ...seedJobSchema,
+    preview: v.optional(cronPreviewViewSchema),
+    deliveryNote: v.optional(v.string()),
+  }),
+  v.strictObject({ dryRun: v.literal(true), preview: cronPreviewViewSchema, message: v.string() }),
+  v.strictObject({ ok: v.literal(true), message: v.optional(v.string()), run_id: v.optional(v.string()) }),
+  v.strictObject({ error: v.string() }),
+])
 
 function isNotFound(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'CRON_JOB_NOT_FOUND'
@@ -955,12 +1147,12 @@ function triggerResult(outcome: {
   // Seed 002's answer, plus the started run's id so a caller can follow it (cron_history, --wait).
   if (outcome.status === 'started') {
     return {
-      ok: true,
+      ok: true as const,
       message: 'Job triggered',
       ...(outcome.runId === undefined ? {} : { run_id: outcome.runId }),
     }
   }
-  if (outcome.status === 'queued') return { ok: true, message: `Job queued${why}` }
+  if (outcome.status === 'queued') return { ok: true as const, message: `Job queued${why}` }
   return { error: `Job not triggered${why}` }
 }
 
@@ -1053,6 +1245,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       ),
       preview_count: previewCount,
     }),
+    output: manageCronJobsOutput,
     isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {
       const count = params.preview_count === undefined ? {} : { count: params.preview_count }
@@ -1088,7 +1281,11 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
             }
             if (params.dry_run === true) {
               const preview = await service.preview(input, { existing: 'error', ...count })
-              return { dryRun: true, preview: cronPreviewView(preview), message: previewSummary(preview) }
+              return {
+                dryRun: true as const,
+                preview: cronPreviewView(preview),
+                message: previewSummary(preview),
+              }
             }
             const { job, preview } = await service.create(input)
             const view = {
@@ -1112,7 +1309,11 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
             }
             if (params.dry_run === true) {
               const preview = await service.previewUpdate(params.id as string, changes, count)
-              return { dryRun: true, preview: cronPreviewView(preview), message: previewSummary(preview) }
+              return {
+                dryRun: true as const,
+                preview: cronPreviewView(preview),
+                message: previewSummary(preview),
+              }
             }
             const { job, preview } = await service.update(params.id as string, changes)
             return {
@@ -1124,7 +1325,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
             const missing = required('id', params.id)
             if (missing !== undefined) return missing
             await service.remove(params.id as string)
-            return { ok: true }
+            return { ok: true as const }
           }
           case 'trigger': {
             const missing = required('id', params.id)

@@ -104,11 +104,28 @@ function flag(description: string) {
   return v.optional(v.pipe(v.boolean(), v.description(description)))
 }
 
-/** What exec and exec_bg return when the lango guard refuses the command. */
-interface Blocked {
-  readonly blocked: true
-  readonly message: string
-}
+/** What exec and exec_bg return when the lango guard refuses the command (an MCP `isError` result). */
+const blockedOutput = v.strictObject({ blocked: v.literal(true), message: v.string() })
+type Blocked = v.InferOutput<typeof blockedOutput>
+
+/** `exec`'s answer: the finished command, or the guard's refusal. */
+const execOutput = v.union([
+  v.strictObject({
+    exit_code: v.nullable(v.number()),
+    stdout: v.string(),
+    stderr: v.string(),
+    timed_out: v.boolean(),
+    duration_ms: v.number(),
+    truncated: v.boolean(),
+  }),
+  blockedOutput,
+])
+
+/** `exec_bg`'s answer: the started process, or the guard's refusal. */
+const execBackgroundOutput = v.union([
+  v.strictObject({ id: v.string(), pid: v.number(), status: v.string() }),
+  blockedOutput,
+])
 
 function isBlocked(result: unknown): boolean {
   return (result as { blocked?: unknown } | null)?.blocked === true
@@ -153,6 +170,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
       ),
       strip_ansi: flag('true removes ANSI colour and cursor codes from the output. Default false.'),
     }),
+    output: execOutput,
     preflight: guard,
     isFailure: isBlocked,
     async handler(params, context) {
@@ -196,6 +214,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
       env,
       pty: flag('true starts it in a pseudo-terminal, so exec_write can answer its prompts. Default false.'),
     }),
+    output: execBackgroundOutput,
     preflight: guard,
     isFailure: isBlocked,
     async handler(params) {
@@ -230,6 +249,17 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
         ),
       ),
     }),
+    output: v.strictObject({
+      id: v.string(),
+      command: v.string(),
+      status: v.string(),
+      exit_code: v.nullable(v.number()),
+      output: v.string(),
+      next_offset: v.number(),
+      dropped_bytes: v.number(),
+      started_at: v.string(),
+      ended_at: v.nullable(v.string()),
+    }),
     async handler(params) {
       const process = backend.registry.require(params.id)
       const read = process.read(params.offset ?? 0, maxStatusBytes)
@@ -263,6 +293,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
         ),
       ),
     }),
+    output: v.strictObject({ id: v.string(), written: v.number() }),
     async handler(params) {
       backend.registry.require(params.id).write(params.input)
       return { id: params.id, written: Buffer.byteLength(params.input) }
@@ -276,6 +307,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
     safety: 'dangerous',
     idempotent: true,
     parameters: v.strictObject({ id: processId }),
+    output: v.strictObject({ id: v.string(), status: v.string() }),
     async handler(params) {
       const snapshot = await backend.registry.require(params.id).kill()
       return { id: params.id, status: snapshot.status }

@@ -25,9 +25,13 @@ export {
   createCronTools,
   createManageCronJobsTool,
   cronDeliveryView,
+  cronDeliveryViewSchema,
   cronJobView,
+  cronJobViewSchema,
   cronPreviewView,
+  cronPreviewViewSchema,
   cronRunView,
+  cronRunViewSchema,
   type NextRunView,
 } from './cron-tools.js'
 export { deliveryTargetFromSession } from './delivery.js'
@@ -48,6 +52,7 @@ export {
   type JsonSchema,
   type Tool,
   type ToolContext,
+  type ToolOutputSchema,
   type ToolProgress,
   type ToolSafety,
 } from './tool.js'

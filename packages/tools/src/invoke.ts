@@ -33,6 +33,35 @@ export type ToolCallOutcome =
       }
     }
 
+/**
+ * A failed call's payload as hosts send it (`{ error }`; MCP `structuredContent` of an `isError`
+ * result): the `error` of a failed {@link ToolCallOutcome}. MCP adapters add it to every tool's
+ * published `outputSchema`, so that every `structuredContent` fits the declaration (SDK 1.x
+ * clients check error results against it too). Open to what a host adds: its own codes
+ * (`SERVER_APPROVAL_PENDING`) and fields beside `error` (the pending `approval`).
+ */
+export const toolErrorPayloadSchema = v.looseObject({
+  error: v.looseObject({
+    code: v.pipe(
+      v.string(),
+      v.description("TOOL_INVALID_PARAMETERS, TOOL_DENIED, TOOL_FAILED, TOOL_CANCELED or a host's own code."),
+    ),
+    message: v.string(),
+    issues: v.optional(
+      v.array(
+        v.strictObject({
+          path: v.string(),
+          message: v.string(),
+          line: v.optional(v.number()),
+          column: v.optional(v.number()),
+        }),
+      ),
+    ),
+    reason: v.optional(v.string()),
+    data: v.optional(v.looseObject({})),
+  }),
+})
+
 /** What a failed call's error carries besides its code and message. */
 type FailureDetail = Omit<Extract<ToolCallOutcome, { ok: false }>['error'], 'code' | 'message'>
 

@@ -27,6 +27,12 @@ export interface ToolContext {
 /** A JSON Schema object as published to models and MCP clients. */
 export type JsonSchema = Record<string, unknown>
 
+/**
+ * A tool's result schema: an object, or a union of objects (`manage_cron_jobs`' actions), since
+ * MCP `structuredContent` is a JSON object.
+ */
+export type ToolOutputSchema = v.GenericSchema<unknown, Record<string, unknown>>
+
 /** One agent tool. Handlers receive validated parameters. */
 export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult = unknown> {
   /** The contract's name, e.g. `cron_add` (ARCHITECTURE.md §7). */
@@ -57,6 +63,15 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
   /** `parameters` as JSON Schema (draft-07), every property with a description. */
   readonly jsonSchema: JsonSchema
   /**
+   * The result's valibot schema: every result the handler or preflight returns is of this type
+   * (`defineTool` types the handler by it), failures reported in the payload (`isFailure`)
+   * included. MCP publishes it as the tool's `outputSchema`, and the SDK checks each
+   * `structuredContent` against it on the server and on the client.
+   */
+  readonly output: v.GenericSchema<unknown, TResult>
+  /** `output` as JSON Schema (draft-07) with an `object` root: the MCP `outputSchema`. */
+  readonly outputJsonSchema: JsonSchema
+  /**
    * Runs after validation and before safety is judged and approval asked (`invokeTool` awaits it):
    * returns a result that ends the call without running anything (the `lango` guard of
    * `exec`/`exec_bg`), throws to fail it (an invalid workflow, a file that cannot be read), or
@@ -81,20 +96,30 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
 
 const SAFETY_ORDER: readonly ToolSafety[] = ['safe', 'moderate', 'dangerous']
 
+/** A valibot schema as JSON Schema (draft-07), without its `$schema` line. */
+export function jsonSchemaOf(schema: v.GenericSchema): JsonSchema {
+  const json = toJsonSchema(schema, { errorMode: 'ignore' }) as JsonSchema
+  delete json.$schema
+  return json
+}
+
 /**
- * Builds a {@link Tool}, deriving its JSON Schema from the valibot schema. A `safetyFor` comes with
- * its `worstSafety` (at least `safety`); a definition without one throws a `TypeError`.
+ * Builds a {@link Tool}, deriving the JSON Schemas of its parameters and of its result (`output`,
+ * whose type the handler must return) from the valibot schemas. A `safetyFor` comes with its
+ * `worstSafety` (at least `safety`); a definition without one throws a `TypeError`.
  */
-export function defineTool<TSchema extends v.GenericSchema, TResult>(
-  definition: Omit<Tool<TSchema, TResult>, 'jsonSchema' | 'safetyFor' | 'worstSafety'> &
-    (
+export function defineTool<TSchema extends v.GenericSchema, TOutput extends ToolOutputSchema>(
+  definition: Omit<
+    Tool<TSchema, NoInfer<v.InferOutput<TOutput>>>,
+    'jsonSchema' | 'output' | 'outputJsonSchema' | 'safetyFor' | 'worstSafety'
+  > & { readonly output: TOutput } & (
       | { readonly safetyFor?: undefined; readonly worstSafety?: undefined }
       | {
           readonly safetyFor: (params: v.InferOutput<TSchema>) => ToolSafety
           readonly worstSafety: ToolSafety
         }
     ),
-): Tool<TSchema, TResult> {
+): Tool<TSchema, v.InferOutput<TOutput>> {
   if ((definition.safetyFor === undefined) !== (definition.worstSafety === undefined)) {
     throw new TypeError(`${definition.name}: safetyFor and worstSafety are declared together`)
   }
@@ -102,9 +127,10 @@ export function defineTool<TSchema extends v.GenericSchema, TResult>(
   if (worst !== undefined && SAFETY_ORDER.indexOf(worst) < SAFETY_ORDER.indexOf(definition.safety)) {
     throw new TypeError(`${definition.name}: worstSafety (${worst}) is below safety (${definition.safety})`)
   }
-  const jsonSchema = toJsonSchema(definition.parameters, { errorMode: 'ignore' }) as JsonSchema
-  delete jsonSchema.$schema
-  return Object.freeze({ ...definition, jsonSchema })
+  const jsonSchema = jsonSchemaOf(definition.parameters)
+  // A union of objects converts to a bare `anyOf`; MCP wants an `object` root (each branch says it too).
+  const outputJsonSchema = { type: 'object', ...jsonSchemaOf(definition.output) }
+  return Object.freeze({ ...definition, jsonSchema, outputJsonSchema })
 }
 
 /** Any tool, whatever its parameter and result types. */

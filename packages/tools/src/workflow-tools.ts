@@ -175,7 +175,36 @@ function progressLine(run: WorkflowRunView): string {
   return `${run.completedSteps} of ${run.totalSteps} steps done${running.length === 0 ? '' : `; running: ${running.slice(0, 5).join(', ')}`}`
 }
 
-function stepView(step: WorkflowStepView) {
+const textOrNull = v.nullable(v.string())
+
+/** A step as `workflow_status` shows it. */
+const stepOutput = v.strictObject({
+  step_id: v.string(),
+  status: v.string(),
+  result: textOrNull,
+  error: textOrNull,
+  attempt: v.number(),
+  started_at: textOrNull,
+  completed_at: textOrNull,
+  input_tokens: v.nullable(v.number()),
+  output_tokens: v.nullable(v.number()),
+  reused_from: textOrNull,
+})
+
+/** A run without its steps, as `workflow_list` shows it. */
+const summaryOutput = v.strictObject({
+  run_id: v.string(),
+  workflow_name: v.string(),
+  status: v.string(),
+  total_steps: v.number(),
+  completed_steps: v.number(),
+  error: textOrNull,
+  started_at: textOrNull,
+  completed_at: textOrNull,
+  rerun_of: textOrNull,
+})
+
+function stepView(step: WorkflowStepView): v.InferOutput<typeof stepOutput> {
   return {
     step_id: step.stepId,
     status: step.status,
@@ -190,7 +219,7 @@ function stepView(step: WorkflowStepView) {
   }
 }
 
-function summaryView(run: WorkflowRunSummaryView) {
+function summaryView(run: WorkflowRunSummaryView): v.InferOutput<typeof summaryOutput> {
   return {
     run_id: run.runId,
     workflow_name: run.workflowName,
@@ -345,6 +374,14 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           'exactly one of file_path or yaml_content is required',
         ),
       ),
+      output: v.strictObject({
+        run_id: v.string(),
+        workflow_name: v.string(),
+        status: v.string(),
+        steps: v.array(
+          v.strictObject({ step_id: v.string(), status: v.string(), result: textOrNull, error: textOrNull }),
+        ),
+      }),
       async approvalSummary(params) {
         const { workflow } = await prepare(params)
         const line =
@@ -381,6 +418,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description: 'A workflow run with its steps, their status, results and errors.',
       safety: 'safe',
       parameters: v.strictObject({ run_id: runId }),
+      output: v.strictObject({ ...summaryOutput.entries, steps: v.array(stepOutput) }),
       async handler(params) {
         const run = await engine.getRun(params.run_id)
         if (run === undefined)
@@ -416,6 +454,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           ),
         ),
       }),
+      output: v.strictObject({ runs: v.array(summaryOutput), count: v.number(), saved: v.array(v.string()) }),
       async handler(params) {
         const runs = (
           await engine.listRuns({
@@ -433,6 +472,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description: 'Cancel a running workflow: running steps are stopped and the run ends cancelled.',
       safety: 'moderate',
       parameters: v.strictObject({ run_id: runId }),
+      output: v.strictObject({ status: v.string(), run_id: v.string() }),
       async handler(params) {
         const run = await engine.cancelRun(params.run_id)
         return { status: run.status, run_id: run.runId }
@@ -481,6 +521,24 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
               `Seconds to wait for the new run to end before returning its current state: 0 to ${maxWait}, default 30. 0 returns the run_id at once.`,
             ),
           ),
+        ),
+      }),
+      output: v.strictObject({
+        run_id: v.string(),
+        rerun_of: v.string(),
+        workflow_name: v.string(),
+        status: v.string(),
+        from_steps: v.array(v.string()),
+        rerun_steps: v.array(v.string()),
+        reused_steps: v.array(v.string()),
+        steps: v.array(
+          v.strictObject({
+            step_id: v.string(),
+            status: v.string(),
+            result: textOrNull,
+            error: textOrNull,
+            reused_from: textOrNull,
+          }),
         ),
       }),
       async approvalSummary(params) {
@@ -561,11 +619,12 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           ),
         ),
       }),
+      output: v.strictObject({ status: v.literal('saved'), name: v.string(), file_path: v.string() }),
       async handler(params) {
         const saved = await directory.save(params.name, params.yaml_content, {
           overwrite: params.overwrite === true,
         })
-        return { status: 'saved', name: saved.name, file_path: saved.filePath }
+        return { status: 'saved' as const, name: saved.name, file_path: saved.filePath }
       },
     }),
   ]

@@ -30,6 +30,10 @@ export function createSecretsTools(options: SecretsToolsOptions): AnyTool[] {
     safety: 'safe',
     idempotent: true,
     parameters: v.strictObject({}),
+    output: v.strictObject({
+      secrets: v.array(v.strictObject({ name: v.string(), token: v.string() })),
+      count: v.number(),
+    }),
     async handler() {
       const secrets = (await (await vault()).list()).map(({ name, token }) => ({ name, token }))
       return { secrets, count: secrets.length }

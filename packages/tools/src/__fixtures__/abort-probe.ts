@@ -16,6 +16,7 @@ export function abortProbe() {
     description: 'Waits until the call is aborted.',
     safety: 'safe',
     parameters: v.strictObject({}),
+    output: v.strictObject({}),
     async handler(_params, context) {
       started()
       await new Promise<void>((resolve) =>

@@ -6,11 +6,13 @@ import type {
   StandardSchemaWithJSON,
   ToolAnnotations,
 } from '@modelcontextprotocol/server'
+import * as v from 'valibot'
 import type { ApprovalPolicy, ApprovalRequest } from '../approval.js'
-import { type InvokeOptions, invokeTool } from '../invoke.js'
+import { type InvokeOptions, invokeTool, toolErrorPayloadSchema } from '../invoke.js'
 import {
   type AnyTool,
   type JsonSchema,
+  jsonSchemaOf,
   publishedSafety,
   type ToolContext,
   type ToolProgress,
@@ -81,6 +83,41 @@ function publishedSchema(tool: AnyTool): StandardSchemaWithJSON {
   }
 }
 
+/** A failed call's `{ error }` payload as JSON Schema: a branch of every published `outputSchema`. */
+const ERROR_PAYLOAD_JSON = jsonSchemaOf(toolErrorPayloadSchema)
+
+/** The branches of a JSON Schema that is a union (`anyOf` and nothing else), else the schema itself. */
+function branchesOf(json: JsonSchema): JsonSchema[] {
+  const { type: _object, ...rest } = json
+  const keys = Object.keys(rest)
+  return keys.length === 1 && keys[0] === 'anyOf' && Array.isArray(rest.anyOf)
+    ? (rest.anyOf as JsonSchema[])
+    : [json]
+}
+
+/**
+ * What the tool's calls can put in `structuredContent`, as the SDK publishes it (`outputSchema`)
+ * and checks a successful call's content with on the server: the tool's `output` (the valibot
+ * schema its results are typed by, so the declaration and the results cannot drift apart), or a
+ * failed call's `{ error }` payload. The error branch is there because MCP says a result conforms
+ * to its tool's outputSchema, and SDK 1.x clients check `isError` results against it too.
+ */
+function publishedOutputSchema(tool: AnyTool): StandardSchemaWithJSON {
+  const json: JsonSchema = {
+    type: 'object',
+    anyOf: [...branchesOf(tool.outputJsonSchema), ERROR_PAYLOAD_JSON],
+  }
+  const schema = v.union([tool.output, toolErrorPayloadSchema])
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'lango',
+      validate: (value) => schema['~standard'].validate(value),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  }
+}
+
 /** A call's JSON payload as MCP content: the same JSON as text and as `structuredContent`. */
 function toResult(payload: unknown, isError: boolean): CallToolResult {
   const text = JSON.stringify(payload) ?? 'null'
@@ -104,7 +141,8 @@ function progressSender(context: ServerContext): ((progress: ToolProgress) => vo
 
 /**
  * Registers tools on an MCP SDK v2 `McpServer`, in the order given (so `tools/list` is
- * deterministic): each with its title, description, JSON Schema and annotations. A call runs
+ * deterministic): each with its title, description, JSON Schema, output schema (`outputSchema`,
+ * from the tool's `output`) and annotations. A call runs
  * through `invokeTool` with the request's abort signal; a success returns the result as JSON text
  * and the same `structuredContent`; every failure (invalid parameters, denied, a service error, a
  * blocked `lango` command, `manage_cron_jobs`' `{ error }`) returns `isError: true` with its JSON
@@ -133,6 +171,7 @@ export function registerTools(
         title: tool.title,
         description: tool.description,
         inputSchema: publishedSchema(tool),
+        outputSchema: publishedOutputSchema(tool),
         annotations: toolAnnotations(tool),
       },
       async (args, context) => {

@@ -6,7 +6,9 @@ import { RecordingAgentRunner, RecordingChannelSender } from '@lango/background/
 import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { blockLangoExec, ProcessRegistry, run } from '@lango/exec'
+import { nodePtyDriver } from '@lango/exec/pty'
 import { buildAutomationPromptSection } from '@lango/prompts'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import { Client } from '@modelcontextprotocol/client'
@@ -14,6 +16,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { InMemoryTransport, McpServer, type ServerContext } from '@modelcontextprotocol/server'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
+import * as v from 'valibot'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { abortProbe } from '../__fixtures__/abort-probe.js'
 import { guardedShellRunner } from '../__fixtures__/shell-runner.js'
@@ -21,7 +24,7 @@ import type { ApprovalRequest } from '../approval.js'
 import { createBackgroundTools } from '../background-tools.js'
 import { createCronTools, createManageCronJobsTool } from '../cron-tools.js'
 import { createExecTools } from '../exec-tools.js'
-import type { AnyTool } from '../tool.js'
+import { type AnyTool, defineTool } from '../tool.js'
 import { createWorkflowTools } from '../workflow-tools.js'
 import { type RegisterToolsOptions, registerTools } from './index.js'
 
@@ -31,6 +34,7 @@ let registry: ProcessRegistry
 let cron: CronService
 let engine: WorkflowEngine
 let background: BackgroundManager
+let agentRunner: RecordingAgentRunner
 let tools: AnyTool[]
 const closers: Array<() => Promise<void>> = []
 
@@ -41,13 +45,14 @@ beforeEach(async () => {
   db = new Kysely({ dialect: new SqliteDialect({ database: new Database(join(dir, 'lango.db')) }) })
   await migrateCron(db)
   await migrateWorkflow(db)
-  registry = new ProcessRegistry({ killGraceMs: 200 })
+  registry = new ProcessRegistry({ killGraceMs: 200, ptyDriver: nodePtyDriver() })
   cron = new CronService({ store: new SqliteCronStore(db), defaultTimezone: 'UTC' })
   await cron.start()
   engine = new WorkflowEngine({ store: new SqliteWorkflowStore(db), shellRunner })
   await engine.start()
+  agentRunner = new RecordingAgentRunner()
   background = new BackgroundManager({
-    agentRunner: new RecordingAgentRunner(),
+    agentRunner,
     channelSender: new RecordingChannelSender(),
   })
   background.start()
@@ -351,5 +356,196 @@ describe('an MCP SDK 1.32 client (older hosts)', () => {
     expect(result.structuredContent).toMatchObject({ stdout: 'legacy\n' })
     const blocked = await client.callTool({ name: 'exec', arguments: { command: 'lango doctor' } })
     expect(blocked.isError).toBe(true)
+  })
+})
+
+/** The paths of the `{}` subschemas (which accept any value) in a JSON Schema. */
+function emptySubschemas(schema: unknown, path = ''): string[] {
+  if (typeof schema !== 'object' || schema === null) return []
+  if (!Array.isArray(schema) && Object.keys(schema).length === 0) return [path]
+  return Object.entries(schema).flatMap(([key, value]) =>
+    key === 'properties' || key === 'required' || key === 'enum'
+      ? Object.entries(typeof value === 'object' && value !== null ? value : {}).flatMap(([name, item]) =>
+          key === 'properties' ? emptySubschemas(item, `${path}.properties.${name}`) : [],
+        )
+      : emptySubschemas(value, `${path}.${key}`),
+  )
+}
+
+/** A tool call as a host makes it: name and arguments in, the MCP result out. */
+type Call = (name: string, args: Record<string, unknown>) => Promise<TextResult>
+
+/**
+ * Calls every tool at least once with a result that is not an error, through `call`, and returns
+ * the results by tool name. Each client validates a non-error `structuredContent` against the
+ * tool's `outputSchema` itself (it throws on a mismatch), and the server checks it before sending.
+ */
+async function callEveryTool(call: Call): Promise<Map<string, TextResult[]>> {
+  const results = new Map<string, TextResult[]>()
+  const record = async (name: string, args: Record<string, unknown>) => {
+    const result = await call(name, args)
+    results.set(name, [...(results.get(name) ?? []), result])
+    return result
+  }
+  const ok = async (name: string, args: Record<string, unknown>) => {
+    const result = await record(name, args)
+    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy()
+    return result.structuredContent as Record<string, unknown>
+  }
+
+  // exec: a finished command, the guard's refusal (an isError payload), a pty session typed into.
+  await ok('exec', { command: 'echo fits' })
+  await record('exec', { command: 'lango cron list' })
+  const started = await ok('exec_bg', {
+    command: 'printf "name? "; read name; echo "hello $name"',
+    pty: true,
+  })
+  const id = started.id as string
+  await waitFor(async () => ((await ok('exec_status', { id })).output as string).includes('name?'))
+  await ok('exec_write', { id, input: 'lango\r' })
+  await waitFor(async () => (await ok('exec_status', { id })).status === 'exited')
+  await ok('exec_stop', { id })
+
+  // cron: a dry run, a job created and changed, a page, a run in the history, the seed tool's actions.
+  const job = { name: 'nightly', schedule_type: 'cron', schedule: '30 2 * * *', prompt: 'Summarise' }
+  await ok('cron_add', { ...job, dry_run: true })
+  await ok('cron_add', job)
+  await ok('cron_list', {})
+  await ok('cron_list', { limit: 1, sort: 'next_run' })
+  await ok('cron_pause', { id: 'nightly' })
+  await ok('cron_resume', { id: 'nightly' })
+  const shell = {
+    action: 'create',
+    name: 'echoer',
+    type: 'shell',
+    scheduleType: 'interval',
+    scheduleValue: '1h',
+    config: { command: 'echo hi' },
+  }
+  await ok('manage_cron_jobs', { ...shell, dry_run: true })
+  await ok('manage_cron_jobs', shell)
+  await ok('manage_cron_jobs', { action: 'update', id: 'echoer', config: { cwd: dir } })
+  await ok('manage_cron_jobs', { action: 'get', id: 'echoer' })
+  await ok('manage_cron_jobs', { action: 'list' })
+  await record('manage_cron_jobs', { action: 'trigger', id: 'nightly' })
+  await record('manage_cron_jobs', { action: 'get', id: 'nonexistent' })
+  await waitFor(async () => ((await ok('cron_history', {})).entries as unknown[]).length > 0)
+  await ok('cron_history', { job_id: 'nightly', limit: 5 })
+  await ok('manage_cron_jobs', { action: 'delete', id: 'echoer' })
+  await ok('cron_remove', { id: 'nightly' })
+
+  // background: a task cancelled while it runs, one that finishes and is read.
+  const first = await ok('bg_submit', { prompt: 'Wait for ever' })
+  await waitFor(() => agentRunner.calls.length === 1)
+  await ok('bg_status', { task_id: first.task_id })
+  await ok('bg_cancel', { task_id: first.task_id })
+  const second = await ok('bg_submit', { prompt: 'Answer' })
+  await waitFor(() => agentRunner.calls.length === 2)
+  agentRunner.calls[1]?.resolve('the answer')
+  await waitFor(async () => (await ok('bg_status', { task_id: second.task_id })).status === 'done')
+  await ok('bg_result', { task_id: second.task_id })
+  await ok('bg_list', {})
+
+  // workflow: saved, run, rerun from a step, listed, and a run cancelled.
+  await ok('workflow_save', {
+    name: 'greet',
+    yaml_content: 'name: greet\nsteps:\n  - id: a\n    run: "echo hi"\n',
+  })
+  const run = await ok('workflow_run', { file_path: 'greet', wait_seconds: 20 })
+  expect(run.status).toBe('completed')
+  await ok('workflow_status', { run_id: run.run_id })
+  await ok('workflow_rerun', { run_id: run.run_id, from_step: 'a', wait_seconds: 20 })
+  const nap = await ok('workflow_run', {
+    yaml_content: 'name: nap\nsteps:\n  - id: nap\n    run: "sleep 30"\n',
+    wait_seconds: 0,
+  })
+  await ok('workflow_cancel', { run_id: nap.run_id })
+  await ok('workflow_list', {})
+  return results
+}
+
+describe('declared output (issue 24 item 6): every tool publishes an outputSchema its results fit', () => {
+  it("lists each tool's outputSchema: its output's JSON Schema or a failure's { error }, with an object root", async () => {
+    const client = await connect(tools)
+    const listed = (await client.listTools()).tools
+    expect(listed).toHaveLength(tools.length)
+    const errorBranch = {
+      type: 'object',
+      properties: { error: { type: 'object', required: ['code', 'message'] } },
+      required: ['error'],
+    }
+    for (const [index, tool] of listed.entries()) {
+      const own = tools[index]?.outputJsonSchema as { anyOf?: unknown[] }
+      const branches = own.anyOf ?? [own]
+      expect(tool.outputSchema, tool.name).toMatchObject({
+        type: 'object',
+        anyOf: [...branches, errorBranch],
+      })
+      expect(tool.outputSchema?.anyOf, tool.name).toHaveLength(branches.length + 1)
+    }
+    const byName = new Map(listed.map((tool) => [tool.name, tool.outputSchema]))
+    expect((byName.get('cron_history')?.anyOf as unknown[] | undefined)?.[0]).toMatchObject({
+      type: 'object',
+      required: ['entries', 'count'],
+      additionalProperties: false,
+      properties: {
+        entries: { type: 'array', items: { required: expect.arrayContaining(['delivery_status']) } },
+      },
+    })
+    // seed 002's answers, one branch each, then the failure's.
+    expect(byName.get('manage_cron_jobs')?.anyOf).toHaveLength(6)
+    // Portable (the MCP Inspector's --strict check): no subschema that constrains nothing ({}).
+    for (const tool of listed) expect(emptySubschemas(tool.outputSchema), tool.name).toEqual([])
+  })
+
+  it.each([
+    ['the SDK v2 client', 'v2'],
+    ['the SDK 1.32 client', 'legacy'],
+  ] as const)("every tool's results fit its outputSchema, as %s validates them", async (_label, kind) => {
+    const server = new McpServer({ name: 'lango-test', version: '0.0.0' })
+    registerTools(server, tools)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await server.connect(serverSide)
+    const client =
+      kind === 'v2'
+        ? new Client({ name: 'test-client', version: '0.0.0' })
+        : new LegacyClient({ name: 'legacy-host', version: '1.32.2' })
+    await client.connect(clientSide)
+    closers.push(async () => {
+      await client.close()
+      await server.close()
+    })
+    // The clients validate against the listed schemas.
+    await client.listTools()
+    const results = await callEveryTool(
+      async (name, args) => (await client.callTool({ name, arguments: args })) as TextResult,
+    )
+    const succeeded = [...results].filter(([, list]) => list.some((result) => result.isError !== true))
+    expect(succeeded.map(([name]) => name).sort()).toEqual(tools.map((tool) => tool.name).sort())
+    // The tool's own schema agrees, failures reported in the payload included (blocked, { error }).
+    for (const [name, list] of results) {
+      const tool = tools.find((candidate) => candidate.name === name) as AnyTool
+      for (const result of list) {
+        if (result.isError === true && tool.isFailure?.(result.structuredContent) !== true) continue
+        expect(v.safeParse(tool.output, result.structuredContent).issues, name).toBeUndefined()
+      }
+    }
+  })
+
+  it('refuses a result that does not fit: the server answers with an error, never the result', async () => {
+    const liar = defineTool({
+      name: 'liar',
+      title: 'Liar',
+      description: 'Returns a count that is not a number.',
+      safety: 'safe',
+      parameters: v.strictObject({}),
+      output: v.strictObject({ count: v.number() }),
+      handler: async () => ({ count: 'three' }) as unknown as { count: number },
+    })
+    const client = await connect([liar])
+    const result = (await client.callTool({ name: 'liar', arguments: {} })) as TextResult
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toBeUndefined()
+    expect(textOf(result)).toMatch(/Output validation error: Invalid structured content for tool liar/)
   })
 })

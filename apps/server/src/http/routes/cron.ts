@@ -2,9 +2,13 @@ import { CronError } from '@lango/cron'
 import {
   type AnyTool,
   cronDeliveryView,
+  cronDeliveryViewSchema,
   cronJobView,
+  cronJobViewSchema,
   cronPreviewView,
+  cronPreviewViewSchema,
   cronRunView,
+  cronRunViewSchema,
   defineTool,
 } from '@lango/tools'
 import { Hono } from 'hono'
@@ -17,6 +21,8 @@ import { defined, errorResponse, queryNumber } from '../responses.js'
 function nextRunView(run: { readonly utc: string; readonly local: string; readonly timezone: string }) {
   return { utc: run.utc, local: run.local, timezone: run.timezone }
 }
+
+const nextRunOutput = v.strictObject({ utc: v.string(), local: v.string(), timezone: v.string() })
 
 const previewCount = v.optional(
   v.pipe(
@@ -34,7 +40,7 @@ const previewCount = v.optional(
  */
 function cronOperatorTools(app: App): AnyTool[] {
   /** A job as cron_list shows it (one shape for every route), read alone. */
-  const jobView = async (id: string): Promise<unknown> => cronJobView(await app.cron.get(id))
+  const jobView = async (id: string) => cronJobView(await app.cron.get(id))
   const idOrName = v.pipe(
     v.string('id must be a string'),
     v.minLength(1, 'id must not be empty'),
@@ -47,6 +53,7 @@ function cronOperatorTools(app: App): AnyTool[] {
       description: 'One cron job (by id or name) with its next fire times.',
       safety: 'safe',
       parameters: v.strictObject({ id: idOrName }),
+      output: v.strictObject({ job: cronJobViewSchema, next_runs: v.array(nextRunOutput) }),
       async handler(params, context) {
         const options = context.signal === undefined ? {} : { signal: context.signal }
         const job = await app.cron.get(params.id, options)
@@ -114,6 +121,20 @@ function cronOperatorTools(app: App): AnyTool[] {
         dry_run: v.optional(v.boolean('dry_run must be true or false')),
         preview_count: previewCount,
       }),
+      output: v.union([
+        v.strictObject({
+          status: v.literal('preview'),
+          dry_run: v.literal(true),
+          preview: cronPreviewViewSchema,
+        }),
+        v.strictObject({
+          status: v.picklist(['created', 'updated']),
+          job: cronJobViewSchema,
+          next_runs: v.array(nextRunOutput),
+          message: v.string(),
+          preview: v.optional(cronPreviewViewSchema),
+        }),
+      ]),
       async handler(params, context) {
         const input = {
           name: params.name,
@@ -142,7 +163,7 @@ function cronOperatorTools(app: App): AnyTool[] {
             ...signal,
             ...(params.preview_count === undefined ? {} : { count: params.preview_count }),
           })
-          return { status: 'preview', dry_run: true, preview: cronPreviewView(preview) }
+          return { status: 'preview' as const, dry_run: true as const, preview: cronPreviewView(preview) }
         }
         const result = await app.cron.add(input, signal)
         const { job } = result
@@ -314,6 +335,7 @@ function cronOperatorTools(app: App): AnyTool[] {
           ),
         ),
       }),
+      output: v.strictObject({ preview: cronPreviewViewSchema }),
       async handler(params, context) {
         const definition =
           params.name !== undefined || params.prompt !== undefined || params.command !== undefined
@@ -344,6 +366,17 @@ function cronOperatorTools(app: App): AnyTool[] {
       description: 'One cron run (by run id) as cron_history shows it, with its delivery to every target.',
       safety: 'safe',
       parameters: v.strictObject({ id: idOrName }),
+      output: v.strictObject({
+        ...cronRunViewSchema.entries,
+        delivery_error: v.nullable(v.string()),
+        deliveries: v.array(
+          v.strictObject({
+            id: v.string(),
+            ...cronDeliveryViewSchema.entries,
+            created_at: v.nullable(v.string()),
+          }),
+        ),
+      }),
       async handler(params, context) {
         const options = context.signal === undefined ? {} : { signal: context.signal }
         const run = await app.cron.getRun(params.id, options)

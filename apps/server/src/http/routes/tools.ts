@@ -17,6 +17,7 @@ function catalogueEntry(tool: AnyTool) {
     safety: tool.safety,
     worst_safety: tool.worstSafety ?? tool.safety,
     parameters: toFunctionTool(tool).function.parameters,
+    output: tool.outputJsonSchema,
   }
 }
 
