@@ -110,6 +110,12 @@ export interface ShellRunRequest {
   readonly timeoutMs: number
   readonly jobName: string
   readonly runId: string
+  /**
+   * The body of the webhook call that started the run (`trigger: 'webhook'`), untrusted: never
+   * part of `command`. A host may hand it to the command out of band (the server hands it to a
+   * saved workflow as `{{trigger.payload}}`).
+   */
+  readonly payload?: string
 }
 
 /** Result of a shell run; a non-zero exit code or `blocked` makes the run `failed`. */
