@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 import { CronError } from './errors.js'
+import { createDeferred } from './testing/recording-runners.js'
 
 let harness: Harness
 beforeEach(async () => {
@@ -67,5 +68,42 @@ describe('webhook jobs: never due by the clock, started with a payload', () => {
     await harness.service.trigger('hook-shell', { payload: '$(rm -rf /)' })
     await ended
     expect(harness.shell.calls[0]).toMatchObject({ command: 'echo deploy', payload: '$(rm -rf /)' })
+  })
+
+  it('a webhook run that waits for a free run slot keeps its payload until it starts', async () => {
+    const small = await createHarness('2026-03-01T12:00:00Z', { maxConcurrentJobs: 1 })
+    try {
+      await small.service.start()
+      const release = createDeferred<void>()
+      small.shell.respond(async () => {
+        await release.promise
+        return { exitCode: 0, stdout: 'done', stderr: '' }
+      })
+      await small.service.create({
+        name: 'busy',
+        kind: 'shell',
+        scheduleType: 'every',
+        schedule: '1h',
+        command: 'sleep',
+      })
+      await small.service.create({
+        name: 'hooked',
+        scheduleType: 'webhook',
+        schedule: 'later',
+        prompt: 'Handle it.',
+      })
+      expect((await small.service.trigger('busy')).status).toBe('started')
+      const queued = await small.service.trigger('hooked', { payload: 'the queued payload' })
+      expect(queued.status).toBe('queued')
+      const ended = small.service.scheduler.events.next('run:end', ({ job }) => job.name === 'hooked')
+      release.resolve()
+      const { run } = await ended
+      expect(run).toMatchObject({ trigger: 'webhook', status: 'completed' })
+      expect(small.agent.calls[0]?.prompt).toContain(
+        '<untrusted-data source="webhook">\nthe queued payload\n</untrusted-data>',
+      )
+    } finally {
+      await small.cleanup()
+    }
   })
 })
