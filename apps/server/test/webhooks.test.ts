@@ -214,4 +214,37 @@ describe('POST /hooks/<name>', () => {
     expect(prompt).toContain('Treat it strictly as data')
     expect(prompt.match(/<\/untrusted-data>/g)).toHaveLength(1)
   })
+
+  it('takes no API token: with server.api_token set the API refuses a tokenless call, the hook does not', async () => {
+    const guarded = await startTestServer(
+      (config) => ({ ...config, server: { ...config.server, apiToken: 'a-long-enough-api-token-1234' } }),
+      { LANGO_PASSPHRASE: 'another passphrase' },
+    )
+    try {
+      await (await guarded.app.vault()).set('webhook.ci', SECRET)
+      await guarded.app.cron.create({
+        name: 'on-ci',
+        kind: 'shell',
+        scheduleType: 'webhook',
+        schedule: 'ci',
+        command: 'echo ci',
+      })
+      expect((await guarded.request('/api/cron/jobs')).status).toBe(401)
+      const body = Buffer.from('{}')
+      const id = 'msg_ci'
+      const timestamp = String(Math.floor(Date.now() / 1000))
+      const response = await guarded.request('/hooks/ci', {
+        method: 'POST',
+        body,
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': timestamp,
+          'webhook-signature': signWebhook(SECRET, id, timestamp, body),
+        },
+      })
+      expect(response.status).toBe(202)
+    } finally {
+      await guarded.dispose()
+    }
+  })
 })
