@@ -98,6 +98,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       maxConsecutiveFailures: 5,
       maxAiTokensPerDay: undefined,
       pingPrivateNetworks: false,
+      webhookRateLimit: 30,
       historyMaxAgeMs: 30 * 86_400_000,
       historyMaxRuns: 1000,
     },
@@ -331,6 +332,7 @@ describe('loadConfig: the file', () => {
         maxConsecutiveFailures: 3,
         maxAiTokensPerDay: 2_000_000,
         pingPrivateNetworks: true,
+        webhookRateLimit: 30,
         historyMaxAgeMs: 7 * 86_400_000,
         historyMaxRuns: 50,
       },
@@ -559,7 +561,7 @@ describe('loadConfig: errors in the file', () => {
         line: 3,
         column: 3,
         message:
-          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, history',
+          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, history',
       }),
     ])
   })

@@ -73,6 +73,9 @@ const HTTP_LAYER: Record<HttpErrorCode, number> = {
   CANCELLED: 499,
   HTTP_ERROR: 500,
   INTERNAL_ERROR: 500,
+  WEBHOOK_UNAUTHORIZED: 401,
+  WEBHOOK_REPLAYED: 409,
+  WEBHOOK_RATE_LIMITED: 429,
 }
 
 /** A tool call's failure, as the tool-call mapping answered it. */

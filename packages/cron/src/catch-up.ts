@@ -13,6 +13,13 @@ const MAX_SKIPPED_ROWS = 50
 export interface Occurrence {
   readonly scheduledFor: number
   readonly trigger: RunTrigger
+  /** The payload of a `webhook` run, held until the run starts (never stored). */
+  readonly payload?: string
+}
+
+/** A run started on request (`manual` or `webhook`), not a clock occurrence: claimed on a free instant. */
+export function isRequested(occurrence: Occurrence): boolean {
+  return occurrence.trigger === 'manual' || occurrence.trigger === 'webhook'
 }
 
 /** Bounds of the catch-up window: half the job's period, clamped to `[minMs, maxMs]`. */

@@ -41,6 +41,7 @@ export function describeSchedule(schedule: {
 }): string {
   if (schedule.scheduleType === 'every') return describeEvery(schedule.schedule)
   if (schedule.scheduleType === 'at') return `once at ${schedule.schedule}`
+  if (schedule.scheduleType === 'webhook') return `on webhook ${schedule.schedule}`
   return describeCron(schedule.schedule) || `cron "${schedule.schedule}"`
 }
 

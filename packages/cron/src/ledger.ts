@@ -125,13 +125,18 @@ export class Ledger {
     now: number,
     status: 'running' | 'skipped',
     reason: string | null,
-    options: { readonly reserved: number | null; readonly attempts: number },
+    options: {
+      readonly reserved: number | null
+      readonly attempts: number
+      /** `manual` (default) or `webhook`. */
+      readonly trigger?: RunTrigger
+    },
   ): Promise<{ readonly row: NewCronRun; readonly outcome: Exclude<ClaimOutcome, 'lost'> } | undefined> {
     let scheduledFor = now
     for (let attempt = 0; attempt < 1000; attempt++, scheduledFor--) {
       if (scheduledFor === options.reserved) continue
       const claimed = await this.claim(
-        this.row(job, scheduledFor, 'manual', status, now, reason),
+        this.row(job, scheduledFor, options.trigger ?? 'manual', status, now, reason),
         options.attempts,
       )
       if (claimed.outcome !== 'lost') return { row: claimed.row, outcome: claimed.outcome }

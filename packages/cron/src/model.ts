@@ -1,8 +1,12 @@
 /** What a job runs: an agent prompt (`ai`) or a shell command (`shell`). */
 export type CronJobKind = 'ai' | 'shell'
 
-/** How the schedule text is read. `interval` and `once` (seed 002) are accepted as aliases on input. */
-export type ScheduleType = 'cron' | 'every' | 'at'
+/**
+ * How the schedule text is read. `interval` and `once` (seed 002) are accepted as aliases on input.
+ * `webhook` never fires by the clock: its schedule is a hook name, and the host starts a run with
+ * `CronService.trigger` and a payload when that hook is called.
+ */
+export type ScheduleType = 'cron' | 'every' | 'at' | 'webhook'
 
 /** Which agent session an `ai` job runs in: one per run (`isolated`) or one shared per job (`main`). */
 export type SessionMode = 'isolated' | 'main'
@@ -13,8 +17,8 @@ export type OverlapPolicy = 'skip' | 'queue_one' | 'allow'
 /** What happens on start to occurrences missed while no scheduler was running. */
 export type CatchupPolicy = 'latest' | 'none'
 
-/** Why a run row exists. */
-export type RunTrigger = 'schedule' | 'manual' | 'catchup'
+/** Why a run row exists: `webhook` is a run a `webhook` job's hook started with a payload. */
+export type RunTrigger = 'schedule' | 'manual' | 'catchup' | 'webhook'
 
 /** Life cycle of a run row; only `running` is not final. */
 export type CronRunStatus =

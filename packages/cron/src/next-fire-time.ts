@@ -48,7 +48,8 @@ export function compileSchedule(
   input:
     | { readonly type: 'cron'; readonly expression: string; readonly timezone: string }
     | { readonly type: 'every'; readonly intervalMs: number; readonly timezone: string }
-    | { readonly type: 'at'; readonly at: number; readonly timezone: string },
+    | { readonly type: 'at'; readonly at: number; readonly timezone: string }
+    | { readonly type: 'webhook'; readonly timezone: string },
 ): CompiledSchedule {
   switch (input.type) {
     case 'cron':
@@ -74,6 +75,9 @@ export function compileSchedule(
         next: (after) => (at > after ? at : undefined),
       }
     }
+    case 'webhook':
+      // Never due by the clock: only its hook starts a run.
+      return { type: 'webhook', timezone: input.timezone, periodMs: undefined, next: () => undefined }
   }
 }
 

@@ -115,6 +115,12 @@ export interface ShellRunRequest {
    * called; its exit code decides whether the run goes on (0), is skipped (1) or fails.
    */
   readonly gate?: boolean
+  /**
+   * The body of the webhook call that started the run (`trigger: 'webhook'`), untrusted: never
+   * part of `command`. A host may hand it to the command out of band (the server hands it to a
+   * saved workflow as `{{trigger.payload}}`).
+   */
+  readonly payload?: string
 }
 
 /** Result of a shell run; a non-zero exit code or `blocked` makes the run `failed`. */

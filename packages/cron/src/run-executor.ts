@@ -96,7 +96,7 @@ export class RunExecutor {
     let result: string | null = null
     let skipReason: string | undefined
     try {
-      outcome = await this.#perform(job, run, signal)
+      outcome = await this.#perform(job, run, signal, active.payload)
       status = outcome.status
       result = outcome.result
       error = outcome.error
@@ -183,12 +183,17 @@ export class RunExecutor {
     })
   }
 
-  async #perform(job: CronJob, run: CronRun, signal: AbortSignal): Promise<ExecutionOutcome> {
+  async #perform(
+    job: CronJob,
+    run: CronRun,
+    signal: AbortSignal,
+    payload?: string,
+  ): Promise<ExecutionOutcome> {
     const { store, recentResultsInPrompt } = this.#settings
     const recent =
       job.kind === 'ai' && recentResultsInPrompt > 0
         ? await store.recentResults(job.id, recentResultsInPrompt)
         : ([] as string[])
-    return executeJob(job, run.id, recent, signal, this.#settings)
+    return executeJob(job, run.id, recent, signal, this.#settings, payload)
   }
 }

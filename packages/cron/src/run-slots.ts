@@ -12,6 +12,8 @@ export interface ActiveRun {
   /** What the run is doing, so an abort says what it interrupted. */
   phase: 'run' | 'delivery'
   done: Promise<unknown>
+  /** The payload a `webhook` run was started with. */
+  readonly payload?: string
 }
 
 /** A due occurrence not started yet: waiting for a slot, or queued behind its job's running one. */

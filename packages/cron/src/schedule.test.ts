@@ -119,7 +119,9 @@ describe('validateSchedule: cron', () => {
 
   it('rejects unknown schedule types and names the accepted ones', () => {
     const error = rejects({ scheduleType: 'weekly', schedule: '0 9 * * *', timezone: 'UTC', now: NOW })
-    expect(error.message).toMatch(/Accepted: cron, every, at \(aliases: interval = every, once = at\)/)
+    expect(error.message).toMatch(
+      /Accepted: cron, every, at, webhook \(aliases: interval = every, once = at\)/,
+    )
   })
 })
 

@@ -16,6 +16,12 @@ const CRON_FORMS =
 const AT_FORMS =
   'an ISO 8601 date-time such as "2026-12-01T09:00" (read in the job\'s time zone) or "2026-12-01T09:00:00+01:00" / "2026-12-01T08:00:00Z"'
 
+const WEBHOOK_FORMS =
+  'a hook name of 1 to 56 characters of A-Z, a-z, 0-9, "_" and "-" (called as POST /hooks/<name>)'
+
+/** A `webhook` job's schedule: the hook's name, the last segment of `POST /hooks/<name>`. */
+export const WEBHOOK_NAME_PATTERN = /^[A-Za-z0-9_-]{1,56}$/
+
 const AT_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/
 
@@ -32,7 +38,7 @@ export interface ValidatedSchedule {
 
 /** Input of {@link validateSchedule}. */
 export interface ScheduleInput {
-  /** `cron`, `every` or `at`; the seed 002 aliases `interval` and `once` are accepted. */
+  /** `cron`, `every`, `at` or `webhook`; the seed 002 aliases `interval` and `once` are accepted. */
   readonly scheduleType: string
   /** A text; for `every`, a number is milliseconds (stored as `<n>ms`). */
   readonly schedule: string | number
@@ -50,12 +56,12 @@ export interface ScheduleInput {
 /** Maps `interval` → `every`, `once` → `at`; throws for unknown types. */
 function normalizeScheduleType(scheduleType: string): ScheduleType {
   const value = typeof scheduleType === 'string' ? scheduleType.trim().toLowerCase() : ''
-  if (value === 'cron' || value === 'every' || value === 'at') return value
+  if (value === 'cron' || value === 'every' || value === 'at' || value === 'webhook') return value
   if (value === 'interval') return 'every'
   if (value === 'once') return 'at'
   throw new CronError(
     'CRON_INVALID_SCHEDULE',
-    `Unknown schedule type "${String(scheduleType).slice(0, 32)}". Accepted: cron, every, at (aliases: interval = every, once = at).`,
+    `Unknown schedule type "${String(scheduleType).slice(0, 32)}". Accepted: cron, every, at, webhook (aliases: interval = every, once = at).`,
     { data: { scheduleType: String(scheduleType).slice(0, 100) } },
   )
 }
@@ -104,6 +110,23 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
     schedule = typeof input.schedule === 'number' ? `${intervalMs}ms` : text
     const nextRuns = [1, 2, 3].map((count) => toNextRun(input.now + count * intervalMs, timezone))
     return { scheduleType, schedule, timezone, compiled, nextRuns }
+  }
+  if (scheduleType === 'webhook') {
+    if (!WEBHOOK_NAME_PATTERN.test(text)) {
+      throw new CronError(
+        'CRON_INVALID_SCHEDULE',
+        `"${text.slice(0, 64)}" is not a webhook name; expected ${WEBHOOK_FORMS}.`,
+        { data: { schedule: text.slice(0, 100) } },
+      )
+    }
+    // Never due by the clock: no next runs.
+    return {
+      scheduleType,
+      schedule: text,
+      timezone,
+      compiled: compileSchedule({ type: 'webhook', timezone }),
+      nextRuns: [],
+    }
   }
   if (scheduleType === 'at') {
     const at = parseAtTime(text, timezone)
@@ -211,6 +234,8 @@ function compileUncached(job: Pick<CronJob, 'scheduleType' | 'schedule' | 'timez
         at: parseAtTime(job.schedule, job.timezone),
         timezone: job.timezone,
       })
+    case 'webhook':
+      return compileSchedule({ type: 'webhook', timezone: job.timezone })
   }
 }
 
@@ -350,5 +375,6 @@ function checkCronShape(text: string): string {
 function formsOf(scheduleType: ScheduleType): string {
   if (scheduleType === 'every') return DURATION_FORMS
   if (scheduleType === 'at') return AT_FORMS
+  if (scheduleType === 'webhook') return WEBHOOK_FORMS
   return CRON_FORMS
 }

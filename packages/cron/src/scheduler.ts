@@ -1,4 +1,4 @@
-import { type CatchUpPlan, planCatchUp } from './catch-up.js'
+import { type CatchUpPlan, isRequested, type Occurrence, planCatchUp } from './catch-up.js'
 import { claimOrder, claimRank } from './claim-order.js'
 import { DeliveryLedger } from './delivery-ledger.js'
 import { DueBatch } from './due-batch.js'
@@ -10,7 +10,7 @@ import { jitterDelay } from './jitter.js'
 import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
 import { DEAD_AFTER_LEASES, Maintenance, type Stall } from './maintenance.js'
-import type { CronJob, CronRun } from './model.js'
+import type { CronJob, CronRun, RunTrigger } from './model.js'
 import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun, TimerHandle } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
@@ -24,6 +24,16 @@ import {
   type SchedulerSettings,
 } from './scheduler-options.js'
 import { TokenBudget } from './token-budget.js'
+
+/** Options of {@link CronScheduler.trigger}. */
+export interface TriggerOptions {
+  /**
+   * Starts a `webhook` run with this payload (the body of the hook's call): the run is recorded with
+   * trigger `webhook`; an `ai` job's prompt gets the payload as untrusted data, a shell job's runner
+   * gets it as `request.payload`. Without it the run is `manual`.
+   */
+  readonly payload?: string
+}
 
 /** What {@link CronScheduler.trigger} did. */
 export interface TriggerResult {
@@ -438,7 +448,7 @@ export class CronScheduler {
    * time, moved back a millisecond at a time on collision). Returns without waiting for the run.
    * A failing store rejects with its error (and holds no run slot).
    */
-  async trigger(job: CronJob): Promise<TriggerResult> {
+  async trigger(job: CronJob, options: TriggerOptions = {}): Promise<TriggerResult> {
     if (!this.#started) {
       throw new CronError(
         'CRON_NOT_RUNNING',
@@ -446,9 +456,14 @@ export class CronScheduler {
       )
     }
     const now = this.#now()
-    const admission = this.#slots.admit(job, { scheduledFor: now, trigger: 'manual' })
+    const { payload } = options
+    const occurrence: Occurrence =
+      payload === undefined
+        ? { scheduledFor: now, trigger: 'manual' }
+        : { scheduledFor: now, trigger: 'webhook', payload }
+    const admission = this.#slots.admit(job, occurrence)
     if (admission.kind === 'skip') {
-      const recorded = await this.#claimManual(job, now, 'skipped', admission.reason, 1)
+      const recorded = await this.#claimManual(job, now, 'skipped', admission.reason, 1, occurrence.trigger)
       return {
         status: 'skipped',
         reason: admission.reason,
@@ -461,7 +476,7 @@ export class CronScheduler {
     }
     let claimed: Awaited<ReturnType<Ledger['claimManual']>>
     try {
-      claimed = await this.#claimManual(job, now, 'running', null, 1)
+      claimed = await this.#claimManual(job, now, 'running', null, 1, occurrence.trigger)
     } catch (error) {
       // The slot was taken by admit: a failing store must not keep it (the caller may retry).
       this.#slots.release()
@@ -476,7 +491,7 @@ export class CronScheduler {
       this.#slots.release()
       return { status: 'skipped', reason: claimed.row.skipReason ?? '', runId: claimed.row.id }
     }
-    this.#startRun(job, claimed.row)
+    this.#startRun(job, claimed.row, payload)
     return { status: 'started', runId: claimed.row.id }
   }
 
@@ -747,21 +762,21 @@ export class CronScheduler {
    * released.
    */
   async #startWaiting(waiting: readonly WaitingStart[]): Promise<void> {
-    const scheduled = waiting.filter(({ occurrence }) => occurrence.trigger !== 'manual')
+    const scheduled = waiting.filter(({ occurrence }) => !isRequested(occurrence))
     await Promise.all([
       ...waiting
-        .filter(({ occurrence }) => occurrence.trigger === 'manual')
-        .map(({ job }) => this.#startWaitingManual(job)),
+        .filter(({ occurrence }) => isRequested(occurrence))
+        .map(({ job, occurrence }) => this.#startWaitingManual(job, occurrence)),
       ...(scheduled.length === 0 ? [] : [this.#claimWaiting(scheduled)]),
     ])
   }
 
-  async #startWaitingManual(job: CronJob): Promise<void> {
+  async #startWaitingManual(job: CronJob, occurrence: Occurrence): Promise<void> {
     let started = false
     try {
-      const claimed = await this.#claimManual(job, this.#now(), 'running', null, 3)
+      const claimed = await this.#claimManual(job, this.#now(), 'running', null, 3, occurrence.trigger)
       if (claimed?.outcome === 'won') {
-        this.#startRun(job, claimed.row)
+        this.#startRun(job, claimed.row, occurrence.payload)
         started = true
       }
     } catch (error) {
@@ -824,7 +839,7 @@ export class CronScheduler {
     this.#lastPrune = this.#now()
     const candidates = this.#slots
       .waitingList(PRUNE_LIMIT)
-      .filter(({ occurrence }) => occurrence.trigger !== 'manual')
+      .filter(({ occurrence }) => !isRequested(occurrence))
     if (candidates.length === 0) return
     this.#pruning = true
     const key = (jobId: string, scheduledFor: number) => `${scheduledFor}:${jobId}`
@@ -1036,21 +1051,28 @@ export class CronScheduler {
     status: 'running' | 'skipped',
     reason: string | null,
     attempts: number,
+    trigger: RunTrigger = 'manual',
   ): ReturnType<Ledger['claimManual']> {
     const reserved = this.#fires.get(job.id)?.job.nextRunAt ?? job.nextRunAt
-    return this.#ledger.claimManual(job, now, status, reason, { reserved, attempts })
+    return this.#ledger.claimManual(job, now, status, reason, { reserved, attempts, trigger })
   }
 
   // ---------------------------------------------------------------- runs
 
-  #startRun(job: CronJob, row: NewCronRun): void {
+  #startRun(job: CronJob, row: NewCronRun, payload?: string): void {
     const controller = new AbortController()
     // Claimed while stop() was under way: record it interrupted instead of starting work.
     if (!this.#started)
       controller.abort(
         cancellation('interrupted', 'interrupted: the scheduler stopped before the run started'),
       )
-    const active: ActiveRun = { runId: row.id, controller, phase: 'run', done: Promise.resolve() }
+    const active: ActiveRun = {
+      runId: row.id,
+      controller,
+      phase: 'run',
+      done: Promise.resolve(),
+      ...(payload === undefined ? {} : { payload }),
+    }
     this.#slots.addActive(job.id, active)
     if (job.kind === 'ai') this.#aiBudget.record(row.startedAt ?? this.#now())
     const run: CronRun = {

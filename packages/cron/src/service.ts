@@ -45,7 +45,7 @@ import {
   type ValidatedSchedule,
   validateSchedule,
 } from './schedule.js'
-import { CronScheduler, type TriggerResult } from './scheduler.js'
+import { CronScheduler, type TriggerOptions, type TriggerResult } from './scheduler.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
 import { type CronSchedulerOptions, timerMs } from './scheduler-options.js'
 import { hostTimeZone, resolveTimeZone } from './time-zone.js'
@@ -672,13 +672,18 @@ export class CronService {
     return current
   }
 
-  /** Runs a job now, asynchronously, as a `manual` ledger row (manage_cron_jobs trigger). */
+  /**
+   * Runs a job now, asynchronously, as a `manual` ledger row (manage_cron_jobs trigger), or with
+   * `payload` as a `webhook` row whose payload reaches the run as untrusted data (see
+   * {@link TriggerOptions}).
+   */
   async trigger(
     idOrName: string,
-    options?: { readonly signal?: AbortSignal },
+    options?: TriggerOptions & { readonly signal?: AbortSignal },
   ): Promise<TriggerResult & { readonly job: CronJob }> {
     const job = await this.#resolve(idOrName, options)
-    return { ...(await this.scheduler.trigger(job)), job }
+    const payload = options?.payload
+    return { ...(await this.scheduler.trigger(job, payload === undefined ? {} : { payload })), job }
   }
 
   /** Run history, newest first, for one job (id or name) or all (cron_history). */
@@ -813,7 +818,7 @@ export class CronService {
     ) {
       throw new CronError(
         'CRON_INVALID_INPUT',
-        'scheduleType is required: one of cron, every, at (aliases interval, once).',
+        'scheduleType is required: one of cron, every, at, webhook (aliases interval, once).',
       )
     }
     const hasPrompt = typeof input.prompt === 'string' && input.prompt.trim().length > 0

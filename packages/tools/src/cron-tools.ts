@@ -10,7 +10,7 @@ export interface CronJobView {
   readonly id: string
   readonly name: string
   readonly kind: 'ai' | 'shell'
-  readonly scheduleType: 'cron' | 'every' | 'at'
+  readonly scheduleType: 'cron' | 'every' | 'at' | 'webhook'
   readonly schedule: string
   readonly timezone: string
   readonly prompt: string | null
@@ -815,7 +815,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       name: 'cron_add',
       title: 'Add or update cron job',
       description:
-        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h) or at (an ISO date-time, runs once). deliver_to is optional: when omitted, results go to the current chat (Telegram, Slack, Discord, …) or the configured default; if there is neither, the result says so and they are only kept in the run history. when is an optional shell check run before each run (exit 0 runs, 1 skips at no token cost). Returns the next run times: tell the user.',
+        'Create a scheduled agent job, or update the job with the same name. schedule_type is cron (5 fields, evaluated in timezone), every (a duration such as 30m or 2h), at (an ISO date-time, runs once) or webhook (schedule is a hook name; each signed POST /hooks/<name> starts a run with the request body as untrusted data). deliver_to is optional: when omitted, results go to the current chat (Telegram, Slack, Discord, …) or the configured default; if there is neither, the result says so and they are only kept in the run history. when is an optional shell check run before each run (exit 0 runs, 1 skips at no token cost). Returns the next run times: tell the user.',
       safety: 'moderate',
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
@@ -836,9 +836,12 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       parameters: v.strictObject({
         name,
         schedule_type: v.pipe(
-          v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+          v.picklist(
+            ['cron', 'every', 'at', 'webhook'],
+            'schedule_type must be one of cron, every, at, webhook',
+          ),
           v.description(
-            'cron: a cron expression, evaluated in timezone; every: a fixed interval; at: once, at a date-time.',
+            'cron: a cron expression, evaluated in timezone; every: a fixed interval; at: once, at a date-time; webhook: never by the clock, schedule is a hook name and a signed call to it starts a run.',
           ),
         ),
         schedule,

@@ -26,6 +26,13 @@ export interface StepDefinition {
   readonly deliverTo?: readonly string[]
   /** Step ids referenced as `{{id.result}}` in `text`, each once, in order of appearance. */
   readonly references: readonly string[]
+  /** True when `text` uses `{{trigger.payload}}`, the payload of the call that started the run. */
+  readonly usesTrigger?: boolean
+}
+
+/** What starts a saved workflow from outside: `{ webhook: <name> }`, a signed `POST /hooks/<name>` to the host. */
+export interface WorkflowTrigger {
+  readonly webhook: string
 }
 
 /** A validated workflow (the YAML's keys in camelCase, durations in milliseconds). */
@@ -34,6 +41,11 @@ export interface WorkflowDefinition {
   readonly description?: string
   /** A cron expression: saved workflows with a schedule are run by `@lango/cron` (not by this package). */
   readonly schedule?: string
+  /**
+   * What else starts the saved workflow (the host wires them; not this package): each run gets the
+   * call's payload as `{{trigger.payload}}`.
+   */
+  readonly triggers?: readonly WorkflowTrigger[]
   readonly timezone?: string
   /** Run-level delivery targets; when absent, the caller's auto-detected targets are used. */
   readonly deliverTo?: readonly string[]

@@ -5,6 +5,7 @@ export type {
   StepKind,
   WorkflowDefinition,
   WorkflowPlan,
+  WorkflowTrigger,
 } from './definition.js'
 export type { WorkflowErrorCode, WorkflowIssue, WorkflowIssueCode } from './errors.js'
 export { WorkflowError } from './errors.js'

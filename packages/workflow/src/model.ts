@@ -59,6 +59,11 @@ export interface WorkflowRunRecord {
   readonly completedAt: number | null
   /** The run this one reruns (`WorkflowEngine.rerunRun`); null for a run started afresh. */
   readonly rerunOf: string | null
+  /**
+   * The payload of the call that started the run (a webhook's body), `{{trigger.payload}}` in its
+   * steps; null or absent for a run started otherwise. Kept so a resumed run renders the same.
+   */
+  readonly triggerPayload?: string | null
 }
 
 /** A stored step of a run (`workflow_step_runs`, unique on `(run_id, step_id)`). */

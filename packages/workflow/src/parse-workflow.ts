@@ -161,6 +161,15 @@ export function parseWorkflow(source: string, options?: ParseWorkflowOptions): W
     name: root.name as string,
     ...(root.description === undefined ? {} : { description: root.description as string }),
     ...(root.schedule === undefined ? {} : { schedule: root.schedule as string }),
+    ...(root.triggers === undefined
+      ? {}
+      : {
+          triggers: Object.freeze(
+            (root.triggers as { webhook: string }[]).map((trigger) =>
+              Object.freeze({ webhook: trigger.webhook }),
+            ),
+          ),
+        }),
     ...(root.timezone === undefined ? {} : { timezone: root.timezone as string }),
     ...(root.deliver_to === undefined
       ? {}
@@ -265,7 +274,7 @@ function checkSteps(
     if (scan.invalid > 0)
       add(
         ['steps', index, field],
-        'unsupported template: only {{step-id.result}} is allowed',
+        'unsupported template: only {{step-id.result}} and {{trigger.payload}} are allowed',
         'template_invalid',
       )
     let referenced: string[] = NO_REFERENCES
@@ -290,14 +299,18 @@ function checkSteps(
           }
         }
       }
-      if (field === 'run') {
-        for (const unsafe of findUnsafeReferences(text, scan.references)) {
-          add(
-            ['steps', index, 'run'],
-            `{{${unsafe.stepId}.result}} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
-            'template_unsafe_context',
-          )
-        }
+    }
+    if (field === 'run' && scan.references.length + scan.triggers.length > 0) {
+      const spans = [...scan.references, ...scan.triggers].sort((left, right) => left.start - right.start)
+      for (const unsafe of findUnsafeReferences(text, spans)) {
+        const placeholder = scan.triggers.some((trigger) => trigger.start === unsafe.start)
+          ? '{{trigger.payload}}'
+          : `{{${unsafe.stepId}.result}}`
+        add(
+          ['steps', index, 'run'],
+          `${placeholder} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
+          'template_unsafe_context',
+        )
       }
     }
     if (issues.length === 0) {
@@ -308,6 +321,7 @@ function checkSteps(
           text,
           dependsOn[index] as readonly string[],
           referenced,
+          scan.triggers.length > 0,
         ),
       )
     }
@@ -324,6 +338,7 @@ function toStepDefinition(
   text: string,
   dependsOn: readonly string[],
   references: readonly string[],
+  usesTrigger: boolean,
 ): StepDefinition {
   const retry = record.retry as { attempts: number; backoff?: string } | undefined
   return {
@@ -343,6 +358,7 @@ function toStepDefinition(
     continueOnError: record.continue_on_error === true,
     deliverTo: record.deliver_to as string[] | undefined,
     references,
+    ...(usesTrigger ? { usesTrigger } : {}),
   }
 }
 

@@ -191,6 +191,8 @@ export interface NewWorkflowRun {
   readonly stepIds: readonly string[]
   /** The run this one reruns (`WorkflowEngine.rerunRun`); stored as `rerunOf`, default null. */
   readonly rerunOf?: string | null
+  /** `{{trigger.payload}}` of the run (see `WorkflowRunRecord.triggerPayload`); default null. */
+  readonly triggerPayload?: string | null
   /**
    * Steps of a rerun inserted `completed` with an earlier run's result instead of `pending` (same
    * transaction; they count in `completedSteps`). Each id must be one of `stepIds`.

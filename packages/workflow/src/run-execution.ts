@@ -51,6 +51,8 @@ export interface RunInit {
   readonly lease: RunLease
   /** Until when the lease holds, as last written to the store (epoch ms). */
   readonly leaseExpiresAt: number
+  /** `{{trigger.payload}}` of the run; null or absent without one. */
+  readonly triggerPayload?: string | null
   /** Stored step rows when resuming; absent for a fresh run (all pending). */
   readonly steps?: readonly StepRunRecord[]
 }
@@ -339,11 +341,15 @@ export class RunExecution {
 
   #render(step: StepDefinition): string {
     let text = step.text
-    if (step.references.length > 0) {
+    if (step.references.length > 0 || step.usesTrigger === true) {
       const results = new Map<string, string | null>()
       for (const id of step.references)
         results.set(id, this.#results[this.#graph.indexOf.get(id) as number] ?? null)
-      text = step.kind === 'run' ? renderCommand(step.text, results) : renderPrompt(step.text, results)
+      const payload = this.#init.triggerPayload ?? null
+      text =
+        step.kind === 'run'
+          ? renderCommand(step.text, results, payload)
+          : renderPrompt(step.text, results, payload)
     }
     if (text.length > this.#context.maxRenderedInputLength) {
       throw new WorkflowError(

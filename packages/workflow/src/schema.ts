@@ -10,6 +10,9 @@ export const IDENTIFIER = /^[A-Za-z0-9_-]{1,64}$/
 const DELIVERY_TARGET = /^[A-Za-z0-9_-]{1,32}(?::[^\s:][^\s]{0,255})?$/
 
 const MAX_TARGETS = 16
+/** A webhook trigger's hook name (the last segment of the host's `POST /hooks/<name>`). */
+const HOOK_NAME = /^[A-Za-z0-9_-]{1,56}$/
+const MAX_TRIGGERS = 8
 
 function isTimeZone(value: string): boolean {
   try {
@@ -41,6 +44,7 @@ const WORKFLOW_KEYS = [
   'name',
   'description',
   'schedule',
+  'triggers',
   'timezone',
   'deliver_to',
   'max_parallel',
@@ -113,6 +117,17 @@ function buildSchema(limits: WorkflowLimits) {
       description: v.optional(v.pipe(v.string(), v.maxLength(1024, 'must be at most 1024 characters'))),
       schedule: v.optional(
         v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(128, 'is too long')),
+      ),
+      triggers: v.optional(
+        v.pipe(
+          v.array(
+            v.strictObject({
+              webhook: v.pipe(v.string(), v.regex(HOOK_NAME, 'must be a hook name: [A-Za-z0-9_-]{1,56}')),
+            }),
+          ),
+          v.minLength(1, 'must list at least one trigger'),
+          v.maxLength(MAX_TRIGGERS, `must list at most ${MAX_TRIGGERS} triggers`),
+        ),
       ),
       timezone: v.optional(
         v.pipe(v.string(), v.maxLength(64, 'is too long'), v.check(isTimeZone, 'must be an IANA time zone')),

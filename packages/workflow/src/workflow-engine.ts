@@ -94,6 +94,11 @@ export interface StartRunOptions {
   readonly deliverTo?: readonly string[]
   /** The session that asked for the run, recorded on it. */
   readonly originSession?: string
+  /**
+   * The payload of the call that started the run (a webhook's body, untrusted): its steps' `{{trigger.payload}}`,
+   * quoted in commands and marked as untrusted data in prompts. Stored with the run (resume, rerun).
+   */
+  readonly triggerPayload?: string
   /** How deep in a chain of runs this start is (0 for a person or cron; +1 from inside a step). */
   readonly nesting?: number
   /** Caps for this YAML text when trusted callers need other limits than the engine's. */
@@ -341,6 +346,7 @@ export class WorkflowEngine {
         startedAt,
         leaseExpiresAt,
         stepIds: definition.steps.map((step) => step.id),
+        ...(options?.triggerPayload === undefined ? {} : { triggerPayload: options.triggerPayload }),
       },
       { ...(options?.signal === undefined ? {} : { signal: options.signal }) },
     )
@@ -353,6 +359,7 @@ export class WorkflowEngine {
         startedAt,
         lease: { owner: this.ownerId, version: FIRST_LEASE_VERSION },
         leaseExpiresAt,
+        triggerPayload: options?.triggerPayload ?? null,
       },
       false,
     )
@@ -596,6 +603,7 @@ export class WorkflowEngine {
         stepIds: loaded.definition.steps.map((step) => step.id),
         rerunOf: runId,
         reusedSteps,
+        triggerPayload: original.triggerPayload ?? null,
       },
       { ...(signal === undefined ? {} : { signal }) },
     )
@@ -615,6 +623,7 @@ export class WorkflowEngine {
         lease: { owner: this.ownerId, version: FIRST_LEASE_VERSION },
         leaseExpiresAt,
         steps: await this.#options.store.listSteps(newId),
+        triggerPayload: original.triggerPayload ?? null,
       },
       false,
     )
@@ -757,6 +766,7 @@ export class WorkflowEngine {
             lease,
             leaseExpiresAt,
             steps,
+            triggerPayload: run.triggerPayload ?? null,
           },
           true,
         )

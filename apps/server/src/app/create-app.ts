@@ -249,6 +249,7 @@ export async function createApp(
         duties,
         metrics,
         alerts,
+        vault: refStore.vault,
         instructions: automationInstructions(config),
         syncSchedules,
       },

@@ -254,6 +254,11 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
       'Lets dead-man pings (`ping_url`) reach loopback and private addresses; link-local stays refused.',
     value: (c) => c.cron.pingPrivateNetworks,
   },
+  'cron.webhook_rate_limit': {
+    description:
+      'Calls one hook (`POST /hooks/<name>`, the trigger of `webhook` jobs and workflows) may take per minute, signed or not; beyond it 429 with `Retry-After`.',
+    value: (c) => c.cron.webhookRateLimit,
+  },
   'cron.history.max_age': {
     description: 'Cron runs older than this are deleted.',
     value: (c) => c.cron.historyMaxAgeMs,

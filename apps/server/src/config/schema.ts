@@ -225,6 +225,7 @@ export const fileSchema = section({
     max_consecutive_failures: field(integer(1, 1000)),
     max_ai_tokens_per_day: field(integer(1, 1_000_000_000_000)),
     ping_private_networks: field(boolean),
+    webhook_rate_limit: field(integer(1, 10_000)),
     history,
   }),
   background: section({

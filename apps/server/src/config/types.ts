@@ -163,6 +163,8 @@ export interface ServerConfig {
      * monitor on the LAN). Default false; link-local addresses (cloud metadata) are refused always.
      */
     readonly pingPrivateNetworks: boolean
+    /** Calls one hook (`POST /hooks/<name>`) may take per minute; beyond it 429. Default 30. */
+    readonly webhookRateLimit: number
     /** History kept per job: default 30 days / 1000 rows. */
     readonly historyMaxAgeMs: number
     readonly historyMaxRuns: number

@@ -15,6 +15,7 @@ import { chatRoutes } from './routes/chat.js'
 import { cronRoutes } from './routes/cron.js'
 import { eventRoutes } from './routes/events.js'
 import { healthRoutes } from './routes/health.js'
+import { hookRoutes } from './routes/hooks.js'
 import { type McpRequestHandler, mcpRoutes } from './routes/mcp.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { openAiRoutes } from './routes/openai.js'
@@ -96,6 +97,10 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
       logger,
     ),
   )
+  // Before the token: a hook call's signature is its authentication (src/http/routes/hooks.ts); the
+  // services must run.
+  http.use('/hooks/*', readiness.gate)
+  http.route('/hooks', hookRoutes(app))
   // Before the token: the dashboard's page and assets hold no data; its API calls send the token.
   registerUiRoutes(http, {
     tokenRequired: config.server.apiToken !== undefined && config.server.apiToken !== '',

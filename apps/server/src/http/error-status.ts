@@ -39,6 +39,12 @@ export type HttpErrorCode =
   | 'HTTP_ERROR'
   /** An unexpected failure; the log has its code and message, the response only this. */
   | 'INTERNAL_ERROR'
+  /** A hook call (`POST /hooks/<name>`) without a valid signature, timestamp or secret: nothing ran. */
+  | 'WEBHOOK_UNAUTHORIZED'
+  /** A hook call whose `webhook-id` was accepted before (a replay): nothing ran. */
+  | 'WEBHOOK_REPLAYED'
+  /** A hook took `cron.webhook_rate_limit` calls in the last minute; `Retry-After` says when to retry. */
+  | 'WEBHOOK_RATE_LIMITED'
 
 /**
  * The code of a service's error, which reaches the API as the `reason` of a tool's `TOOL_FAILED`
@@ -79,6 +85,9 @@ export const ERROR_STATUS = {
   // The framework's own status when it gives one (onError in src/http/app.ts); this when not.
   HTTP_ERROR: 500,
   INTERNAL_ERROR: 500,
+  WEBHOOK_UNAUTHORIZED: 401,
+  WEBHOOK_REPLAYED: 409,
+  WEBHOOK_RATE_LIMITED: 429,
 
   // @lango/tools: a tool call's outcome
   TOOL_INVALID_PARAMETERS: 400,

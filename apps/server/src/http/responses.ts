@@ -112,7 +112,7 @@ export function bodyTooLarge(limit: number): string {
  * Under @hono/node-server it reads the Node request directly: a web `Request` for the body (and
  * its stream) costs more than the rest of a small API call does.
  */
-async function readBounded(c: Context, maxBytes: number): Promise<Buffer | undefined> {
+export async function readBounded(c: Context, maxBytes: number): Promise<Buffer | undefined> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
   const chunks: Buffer[] = []
   let size = 0

@@ -11,13 +11,15 @@ async function runScheduledWorkflow(
   engine: WorkflowEngine,
   directory: WorkflowDirectory,
   workflowName: string,
-  cronRun: { readonly jobName: string; readonly runId: string },
+  cronRun: { readonly jobName: string; readonly runId: string; readonly payload?: string },
   signal: AbortSignal,
 ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const { workflow } = await directory.read(workflowName, { signal })
   const { runId } = await engine.startRun(workflow, {
     originSession: `cron:${cronRun.jobName}:${cronRun.runId}`,
     deliverTo: workflow.definition.deliverTo ?? [],
+    // A webhook trigger's call: its body is the run's `{{trigger.payload}}` (untrusted).
+    ...(cronRun.payload === undefined ? {} : { triggerPayload: cronRun.payload }),
   })
   const onAbort = (): void => {
     engine.cancelRun(runId).catch(() => {})
@@ -86,7 +88,11 @@ export function dispatchScheduledWorkflows(options: {
         running,
         directory,
         workflow,
-        { jobName: request.jobName, runId: request.runId },
+        {
+          jobName: request.jobName,
+          runId: request.runId,
+          ...('payload' in request && request.payload !== undefined ? { payload: request.payload } : {}),
+        },
         signal,
       )
     },

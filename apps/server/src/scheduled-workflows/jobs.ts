@@ -10,9 +10,12 @@ export const WORKFLOW_SCHEDULER = 'lango:workflow-schedule'
 const PREFIX = 'workflow.'
 const MAX_CRON_NAME = 64
 
-/** The cron job name for a saved workflow, or undefined when the name is too long to schedule. */
-export function cronJobNameFor(workflowName: string): string | undefined {
-  const name = `${PREFIX}${workflowName}`
+/**
+ * The cron job name for a saved workflow's schedule (`workflow.<name>`) or for one of its webhook
+ * triggers (`workflow.<name>.<hook>`: neither name has a dot), or undefined when it is too long.
+ */
+export function cronJobNameFor(workflowName: string, hook?: string): string | undefined {
+  const name = hook === undefined ? `${PREFIX}${workflowName}` : `${PREFIX}${workflowName}.${hook}`
   return name.length <= MAX_CRON_NAME ? name : undefined
 }
 
@@ -24,7 +27,7 @@ export function mayBeScheduledWorkflow(jobName: string): boolean {
 /** The workflow a cron job runs, when the server made it for a saved workflow's schedule. */
 export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): string | undefined {
   return job.createdBy === WORKFLOW_SCHEDULER && mayBeScheduledWorkflow(job.name)
-    ? job.name.slice(PREFIX.length)
+    ? (job.name.slice(PREFIX.length).split('.')[0] as string)
     : undefined
 }
 
@@ -37,14 +40,17 @@ export function placeholderCommand(workflowName: string): string {
 }
 
 /**
- * The cron jobs the server keeps for saved workflows, by workflow name. Only the jobs it created
- * are read: a list of every job would decode thousands of rows.
+ * The cron jobs the server keeps for saved workflows (schedules and webhook triggers), by job name,
+ * each with its workflow. Only the jobs it created are read: a list of every job would decode
+ * thousands of rows.
  */
-export async function scheduledWorkflowJobs(cron: CronService): Promise<Map<string, CronJob>> {
-  const jobs = new Map<string, CronJob>()
+export async function scheduledWorkflowJobs(
+  cron: CronService,
+): Promise<Map<string, { readonly workflow: string; readonly job: CronJob }>> {
+  const jobs = new Map<string, { readonly workflow: string; readonly job: CronJob }>()
   for (const job of await cron.list({ createdBy: WORKFLOW_SCHEDULER })) {
     const workflow = scheduledWorkflowOf(job)
-    if (workflow !== undefined) jobs.set(workflow, job)
+    if (workflow !== undefined) jobs.set(job.name, { workflow, job })
   }
   return jobs
 }

@@ -17,7 +17,9 @@ export async function savedWorkflowSchedules(
   cron: CronService,
 ): Promise<Record<string, SavedWorkflowSchedule>> {
   const schedules: Record<string, SavedWorkflowSchedule> = {}
-  for (const [workflow, job] of await scheduledWorkflowJobs(cron)) {
+  for (const { workflow, job } of (await scheduledWorkflowJobs(cron)).values()) {
+    // A webhook trigger's job is not the workflow's schedule.
+    if (job.scheduleType === 'webhook') continue
     schedules[workflow] = {
       job_id: job.id,
       schedule_type: job.scheduleType,

@@ -4,34 +4,67 @@ import type { EventHub } from '../events.js'
 import type { Logger } from '../logger.js'
 import { cronJobNameFor, placeholderCommand, scheduledWorkflowJobs, WORKFLOW_SCHEDULER } from './jobs.js'
 
+/** A cron job the server keeps for a saved workflow: its schedule, or one of its webhook triggers. */
+interface WantedJob {
+  readonly workflow: string
+  readonly scheduleType: 'cron' | 'webhook'
+  /** The cron expression, or the hook name. */
+  readonly schedule: string
+  readonly timezone?: string
+  readonly deliverTo?: readonly string[]
+}
+
 /**
  * Keeps cron in step with the saved workflows: each `*.flow.yaml` with a `schedule` has one cron
- * job `workflow.<name>` (created, or updated when its schedule, zone or targets changed), and the
- * jobs of workflows that were removed or lost their schedule are removed. Runs of those jobs go to
- * the workflow engine (./dispatch.ts), so they show in cron history and workflow
- * runs both. A file that does not load is logged and left alone (its job, if any, stays).
+ * job `workflow.<name>`, and each of its `triggers: [{ webhook: <hook> }]` one `webhook` job
+ * `workflow.<name>.<hook>` (created, or updated when its schedule, zone or targets changed); the
+ * jobs of workflows that were removed or lost their schedule or trigger are removed. Runs of those
+ * jobs go to the workflow engine (./dispatch.ts), so they show in cron history and workflow runs
+ * both. A file that does not load is logged and left alone (its jobs, if any, stay).
  */
 async function syncScheduledWorkflows(
   cron: CronService,
   directory: WorkflowDirectory,
   logger: Logger,
 ): Promise<{ readonly registered: readonly string[]; readonly removed: readonly string[] }> {
-  const wanted = new Map<string, { schedule: string; timezone?: string; deliverTo?: readonly string[] }>()
+  const wanted = new Map<string, WantedJob>()
   const unreadable = new Set<string>()
   for (const name of await directory.list()) {
     try {
       const { workflow } = await directory.read(name)
-      const { schedule, timezone, deliverTo } = workflow.definition
-      if (schedule === undefined) continue
-      if (cronJobNameFor(name) === undefined) {
-        logger.warn('saved workflow not scheduled: its name is too long for a cron job', { workflow: name })
-        continue
-      }
-      wanted.set(name, {
-        schedule,
+      const { schedule, triggers, timezone, deliverTo } = workflow.definition
+      const common = {
+        workflow: name,
         ...(timezone === undefined ? {} : { timezone }),
         ...(deliverTo === undefined ? {} : { deliverTo }),
-      })
+      }
+      const jobs: [string | undefined, WantedJob][] = [
+        ...(schedule === undefined
+          ? []
+          : [
+              [cronJobNameFor(name), { ...common, scheduleType: 'cron', schedule }] as [
+                string | undefined,
+                WantedJob,
+              ],
+            ]),
+        ...(triggers ?? []).map(
+          (trigger) =>
+            [
+              cronJobNameFor(name, trigger.webhook),
+              { ...common, scheduleType: 'webhook', schedule: trigger.webhook },
+            ] as [string | undefined, WantedJob],
+        ),
+      ]
+      for (const [jobName, job] of jobs) {
+        if (jobName === undefined) {
+          logger.warn('saved workflow not scheduled: its name is too long for a cron job', {
+            workflow: name,
+            ...(job.scheduleType === 'webhook' ? { hook: job.schedule } : {}),
+          })
+          continue
+        }
+        wanted.set(jobName, job)
+      }
     } catch (error) {
       unreadable.add(name)
       logger.warn('saved workflow could not be read; its schedule is left as it was', {
@@ -41,41 +74,42 @@ async function syncScheduledWorkflows(
     }
   }
   const existing = await scheduledWorkflowJobs(cron)
-  const registered: string[] = []
-  const removed: string[] = []
-  for (const [name, want] of wanted) {
-    const job = existing.get(name)
+  const registered = new Set<string>()
+  const removed = new Set<string>()
+  for (const [jobName, want] of wanted) {
+    const job = existing.get(jobName)?.job
     const same =
       job !== undefined &&
+      job.scheduleType === want.scheduleType &&
       job.schedule === want.schedule &&
-      job.command === placeholderCommand(name) &&
+      job.command === placeholderCommand(want.workflow) &&
       (want.timezone === undefined || job.timezone === want.timezone) &&
       JSON.stringify(job.deliverTo) === JSON.stringify(want.deliverTo ?? [])
     if (same) continue
     try {
       await cron.add({
-        name: cronJobNameFor(name) as string,
+        name: jobName,
         kind: 'shell',
-        scheduleType: 'cron',
+        scheduleType: want.scheduleType,
         schedule: want.schedule,
         ...(want.timezone === undefined ? {} : { timezone: want.timezone }),
-        command: placeholderCommand(name),
+        command: placeholderCommand(want.workflow),
         deliverTo: [...(want.deliverTo ?? [])],
         createdBy: WORKFLOW_SCHEDULER,
         // A workflow bounds its own run (run timeout); the job's timeout is the cron maximum.
         timeout: '2h',
       })
-      registered.push(name)
+      registered.add(want.workflow)
     } catch (error) {
-      logger.warn('saved workflow schedule rejected by cron', { workflow: name, error })
+      logger.warn('saved workflow schedule rejected by cron', { workflow: want.workflow, error })
     }
   }
-  for (const [name, job] of existing) {
-    if (wanted.has(name) || unreadable.has(name)) continue
+  for (const [jobName, { workflow, job }] of existing) {
+    if (wanted.has(jobName) || unreadable.has(workflow)) continue
     await cron.remove(job.id)
-    removed.push(name)
+    removed.add(workflow)
   }
-  return { registered, removed }
+  return { registered: [...registered], removed: [...removed] }
 }
 
 /**

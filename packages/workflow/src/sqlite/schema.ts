@@ -23,6 +23,8 @@ export interface WorkflowRunsTable {
   lease_expires_at: number | null
   /** The run this one reruns (migration 0004); null for runs started afresh. */
   rerun_of: string | null
+  /** `{{trigger.payload}}` of the run (migration 0005); null for runs without one. */
+  trigger_payload: string | null
 }
 
 /** `workflow_step_runs`: one row per step of a run, primary key `(run_id, step_id)`. */
@@ -173,6 +175,16 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('workflow_step_runs').dropColumn('reused_from').execute()
       await db.schema.alterTable('workflow_runs').dropColumn('rerun_of').execute()
+    },
+  },
+  '0005_add_trigger_payload': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('workflow_runs').addColumn('trigger_payload', 'text').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('workflow_runs').dropColumn('trigger_payload').execute()
     },
   },
 })

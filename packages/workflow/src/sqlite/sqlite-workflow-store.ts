@@ -93,6 +93,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           lease_version: FIRST_LEASE_VERSION,
           lease_expires_at: run.leaseExpiresAt,
           rerun_of: run.rerunOf ?? null,
+          trigger_payload: run.triggerPayload ?? null,
         })
         .execute()
       for (let start = 0; start < run.stepIds.length; start += INSERT_CHUNK) {
@@ -499,6 +500,7 @@ function runFromRow(row: WorkflowRunsTable): WorkflowRunRecord {
     startedAt: toNumber(row.started_at),
     completedAt: toNumber(row.completed_at),
     rerunOf: row.rerun_of,
+    triggerPayload: row.trigger_payload ?? null,
   }
 }
 

@@ -53,6 +53,7 @@ export class MemoryWorkflowStore implements WorkflowStore {
       startedAt: run.startedAt,
       completedAt: null,
       rerunOf: run.rerunOf ?? null,
+      triggerPayload: run.triggerPayload ?? null,
     })
     this.#steps.set(
       run.id,

@@ -73,7 +73,10 @@ function cronOperatorTools(app: App): AnyTool[] {
           v.minLength(1, 'name must not be empty'),
           v.maxLength(64),
         ),
-        schedule_type: v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+        schedule_type: v.picklist(
+          ['cron', 'every', 'at', 'webhook'],
+          'schedule_type must be one of cron, every, at, webhook',
+        ),
         schedule: v.pipe(
           v.string('schedule must be a string'),
           v.minLength(1, 'schedule must not be empty'),
@@ -306,7 +309,10 @@ function cronOperatorTools(app: App): AnyTool[] {
       safety: 'safe',
       parameters: v.strictObject({
         schedule_type: v.optional(
-          v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+          v.picklist(
+            ['cron', 'every', 'at', 'webhook'],
+            'schedule_type must be one of cron, every, at, webhook',
+          ),
         ),
         schedule: v.pipe(
           v.string('schedule must be a string'),

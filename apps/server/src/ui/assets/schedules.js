@@ -9,6 +9,7 @@ const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frid
 export function describeSchedule(job) {
   if (job.schedule_type === 'every') return describeEvery(job.schedule)
   if (job.schedule_type === 'at') return 'once'
+  if (job.schedule_type === 'webhook') return `on webhook ${job.schedule}`
   return describeCron(job.schedule)
 }
 

@@ -1,0 +1,78 @@
+// Issue 25 (4) on PostgreSQL: the replay ledger of `POST /hooks/<name>` is the database's, so a call
+// one server accepted is refused by another on the same database. PostgreSQL at 127.0.0.1:5432
+// (trust auth), as CI provides it; a database created for this file and dropped after it.
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signWebhook } from '../src/webhooks/signature.js'
+import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
+
+const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
+const DATABASE = `lango_hooks_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+const URL_OF_DATABASE = `postgres://${ADMIN.user}@${ADMIN.host}:${ADMIN.port}/${DATABASE}`
+const SECRET = 'a shared webhook secret'
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client(ADMIN)
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+const servers: TestServer[] = []
+
+beforeAll(async () => {
+  await admin(`create database ${DATABASE}`)
+})
+afterAll(async () => {
+  for (const server of servers.splice(0)) await server.dispose()
+  await admin(`drop database if exists ${DATABASE} with (force)`)
+})
+
+function start(): Promise<TestServer> {
+  return startTestServer(undefined, {
+    LANGO_DATABASE_URL: URL_OF_DATABASE,
+    LANGO_PASSPHRASE: 'pg passphrase',
+  })
+}
+
+describe('webhooks on PostgreSQL', () => {
+  it('a call one server accepted is a replay (409) on another server of the database, and starts nothing there', async () => {
+    const first = await start()
+    servers.push(first)
+    await (await first.app.vault()).set('webhook.deploy', SECRET)
+    await first.app.cron.create({
+      name: 'on-deploy',
+      kind: 'shell',
+      scheduleType: 'webhook',
+      schedule: 'deploy',
+      command: 'echo deployed',
+    })
+    const second = await start()
+    servers.push(second)
+
+    const body = Buffer.from('{"ref":"main"}')
+    const id = 'msg_pg_1'
+    const timestamp = String(Math.floor(Date.now() / 1000))
+    const send = (server: TestServer) =>
+      server.request('/hooks/deploy', {
+        method: 'POST',
+        body,
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': timestamp,
+          'webhook-signature': signWebhook(SECRET, id, timestamp, body),
+        },
+      })
+    expect((await send(first)).status).toBe(202)
+    const run = await until(async () =>
+      (await first.app.cron.history({ job: 'on-deploy' })).find((found) => found.status === 'completed'),
+    )
+    expect(run).toMatchObject({ trigger: 'webhook', result: 'deployed\n' })
+    const replayed = await send(second)
+    expect(replayed.status).toBe(409)
+    expect(await second.app.cron.history({ job: 'on-deploy' })).toHaveLength(1)
+  })
+})
