@@ -356,7 +356,7 @@ export const cronJobViewSchema = v.strictObject({
   id: v.string(),
   name: v.string(),
   kind: v.picklist(['ai', 'shell']),
-  schedule_type: v.picklist(['cron', 'every', 'at']),
+  schedule_type: v.picklist(['cron', 'every', 'at', 'webhook']),
   schedule: v.string(),
   timezone: v.string(),
   enabled: v.boolean(),
@@ -374,6 +374,8 @@ export const cronJobViewSchema = v.strictObject({
   pause_reason: textOrNull,
   created_by: textOrNull,
   ping_url: textOrNull,
+  /** An `ai` job's gate (`when`), run before the model is called; null for none. */
+  when: textOrNull,
 })
 
 /** A delivery ledger row as the cron tools show it ({@link cronDeliveryView}). */
