@@ -34,6 +34,9 @@ export interface CronJobView {
   readonly createdBy: string | null
   /** Dead-man monitor URL the job's runs ping (start, then success or fail); null or absent for none. */
   readonly pingUrl?: string | null
+  /** The ai job's daily budgets (tokens, US dollars); null or absent for none. */
+  readonly maxTokensPerDay?: number | null
+  readonly maxCostPerDay?: number | null
 }
 
 /** A fire time as `@lango/cron` reports it. */
@@ -145,6 +148,10 @@ export interface CronToolJobInput {
   readonly createdBy?: string
   /** Dead-man monitor URL; `''` removes it (the service validates it). */
   readonly pingUrl?: string
+  /** An ai job's daily budget in tokens; null removes it (the service validates it). */
+  readonly maxTokensPerDay?: number | null
+  /** An ai job's daily budget in US dollars; null removes it (the service validates it). */
+  readonly maxCostPerDay?: number | null
 }
 
 /** Which jobs a page of cron_list holds (`CronService.listPage`'s filters). */
@@ -283,6 +290,27 @@ const pingUrl = (field: string) =>
     ),
   )
 
+const DAILY_TOKENS =
+  "Daily budget of this job's agent runs in tokens (input and output, over the UTC day): a run that would pass it stops before its next model call with budget_exhausted. null removes it. Optional."
+const DAILY_COST =
+  "Daily budget of this job's agent runs in US dollars, for models with a price (models.<id>.price): as for the token budget. null removes it. Optional."
+/** A job's daily budget in tokens or dollars (`null` removes it); the service checks the range. */
+const dailyBudget = (field: string, whole: boolean) =>
+  v.optional(
+    v.pipe(
+      v.nullable(
+        v.pipe(
+          v.number(`${field} must be a number`),
+          v.check(
+            (value) => value > 0 && (!whole || Number.isSafeInteger(value)),
+            whole ? `${field} must be a whole number of tokens above 0` : `${field} must be above 0`,
+          ),
+        ),
+      ),
+      v.description(whole ? DAILY_TOKENS : DAILY_COST),
+    ),
+  )
+
 /** True when a call sets a (non-empty) ping URL: a persisted outbound call (see {@link pingUrl}). */
 function setsPingUrl(value: unknown): boolean {
   return typeof value === 'string' && value.trim() !== ''
@@ -347,6 +375,8 @@ function jobView(job: CronJobView) {
     pause_reason: job.pauseReason,
     created_by: job.createdBy,
     ping_url: job.pingUrl ?? null,
+    max_tokens_per_day: job.maxTokensPerDay ?? null,
+    max_cost_per_day: job.maxCostPerDay ?? null,
   }
 }
 
@@ -685,6 +715,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         deliver_to: deliverTo,
         timeout,
         ping_url: pingUrl('ping_url'),
+        max_tokens_per_day: dailyBudget('max_tokens_per_day', true),
+        max_cost_per_day: dailyBudget('max_cost_per_day', false),
         overlap: v.optional(
           v.pipe(
             v.picklist(['skip', 'queue_one', 'allow']),
@@ -709,6 +741,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.timeout === undefined ? {} : { timeout: timeoutForService(params.timeout) }),
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
           ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
+          ...(params.max_tokens_per_day === undefined ? {} : { maxTokensPerDay: params.max_tokens_per_day }),
+          ...(params.max_cost_per_day === undefined ? {} : { maxCostPerDay: params.max_cost_per_day }),
           ...(params.notify === undefined ? {} : { notify: params.notify }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
@@ -862,6 +896,8 @@ function seedJobView(job: CronJobView) {
     lastStatus: job.lastStatus,
     createdAt: isoTime(job.createdAt),
     pingUrl: job.pingUrl ?? null,
+    maxTokensPerDay: job.maxTokensPerDay ?? null,
+    maxCostPerDay: job.maxCostPerDay ?? null,
   }
 }
 
@@ -894,6 +930,8 @@ const configSchema = v.pipe(
         v.description('ai jobs: the model to use instead of the default (at most 128 characters).'),
       ),
     ),
+    maxTokensPerDay: dailyBudget('maxTokensPerDay', true),
+    maxCostPerDay: dailyBudget('maxCostPerDay', false),
     cwd: v.optional(
       v.pipe(
         v.string(),

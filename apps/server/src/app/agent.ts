@@ -2,6 +2,8 @@ import type { AnyTool } from '@lango/tools'
 import {
   type AgentRunner,
   type AgentRunRequest,
+  type SpendLimit,
+  type TurnContext,
   type UsageRecord,
   unattendedSession,
 } from '../agent/index.js'
@@ -80,6 +82,8 @@ export async function createAgent(
     readonly logger: Logger
     /** Receives every turn's token usage (the metrics). */
     readonly onUsage?: (record: UsageRecord) => void
+    /** The daily budgets of a turn about to start (the usage ledger). */
+    readonly spendLimits?: (turn: TurnContext) => Promise<readonly SpendLimit[]>
     /** Traces the model calls and tool calls of every turn. */
     readonly tracer?: Tracer
   },
@@ -112,6 +116,7 @@ export async function createAgent(
       allowCronCreate: config.approvals.unattendedAllowCronCreate,
     },
     ...(parts.onUsage === undefined ? {} : { onUsage: parts.onUsage }),
+    ...(parts.spendLimits === undefined ? {} : { spendLimits: parts.spendLimits }),
     ...(parts.tracer === undefined ? {} : { tracer: parts.tracer }),
     logger: parts.logger,
   })

@@ -14,6 +14,7 @@ import type { ServerConfig } from '../config/types.js'
 import type { EventHub } from '../events.js'
 import type { Logger } from '../logger.js'
 import type { ServerMetrics } from '../metrics/server-metrics.js'
+import type { UsageLedger } from '../usage/usage-ledger.js'
 import { VERSION } from '../version.js'
 import type { ServerDatabase } from './database-features.js'
 import type { Lifecycle } from './lifecycle.js'
@@ -46,6 +47,8 @@ export interface App {
   readonly metrics: ServerMetrics | undefined
   /** The operator's alerts (`alerts.deliver_to`): raised by the scheduler's watchdog, missed runs, auto-pauses, lost leases. */
   readonly alerts: Alerts
+  /** Every agent turn's tokens, model and cost; the daily budgets and `lango cost` read it. */
+  readonly usage: UsageLedger
   /** The MCP server's `instructions`. */
   readonly instructions: string
   /** True between a finished `start()` and `stop()`. */

@@ -11,6 +11,7 @@ import type { ServerConfig } from '../config/types.js'
 import { type DatabaseFeature, type OpenDatabase, openDatabase } from '../db/database.js'
 import type { Logger } from '../logger.js'
 import { type SessionDatabase, sessionTables } from '../sessions/schema.js'
+import { type UsageDatabase, usageTables } from '../usage/usage-ledger.js'
 import { type VaultDatabase, vaultTables } from '../vault/vault.js'
 
 /** Every table of the server's database: each feature's own, side by side (no two share a name). */
@@ -19,7 +20,8 @@ type ServerTables = CronDatabase &
   VaultDatabase &
   SessionDatabase &
   ApprovalDatabase &
-  ClusterDatabase
+  ClusterDatabase &
+  UsageDatabase
 
 /** The server's open database, typed for every feature's tables. */
 export type ServerDatabase = OpenDatabase<ServerTables>
@@ -50,6 +52,7 @@ export const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] 
   sessionTables,
   approvalTables,
   clusterTables,
+  usageTables,
 ]
 
 /** Opens the configured database with every feature's tables migrated (see `openDatabase`). */

@@ -32,6 +32,8 @@ export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
     pauseReason: null,
     createdBy: null,
     pingUrl: null,
+    maxTokensPerDay: null,
+    maxCostPerDay: null,
     ...overrides,
   }
 }
