@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
+import { invokeTool } from '@lango/tools'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ServerConfig } from '../src/config/types.js'
 import { silentLogger } from '../src/logger.js'
@@ -51,6 +52,15 @@ async function startServer(change: (config: ServerConfig) => ServerConfig = (con
   return { server, home: made.home }
 }
 
+/** Calls a tool as the operator (no approval), failing the test on a tool error. */
+async function call(server: RunningServer, name: string, params: unknown): Promise<Record<string, unknown>> {
+  const tool = server.app.tools.find((candidate) => candidate.name === name)
+  if (tool === undefined) throw new Error(`no tool ${name}`)
+  const outcome = await invokeTool(tool, params, { sessionKey: 'test' }, { policy: 'none' })
+  if (!outcome.ok) throw new Error(`${name} failed: ${outcome.error.message}`)
+  return outcome.result as Record<string, unknown>
+}
+
 async function runJob(server: RunningServer, name: string) {
   const triggered = await server.app.cron.trigger(name)
   return until(async () => {
@@ -93,6 +103,25 @@ describe('daily budgets', () => {
       /^budget_exhausted: cron job watcher already used 3,300 tokens today, past its budget of 2,500 tokens a day .*no model call/,
     )
     expect(model.chatBodies).toHaveLength(3)
+
+    // cron_history shows each run's tokens (from the ledger: a stopped run recorded none of its own) and model.
+    const history = await call(server, 'cron_history', { job_id: 'watcher' })
+    expect(history.entries).toEqual([
+      expect.objectContaining({
+        id: second.id,
+        input_tokens: 0,
+        output_tokens: 0,
+        model: 'test-model',
+        cost_usd: null,
+      }),
+      expect.objectContaining({
+        id: first.id,
+        input_tokens: 3000,
+        output_tokens: 300,
+        model: 'test-model',
+        cost_usd: null,
+      }),
+    ])
 
     // The ledger has both turns; lango cost sums them by job, the CLI over the HTTP API.
     if (!existsSync(CLI)) throw new Error('build @lango/server before running this test')
@@ -156,6 +185,49 @@ describe('daily budgets', () => {
     expect(cost.lines).toHaveLength(1)
     expect(cost.lines[0]?.day).toBe(new Date().toISOString().slice(0, 10))
     expect(cost.lines[0]?.cost_usd).toBeCloseTo(0.006, 10)
+  })
+
+  it('bg_result and workflow_status show the tokens, the model that answered and the cost', async () => {
+    const { server } = await startServer((config) => ({
+      ...config,
+      models: { 'test-model': { price: { inputPerMillion: 1, outputPerMillion: 10 } } },
+    }))
+    model.script(
+      reply.text('Background done.', { usage: USAGE, model: 'test-model-2026' }),
+      reply.text('Step done.', { usage: USAGE }),
+    )
+    const submitted = await call(server, 'bg_submit', { prompt: 'Summarise the jobs.' })
+    const taskId = submitted.task_id as string
+    await until(
+      async () =>
+        (await call(server, 'bg_status', { task_id: taskId })).status === 'done' ? true : undefined,
+      60_000,
+    )
+    const result = await call(server, 'bg_result', { task_id: taskId })
+    expect(result).toMatchObject({
+      result: 'Background done.',
+      input_tokens: 1000,
+      output_tokens: 100,
+      model: 'test-model-2026',
+    })
+    expect(result.cost_usd).toBeCloseTo(0.002, 10)
+
+    const run = await call(server, 'workflow_run', {
+      yaml_content: 'name: costed\nsteps:\n  - id: a\n    prompt: hi\n',
+      wait_seconds: 30,
+    })
+    expect(run.status).toBe('completed')
+    const status = await call(server, 'workflow_status', { run_id: run.run_id })
+    expect(status).toMatchObject({ input_tokens: 1000, output_tokens: 100 })
+    expect(status.cost_usd).toBeCloseTo(0.002, 10)
+    expect(status.steps).toEqual([
+      expect.objectContaining({
+        step_id: 'a',
+        input_tokens: 1000,
+        model: 'test-model',
+        cost_usd: expect.closeTo(0.002, 10),
+      }),
+    ])
   })
 
   it('refuses a job budget that is not a positive amount, naming the field', async () => {

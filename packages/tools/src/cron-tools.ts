@@ -3,6 +3,7 @@ import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
 import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
 
 /** A job as `@lango/cron`'s `CronService` returns it. */
@@ -231,6 +232,8 @@ export interface CronToolsService {
 /** Options for {@link createCronTools}. */
 export interface CronToolsOptions {
   readonly service: CronToolsService
+  /** What runs spent (model, tokens, cost), for `cron_history`; without it no model or cost is shown. */
+  readonly spend?: RunSpendLookup
   /** Delivery targets when neither `deliver_to` nor the session names one. */
   readonly defaultDeliverTo?: readonly string[]
 }
@@ -393,7 +396,8 @@ function deliveryView(delivery: CronDeliveryView) {
 }
 
 /** A run as the cron tools show it; with `deliveries`, its per-target delivery rows. */
-function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[]) {
+function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[], spends?: readonly RunSpend[]) {
+  const spend = spends === undefined ? undefined : spendOf(spends, run.id)
   return {
     id: run.id,
     job_id: run.jobId,
@@ -411,8 +415,10 @@ function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[]) {
     ...(deliveries === undefined
       ? {}
       : { deliveries: deliveries.filter((row) => row.runId === run.id).map(deliveryView) }),
-    input_tokens: run.inputTokens,
-    output_tokens: run.outputTokens,
+    // A run that failed (a budget stopped it) recorded no tokens of its own: the ledger has them.
+    input_tokens: run.inputTokens ?? spend?.inputTokens ?? null,
+    output_tokens: run.outputTokens ?? spend?.outputTokens ?? null,
+    ...(spends === undefined ? {} : spendFields(spend)),
   }
 }
 
@@ -854,7 +860,11 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           service.deliveries === undefined || runs.length === 0
             ? undefined
             : await service.deliveries(runs.map((run) => run.id))
-        const entries = runs.map((run) => runView(run, deliveries))
+        const spends =
+          options.spend === undefined || runs.length === 0
+            ? undefined
+            : await options.spend(runs.map((run) => run.id))
+        const entries = runs.map((run) => runView(run, deliveries, spends))
         return { entries, count: entries.length }
       },
     }),

@@ -163,12 +163,6 @@ export async function createApp(
       duties,
     })
     const syncSchedules = scheduleSync(cron, directory, events, logger)
-    const tools = createTools(
-      config,
-      { exec, cron, background, engine, directory, vault: refStore.vault, syncSchedules },
-      logger,
-    )
-    const sessions = createSessions(config, database, theAgent, logger)
     // Every turn's spend, and the daily budgets read from it (per cron job, creator, server).
     const usage = new UsageLedger(database.db as unknown as Kysely<UsageDatabase>, {
       server: config.agent.dailyBudget,
@@ -187,6 +181,12 @@ export async function createApp(
     })
     // Rows being written land before the database closes.
     lifecycle.add({ name: 'usage ledger', stop: () => usage.flush() }, { held: true })
+    const tools = createTools(
+      config,
+      { exec, cron, background, engine, directory, vault: refStore.vault, syncSchedules, usage },
+      logger,
+    )
+    const sessions = createSessions(config, database, theAgent, logger)
     const agent = tracing.chats(
       await createAgent(config, {
         memory: sessions,

@@ -107,6 +107,16 @@ export interface JobBudget {
   readonly createdBy: string | null
 }
 
+/** What one turn of a run spent ({@link UsageLedger.ofRuns}). */
+interface RunSpend {
+  readonly runId: string
+  readonly stepId: string | null
+  readonly model: string
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly costUsd: number | null
+}
+
 /** How {@link UsageLedger.summary} groups. */
 export type CostGrouping = 'job' | 'model' | 'day'
 
@@ -296,6 +306,29 @@ export class UsageLedger {
         spentCostUsd: num(row?.all_cost) / NANO,
       })
     return limits
+  }
+
+  /**
+   * What `runIds` spent (cron runs, background tasks, workflow runs): one entry per recorded turn,
+   * oldest first, for the tools that show runs (`RunSpendLookup` of `@lango/tools`).
+   */
+  async ofRuns(runIds: readonly string[]): Promise<RunSpend[]> {
+    if (runIds.length === 0) return []
+    await this.flush()
+    const rows = await this.#db
+      .selectFrom('agent_usage')
+      .select(['run_id', 'step_id', 'model', 'input_tokens', 'output_tokens', 'cost_nano_usd'])
+      .where('run_id', 'in', [...new Set(runIds)].slice(0, 500))
+      .orderBy('at')
+      .execute()
+    return rows.map((row) => ({
+      runId: row.run_id as string,
+      stepId: row.step_id,
+      model: row.model,
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+      costUsd: row.cost_nano_usd === null ? null : Number(row.cost_nano_usd) / NANO,
+    }))
   }
 
   /** Tokens and cost summed by source, model or day, for turns at or after `sinceMs`, largest cost first. */
