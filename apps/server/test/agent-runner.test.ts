@@ -134,6 +134,8 @@ describe('the tool loop', () => {
         purpose: 'chat',
         sessionKey: 'telegram:42:7',
         model: 'test-model',
+        // The model the server said answered (the fake echoes the request's).
+        answeredBy: 'test-model',
         usage: { inputTokens: 320, outputTokens: 42, totalTokens: 362 },
         steps: 2,
         ok: true,

@@ -66,7 +66,14 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     database: { kind: 'sqlite', url: join(home, 'lango.db') },
     cluster: { leaseMs: 30_000 },
     model: { baseUrl: undefined, name: undefined, apiKey: undefined },
-    agent: { maxSteps: 20, timeoutMs: 600_000, maxRetries: 2, turnBudget: {} },
+    agent: {
+      maxSteps: 20,
+      timeoutMs: 600_000,
+      maxRetries: 2,
+      turnBudget: {},
+      dailyBudget: {},
+      creatorDailyBudget: {},
+    },
     models: {},
     sessions: {
       retentionMs: 30 * 86_400_000,
@@ -189,7 +196,7 @@ model:
   base_url: http://127.0.0.1:11434/v1
   name: llama3.1
   api_key: file-model-key
-agent: { max_steps: 8, timeout: 2m, max_retries: 0, budget: { max_tokens_per_turn: 50000, max_cost_per_turn: 0.25 } }
+agent: { max_steps: 8, timeout: 2m, max_retries: 0, budget: { max_tokens_per_turn: 50000, max_cost_per_turn: 0.25, max_tokens_per_day: 2000000, max_cost_per_creator_per_day: 1.5 } }
 models:
   llama3.1: { price: { input: 0.15, output: 0.6 } }
   free-model: {}
@@ -283,6 +290,8 @@ describe('loadConfig: the file', () => {
         timeoutMs: 120_000,
         maxRetries: 0,
         turnBudget: { maxTokens: 50_000, maxCostUsd: 0.25 },
+        dailyBudget: { maxTokens: 2_000_000 },
+        creatorDailyBudget: { maxCostUsd: 1.5 },
       },
       models: {
         'llama3.1': { price: { inputPerMillion: 0.15, outputPerMillion: 0.6 } },

@@ -122,6 +122,13 @@ export interface CronJob {
    * costs no tokens, anything else (another code, a timeout, a refusal) fails the run.
    */
   readonly when: string | null
+  /**
+   * The `ai` job's daily budget in tokens (input and output, over its runs of the UTC day), or
+   * null for none. The host bounds its agent turns by it (migration 0008); the scheduler only keeps it.
+   */
+  readonly maxTokensPerDay: number | null
+  /** The `ai` job's daily budget in US dollars, as {@link CronJob.maxTokensPerDay}; null for none. */
+  readonly maxCostPerDay: number | null
 }
 
 /** One row of the occurrence ledger `cron_runs`, unique on `(jobId, scheduledFor)`. */

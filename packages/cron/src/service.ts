@@ -122,6 +122,13 @@ export interface CronJobInput {
    * any other outcome fails the run. `null` or `''` clears it on update; refused on a shell job.
    */
   readonly when?: string | null
+  /**
+   * An `ai` job's daily budget in tokens (`max_tokens_per_day`): a whole number above 0, or `null`
+   * to clear it on update. Kept on the job; the host's agent bounds the job's turns by it.
+   */
+  readonly maxTokensPerDay?: number | null
+  /** An `ai` job's daily budget in US dollars (`max_cost_per_day`): a number above 0, or `null` to clear it. */
+  readonly maxCostPerDay?: number | null
 }
 
 /** A change to a job: any field of {@link CronJobInput}. */
@@ -806,6 +813,8 @@ export class CronService {
     | 'pingUrl'
     | 'notify'
     | 'when'
+    | 'maxTokensPerDay'
+    | 'maxCostPerDay'
   > {
     if (typeof input !== 'object' || input === null) {
       throw new CronError('CRON_INVALID_INPUT', 'A job definition object is required.')
@@ -878,6 +887,8 @@ export class CronService {
       pingUrl: checkPingUrl(input.pingUrl),
       notify,
       when: checkWhen(kind, input.when),
+      maxTokensPerDay: kind === 'ai' ? dailyBudget('max_tokens_per_day', input.maxTokensPerDay, true) : null,
+      maxCostPerDay: kind === 'ai' ? dailyBudget('max_cost_per_day', input.maxCostPerDay, false) : null,
     }
   }
 
@@ -941,6 +952,25 @@ function checkLength(field: string, value: string, max: number): void {
     throw new CronError('CRON_INVALID_INPUT', `${field} is longer than ${max} characters.`)
   if (value.includes('\u0000'))
     throw new CronError('CRON_INVALID_INPUT', `${field} contains a NUL character.`)
+}
+
+/** A job's daily budget, checked: above 0 (tokens whole), or null for none. */
+function dailyBudget(field: string, value: unknown, whole: boolean): number | null {
+  if (value === undefined || value === null) return null
+  const valid =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value > 0 &&
+    (!whole || (Number.isSafeInteger(value) && value <= 1_000_000_000_000))
+  if (!valid)
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      whole
+        ? `${field} must be a whole number of tokens above 0 (null for none).`
+        : `${field} must be a number of US dollars above 0 (null for none).`,
+      { data: { field } },
+    )
+  return value
 }
 
 function optionalText(field: string, value: unknown, max: number): string | null {
@@ -1011,6 +1041,8 @@ function inputOf(job: CronJob): CronJobInput {
     pingUrl: job.pingUrl,
     notify: job.notify,
     when: job.when,
+    maxTokensPerDay: job.maxTokensPerDay,
+    maxCostPerDay: job.maxCostPerDay,
   }
 }
 

@@ -70,7 +70,14 @@ describe('background tools (seed 000)', () => {
     await manager.wait(id)
     expect(await call('bg_result', { task_id: id })).toEqual({
       ok: true,
-      result: { task_id: id, status: 'done', result: 'one, two, three' },
+      // The runner reported no usage: no token counts (and, without a spend lookup, no model or cost).
+      result: {
+        task_id: id,
+        status: 'done',
+        result: 'one, two, three',
+        input_tokens: null,
+        output_tokens: null,
+      },
     })
     await waitFor(() => notifier.notices.length >= 2)
     expect(notifier.notices.map((notice) => notice.target)).toEqual(['telegram:4242', 'telegram:4242'])

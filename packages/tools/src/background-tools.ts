@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
 import { type AnyTool, defineTool } from './tool.js'
 
 /** Task statuses, as `@lango/background` names them. */
@@ -37,6 +38,8 @@ export interface BackgroundToolsOptions {
   readonly defaultChannel?: string
   /** Longest prompt accepted (default 100,000 characters). */
   readonly maxPromptLength?: number
+  /** What tasks spent (model, cost), for `bg_result`; without it no model or cost is shown. */
+  readonly spend?: RunSpendLookup
 }
 
 const taskId = v.pipe(
@@ -172,7 +175,19 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
       output: v.strictObject({ task_id: v.string(), status: v.string(), result: v.string() }),
       async handler(params) {
         const result = service.result(params.task_id)
-        return { task_id: params.task_id, status: result.status, result: result.result }
+        const { usage } = service.snapshot(params.task_id)
+        const spend =
+          options.spend === undefined
+            ? undefined
+            : spendOf(await options.spend([params.task_id]), params.task_id)
+        return {
+          task_id: params.task_id,
+          status: result.status,
+          result: result.result,
+          input_tokens: usage?.inputTokens ?? spend?.inputTokens ?? null,
+          output_tokens: usage?.outputTokens ?? spend?.outputTokens ?? null,
+          ...(options.spend === undefined ? {} : spendFields(spend)),
+        }
       },
     }),
     defineTool({

@@ -3,6 +3,7 @@ import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
 import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
 
 /** A job as `@lango/cron`'s `CronService` returns it. */
@@ -36,6 +37,9 @@ export interface CronJobView {
   readonly pingUrl?: string | null
   /** An `ai` job's gate: the shell command run before each run (0 runs, 1 skips); null or absent for none. */
   readonly when?: string | null
+  /** The ai job's daily budgets (tokens, US dollars); null or absent for none. */
+  readonly maxTokensPerDay?: number | null
+  readonly maxCostPerDay?: number | null
 }
 
 /** A fire time as `@lango/cron` reports it. */
@@ -149,6 +153,10 @@ export interface CronToolJobInput {
   readonly pingUrl?: string
   /** An `ai` job's gate command; `''` removes it (the service validates it). */
   readonly when?: string
+  /** An ai job's daily budget in tokens; null removes it (the service validates it). */
+  readonly maxTokensPerDay?: number | null
+  /** An ai job's daily budget in US dollars; null removes it (the service validates it). */
+  readonly maxCostPerDay?: number | null
 }
 
 /** Which jobs a page of cron_list holds (`CronService.listPage`'s filters). */
@@ -228,6 +236,8 @@ export interface CronToolsService {
 /** Options for {@link createCronTools}. */
 export interface CronToolsOptions {
   readonly service: CronToolsService
+  /** What runs spent (model, tokens, cost), for `cron_history`; without it no model or cost is shown. */
+  readonly spend?: RunSpendLookup
   /** Delivery targets when neither `deliver_to` nor the session names one. */
   readonly defaultDeliverTo?: readonly string[]
 }
@@ -304,6 +314,26 @@ const when = v.optional(
 function setsWhen(value: unknown): boolean {
   return typeof value === 'string' && value.trim() !== ''
 }
+const DAILY_TOKENS =
+  "Daily budget of this job's agent runs in tokens (input and output, over the UTC day): a run that would pass it stops before its next model call with budget_exhausted. null removes it. Optional."
+const DAILY_COST =
+  "Daily budget of this job's agent runs in US dollars, for models with a price (models.<id>.price): as for the token budget. null removes it. Optional."
+/** A job's daily budget in tokens or dollars (`null` removes it); the service checks the range. */
+const dailyBudget = (field: string, whole: boolean) =>
+  v.optional(
+    v.pipe(
+      v.nullable(
+        v.pipe(
+          v.number(`${field} must be a number`),
+          v.check(
+            (value) => value > 0 && (!whole || Number.isSafeInteger(value)),
+            whole ? `${field} must be a whole number of tokens above 0` : `${field} must be above 0`,
+          ),
+        ),
+      ),
+      v.description(whole ? DAILY_TOKENS : DAILY_COST),
+    ),
+  )
 
 /** True when a call sets a (non-empty) ping URL: a persisted outbound call (see {@link pingUrl}). */
 function setsPingUrl(value: unknown): boolean {
@@ -376,6 +406,9 @@ export const cronJobViewSchema = v.strictObject({
   ping_url: textOrNull,
   /** An `ai` job's gate (`when`), run before the model is called; null for none. */
   when: textOrNull,
+  /** An `ai` job's daily budgets, tokens and US dollars; null for none. */
+  max_tokens_per_day: v.nullable(v.number()),
+  max_cost_per_day: v.nullable(v.number()),
 })
 
 /** A delivery ledger row as the cron tools show it ({@link cronDeliveryView}). */
@@ -406,6 +439,9 @@ export const cronRunViewSchema = v.strictObject({
   deliveries: v.optional(v.array(cronDeliveryViewSchema)),
   input_tokens: countOrNull,
   output_tokens: countOrNull,
+  /** The model that answered and what the run cost (`cron_history` with a usage reader); absent otherwise. */
+  model: v.optional(v.nullable(v.string())),
+  cost_usd: v.optional(v.nullable(v.number())),
 })
 
 const previewTimeResult = v.strictObject({ local: v.string(), utc: v.string() })
@@ -510,6 +546,8 @@ function jobView(job: CronJobView) {
     created_by: job.createdBy,
     ping_url: job.pingUrl ?? null,
     when: job.when ?? null,
+    max_tokens_per_day: job.maxTokensPerDay ?? null,
+    max_cost_per_day: job.maxCostPerDay ?? null,
   }
 }
 
@@ -526,7 +564,8 @@ function deliveryView(delivery: CronDeliveryView) {
 }
 
 /** A run as the cron tools show it; with `deliveries`, its per-target delivery rows. */
-function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[]) {
+function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[], spends?: readonly RunSpend[]) {
+  const spend = spends === undefined ? undefined : spendOf(spends, run.id)
   return {
     id: run.id,
     job_id: run.jobId,
@@ -544,8 +583,10 @@ function runView(run: CronRunView, deliveries?: readonly CronDeliveryView[]) {
     ...(deliveries === undefined
       ? {}
       : { deliveries: deliveries.filter((row) => row.runId === run.id).map(deliveryView) }),
-    input_tokens: run.inputTokens,
-    output_tokens: run.outputTokens,
+    // A run that failed (a budget stopped it) recorded no tokens of its own: the ledger has them.
+    input_tokens: run.inputTokens ?? spend?.inputTokens ?? null,
+    output_tokens: run.outputTokens ?? spend?.outputTokens ?? null,
+    ...(spends === undefined ? {} : spendFields(spend)),
   }
 }
 
@@ -861,6 +902,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         timeout,
         ping_url: pingUrl('ping_url'),
         when,
+        max_tokens_per_day: dailyBudget('max_tokens_per_day', true),
+        max_cost_per_day: dailyBudget('max_cost_per_day', false),
         overlap: v.optional(
           v.pipe(
             v.picklist(['skip', 'queue_one', 'allow']),
@@ -886,6 +929,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
           ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
           ...(params.when === undefined ? {} : { when: params.when }),
+          ...(params.max_tokens_per_day === undefined ? {} : { maxTokensPerDay: params.max_tokens_per_day }),
+          ...(params.max_cost_per_day === undefined ? {} : { maxCostPerDay: params.max_cost_per_day }),
           ...(params.notify === undefined ? {} : { notify: params.notify }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
           ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
@@ -1007,7 +1052,11 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           service.deliveries === undefined || runs.length === 0
             ? undefined
             : await service.deliveries(runs.map((run) => run.id))
-        const entries = runs.map((run) => runView(run, deliveries))
+        const spends =
+          options.spend === undefined || runs.length === 0
+            ? undefined
+            : await options.spend(runs.map((run) => run.id))
+        const entries = runs.map((run) => runView(run, deliveries, spends))
         return { entries, count: entries.length }
       },
     }),
@@ -1050,6 +1099,8 @@ function seedJobView(job: CronJobView) {
     createdAt: isoTime(job.createdAt),
     pingUrl: job.pingUrl ?? null,
     when: job.when ?? null,
+    maxTokensPerDay: job.maxTokensPerDay ?? null,
+    maxCostPerDay: job.maxCostPerDay ?? null,
   }
 }
 
@@ -1119,6 +1170,8 @@ const configSchema = v.pipe(
         v.description('ai jobs: the model to use instead of the default (at most 128 characters).'),
       ),
     ),
+    maxTokensPerDay: dailyBudget('maxTokensPerDay', true),
+    maxCostPerDay: dailyBudget('maxCostPerDay', false),
     cwd: v.optional(
       v.pipe(
         v.string(),

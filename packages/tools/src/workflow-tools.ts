@@ -4,6 +4,7 @@ import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
 import { wholeLine } from './text.js'
 import { type AnyTool, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 import { describeShellSteps } from './workflow-summary.js'
@@ -124,6 +125,8 @@ export interface WorkflowToolsOptions {
   readonly maxWaitSeconds?: number
   /** How often `workflow_run` reports progress while it waits, when the caller listens (default 5 s). */
   readonly progressIntervalSeconds?: number
+  /** What runs spent (model, cost), for `workflow_status`; without it no model or cost is shown. */
+  readonly spend?: RunSpendLookup
 }
 
 const runId = v.pipe(
@@ -235,6 +238,21 @@ function summaryView(run: WorkflowRunSummaryView): v.InferOutput<typeof summaryO
 
 function runView(run: WorkflowRunView) {
   return { ...summaryView(run), steps: run.steps.map(stepView) }
+}
+
+/** {@link runView} with the model and cost of the run and of each step that called the model. */
+function spentRunView(run: WorkflowRunView, spends: readonly RunSpend[]) {
+  const total = spendOf(spends, run.runId)
+  return {
+    ...summaryView(run),
+    input_tokens: total?.inputTokens ?? null,
+    output_tokens: total?.outputTokens ?? null,
+    cost_usd: total?.costUsd ?? null,
+    steps: run.steps.map((step) => ({
+      ...stepView(step),
+      ...spendFields(spendOf(spends, run.runId, step.stepId)),
+    })),
+  }
 }
 
 /** `{ fromStep }` when a step was named. */
@@ -426,7 +444,10 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
             reason: 'WORKFLOW_RUN_NOT_FOUND',
             data: { runId: params.run_id },
           })
-        return runView(run)
+        if (options.spend === undefined) return runView(run)
+        // The model and cost of each prompt step, and of the run (every attempt), from the ledger.
+        const spends = await options.spend([run.runId])
+        return spentRunView(run, spends)
       },
     }),
     defineTool({

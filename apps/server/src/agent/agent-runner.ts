@@ -17,8 +17,8 @@ import { buildTurnTools, type ToolDenial } from './turn-tools.js'
 
 /**
  * What {@link AgentRunner.run} takes: the shared `AgentRunRequest` of `@lango/cron`,
- * `@lango/background` and `@lango/workflow` (ADR 0006). Their extras (`jobName`, `runId`,
- * `workflowName`, `stepId`, `agent`) are accepted and not used.
+ * `@lango/background` and `@lango/workflow` (ADR 0006). Their extras `jobName`, `runId`,
+ * `workflowName` and `stepId` pick the daily budgets and go with the usage; `agent` is not used.
  */
 export interface AgentRunRequest {
   /** The user message of the turn (cron and background have already put their automation prefix on it). */
@@ -32,6 +32,14 @@ export interface AgentRunRequest {
    * an unattended, isolated automated run (the side that refuses dangerous tools).
    */
   readonly session?: SessionKind
+  /** The cron job that fired the run (`@lango/cron`): its daily budget applies ({@link AgentRunnerOptions.spendLimits}). */
+  readonly jobName?: string
+  /** The cron run, workflow run or background task the turn is for: recorded with its usage. */
+  readonly runId?: string
+  /** The workflow whose step this is (`@lango/workflow`). */
+  readonly workflowName?: string
+  /** The workflow step (`@lango/workflow`). */
+  readonly stepId?: string
 }
 
 /** The kind of a `run()` that names none. */
@@ -54,6 +62,33 @@ export interface ModelPrice {
 export interface TurnBudget {
   readonly maxTokens?: number
   readonly maxCostUsd?: number
+}
+
+/**
+ * A daily budget a turn counts against ({@link AgentRunnerOptions.spendLimits}): its bounds and what
+ * the ledger recorded today before the turn. A turn stops before its next model call once what it
+ * used, added to `spentTokens` / `spentCostUsd`, passes a bound.
+ */
+export interface SpendLimit {
+  /** What is bounded, in words: `cron job watcher`, `creator telegram:42:7`, `the server`. */
+  readonly scope: string
+  /** The setting that set it, for the message: `max_tokens_per_day of the job`, `agent.budget.max_tokens_per_day`. */
+  readonly setting: string
+  readonly maxTokens?: number
+  readonly maxCostUsd?: number
+  readonly spentTokens: number
+  readonly spentCostUsd: number
+}
+
+/** What {@link AgentRunnerOptions.spendLimits} is asked about: the turn about to start. */
+export interface TurnContext {
+  readonly purpose: 'run' | 'chat'
+  readonly sessionKey: string
+  readonly model: string
+  readonly jobName?: string
+  readonly runId?: string
+  readonly workflowName?: string
+  readonly stepId?: string
 }
 
 /** The cost of `usage` at `price`, in US dollars. */
@@ -97,6 +132,15 @@ export interface UsageRecord {
   readonly costUsd?: number
   /** True when the turn was stopped by its budget (`AGENT_BUDGET_EXHAUSTED`). */
   readonly budgetExhausted?: boolean
+  /** Which budget stopped it, in words (`agent.budget`, `max_tokens_per_day of cron job watcher`). */
+  readonly budget?: string
+  /** The model the server said answered (the last step's response), when it said one. */
+  readonly answeredBy?: string
+  /** The request's cron job, run, workflow and step, for the usage ledger. */
+  readonly jobName?: string
+  readonly runId?: string
+  readonly workflowName?: string
+  readonly stepId?: string
 }
 
 /** Options of {@link AgentRunner.chat}. */
@@ -197,6 +241,14 @@ export interface AgentRunnerOptions {
    */
   readonly turnBudget?: TurnBudget
   /**
+   * The daily budgets a turn counts against (per cron job, per creator, the whole server), asked
+   * once before its first model call: a turn whose budgets are already spent makes no model call,
+   * and one that passes a budget stops before its next model call (at most one step over), both
+   * `AGENT_BUDGET_EXHAUSTED`. If it fails, the failure is logged and the turn goes on bounded by
+   * `turnBudget` alone (a ledger that cannot be read does not stop every agent). Default none.
+   */
+  readonly spendLimits?: (turn: TurnContext) => Promise<readonly SpendLimit[]>
+  /**
    * What each model costs, in US dollars per million input and output tokens (`models.<name>.price`):
    * a turn's cost is reported (`AgentTurnResult.costUsd`, `UsageRecord.costUsd`) and bounded by
    * `turnBudget.maxCostUsd`. A model without a price has no cost. Default none.
@@ -238,6 +290,16 @@ function describeBudget(budget: TurnBudget): string {
   if (budget.maxTokens !== undefined) parts.push(`${budget.maxTokens.toLocaleString('en-US')} tokens`)
   if (budget.maxCostUsd !== undefined) parts.push(`$${budget.maxCostUsd}`)
   return parts.join(' or ')
+}
+
+/** A daily budget in words: `10,000 tokens a day`, `$0.50 a day`, or both. */
+function describeLimit(limit: SpendLimit): string {
+  return `${describeBudget(limit)} a day`
+}
+
+/** Where a budget is set, for messages and the alert: `agent.budget` or the limit's setting. */
+function budgetSource(bound: SpendLimit | undefined): string {
+  return bound === undefined ? 'agent.budget' : `${bound.setting}, ${bound.scope}`
 }
 
 /** {@link AgentRunnerOptions.turnBudget}, checked: positive finite numbers (tokens whole). */
@@ -357,6 +419,22 @@ async function traceToolCall(
     span.set({ 'lango.tool.outcome': 'error', 'error.type': type })
     span.end({ error: type })
     throw error
+  }
+}
+
+/** The request's cron job, run, workflow and step, where it names them (strings only). */
+function sourceOf(request: {
+  readonly jobName?: unknown
+  readonly runId?: unknown
+  readonly workflowName?: unknown
+  readonly stepId?: unknown
+}): Pick<TurnContext, 'jobName' | 'runId' | 'workflowName' | 'stepId'> {
+  const { jobName, runId, workflowName, stepId } = request
+  return {
+    ...(typeof jobName === 'string' ? { jobName } : {}),
+    ...(typeof runId === 'string' ? { runId } : {}),
+    ...(typeof workflowName === 'string' ? { workflowName } : {}),
+    ...(typeof stepId === 'string' ? { stepId } : {}),
   }
 }
 
@@ -511,6 +589,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
   interface TurnInput {
     readonly purpose: 'run' | 'chat'
+    /** What the daily budgets are asked about. */
+    readonly context: TurnContext
     readonly sessionKey: string
     readonly session: SessionKind
     readonly prompt: string
@@ -542,10 +622,38 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         },
       )
     }
-    /** Whether `spent` passes the turn's budget (tokens, or cost when the model has a price). */
-    const overBudget = (spent: TokenUsage): boolean =>
-      (budget.maxTokens !== undefined && spent.inputTokens + spent.outputTokens > budget.maxTokens) ||
-      (budget.maxCostUsd !== undefined && price !== undefined && costOf(spent, price) > budget.maxCostUsd)
+    /** The daily budgets of this turn (per job, creator, server), read before its first model call. */
+    let limits: readonly SpendLimit[] = []
+    /** The daily budget that stopped the turn; undefined when it was the turn's own (or none). */
+    let stoppedBy: SpendLimit | undefined
+    let answeredBy: string | undefined
+    /**
+     * Whether `spent` passes the turn's budget or, added to what was spent today, one of its daily
+     * budgets (tokens, or cost when the model has a price). Runs after every step: plain arithmetic.
+     */
+    const overBudget = (spent: TokenUsage): boolean => {
+      const tokens = spent.inputTokens + spent.outputTokens
+      const cost = price === undefined ? undefined : costOf(spent, price)
+      if (
+        (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
+        (budget.maxCostUsd !== undefined && cost !== undefined && cost > budget.maxCostUsd)
+      ) {
+        stoppedBy = undefined
+        return true
+      }
+      for (const limit of limits) {
+        if (
+          (limit.maxTokens !== undefined && limit.spentTokens + tokens > limit.maxTokens) ||
+          (limit.maxCostUsd !== undefined &&
+            cost !== undefined &&
+            limit.spentCostUsd + cost > limit.maxCostUsd)
+        ) {
+          stoppedBy = limit
+          return true
+        }
+      }
+      return false
+    }
     const fields = { sessionKey: input.sessionKey, model: input.model }
     const { tracer } = options
     /** The model call under way and the tool calls it asked for (`agent.step`), when tracing. */
@@ -567,6 +675,44 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
               {
                 cause: error,
                 data: { sessionKey: input.sessionKey },
+              },
+            )
+          }
+        }
+        if (options.spendLimits !== undefined) {
+          try {
+            limits = await options.spendLimits(input.context)
+          } catch (error) {
+            if (signal.aborted) throw error
+            logger.warn('agent daily budgets not read: this turn is bounded by agent.budget alone', {
+              ...fields,
+              error,
+            })
+          }
+          const spent = limits.find(
+            (limit) =>
+              (limit.maxTokens !== undefined && limit.spentTokens >= limit.maxTokens) ||
+              (limit.maxCostUsd !== undefined &&
+                price !== undefined &&
+                limit.spentCostUsd >= limit.maxCostUsd),
+          )
+          if (spent !== undefined) {
+            stoppedBy = spent
+            budgetExhausted = true
+            const cost = spent.spentCostUsd > 0 ? ` ($${spent.spentCostUsd.toFixed(4)})` : ''
+            throw new AgentError(
+              'AGENT_BUDGET_EXHAUSTED',
+              `budget_exhausted: ${spent.scope} already used ${spent.spentTokens.toLocaleString('en-US')} tokens${cost} today, past its budget of ${describeLimit(spent)} (${spent.setting}); the turn was not started (no model call)`,
+              {
+                data: {
+                  steps: 0,
+                  scope: spent.scope,
+                  setting: spent.setting,
+                  spentTokens: spent.spentTokens,
+                  spentCostUsd: spent.spentCostUsd,
+                  ...(spent.maxTokens === undefined ? {} : { maxTokens: spent.maxTokens }),
+                  ...(spent.maxCostUsd === undefined ? {} : { maxCostUsd: spent.maxCostUsd }),
+                },
               },
             )
           }
@@ -640,6 +786,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           }) {
             steps += 1
             usage = addUsage(usage, step.usage)
+            if (step.response.modelId !== '') answeredBy = step.response.modelId
             toolCalls += step.toolCalls.length
             stepSpan?.set({
               'gen_ai.response.model': step.response.modelId,
@@ -679,15 +826,30 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
               .catch((error: unknown) => logger.warn('agent turn not remembered', { ...fields, error }))
           }
           const ran = [...new Set(last.toolCalls.map((call) => call.toolName))].join(', ')
+          const daily = stoppedBy
+          const spend = describeSpend(usage, price)
+          const what =
+            daily === undefined
+              ? `the turn used ${spend}, past its budget of ${describeBudget(budget)} (agent.budget)`
+              : `the turn used ${spend}; with the ${daily.spentTokens.toLocaleString('en-US')} tokens${daily.spentCostUsd > 0 ? ` ($${daily.spentCostUsd.toFixed(4)})` : ''} ${daily.scope} used before it today, that passes its budget of ${describeLimit(daily)} (${daily.setting})`
           throw new AgentError(
             'AGENT_BUDGET_EXHAUSTED',
-            `budget_exhausted: the turn used ${describeSpend(usage, price)}, past its budget of ${describeBudget(budget)} (agent.budget); it was stopped before the next model call (the tool calls of its last step ran: ${ran})`,
+            `budget_exhausted: ${what}; it was stopped before the next model call (the tool calls of its last step ran: ${ran})`,
             {
               data: {
                 steps: result.steps.length,
                 tokens: usage.inputTokens + usage.outputTokens,
                 ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
-                ...budget,
+                ...(daily === undefined
+                  ? budget
+                  : {
+                      scope: daily.scope,
+                      setting: daily.setting,
+                      spentTokens: daily.spentTokens,
+                      spentCostUsd: daily.spentCostUsd,
+                      ...(daily.maxTokens === undefined ? {} : { maxTokens: daily.maxTokens }),
+                      ...(daily.maxCostUsd === undefined ? {} : { maxCostUsd: daily.maxCostUsd }),
+                    }),
               },
             },
           )
@@ -750,7 +912,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       })
       throw failure
     } finally {
-      if (modelCalled) {
+      if (modelCalled || budgetExhausted) {
         reportUsage({
           purpose: input.purpose,
           sessionKey: input.sessionKey,
@@ -759,7 +921,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           steps,
           ok,
           ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
-          ...(budgetExhausted ? { budgetExhausted } : {}),
+          ...(budgetExhausted ? { budgetExhausted, budget: budgetSource(stoppedBy) } : {}),
+          ...(answeredBy === undefined ? {} : { answeredBy }),
+          ...sourceOf(input.context),
         })
       }
     }
@@ -780,6 +944,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       return queued(
         {
           purpose: 'run',
+          context: { purpose: 'run', sessionKey: request.sessionKey, model, ...sourceOf(request) },
           sessionKey: request.sessionKey,
           session: request.session ?? AUTOMATED_RUN,
           prompt: request.prompt,
@@ -793,6 +958,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       return queued(
         {
           purpose: 'chat',
+          context: { purpose: 'chat', sessionKey, model: defaultModel },
           sessionKey,
           session: CHAT_SESSION,
           prompt: message,

@@ -4,6 +4,8 @@ export {
   type AgentRunRequest,
   type AgentTurnResult,
   createAgentRunner,
+  type SpendLimit,
+  type TurnContext,
   type UsageRecord,
 } from './agent-runner.js'
 export { AgentError } from './errors.js'

@@ -1,5 +1,5 @@
 import type { AnyTool } from '@lango/tools'
-import type { AgentRunner, AgentRunRequest, UsageRecord } from '../agent/index.js'
+import type { AgentRunner, AgentRunRequest, SpendLimit, TurnContext, UsageRecord } from '../agent/index.js'
 import { noModelRunner } from '../agent/no-model.js'
 import { unattendedSession } from '../agent/session-kind.js'
 import type { Approvals } from '../approvals.js'
@@ -76,6 +76,8 @@ export async function createAgent(
     readonly logger: Logger
     /** Receives every turn's token usage (the metrics). */
     readonly onUsage?: (record: UsageRecord) => void
+    /** The daily budgets of a turn about to start (the usage ledger). */
+    readonly spendLimits?: (turn: TurnContext) => Promise<readonly SpendLimit[]>
     /** Traces the model calls and tool calls of every turn. */
     readonly tracer?: Tracer
   },
@@ -108,6 +110,7 @@ export async function createAgent(
       allowCronCreate: config.approvals.unattendedAllowCronCreate,
     },
     ...(parts.onUsage === undefined ? {} : { onUsage: parts.onUsage }),
+    ...(parts.spendLimits === undefined ? {} : { spendLimits: parts.spendLimits }),
     ...(parts.tracer === undefined ? {} : { tracer: parts.tracer }),
     logger: parts.logger,
   })

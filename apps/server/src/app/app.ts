@@ -15,6 +15,7 @@ import type { EventHub } from '../events.js'
 import type { Logger } from '../logger.js'
 import type { ServerMetrics } from '../metrics/server-metrics.js'
 import type { Vault } from '../vault/vault.js'
+import type { UsageLedger } from '../usage/usage-ledger.js'
 import { VERSION } from '../version.js'
 import type { ServerDatabase } from './database-features.js'
 import type { Lifecycle } from './lifecycle.js'
@@ -52,6 +53,8 @@ export interface App {
    * `LANGO_PASSPHRASE`. Webhooks read their signing secrets from it (`webhook.<name>`).
    */
   readonly vault: () => Promise<Vault>
+  /** Every agent turn's tokens, model and cost; the daily budgets and `lango cost` read it. */
+  readonly usage: UsageLedger
   /** The MCP server's `instructions`. */
   readonly instructions: string
   /** True between a finished `start()` and `stop()`. */

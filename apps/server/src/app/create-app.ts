@@ -2,6 +2,7 @@ import { SqliteCronStore } from '@lango/cron/sqlite'
 import { ensureOrphanReaper } from '@lango/exec'
 import { WorkflowDirectory } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import type { Kysely } from 'kysely'
 import type { AgentRunner } from '../agent/index.js'
 import { Alerts } from '../alerts/alerts.js'
 import { budgetAlert, watchForAlerts } from '../alerts/sources.js'
@@ -17,6 +18,7 @@ import { createServerMetrics } from '../metrics/server-metrics.js'
 import { dispatchScheduledWorkflows } from '../scheduled-workflows/dispatch.js'
 import { scheduleSync } from '../scheduled-workflows/sync.js'
 import { loadTracer } from '../telemetry/load.js'
+import { type UsageDatabase, UsageLedger } from '../usage/usage-ledger.js'
 import { createAgent, createSessions, unattendedRunner } from './agent.js'
 import { type App, assembleApp } from './app.js'
 import { automationInstructions } from './automation.js'
@@ -161,9 +163,27 @@ export async function createApp(
       duties,
     })
     const syncSchedules = scheduleSync(cron, directory, events, logger)
+    // Every turn's spend, and the daily budgets read from it (per cron job, creator, server).
+    const usage = new UsageLedger(database.db as unknown as Kysely<UsageDatabase>, {
+      server: config.agent.dailyBudget,
+      creator: config.agent.creatorDailyBudget,
+      job: async (name) => {
+        const job = await cron.get(name).catch(() => undefined)
+        return job === undefined
+          ? undefined
+          : {
+              maxTokensPerDay: job.maxTokensPerDay,
+              maxCostPerDay: job.maxCostPerDay,
+              createdBy: job.createdBy,
+            }
+      },
+      logger,
+    })
+    // Rows being written land before the database closes.
+    lifecycle.add({ name: 'usage ledger', stop: () => usage.flush() }, { held: true })
     const tools = createTools(
       config,
-      { exec, cron, background, engine, directory, vault: refStore.vault, syncSchedules },
+      { exec, cron, background, engine, directory, vault: refStore.vault, syncSchedules, usage },
       logger,
     )
     const sessions = createSessions(config, database, theAgent, logger)
@@ -173,11 +193,13 @@ export async function createApp(
         tools,
         approvals,
         logger,
-        // Usage feeds the metrics; a turn its budget stopped is an alert.
+        // Usage feeds the ledger and the metrics; a turn its budget stopped is an alert.
         onUsage: (record) => {
+          usage.record(record)
           metrics?.onAgentUsage(record)
           if (record.budgetExhausted === true) alerts.raise(budgetAlert(record))
         },
+        spendLimits: (turn) => usage.spendLimits(turn),
         ...(tracer === undefined ? {} : { tracer }),
       }),
     )
@@ -250,6 +272,7 @@ export async function createApp(
         metrics,
         alerts,
         vault: refStore.vault,
+        usage,
         instructions: automationInstructions(config),
         syncSchedules,
       },

@@ -11,6 +11,7 @@ import type { ServerConfig } from '../config/types.js'
 import { type DatabaseFeature, type OpenDatabase, openDatabase } from '../db/database.js'
 import type { Logger } from '../logger.js'
 import { type SessionDatabase, sessionTables } from '../sessions/schema.js'
+import { type UsageDatabase, usageTables } from '../usage/usage-ledger.js'
 import { type VaultDatabase, vaultTables } from '../vault/vault.js'
 import { type WebhookDatabase, webhookTables } from '../webhooks/receipts.js'
 
@@ -21,7 +22,8 @@ type ServerTables = CronDatabase &
   SessionDatabase &
   ApprovalDatabase &
   ClusterDatabase &
-  WebhookDatabase
+  WebhookDatabase &
+  UsageDatabase
 
 /** The server's open database, typed for every feature's tables. */
 export type ServerDatabase = OpenDatabase<ServerTables>
@@ -53,6 +55,7 @@ export const SERVER_DATABASE_FEATURES: readonly DatabaseFeature<ServerTables>[] 
   approvalTables,
   clusterTables,
   webhookTables,
+  usageTables,
 ]
 
 /** Opens the configured database with every feature's tables migrated (see `openDatabase`). */

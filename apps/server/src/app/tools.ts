@@ -13,6 +13,7 @@ import {
 import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import type { ServerConfig } from '../config/types.js'
 import type { Logger } from '../logger.js'
+import type { UsageLedger } from '../usage/usage-ledger.js'
 import { createSecretsTools } from '../vault/secrets-tool.js'
 import { automationOf } from './automation.js'
 import type { ExecDefaults } from './host-exec.js'
@@ -28,6 +29,8 @@ export interface ToolServices {
   readonly vault: LazyVault['vault']
   /** Brings the cron jobs of scheduled workflows in step (the server's `syncSchedules()`). */
   readonly syncSchedules: () => Promise<void>
+  /** The usage ledger: the model and cost of runs, for cron_history, bg_result and workflow_status. */
+  readonly usage: UsageLedger
 }
 
 /**
@@ -49,6 +52,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
     },
   }
   const defaultDeliverTo = config.channels.defaultDeliverTo
+  const spend = (runIds: readonly string[]) => services.usage.ofRuns(runIds)
   return [
     ...createExecTools({
       backend: {
@@ -63,13 +67,14 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
     }),
     ...(config.cron.enabled
       ? [
-          ...createCronTools({ service: cron, defaultDeliverTo }),
+          ...createCronTools({ service: cron, defaultDeliverTo, spend }),
           createManageCronJobsTool({ service: cron, defaultDeliverTo }),
         ]
       : []),
     ...(config.background.enabled
       ? createBackgroundTools({
           service: background,
+          spend,
           ...(defaultDeliverTo[0] === undefined ? {} : { defaultChannel: defaultDeliverTo[0] }),
         })
       : []),
@@ -78,6 +83,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
           service: { engine, directory: savingDirectory },
           defaultDeliverTo,
           maxWaitSeconds: 50,
+          spend,
         })
       : []),
     ...createSecretsTools({ vault: services.vault }),

@@ -4,6 +4,7 @@ import { formatIssue } from './client.js'
 import type { ActionBinder, CommandOptions } from './command.js'
 import { registerBackup } from './commands/backup.js'
 import { registerBackground } from './commands/bg.js'
+import { registerCost } from './commands/cost.js'
 import { registerCron } from './commands/cron.js'
 import { registerSecrets } from './commands/secrets.js'
 import { registerServe } from './commands/serve.js'
@@ -110,6 +111,7 @@ function createProgram(io: CliIo, bind: ActionBinder, options: { readonly json: 
   for (const register of [
     registerServe,
     registerCron,
+    registerCost,
     registerBackground,
     registerWorkflow,
     registerTools,

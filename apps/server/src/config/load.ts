@@ -481,6 +481,18 @@ function buildConfig(
           : { maxTokens: agent.budget.max_tokens_per_turn }),
         ...(agent?.budget?.max_cost_per_turn == null ? {} : { maxCostUsd: agent.budget.max_cost_per_turn }),
       },
+      dailyBudget: {
+        ...(agent?.budget?.max_tokens_per_day == null ? {} : { maxTokens: agent.budget.max_tokens_per_day }),
+        ...(agent?.budget?.max_cost_per_day == null ? {} : { maxCostUsd: agent.budget.max_cost_per_day }),
+      },
+      creatorDailyBudget: {
+        ...(agent?.budget?.max_tokens_per_creator_per_day == null
+          ? {}
+          : { maxTokens: agent.budget.max_tokens_per_creator_per_day }),
+        ...(agent?.budget?.max_cost_per_creator_per_day == null
+          ? {}
+          : { maxCostUsd: agent.budget.max_cost_per_creator_per_day }),
+      },
     },
     models: modelPrices(file.models),
     sessions: {

@@ -112,6 +112,26 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
       'US dollars one agent turn may cost, for models with a price under `models`: past it the turn stops as for `max_tokens_per_turn`.',
     value: (c) => c.agent.turnBudget.maxCostUsd,
   },
+  'agent.budget.max_tokens_per_day': {
+    description:
+      "Tokens all agent turns of the server may use per UTC day (what the usage ledger recorded today plus the turn so far): past it a turn stops before its next model call with `budget_exhausted`, and the day's next turns make no model call. A cron ai job's own `max_tokens_per_day` bounds that job alone; `lango cost` shows the spend.",
+    value: (c) => c.agent.dailyBudget.maxTokens,
+  },
+  'agent.budget.max_cost_per_day': {
+    description:
+      'US dollars all agent turns of the server may cost per UTC day, for models with a price under `models`: as `max_tokens_per_day`.',
+    value: (c) => c.agent.dailyBudget.maxCostUsd,
+  },
+  'agent.budget.max_tokens_per_creator_per_day': {
+    description:
+      'Tokens per UTC day for the turns of one creator: a chat (its session key) or the person who created a cron job (its `created_by`); jobs the host made have no creator. As `max_tokens_per_day` otherwise.',
+    value: (c) => c.agent.creatorDailyBudget.maxTokens,
+  },
+  'agent.budget.max_cost_per_creator_per_day': {
+    description:
+      'US dollars per UTC day for the turns of one creator, for models with a price: as `max_tokens_per_creator_per_day`.',
+    value: (c) => c.agent.creatorDailyBudget.maxCostUsd,
+  },
   models: {
     description:
       'Prices of models, for the cost of each turn (`lango_agent_cost_usd_total`) and `agent.budget.max_cost_per_turn`: `models: { gpt-4o-mini: { price: { input: 0.15, output: 0.60 } } }`.',

@@ -190,6 +190,10 @@ export const fileSchema = section({
     budget: section({
       max_tokens_per_turn: field(integer(1, 1_000_000_000)),
       max_cost_per_turn: field(dollars(0, 1_000_000, true)),
+      max_tokens_per_day: field(integer(1, 1_000_000_000_000)),
+      max_cost_per_day: field(dollars(0, 1_000_000, true)),
+      max_tokens_per_creator_per_day: field(integer(1, 1_000_000_000_000)),
+      max_cost_per_creator_per_day: field(dollars(0, 1_000_000, true)),
     }),
   }),
   models: modelTable,

@@ -74,6 +74,16 @@ export interface ServerConfig {
      * `AGENT_BUDGET_EXHAUSTED`. Default none.
      */
     readonly turnBudget: { readonly maxTokens?: number; readonly maxCostUsd?: number }
+    /**
+     * Bounds on the whole server's agent turns per UTC day (`agent.budget.max_tokens_per_day`,
+     * `max_cost_per_day`), over what the usage ledger recorded today. Default none.
+     */
+    readonly dailyBudget: { readonly maxTokens?: number; readonly maxCostUsd?: number }
+    /**
+     * Bounds per creator per UTC day (`agent.budget.max_tokens_per_creator_per_day`,
+     * `max_cost_per_creator_per_day`): a chat's session, or whoever created the cron job. Default none.
+     */
+    readonly creatorDailyBudget: { readonly maxTokens?: number; readonly maxCostUsd?: number }
   }
   /** Prices of models in US dollars per million tokens (`models.<name>.price`). Default none. */
   readonly models: Readonly<

@@ -12,6 +12,7 @@ import { bodyTooLarge, errorResponse, jsonContentType } from './responses.js'
 import { approvalRoutes } from './routes/approvals.js'
 import { backgroundRoutes } from './routes/background.js'
 import { chatRoutes } from './routes/chat.js'
+import { costRoutes } from './routes/cost.js'
 import { cronRoutes } from './routes/cron.js'
 import { eventRoutes } from './routes/events.js'
 import { healthRoutes } from './routes/health.js'
@@ -135,6 +136,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   http.route('/api/background', backgroundRoutes(app, shutdown))
   http.route('/api/processes', processRoutes(app, shutdown))
   http.route('/api/approvals', approvalRoutes(app))
+  http.route('/api/cost', costRoutes(app))
   http.route('/api/chat', chatRoutes(app, shutdown))
   http.route('/v1', openAiRoutes(app, shutdown))
   http.route(

@@ -61,6 +61,9 @@ const jobRowSchema = v.object({
   notify: v.optional(v.picklist(['always', 'failure', 'state_changes', 'never']), 'always'),
   // Migration 0006; a row without the column reads as null (no gate).
   when_command: v.optional(nullableString, null),
+  // Migration 0008; a row without the columns reads as null (no budget of its own).
+  max_tokens_per_day: v.optional(nullableInteger, null),
+  max_cost_per_day_nano_usd: v.optional(nullableInteger, null),
 })
 
 const runRowSchema = v.object({
@@ -168,6 +171,8 @@ export function jobFromRow(row: unknown): CronJob {
     pingUrl: parsed.ping_url,
     notify: parsed.notify,
     when: parsed.when_command,
+    maxTokensPerDay: parsed.max_tokens_per_day,
+    maxCostPerDay: parsed.max_cost_per_day_nano_usd === null ? null : parsed.max_cost_per_day_nano_usd / 1e9,
   }
 }
 
@@ -221,6 +226,8 @@ const JOB_COLUMNS: Readonly<Record<keyof CronJobPatch, keyof CronJobsTable>> = {
   pingUrl: 'ping_url',
   notify: 'notify',
   when: 'when_command',
+  maxTokensPerDay: 'max_tokens_per_day',
+  maxCostPerDay: 'max_cost_per_day_nano_usd',
 }
 
 /** Maps a patch to column values (a fixed allowlist of columns; SECURITY.md SQL-2). */
@@ -232,6 +239,9 @@ export function patchToRow(patch: CronJobPatch): Partial<CronJobsTable> {
     if (column === undefined) continue
     if (key === 'deliverTo') row[column] = JSON.stringify(value)
     else if (key === 'enabled') row[column] = value ? 1 : 0
+    // Dollars are stored as whole nano-dollars: every number column is an integer.
+    else if (key === 'maxCostPerDay')
+      row[column] = value === null ? null : Math.round((value as number) * 1e9)
     else row[column] = value
   }
   return row as Partial<CronJobsTable>

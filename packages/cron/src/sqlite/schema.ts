@@ -33,6 +33,9 @@ export interface CronJobsTable {
   created_by: string | null
   /** Dead-man monitor URL (migration 0005); null for none. */
   ping_url: string | null
+  /** The job's daily budgets (migration 0008): tokens, and US dollars in whole nano-dollars; null for none. */
+  max_tokens_per_day: number | null
+  max_cost_per_day_nano_usd: number | null
   /** Which runs are delivered (migration 0004): `always`, `failure`, `state_changes`, `never`. */
   notify: string
   /** An `ai` job's gate command (migration 0006); null for none. */
@@ -280,6 +283,20 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
     // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('cron_jobs').dropColumn('when_command').execute()
+    },
+  },
+  '0008_add_job_daily_budgets': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // Jobs created before daily budgets existed keep null: no budget of their own.
+      await db.schema.alterTable('cron_jobs').addColumn('max_tokens_per_day', 'bigint').execute()
+      // Dollars in whole nano-dollars: every number column is an integer (PostgreSQL BIGINT).
+      await db.schema.alterTable('cron_jobs').addColumn('max_cost_per_day_nano_usd', 'bigint').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('cron_jobs').dropColumn('max_cost_per_day_nano_usd').execute()
+      await db.schema.alterTable('cron_jobs').dropColumn('max_tokens_per_day').execute()
     },
   },
 })

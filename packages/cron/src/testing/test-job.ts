@@ -33,6 +33,8 @@ export function createTestJob(overrides: Partial<CronJob> = {}): CronJob {
     createdBy: null,
     pingUrl: null,
     when: null,
+    maxTokensPerDay: null,
+    maxCostPerDay: null,
     ...overrides,
   }
 }

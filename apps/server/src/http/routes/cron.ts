@@ -250,6 +250,20 @@ function cronOperatorTools(app: App): AnyTool[] {
         dry_run: v.optional(v.boolean('dry_run must be true or false')),
         preview_count: previewCount,
       }),
+      output: v.union([
+        v.strictObject({
+          status: v.literal('preview'),
+          dry_run: v.literal(true),
+          preview: cronPreviewViewSchema,
+        }),
+        v.strictObject({
+          status: v.literal('updated'),
+          job: cronJobViewSchema,
+          next_runs: v.array(nextRunOutput),
+          message: v.string(),
+          preview: v.optional(cronPreviewViewSchema),
+        }),
+      ]),
       async handler(params, context) {
         const signal = context.signal === undefined ? {} : { signal: context.signal }
         const current = await app.cron.get(params.id, signal)
@@ -285,13 +299,13 @@ function cronOperatorTools(app: App): AnyTool[] {
             ...signal,
             ...(params.preview_count === undefined ? {} : { count: params.preview_count }),
           })
-          return { status: 'preview', dry_run: true, preview: cronPreviewView(preview) }
+          return { status: 'preview' as const, dry_run: true as const, preview: cronPreviewView(preview) }
         }
         const result = await app.cron.update(current.id, changes, signal)
         const { job } = result
         const next = result.nextRuns[0]
         return {
-          status: 'updated',
+          status: 'updated' as const,
           job: await jobView(job.id),
           next_runs: result.nextRuns.map(nextRunView),
           message: `Cron job "${job.name}" updated (${job.scheduleType} ${job.schedule}, ${job.timezone}).${

@@ -1,6 +1,6 @@
 // @ts-check
 import { AuthError, api, post } from './api.js'
-import { announce, badge, duration, field, h, heading, time } from './dom.js'
+import { announce, badge, duration, field, h, heading, spend, time } from './dom.js'
 import { describeSchedule, scheduleCell } from './schedules.js'
 
 /** @import { View, PageContext } from './app.js' */
@@ -259,7 +259,7 @@ function historyEntry(entry, zone) {
       h(
         'span',
         { className: 'muted' },
-        ` · ${entry.trigger}${entry.duration_ms !== null ? ` · ${duration(entry.duration_ms)}` : ''}`,
+        ` · ${entry.trigger}${entry.duration_ms !== null ? ` · ${duration(entry.duration_ms)}` : ''}${spend(entry)}`,
       ),
     ),
     reasons.map((reason) => h('p', { className: 'reason' }, reason)),

@@ -248,6 +248,18 @@ export function duration(ms) {
   return `${Math.round(ms / 60000)} min`
 }
 
+/**
+ * What a run or step spent, for its head line: ` · 3,300 tokens · $0.0060 · gpt-4o-mini`, or '' when
+ * it used no model (a shell run). Tokens, model and cost come from the run's tool view.
+ * @param {{ input_tokens?: number | null, output_tokens?: number | null, cost_usd?: number | null, model?: string | null }} entry
+ */
+export function spend(entry) {
+  const tokens = (entry.input_tokens ?? 0) + (entry.output_tokens ?? 0)
+  if (entry.input_tokens == null && entry.output_tokens == null && !entry.model) return ''
+  const cost = typeof entry.cost_usd === 'number' ? ` · $${entry.cost_usd.toFixed(4)}` : ''
+  return ` · ${tokens.toLocaleString('en-US')} tokens${cost}${entry.model ? ` · ${entry.model}` : ''}`
+}
+
 export function heading(text) {
   return h('h1', {}, text)
 }

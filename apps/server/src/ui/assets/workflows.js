@@ -1,6 +1,6 @@
 // @ts-check
 import { api, post } from './api.js'
-import { badge, duration, field, h, heading, time } from './dom.js'
+import { badge, duration, field, h, heading, spend, time } from './dom.js'
 import { scheduleCell } from './schedules.js'
 import { stepGraphSection } from './workflow-graph.js'
 
@@ -308,6 +308,7 @@ export const run = {
               h('strong', {}, step.step_id),
               ' ',
               badge(step.status),
+              spend(step) === '' ? null : h('span', { className: 'muted spend' }, spend(step)),
               step.reused_from
                 ? h(
                     'span',

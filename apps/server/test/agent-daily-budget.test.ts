@@ -1,0 +1,249 @@
+import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { invokeTool } from '@lango/tools'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { ServerConfig } from '../src/config/types.js'
+import { silentLogger } from '../src/logger.js'
+import { type RunningServer, serve } from '../src/serve.js'
+import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
+import { testConfig, until } from './fixtures/http-server.js'
+import { CLI, runLango } from './fixtures/lango-serve.js'
+
+// Issue 25, item 1: daily budgets per cron job, per creator and for the whole server, checked before
+// each model call against what the usage ledger recorded today plus the turn so far; `lango cost`
+// sums the ledger. The model is a fake OpenAI server on loopback that counts its requests and
+// reports 1,000 prompt and 100 completion tokens per call.
+
+const USAGE = { promptTokens: 1000, completionTokens: 100 }
+const more = (index: number) =>
+  reply.toolCalls([{ id: `call_${index}`, name: 'cron_list', arguments: {} }], { usage: USAGE })
+
+let model: FakeOpenAI
+const cleanups: (() => Promise<void>)[] = []
+
+beforeEach(async () => {
+  model = await startFakeOpenAI()
+})
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  await model.close()
+})
+
+async function startServer(change: (config: ServerConfig) => ServerConfig = (config) => config) {
+  const made = await testConfig(
+    (loaded): ServerConfig =>
+      change({
+        ...loaded,
+        model: { ...loaded.model, baseUrl: model.baseUrl, name: 'test-model' },
+        agent: { ...loaded.agent, maxRetries: 0 },
+      }),
+  )
+  const server: RunningServer = await serve({
+    config: made.config,
+    logger: silentLogger,
+    passphrase: '',
+    closeGraceMs: 200,
+  })
+  cleanups.push(async () => {
+    await server.close()
+    await rm(made.home, { recursive: true, force: true })
+  })
+  return { server, home: made.home }
+}
+
+/** Calls a tool as the operator (no approval), failing the test on a tool error. */
+async function call(server: RunningServer, name: string, params: unknown): Promise<Record<string, unknown>> {
+  const tool = server.app.tools.find((candidate) => candidate.name === name)
+  if (tool === undefined) throw new Error(`no tool ${name}`)
+  const outcome = await invokeTool(tool, params, { sessionKey: 'test' }, { policy: 'none' })
+  if (!outcome.ok) throw new Error(`${name} failed: ${outcome.error.message}`)
+  return outcome.result as Record<string, unknown>
+}
+
+async function runJob(server: RunningServer, name: string) {
+  const triggered = await server.app.cron.trigger(name)
+  return until(async () => {
+    const row = await server.app.cron.getRun(triggered.runId as string)
+    return row.status === 'running' ? undefined : row
+  }, 60_000)
+}
+
+describe('daily budgets', () => {
+  it("a job whose turn keeps calling tools stops at its daily token budget (one step over at most); the day's next run makes no model call; lango cost sums it", async () => {
+    const { server, home } = await startServer()
+    model.script(...Array.from({ length: 20 }, (_, index) => more(index)))
+    // Through the HTTP API, as cron_add's parameters.
+    const created = await fetch(`${server.url}/api/cron/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'watcher',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'Check the jobs until they are all fine.',
+        deliver_to: [],
+        max_tokens_per_day: 2500,
+      }),
+    })
+    expect(created.status).toBe(200)
+    expect((await server.app.cron.get('watcher')).maxTokensPerDay).toBe(2500)
+
+    const first = await runJob(server, 'watcher')
+    expect(first.status).toBe('failed')
+    // 1,100 tokens a call: 2,200 after two is within 2,500, 3,300 after three passes it — no fourth.
+    expect(model.chatBodies).toHaveLength(3)
+    expect(first.error).toMatch(
+      /^budget_exhausted: the turn used 3,300 tokens; with the 0 tokens cron job watcher used before it today, that passes its budget of 2,500 tokens a day \(max_tokens_per_day \/ max_cost_per_day of the job\); it was stopped before the next model call/,
+    )
+
+    const second = await runJob(server, 'watcher')
+    expect(second.status).toBe('failed')
+    expect(second.error).toMatch(
+      /^budget_exhausted: cron job watcher already used 3,300 tokens today, past its budget of 2,500 tokens a day .*no model call/,
+    )
+    expect(model.chatBodies).toHaveLength(3)
+
+    // cron_history shows each run's tokens (from the ledger: a stopped run recorded none of its own) and model.
+    const history = await call(server, 'cron_history', { job_id: 'watcher' })
+    expect(history.entries).toEqual([
+      expect.objectContaining({
+        id: second.id,
+        input_tokens: 0,
+        output_tokens: 0,
+        model: 'test-model',
+        cost_usd: null,
+      }),
+      expect.objectContaining({
+        id: first.id,
+        input_tokens: 3000,
+        output_tokens: 300,
+        model: 'test-model',
+        cost_usd: null,
+      }),
+    ])
+
+    // The ledger has both turns; lango cost sums them by job, the CLI over the HTTP API.
+    if (!existsSync(CLI)) throw new Error('build @lango/server before running this test')
+    const json = await runLango(['cost', '--by', 'job', '--json'], {
+      LANGO_HOME: home,
+      LANGO_URL: server.url,
+    })
+    expect(json.code).toBe(0)
+    const view = JSON.parse(json.stdout) as { lines: unknown[]; total: unknown }
+    expect(view.lines).toEqual([
+      {
+        job: 'cron:watcher',
+        turns: 2,
+        input_tokens: 3000,
+        output_tokens: 300,
+        cost_usd: 0,
+        budget_exhausted: 2,
+      },
+    ])
+    const table = await runLango(['cost', '--by', 'model'], { LANGO_HOME: home, LANGO_URL: server.url })
+    expect(table.code).toBe(0)
+    expect(table.stdout).toMatch(/MODEL\s+TURNS\s+INPUT\s+OUTPUT\s+COST\s+STOPPED/)
+    expect(table.stdout).toMatch(/test-model\s+2\s+3,000\s+300\s+\$0\.0000\s+2/)
+    const bad = await runLango(['cost', '--since', 'yesterday'], { LANGO_HOME: home, LANGO_URL: server.url })
+    expect(bad.code).not.toBe(0)
+    expect(bad.stderr).toMatch(/since must be a span such as 24h/)
+  })
+
+  it('a money budget with a price table does the same, server-wide per day', async () => {
+    const { server } = await startServer((config) => ({
+      ...config,
+      agent: { ...config.agent, dailyBudget: { maxCostUsd: 0.005 } },
+      // $1 per million input and $10 per million output: $0.002 a call.
+      models: { 'test-model': { price: { inputPerMillion: 1, outputPerMillion: 10 } } },
+    }))
+    model.script(...Array.from({ length: 20 }, (_, index) => more(index)))
+    await server.app.cron.add({
+      name: 'spender',
+      scheduleType: 'every',
+      schedule: '1h',
+      prompt: 'Go on.',
+      deliverTo: [],
+    })
+    const first = await runJob(server, 'spender')
+    expect(model.chatBodies).toHaveLength(3)
+    expect(first.error).toMatch(
+      /^budget_exhausted: the turn used 3,300 tokens \(\$0\.0060\); with the 0 tokens the server used before it today, that passes its budget of \$0\.005 a day \(agent\.budget\.max_\*_per_day\)/,
+    )
+    // A chat turn the same day: the server's money is spent, so no model call.
+    const chat = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'hello', session: 'budget-test' }),
+    })
+    expect(chat.status).toBe(429)
+    expect(((await chat.json()) as { error: { code: string } }).error.code).toBe('AGENT_BUDGET_EXHAUSTED')
+    expect(model.chatBodies).toHaveLength(3)
+    const cost = (await (await fetch(`${server.url}/api/cost?by=day`)).json()) as {
+      lines: { day: string; cost_usd: number }[]
+    }
+    expect(cost.lines).toHaveLength(1)
+    expect(cost.lines[0]?.day).toBe(new Date().toISOString().slice(0, 10))
+    expect(cost.lines[0]?.cost_usd).toBeCloseTo(0.006, 10)
+  })
+
+  it('bg_result and workflow_status show the tokens, the model that answered and the cost', async () => {
+    const { server } = await startServer((config) => ({
+      ...config,
+      models: { 'test-model': { price: { inputPerMillion: 1, outputPerMillion: 10 } } },
+    }))
+    model.script(
+      reply.text('Background done.', { usage: USAGE, model: 'test-model-2026' }),
+      reply.text('Step done.', { usage: USAGE }),
+    )
+    const submitted = await call(server, 'bg_submit', { prompt: 'Summarise the jobs.' })
+    const taskId = submitted.task_id as string
+    await until(
+      async () =>
+        (await call(server, 'bg_status', { task_id: taskId })).status === 'done' ? true : undefined,
+      60_000,
+    )
+    const result = await call(server, 'bg_result', { task_id: taskId })
+    expect(result).toMatchObject({
+      result: 'Background done.',
+      input_tokens: 1000,
+      output_tokens: 100,
+      model: 'test-model-2026',
+    })
+    expect(result.cost_usd).toBeCloseTo(0.002, 10)
+
+    const run = await call(server, 'workflow_run', {
+      yaml_content: 'name: costed\nsteps:\n  - id: a\n    prompt: hi\n',
+      wait_seconds: 30,
+    })
+    expect(run.status).toBe('completed')
+    const status = await call(server, 'workflow_status', { run_id: run.run_id })
+    expect(status).toMatchObject({ input_tokens: 1000, output_tokens: 100 })
+    expect(status.cost_usd).toBeCloseTo(0.002, 10)
+    expect(status.steps).toEqual([
+      expect.objectContaining({
+        step_id: 'a',
+        input_tokens: 1000,
+        model: 'test-model',
+        cost_usd: expect.closeTo(0.002, 10),
+      }),
+    ])
+  })
+
+  it('refuses a job budget that is not a positive amount, naming the field', async () => {
+    const { server } = await startServer()
+    const response = await fetch(`${server.url}/api/cron/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'bad',
+        schedule_type: 'every',
+        schedule: '1h',
+        prompt: 'x',
+        max_cost_per_day: -1,
+      }),
+    })
+    expect(response.status).toBe(400)
+    expect(await response.text()).toMatch(/max_cost_per_day must be above 0/)
+  })
+})

@@ -1,0 +1,46 @@
+/** What the agent spent on one run, or on one step of a workflow run, as the host's usage ledger has it. */
+export interface RunSpend {
+  readonly runId: string
+  /** The workflow step; null for cron runs and background tasks. */
+  readonly stepId: string | null
+  /** The model that answered (the newest, when the run's turns had several). */
+  readonly model: string
+  readonly inputTokens: number
+  readonly outputTokens: number
+  /** US dollars, for models with a price (`models.<id>.price`); null when none had one. */
+  readonly costUsd: number | null
+}
+
+/**
+ * Reads what runs spent (the host's usage ledger): one entry per run, or per run and step, that
+ * called the model. Optional on the tools that show runs: without it they show the tokens their
+ * package recorded and no model or cost.
+ */
+export type RunSpendLookup = (runIds: readonly string[]) => Promise<readonly RunSpend[]>
+
+/** The spend of `runId` (every step of it unless `stepId` is given), summed; undefined for none. */
+export function spendOf(
+  spends: readonly RunSpend[],
+  runId: string,
+  stepId?: string,
+): { model: string; inputTokens: number; outputTokens: number; costUsd: number | null } | undefined {
+  let total: { model: string; inputTokens: number; outputTokens: number; costUsd: number | null } | undefined
+  for (const spend of spends) {
+    if (spend.runId !== runId || (stepId !== undefined && spend.stepId !== stepId)) continue
+    total = {
+      model: spend.model,
+      inputTokens: (total?.inputTokens ?? 0) + spend.inputTokens,
+      outputTokens: (total?.outputTokens ?? 0) + spend.outputTokens,
+      costUsd: spend.costUsd === null ? (total?.costUsd ?? null) : (total?.costUsd ?? 0) + spend.costUsd,
+    }
+  }
+  return total
+}
+
+/** The fields a run view gains from the ledger: `model` and `cost_usd` (null when unknown). */
+export function spendFields(spend: ReturnType<typeof spendOf>): {
+  model: string | null
+  cost_usd: number | null
+} {
+  return { model: spend?.model ?? null, cost_usd: spend?.costUsd ?? null }
+}
