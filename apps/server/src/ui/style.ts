@@ -118,6 +118,7 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .step-detail { margin: 0.75rem 0; padding: 0.5rem 0.75rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }
 .step-detail h3 { margin: 0.25rem 0 0.5rem; font-size: 1.05rem; }
 .step-detail h4 { margin: 0.5rem 0 0; font-size: 0.95rem; }
+.command { white-space: pre-wrap; }
 .tail { max-height: 16rem; overflow: auto; padding: 0.5rem; border-radius: 0.4rem; background: var(--muted-bg); }
 .card h3 { margin: 0 0 0.3rem; font-size: 1rem; }
 .token-form { display: flex; flex-direction: column; gap: 0.5rem; max-width: 28rem; }
