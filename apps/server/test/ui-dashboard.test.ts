@@ -424,7 +424,7 @@ describe.skipIf(chromiumMissing !== undefined)(
               .evaluateAll((boxes) => boxes.map((box) => box.querySelector('.badge')?.textContent))
           await writeFile(gate, '')
           await page.locator('.run-status [data-status="completed"]').waitFor({ timeout: 30_000 })
-          await expect.poll(states).toEqual(['completed', 'completed', 'completed', 'completed'])
+          await expect.poll(states).toEqual(['✓completed', '✓completed', '✓completed', '✓completed'])
           expect(await node('d').textContent()).toContain('after b, c')
           expect(await colour('d')).not.toBe(pendingColour)
           expect(

@@ -635,3 +635,73 @@ describe('a cron job with no delivery target', () => {
     }
   })
 })
+
+describe('approval lines of calls that name a job (issue 26)', () => {
+  /** Asks approval of every call (policy all), answers no, and gives back the line the approver saw. */
+  const approvalLine = async (name: string, params: unknown): Promise<string> => {
+    const asked: string[] = []
+    await invokeTool(tools.get(name) as AnyTool, params, session, {
+      policy: 'all',
+      gate: {
+        async request(request) {
+          asked.push(request.summary)
+          return false
+        },
+      },
+    })
+    expect(asked).toHaveLength(1)
+    return asked[0] as string
+  }
+
+  it('show the job by name, with its whole command, whether the call gave its id or its name', async () => {
+    const command = `tar czf /backups/nightly.tgz /srv/data ${'--exclude=cache '.repeat(20)}&& echo done`
+    const created = result<{ id: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'nightly-backup',
+        type: 'shell',
+        scheduleType: 'cron',
+        scheduleValue: '0 3 * * *',
+        config: { command },
+      }),
+    )
+    const job = `nightly-backup (id ${created.id}; cron 0 3 * * * Europe/Berlin; command: ${command})`
+    expect(await approvalLine('cron_remove', { id: created.id })).toBe(
+      `Remove cron job and its history: ${job}`,
+    )
+    expect(await approvalLine('cron_remove', { id: 'nightly-backup' })).toBe(
+      `Remove cron job and its history: ${job}`,
+    )
+    expect(await approvalLine('cron_pause', { id: created.id })).toBe(`Pause cron job: ${job}`)
+    expect(await approvalLine('cron_resume', { id: created.id })).toBe(`Resume cron job: ${job}`)
+    expect(await approvalLine('manage_cron_jobs', { action: 'delete', id: created.id })).toBe(
+      `Delete cron job: ${job}`,
+    )
+    expect(await approvalLine('manage_cron_jobs', { action: 'trigger', id: created.id })).toBe(
+      `Trigger cron job now: ${job}`,
+    )
+    expect(
+      await approvalLine('manage_cron_jobs', {
+        action: 'update',
+        id: created.id,
+        scheduleValue: '0 4 * * *',
+      }),
+    ).toBe(`Update cron job: ${job} — scheduleValue: 0 4 * * *`)
+  })
+
+  it('an ai job shows its whole prompt; an id that names no job keeps the generic line', async () => {
+    const prompt = `Summarise the inbox.\nThen ${'list every sender; '.repeat(30)}`
+    await call('cron_add', { name: 'inbox', schedule_type: 'every', schedule: '1h', prompt })
+    const line = await approvalLine('cron_remove', { id: 'inbox' })
+    expect(line).toMatch(
+      /^Remove cron job and its history: inbox \(id [^;]+; every 1h Europe\/Berlin; prompt: "/,
+    )
+    // Whole: its line break shown as ↵, every one of its 30 clauses, up to the closing quote.
+    expect(line).toContain('Summarise the inbox. ↵ Then ')
+    expect(line.match(/list every sender;/g)).toHaveLength(30)
+    expect(line.endsWith('list every sender;")')).toBe(true)
+    expect(await approvalLine('cron_remove', { id: 'no-such-job' })).toBe(
+      'Remove cron job and its history: no-such-job',
+    )
+  })
+})

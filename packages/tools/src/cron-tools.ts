@@ -1,9 +1,11 @@
 import * as v from 'valibot'
+import { buildApprovalSummary } from './approval.js'
 import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
 import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
+import { wholeLine } from './text.js'
 import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
 
 /** A job as `@lango/cron`'s `CronService` returns it. */
@@ -850,6 +852,40 @@ async function listPage(service: CronToolsService, params: CronListParameters) {
   }
 }
 
+/**
+ * The job a call names, as an approver reads it: its name first, then its id, schedule and what it
+ * runs, every command and prompt whole (`backup (id 4f…; cron 0 3 * * * Europe/Berlin; command: tar czf …)`).
+ */
+function jobLine(job: CronJobView): string {
+  const runs =
+    job.kind === 'shell'
+      ? `command: ${wholeLine(job.command ?? '')}`
+      : `prompt: "${wholeLine(job.prompt ?? '')}"`
+  const gate = job.when === undefined || job.when === null ? '' : `; when: ${wholeLine(job.when)}`
+  return `${wholeLine(job.name)} (id ${wholeLine(job.id)}; ${job.scheduleType} ${wholeLine(job.schedule)} ${wholeLine(job.timezone)}; ${runs}${gate})`
+}
+
+/**
+ * The approval line of a call that names a job by id or name (`cron_remove`, `manage_cron_jobs`
+ * delete, …): the generic line ({@link buildApprovalSummary}) with the job as it is stored in place
+ * of what the call gave, so the approver sees the job's name, not only an id. A job that is not
+ * found throws: invokeTool shows the generic line, and the handler reports the error.
+ */
+async function namedJobSummary(
+  service: CronToolsService,
+  toolName: string,
+  params: Record<string, unknown>,
+  idOrName: string,
+): Promise<string> {
+  const job = await service.get(idOrName)
+  const base = buildApprovalSummary(toolName, params)
+  const given = `: ${wholeLine(idOrName)}`
+  const at = base.indexOf(given)
+  return at === -1
+    ? `${base} (${jobLine(job)})`
+    : `${base.slice(0, at)}: ${jobLine(job)}${base.slice(at + given.length)}`
+}
+
 /** The six cron tools of the contract: `cron_add`, `cron_list`, `cron_pause`, `cron_resume`, `cron_remove`, `cron_history`. */
 export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
@@ -985,6 +1021,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       safety: 'moderate',
       parameters: v.strictObject({ id: jobId }),
       output: jobChangeOutput('paused'),
+      approvalSummary: (params) => namedJobSummary(service, 'cron_pause', params, params.id),
       async handler(params) {
         const job = await service.pause(params.id)
         return { status: 'paused' as const, id: job.id, name: job.name }
@@ -1003,6 +1040,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         name: v.string(),
         next_run_at: isoOrNull,
       }),
+      approvalSummary: (params) => namedJobSummary(service, 'cron_resume', params, params.id),
       async handler(params) {
         const { job } = await service.resume(params.id)
         return { status: 'resumed' as const, id: job.id, name: job.name, next_run_at: isoTime(job.nextRunAt) }
@@ -1016,6 +1054,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       safety: 'dangerous',
       parameters: v.strictObject({ id: jobId }),
       output: jobChangeOutput('removed'),
+      approvalSummary: (params) => namedJobSummary(service, 'cron_remove', params, params.id),
       async handler(params) {
         const job = await service.remove(params.id)
         return { status: 'removed' as const, id: job.id, name: job.name }
@@ -1304,6 +1343,16 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       preview_count: previewCount,
     }),
     output: manageCronJobsOutput,
+    approvalSummary: async (params) => {
+      if (
+        params.action === 'create' ||
+        params.action === 'list' ||
+        params.action === 'get' ||
+        params.id === undefined
+      )
+        return buildApprovalSummary('manage_cron_jobs', params)
+      return namedJobSummary(service, 'manage_cron_jobs', params, params.id)
+    },
     isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {
       const count = params.preview_count === undefined ? {} : { count: params.preview_count }

@@ -62,6 +62,8 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0.5rem 0; }
 .tone-warn { background: var(--warn-bg); color: var(--warn-fg); }
 .tone-info { background: var(--info-bg); color: var(--info-fg); }
 .tone-muted { background: var(--muted-bg); color: var(--muted-fg); }
+.tone-wait { background: transparent; color: var(--info-fg); box-shadow: inset 0 0 0 1px currentColor; }
+.state-icon { display: inline-block; margin-right: 0.25rem; }
 .counters { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: 0.75rem; }
 .counter { display: flex; flex-direction: column; padding: 0.75rem 1rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); color: var(--fg); text-decoration: none; }
 .counter .count { font-size: 1.8rem; font-weight: 700; }
@@ -108,8 +110,9 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .edges marker[data-status="failed"] path { fill: #c62828; }
 .edges marker[data-status="running"] path { fill: var(--accent); }
 .node { display: flex; flex-direction: column; align-items: flex-start; gap: 0.2rem; min-width: 8rem; max-width: 16rem; text-align: left; border: 2px solid var(--line); border-left-width: 0.5rem; }
-.node-id { font-weight: 700; overflow-wrap: anywhere; }
-.node-after { font-size: 0.8rem; color: var(--muted); overflow-wrap: anywhere; }
+.node[data-state="pending"] { border-style: dashed; }
+.node-id { font-weight: 700; overflow-wrap: break-word; }
+.node-after { font-size: 0.8rem; color: var(--muted); overflow-wrap: break-word; }
 .node[data-status="completed"] { border-color: #2f9e55; }
 .node[data-status="failed"] { border-color: #c62828; }
 .node[data-status="running"] { border-color: var(--accent); }
@@ -118,6 +121,7 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .step-detail { margin: 0.75rem 0; padding: 0.5rem 0.75rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--card); }
 .step-detail h3 { margin: 0.25rem 0 0.5rem; font-size: 1.05rem; }
 .step-detail h4 { margin: 0.5rem 0 0; font-size: 0.95rem; }
+.command { white-space: pre-wrap; }
 .tail { max-height: 16rem; overflow: auto; padding: 0.5rem; border-radius: 0.4rem; background: var(--muted-bg); }
 .card h3 { margin: 0 0 0.3rem; font-size: 1rem; }
 .token-form { display: flex; flex-direction: column; gap: 0.5rem; max-width: 28rem; }
@@ -161,8 +165,8 @@ dialog.confirm .error:empty { display: none; }
   td[data-label]::before, th[data-label]::before { content: attr(data-label); display: block; font-size: 0.8rem; color: var(--muted); }
   .facts { grid-template-columns: 1fr; }
   .graph { flex-direction: column; align-items: stretch; gap: 2.5rem; }
-  .layer { flex-direction: row; flex-wrap: wrap; justify-content: center; }
-  .node { min-width: 7rem; }
+  .layer { flex-direction: row; flex-wrap: nowrap; justify-content: safe center; }
+  .node { flex: 0 1 auto; min-width: 7rem; }
   .facts dd { margin-bottom: 0.4rem; }
 }
 `

@@ -61,3 +61,36 @@ export async function api(path, init) {
 export function post(path, json) {
   return api(path, { method: 'POST', json: json === undefined ? {} : json })
 }
+
+/**
+ * Downloads a file the API serves (`GET`, with the token, which a plain link could not send): read
+ * as a blob, then saved under the name its `content-disposition` gives (else `fallbackName`).
+ * @param {string} path
+ * @param {string} fallbackName
+ * @returns {Promise<{ name: string, bytes: number }>}
+ */
+export async function download(path, fallbackName) {
+  const sent = token
+  const response = await fetch(path, { headers: authHeaders(), cache: 'no-store' })
+  if (response.status === 401)
+    throw new AuthError(sent ? 'The server refused this token.' : 'This server needs its API token.')
+  if (!response.ok) {
+    const data = await response.json().catch(() => null)
+    throw new Error(data?.error?.message ? data.error.message : `HTTP ${response.status}`)
+  }
+  const disposition = response.headers.get('content-disposition') || ''
+  const named = /filename="([^"]+)"/.exec(disposition)
+  const name = named ? named[1] : fallbackName
+  const blob = await response.blob()
+  const url = URL.createObjectURL(blob)
+  const link = document.createElement('a')
+  link.href = url
+  link.download = name
+  link.hidden = true
+  document.body.append(link)
+  link.click()
+  link.remove()
+  // The browser has taken the blob once the click is handled; the URL is not needed after.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000)
+  return { name, bytes: blob.size }
+}

@@ -187,7 +187,42 @@ function schedulePoll(route) {
   }, every)
 }
 
-/** Replaces the view, keeping keyboard focus on the control with the same data-key, and opened details open. */
+/** How close to its end (px) a `data-follow` box counts as at the end. */
+const FOLLOW_SLACK = 8
+
+/**
+ * Keeps each output box (`data-follow="<key>"`) where the reader left it across a redraw: at its end
+ * (newest line in view) when it was there or is new, else at the same scroll position (the reader
+ * scrolled up to read).
+ * @param {Map<string, number | null>} before scrollTop per key, or null where the box was at its end
+ */
+function restoreFollow(before) {
+  for (const box of main.querySelectorAll('[data-follow]')) {
+    const element = /** @type {HTMLElement} */ (box)
+    const kept = before.get(/** @type {string} */ (element.getAttribute('data-follow')))
+    element.scrollTop = kept === undefined || kept === null ? element.scrollHeight : kept
+    // Placed: the `toggle` event that opening its details queues leaves it where it is.
+    if (element.clientHeight > 0) element.dataset.placed = 'true'
+  }
+}
+
+/** @returns {Map<string, number | null>} */
+function followState() {
+  const state = new Map()
+  for (const box of main.querySelectorAll('[data-follow]')) {
+    const element = /** @type {HTMLElement} */ (box)
+    // A box not drawn (in closed details) has no position to keep.
+    if (element.clientHeight === 0) continue
+    const atEnd = element.scrollTop + element.clientHeight >= element.scrollHeight - FOLLOW_SLACK
+    state.set(element.getAttribute('data-follow'), atEnd ? null : element.scrollTop)
+  }
+  return state
+}
+
+/**
+ * Replaces the view, keeping keyboard focus on the control with the same data-key, opened details
+ * open, and output boxes at their end or where the reader scrolled them ({@link restoreFollow}).
+ */
 function render(node) {
   const focused =
     document.activeElement && main.contains(document.activeElement)
@@ -196,6 +231,7 @@ function render(node) {
   const opened = [...main.querySelectorAll('details[open][data-key]')].map(
     (details) => /** @type {string} */ (details.getAttribute('data-key')),
   )
+  const follow = followState()
   main.replaceChildren(node)
   for (const key of opened) {
     const again = /** @type {HTMLDetailsElement | null} */ (
@@ -203,6 +239,7 @@ function render(node) {
     )
     if (again) again.open = true
   }
+  restoreFollow(follow)
   if (focused) {
     const again = /** @type {HTMLButtonElement | null} */ (
       main.querySelector(`[data-key="${CSS.escape(focused)}"]`)

@@ -55,7 +55,9 @@ export const STATUS_TONE = {
   stalled: 'bad',
   denied: 'bad',
   expired: 'warn',
-  pending: 'info',
+  // Waiting, not yet started: its own outlined badge, never running's.
+  pending: 'wait',
+  queued: 'wait',
   sending: 'info',
   paused: 'warn',
   stopped: 'bad',

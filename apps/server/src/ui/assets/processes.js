@@ -1,10 +1,15 @@
 // @ts-check
-import { api, post } from './api.js'
+import { api, download, post } from './api.js'
 import { h, heading, oneLine, STATUS_TONE, time } from './dom.js'
 
 /** @import { View, PageContext } from './app.js' */
 
-/** Background processes: cards, running ones first, read again every 2 s while the page is open. */
+/**
+ * Background processes: cards, running ones first, read again every 2 s while the page is open.
+ * Each card's output box follows the end of the output (app.js keeps a `data-follow` box at its
+ * end across redraws unless the reader scrolled up), and "Download whole output" saves all the
+ * output the server still holds (`GET /api/processes/:id/output`).
+ */
 
 /**
  * @param {any} process
@@ -19,7 +24,7 @@ function processCard(process, page) {
   return h(
     'li',
     { className: 'card', 'data-process': process.id, 'data-status': process.status },
-    h('h3', {}, h('code', { className: 'wrap' }, oneLine(process.command, 200))),
+    h('h3', {}, h('code', { className: 'wrap command' }, process.command)),
     h(
       'p',
       {},
@@ -35,16 +40,57 @@ function processCard(process, page) {
     process.output_tail
       ? h(
           'details',
-          { open: running, 'data-key': `tail:${process.id}` },
+          {
+            open: running,
+            'data-key': `tail:${process.id}`,
+            // Opened by the reader: the box shows the newest line, as it does when drawn open (a box
+            // the redraw placed already, app.js restoreFollow, stays where it was put).
+            ontoggle: (event) => {
+              const details = /** @type {HTMLDetailsElement} */ (event.currentTarget)
+              const box = /** @type {HTMLElement | null} */ (details.querySelector('[data-follow]'))
+              if (!details.open || !box || box.dataset.placed === 'true') return
+              box.scrollTop = box.scrollHeight
+              box.dataset.placed = 'true'
+            },
+          },
           h('summary', {}, `Last output (${process.output_bytes} bytes in all)`),
-          h('pre', { className: 'tail' }, process.output_tail),
+          h(
+            'pre',
+            {
+              className: 'tail',
+              tabindex: 0,
+              role: 'region',
+              'aria-label': `Output of ${oneLine(process.command, 60)}`,
+              'data-follow': `tail:${process.id}`,
+            },
+            process.output_tail,
+          ),
         )
       : h('p', { className: 'muted' }, 'No output yet.'),
-    running
-      ? h(
-          'div',
-          { className: 'actions' },
-          h(
+    h(
+      'div',
+      { className: 'actions' },
+      process.output_bytes > 0
+        ? h(
+            'button',
+            {
+              type: 'button',
+              'data-key': `download:${process.id}`,
+              'aria-label': `Download whole output of ${oneLine(process.command, 60)}`,
+              onclick: (event) =>
+                page.act(
+                  event.currentTarget,
+                  () =>
+                    download(`/api/processes/${encodeURIComponent(process.id)}/output`, `${process.id}.log`),
+                  (saved) => `Downloaded ${saved.name} (${saved.bytes} bytes)`,
+                  () => {},
+                ),
+            },
+            'Download whole output',
+          )
+        : null,
+      running
+        ? h(
             'button',
             {
               type: 'button',
@@ -59,9 +105,9 @@ function processCard(process, page) {
                 ),
             },
             'Stop',
-          ),
-        )
-      : null,
+          )
+        : null,
+    ),
   )
 }
 

@@ -1,5 +1,5 @@
 // @ts-check
-import { badge, duration, field, h, svg, time } from './dom.js'
+import { badge, duration, field, h, STATUS_TONE, svg, time } from './dom.js'
 
 /** @import { View, PageContext } from './app.js' */
 
@@ -127,13 +127,58 @@ export function stepGraphSection(run, page) {
 }
 
 /**
+ * Each state a step's box shows, with its icon: the word and the icon say it, the colour only
+ * repeats it. `reused`: a completed step a rerun took from an earlier run.
+ * @type {Record<string, { icon: string, label: string, tone: string }>}
+ */
+const STEP_STATES = {
+  pending: { icon: '○', label: 'pending', tone: STATUS_TONE.pending },
+  running: { icon: '▶', label: 'running', tone: STATUS_TONE.running },
+  completed: { icon: '✓', label: 'completed', tone: STATUS_TONE.completed },
+  reused: { icon: '↺', label: 'reused', tone: STATUS_TONE.completed },
+  failed: { icon: '✕', label: 'failed', tone: STATUS_TONE.failed },
+  skipped: { icon: '↷', label: 'skipped', tone: STATUS_TONE.skipped },
+  cancelled: { icon: '⊘', label: 'cancelled', tone: STATUS_TONE.cancelled },
+}
+
+/** A step's state as its box shows it: its status, or `reused` for a step a rerun reused. */
+function stepState(step) {
+  return step.status === 'completed' && step.reused_from ? 'reused' : step.status
+}
+
+/** A step's state badge: icon and word (`✓ completed`). */
+function stateBadge(state) {
+  const known = STEP_STATES[state]
+  if (!known) return badge(state)
+  return h(
+    'span',
+    { className: `badge state tone-${known.tone}`, 'data-status': state },
+    h('span', { className: 'state-icon', 'aria-hidden': 'true' }, known.icon),
+    known.label,
+  )
+}
+
+/**
+ * A step id that wraps only between its words: after a `_` or `-`, and between a lower-case
+ * letter and a capital (`fetchUserData`); never inside one (step ids have no spaces).
+ * @param {string} id
+ */
+function wrappableId(id) {
+  const parts = id.split(/(?<=[_-])|(?<=[a-z0-9])(?=[A-Z])/)
+  return parts.flatMap((part, index) => (index === 0 ? [part] : [h('wbr', {}), part]))
+}
+
+/**
  * @param {any} run
  * @param {any} step
  * @param {any} chosen
  * @param {PageContext} page
  */
 function stepNode(run, step, chosen, page) {
-  const after = step.depends_on.length > 0 ? `after ${step.depends_on.join(', ')}` : 'starts first'
+  const after =
+    step.depends_on.length > 0
+      ? ['after ', step.depends_on.map((id, index) => [index > 0 ? ', ' : '', wrappableId(id)])]
+      : 'starts first'
   return h(
     'button',
     {
@@ -141,6 +186,7 @@ function stepNode(run, step, chosen, page) {
       className: 'node',
       'data-step': step.step_id,
       'data-status': step.status,
+      'data-state': stepState(step),
       'data-key': `node:${step.step_id}`,
       'aria-pressed': chosen === step ? 'true' : 'false',
       'aria-controls': 'step-detail',
@@ -149,8 +195,8 @@ function stepNode(run, step, chosen, page) {
         page.rerender()
       },
     },
-    h('span', { className: 'node-id' }, step.step_id),
-    badge(step.status),
+    h('span', { className: 'node-id' }, wrappableId(step.step_id)),
+    stateBadge(stepState(step)),
     h('span', { className: 'node-after' }, after),
   )
 }
@@ -170,7 +216,7 @@ function stepDetail(step) {
       'data-step': step.step_id,
       'aria-labelledby': 'step-detail-heading',
     },
-    h('h3', { id: 'step-detail-heading' }, `Step ${step.step_id} `, badge(step.status)),
+    h('h3', { id: 'step-detail-heading' }, `Step ${step.step_id} `, stateBadge(stepState(step))),
     h(
       'dl',
       { className: 'facts' },
