@@ -261,53 +261,19 @@ function checkSteps(
     const text = texts[index]
     if (text === undefined) continue
     const field = kinds[index] as StepKind
-    const scan = scanTemplates(text)
-    if (scan.invalid > 0)
-      add(
-        ['steps', index, field],
-        'unsupported template: only {{step-id.result}} is allowed',
-        'template_invalid',
-      )
-    let referenced: string[] = NO_REFERENCES
-    if (scan.references.length > 0) {
-      referenced = []
-      for (const reference of scan.references) {
-        const target = graph.indexOf.get(reference.stepId)
-        if (target === undefined) {
-          add(
-            ['steps', index, field],
-            `template refers to unknown step "${reference.stepId}"`,
-            'template_unknown_step',
-          )
-        } else if (!referenced.includes(reference.stepId)) {
-          referenced.push(reference.stepId)
-          if (target === index || !isAncestor(graph, target, index)) {
-            add(
-              ['steps', index, field],
-              `template refers to "${reference.stepId}", which is not an ancestor through depends_on`,
-              'template_not_ancestor',
-            )
-          }
-        }
-      }
-      if (field === 'run') {
-        for (const unsafe of findUnsafeReferences(text, scan.references)) {
-          add(
-            ['steps', index, 'run'],
-            `{{${unsafe.stepId}.result}} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
-            'template_unsafe_context',
-          )
-        }
-      }
-    }
+    const record = steps[index] as Record<string, unknown>
+    const referenced: string[] = []
+    checkTemplates(graph, index, field, text, referenced, add)
+    // A `when` gate is a command like `run`: the same templates, quoted the same way.
+    if (typeof record.when === 'string') checkTemplates(graph, index, 'when', record.when, referenced, add)
     if (issues.length === 0) {
       definitions.push(
         toStepDefinition(
-          steps[index] as Record<string, unknown>,
+          record,
           field,
           text,
           dependsOn[index] as readonly string[],
-          referenced,
+          referenced.length === 0 ? NO_REFERENCES : referenced,
         ),
       )
     }
@@ -316,7 +282,59 @@ function checkSteps(
 }
 
 const NO_DEPENDENCIES: readonly string[] = Object.freeze([])
-const NO_REFERENCES: string[] = []
+const NO_REFERENCES: readonly string[] = Object.freeze([])
+
+/**
+ * Checks the templates of one step field (`prompt`, `run` or `when`): only `{{id.result}}`, of
+ * known ancestors, and in commands (`run`, `when`) only where quoting is safe. Adds each referenced
+ * id to `referenced` once.
+ */
+function checkTemplates(
+  graph: StepGraph,
+  index: number,
+  field: StepKind | 'when',
+  text: string,
+  referenced: string[],
+  add: (segments: PathSegment[], message: string, code: WorkflowIssueCode) => void,
+): void {
+  const scan = scanTemplates(text)
+  if (scan.invalid > 0)
+    add(
+      ['steps', index, field],
+      'unsupported template: only {{step-id.result}} is allowed',
+      'template_invalid',
+    )
+  if (scan.references.length === 0) return
+  const seen = new Set<string>()
+  for (const reference of scan.references) {
+    const target = graph.indexOf.get(reference.stepId)
+    if (target === undefined) {
+      add(
+        ['steps', index, field],
+        `template refers to unknown step "${reference.stepId}"`,
+        'template_unknown_step',
+      )
+    } else if (!seen.has(reference.stepId)) {
+      seen.add(reference.stepId)
+      if (!referenced.includes(reference.stepId)) referenced.push(reference.stepId)
+      if (target === index || !isAncestor(graph, target, index)) {
+        add(
+          ['steps', index, field],
+          `template refers to "${reference.stepId}", which is not an ancestor through depends_on`,
+          'template_not_ancestor',
+        )
+      }
+    }
+  }
+  if (field === 'prompt') return
+  for (const unsafe of findUnsafeReferences(text, scan.references)) {
+    add(
+      ['steps', index, field],
+      `{{${unsafe.stepId}.result}} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
+      'template_unsafe_context',
+    )
+  }
+}
 
 function toStepDefinition(
   record: Record<string, unknown>,
@@ -342,6 +360,7 @@ function toStepDefinition(
           },
     continueOnError: record.continue_on_error === true,
     deliverTo: record.deliver_to as string[] | undefined,
+    ...(record.when === undefined ? {} : { when: record.when as string }),
     references,
   }
 }

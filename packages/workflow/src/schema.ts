@@ -57,6 +57,7 @@ const STEP_KEYS = [
   'retry',
   'continue_on_error',
   'deliver_to',
+  'when',
 ] as const
 
 function buildSchema(limits: WorkflowLimits) {
@@ -104,6 +105,7 @@ function buildSchema(limits: WorkflowLimits) {
       ),
       continue_on_error: v.optional(v.boolean()),
       deliver_to: v.optional(targets),
+      when: v.optional(text),
     },
     v.never(),
   )
