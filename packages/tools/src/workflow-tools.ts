@@ -145,7 +145,7 @@ const yamlText = v.pipe(
   v.maxLength(MAX_YAML, `yaml_content must be at most ${MAX_YAML} characters`),
 )
 const YAML_FORMAT =
-  'name, then steps: a list of {id, prompt (a task for an agent) or run (a shell command), depends_on: [step ids], when (optional gate: a shell command run once the dependencies completed; exit 0 runs the step, 1 skips it and every step after it without waking the model, anything else fails it; JSON it prints is given to a prompt step as untrusted data)}; {{<step id>.result}} inserts the result of an earlier step.'
+  'name, then steps: a list of {id, prompt (a task for an agent) or run (a shell command), depends_on: [step ids], when (optional gate: a shell command run once the dependencies completed; exit 0 runs the step, 1 skips it and every step after it without waking the model (continue_on_skip: true lets the steps after it run anyway), anything else fails it; JSON it prints is given to a prompt step as untrusted data)}; {{<step id>.result}} inserts the result of an earlier step.'
 const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled'])
 
 type StepHandle = NonNullable<WorkflowHandle['definition']>['steps'][number]

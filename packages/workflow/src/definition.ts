@@ -31,6 +31,11 @@ export interface StepDefinition {
    * anything else fails it.
    */
   readonly when?: string
+  /**
+   * When true (only with `when`), a skip by the gate does not skip the dependents: they run, and
+   * `{{id.result}}` of this step is empty.
+   */
+  readonly continueOnSkip: boolean
   /** Step ids referenced as `{{id.result}}` in `text` or `when`, each once, in order of appearance. */
   readonly references: readonly string[]
 }

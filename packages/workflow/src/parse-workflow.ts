@@ -266,6 +266,8 @@ function checkSteps(
     checkTemplates(graph, index, field, text, referenced, add)
     // A `when` gate is a command like `run`: the same templates, quoted the same way.
     if (typeof record.when === 'string') checkTemplates(graph, index, 'when', record.when, referenced, add)
+    else if (record.continue_on_skip === true)
+      add(['steps', index, 'continue_on_skip'], 'only applies to a step with when', 'invalid_value')
     if (issues.length === 0) {
       definitions.push(
         toStepDefinition(
@@ -361,6 +363,7 @@ function toStepDefinition(
     continueOnError: record.continue_on_error === true,
     deliverTo: record.deliver_to as string[] | undefined,
     ...(record.when === undefined ? {} : { when: record.when as string }),
+    continueOnSkip: record.continue_on_skip === true,
     references,
   }
 }

@@ -198,16 +198,20 @@ export class RunExecution {
 
   #satisfied(index: number): boolean {
     const status = this.#status[index]
+    const step = this.#steps[index] as StepDefinition
+    // A skipped step with continue_on_skip was skipped by its own gate: a step skipped because a
+    // dependency failed or was skipped had all its descendants skipped in the same transaction.
     return (
       status === 'completed' ||
-      (status === 'failed' && (this.#steps[index] as StepDefinition).continueOnError)
+      (status === 'failed' && step.continueOnError) ||
+      (status === 'skipped' && step.continueOnSkip)
     )
   }
 
   #blocking(index: number): boolean {
     const status = this.#status[index]
     return (
-      status === 'skipped' ||
+      (status === 'skipped' && !(this.#steps[index] as StepDefinition).continueOnSkip) ||
       status === 'cancelled' ||
       (status === 'failed' && !(this.#steps[index] as StepDefinition).continueOnError)
     )
@@ -596,7 +600,8 @@ export class RunExecution {
 
   /**
    * The step's `when` gate skipped it: recorded `skipped` with `reason`, and every descendant still
-   * pending is skipped too (in one transaction). Not a failure: the run can still end `completed`.
+   * pending is skipped too (in one transaction), unless the step has `continue_on_skip` (then they
+   * run, its result empty). Not a failure: the run can still end `completed`.
    */
   async #skip(index: number, reason: string): Promise<void> {
     const step = this.#steps[index] as StepDefinition
@@ -613,6 +618,10 @@ export class RunExecution {
       attempt: this.#attempts[index] as number,
       error: reason,
     })
+    if (step.continueOnSkip) {
+      this.#release(index)
+      return
+    }
     const skipped = this.#pendingDescendants(index)
     if (skipped.length > 0)
       await this.#writeSkipped(skipped, `step "${step.id}" was skipped by its when gate`)

@@ -63,6 +63,25 @@ steps:
     )
   })
 
+  it('continue_on_skip lets the dependents of a gate-skipped step run, its result empty', async () => {
+    const h = await setup()
+    const { runId } = await h.engine.startRun(`name: optional-step
+steps:
+  - id: extra
+    when: "echo not today; exit 1"
+    continue_on_skip: true
+    run: touch extra.ran
+  - { id: report, run: "printf 'report:%s' {{extra.result}}", depends_on: [extra] }
+`)
+    const snapshot = await h.engine.waitForRun(runId)
+    expect(snapshot.status).toBe('completed')
+    expect(snapshot.steps.map((step) => [step.stepId, step.status, step.result, step.error])).toEqual([
+      ['extra', 'skipped', null, 'when: not today'],
+      ['report', 'completed', 'report:', null],
+    ])
+    expect(existsSync(join(h.directory, 'extra.ran'))).toBe(false)
+  })
+
   it('a gate exiting 0 runs the step; a prompt step gets JSON stdout as untrusted data', async () => {
     const h = await setup()
     const { runId } = await h.engine.startRun(`name: open-gate
@@ -188,6 +207,7 @@ steps:
   - { id: c, run: "echo c", when: "echo {{b.result}}" }
   - { id: d, run: "echo d", when: "" }
   - { id: e, run: "echo e", when: 3 }
+  - { id: f, run: "echo f", continue_on_skip: true }
 `)
     expect(bad.ok).toBe(false)
     if (bad.ok) return
@@ -196,6 +216,7 @@ steps:
       ['steps[2].when', 'template_not_ancestor'],
       ['steps[3].when', 'invalid_value'],
       ['steps[4].when', 'invalid_type'],
+      ['steps[5].continue_on_skip', 'invalid_value'],
     ])
   })
 })
