@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseWorkflow } from '../src/parse-workflow.js'
+import { createTestRun } from '../src/testing/create-test-run.js'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 
 let harness: Harness | undefined
@@ -171,6 +172,46 @@ steps:
     expect(snapshot.status).toBe('failed')
     expect(snapshot.steps[0]?.error).toBe('when: the gate timed out after 1s')
     expect(existsSync(join(h.directory, 'slow.ran'))).toBe(false)
+  })
+
+  it('a resumed run skips the dependents of a gate-skipped step, or runs them with continue_on_skip', async () => {
+    const h = await setup()
+    // Only the resumer below may take the run over.
+    await h.engine.stop()
+    // A run an engine left behind (its lease expired) right after two gates skipped their steps.
+    const definition = `name: resumed-gates
+steps:
+  - { id: gate1, when: "exit 1", run: touch gate1.ran }
+  - { id: after1, run: touch after1.ran, depends_on: [gate1] }
+  - { id: gate2, when: "exit 1", continue_on_skip: true, run: touch gate2.ran }
+  - { id: after2, run: touch after2.ran, depends_on: [gate2] }
+`
+    const lease = { owner: 'gone', version: 1 }
+    const run = createTestRun({
+      workflowName: 'resumed-gates',
+      definition,
+      owner: lease.owner,
+      startedAt: Date.now(),
+      leaseExpiresAt: Date.now() - 1000,
+      stepIds: ['gate1', 'after1', 'gate2', 'after2'],
+      deliverTo: [],
+    })
+    await h.store.insertRun(run)
+    for (const stepId of ['gate1', 'gate2'])
+      await h.store.updateStep(run.id, stepId, { status: 'skipped', error: 'when: nothing to do' }, { lease })
+    const resumer = h.engineWith({ ownerId: 'resumer' })
+    const { resumed } = await resumer.start()
+    expect(resumed).toEqual([run.id])
+    const snapshot = await resumer.waitForRun(run.id)
+    expect(snapshot.status).toBe('completed')
+    expect(snapshot.steps.map((step) => [step.stepId, step.status])).toEqual([
+      ['gate1', 'skipped'],
+      ['after1', 'skipped'],
+      ['gate2', 'skipped'],
+      ['after2', 'completed'],
+    ])
+    expect(existsSync(join(h.directory, 'after1.ran'))).toBe(false)
+    expect(existsSync(join(h.directory, 'after2.ran'))).toBe(true)
   })
 
   it('refuses a prompt step with a gate when the engine has no ShellRunner', async () => {
