@@ -335,6 +335,8 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       'name: a\nsteps:\n  - id: s\n    "r\\u0075n": ls\n',
       // A secret reference spelled with escapes is one after parsing.
       'name: a\nsteps:\n  - id: s\n    prompt: "use \\x7B{secret:k}}"\n',
+      // A when gate is a shell command, even on a prompt step.
+      'name: a\nsteps:\n  - { id: s, prompt: "hi", when: "test -f ready" }\n',
     ]
     expect(safety('workflow_run', { yaml_content: agentOnly })).toBe('moderate')
     expect(safety('workflow_save', { name: 'a', yaml_content: agentOnly })).toBe('moderate')
@@ -364,6 +366,31 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       },
     )
     expect(seen).toEqual(['Run inline workflow: flow — 1 shell step:\n[a] echo hidden'])
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(await engine.listRuns()).toEqual([])
+  })
+
+  it("shows a step's when gate in the approval line, before its own command", async () => {
+    const seen: string[] = []
+    const outcome = await invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      {
+        yaml_content:
+          'name: gated\nsteps:\n  - { id: a, prompt: "summarise", when: "test -f ready" }\n  - { id: b, run: "echo b", when: "exit 1", depends_on: [a] }\n',
+      },
+      session,
+      {
+        gate: {
+          async request(request) {
+            seen.push(request.summary)
+            return false
+          },
+        },
+      },
+    )
+    expect(seen).toEqual([
+      'Run inline workflow: gated — 3 shell steps:\n[a when] test -f ready\n[b when] exit 1\n[b] echo b',
+    ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await engine.listRuns()).toEqual([])
   })

@@ -7,7 +7,7 @@ import { mentionsSecret } from './persistence-risk.js'
 import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
 import { wholeLine } from './text.js'
 import { type AnyTool, defineTool, type ToolContext, type ToolSafety } from './tool.js'
-import { describeShellSteps } from './workflow-summary.js'
+import { describeShellSteps, type ShellStepText } from './workflow-summary.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
 const RUN_STATUS_VALUES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const
@@ -64,7 +64,13 @@ export interface WorkflowHandle {
   /** The parsed workflow; its `run` steps are shown in the approval line of `workflow_run`. */
   readonly definition?: {
     readonly name: string
-    readonly steps: ReadonlyArray<{ readonly id: string; readonly kind: string; readonly text: string }>
+    readonly steps: ReadonlyArray<{
+      readonly id: string
+      readonly kind: string
+      readonly text: string
+      /** The step's `when` gate: a shell command run before the step decides whether it runs. */
+      readonly when?: string
+    }>
   }
 }
 
@@ -142,22 +148,38 @@ const yamlText = v.pipe(
   v.maxLength(MAX_YAML, `yaml_content must be at most ${MAX_YAML} characters`),
 )
 const YAML_FORMAT =
-  'name, then steps: a list of {id, prompt (a task for an agent) or run (a shell command), depends_on: [step ids]}; {{<step id>.result}} inserts the result of an earlier step.'
+  'name, then steps: a list of {id, prompt (a task for an agent) or run (a shell command), depends_on: [step ids], when (optional gate: a shell command run once the dependencies completed; exit 0 runs the step, 1 skips it and every step after it without waking the model (continue_on_skip: true lets the steps after it run anyway), anything else fails it; JSON it prints is given to a prompt step as untrusted data)}; {{<step id>.result}} inserts the result of an earlier step.'
 const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled'])
 
-/** The `run` steps of a loaded workflow as the approval shows them: every one, whole. */
+type StepHandle = NonNullable<WorkflowHandle['definition']>['steps'][number]
+
+/** The shell commands of some steps, as the approval shows them: each `when` gate (`[id when]`) and `run` command, whole. */
+function shellCommandsOf(steps: readonly StepHandle[]): string {
+  const commands: ShellStepText[] = []
+  for (const step of steps) {
+    if (step.when !== undefined) commands.push({ id: `${step.id} when`, command: step.when })
+    if (step.kind === 'run') commands.push({ id: step.id, command: step.text })
+  }
+  return describeShellSteps(commands)
+}
+
+/** The shell commands of a loaded workflow as the approval shows them: every one, whole. */
 function shellStepsOf(workflow: WorkflowHandle): string {
-  const steps = workflow.definition?.steps.filter((step) => step.kind === 'run') ?? []
-  return describeShellSteps(steps.map((step) => ({ id: step.id, command: step.text })))
+  return shellCommandsOf(workflow.definition?.steps ?? [])
+}
+
+/** A step that runs a shell command (a `run` step or a `when` gate) or names a secret reference. */
+function isDangerousStep(step: StepHandle): boolean {
+  return step.kind === 'run' || step.when !== undefined || mentionsSecret(step.text, step.when)
 }
 
 /**
- * A parsed workflow that runs shell commands or names secret references (SECURITY.md WF-10): inline
- * YAML like this runs commands nobody has reviewed, and a saved one runs later with nobody watching.
+ * A parsed workflow that runs shell commands (`run` steps, `when` gates) or names secret references
+ * (SECURITY.md WF-10): inline YAML like this runs commands nobody has reviewed, and a saved one runs
+ * later with nobody watching.
  */
 function isDangerousWorkflow(workflow: WorkflowHandle): boolean {
-  const steps = workflow.definition?.steps ?? []
-  return steps.some((step) => step.kind === 'run' || mentionsSecret(step.text))
+  return (workflow.definition?.steps ?? []).some(isDangerousStep)
 }
 
 /** Where a `workflow_run` or `workflow_save` call takes its workflow from. */
@@ -512,9 +534,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         if (plan === undefined) return 'dangerous'
         const again = new Set(plan.rerunSteps)
         const steps = (plan.workflow.definition?.steps ?? []).filter((step) => again.has(step.id))
-        return steps.some((step) => step.kind === 'run' || mentionsSecret(step.text))
-          ? 'dangerous'
-          : 'moderate'
+        return steps.some(isDangerousStep) ? 'dangerous' : 'moderate'
       },
       worstSafety: 'dangerous',
       async preflight(params) {
@@ -565,12 +585,10 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       async approvalSummary(params) {
         const plan = await planOf(params)
         const again = new Set(plan.rerunSteps)
-        const shell = (plan.workflow.definition?.steps ?? []).filter(
-          (step) => step.kind === 'run' && again.has(step.id),
-        )
+        const shell = (plan.workflow.definition?.steps ?? []).filter((step) => again.has(step.id))
         return `Rerun workflow ${wholeLine(plan.workflowName)} (run ${wholeLine(plan.runId)}): runs again ${plan.rerunSteps.map(wholeLine).join(', ')}${
           plan.reusedSteps.length === 0 ? '' : `; reuses ${plan.reusedSteps.map(wholeLine).join(', ')}`
-        }${describeShellSteps(shell.map((step) => ({ id: step.id, command: step.text })))}`
+        }${shellCommandsOf(shell)}`
       },
       async handler(params, context) {
         const started = await engine.rerunRun(params.run_id, {

@@ -24,7 +24,19 @@ export interface StepDefinition {
   readonly continueOnError: boolean
   /** Per-step delivery targets, told when this step ends (completed or failed). */
   readonly deliverTo?: readonly string[]
-  /** Step ids referenced as `{{id.result}}` in `text`, each once, in order of appearance. */
+  /**
+   * The step's `when` gate as written: a shell command run through the `ShellRunner` once the
+   * step's dependencies completed, before its own work. Exit 0 runs the step (a prompt step gets
+   * JSON stdout as untrusted data), 1 records it `skipped` (its dependents are skipped too),
+   * anything else fails it.
+   */
+  readonly when?: string
+  /**
+   * When true (only with `when`), a skip by the gate does not skip the dependents: they run, and
+   * `{{id.result}}` of this step is empty.
+   */
+  readonly continueOnSkip: boolean
+  /** Step ids referenced as `{{id.result}}` in `text` or `when`, each once, in order of appearance. */
   readonly references: readonly string[]
   /** True when `text` uses `{{trigger.payload}}`, the payload of the call that started the run. */
   readonly usesTrigger?: boolean

@@ -28,9 +28,9 @@ export type WorkflowErrorCode =
   | 'WORKFLOW_NESTING_TOO_DEEP'
   /** The engine is not started, or is stopping. */
   | 'WORKFLOW_ENGINE_STOPPED'
-  /** The workflow has a step kind (`prompt` or `run`) for which no runner was configured. */
+  /** The workflow has a step kind (`prompt` or `run`), or a `when` gate, for which no runner was configured. */
   | 'WORKFLOW_RUNNER_MISSING'
-  /** A step's runner threw, or its shell command exited non-zero; the runner's error is the `cause`. */
+  /** A step's runner threw, its shell command exited non-zero, or its `when` gate failed (message `when: …`). */
   | 'WORKFLOW_STEP_FAILED'
   /** The ShellRunner's guard refused a step's command (`blocked: true`); the step fails with the runner's message, without retries. */
   | 'WORKFLOW_COMMAND_BLOCKED'

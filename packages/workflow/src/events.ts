@@ -13,7 +13,10 @@ export interface WorkflowEvents {
   }
   /** A step attempt began; its rendered input is stored. */
   'step:start': { readonly runId: string; readonly stepId: string; readonly attempt: number }
-  /** A step reached `completed`, `failed` or (when its run was cancelled) `cancelled`. */
+  /**
+   * A step reached `completed`, `failed`, `skipped` (by its own `when` gate; its dependents skipped
+   * with it emit nothing) or (when its run was cancelled) `cancelled`.
+   */
   'step:end': {
     readonly runId: string
     readonly stepId: string

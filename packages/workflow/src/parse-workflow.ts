@@ -270,58 +270,23 @@ function checkSteps(
     const text = texts[index]
     if (text === undefined) continue
     const field = kinds[index] as StepKind
-    const scan = scanTemplates(text)
-    if (scan.invalid > 0)
-      add(
-        ['steps', index, field],
-        'unsupported template: only {{step-id.result}} and {{trigger.payload}} are allowed',
-        'template_invalid',
-      )
-    let referenced: string[] = NO_REFERENCES
-    if (scan.references.length > 0) {
-      referenced = []
-      for (const reference of scan.references) {
-        const target = graph.indexOf.get(reference.stepId)
-        if (target === undefined) {
-          add(
-            ['steps', index, field],
-            `template refers to unknown step "${reference.stepId}"`,
-            'template_unknown_step',
-          )
-        } else if (!referenced.includes(reference.stepId)) {
-          referenced.push(reference.stepId)
-          if (target === index || !isAncestor(graph, target, index)) {
-            add(
-              ['steps', index, field],
-              `template refers to "${reference.stepId}", which is not an ancestor through depends_on`,
-              'template_not_ancestor',
-            )
-          }
-        }
-      }
-    }
-    if (field === 'run' && scan.references.length + scan.triggers.length > 0) {
-      const spans = [...scan.references, ...scan.triggers].sort((left, right) => left.start - right.start)
-      for (const unsafe of findUnsafeReferences(text, spans)) {
-        const placeholder = scan.triggers.some((trigger) => trigger.start === unsafe.start)
-          ? '{{trigger.payload}}'
-          : `{{${unsafe.stepId}.result}}`
-        add(
-          ['steps', index, 'run'],
-          `${placeholder} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
-          'template_unsafe_context',
-        )
-      }
-    }
+    const record = steps[index] as Record<string, unknown>
+    const referenced: string[] = []
+    let usesTrigger = checkTemplates(graph, index, field, text, referenced, add)
+    // A `when` gate is a command like `run`: the same templates, quoted the same way.
+    if (typeof record.when === 'string')
+      usesTrigger = checkTemplates(graph, index, 'when', record.when, referenced, add) || usesTrigger
+    else if (record.continue_on_skip === true)
+      add(['steps', index, 'continue_on_skip'], 'only applies to a step with when', 'invalid_value')
     if (issues.length === 0) {
       definitions.push(
         toStepDefinition(
-          steps[index] as Record<string, unknown>,
+          record,
           field,
           text,
           dependsOn[index] as readonly string[],
-          referenced,
-          scan.triggers.length > 0,
+          referenced.length === 0 ? NO_REFERENCES : referenced,
+          usesTrigger,
         ),
       )
     }
@@ -330,7 +295,64 @@ function checkSteps(
 }
 
 const NO_DEPENDENCIES: readonly string[] = Object.freeze([])
-const NO_REFERENCES: string[] = []
+const NO_REFERENCES: readonly string[] = Object.freeze([])
+
+/**
+ * Checks the templates of one step field (`prompt`, `run` or `when`): only `{{id.result}}` of known
+ * ancestors and `{{trigger.payload}}`, and in commands (`run`, `when`) only where quoting is safe.
+ * Adds each referenced id to `referenced` once; true when the field uses the trigger's payload.
+ */
+function checkTemplates(
+  graph: StepGraph,
+  index: number,
+  field: StepKind | 'when',
+  text: string,
+  referenced: string[],
+  add: (segments: PathSegment[], message: string, code: WorkflowIssueCode) => void,
+): boolean {
+  const scan = scanTemplates(text)
+  if (scan.invalid > 0)
+    add(
+      ['steps', index, field],
+      'unsupported template: only {{step-id.result}} and {{trigger.payload}} are allowed',
+      'template_invalid',
+    )
+  const seen = new Set<string>()
+  for (const reference of scan.references) {
+    const target = graph.indexOf.get(reference.stepId)
+    if (target === undefined) {
+      add(
+        ['steps', index, field],
+        `template refers to unknown step "${reference.stepId}"`,
+        'template_unknown_step',
+      )
+    } else if (!seen.has(reference.stepId)) {
+      seen.add(reference.stepId)
+      if (!referenced.includes(reference.stepId)) referenced.push(reference.stepId)
+      if (target === index || !isAncestor(graph, target, index)) {
+        add(
+          ['steps', index, field],
+          `template refers to "${reference.stepId}", which is not an ancestor through depends_on`,
+          'template_not_ancestor',
+        )
+      }
+    }
+  }
+  const usesTrigger = scan.triggers.length > 0
+  if (field === 'prompt' || scan.references.length + scan.triggers.length === 0) return usesTrigger
+  const spans = [...scan.references, ...scan.triggers].sort((left, right) => left.start - right.start)
+  for (const unsafe of findUnsafeReferences(text, spans)) {
+    const placeholder = scan.triggers.some((trigger) => trigger.start === unsafe.start)
+      ? '{{trigger.payload}}'
+      : `{{${unsafe.stepId}.result}}`
+    add(
+      ['steps', index, field],
+      `${placeholder} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
+      'template_unsafe_context',
+    )
+  }
+  return usesTrigger
+}
 
 function toStepDefinition(
   record: Record<string, unknown>,
@@ -357,6 +379,8 @@ function toStepDefinition(
           },
     continueOnError: record.continue_on_error === true,
     deliverTo: record.deliver_to as string[] | undefined,
+    ...(record.when === undefined ? {} : { when: record.when as string }),
+    continueOnSkip: record.continue_on_skip === true,
     references,
     ...(usesTrigger ? { usesTrigger } : {}),
   }

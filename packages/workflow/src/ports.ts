@@ -90,6 +90,11 @@ export interface ShellRunRequest {
   readonly runId: string
   /** The step's `id`. */
   readonly stepId: string
+  /**
+   * True when the command is the step's `when` gate (`StepDefinition.when`), run before the step's
+   * own work; its exit code decides whether the step runs (0), is skipped (1) or fails.
+   */
+  readonly gate?: boolean
 }
 
 /**
@@ -111,10 +116,10 @@ export interface ShellRunResult {
 }
 
 /**
- * Runs a `run` step's command. The host implements it over `@lango/exec` `run()`: the `lango` CLI
- * guard first (a refused command returns `{ blocked: true, message }`), then the environment
- * builder, on this final rendered command at execution time (SECURITY.md WF-9), with `sh -c` in
- * its own process group and capped output. `ChildProcessShellRunner` in `@lango/workflow/testing`
+ * Runs a `run` step's command, and any step's `when` gate (`gate: true`). The host implements it
+ * over `@lango/exec` `run()`: the `lango` CLI guard first (a refused command returns
+ * `{ blocked: true, message }`), then the environment builder, on this final rendered command at
+ * execution time (SECURITY.md WF-9), with `sh -c` in its own process group and capped output. `ChildProcessShellRunner` in `@lango/workflow/testing`
  * is a bare `sh -c` runner for tests only.
  */
 export interface ShellRunner {

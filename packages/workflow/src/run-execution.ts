@@ -20,6 +20,7 @@ import type {
 import { ReadyQueue } from './ready-queue.js'
 import { renderCommand, renderPrompt } from './template.js'
 import { NO_TOKEN_COUNTS, type TokenCounts, tokenCounts } from './token-counts.js'
+import { runWhenGate, whenDataSection } from './when-gate.js'
 
 /** What a run needs from its engine. */
 export interface RunContext {
@@ -199,16 +200,20 @@ export class RunExecution {
 
   #satisfied(index: number): boolean {
     const status = this.#status[index]
+    const step = this.#steps[index] as StepDefinition
+    // A skipped step with continue_on_skip was skipped by its own gate: a step skipped because a
+    // dependency failed or was skipped had all its descendants skipped in the same transaction.
     return (
       status === 'completed' ||
-      (status === 'failed' && (this.#steps[index] as StepDefinition).continueOnError)
+      (status === 'failed' && step.continueOnError) ||
+      (status === 'skipped' && step.continueOnSkip)
     )
   }
 
   #blocking(index: number): boolean {
     const status = this.#status[index]
     return (
-      status === 'skipped' ||
+      (status === 'skipped' && !(this.#steps[index] as StepDefinition).continueOnSkip) ||
       status === 'cancelled' ||
       (status === 'failed' && !(this.#steps[index] as StepDefinition).continueOnError)
     )
@@ -272,9 +277,17 @@ export class RunExecution {
     const first = (this.#attempts[index] as number) + 1
     const last = first + budget - 1
     let failure: WorkflowError | undefined
+    let gateData: string | undefined
+    if (step.when !== undefined) {
+      const decision = await this.#gate(index, step)
+      if (decision === undefined) return
+      if (decision.kind === 'skip') return this.#skip(index, decision.reason)
+      if (decision.kind === 'fail') return this.#fail(index, decision.error)
+      gateData = decision.data
+    }
     let input: string
     try {
-      input = this.#render(step)
+      input = this.#render(step, gateData)
     } catch (error) {
       const reason = error as WorkflowError
       await this.#write(step.id, {
@@ -301,25 +314,7 @@ export class RunExecution {
       })
       this.#context.emitter.emit('step:start', { runId: this.runId, stepId: step.id, attempt })
       const outcome = await this.#attempt(step, input, attempt)
-      if (this.#signal.aborted) {
-        // Cancel and run timeout are recorded by #finish; stop and lost lease leave the step for resume.
-        this.#status[index] = 'pending'
-        const reason = this.#signal.reason
-        if (
-          WorkflowError.is(reason) &&
-          (reason.code === 'WORKFLOW_RUN_CANCELLED' || reason.code === 'WORKFLOW_RUN_TIMEOUT')
-        ) {
-          this.#status[index] = 'cancelled'
-          this.#context.emitter.emit('step:end', {
-            runId: this.runId,
-            stepId: step.id,
-            status: 'cancelled',
-            attempt,
-            error: reason.message,
-          })
-        }
-        return
-      }
+      if (this.#signal.aborted) return this.#interrupted(index, attempt)
       if (outcome.ok) return this.#complete(index, outcome.result, outcome.tokens)
       failure = outcome.error
       if (outcome.final === true) break
@@ -339,22 +334,116 @@ export class RunExecution {
     if (failure !== undefined) await this.#fail(index, failure)
   }
 
-  #render(step: StepDefinition): string {
-    let text = step.text
+  /** The run was aborted while `index` worked: cancel and run timeout mark it `cancelled`, stop and lost lease leave it for resume. */
+  #interrupted(index: number, attempt: number): void {
+    // Cancel and run timeout are recorded by #finish; stop and lost lease leave the step for resume.
+    this.#status[index] = 'pending'
+    const reason = this.#signal.reason
+    if (
+      WorkflowError.is(reason) &&
+      (reason.code === 'WORKFLOW_RUN_CANCELLED' || reason.code === 'WORKFLOW_RUN_TIMEOUT')
+    ) {
+      this.#status[index] = 'cancelled'
+      this.#context.emitter.emit('step:end', {
+        runId: this.runId,
+        stepId: (this.#steps[index] as StepDefinition).id,
+        status: 'cancelled',
+        attempt,
+        error: reason.message,
+      })
+    }
+  }
+
+  /**
+   * Runs the step's `when` gate (its dependencies have completed): the command rendered like a `run`
+   * step's, through the `ShellRunner` with the step's timeout, once (not retried). `undefined` when
+   * the run was aborted meanwhile (recorded as for an attempt).
+   */
+  async #gate(index: number, step: StepDefinition) {
+    const { clock } = this.#context
+    this.#status[index] = 'running'
+    await this.#write(step.id, {
+      status: 'running',
+      input: null,
+      result: null,
+      error: null,
+      startedAt: clock.now().getTime(),
+      completedAt: null,
+    })
+    let command: string
+    try {
+      command = this.#renderText(step, step.when as string, 'run')
+    } catch (error) {
+      const reason = error as WorkflowError
+      return {
+        kind: 'fail',
+        error: new WorkflowError(reason.code, `when: ${reason.message}`, { data: reason.data }),
+      } as const
+    }
+    const runner = this.#context.shellRunner
+    if (runner === undefined) {
+      return {
+        kind: 'fail',
+        error: new WorkflowError(
+          'WORKFLOW_RUNNER_MISSING',
+          'when: no ShellRunner is configured for when gates',
+        ),
+      } as const
+    }
+    const timeoutMs = step.timeoutMs ?? this.#context.defaultStepTimeoutMs
+    const { controller, dispose } = childController(this.#signal)
+    let timedOut = false
+    const timer = clock.setTimeout(() => {
+      timedOut = true
+      controller.abort(
+        new WorkflowError(
+          'WORKFLOW_STEP_TIMEOUT',
+          `when: the gate timed out after ${formatDuration(timeoutMs)}`,
+        ),
+      )
+    }, timeoutMs)
+    try {
+      const request: ShellRunRequest = {
+        command,
+        ...(this.#context.cwd === undefined ? {} : { cwd: this.#context.cwd }),
+        timeoutMs,
+        workflowName: this.workflowName,
+        runId: this.runId,
+        stepId: step.id,
+        gate: true,
+      }
+      return await runWhenGate(runner, request, controller.signal, () => timedOut && !this.#signal.aborted)
+    } catch {
+      // Only an abort of the run rejects: record it as an interrupted attempt would be.
+      this.#interrupted(index, this.#attempts[index] as number)
+      return undefined
+    } finally {
+      clock.clearTimeout(timer)
+      dispose()
+    }
+  }
+
+  /** The step's input: its text rendered, plus the gate's JSON as untrusted data for a prompt. */
+  #render(step: StepDefinition, gateData: string | undefined): string {
+    if (gateData === undefined || step.kind === 'run') return this.#renderText(step, step.text, step.kind)
+    return this.#renderText(step, step.text, step.kind, `\n\n${whenDataSection(gateData)}`)
+  }
+
+  #renderText(step: StepDefinition, template: string, kind: StepDefinition['kind'], suffix = ''): string {
+    let text = template
     if (step.references.length > 0 || step.usesTrigger === true) {
       const results = new Map<string, string | null>()
       for (const id of step.references)
         results.set(id, this.#results[this.#graph.indexOf.get(id) as number] ?? null)
       const payload = this.#init.triggerPayload ?? null
       text =
-        step.kind === 'run'
-          ? renderCommand(step.text, results, payload)
-          : renderPrompt(step.text, results, payload)
+        kind === 'run' ? renderCommand(template, results, payload) : renderPrompt(template, results, payload)
     }
+    text += suffix
     if (text.length > this.#context.maxRenderedInputLength) {
       throw new WorkflowError(
         'WORKFLOW_INPUT_TOO_LARGE',
-        `The rendered ${step.kind === 'run' ? 'command' : 'prompt'} is longer than ${this.#context.maxRenderedInputLength} characters`,
+        `The rendered ${kind === 'run' ? 'command' : 'prompt'} is longer than ${this.#context.maxRenderedInputLength} characters`,
         { data: { runId: this.runId, stepId: step.id, length: text.length } },
       )
     }
@@ -509,6 +598,41 @@ export class RunExecution {
     }
     this.#failure ??= `Step "${step.id}" failed: ${message}`
     // Every descendant still pending can never run: mark them all in one transaction.
+    const skipped = this.#pendingDescendants(index)
+    if (skipped.length > 0) await this.#writeSkipped(skipped, `step "${step.id}" failed`)
+  }
+
+  /**
+   * The step's `when` gate skipped it: recorded `skipped` with `reason`, and every descendant still
+   * pending is skipped too (in one transaction), unless the step has `continue_on_skip` (then they
+   * run, its result empty). Not a failure: the run can still end `completed`.
+   */
+  async #skip(index: number, reason: string): Promise<void> {
+    const step = this.#steps[index] as StepDefinition
+    await this.#write(step.id, {
+      status: 'skipped',
+      error: reason,
+      completedAt: this.#context.clock.now().getTime(),
+    })
+    this.#status[index] = 'skipped'
+    this.#context.emitter.emit('step:end', {
+      runId: this.runId,
+      stepId: step.id,
+      status: 'skipped',
+      attempt: this.#attempts[index] as number,
+      error: reason,
+    })
+    if (step.continueOnSkip) {
+      this.#release(index)
+      return
+    }
+    const skipped = this.#pendingDescendants(index)
+    if (skipped.length > 0)
+      await this.#writeSkipped(skipped, `step "${step.id}" was skipped by its when gate`)
+  }
+
+  /** Marks every descendant of `index` still pending `skipped` (in memory) and returns them. */
+  #pendingDescendants(index: number): number[] {
     const skipped: number[] = []
     const stack = [index]
     while (stack.length > 0) {
@@ -519,7 +643,7 @@ export class RunExecution {
         stack.push(next)
       }
     }
-    if (skipped.length > 0) await this.#writeSkipped(skipped, `step "${step.id}" failed`)
+    return skipped
   }
 
   async #writeSkipped(indices: readonly number[], why: string): Promise<void> {

@@ -81,6 +81,8 @@ const STEP_KEYS = [
   'retry',
   'continue_on_error',
   'deliver_to',
+  'when',
+  'continue_on_skip',
   'dependson',
   'prototype',
 ]

@@ -61,6 +61,8 @@ const STEP_KEYS = [
   'retry',
   'continue_on_error',
   'deliver_to',
+  'when',
+  'continue_on_skip',
 ] as const
 
 function buildSchema(limits: WorkflowLimits) {
@@ -108,6 +110,8 @@ function buildSchema(limits: WorkflowLimits) {
       ),
       continue_on_error: v.optional(v.boolean()),
       deliver_to: v.optional(targets),
+      when: v.optional(text),
+      continue_on_skip: v.optional(v.boolean()),
     },
     v.never(),
   )

@@ -652,6 +652,12 @@ export class WorkflowEngine {
         )
       }
     }
+    // A `when` gate is a command: a prompt step with one needs the ShellRunner too.
+    if (this.#options.shellRunner === undefined && definition.steps.some((step) => step.when !== undefined)) {
+      throw new WorkflowError('WORKFLOW_RUNNER_MISSING', 'This engine has no ShellRunner for when gates', {
+        data: { kind: 'when' },
+      })
+    }
     let sameName = 0
     for (const execution of this.#runs.values()) if (execution.workflowName === definition.name) sameName += 1
     if (this.#runs.size >= this.#options.maxConcurrentRuns || sameName >= this.#options.maxRunsPerWorkflow) {
