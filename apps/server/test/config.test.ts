@@ -70,6 +70,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       maxSteps: 20,
       timeoutMs: 600_000,
       maxRetries: 2,
+      usageMaxAgeMs: 400 * 86_400_000,
       turnBudget: {},
       dailyBudget: {},
       creatorDailyBudget: {},
@@ -196,7 +197,7 @@ model:
   base_url: http://127.0.0.1:11434/v1
   name: llama3.1
   api_key: file-model-key
-agent: { max_steps: 8, timeout: 2m, max_retries: 0, budget: { max_tokens_per_turn: 50000, max_cost_per_turn: 0.25, max_tokens_per_day: 2000000, max_cost_per_creator_per_day: 1.5 } }
+agent: { max_steps: 8, timeout: 2m, max_retries: 0, usage_max_age: 90d, budget: { max_tokens_per_turn: 50000, max_cost_per_turn: 0.25, max_tokens_per_day: 2000000, max_cost_per_creator_per_day: 1.5 } }
 models:
   llama3.1: { price: { input: 0.15, output: 0.6 } }
   free-model: {}
@@ -289,6 +290,7 @@ describe('loadConfig: the file', () => {
         maxSteps: 8,
         timeoutMs: 120_000,
         maxRetries: 0,
+        usageMaxAgeMs: 90 * 86_400_000,
         turnBudget: { maxTokens: 50_000, maxCostUsd: 0.25 },
         dailyBudget: { maxTokens: 2_000_000 },
         creatorDailyBudget: { maxCostUsd: 1.5 },

@@ -203,7 +203,7 @@ export async function createApp(
         ...(tracer === undefined ? {} : { tracer }),
       }),
     )
-    duties.add(retentionDuty(cron, engine, logger))
+    duties.add(retentionDuty(cron, engine, { ledger: usage, maxAgeMs: config.agent.usageMaxAgeMs }, logger))
 
     lifecycle.add({
       name: 'dead servers',

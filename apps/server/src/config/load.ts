@@ -420,6 +420,7 @@ const DEFAULTS = Object.freeze({
   cronMaxConsecutiveFailures: 5,
   cronWebhookRateLimit: 30,
   historyMaxAgeMs: 30 * UNITS.DAY,
+  usageMaxAgeMs: 400 * UNITS.DAY,
   historyMaxRuns: 1000,
   backgroundMaxConcurrentTasks: 3,
   backgroundMaxQueuedTasks: 100,
@@ -475,6 +476,7 @@ function buildConfig(
       maxSteps: agent?.max_steps ?? DEFAULTS.agentMaxSteps,
       timeoutMs: agent?.timeout ?? DEFAULTS.agentTimeoutMs,
       maxRetries: agent?.max_retries ?? DEFAULTS.agentMaxRetries,
+      usageMaxAgeMs: agent?.usage_max_age ?? DEFAULTS.usageMaxAgeMs,
       turnBudget: {
         ...(agent?.budget?.max_tokens_per_turn == null
           ? {}

@@ -102,6 +102,11 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     description: 'Retries of a model call that failed with a network error, 429 or 5xx.',
     value: (c) => c.agent.maxRetries,
   },
+  'agent.usage_max_age': {
+    description:
+      'How long the usage ledger (`agent_usage`: tokens, model and cost of every agent turn) keeps a row; older rows are deleted hourly by the retention duty, so `lango cost` reports over this window at most.',
+    value: (c) => c.agent.usageMaxAgeMs,
+  },
   'agent.budget.max_tokens_per_turn': {
     description:
       'Tokens (input and output, over its steps) one agent turn may use: past it the turn makes no further model call and fails `AGENT_BUDGET_EXHAUSTED` if the model still wanted tools.',

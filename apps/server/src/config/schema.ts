@@ -187,6 +187,7 @@ export const fileSchema = section({
     max_steps: field(integer(1, 1000)),
     timeout: field(duration(SECOND, DAY)),
     max_retries: field(integer(0, 10)),
+    usage_max_age: field(duration(DAY, 3650 * DAY)),
     budget: section({
       max_tokens_per_turn: field(integer(1, 1_000_000_000)),
       max_cost_per_turn: field(dollars(0, 1_000_000, true)),

@@ -84,6 +84,11 @@ export interface ServerConfig {
      * `max_cost_per_creator_per_day`): a chat's session, or whoever created the cron job. Default none.
      */
     readonly creatorDailyBudget: { readonly maxTokens?: number; readonly maxCostUsd?: number }
+    /**
+     * How long the usage ledger keeps a turn's row (`agent.usage_max_age`, default 400 days):
+     * `lango cost` reports over what is kept; older rows are deleted by the retention duty.
+     */
+    readonly usageMaxAgeMs: number
   }
   /** Prices of models in US dollars per million tokens (`models.<name>.price`). Default none. */
   readonly models: Readonly<

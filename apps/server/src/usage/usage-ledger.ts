@@ -196,6 +196,16 @@ export class UsageLedger {
     void write.finally(() => this.#pending.delete(write))
   }
 
+  /**
+   * Deletes the rows of turns older than `maxAgeMs` (the `agent.usage_max_age` window): the
+   * retention duty calls it hourly, so the table is bounded by time. Returns how many went.
+   */
+  async prune(maxAgeMs: number): Promise<number> {
+    const before = this.#now().getTime() - maxAgeMs
+    const result = await this.#db.deleteFrom('agent_usage').where('at', '<', before).executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+
   /** Resolves once every row this process was writing is written. */
   async flush(): Promise<void> {
     while (this.#pending.size > 0) await Promise.all([...this.#pending])
