@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
-import { type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
+import { type RunSpendLookup, spendFields, spendOf, spendOutputEntries } from './run-spend.js'
 import { type AnyTool, defineTool } from './tool.js'
 
 /** Task statuses, as `@lango/background` names them. */
@@ -172,7 +172,14 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
         'The result text of a finished (done) background task; an error names the status otherwise.',
       safety: 'safe',
       parameters: v.strictObject({ task_id: taskId }),
-      output: v.strictObject({ task_id: v.string(), status: v.string(), result: v.string() }),
+      output: v.strictObject({
+        task_id: v.string(),
+        status: v.string(),
+        result: v.string(),
+        input_tokens: v.nullable(v.number()),
+        output_tokens: v.nullable(v.number()),
+        ...spendOutputEntries,
+      }),
       async handler(params) {
         const result = service.result(params.task_id)
         const { usage } = service.snapshot(params.task_id)

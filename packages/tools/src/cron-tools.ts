@@ -1161,6 +1161,9 @@ const seedJobSchema = {
   lastStatus: textOrNull,
   createdAt: isoOrNull,
   pingUrl: textOrNull,
+  when: textOrNull,
+  maxTokensPerDay: v.nullable(v.number()),
+  maxCostPerDay: v.nullable(v.number()),
 }
 
 /**

@@ -1,3 +1,4 @@
+import * as v from 'valibot'
 /** What the agent spent on one run, or on one step of a workflow run, as the host's usage ledger has it. */
 export interface RunSpend {
   readonly runId: string
@@ -35,6 +36,15 @@ export function spendOf(
     }
   }
   return total
+}
+
+/**
+ * The output schema entries of {@link spendFields}: absent when the host has no usage ledger, null
+ * when the ledger knows nothing of the run.
+ */
+export const spendOutputEntries = {
+  model: v.optional(v.nullable(v.string())),
+  cost_usd: v.optional(v.nullable(v.number())),
 }
 
 /** The fields a run view gains from the ledger: `model` and `cost_usd` (null when unknown). */

@@ -4,7 +4,7 @@ import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
-import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
+import { type RunSpend, type RunSpendLookup, spendFields, spendOf, spendOutputEntries } from './run-spend.js'
 import { wholeLine } from './text.js'
 import { type AnyTool, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 import { describeShellSteps, type ShellStepText } from './workflow-summary.js'
@@ -458,7 +458,13 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       description: 'A workflow run with its steps, their status, results and errors.',
       safety: 'safe',
       parameters: v.strictObject({ run_id: runId }),
-      output: v.strictObject({ ...summaryOutput.entries, steps: v.array(stepOutput) }),
+      output: v.strictObject({
+        ...summaryOutput.entries,
+        input_tokens: v.optional(v.nullable(v.number())),
+        output_tokens: v.optional(v.nullable(v.number())),
+        cost_usd: v.optional(v.nullable(v.number())),
+        steps: v.array(v.strictObject({ ...stepOutput.entries, ...spendOutputEntries })),
+      }),
       async handler(params) {
         const run = await engine.getRun(params.run_id)
         if (run === undefined)

@@ -33,6 +33,57 @@ const previewCount = v.optional(
   ),
 )
 
+/** A shell job's command, as `cron_add_shell` and `cron_update` take it. */
+const commandField = v.pipe(
+  v.string('command must be a string'),
+  v.minLength(1, 'command must not be empty'),
+  v.maxLength(8_000, 'command must be at most 8000 characters'),
+)
+
+const deliverToField = v.optional(
+  v.pipe(
+    v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256)), 'deliver_to must be a list of targets'),
+    v.maxLength(10),
+  ),
+)
+
+/** cron_add's rule: a duration text, or a number of seconds. */
+const timeoutField = v.optional(
+  v.union(
+    [v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))],
+    'timeout must be a duration such as 90s or a number of seconds',
+  ),
+)
+
+const overlapField = v.optional(
+  v.picklist(['skip', 'queue_one', 'allow'], 'overlap must be one of skip, queue_one, allow'),
+)
+
+const notifyField = v.optional(
+  v.picklist(
+    ['always', 'failure', 'state_changes', 'never'],
+    'notify must be one of always, failure, state_changes, never',
+  ),
+)
+
+/** What a create or update answers: its dry-run preview, or the stored job with its next runs. */
+function jobSaveOutput<const Status extends v.GenericSchema<unknown, 'created' | 'updated'>>(status: Status) {
+  return v.union([
+    v.strictObject({
+      status: v.literal('preview'),
+      dry_run: v.literal(true),
+      preview: cronPreviewViewSchema,
+    }),
+    v.strictObject({
+      status,
+      job: cronJobViewSchema,
+      next_runs: v.array(nextRunOutput),
+      message: v.string(),
+      preview: v.optional(cronPreviewViewSchema),
+    }),
+  ])
+}
+
 /**
  * The operator routes' own operations that no agent tool offers: reading one cron job with its
  * next fire times, and creating a shell cron job (cron_add is for agent jobs only). They are tools
@@ -82,31 +133,12 @@ function cronOperatorTools(app: App): AnyTool[] {
           v.minLength(1, 'schedule must not be empty'),
           v.maxLength(200),
         ),
-        command: v.pipe(
-          v.string('command must be a string'),
-          v.minLength(1, 'command must not be empty'),
-          v.maxLength(8_000, 'command must be at most 8000 characters'),
-        ),
+        command: commandField,
         cwd: v.optional(v.pipe(v.string('cwd must be a string'), v.minLength(1), v.maxLength(4096))),
         timezone: v.optional(v.pipe(v.string('timezone must be a string'), v.minLength(1), v.maxLength(64))),
-        deliver_to: v.optional(
-          v.pipe(
-            v.array(
-              v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
-              'deliver_to must be a list of targets',
-            ),
-            v.maxLength(10),
-          ),
-        ),
-        timeout: v.optional(
-          v.union(
-            [v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))],
-            'timeout must be a duration such as 90s or a number of seconds',
-          ),
-        ),
-        overlap: v.optional(
-          v.picklist(['skip', 'queue_one', 'allow'], 'overlap must be one of skip, queue_one, allow'),
-        ),
+        deliver_to: deliverToField,
+        timeout: timeoutField,
+        overlap: overlapField,
         // Checked in full by the cron service (http/https, no credentials, at most 2048 characters).
         ping_url: v.optional(
           v.pipe(
@@ -114,30 +146,12 @@ function cronOperatorTools(app: App): AnyTool[] {
             v.maxLength(2048, 'ping_url must be at most 2048 characters'),
           ),
         ),
-        notify: v.optional(
-          v.picklist(
-            ['always', 'failure', 'state_changes', 'never'],
-            'notify must be one of always, failure, state_changes, never',
-          ),
-        ),
+        notify: notifyField,
         enabled: v.optional(v.boolean('enabled must be true or false')),
         dry_run: v.optional(v.boolean('dry_run must be true or false')),
         preview_count: previewCount,
       }),
-      output: v.union([
-        v.strictObject({
-          status: v.literal('preview'),
-          dry_run: v.literal(true),
-          preview: cronPreviewViewSchema,
-        }),
-        v.strictObject({
-          status: v.picklist(['created', 'updated']),
-          job: cronJobViewSchema,
-          next_runs: v.array(nextRunOutput),
-          message: v.string(),
-          preview: v.optional(cronPreviewViewSchema),
-        }),
-      ]),
+      output: jobSaveOutput(v.picklist(['created', 'updated'])),
       async handler(params, context) {
         const input = {
           name: params.name,
@@ -215,55 +229,16 @@ function cronOperatorTools(app: App): AnyTool[] {
             v.maxLength(16_000, 'prompt must be at most 16000 characters'),
           ),
         ),
-        command: v.optional(
-          v.pipe(
-            v.string('command must be a string'),
-            v.minLength(1, 'command must not be empty'),
-            v.maxLength(8_000, 'command must be at most 8000 characters'),
-          ),
-        ),
-        deliver_to: v.optional(
-          v.pipe(
-            v.array(
-              v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
-              'deliver_to must be a list of targets',
-            ),
-            v.maxLength(10),
-          ),
-        ),
-        timeout: v.optional(
-          v.union(
-            [v.pipe(v.string(), v.maxLength(32)), v.pipe(v.number(), v.minValue(1))],
-            'timeout must be a duration such as 90s or a number of seconds',
-          ),
-        ),
-        overlap: v.optional(
-          v.picklist(['skip', 'queue_one', 'allow'], 'overlap must be one of skip, queue_one, allow'),
-        ),
-        notify: v.optional(
-          v.picklist(
-            ['always', 'failure', 'state_changes', 'never'],
-            'notify must be one of always, failure, state_changes, never',
-          ),
-        ),
+        command: v.optional(commandField),
+        deliver_to: deliverToField,
+        timeout: timeoutField,
+        overlap: overlapField,
+        notify: notifyField,
         enabled: v.optional(v.boolean('enabled must be true or false')),
         dry_run: v.optional(v.boolean('dry_run must be true or false')),
         preview_count: previewCount,
       }),
-      output: v.union([
-        v.strictObject({
-          status: v.literal('preview'),
-          dry_run: v.literal(true),
-          preview: cronPreviewViewSchema,
-        }),
-        v.strictObject({
-          status: v.literal('updated'),
-          job: cronJobViewSchema,
-          next_runs: v.array(nextRunOutput),
-          message: v.string(),
-          preview: v.optional(cronPreviewViewSchema),
-        }),
-      ]),
+      output: jobSaveOutput(v.literal('updated')),
       async handler(params, context) {
         const signal = context.signal === undefined ? {} : { signal: context.signal }
         const current = await app.cron.get(params.id, signal)
@@ -339,21 +314,8 @@ function cronOperatorTools(app: App): AnyTool[] {
         kind: v.optional(v.picklist(['ai', 'shell'], 'kind must be ai or shell')),
         prompt: v.optional(v.pipe(v.string('prompt must be a string'), v.maxLength(16_000))),
         command: v.optional(v.pipe(v.string('command must be a string'), v.maxLength(8_000))),
-        deliver_to: v.optional(
-          v.pipe(
-            v.array(
-              v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
-              'deliver_to must be a list of targets',
-            ),
-            v.maxLength(10),
-          ),
-        ),
-        notify: v.optional(
-          v.picklist(
-            ['always', 'failure', 'state_changes', 'never'],
-            'notify must be one of always, failure, state_changes, never',
-          ),
-        ),
+        deliver_to: deliverToField,
+        notify: notifyField,
       }),
       output: v.strictObject({ preview: cronPreviewViewSchema }),
       async handler(params, context) {
