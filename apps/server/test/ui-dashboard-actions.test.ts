@@ -65,7 +65,12 @@ describe.skipIf(chromiumMissing !== undefined)(
         await schedule.focus()
         await page.keyboard.type('nope')
         const status = page.locator('.preview-status')
-        await until(async () => ((await status.textContent())?.startsWith('No preview:') ? true : undefined))
+        // Generous deadlines: the preview is a debounced round trip, slow on a loaded machine.
+        await until(
+          async () => ((await status.textContent())?.startsWith('No preview:') ? true : undefined),
+          60_000,
+          'the refused preview',
+        )
         // Live preview updates never take the focus.
         expect(await focused(page, 'id')).toBe('job-schedule')
         await schedule.fill('')
@@ -73,8 +78,10 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.keyboard.type('0 3 * * *')
         await page.getByLabel('Time zone', { exact: true }).focus()
         await page.keyboard.type('Asia/Tokyo')
-        await until(async () =>
-          (await status.getAttribute('data-zone')) === 'Asia/Tokyo' ? true : undefined,
+        await until(
+          async () => ((await status.getAttribute('data-zone')) === 'Asia/Tokyo' ? true : undefined),
+          60_000,
+          'the Asia/Tokyo preview',
         )
         expect(await status.textContent()).toContain('Times in Asia/Tokyo')
         const fires = page.locator('.next-runs li')
