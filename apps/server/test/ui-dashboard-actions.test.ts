@@ -314,5 +314,34 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.context().close()
       }
     })
+
+    it('retries a failed run from the job page by keyboard: a new manual run, focus kept on Retry', async () => {
+      const created = await json('/api/cron/jobs', {
+        json: {
+          kind: 'shell',
+          name: 'ui-flaky',
+          schedule_type: 'cron',
+          schedule: '0 4 * * *',
+          command: 'echo broke; exit 3',
+        },
+      })
+      const jobId = created.body.job.id as string
+      await json(`/api/cron/jobs/${jobId}/trigger`, { method: 'POST', json: {} })
+      const runsOf = async () => ((await json(`/api/cron/runs?job=${jobId}`)).body.entries ?? []) as Json[]
+      const failed = await until(async () => (await runsOf()).find((run) => run.status === 'failed'), 60_000)
+      const { page, errors } = await openDashboardPage(browser, `${server.url}/ui#/cron/${jobId}`)
+      try {
+        await page.getByText('Live updates: on').waitFor()
+        const retry = page.getByRole('button', { name: 'Retry the failed run of ui-flaky', exact: true })
+        await retry.focus()
+        await page.keyboard.press('Enter')
+        expect(await announced(page, 'Retried ui-flaky')).toContain('Retried ui-flaky')
+        await until(async () => ((await runsOf()).length >= 2 ? true : undefined), 60_000, 'the retry run')
+        expect(await focused(page, 'data-key')).toBe(`retry:${failed.id}`)
+        expect(errors).toEqual([])
+      } finally {
+        await page.context().close()
+      }
+    })
   },
 )

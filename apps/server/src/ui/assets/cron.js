@@ -229,11 +229,16 @@ function isMissed(entry) {
   return entry.status === 'skipped' && /^missed/i.test(entry.skip_reason || '')
 }
 
+/** Run statuses a person may want to try again at once. */
+const RETRYABLE = new Set(['failed', 'timed_out', 'interrupted', 'cancelled'])
+
 /**
  * @param {any} entry
- * @param {string} zone the job's time zone
+ * @param {any} job
+ * @param {PageContext} page
  */
-function historyEntry(entry, zone) {
+function historyEntry(entry, job, page) {
+  const zone = job.timezone
   const reasons = []
   const missed = isMissed(entry)
   if (missed) reasons.push(`Missed: ${String(entry.skip_reason).replace(/^missed:?\s*/i, '')}`)
@@ -263,6 +268,32 @@ function historyEntry(entry, zone) {
       ),
     ),
     reasons.map((reason) => h('p', { className: 'reason' }, reason)),
+    // A failed run is retried as a manual run of the job, now (`POST /api/cron/jobs/:id/trigger`).
+    RETRYABLE.has(entry.status)
+      ? h(
+          'div',
+          { className: 'actions' },
+          h(
+            'button',
+            {
+              type: 'button',
+              'data-key': `retry:${entry.id}`,
+              onclick: (event) =>
+                page.act(
+                  event.currentTarget,
+                  () => post(`/api/cron/jobs/${encodeURIComponent(job.id)}/trigger`),
+                  (answer) => `Retried ${job.name}: ${answer.message || 'run started'}`,
+                ),
+            },
+            'Retry',
+            h(
+              'span',
+              { className: 'visually-hidden' },
+              ` the ${entry.status.replace(/_/g, ' ')} run of ${job.name}`,
+            ),
+          ),
+        )
+      : null,
     deliveryList(entry, zone),
     entry.result
       ? h(
@@ -732,7 +763,7 @@ export const job = {
         : h(
             'ol',
             { className: 'timeline', 'aria-labelledby': 'history-heading' },
-            data.entries.map((entry) => historyEntry(entry, job.timezone)),
+            data.entries.map((entry) => historyEntry(entry, job, page)),
           ),
     )
   },
