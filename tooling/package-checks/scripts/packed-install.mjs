@@ -169,7 +169,10 @@ async function mcpToolNames() {
     )
     child.stdout.on('data', (chunk) => {
       stdout += chunk
-      for (const line of stdout.split('\n').filter((candidate) => candidate.trim() !== '')) {
+      // Only complete lines: a large answer (tools/list with every output schema) arrives in
+      // several chunks, and the last piece has no newline yet.
+      const complete = stdout.split('\n').slice(0, -1)
+      for (const line of complete.filter((candidate) => candidate.trim() !== '')) {
         let message
         try {
           message = JSON.parse(line)
