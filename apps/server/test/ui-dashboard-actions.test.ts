@@ -188,6 +188,52 @@ describe.skipIf(chromiumMissing !== undefined)(
       }
     })
 
+    it('keeps what was typed in the job form when the event stream resets (the form is drawn once per visit)', async () => {
+      // The first tab holds the event stream; the second hears its events over a BroadcastChannel,
+      // where this test can speak too.
+      const { page: leader, errors } = await openDashboardPage(browser, `${server.url}/ui#/overview`)
+      await until(async () =>
+        (await leader.locator('#live').getAttribute('data-state')) === 'on' ? true : undefined,
+      )
+      const page = await leader.context().newPage()
+      page.on('pageerror', (error) => errors.push(error.message))
+      /** What the stream's tab tells the others after a reconnect the server could not replay. */
+      const tell = (type: string) =>
+        page.evaluate(`(() => {
+          const channel = new BroadcastChannel('lango-events')
+          channel.postMessage({ kind: 'event', type: ${JSON.stringify(type)}, data: { reason: 'test' } })
+          channel.close()
+        })()`)
+      try {
+        await page.goto(`${server.url}/ui#/cron/new`)
+        const name = page.getByLabel('Name', { exact: true })
+        await name.fill('ui-typed-not-lost')
+        await page.evaluate('window.__formBefore = document.querySelector("form.job-form")')
+        // `reset` (read the page again) and a cron event: neither may redraw the form.
+        await tell('reset')
+        await tell('cron.job.updated')
+        // A refresh would come 250 ms after the event; give it ample time to (wrongly) happen.
+        await page.waitForTimeout(1500)
+        expect(await page.evaluate('window.__formBefore === document.querySelector("form.job-form")')).toBe(
+          true,
+        )
+        expect(await name.inputValue()).toBe('ui-typed-not-lost')
+        // The control: another view is read again on `reset`.
+        await page.goto(`${server.url}/ui#/cron`)
+        await page.getByRole('heading', { name: 'Cron', exact: true }).waitFor()
+        await page.evaluate('window.__listBefore = document.querySelector("#main > *")')
+        await tell('reset')
+        await until(async () =>
+          (await page.evaluate('window.__listBefore !== document.querySelector("#main > *")'))
+            ? true
+            : undefined,
+        )
+        expect(errors).toEqual([])
+      } finally {
+        await leader.context().close()
+      }
+    })
+
     it('deletes a job after a dialog that names it; Escape keeps it, and the focus lands on a neighbour', async () => {
       for (const name of ['ui-del-a', 'ui-del-b']) {
         await json('/api/cron/jobs', {

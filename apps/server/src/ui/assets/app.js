@@ -22,6 +22,8 @@
  * @property {(data: any, route: Route, page: PageContext) => Node} render
  * @property {(type: string, data: any, route: Route, page: PageContext) => boolean} [onEvent]
  *   Handles a live event in place (one row); false: read the whole page again as for other views.
+ * @property {boolean} [drawOnce] A form: drawn once per visit, never read again while it is open
+ *   (a redraw would drop what was typed, and a submit in flight would answer a form no longer shown).
  */
 import { AuthError, forgetToken, hasToken, saveToken } from './api.js'
 import { approvals } from './approvals.js'
@@ -131,9 +133,10 @@ async function refresh() {
     refreshAgain = true
     return
   }
+  const route = currentRoute
+  if (route.data !== undefined && VIEWS[route.view].drawOnce) return
   refreshing = true
   if (!streamOpen) loadedWithoutStream = true
-  const route = currentRoute
   try {
     const data = await VIEWS[route.view].load(route)
     if (route !== currentRoute) return
@@ -279,6 +282,9 @@ function navigate() {
     return
   }
   clearTimeout(pollTimer)
+  // A refresh asked for by the page being left is not one for the page being opened (read below).
+  clearTimeout(refreshTimer)
+  refreshTimer = 0
   disconnectGraph()
   currentRoute = routeFromHash()
   if (focusAfterLoad) currentRoute.focusKey = focusAfterLoad

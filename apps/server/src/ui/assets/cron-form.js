@@ -403,12 +403,14 @@ function jobForm(job, page) {
 }
 
 /**
- * A form redrawn would lose what was typed: live events never redraw it (the app's refresh list
- * names neither view, and `onEvent` takes every event here).
+ * A form redrawn would lose what was typed: it is drawn once per visit (`drawOnce`: no refresh, a
+ * reconnect of the event stream or a refresh asked for by the page before reads it again) and
+ * `onEvent` takes every event here.
  * @type {View}
  */
 export const jobNew = {
   title: 'New cron job',
+  drawOnce: true,
   async load() {
     return {}
   },
@@ -423,6 +425,7 @@ export const jobNew = {
 /** @type {View} */
 export const jobEdit = {
   title: 'Edit cron job',
+  drawOnce: true,
   async load(route) {
     const one = await api(`/api/cron/jobs/${encodeURIComponent(/** @type {string} */ (route.id))}`, {
       accept: [404],
