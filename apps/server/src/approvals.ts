@@ -223,6 +223,37 @@ export class Approvals {
     return rows.map((row) => toView(row, now))
   }
 
+  /**
+   * One page of {@link list} (`limit`, default and most 200) and the cursor of the page after it:
+   * null when this page is the last (one more row is read to know, so a full page of 200 has one).
+   */
+  async page(
+    filter: {
+      readonly status?: ApprovalStatus | 'decided'
+      readonly limit?: number
+      readonly before?: ApprovalCursor
+    } = {},
+    options: ApprovalCallOptions = {},
+  ): Promise<{ readonly approvals: ApprovalView[]; readonly next: ApprovalCursor | null }> {
+    const now = this.#options.now()
+    const size = Math.max(1, Math.min(filter.limit ?? LIST_LIMIT, LIST_LIMIT))
+    const rows = await this.#store.list(
+      {
+        now,
+        limit: size + 1,
+        ...(filter.status === undefined ? {} : { status: filter.status }),
+        ...(filter.before === undefined ? {} : { before: filter.before }),
+      },
+      options,
+    )
+    const shown = rows.slice(0, size)
+    const last = shown.at(-1)
+    return {
+      approvals: shown.map((row) => toView(row, now)),
+      next: rows.length > size && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null,
+    }
+  }
+
   /** How many approvals are pending (not past expiry), from every process: `lango_approvals_pending`. */
   countPending(options: ApprovalCallOptions = {}): Promise<number> {
     return this.#store.countPending(this.#options.now(), options)

@@ -154,4 +154,22 @@ describe('GET /api/approvals?status=decided', () => {
     }
     await call(`/api/approvals/${waiting.body.approval_id}`, { json: { decision: 'deny' } })
   })
+
+  it('a full page of 200 (the most a page holds) still has the cursor of the next', async () => {
+    // Decided ones from the test before, plus enough to fill two pages of 200.
+    for (let index = 0; index < 201; index += 1) {
+      const asked = await call('/api/tools/exec', { json: { command: `echo page-${index}` } })
+      expect(asked.status).toBe(202)
+      await call(`/api/approvals/${asked.body.approval_id}`, { json: { decision: 'deny' } })
+    }
+    const first = await call('/api/approvals?status=decided')
+    expect(first.body.count).toBe(200)
+    expect(first.body.next_cursor).toEqual(expect.any(String))
+    const second = await call(
+      `/api/approvals?status=decided&limit=200&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    )
+    expect(second.body.count).toBeGreaterThan(0)
+    const seen = new Set([...first.body.approvals, ...second.body.approvals].map((one: Json) => one.id))
+    expect(seen.size).toBe(first.body.count + second.body.count)
+  })
 })

@@ -61,19 +61,15 @@ export function approvalRoutes(app: App): Hono {
       const message = issues.map((issue) => issue.message).join('; ')
       return errorResponse(c, 'INVALID_REQUEST', message, { issues })
     }
-    const pageSize = limit ?? 200
-    // One more than the page: whether there is a next page.
-    const approvals = await app.approvals.list(
+    const { approvals: page, next: after } = await app.approvals.page(
       {
-        limit: pageSize + 1,
+        ...(limit === undefined ? {} : { limit }),
         ...(status === undefined ? {} : { status: status as ApprovalStatus | 'decided' }),
         ...(before === undefined || before === null ? {} : { before }),
       },
       { signal: c.req.raw.signal },
     )
-    const page = approvals.slice(0, pageSize)
-    const last = page.at(-1)
-    const next = approvals.length > pageSize && last !== undefined ? `${last.created_at}:${last.id}` : null
+    const next = after === null ? null : `${after.createdAt}:${after.id}`
     return c.json({ approvals: page, count: page.length, next_cursor: next })
   })
   routes.get('/:id', (c) => approvalResponse(c, () => app.approvals.get(c.req.param('id'))))
