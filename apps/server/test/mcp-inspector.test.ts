@@ -13,8 +13,9 @@ import { CLI, langoEnv } from './fixtures/mcp-stdio-client.js'
 // Node 22.19), over stdio (`lango mcp`) and Streamable HTTP (`/mcp`).
 
 const run = promisify(execFile)
+const require = createRequire(import.meta.url)
 const INSPECTOR = join(
-  createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json'),
+  require.resolve('@modelcontextprotocol/inspector-cli/package.json'),
   '..',
   'build',
   'cli.js',
