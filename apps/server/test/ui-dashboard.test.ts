@@ -277,6 +277,48 @@ describe.skipIf(chromiumMissing !== undefined)(
         }
       })
 
+      it('names the job in a cron_remove approval (not only its id), and removes it when approved by keyboard', async () => {
+        const created = await json(
+          await server.request('/api/cron/jobs', {
+            json: {
+              kind: 'shell',
+              name: 'ui-remove-me',
+              schedule_type: 'every',
+              schedule: '3h',
+              command: 'echo x',
+            },
+          }),
+        )
+        const id = created.job.id as string
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/approvals`)
+          await page.getByText('Live updates: on').waitFor()
+          const asked = await server.request('/api/tools/cron_remove', { json: { id } })
+          expect(asked.status).toBe(202)
+          const pending = await json(asked)
+          const card = page.locator(`li[data-approval="${pending.approval_id}"]`)
+          const summary = card.locator('pre.summary')
+          await summary.waitFor()
+          expect(await summary.textContent()).toContain('ui-remove-me')
+          expect(await summary.textContent()).toContain(id)
+          await card.getByRole('button', { name: 'Approve' }).focus()
+          await page.keyboard.press('Enter')
+          await until(async () =>
+            (await server.request(`/api/cron/jobs/${id}`)).status === 404 ? true : undefined,
+          )
+          expect(
+            await until(async () => {
+              const text = (await page.locator('#announcer').textContent()) ?? ''
+              return text.startsWith('Approved') ? text : undefined
+            }),
+          ).toContain('ui-remove-me')
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
       it('follows a workflow run step by step, and cancels it from the page', async () => {
         const yaml = [
           'name: ui-flow',
