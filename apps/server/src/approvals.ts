@@ -95,6 +95,15 @@ export const MAX_APPROVAL_SUMMARY_CHARS = 1024 * 1024
 /** Approvals one list returns at most. */
 const LIST_LIMIT = 200
 
+/** Which approvals {@link Approvals.list} and {@link Approvals.page} give. */
+export interface ApprovalListFilter {
+  readonly status?: ApprovalStatus | 'decided'
+  /** At most this many (default and most 200). */
+  readonly limit?: number
+  /** The page after this approval (with a status). */
+  readonly before?: ApprovalCursor
+}
+
 /**
  * Tool calls waiting for a person's answer, kept in the server's database so that every process
  * on it (`lango serve`, a `lango mcp` on the same `$LANGO_HOME`, later several servers) sees them
@@ -203,24 +212,10 @@ export class Approvals {
    * one; `before` (with a status) the page after that approval.
    */
   async list(
-    filter: {
-      readonly status?: ApprovalStatus | 'decided'
-      readonly limit?: number
-      readonly before?: ApprovalCursor
-    } = {},
+    filter: ApprovalListFilter = {},
     options: ApprovalCallOptions = {},
   ): Promise<ApprovalView[]> {
-    const now = this.#options.now()
-    const rows = await this.#store.list(
-      {
-        now,
-        limit: Math.min(filter.limit ?? LIST_LIMIT, LIST_LIMIT),
-        ...(filter.status === undefined ? {} : { status: filter.status }),
-        ...(filter.before === undefined ? {} : { before: filter.before }),
-      },
-      options,
-    )
-    return rows.map((row) => toView(row, now))
+    return (await this.page(filter, options)).approvals
   }
 
   /**
@@ -228,11 +223,7 @@ export class Approvals {
    * null when this page is the last (one more row is read to know, so a full page of 200 has one).
    */
   async page(
-    filter: {
-      readonly status?: ApprovalStatus | 'decided'
-      readonly limit?: number
-      readonly before?: ApprovalCursor
-    } = {},
+    filter: ApprovalListFilter = {},
     options: ApprovalCallOptions = {},
   ): Promise<{ readonly approvals: ApprovalView[]; readonly next: ApprovalCursor | null }> {
     const now = this.#options.now()
