@@ -211,10 +211,7 @@ export class Approvals {
    * most 200), from every process. `status: 'decided'` lists every answered, expired or cancelled
    * one; `before` (with a status) the page after that approval.
    */
-  async list(
-    filter: ApprovalListFilter = {},
-    options: ApprovalCallOptions = {},
-  ): Promise<ApprovalView[]> {
+  async list(filter: ApprovalListFilter = {}, options: ApprovalCallOptions = {}): Promise<ApprovalView[]> {
     return (await this.page(filter, options)).approvals
   }
 
