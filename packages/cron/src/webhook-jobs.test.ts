@@ -27,6 +27,34 @@ describe('webhook jobs: never due by the clock, started with a payload', () => {
     expect(harness.agent.calls).toEqual([])
   })
 
+  it('a webhook job queues one call behind a run still going by default (overlap queue_one); other jobs still skip', async () => {
+    const { job } = await harness.service.create({
+      name: 'on-push',
+      scheduleType: 'webhook',
+      schedule: 'github-push',
+      prompt: 'Summarise the push.',
+    })
+    expect(job.overlap).toBe('queue_one')
+    const explicit = await harness.service.create({
+      name: 'on-push-skip',
+      scheduleType: 'webhook',
+      schedule: 'github-push',
+      prompt: 'Summarise the push.',
+      overlap: 'skip',
+    })
+    expect(explicit.job.overlap).toBe('skip')
+    const nightly = await harness.service.create({
+      name: 'nightly',
+      scheduleType: 'cron',
+      schedule: '0 3 * * *',
+      prompt: 'Summarise the night.',
+    })
+    expect(nightly.job.overlap).toBe('skip')
+    // An update keeps the stored policy.
+    const updated = await harness.service.update('on-push', { prompt: 'Summarise it.' })
+    expect(updated.job.overlap).toBe('queue_one')
+  })
+
   it('rejects a hook name that is not one', async () => {
     const error = await harness.service
       .create({ name: 'bad', scheduleType: 'webhook', schedule: 'a/b', prompt: 'x' })
