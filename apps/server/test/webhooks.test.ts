@@ -4,7 +4,7 @@
  * body as untrusted data in the prompt. Replays, unsigned, badly signed and stale calls start
  * nothing; a body over 256 KiB is 413; past `cron.webhook_rate_limit` signed calls a minute it is
  * 429, and refused calls never count. A call that starts no run is 503 and forgotten, so its retry
- * is no replay.
+ * is no replay; a prompt carries at most `cron.webhook_prompt_limit` of the body.
  * A real server over SQLite on loopback; only the model is fake, at the wire.
  */
 import { randomUUID } from 'node:crypto'
@@ -35,7 +35,7 @@ beforeAll(async () => {
     { LANGO_MODEL_BASE_URL: model.baseUrl, LANGO_MODEL: 'test-model', LANGO_PASSPHRASE: 'a test passphrase' },
   )
   const vault = await server.app.vault()
-  for (const hook of ['push', 'limited', 'nobody', 'issue', 'guarded', 'busy', 'queued', 'down'])
+  for (const hook of ['push', 'limited', 'nobody', 'issue', 'guarded', 'busy', 'queued', 'down', 'bulky'])
     await vault.set(`webhook.${hook}`, SECRET)
   // Through the agent tool, as a chat would: cron_add with schedule_type webhook.
   const added = await server.request('/api/tools/cron_add', {
@@ -402,5 +402,66 @@ describe('POST /hooks/<name>', () => {
     const retried = await post('down', call)
     expect(retried.status).toBe(202)
     expect(((await retried.json()) as Json).runs[0]).toMatchObject({ status: 'started' })
+  })
+
+  it('a prompt carries at most 16 KiB of a large body, marked as cut; a workflow run step gets it whole', async () => {
+    const created = await server.request('/api/tools/cron_add', {
+      json: {
+        name: 'on-bulky',
+        schedule_type: 'webhook',
+        schedule: 'bulky',
+        prompt: 'Summarise the bulky event.',
+        deliver_to: ['log'],
+      },
+    })
+    expect(created.status).toBe(200)
+    const saved = await server.request('/api/workflows/saved/bulky', {
+      method: 'PUT',
+      json: {
+        yaml_content: [
+          'name: bulky',
+          'triggers: [{ webhook: bulky }]',
+          'steps:',
+          '  - id: read',
+          '    prompt: "Read the bulky body: {{trigger.payload}}"',
+          '  - id: size',
+          '    run: "printf %s {{trigger.payload}} | wc -c"',
+          '    depends_on: [read]',
+          '',
+        ].join('\n'),
+      },
+    })
+    expect(saved.status).toBe(200)
+    await until(async () =>
+      (await server.app.cron.list()).find((found) => found.name === 'workflow.bulky.bulky'),
+    )
+    model.script(reply.text('noted'), reply.text('read'))
+    const before = model.chatBodies.length
+    const body = `{"blob":"${'a'.repeat(40_000)}"}`
+    const response = await post('bulky', { body })
+    expect(response.status).toBe(202)
+    const runs = ((await response.json()) as Json).runs as Json[]
+    expect(runs.map((run) => run.status)).toEqual(['started', 'started'])
+    const workflowRun = await until(async () => {
+      const found = (await server.app.engine.listRuns({})).find((run) => run.workflowName === 'bulky')
+      return found?.status === 'completed' ? found : undefined
+    })
+    await until(async () => (model.chatBodies.length >= before + 2 ? true : undefined))
+    const prompts = model.chatBodies.slice(before).map((chat) =>
+      ((chat.messages ?? []) as { role: string; content: string }[])
+        .filter((message) => message.role === 'user')
+        .map((message) => message.content)
+        .join('\n'),
+    )
+    const cut = '[Payload truncated: only its first 16384 of 40011 bytes are shown above; 23627 bytes were cut.]'
+    const job = prompts.find((prompt) => prompt.includes('Summarise the bulky event.')) ?? ''
+    const step = prompts.find((prompt) => prompt.includes('Read the bulky body:')) ?? ''
+    for (const prompt of [job, step]) {
+      expect(prompt).toContain(`\n</untrusted-data>\n${cut}`)
+      expect(prompt).toContain(`{"blob":"${'a'.repeat(16_384 - 9)}\n</untrusted-data>`)
+      expect(prompt.length).toBeLessThan(16_384 + 2_000)
+    }
+    const snapshot = await server.app.engine.waitForRun(workflowRun.runId)
+    expect(snapshot.steps.find((found) => found.stepId === 'size')?.result?.trim()).toBe('40011')
   })
 })

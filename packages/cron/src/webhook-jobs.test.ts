@@ -98,6 +98,36 @@ describe('webhook jobs: never due by the clock, started with a payload', () => {
     expect(harness.shell.calls[0]).toMatchObject({ command: 'echo deploy', payload: '$(rm -rf /)' })
   })
 
+  it("an ai prompt carries at most maxPayloadInPromptBytes of the payload, cut between characters and marked; a shell job gets it all", async () => {
+    const small = await createHarness('2026-03-01T12:00:00Z', { maxPayloadInPromptBytes: 10 })
+    try {
+      await small.service.start()
+      await small.service.create({ name: 'ai-hook', scheduleType: 'webhook', schedule: 'big', prompt: 'Read it.' })
+      await small.service.create({
+        name: 'shell-hook',
+        kind: 'shell',
+        scheduleType: 'webhook',
+        schedule: 'big',
+        command: 'cat',
+      })
+      // "é" is 2 bytes, the 10th and 11th: the cut falls inside it, so it goes whole.
+      const payload = `${'x'.repeat(9)}é${'y'.repeat(100)}`
+      for (const name of ['ai-hook', 'shell-hook']) {
+        const ended = small.service.scheduler.events.next('run:end', ({ job }) => job.name === name)
+        expect((await small.service.trigger(name, { payload })).status).toBe('started')
+        await ended
+      }
+      const prompt = small.agent.calls[0]?.prompt ?? ''
+      expect(prompt).toContain(
+        '<untrusted-data source="webhook">\nxxxxxxxxx\n</untrusted-data>\n[Payload truncated: only its first 9 of 111 bytes are shown above; 102 bytes were cut.]',
+      )
+      expect(prompt).not.toContain('éy')
+      expect(small.shell.calls[0]).toMatchObject({ command: 'cat', payload })
+    } finally {
+      await small.cleanup()
+    }
+  })
+
   it('a webhook run that waits for a free run slot keeps its payload until it starts', async () => {
     const small = await createHarness('2026-03-01T12:00:00Z', { maxConcurrentJobs: 1 })
     try {
