@@ -199,7 +199,9 @@ describe('POST /hooks/<name>', () => {
     const answer = (await signed.json()) as Json
     expect(answer.runs).toEqual([expect.objectContaining({ job_name: 'on-guarded', status: 'started' })])
     await until(async () =>
-      (await runsOf('on-guarded')).find((run) => run.id === answer.runs[0].run_id && run.status === 'completed'),
+      (await runsOf('on-guarded')).find(
+        (run) => run.id === answer.runs[0].run_id && run.status === 'completed',
+      ),
     )
   })
 
@@ -453,7 +455,8 @@ describe('POST /hooks/<name>', () => {
         .map((message) => message.content)
         .join('\n'),
     )
-    const cut = '[Payload truncated: only its first 16384 of 40011 bytes are shown above; 23627 bytes were cut.]'
+    const cut =
+      '[Payload truncated: only its first 16384 of 40011 bytes are shown above; 23627 bytes were cut.]'
     const job = prompts.find((prompt) => prompt.includes('Summarise the bulky event.')) ?? ''
     const step = prompts.find((prompt) => prompt.includes('Read the bulky body:')) ?? ''
     for (const prompt of [job, step]) {

@@ -98,11 +98,16 @@ describe('webhook jobs: never due by the clock, started with a payload', () => {
     expect(harness.shell.calls[0]).toMatchObject({ command: 'echo deploy', payload: '$(rm -rf /)' })
   })
 
-  it("an ai prompt carries at most maxPayloadInPromptBytes of the payload, cut between characters and marked; a shell job gets it all", async () => {
+  it('an ai prompt carries at most maxPayloadInPromptBytes of the payload, cut between characters and marked; a shell job gets it all', async () => {
     const small = await createHarness('2026-03-01T12:00:00Z', { maxPayloadInPromptBytes: 10 })
     try {
       await small.service.start()
-      await small.service.create({ name: 'ai-hook', scheduleType: 'webhook', schedule: 'big', prompt: 'Read it.' })
+      await small.service.create({
+        name: 'ai-hook',
+        scheduleType: 'webhook',
+        schedule: 'big',
+        prompt: 'Read it.',
+      })
       await small.service.create({
         name: 'shell-hook',
         kind: 'shell',

@@ -83,7 +83,9 @@ describe('SqliteCronStore specifics', () => {
         .all(...(query?.parameters ?? []))
         .map((row) => (row as { detail: string }).detail)
         .join('\n')
-      expect(plan).toMatch(/SEARCH cron_jobs USING INDEX cron_jobs_schedule \(schedule_type=\? AND schedule=\?\)/)
+      expect(plan).toMatch(
+        /SEARCH cron_jobs USING INDEX cron_jobs_schedule \(schedule_type=\? AND schedule=\?\)/,
+      )
     } finally {
       raw.close()
       await db.destroy()

@@ -141,7 +141,13 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
         ['nightly', 'cron', '0 3 * * *', true],
       ] as const) {
         await store.insertJob(
-          createTestJob({ name, scheduleType, schedule, enabled, nextRunAt: scheduleType === 'webhook' ? null : 5000 }),
+          createTestJob({
+            name,
+            scheduleType,
+            schedule,
+            enabled,
+            nextRunAt: scheduleType === 'webhook' ? null : 5000,
+          }),
         )
       }
       const names = async (filter: Parameters<CronStore['listJobs']>[0]) =>
@@ -157,7 +163,12 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       ])
       expect(await names({ scheduleType: 'webhook', schedule: 'nobody' })).toEqual([])
       expect(await names({ scheduleType: 'cron' })).toEqual(['cron-push', 'nightly'])
-      expect(await names({ schedule: 'push' })).toEqual(['cron-push', 'on-push', 'on-push-paused', 'on-push-too'])
+      expect(await names({ schedule: 'push' })).toEqual([
+        'cron-push',
+        'on-push',
+        'on-push-paused',
+        'on-push-too',
+      ])
       expect(await store.countJobs({ scheduleType: 'webhook', schedule: 'push', enabled: true })).toBe(2)
       expect(await store.countJobs({ scheduleType: 'webhook' })).toBe(5)
     })

@@ -65,10 +65,13 @@ export function hookRoutes(app: App): Hono {
     const noted = refusals.note(hook, now)
     if (noted === 'counted') app.logger.info('webhook call refused', { hook, reason, ...fields })
     else if (noted === 'ran-out')
-      app.logger.warn('webhook calls refused in a burst: further refusals of this hook are not logged for now', {
-        hook,
-        perMinute: rate * LOGGED_REFUSALS_FACTOR,
-      })
+      app.logger.warn(
+        'webhook calls refused in a burst: further refusals of this hook are not logged for now',
+        {
+          hook,
+          perMinute: rate * LOGGED_REFUSALS_FACTOR,
+        },
+      )
   }
 
   routes.post('/:name', async (c) => {
