@@ -12,6 +12,9 @@ const MAX_HOOK_BODY_BYTES = 256 * 1024
 /** How many refused calls a minute are logged one by one per hook, as a multiple of `cron.webhook_rate_limit`. */
 const LOGGED_REFUSALS_FACTOR = 10
 
+/** The refusal budget's key for every hook together: no hook is named so (names are 1 or more characters). */
+const EVERY_HOOK = ''
+
 /** When a call that started nothing may be sent again: the `Retry-After` of a 503, in seconds. */
 const NOT_STARTED_RETRY_AFTER_SECONDS = 60
 
@@ -46,7 +49,7 @@ interface HookRun {
  *
  * A refused call never uses up the hook's rate: junk cannot lock a signed sender out. It costs at
  * most reading its body (256 KiB) and one HMAC, writes nothing, and is logged one by one only up to
- * {@link LOGGED_REFUSALS_FACTOR} times the rate a minute per hook.
+ * {@link LOGGED_REFUSALS_FACTOR} times the rate a minute, per hook and for every hook together.
  */
 export function hookRoutes(app: App): Hono {
   const routes = new Hono()
@@ -55,22 +58,29 @@ export function hookRoutes(app: App): Hono {
   const refusals = new HookRateLimit(rate * LOGGED_REFUSALS_FACTOR)
   const receipts = new WebhookReceipts(app.database.db)
 
-  /** Logs a refused call within the hook's refusal budget; past it, once, that the rest go unlogged. */
+  /**
+   * Logs a refused call within the refusal budgets, the hook's and the one of every hook together
+   * (junk spread over many hook names is bounded too); past one, says once that the rest go unlogged.
+   */
   const noteRefusal = (
     hook: string,
     now: number,
     reason: VerifyFailure['kind'] | 'no-secret',
     fields: Record<string, unknown> = {},
   ) => {
-    const noted = refusals.note(hook, now)
-    if (noted === 'counted') app.logger.info('webhook call refused', { hook, reason, ...fields })
-    else if (noted === 'ran-out')
+    const everyHook = refusals.note(EVERY_HOOK, now)
+    const thisHook = refusals.note(hook, now)
+    const perMinute = rate * LOGGED_REFUSALS_FACTOR
+    if (everyHook === 'ran-out')
+      app.logger.warn('webhook calls refused in a burst: further refusals are not logged for now', {
+        perMinute,
+      })
+    else if (everyHook === 'over') return
+    else if (thisHook === 'counted') app.logger.info('webhook call refused', { hook, reason, ...fields })
+    else if (thisHook === 'ran-out')
       app.logger.warn(
         'webhook calls refused in a burst: further refusals of this hook are not logged for now',
-        {
-          hook,
-          perMinute: rate * LOGGED_REFUSALS_FACTOR,
-        },
+        { hook, perMinute },
       )
   }
 
