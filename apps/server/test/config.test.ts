@@ -107,6 +107,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       maxAiTokensPerDay: undefined,
       pingPrivateNetworks: false,
       webhookRateLimit: 30,
+      webhookPromptLimitBytes: 16_384,
       historyMaxAgeMs: 30 * 86_400_000,
       historyMaxRuns: 1000,
     },
@@ -223,6 +224,7 @@ cron:
   max_consecutive_failures: 3
   max_ai_tokens_per_day: 2000000
   ping_private_networks: true
+  webhook_prompt_limit: 32KiB
   history: { max_age: 7d, max_runs: 50 }
 background:
   enabled: false
@@ -344,6 +346,7 @@ describe('loadConfig: the file', () => {
         maxAiTokensPerDay: 2_000_000,
         pingPrivateNetworks: true,
         webhookRateLimit: 30,
+        webhookPromptLimitBytes: 32_768,
         historyMaxAgeMs: 7 * 86_400_000,
         historyMaxRuns: 50,
       },
@@ -572,7 +575,7 @@ describe('loadConfig: errors in the file', () => {
         line: 3,
         column: 3,
         message:
-          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, history',
+          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, webhook_prompt_limit, history',
       }),
     ])
   })

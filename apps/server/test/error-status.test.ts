@@ -76,6 +76,7 @@ const HTTP_LAYER: Record<HttpErrorCode, number> = {
   WEBHOOK_UNAUTHORIZED: 401,
   WEBHOOK_REPLAYED: 409,
   WEBHOOK_RATE_LIMITED: 429,
+  WEBHOOK_NOT_STARTED: 503,
 }
 
 /** A tool call's failure, as the tool-call mapping answered it. */

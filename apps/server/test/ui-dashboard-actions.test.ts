@@ -188,6 +188,66 @@ describe.skipIf(chromiumMissing !== undefined)(
       }
     })
 
+    it('makes a job a webhook job in the Edit form, and saves a webhook job again: its schedule is its hook name', async () => {
+      const created = await json('/api/cron/jobs', {
+        json: { kind: 'shell', name: 'ui-hooked', schedule_type: 'every', schedule: '2h', command: 'echo a' },
+      })
+      const id = created.body.job.id as string
+      const { page, errors } = await openDashboardPage(browser, `${server.url}/ui#/cron/${id}/edit`)
+      try {
+        await page.getByRole('heading', { name: 'Edit ui-hooked' }).waitFor()
+        const scheduleType = page.getByLabel('Schedule type', { exact: true })
+        const schedule = page.getByLabel('Schedule', { exact: true })
+        const status = page.locator('.preview-status')
+        await scheduleType.selectOption('webhook')
+        // The hint says what the schedule of a webhook job is.
+        expect(await page.locator('#job-schedule-hint').textContent()).toMatch(
+          /^A hook name .*POST \/hooks\/<name>, signed with the vault secret webhook\.<name>/,
+        )
+        expect(await schedule.getAttribute('aria-describedby')).toContain('job-schedule-hint')
+        await schedule.fill('ui-push')
+        await until(
+          async () => ((await status.textContent())?.includes('POST /hooks/ui-push') ? true : undefined),
+          60_000,
+          'the webhook preview',
+        )
+        expect(await status.textContent()).toBe(
+          'Runs on webhook ui-push: each signed POST /hooks/ui-push starts a run.',
+        )
+        expect(await page.locator('.next-runs li').count()).toBe(0)
+        await page.getByRole('button', { name: 'Save changes' }).focus()
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'ui-hooked' }).waitFor()
+        expect(await announced(page, 'Saved')).toBe('Saved ui-hooked')
+        expect((await json(`/api/cron/jobs/${id}`)).body.job).toMatchObject({
+          schedule_type: 'webhook',
+          schedule: 'ui-push',
+          next_run_at: null,
+        })
+
+        // Edit it again: the form shows it as a webhook job and saves a change of its command.
+        await page.goto(`${server.url}/ui#/cron/${id}/edit`)
+        await page.getByRole('heading', { name: 'Edit ui-hooked' }).waitFor()
+        expect(await scheduleType.inputValue()).toBe('webhook')
+        expect(await schedule.inputValue()).toBe('ui-push')
+        await page.getByLabel('Command', { exact: true }).fill('echo b')
+        await schedule.fill('ui-push-2')
+        await page.getByRole('button', { name: 'Save changes' }).focus()
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'ui-hooked' }).waitFor()
+        expect(await announced(page, 'Saved')).toBe('Saved ui-hooked')
+        expect((await json(`/api/cron/jobs/${id}`)).body.job).toMatchObject({
+          schedule_type: 'webhook',
+          schedule: 'ui-push-2',
+          command: 'echo b',
+        })
+        await page.screenshot({ path: await screenshotPath('cron-webhook-edited'), fullPage: true })
+        expect(errors).toEqual([])
+      } finally {
+        await page.context().close()
+      }
+    })
+
     it('keeps what was typed in the job form when the event stream resets (the form is drawn once per visit)', async () => {
       // The first tab holds the event stream; the second hears its events over a BroadcastChannel,
       // where this test can speak too.

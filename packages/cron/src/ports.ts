@@ -26,6 +26,7 @@ import type {
   CronRunStatus,
   DeliveryStatus,
   RunTrigger,
+  ScheduleType,
 } from './model.js'
 
 /** Opaque handle returned by {@link Clock.setTimeout}. */
@@ -237,6 +238,13 @@ export interface JobListFilter {
   readonly kind?: CronJobKind
   /** Only jobs whose schedule is read in this IANA zone. */
   readonly timezone?: string
+  /** Only jobs of this schedule type. */
+  readonly scheduleType?: ScheduleType
+  /**
+   * Only jobs whose stored schedule is exactly this text: with `scheduleType: 'webhook'`, the jobs
+   * of one hook (an indexed lookup, not a scan of every job).
+   */
+  readonly schedule?: string
   /** Only jobs whose last run ended with this status; `null`: jobs that never ran. */
   readonly lastStatus?: CronRunStatus | null
   /** `true`: only jobs with a failure since their last completed run; `false`: only jobs without. */

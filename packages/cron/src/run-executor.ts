@@ -42,6 +42,7 @@ type RunExecutorSettings = Pick<
   | 'automationPrefix'
   | 'recentResultsInPrompt'
   | 'maxResultChars'
+  | 'maxPayloadInPromptBytes'
   | 'deliveryTimeoutMs'
 >
 

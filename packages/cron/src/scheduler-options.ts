@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { type CatchUpBounds, DEFAULT_CATCHUP_MAX_MS, DEFAULT_CATCHUP_MIN_MS } from './catch-up.js'
 import { CronError } from './errors.js'
+import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES } from './executor.js'
 import type { Retention } from './maintenance.js'
 import type {
   AgentRunner,
@@ -63,6 +64,12 @@ export interface CronSchedulerOptions {
   readonly scheduleWriteDelayMs?: number
   /** Bound on a stored result (default 16,000 characters). */
   readonly maxResultChars?: number
+  /**
+   * How much of a webhook payload an `ai` job's prompt carries, in bytes of its UTF-8 (default
+   * 16 KiB): a longer payload is cut there, with a line after the block saying how much was cut. A
+   * shell job's runner gets the whole payload.
+   */
+  readonly maxPayloadInPromptBytes?: number
   /**
    * The owner lease (default 60 s; below 1 s counts as 1 s; at most 2^31 − 1 ms): heartbeats come
    * every third of it, and an owner that has not heartbeated for two of them is dead (its running
@@ -164,6 +171,7 @@ export interface SchedulerSettings {
   readonly automationPrefix: string | undefined
   readonly scheduleWriteDelayMs: number
   readonly maxResultChars: number
+  readonly maxPayloadInPromptBytes: number
   readonly leaseMs: number
   readonly syncIntervalMs: number
   readonly catchUp: CatchUpBounds
@@ -226,6 +234,13 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
   const scheduleWriteDelayMs = timerMs(options.scheduleWriteDelayMs ?? 250, 'scheduleWriteDelayMs', 0)
   const leaseMs = Math.max(1000, timerMs(options.leaseMs ?? 60_000, 'leaseMs', 0))
   const syncIntervalMs = timerMs(options.syncIntervalMs ?? 2000, 'syncIntervalMs', 1)
+  const maxPayloadInPromptBytes = options.maxPayloadInPromptBytes ?? DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES
+  if (!Number.isSafeInteger(maxPayloadInPromptBytes) || maxPayloadInPromptBytes < 1) {
+    throw invalid(
+      'maxPayloadInPromptBytes',
+      'maxPayloadInPromptBytes must be a whole number of bytes, 1 or more',
+    )
+  }
   const autoPrune = options.autoPrune ?? true
   if (typeof autoPrune !== 'boolean') {
     throw invalid('autoPrune', 'autoPrune must be true (maintenance prunes history) or false (the host does)')
@@ -261,6 +276,7 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     automationPrefix: options.automationPrefix,
     scheduleWriteDelayMs,
     maxResultChars: options.maxResultChars ?? 16_000,
+    maxPayloadInPromptBytes,
     leaseMs,
     syncIntervalMs,
     catchUp,

@@ -99,6 +99,10 @@ export interface CronJobInput {
    * milliseconds. A text without a unit (`"600"`) is refused with `CRON_INVALID_INPUT`.
    */
   readonly timeout?: string | number
+  /**
+   * When a run is due while the job's previous one still goes: `skip` (the default), `queue_one` (the
+   * default of a `webhook` job: a call is not dropped while one run goes) or `allow`.
+   */
   readonly overlap?: OverlapPolicy
   readonly catchup?: CatchupPolicy
   /**
@@ -350,6 +354,7 @@ export class CronService {
 
   /**
    * Jobs ordered by name or by `sort`; `enabled`, `createdBy`, `nameContains`, `kind`, `timezone`,
+   * `scheduleType`, `schedule` (exact: with `scheduleType: 'webhook'`, the jobs of one hook),
    * `lastStatus`, `failing` and `lastDeliveryFailed` filter, `after` (a name, with `afterKey` for a
    * `sort` other than name) and `limit` read one page (see {@link CronStore.listJobs}).
    */
@@ -857,9 +862,15 @@ export class CronService {
         'session_mode must be "isolated" (a new session per run) or "main" (one shared session).',
       )
     }
-    const overlap = input.overlap ?? 'skip'
+    // A webhook call is an event its sender sends once: by default one waits behind a run still
+    // going rather than being dropped (a call skipped by every job is refused, for a retry later).
+    const webhook = String(input.scheduleType).trim().toLowerCase() === 'webhook'
+    const overlap = input.overlap ?? (webhook ? 'queue_one' : 'skip')
     if (overlap !== 'skip' && overlap !== 'queue_one' && overlap !== 'allow') {
-      throw new CronError('CRON_INVALID_INPUT', 'overlap must be "skip" (default), "queue_one" or "allow".')
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'overlap must be "skip" (the default; "queue_one" for webhook jobs), "queue_one" or "allow".',
+      )
     }
     const catchup = input.catchup ?? 'latest'
     if (catchup !== 'latest' && catchup !== 'none') {

@@ -27,6 +27,34 @@ describe('webhook jobs: never due by the clock, started with a payload', () => {
     expect(harness.agent.calls).toEqual([])
   })
 
+  it('a webhook job queues one call behind a run still going by default (overlap queue_one); other jobs still skip', async () => {
+    const { job } = await harness.service.create({
+      name: 'on-push',
+      scheduleType: 'webhook',
+      schedule: 'github-push',
+      prompt: 'Summarise the push.',
+    })
+    expect(job.overlap).toBe('queue_one')
+    const explicit = await harness.service.create({
+      name: 'on-push-skip',
+      scheduleType: 'webhook',
+      schedule: 'github-push',
+      prompt: 'Summarise the push.',
+      overlap: 'skip',
+    })
+    expect(explicit.job.overlap).toBe('skip')
+    const nightly = await harness.service.create({
+      name: 'nightly',
+      scheduleType: 'cron',
+      schedule: '0 3 * * *',
+      prompt: 'Summarise the night.',
+    })
+    expect(nightly.job.overlap).toBe('skip')
+    // An update keeps the stored policy.
+    const updated = await harness.service.update('on-push', { prompt: 'Summarise it.' })
+    expect(updated.job.overlap).toBe('queue_one')
+  })
+
   it('rejects a hook name that is not one', async () => {
     const error = await harness.service
       .create({ name: 'bad', scheduleType: 'webhook', schedule: 'a/b', prompt: 'x' })
@@ -68,6 +96,41 @@ describe('webhook jobs: never due by the clock, started with a payload', () => {
     await harness.service.trigger('hook-shell', { payload: '$(rm -rf /)' })
     await ended
     expect(harness.shell.calls[0]).toMatchObject({ command: 'echo deploy', payload: '$(rm -rf /)' })
+  })
+
+  it('an ai prompt carries at most maxPayloadInPromptBytes of the payload, cut between characters and marked; a shell job gets it all', async () => {
+    const small = await createHarness('2026-03-01T12:00:00Z', { maxPayloadInPromptBytes: 10 })
+    try {
+      await small.service.start()
+      await small.service.create({
+        name: 'ai-hook',
+        scheduleType: 'webhook',
+        schedule: 'big',
+        prompt: 'Read it.',
+      })
+      await small.service.create({
+        name: 'shell-hook',
+        kind: 'shell',
+        scheduleType: 'webhook',
+        schedule: 'big',
+        command: 'cat',
+      })
+      // "é" is 2 bytes, the 10th and 11th: the cut falls inside it, so it goes whole.
+      const payload = `${'x'.repeat(9)}é${'y'.repeat(100)}`
+      for (const name of ['ai-hook', 'shell-hook']) {
+        const ended = small.service.scheduler.events.next('run:end', ({ job }) => job.name === name)
+        expect((await small.service.trigger(name, { payload })).status).toBe('started')
+        await ended
+      }
+      const prompt = small.agent.calls[0]?.prompt ?? ''
+      expect(prompt).toContain(
+        '<untrusted-data source="webhook">\nxxxxxxxxx\n</untrusted-data>\n[Payload truncated: only its first 9 of 111 bytes are shown above; 102 bytes were cut.]',
+      )
+      expect(prompt).not.toContain('éy')
+      expect(small.shell.calls[0]).toMatchObject({ command: 'cat', payload })
+    } finally {
+      await small.cleanup()
+    }
   })
 
   it('a webhook run that waits for a free run slot keeps its payload until it starts', async () => {

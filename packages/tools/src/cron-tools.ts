@@ -944,7 +944,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           v.pipe(
             v.picklist(['skip', 'queue_one', 'allow']),
             v.description(
-              'When a run is due while the previous one still runs: skip it (default), queue_one (run it after, at most one waiting) or allow (run both).',
+              'When a run is due while the previous one still runs: skip it (default), queue_one (run it after, at most one waiting; the default of webhook jobs, so a call is not dropped) or allow (run both).',
             ),
           ),
         ),

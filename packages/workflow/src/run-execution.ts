@@ -38,6 +38,8 @@ export interface RunContext {
   readonly runTimeoutMs: number
   readonly maxResultLength: number
   readonly maxRenderedInputLength: number
+  /** How much of the trigger's payload a prompt's `{{trigger.payload}}` carries (bytes of UTF-8). */
+  readonly maxPayloadInPromptBytes: number
   readonly deliveryTimeoutMs: number
 }
 
@@ -437,7 +439,9 @@ export class RunExecution {
         results.set(id, this.#results[this.#graph.indexOf.get(id) as number] ?? null)
       const payload = this.#init.triggerPayload ?? null
       text =
-        kind === 'run' ? renderCommand(template, results, payload) : renderPrompt(template, results, payload)
+        kind === 'run'
+          ? renderCommand(template, results, payload)
+          : renderPrompt(template, results, payload, this.#context.maxPayloadInPromptBytes)
     }
     text += suffix
     if (text.length > this.#context.maxRenderedInputLength) {

@@ -29,6 +29,7 @@ import type {
 import { RunExecution } from './run-execution.js'
 import { silentLogger } from './silent-logger.js'
 import { systemClock, unrefTimer } from './system-clock.js'
+import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES } from './template.js'
 
 /** Options of {@link WorkflowEngine}. Only `store` is required. */
 export interface WorkflowEngineOptions {
@@ -65,6 +66,12 @@ export interface WorkflowEngineOptions {
   readonly maxResultLength?: number
   /** Longest rendered prompt or command; longer fails the step. Default 128 KiB (the kernel's single-argument cap). */
   readonly maxRenderedInputLength?: number
+  /**
+   * How much of the trigger's payload (a webhook's body) a `prompt` step's `{{trigger.payload}}`
+   * carries, in bytes of its UTF-8: a longer one is cut there, with a line after the block saying how
+   * much was cut. A `run` step's `{{trigger.payload}}` is the whole payload. Default 16 KiB.
+   */
+  readonly maxPayloadInPromptBytes?: number
   /**
    * How long a run's lease lasts without renewal. The heartbeat renews the leases of the runs this
    * engine executes every `leaseMs / 3`; another engine takes over a run whose lease expired,
@@ -198,6 +205,11 @@ export class WorkflowEngine {
       maxNesting: positive(options.maxNesting, 2, 'maxNesting'),
       maxResultLength: positive(options.maxResultLength, 64 * 1024, 'maxResultLength'),
       maxRenderedInputLength: positive(options.maxRenderedInputLength, 128 * 1024, 'maxRenderedInputLength'),
+      maxPayloadInPromptBytes: positive(
+        options.maxPayloadInPromptBytes,
+        DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES,
+        'maxPayloadInPromptBytes',
+      ),
       leaseMs:
         options.leaseMs === undefined && options.ownerLeaseMs !== undefined
           ? positive(options.ownerLeaseMs, 30_000, 'ownerLeaseMs')
@@ -697,6 +709,7 @@ export class WorkflowEngine {
         runTimeoutMs: this.#options.runTimeoutMs,
         maxResultLength: this.#options.maxResultLength,
         maxRenderedInputLength: this.#options.maxRenderedInputLength,
+        maxPayloadInPromptBytes: this.#options.maxPayloadInPromptBytes,
         deliveryTimeoutMs: this.#options.deliveryTimeoutMs,
       },
       init,

@@ -50,6 +50,28 @@ steps: [{ id: a, run: "echo '{{trigger.payload}}'" }]
     expect(renderPrompt('{{trigger.payload}}', results)).toContain('<untrusted-data source="trigger">\n\n')
   })
 
+  it('a prompt carries at most maxPayloadInPromptBytes of the payload, cut between characters and marked; a run step gets it all', async () => {
+    harness = await createHarness({ maxPayloadInPromptBytes: 10 })
+    const h = harness
+    // "é" is 2 bytes, the 10th and 11th: the cut falls inside it, so it goes whole.
+    const payload = `${'x'.repeat(9)}é${'y'.repeat(100)}`
+    const { runId } = await h.engine.startRun(
+      `name: big
+steps:
+  - { id: a, prompt: "Triage: {{trigger.payload}}" }
+  - { id: b, run: "printf %s {{trigger.payload}}", depends_on: [a] }
+`,
+      { triggerPayload: payload },
+    )
+    const run = await h.engine.waitForRun(runId)
+    expect(run.status).toBe('completed')
+    expect(h.agent.calls[0]?.prompt).toContain(
+      'Triage: <untrusted-data source="trigger">\nxxxxxxxxx\n</untrusted-data>\n[Payload truncated: only its first 9 of 111 bytes are shown above; 102 bytes were cut.]',
+    )
+    expect(h.agent.calls[0]?.prompt).not.toContain('éy')
+    expect(run.steps.find((step) => step.stepId === 'b')?.result).toBe(payload)
+  })
+
   it('a run started with a payload renders it into its steps, and keeps it for a rerun', async () => {
     harness = await createHarness()
     const h = harness

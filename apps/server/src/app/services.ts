@@ -23,6 +23,7 @@ export function createCron(
     maxConsecutiveFailures: config.cron.maxConsecutiveFailures,
     // Unset: no token budget (the package's default).
     maxAiTokensPerDay: config.cron.maxAiTokensPerDay,
+    maxPayloadInPromptBytes: config.cron.webhookPromptLimitBytes,
     retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
     // Pruning is a singleton duty of the cluster (the retention lease, ./retention-duty.ts).
     autoPrune: false,
@@ -42,6 +43,8 @@ export function createWorkflowEngine(
     leaseMs: config.cluster.leaseMs,
     cwd: config.exec.cwd,
     defaultMaxParallel: config.workflow.maxParallel,
+    // A webhook's body in a prompt step's {{trigger.payload}}: bounded as an ai job's prompt is.
+    maxPayloadInPromptBytes: config.cron.webhookPromptLimitBytes,
     retention: { maxAgeMs: config.workflow.historyMaxAgeMs, maxRuns: config.workflow.historyMaxRuns },
     // Pruning is a singleton duty of the cluster (the retention lease, ./retention-duty.ts).
     autoPrune: false,

@@ -281,8 +281,13 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   },
   'cron.webhook_rate_limit': {
     description:
-      'Calls one hook (`POST /hooks/<name>`, the trigger of `webhook` jobs and workflows) may take per minute, signed or not; beyond it 429 with `Retry-After`.',
+      'Signed calls one hook (`POST /hooks/<name>`, the trigger of `webhook` jobs and workflows) may take per minute; beyond it 429 with `Retry-After`. Calls that do not verify never count.',
     value: (c) => c.cron.webhookRateLimit,
+  },
+  'cron.webhook_prompt_limit': {
+    description:
+      "How much of a hook call's body reaches a prompt: an `ai` job's, or a workflow `prompt` step's `{{trigger.payload}}`. The rest is cut, with a line after the data saying how many bytes were cut; a shell job and a workflow `run` step get the whole body.",
+    value: (c) => c.cron.webhookPromptLimitBytes,
   },
   'cron.history.max_age': {
     description: 'Cron runs older than this are deleted.',

@@ -231,6 +231,7 @@ export const fileSchema = section({
     max_ai_tokens_per_day: field(integer(1, 1_000_000_000_000)),
     ping_private_networks: field(boolean),
     webhook_rate_limit: field(integer(1, 10_000)),
+    webhook_prompt_limit: field(byteSize(KIB, 256 * KIB)),
     history,
   }),
   background: section({

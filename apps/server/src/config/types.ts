@@ -178,8 +178,13 @@ export interface ServerConfig {
      * monitor on the LAN). Default false; link-local addresses (cloud metadata) are refused always.
      */
     readonly pingPrivateNetworks: boolean
-    /** Calls one hook (`POST /hooks/<name>`) may take per minute; beyond it 429. Default 30. */
+    /** Signed calls one hook (`POST /hooks/<name>`) may take per minute; beyond it 429. Default 30. */
     readonly webhookRateLimit: number
+    /**
+     * How much of a hook call's body (bytes of UTF-8) reaches a prompt: an `ai` job's, or a workflow
+     * `prompt` step's `{{trigger.payload}}`; the rest is cut with a line saying so. Default 16 KiB.
+     */
+    readonly webhookPromptLimitBytes: number
     /** History kept per job: default 30 days / 1000 rows. */
     readonly historyMaxAgeMs: number
     readonly historyMaxRuns: number

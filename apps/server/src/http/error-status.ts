@@ -43,8 +43,13 @@ export type HttpErrorCode =
   | 'WEBHOOK_UNAUTHORIZED'
   /** A hook call whose `webhook-id` was accepted before (a replay): nothing ran. */
   | 'WEBHOOK_REPLAYED'
-  /** A hook took `cron.webhook_rate_limit` calls in the last minute; `Retry-After` says when to retry. */
+  /** A hook took `cron.webhook_rate_limit` signed calls in the last minute; `Retry-After` says when to retry. */
   | 'WEBHOOK_RATE_LIMITED'
+  /**
+   * A verified hook call started no run (each job skipped it, e.g. by its overlap policy, or could not
+   * start): nothing was recorded, so the sender may send it again after `Retry-After`.
+   */
+  | 'WEBHOOK_NOT_STARTED'
 
 /**
  * The code of a service's error, which reaches the API as the `reason` of a tool's `TOOL_FAILED`
@@ -88,6 +93,7 @@ export const ERROR_STATUS = {
   WEBHOOK_UNAUTHORIZED: 401,
   WEBHOOK_REPLAYED: 409,
   WEBHOOK_RATE_LIMITED: 429,
+  WEBHOOK_NOT_STARTED: 503,
 
   // @lango/tools: a tool call's outcome
   TOOL_INVALID_PARAMETERS: 400,

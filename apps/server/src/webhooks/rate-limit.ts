@@ -4,6 +4,8 @@ const MAX_BUCKETS = 10_000
 interface Bucket {
   tokens: number
   at: number
+  /** The bucket ran dry and {@link HookRateLimit.note} said so; cleared once a token is taken again. */
+  dry: boolean
 }
 
 /**
@@ -20,9 +22,32 @@ export class HookRateLimit {
 
   /** Takes one call for `hook` at `now` (epoch ms): 0 when allowed, else the ms until one is. */
   take(hook: string, now: number): number {
+    const bucket = this.#bucket(hook, now)
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1
+      bucket.dry = false
+      return 0
+    }
+    return Math.ceil((1 - bucket.tokens) / (this.#perMinute / 60_000))
+  }
+
+  /**
+   * Counts one event for `hook` at `now` (epoch ms) without refusing anything: `counted` within the
+   * rate, `ran-out` for the first event past it, `over` for the further ones until the bucket refills.
+   */
+  note(hook: string, now: number): 'counted' | 'ran-out' | 'over' {
+    if (this.take(hook, now) === 0) return 'counted'
+    const bucket = this.#bucket(hook, now)
+    if (bucket.dry) return 'over'
+    bucket.dry = true
+    return 'ran-out'
+  }
+
+  /** The bucket of `hook`, refilled to `now`, made the most recently used. */
+  #bucket(hook: string, now: number): Bucket {
     const rate = this.#perMinute / 60_000
     const known = this.#buckets.get(hook)
-    const bucket = known ?? { tokens: this.#perMinute, at: now }
+    const bucket = known ?? { tokens: this.#perMinute, at: now, dry: false }
     bucket.tokens = Math.min(this.#perMinute, bucket.tokens + Math.max(0, now - bucket.at) * rate)
     bucket.at = now
     // Most recently used last: the first key is the one to forget.
@@ -32,10 +57,6 @@ export class HookRateLimit {
       const oldest = this.#buckets.keys().next().value
       if (oldest !== undefined) this.#buckets.delete(oldest)
     }
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1
-      return 0
-    }
-    return Math.ceil((1 - bucket.tokens) / rate)
+    return bucket
   }
 }

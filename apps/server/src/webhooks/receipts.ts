@@ -97,4 +97,18 @@ export class WebhookReceipts<DB = WebhookDatabase> {
       .executeTakeFirst()
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
   }
+
+  /**
+   * Forgets the receipt of the call `messageId` to `hook` recorded at `receivedAt` (what
+   * {@link recordOnce} was given): the call started nothing, so the sender's retry of it must not be
+   * refused as a replay. A receipt recorded at another time (by another server) is kept.
+   */
+  async forget(hook: string, messageId: string, receivedAt: number): Promise<void> {
+    await this.#db
+      .deleteFrom('webhook_receipts')
+      .where('hook', '=', hook)
+      .where('message_id', '=', messageId)
+      .where('received_at', '=', receivedAt)
+      .execute()
+  }
 }

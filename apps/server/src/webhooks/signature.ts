@@ -34,17 +34,11 @@ export function signWebhook(secret: string, id: string, timestamp: string, body:
 }
 
 /**
- * Verifies a call as Standard Webhooks does: the three headers present, the timestamp within 5
- * minutes of `now` (epoch ms) either way, and one `v1` signature in `webhook-signature` equal (in
- * constant time) to the HMAC-SHA256 of `<id>.<timestamp>.<raw body>` under `secret`. Returns
- * undefined when it verifies.
+ * The checks of a call that need neither its body nor its secret: the three headers present and
+ * well formed, and the timestamp within 5 minutes of `now` (epoch ms) either way. Undefined when
+ * they pass; a call failing them is refused before its body is read.
  */
-export function verifyWebhook(
-  call: SignedCall,
-  body: Uint8Array,
-  secret: string,
-  now: number,
-): VerifyFailure | undefined {
+export function checkWebhookHeaders(call: SignedCall, now: number): VerifyFailure | undefined {
   const { id, timestamp, signature } = call
   if (id === undefined || timestamp === undefined || signature === undefined) {
     return {
@@ -66,6 +60,24 @@ export function verifyWebhook(
         'webhook-timestamp is more than 5 minutes from the server’s clock; sign the call when you send it',
     }
   }
+  return undefined
+}
+
+/**
+ * Verifies a call as Standard Webhooks does: {@link checkWebhookHeaders}, then one `v1` signature
+ * in `webhook-signature` equal (in constant time) to the HMAC-SHA256 of
+ * `<id>.<timestamp>.<raw body>` under `secret`. Returns undefined when it verifies.
+ */
+export function verifyWebhook(
+  call: SignedCall,
+  body: Uint8Array,
+  secret: string,
+  now: number,
+): VerifyFailure | undefined {
+  const headers = checkWebhookHeaders(call, now)
+  if (headers !== undefined) return headers
+  // Present: checked just above.
+  const { id, timestamp, signature } = call as { id: string; timestamp: string; signature: string }
   const expected = Buffer.from(signWebhook(secret, id, timestamp, body).slice(3), 'base64')
   for (const entry of signature.split(' ')) {
     const comma = entry.indexOf(',')

@@ -299,6 +299,22 @@ export const cronMigrations: Readonly<Record<string, Migration>> = Object.freeze
       await db.schema.alterTable('cron_jobs').dropColumn('max_tokens_per_day').execute()
     },
   },
+  '0009_index_jobs_by_schedule': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      // What a webhook call reads: the jobs of one hook (schedule type `webhook`, schedule the hook's
+      // name), found by the index instead of a scan of every job.
+      await db.schema
+        .createIndex('cron_jobs_schedule')
+        .on('cron_jobs')
+        .columns(['schedule_type', 'schedule'])
+        .execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropIndex('cron_jobs_schedule').execute()
+    },
+  },
 })
 
 /**

@@ -57,6 +57,42 @@ describe('SqliteCronStore specifics', () => {
     }
   })
 
+  it("lists the jobs of one hook through the schedule index, not by reading every job (a webhook call's lookup)", async () => {
+    const database = await createTestDatabase()
+    const queries: { sql: string; parameters: readonly unknown[] }[] = []
+    const db = new Kysely<CronDatabase>({
+      dialect: new SqliteDialect({ database: new Database(database.path) }),
+      log: (event) => {
+        if (event.level === 'query') queries.push(event.query)
+      },
+    })
+    const raw = new Database(database.path, { readonly: true })
+    try {
+      const store = new SqliteCronStore(db)
+      for (let index = 0; index < 200; index++)
+        await store.insertJob(createTestJob({ name: `nightly-${index}` }))
+      await store.insertJob(
+        createTestJob({ name: 'on-push', scheduleType: 'webhook', schedule: 'push', nextRunAt: null }),
+      )
+      queries.length = 0
+      const jobs = await store.listJobs({ enabled: true, scheduleType: 'webhook', schedule: 'push' })
+      expect(jobs.map((job) => job.name)).toEqual(['on-push'])
+      const [query] = queries
+      const plan = raw
+        .prepare(`explain query plan ${query?.sql}`)
+        .all(...(query?.parameters ?? []))
+        .map((row) => (row as { detail: string }).detail)
+        .join('\n')
+      expect(plan).toMatch(
+        /SEARCH cron_jobs USING INDEX cron_jobs_schedule \(schedule_type=\? AND schedule=\?\)/,
+      )
+    } finally {
+      raw.close()
+      await db.destroy()
+      await database.cleanup()
+    }
+  })
+
   it('migrates idempotently into lango_cron_migration', async () => {
     const database = await createTestDatabase()
     try {

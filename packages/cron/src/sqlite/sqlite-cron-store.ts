@@ -154,8 +154,18 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   /** `cron_jobs` narrowed by the filters {@link listJobs} and {@link countJobs} share. */
   #filtered(filter: JobCountFilter) {
-    const { enabled, createdBy, nameContains, kind, timezone, lastStatus, failing, lastDeliveryFailed } =
-      filter
+    const {
+      enabled,
+      createdBy,
+      nameContains,
+      kind,
+      timezone,
+      scheduleType,
+      schedule,
+      lastStatus,
+      failing,
+      lastDeliveryFailed,
+    } = filter
     const lastDelivery = sql<
       string | null
     >`(select r.delivery_status from cron_runs r where r.job_id = cron_jobs.id and r.delivery_status in ('delivered', 'failed') order by r.scheduled_for desc limit 1)`
@@ -168,6 +178,8 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       )
       .$if(kind !== undefined, (q) => q.where('kind', '=', kind as string))
       .$if(timezone !== undefined, (q) => q.where('timezone', '=', timezone as string))
+      .$if(scheduleType !== undefined, (q) => q.where('schedule_type', '=', scheduleType as string))
+      .$if(schedule !== undefined, (q) => q.where('schedule', '=', schedule as string))
       .$if(lastStatus === null, (q) => q.where('last_status', 'is', null))
       .$if(lastStatus !== undefined && lastStatus !== null, (q) =>
         q.where('last_status', '=', lastStatus as string),

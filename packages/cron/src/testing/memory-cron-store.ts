@@ -97,14 +97,26 @@ export class MemoryCronStore implements CronStore {
 
   /** The filters {@link listJobs} and {@link countJobs} share. */
   #matches(job: CronJob, filter: JobCountFilter): boolean {
-    const { enabled, createdBy, nameContains, kind, timezone, lastStatus, failing, lastDeliveryFailed } =
-      filter
+    const {
+      enabled,
+      createdBy,
+      nameContains,
+      kind,
+      timezone,
+      scheduleType,
+      schedule,
+      lastStatus,
+      failing,
+      lastDeliveryFailed,
+    } = filter
     return (
       (enabled === undefined || job.enabled === enabled) &&
       (createdBy === undefined || job.createdBy === createdBy) &&
       (nameContains === undefined || job.name.toLowerCase().includes(nameContains.toLowerCase())) &&
       (kind === undefined || job.kind === kind) &&
       (timezone === undefined || job.timezone === timezone) &&
+      (scheduleType === undefined || job.scheduleType === scheduleType) &&
+      (schedule === undefined || job.schedule === schedule) &&
       (lastStatus === undefined || job.lastStatus === lastStatus) &&
       (failing === undefined || job.consecutiveFailures > 0 === failing) &&
       (lastDeliveryFailed === undefined || (this.#lastDelivery(job.id) === 'failed') === lastDeliveryFailed)

@@ -130,6 +130,49 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.countJobs({ enabled: true })).toBe(3)
     })
 
+    it('filters jobs by schedule type and exact schedule (the jobs of one webhook hook), and counts the same', async () => {
+      for (const [name, scheduleType, schedule, enabled] of [
+        ['on-push', 'webhook', 'push', true],
+        ['on-push-too', 'webhook', 'push', true],
+        ['on-push-paused', 'webhook', 'push', false],
+        ['on-pushed', 'webhook', 'pushed', true],
+        ['on-PUSH', 'webhook', 'PUSH', true],
+        ['cron-push', 'cron', 'push', true],
+        ['nightly', 'cron', '0 3 * * *', true],
+      ] as const) {
+        await store.insertJob(
+          createTestJob({
+            name,
+            scheduleType,
+            schedule,
+            enabled,
+            nextRunAt: scheduleType === 'webhook' ? null : 5000,
+          }),
+        )
+      }
+      const names = async (filter: Parameters<CronStore['listJobs']>[0]) =>
+        (await store.listJobs(filter)).map((job) => job.name)
+      expect(await names({ scheduleType: 'webhook', schedule: 'push', enabled: true })).toEqual([
+        'on-push',
+        'on-push-too',
+      ])
+      expect(await names({ scheduleType: 'webhook', schedule: 'push' })).toEqual([
+        'on-push',
+        'on-push-paused',
+        'on-push-too',
+      ])
+      expect(await names({ scheduleType: 'webhook', schedule: 'nobody' })).toEqual([])
+      expect(await names({ scheduleType: 'cron' })).toEqual(['cron-push', 'nightly'])
+      expect(await names({ schedule: 'push' })).toEqual([
+        'cron-push',
+        'on-push',
+        'on-push-paused',
+        'on-push-too',
+      ])
+      expect(await store.countJobs({ scheduleType: 'webhook', schedule: 'push', enabled: true })).toBe(2)
+      expect(await store.countJobs({ scheduleType: 'webhook' })).toBe(5)
+    })
+
     it('sorts jobs by next run, last run or failures, paging by key and name', async () => {
       for (const [name, nextRunAt, lastRunAt, consecutiveFailures] of [
         ['alpha', 5000, null, 0],

@@ -212,7 +212,10 @@ function cronOperatorTools(app: App): AnyTool[] {
           ),
         ),
         schedule_type: v.optional(
-          v.picklist(['cron', 'every', 'at'], 'schedule_type must be one of cron, every, at'),
+          v.picklist(
+            ['cron', 'every', 'at', 'webhook'],
+            'schedule_type must be one of cron, every, at, webhook',
+          ),
         ),
         schedule: v.optional(
           v.pipe(

@@ -20,6 +20,8 @@ const SCHEDULE_HINTS = {
   cron: 'Five fields, minute hour day month weekday: 0 3 * * * is 03:00 every day.',
   every: 'A duration with a unit: 30m, 2h, 1h30m (at least a minute).',
   at: 'One date and time, ISO 8601: 2026-12-24T18:00 (in the time zone below).',
+  webhook:
+    'A hook name (letters, digits, - or _): each call to POST /hooks/<name>, signed with the vault secret webhook.<name>, starts a run. It never runs by the clock.',
 }
 
 /** Which field a server refusal is about, by its `CRON_*` reason, when the error names none. */
@@ -92,6 +94,7 @@ function jobForm(job, page) {
       ['cron', 'cron expression'],
       ['every', 'every (a fixed interval)'],
       ['at', 'at (once)'],
+      ['webhook', 'webhook (a signed call)'],
     ].map(([value, text]) =>
       h('option', { value, selected: value === (editing ? job.schedule_type : 'cron') }, text),
     ),
@@ -212,13 +215,19 @@ function jobForm(job, page) {
       return
     }
     const shown = answer.preview
+    previewStatus.setAttribute('data-zone', shown.timezone)
+    if (shown.schedule_type === 'webhook') {
+      // No times: a signed call starts each run.
+      previewStatus.textContent = `Runs ${shown.description}: each signed POST /hooks/${shown.schedule} starts a run.`
+      previewList.replaceChildren()
+      return
+    }
     previewStatus.textContent = `${shown.description}. Times in ${shown.timezone}; the next ${shown.fires.length}:`
     previewList.replaceChildren(
       ...shown.fires.map((fire) =>
         h('li', {}, time(fire.utc, shown.timezone), ' ', h('span', { className: 'muted' }, fire.local)),
       ),
     )
-    previewStatus.setAttribute('data-zone', shown.timezone)
   }
   const schedulePreview = () => {
     clearTimeout(previewTimer)
