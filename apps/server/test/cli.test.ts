@@ -781,6 +781,38 @@ describe('lango doctor', () => {
     }
   })
 
+  it('adds a webhook job with --webhook (never by the clock), and refuses it beside another schedule', async () => {
+    const added = await json<{ job: { schedule_type: string; schedule: string; overlap: string } }>([
+      'cron',
+      'add',
+      'cli-on-deploy',
+      '--webhook',
+      'deploy-done',
+      '--command',
+      'true',
+    ])
+    expect(added.code).toBe(0)
+    expect(added.data.job).toMatchObject({
+      schedule_type: 'webhook',
+      schedule: 'deploy-done',
+      overlap: 'queue_one',
+    })
+    const both = await lango([
+      'cron',
+      'add',
+      'cli-on-deploy-2',
+      '--webhook',
+      'x',
+      '--every',
+      '1h',
+      '--command',
+      'true',
+    ])
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain("'--every <duration>' cannot be used with option '--webhook <hook>'")
+    await lango(['cron', 'remove', 'cli-on-deploy'])
+  })
+
   it('warns about a job whose next run is in the past and one failing in a row, by name', async () => {
     for (const name of ['doctor-overdue', 'doctor-failing'])
       expect((await lango(['cron', 'add', name, '--schedule', '0 0 1 1 *', '--command', 'true'])).code).toBe(

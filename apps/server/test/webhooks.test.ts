@@ -35,7 +35,18 @@ beforeAll(async () => {
     { LANGO_MODEL_BASE_URL: model.baseUrl, LANGO_MODEL: 'test-model', LANGO_PASSPHRASE: 'a test passphrase' },
   )
   const vault = await server.app.vault()
-  for (const hook of ['push', 'limited', 'nobody', 'issue', 'guarded', 'busy', 'queued', 'down', 'bulky'])
+  for (const hook of [
+    'push',
+    'limited',
+    'nobody',
+    'issue',
+    'guarded',
+    'busy',
+    'queued',
+    'down',
+    'bulky',
+    'stdin',
+  ])
     await vault.set(`webhook.${hook}`, SECRET)
   // Through the agent tool, as a chat would: cron_add with schedule_type webhook.
   const added = await server.request('/api/tools/cron_add', {
@@ -295,6 +306,27 @@ describe('POST /hooks/<name>', () => {
       release: () => writeFile(file, ''),
     }
   }
+
+  it('a shell job reads the whole body on its stdin, never in its command line', async () => {
+    await server.app.cron.create({
+      name: 'on-stdin',
+      kind: 'shell',
+      scheduleType: 'webhook',
+      schedule: 'stdin',
+      command: 'f=$(mktemp); cat > "$f"; wc -c < "$f"; head -c 40 "$f"; rm -f "$f"',
+    })
+    const body = JSON.stringify({ ref: 'refs/heads/main', note: `$(touch pwned) ${'x'.repeat(70_000)}` })
+    const answer = await post('stdin', { body })
+    expect(answer.status).toBe(202)
+    const runId = ((await answer.json()) as Json).runs[0].run_id as string
+    const run = await until(async () =>
+      (await runsOf('on-stdin')).find((one) => one.id === runId && one.status !== 'running'),
+    )
+    expect(run.status).toBe('completed')
+    const [count, head] = (run.result ?? '').split('\n')
+    expect(Number(count?.trim())).toBe(Buffer.byteLength(body))
+    expect(head).toBe(body.slice(0, 40))
+  })
 
   it('a call every job skipped (overlap skip, a run still going) is 503 with Retry-After and not recorded: its retry runs', async () => {
     const gate = blocking('busy')

@@ -118,8 +118,8 @@ export interface ShellRunRequest {
   readonly gate?: boolean
   /**
    * The body of the webhook call that started the run (`trigger: 'webhook'`), untrusted: never
-   * part of `command`. A host may hand it to the command out of band (the server hands it to a
-   * saved workflow as `{{trigger.payload}}`).
+   * part of `command`. A host may hand it to the command out of band (the server writes it to a
+   * shell job's stdin, and hands it to a saved workflow as `{{trigger.payload}}`).
    */
   readonly payload?: string
 }

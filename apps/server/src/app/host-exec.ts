@@ -53,6 +53,8 @@ export function createHostExec(config: ServerConfig, refStore: RefStore, logger:
         ...defaults,
         ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
         timeoutMs: request.timeoutMs,
+        // A webhook call's body reaches a shell job on its stdin, never in its command line.
+        ...('payload' in request && request.payload !== undefined ? { input: request.payload } : {}),
         signal,
         envSource: 'trusted',
         logger,

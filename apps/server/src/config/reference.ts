@@ -286,7 +286,7 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   },
   'cron.webhook_prompt_limit': {
     description:
-      "How much of a hook call's body reaches a prompt: an `ai` job's, or a workflow `prompt` step's `{{trigger.payload}}`. The rest is cut, with a line after the data saying how many bytes were cut; a shell job and a workflow `run` step get the whole body.",
+      "How much of a hook call's body reaches a prompt: an `ai` job's, or a workflow `prompt` step's `{{trigger.payload}}`. The rest is cut, with a line after the data saying how many bytes were cut; a shell job gets the whole body on its stdin, a workflow `run` step as `{{trigger.payload}}`.",
     value: (c) => c.cron.webhookPromptLimitBytes,
   },
   'cron.history.max_age': {

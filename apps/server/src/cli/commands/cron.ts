@@ -130,14 +130,24 @@ export const registerCron: Register = (program, action) => {
       new Option('--schedule <cron>', 'a 5-field cron expression, e.g. "*/5 * * * *"').conflicts([
         'every',
         'at',
+        'webhook',
       ]),
     )
     .addOption(
       new Option('--every <duration>', 'a fixed interval with a unit, e.g. 5m, 2h or 1h30m').conflicts([
         'at',
+        'webhook',
       ]),
     )
-    .option('--at <iso-time>', 'once, at an ISO 8601 date-time, e.g. 2026-03-01T09:00')
+    .addOption(
+      new Option('--at <iso-time>', 'once, at an ISO 8601 date-time, e.g. 2026-03-01T09:00').conflicts(
+        'webhook',
+      ),
+    )
+    .option(
+      '--webhook <hook>',
+      'never by the clock: each POST /hooks/<hook> signed with the vault secret webhook.<hook> starts a run',
+    )
     .addOption(new Option('--command <command>', 'shell command to run (a shell job)').conflicts('prompt'))
     .option('--prompt <text>', 'instruction for the agent (an agent job)')
     .option('--cwd <dir>', 'working directory of a shell job')
@@ -370,14 +380,17 @@ function usage(message: string): CliError {
   return new CliError('CLI_INVALID_OPTION', message, { exitCode: EXIT.usage })
 }
 
-function scheduleOf(options: { schedule?: string; every?: string; at?: string }): {
+function scheduleOf(options: { schedule?: string; every?: string; at?: string; webhook?: string }): {
   type: string
   value: string
 } {
   if (options.schedule !== undefined) return { type: 'cron', value: options.schedule }
   if (options.every !== undefined) return { type: 'every', value: options.every }
   if (options.at !== undefined) return { type: 'at', value: options.at }
-  throw usage('give one of --schedule "<cron expression>", --every <duration> or --at <ISO date-time>')
+  if (options.webhook !== undefined) return { type: 'webhook', value: options.webhook }
+  throw usage(
+    'give one of --schedule "<cron expression>", --every <duration>, --at <ISO date-time> or --webhook <hook name>',
+  )
 }
 
 function listOf(text: string): string[] {
