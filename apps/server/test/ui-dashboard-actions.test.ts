@@ -294,6 +294,51 @@ describe.skipIf(chromiumMissing !== undefined)(
       }
     })
 
+    it('sets the timeout, overlap, notify policy and ping URL from the form, and removes the ping URL again', async () => {
+      const { page, errors } = await openDashboardPage(browser, `${server.url}/ui#/cron/new`)
+      try {
+        await page.getByLabel('Name', { exact: true }).fill('ui-run-settings')
+        await page.getByLabel('Schedule', { exact: true }).fill('0 4 * * *')
+        await page.getByLabel('Prompt', { exact: true }).fill('check the disks')
+        await page.getByLabel('Timeout', { exact: true }).fill('90s')
+        await page.getByLabel('Overlap', { exact: true }).selectOption('queue_one')
+        await page.getByLabel('Notify', { exact: true }).selectOption('failure')
+        await page.getByLabel('Ping URL', { exact: true }).fill('https://hc-ping.example/abc')
+        await page.getByRole('button', { name: 'Create job' }).focus()
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'ui-run-settings' }).waitFor()
+        const id = (await json('/api/cron/jobs/ui-run-settings')).body.job.id as string
+        expect((await json(`/api/cron/jobs/${id}`)).body.job).toMatchObject({
+          timeout_ms: 90_000,
+          overlap: 'queue_one',
+          notify: 'failure',
+          ping_url: 'https://hc-ping.example/abc',
+        })
+
+        await page.goto(`${server.url}/ui#/cron/${id}/edit`)
+        await page.getByRole('heading', { name: 'Edit ui-run-settings' }).waitFor()
+        // The stored values are shown as they were given.
+        expect(await page.getByLabel('Timeout', { exact: true }).inputValue()).toBe('90s')
+        expect(await page.getByLabel('Overlap', { exact: true }).inputValue()).toBe('queue_one')
+        expect(await page.getByLabel('Notify', { exact: true }).inputValue()).toBe('failure')
+        await page.getByLabel('Timeout', { exact: true }).fill('2m')
+        await page.getByLabel('Notify', { exact: true }).selectOption('state_changes')
+        await page.getByLabel('Ping URL', { exact: true }).fill('')
+        await page.getByRole('button', { name: 'Save changes' }).focus()
+        await page.keyboard.press('Enter')
+        await until(async () => (page.url().endsWith(`#/cron/${id}`) ? true : undefined))
+        expect((await json(`/api/cron/jobs/${id}`)).body.job).toMatchObject({
+          timeout_ms: 120_000,
+          overlap: 'queue_one',
+          notify: 'state_changes',
+          ping_url: null,
+        })
+        expect(errors).toEqual([])
+      } finally {
+        await page.context().close()
+      }
+    })
+
     it('deletes a job after a dialog that names it; Escape keeps it, and the focus lands on a neighbour', async () => {
       for (const name of ['ui-del-a', 'ui-del-b']) {
         await json('/api/cron/jobs', {

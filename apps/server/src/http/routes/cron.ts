@@ -237,6 +237,13 @@ function cronOperatorTools(app: App): AnyTool[] {
         timeout: timeoutField,
         overlap: overlapField,
         notify: notifyField,
+        // Checked in full by the cron service; '' removes it.
+        ping_url: v.optional(
+          v.pipe(
+            v.string('ping_url must be a string'),
+            v.maxLength(2048, 'ping_url must be at most 2048 characters'),
+          ),
+        ),
         enabled: v.optional(v.boolean('enabled must be true or false')),
         dry_run: v.optional(v.boolean('dry_run must be true or false')),
         preview_count: previewCount,
@@ -270,6 +277,7 @@ function cronOperatorTools(app: App): AnyTool[] {
               }),
           ...(params.overlap === undefined ? {} : { overlap: params.overlap }),
           ...(params.notify === undefined ? {} : { notify: params.notify }),
+          ...(params.ping_url === undefined ? {} : { pingUrl: params.ping_url }),
           ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
         }
         if (params.dry_run === true) {

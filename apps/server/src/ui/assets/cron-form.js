@@ -43,6 +43,32 @@ const FIELD_IDS = {
   prompt: 'job-prompt',
   command: 'job-command',
   deliver_to: 'job-deliver-to',
+  timeout: 'job-timeout',
+  overlap: 'job-overlap',
+  notify: 'job-notify',
+  ping_url: 'job-ping-url',
+}
+
+/** A stored timeout (ms) as the duration text the field shows: `10m`, `90s` or `1500ms`. */
+function durationText(ms) {
+  if (typeof ms !== 'number' || !(ms > 0)) return ''
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`
+  if (ms % 1000 === 0) return `${ms / 1000}s`
+  return `${ms}ms`
+}
+
+/**
+ * A select of `choices` (`[value, text]`); a new job's first option is the server's default
+ * (sent as nothing), an edited job's shows its stored value selected.
+ */
+function choiceSelect(id, choices, stored, defaultText) {
+  const options = stored === undefined ? [['', defaultText], ...choices] : choices
+  return h(
+    'select',
+    { id, name: id },
+    options.map(([value, text]) => h('option', { value, selected: value === (stored ?? '') }, text)),
+  )
 }
 
 /** `a, b` as the list the API takes (empty entries dropped). */
@@ -129,6 +155,44 @@ function jobForm(job, page) {
     name: 'deliver_to',
     value: editing && job.deliver_to ? job.deliver_to.join(', ') : '',
     spellcheck: 'false',
+  })
+  const timeout = input({
+    id: FIELD_IDS.timeout,
+    name: 'timeout',
+    value: editing ? durationText(job.timeout_ms) : '',
+    maxlength: '32',
+    spellcheck: 'false',
+    placeholder: '10m (the default)',
+  })
+  const overlap = choiceSelect(
+    FIELD_IDS.overlap,
+    [
+      ['skip', 'skip: a run due while one goes is skipped'],
+      ['queue_one', 'queue_one: it waits, one at most'],
+      ['allow', 'allow: both run'],
+    ],
+    editing ? job.overlap : undefined,
+    'default (skip; queue_one for webhook jobs)',
+  )
+  const notify = choiceSelect(
+    FIELD_IDS.notify,
+    [
+      ['always', 'always: every run'],
+      ['failure', 'failure: failed runs only'],
+      ['state_changes', 'state_changes: when it starts or stops failing'],
+      ['never', 'never: history only'],
+    ],
+    editing ? job.notify : undefined,
+    'default (always)',
+  )
+  const pingUrl = input({
+    id: FIELD_IDS.ping_url,
+    name: 'ping_url',
+    type: 'url',
+    value: editing && job.ping_url ? job.ping_url : '',
+    maxlength: '2048',
+    spellcheck: 'false',
+    placeholder: 'https://hc-ping.com/<uuid>',
   })
   const promptRow = row('Prompt', prompt, 'What the agent does on each run.')
   const commandRow = row(
@@ -252,6 +316,10 @@ function jobForm(job, page) {
     prompt,
     command,
     deliver_to: deliverTo,
+    timeout,
+    overlap,
+    notify,
+    ping_url: pingUrl,
   }
   const clearErrors = () => {
     errorBox.hidden = true
@@ -313,6 +381,12 @@ function jobForm(job, page) {
         if (job.kind === 'shell' && value(command) !== (job.command || '')) changes.command = value(command)
         const deliver = targets(value(deliverTo))
         if (deliver.join(',') !== (job.deliver_to || []).join(',')) changes.deliver_to = deliver
+        if (value(timeout) !== durationText(job.timeout_ms) && value(timeout))
+          changes.timeout = value(timeout)
+        if (value(overlap) !== job.overlap) changes.overlap = value(overlap)
+        if (value(notify) !== job.notify) changes.notify = value(notify)
+        // '' removes it.
+        if (value(pingUrl) !== (job.ping_url || '')) changes.ping_url = value(pingUrl)
         answer = await api(`/api/cron/jobs/${encodeURIComponent(job.id)}`, {
           method: 'PATCH',
           json: changes,
@@ -343,6 +417,10 @@ function jobForm(job, page) {
         else body.command = value(command)
         const deliver = targets(value(deliverTo))
         if (deliver.length > 0) body.deliver_to = deliver
+        if (value(timeout)) body.timeout = value(timeout)
+        if (value(overlap)) body.overlap = value(overlap)
+        if (value(notify)) body.notify = value(notify)
+        if (value(pingUrl)) body.ping_url = value(pingUrl)
         answer = await api('/api/cron/jobs', { method: 'POST', json: body, accept: [400, 422] })
       }
       if (answer?.error) {
@@ -375,6 +453,14 @@ function jobForm(job, page) {
       'Deliver to',
       deliverTo,
       'Targets separated by commas, such as telegram:12345; empty for the default.',
+    ),
+    row('Timeout', timeout, 'How long one run may take: 90s, 10m, 1h30m (a bare number is seconds).'),
+    row('Overlap', overlap, 'When a run is due while the previous one still goes.'),
+    row('Notify', notify, 'Which runs are delivered to the targets.'),
+    row(
+      'Ping URL',
+      pingUrl,
+      'Dead-man monitor: each run requests <url>/start, then <url> or <url>/fail. Empty for none.',
     ),
     h(
       'div',
