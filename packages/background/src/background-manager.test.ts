@@ -155,6 +155,24 @@ describe('AgentRunner port', () => {
     expect(manager.snapshot(id).prompt).toBe('Check the disk usage')
   })
 
+  it("passes the task's creator to the runner (its spend counts against them), and checks it", async () => {
+    const { manager, runner } = createHarness()
+    manager.start()
+    const id = manager.submit({
+      prompt: 'Summarise',
+      originSession: 'cron:watch:r1',
+      creator: 'telegram:1:7',
+    })
+    expect((await runner.nextCall()).request).toEqual({
+      sessionKey: `bg:${id}`,
+      prompt: `${AUTOMATION_PREFIX}\n\nSummarise`,
+      creator: 'telegram:1:7',
+    })
+    expect(codeOf(() => manager.submit({ prompt: 'p', creator: 'x'.repeat(257) }))).toBe(
+      'BACKGROUND_INVALID_INPUT',
+    )
+  })
+
   it('uses a configured automation prefix, and sends the prompt unchanged when it is empty', async () => {
     const custom = createHarness({ automationPrefix: 'AUTOMATED.' })
     custom.manager.start()

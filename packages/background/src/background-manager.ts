@@ -126,6 +126,7 @@ export class BackgroundManager {
     }
     const originChannel = checkOrigin(request.originChannel, 'originChannel')
     const originSession = checkOrigin(request.originSession, 'originSession')
+    const creator = checkOrigin(request.creator, 'creator')
     const timeoutMs = request.timeoutMs ?? options.taskTimeoutMs
     checkTimeout(timeoutMs, 'timeoutMs')
 
@@ -146,7 +147,7 @@ export class BackgroundManager {
         'The id generator returned an empty or duplicate id',
       )
     }
-    const record = new TaskRecord(id, prompt, originChannel, originSession, timeoutMs, this.#now())
+    const record = new TaskRecord(id, prompt, originChannel, originSession, timeoutMs, this.#now(), creator)
     this.#tasks.set(id, record)
     this.#queue.push(record)
     this.#pendingCount += 1
@@ -387,6 +388,7 @@ export class BackgroundManager {
         {
           prompt: applyAutomationPrefix(options.automationPrefix, record.prompt),
           sessionKey: `bg:${record.id}`,
+          ...(record.creator === undefined ? {} : { creator: record.creator }),
         },
         runOptions(record),
       )

@@ -24,6 +24,12 @@ export interface AgentRunRequest {
   readonly prompt: string
   /** `bg:<task id>`: one isolated agent session per task. */
   readonly sessionKey: string
+  /**
+   * Who the task's spend counts against (`SubmitRequest.creator`), when it was submitted with one.
+   * The same optional extra as every Lango package's `AgentRunRequest` (docs/decisions/0006): a host
+   * bounds each creator's daily spend with it, so a task cannot spend past its submitter's budget.
+   */
+  readonly creator?: string
 }
 
 /** What an agent run returns. */

@@ -30,6 +30,7 @@ export class TaskRecord implements DeadlineItem {
     readonly originSession: string | undefined,
     readonly timeoutMs: number,
     readonly createdAt: number,
+    readonly creator: string | undefined = undefined,
   ) {}
 }
 

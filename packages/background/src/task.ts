@@ -28,6 +28,11 @@ export interface SubmitRequest {
   readonly originChannel?: string
   /** Session the task was submitted from, e.g. `telegram:123:456`. Kept for display only. */
   readonly originSession?: string
+  /**
+   * Who the task's spend counts against: the person (session key) whose chat or cron job submitted
+   * it. Passed to the runner with the task (`AgentRunRequest.creator`); at most 256 characters.
+   */
+  readonly creator?: string
   /** This task's timeout; defaults to the manager's `taskTimeoutMs`. `Infinity` means none. */
   readonly timeoutMs?: number
 }

@@ -49,6 +49,7 @@ describe('ports (ADR 0006)', () => {
     await harness.service.scheduler.whenIdle()
     expect(harness.agent.calls).toHaveLength(1)
     expect(Object.keys(harness.agent.calls[0] ?? {}).sort()).toEqual([
+      'jobId',
       'jobName',
       'prompt',
       'runId',
@@ -65,6 +66,38 @@ describe('ports (ADR 0006)', () => {
     expect(harness.shell.signals[0]?.aborted).toBe(false)
     expect(harness.sender.signals).toHaveLength(1)
     expect(harness.sender.signals[0]).toBeInstanceOf(AbortSignal)
+  })
+
+  it("an ai run's request names the job's id (the same after a rename) and its creator", async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    await harness.service.start()
+    const { job } = await harness.service.create({
+      name: 'watcher',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      createdBy: 'telegram:1:7',
+    })
+    await harness.service.create({ name: 'hosted', scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    await harness.clock.advance(MINUTE)
+    await harness.service.scheduler.whenIdle()
+    await harness.service.update(job.id, { name: 'renamed' })
+    await harness.clock.advance(MINUTE)
+    await harness.service.scheduler.whenIdle()
+    const requests = harness.agent.calls.map(({ jobName, jobId, creator }) => ({ jobName, jobId, creator }))
+    expect(requests).toHaveLength(4)
+    expect(requests).toEqual(
+      expect.arrayContaining([
+        { jobName: 'watcher', jobId: job.id, creator: 'telegram:1:7' },
+        { jobName: 'renamed', jobId: job.id, creator: 'telegram:1:7' },
+        { jobName: 'hosted', jobId: expect.any(String), creator: undefined },
+      ]),
+    )
+    // A job the host made has no creator: the key is left out, not sent empty.
+    expect(harness.agent.calls.filter((call) => 'creator' in call).map((call) => call.jobName)).toEqual([
+      'watcher',
+      'renamed',
+    ])
   })
 
   it('an agent result may carry usage { inputTokens, outputTokens }; the run stores it', async () => {

@@ -80,7 +80,18 @@ export interface AgentRunRequest {
   readonly sessionKey: string
   readonly model?: string
   readonly jobName: string
+  /**
+   * The job's id: unlike its name it never changes, so a host that keeps per-job records (a
+   * daily budget) keys them by it and a rename does not reset them.
+   */
+  readonly jobId: string
   readonly runId: string
+  /**
+   * Who the run's spend counts against: the job's `createdBy` (the session key of the person who
+   * created it); absent for a job the host made. The same optional extra as every Lango package's
+   * `AgentRunRequest` (docs/decisions/0006): a host bounds each creator's daily spend with it.
+   */
+  readonly creator?: string
 }
 
 /** The agent's answer. */

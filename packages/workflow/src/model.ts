@@ -64,6 +64,11 @@ export interface WorkflowRunRecord {
    * steps; null or absent for a run started otherwise. Kept so a resumed run renders the same.
    */
   readonly triggerPayload?: string | null
+  /**
+   * Who the run's spend counts against (a session key such as `telegram:1:2`), passed with each
+   * prompt step (`AgentRunRequest.creator`); null or absent for none. Kept so a resumed run keeps it.
+   */
+  readonly creator?: string | null
 }
 
 /** A stored step of a run (`workflow_step_runs`, unique on `(run_id, step_id)`). */

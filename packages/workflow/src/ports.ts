@@ -44,6 +44,12 @@ export interface AgentRunRequest {
   readonly runId: string
   /** The step's `id`. */
   readonly stepId: string
+  /**
+   * Who the run's spend counts against (`StartRunOptions.creator`), when it was started with one.
+   * The same optional extra as every Lango package's `AgentRunRequest` (docs/decisions/0006): a host
+   * bounds each creator's daily spend with it, so a workflow cannot spend past its starter's budget.
+   */
+  readonly creator?: string
 }
 
 /** What the agent answers. */
@@ -198,6 +204,8 @@ export interface NewWorkflowRun {
   readonly rerunOf?: string | null
   /** `{{trigger.payload}}` of the run (see `WorkflowRunRecord.triggerPayload`); default null. */
   readonly triggerPayload?: string | null
+  /** Who the run's spend counts against (see `WorkflowRunRecord.creator`); default null. */
+  readonly creator?: string | null
   /**
    * Steps of a rerun inserted `completed` with an earlier run's result instead of `pending` (same
    * transaction; they count in `completedSteps`). Each id must be one of `stepIds`.

@@ -56,6 +56,8 @@ export interface RunInit {
   readonly leaseExpiresAt: number
   /** `{{trigger.payload}}` of the run; null or absent without one. */
   readonly triggerPayload?: string | null
+  /** Who the run's spend counts against, passed with each prompt step; null or absent for none. */
+  readonly creator?: string | null
   /** Stored step rows when resuming; absent for a fresh run (all pending). */
   readonly steps?: readonly StepRunRecord[]
 }
@@ -531,6 +533,7 @@ export class RunExecution {
         workflowName: this.workflowName,
         runId: this.runId,
         stepId: step.id,
+        ...(typeof this.#init.creator === 'string' ? { creator: this.#init.creator } : {}),
       }
       const answer = await abortable(runner.run(request, { signal }), signal)
       if (typeof answer?.text !== 'string') {

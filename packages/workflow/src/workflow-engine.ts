@@ -102,6 +102,12 @@ export interface StartRunOptions {
   /** The session that asked for the run, recorded on it. */
   readonly originSession?: string
   /**
+   * Who the run's spend counts against (a session key such as `telegram:1:2`): stored with the run
+   * and passed with each prompt step (`AgentRunRequest.creator`), so a host can bound it by the
+   * starter's daily budget. At most 256 characters.
+   */
+  readonly creator?: string
+  /**
    * The payload of the call that started the run (a webhook's body, untrusted): its steps' `{{trigger.payload}}`,
    * quoted in commands and marked as untrusted data in prompts. Stored with the run (resume, rerun).
    */
@@ -123,6 +129,8 @@ export interface RerunOptions {
   readonly fromStep?: string
   /** The session that asked for the rerun; default the original run's. */
   readonly originSession?: string
+  /** Who the rerun's spend counts against (see {@link StartRunOptions.creator}); default the original run's. */
+  readonly creator?: string
   /** As in {@link StartRunOptions.nesting}. */
   readonly nesting?: number
   readonly signal?: AbortSignal
@@ -341,6 +349,7 @@ export class WorkflowEngine {
       }
     }
     const { definition } = loaded
+    const creator = checkedCreator(options?.creator) ?? null
     this.#admit(loaded, options?.nesting ?? 0)
     const runId = this.#options.idGenerator()
     const startedAt = this.#now()
@@ -354,6 +363,7 @@ export class WorkflowEngine {
         status: 'running',
         deliverTo,
         originSession: options?.originSession ?? null,
+        creator,
         owner: this.ownerId,
         startedAt,
         leaseExpiresAt,
@@ -372,6 +382,7 @@ export class WorkflowEngine {
         lease: { owner: this.ownerId, version: FIRST_LEASE_VERSION },
         leaseExpiresAt,
         triggerPayload: options?.triggerPayload ?? null,
+        creator,
       },
       false,
     )
@@ -587,6 +598,7 @@ export class WorkflowEngine {
     const byId = new Map(rows.map((row) => [row.stepId, row]))
     const loaded = plan.workflow
     const graph = validatedGraph(loaded) as StepGraph
+    const creator = checkedCreator(options?.creator) ?? original.creator ?? null
     this.#admit(loaded, options?.nesting ?? 0)
     const newId = this.#options.idGenerator()
     const startedAt = this.#now()
@@ -609,6 +621,7 @@ export class WorkflowEngine {
         status: 'running',
         deliverTo: original.deliverTo,
         originSession: options?.originSession ?? original.originSession,
+        creator,
         owner: this.ownerId,
         startedAt,
         leaseExpiresAt,
@@ -636,6 +649,7 @@ export class WorkflowEngine {
         leaseExpiresAt,
         steps: await this.#options.store.listSteps(newId),
         triggerPayload: original.triggerPayload ?? null,
+        creator,
       },
       false,
     )
@@ -786,6 +800,7 @@ export class WorkflowEngine {
             leaseExpiresAt,
             steps,
             triggerPayload: run.triggerPayload ?? null,
+            creator: run.creator ?? null,
           },
           true,
         )
@@ -933,6 +948,17 @@ export class WorkflowEngine {
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`)
+  return value
+}
+
+/** Longest `creator` a run takes (a session key). */
+const MAX_CREATOR_LENGTH = 256
+
+/** A run's `creator` option: undefined for none or `''`; a TypeError for anything but a short string. */
+function checkedCreator(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string' || value.length > MAX_CREATOR_LENGTH)
+    throw new TypeError(`creator must be a string of at most ${MAX_CREATOR_LENGTH} characters`)
   return value
 }
 

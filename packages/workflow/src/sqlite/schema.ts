@@ -25,6 +25,8 @@ export interface WorkflowRunsTable {
   rerun_of: string | null
   /** `{{trigger.payload}}` of the run (migration 0005); null for runs without one. */
   trigger_payload: string | null
+  /** Who the run's spend counts against (migration 0006); null for none and for runs stored before. */
+  creator: string | null
 }
 
 /** `workflow_step_runs`: one row per step of a run, primary key `(run_id, step_id)`. */
@@ -185,6 +187,16 @@ export const workflowMigrations: Readonly<Record<string, Migration>> = Object.fr
     // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('workflow_runs').dropColumn('trigger_payload').execute()
+    },
+  },
+  '0006_add_run_creator': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async up(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('workflow_runs').addColumn('creator', 'text').execute()
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: migrations run against any schema version
+    async down(db: Kysely<any>): Promise<void> {
+      await db.schema.alterTable('workflow_runs').dropColumn('creator').execute()
     },
   },
 })

@@ -94,6 +94,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
           lease_expires_at: run.leaseExpiresAt,
           rerun_of: run.rerunOf ?? null,
           trigger_payload: run.triggerPayload ?? null,
+          creator: run.creator ?? null,
         })
         .execute()
       for (let start = 0; start < run.stepIds.length; start += INSERT_CHUNK) {
@@ -501,6 +502,7 @@ function runFromRow(row: WorkflowRunsTable): WorkflowRunRecord {
     completedAt: toNumber(row.completed_at),
     rerunOf: row.rerun_of,
     triggerPayload: row.trigger_payload ?? null,
+    creator: row.creator ?? null,
   }
 }
 

@@ -54,6 +54,7 @@ export class MemoryWorkflowStore implements WorkflowStore {
       completedAt: null,
       rerunOf: run.rerunOf ?? null,
       triggerPayload: run.triggerPayload ?? null,
+      creator: run.creator ?? null,
     })
     this.#steps.set(
       run.id,

@@ -62,6 +62,16 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
         expect(await store.listSteps('missing')).toEqual([])
       }))
 
+    it("keeps the run's creator (who its spend counts against); null when it has none", () =>
+      withStore(async (store) => {
+        const owned = createTestRun({ creator: 'telegram:1:2' })
+        const hosted = createTestRun()
+        await store.insertRun(owned)
+        await store.insertRun(hosted)
+        expect((await store.getRun(owned.id))?.creator).toBe('telegram:1:2')
+        expect((await store.getRun(hosted.id))?.creator ?? null).toBeNull()
+      }))
+
     it('inserts a rerun: rerunOf kept, reused steps completed with their result and reusedFrom, counted', () =>
       withStore(async (store) => {
         const first = createTestRun()
