@@ -4,7 +4,7 @@ import { waitFor } from '@lango/vitest-config/wait-for'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createBackgroundTools } from './background-tools.js'
 import { invokeTool } from './invoke.js'
-import type { AnyTool } from './tool.js'
+import type { AnyTool, ToolContext } from './tool.js'
 
 let runner: RecordingAgentRunner
 let notifier: RecordingChannelSender
@@ -25,7 +25,7 @@ afterEach(async () => {
 })
 
 const session = { sessionKey: 'telegram:4242:7' }
-const call = (name: string, params: unknown, context = session) =>
+const call = (name: string, params: unknown, context: ToolContext = session) =>
   invokeTool(tools.get(name) as AnyTool, params, context, { policy: 'none' })
 describe('background tools (seed 000)', () => {
   it('bg_submit returns the task id immediately and auto-detects the channel from the session', async () => {
@@ -35,6 +35,23 @@ describe('background tools (seed 000)', () => {
     expect(manager.snapshot(id).originChannel).toBe('telegram:4242')
     await waitFor(() => runner.calls.length === 1)
     expect(runner.calls[0]?.request.sessionKey).toBe(`bg:${id}`)
+  })
+
+  it("bg_submit's task counts against the call's creator: a chat's own key, an automated run's creator", async () => {
+    await call('bg_submit', { prompt: 'from a chat' })
+    await waitFor(() => runner.calls.length === 1)
+    expect(runner.calls[0]?.request.creator).toBe('telegram:4242:7')
+    // Inside a cron run the session key names the run; the creator is the job's.
+    const outcome = await call(
+      'bg_submit',
+      { prompt: 'from a cron run' },
+      { sessionKey: 'cron:nightly:r1', creator: 'telegram:4242:7' },
+    )
+    const id = (outcome as { result: { task_id: string } }).result.task_id
+    expect(manager.snapshot(id).originSession).toBe('cron:nightly:r1')
+    runner.calls[0]?.resolve('done')
+    await waitFor(() => runner.calls.length === 2)
+    expect(runner.calls[1]?.request.creator).toBe('telegram:4242:7')
   })
 
   it('bg_submit uses an explicit channel, then the configured default', async () => {

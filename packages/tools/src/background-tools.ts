@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { type RunSpendLookup, spendFields, spendOf, spendOutputEntries } from './run-spend.js'
-import { type AnyTool, defineTool } from './tool.js'
+import { type AnyTool, creatorOf, defineTool } from './tool.js'
 
 /** Task statuses, as `@lango/background` names them. */
 const TASK_STATUS_VALUES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const
@@ -24,7 +24,12 @@ export interface BackgroundTaskView {
 
 /** What the bg_* tools need; `BackgroundManager` from `@lango/background` fits as is. */
 export interface BackgroundToolsService {
-  submit(request: { prompt: string; originChannel?: string; originSession?: string }): string
+  submit(request: {
+    prompt: string
+    originChannel?: string
+    originSession?: string
+    creator?: string
+  }): string
   snapshot(taskId: string): BackgroundTaskView
   list(options?: { status?: (typeof TASK_STATUS_VALUES)[number] }): readonly BackgroundTaskView[]
   result(taskId: string): { status: string; result: string }
@@ -125,6 +130,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           prompt: params.prompt,
           ...(channel === undefined ? {} : { originChannel: channel }),
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
+          ...creatorOf(context),
         })
         return {
           status: 'submitted' as const,

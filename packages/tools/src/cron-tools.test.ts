@@ -705,3 +705,32 @@ describe('approval lines of calls that name a job (issue 26)', () => {
     )
   })
 })
+
+describe("a job's creator is the call's (who its runs' spend counts against)", () => {
+  it('cron_add and manage_cron_jobs create record the creator, else the session key', async () => {
+    await call('cron_add', { name: 'from-chat', schedule_type: 'every', schedule: '1h', prompt: 'p' })
+    const inRun = await invokeTool(
+      tools.get('cron_add') as AnyTool,
+      { name: 'from-a-task', schedule_type: 'every', schedule: '1h', prompt: 'p' },
+      { sessionKey: 'bg:task-1', creator: 'telegram:555:9' },
+      { policy: 'none' },
+    )
+    expect(inRun.ok).toBe(true)
+    await invokeTool(
+      tools.get('manage_cron_jobs') as AnyTool,
+      {
+        action: 'create',
+        name: 'managed',
+        type: 'ai',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { prompt: 'p' },
+      },
+      { sessionKey: 'workflow:w:r:s', creator: 'slack:C1:U2' },
+      { policy: 'none' },
+    )
+    expect((await cron.get('from-chat')).createdBy).toBe('telegram:555:9')
+    expect((await cron.get('from-a-task')).createdBy).toBe('telegram:555:9')
+    expect((await cron.get('managed')).createdBy).toBe('slack:C1:U2')
+  })
+})

@@ -6,7 +6,7 @@ import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
 import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
 import { wholeLine } from './text.js'
-import { type AnyTool, defineTool, type ToolSafety } from './tool.js'
+import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 
 /** A job as `@lango/cron`'s `CronService` returns it. */
 export interface CronJobView {
@@ -886,6 +886,16 @@ async function namedJobSummary(
     : `${base.slice(0, at)}: ${jobLine(job)}${base.slice(at + given.length)}`
 }
 
+/**
+ * `{ createdBy }` of a job a call creates: who its runs' spend counts against (the per-creator daily
+ * budget, the per-creator job cap) — the call's creator, so a job made from inside a background task
+ * or workflow run is its starter's, not the run's.
+ */
+function createdByOf(context: ToolContext): { readonly createdBy?: string } {
+  const { creator } = creatorOf(context)
+  return creator === undefined ? {} : { createdBy: creator }
+}
+
 /** The six cron tools of the contract: `cron_add`, `cron_list`, `cron_pause`, `cron_resume`, `cron_remove`, `cron_history`. */
 export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
@@ -969,7 +979,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ...(params.max_cost_per_day === undefined ? {} : { maxCostPerDay: params.max_cost_per_day }),
           ...(params.notify === undefined ? {} : { notify: params.notify }),
           deliverTo: resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
-          ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
+          ...createdByOf(context),
         }
         if (params.dry_run === true) {
           const preview = await service.preview(input, {
@@ -1387,7 +1397,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
               ...(params.pingUrl === undefined ? {} : { pingUrl: params.pingUrl }),
               ...(params.notify === undefined ? {} : { notify: params.notify }),
               deliverTo: resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
-              ...(context.sessionKey === undefined ? {} : { createdBy: context.sessionKey }),
+              ...createdByOf(context),
             }
             if (params.dry_run === true) {
               const preview = await service.preview(input, { existing: 'error', ...count })

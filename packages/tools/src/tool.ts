@@ -18,10 +18,26 @@ export interface ToolProgress {
 export interface ToolContext {
   /** The conversation the call comes from, e.g. `telegram:<chat>:<user>`; `cron:<job>` for automation. */
   readonly sessionKey?: string
+  /**
+   * Who the work the call starts counts against (the host's per-creator daily budget): the person
+   * whose chat, cron job, background task or workflow run made the call. The background task,
+   * workflow run or cron job a call starts or creates carries it on. Absent: `sessionKey` (a chat
+   * is its own creator); an automated run sets it, since its session key names no person.
+   */
+  readonly creator?: string
   /** Aborts the call (the wait of `workflow_run`, a running `exec`). */
   readonly signal?: AbortSignal
   /** Receives progress while a call waits; tools that do not wait never call it. */
   readonly onProgress?: (progress: ToolProgress) => void
+}
+
+/**
+ * `{ creator }` for the work a call starts or persists (a background task, a workflow run, a cron
+ * job's `createdBy`): the context's creator, else its session key; `{}` when it has neither.
+ */
+export function creatorOf(context: ToolContext): { readonly creator?: string } {
+  const creator = context.creator ?? context.sessionKey
+  return creator === undefined ? {} : { creator }
 }
 
 /** A JSON Schema object as published to models and MCP clients. */

@@ -686,3 +686,31 @@ steps:
     await call('workflow_cancel', { run_id: slow.result.run_id })
   })
 })
+
+describe("a run counts against the call's creator (the per-creator daily budget)", () => {
+  it('workflow_run and workflow_rerun pass the creator (else the session key) to every prompt step', async () => {
+    const yaml = 'name: costed\nsteps:\n  - { id: a, prompt: "Say hi" }\n'
+    const fromChat = await call('workflow_run', { yaml_content: yaml, wait_seconds: 30 })
+    expect(fromChat).toMatchObject({ ok: true, result: { status: 'completed' } })
+    // Inside a cron run the session key names the run; the creator is the job's.
+    const fromCron = await invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      { yaml_content: yaml, wait_seconds: 30 },
+      { sessionKey: 'cron:nightly:r1', creator: 'telegram:77:1' },
+      { policy: 'none' },
+    )
+    const runId = (fromCron as { result: RunResult }).result.run_id
+    const rerun = await invokeTool(
+      tools.get('workflow_rerun') as AnyTool,
+      { run_id: runId, from_step: 'a', wait_seconds: 30 },
+      { sessionKey: 'slack:C1:U2' },
+      { policy: 'none' },
+    )
+    expect(rerun).toMatchObject({ ok: true, result: { status: 'completed' } })
+    expect(agent.calls.map((request) => request.creator)).toEqual([
+      'telegram:77:1',
+      'telegram:77:1',
+      'slack:C1:U2',
+    ])
+  })
+})

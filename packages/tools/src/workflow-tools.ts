@@ -6,7 +6,7 @@ import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
 import { type RunSpend, type RunSpendLookup, spendFields, spendOf, spendOutputEntries } from './run-spend.js'
 import { wholeLine } from './text.js'
-import { type AnyTool, defineTool, type ToolContext, type ToolSafety } from './tool.js'
+import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 import { describeShellSteps, type ShellStepText } from './workflow-summary.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
@@ -79,7 +79,7 @@ export interface WorkflowToolsService {
   readonly engine: {
     startRun(
       workflow: string | WorkflowHandle,
-      options: { deliverTo?: readonly string[]; originSession?: string; nesting?: number },
+      options: { deliverTo?: readonly string[]; originSession?: string; creator?: string; nesting?: number },
     ): Promise<{ runId: string; workflowName: string }>
     waitForRun(runId: string, options: { timeoutMs?: number; signal?: AbortSignal }): Promise<WorkflowRunView>
     getRun(runId: string): Promise<WorkflowRunView | undefined>
@@ -96,7 +96,7 @@ export interface WorkflowToolsService {
      */
     rerunRun(
       runId: string,
-      options: { fromStep?: string; originSession?: string; nesting?: number },
+      options: { fromStep?: string; originSession?: string; creator?: string; nesting?: number },
     ): Promise<{ runId: string; workflowName: string; plan: WorkflowRerunPlanView }>
     /**
      * Parses and validates YAML without running it (agent limits); throws on an invalid workflow.
@@ -436,6 +436,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const { runId: id } = await engine.startRun(workflow, {
           ...(deliverTo.length === 0 ? {} : { deliverTo }),
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
+          ...creatorOf(context),
           nesting: nestingOf(context.sessionKey),
         })
         const run = await waitWithProgress(id, (params.wait_seconds ?? 30) * 1000, context)
@@ -600,6 +601,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const started = await engine.rerunRun(params.run_id, {
           ...fromStepOption(params.from_step),
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
+          ...creatorOf(context),
           nesting: nestingOf(context.sessionKey),
         })
         const run = await waitWithProgress(started.runId, (params.wait_seconds ?? 30) * 1000, context)

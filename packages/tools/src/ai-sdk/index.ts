@@ -14,6 +14,8 @@ export interface AiSdkToolsOptions extends InvokeOptions {
    * their creator), or a function deriving it from the call (e.g. from `experimental_context`).
    */
   readonly sessionKey?: string | ((options: ToolExecutionOptions) => string | undefined)
+  /** Who the calls' work counts against (`ToolContext.creator`); default the session key. */
+  readonly creator?: string
 }
 
 /**
@@ -51,6 +53,7 @@ export function toAiSdkTools(
           input,
           {
             ...(sessionKey === undefined ? {} : { sessionKey }),
+            ...(options.creator === undefined ? {} : { creator: options.creator }),
             ...(execution.abortSignal === undefined ? {} : { signal: execution.abortSignal }),
           },
           options,
