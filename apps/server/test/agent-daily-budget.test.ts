@@ -150,6 +150,44 @@ describe('daily budgets', () => {
     expect(bad.stderr).toMatch(/since must be a span such as 24h/)
   })
 
+  it("renaming a job keeps its day's spend (keyed by the job's id); lango cost still shows each name", async () => {
+    const { server } = await startServer()
+    model.script(...Array.from({ length: 20 }, (_, index) => more(index)))
+    await call(server, 'cron_add', {
+      name: 'watcher',
+      schedule_type: 'every',
+      schedule: '1h',
+      prompt: 'Check the jobs until they are all fine.',
+      deliver_to: [],
+      max_tokens_per_day: 2500,
+    })
+    const first = await runJob(server, 'watcher')
+    expect(first.error).toMatch(/^budget_exhausted: the turn used 3,300 tokens/)
+    expect(model.chatBodies).toHaveLength(3)
+
+    // A new name is not a new day: the renamed job's next run makes no model call.
+    const renamed = await call(server, 'manage_cron_jobs', {
+      action: 'update',
+      id: 'watcher',
+      name: 'watcher-2',
+    })
+    expect(renamed.name).toBe('watcher-2')
+    const second = await runJob(server, 'watcher-2')
+    expect(second.status).toBe('failed')
+    expect(second.error).toMatch(
+      /^budget_exhausted: cron job watcher-2 already used 3,300 tokens today, past its budget of 2,500 tokens a day .*no model call/,
+    )
+    expect(model.chatBodies).toHaveLength(3)
+
+    const cost = (await (await fetch(`${server.url}/api/cost?by=job`)).json()) as {
+      lines: { job: string; turns: number; input_tokens: number; budget_exhausted: number }[]
+    }
+    expect(cost.lines).toEqual([
+      expect.objectContaining({ job: 'cron:watcher', turns: 1, input_tokens: 3000, budget_exhausted: 1 }),
+      expect.objectContaining({ job: 'cron:watcher-2', turns: 1, input_tokens: 0, budget_exhausted: 1 }),
+    ])
+  })
+
   it('a money budget with a price table does the same, server-wide per day', async () => {
     const { server } = await startServer((config) => ({
       ...config,

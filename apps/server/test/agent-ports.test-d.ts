@@ -45,6 +45,25 @@ expectFalse<Fits<NeedsRunId, AsFunction<BackgroundAgentRunner['run']>>>()
 // @ts-expect-error a runner demanding `runId` is not a background runner
 expectTrue<Fits<NeedsRunId, AsFunction<BackgroundAgentRunner['run']>>>()
 
+// Who a run's spend counts against: every package sends the same optional `creator` (the per-creator
+// daily budget covers cron jobs, background tasks and workflow runs alike), and the runner reads it.
+type RequestOf<Runner extends { run(request: never, options: never): unknown }> = Parameters<Runner['run']>[0]
+expectTypeOf<RequestOf<CronAgentRunner>['creator']>().toEqualTypeOf<string | undefined>()
+expectTypeOf<RequestOf<BackgroundAgentRunner>['creator']>().toEqualTypeOf<string | undefined>()
+expectTypeOf<RequestOf<WorkflowAgentRunner>['creator']>().toEqualTypeOf<string | undefined>()
+expectTypeOf<RequestOf<AgentRunner>['creator']>().toEqualTypeOf<string | undefined>()
+// Cron names the job by its id too (its daily spend is keyed by it, so a rename keeps it).
+expectTypeOf<RequestOf<CronAgentRunner>['jobId']>().toEqualTypeOf<string>()
+expectTrue<Fits<RequestOf<CronAgentRunner>['jobId'], RequestOf<AgentRunner>['jobId']>>()
+// A runner that would need a creator fits none: a host-made cron job or an operator's task has none.
+type NeedsCreator = (
+  request: { readonly prompt: string; readonly sessionKey: string; readonly creator: string },
+  options: { readonly signal: AbortSignal },
+) => Promise<{ readonly text: string }>
+expectFalse<Fits<NeedsCreator, AsFunction<CronAgentRunner['run']>>>()
+expectFalse<Fits<NeedsCreator, AsFunction<BackgroundAgentRunner['run']>>>()
+expectFalse<Fits<NeedsCreator, AsFunction<WorkflowAgentRunner['run']>>>()
+
 // The usage every port reads (cron stores it and its AI token budget counts it) is the runner's.
 type PortUsage<Runner extends { run(...args: never[]): Promise<{ readonly usage?: unknown }> }> = NonNullable<
   Awaited<ReturnType<Runner['run']>>['usage']

@@ -17,8 +17,9 @@ import { buildTurnTools, type ToolDenial } from './turn-tools.js'
 
 /**
  * What {@link AgentRunner.run} takes: the shared `AgentRunRequest` of `@lango/cron`,
- * `@lango/background` and `@lango/workflow` (ADR 0006). Their extras `jobName`, `runId`,
- * `workflowName` and `stepId` pick the daily budgets and go with the usage; `agent` is not used.
+ * `@lango/background` and `@lango/workflow` (ADR 0006). Their extras `jobName`, `jobId`, `runId`,
+ * `workflowName`, `stepId` and `creator` pick the daily budgets and go with the usage; `agent` is
+ * not used.
  */
 export interface AgentRunRequest {
   /** The user message of the turn (cron and background have already put their automation prefix on it). */
@@ -34,12 +35,20 @@ export interface AgentRunRequest {
   readonly session?: SessionKind
   /** The cron job that fired the run (`@lango/cron`): its daily budget applies ({@link AgentRunnerOptions.spendLimits}). */
   readonly jobName?: string
+  /** That job's id: its daily spend is keyed by it, so renaming the job does not reset it. */
+  readonly jobId?: string
   /** The cron run, workflow run or background task the turn is for: recorded with its usage. */
   readonly runId?: string
   /** The workflow whose step this is (`@lango/workflow`). */
   readonly workflowName?: string
   /** The workflow step (`@lango/workflow`). */
   readonly stepId?: string
+  /**
+   * Who the turn's spend counts against (the per-creator daily budget): the cron job's creator, or
+   * whoever submitted the background task or started the workflow run. The turn's tools pass it on
+   * to the work they start (`ToolContext.creator` of `@lango/tools`).
+   */
+  readonly creator?: string
 }
 
 /** The kind of a `run()` that names none. */
@@ -86,9 +95,12 @@ export interface TurnContext {
   readonly sessionKey: string
   readonly model: string
   readonly jobName?: string
+  readonly jobId?: string
   readonly runId?: string
   readonly workflowName?: string
   readonly stepId?: string
+  /** Who the turn counts against ({@link AgentRunRequest.creator}); a chat is its own (its session key). */
+  readonly creator?: string
 }
 
 /** The cost of `usage` at `price`, in US dollars. */
@@ -136,11 +148,13 @@ export interface UsageRecord {
   readonly budget?: string
   /** The model the server said answered (the last step's response), when it said one. */
   readonly answeredBy?: string
-  /** The request's cron job, run, workflow and step, for the usage ledger. */
+  /** The request's cron job, run, workflow, step and creator, for the usage ledger. */
   readonly jobName?: string
+  readonly jobId?: string
   readonly runId?: string
   readonly workflowName?: string
   readonly stepId?: string
+  readonly creator?: string
 }
 
 /** Options of {@link AgentRunner.chat}. */
@@ -422,19 +436,23 @@ async function traceToolCall(
   }
 }
 
-/** The request's cron job, run, workflow and step, where it names them (strings only). */
+/** The request's cron job, run, workflow, step and creator, where it names them (strings only). */
 function sourceOf(request: {
   readonly jobName?: unknown
+  readonly jobId?: unknown
   readonly runId?: unknown
   readonly workflowName?: unknown
   readonly stepId?: unknown
-}): Pick<TurnContext, 'jobName' | 'runId' | 'workflowName' | 'stepId'> {
-  const { jobName, runId, workflowName, stepId } = request
+  readonly creator?: unknown
+}): Pick<TurnContext, 'jobName' | 'jobId' | 'runId' | 'workflowName' | 'stepId' | 'creator'> {
+  const { jobName, jobId, runId, workflowName, stepId, creator } = request
   return {
     ...(typeof jobName === 'string' ? { jobName } : {}),
+    ...(typeof jobId === 'string' ? { jobId } : {}),
     ...(typeof runId === 'string' ? { runId } : {}),
     ...(typeof workflowName === 'string' ? { workflowName } : {}),
     ...(typeof stepId === 'string' ? { stepId } : {}),
+    ...(typeof creator === 'string' && creator !== '' ? { creator } : {}),
   }
 }
 
@@ -740,6 +758,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
                 tools: buildTurnTools({
                   tools,
                   sessionKey: input.sessionKey,
+                  // What the turn's tools start counts against its creator (a chat: its own key).
+                  ...(input.context.creator === undefined ? {} : { creator: input.context.creator }),
                   session,
                   permissions,
                   policy,

@@ -26,6 +26,8 @@ export interface ToolDenial {
 export interface TurnToolsOptions {
   readonly tools: readonly AnyTool[]
   readonly sessionKey: string
+  /** Who the turn counts against, passed on to what its tools start (`ToolContext.creator`); default the session key. */
+  readonly creator?: string
   readonly session: SessionKind
   readonly permissions: UnattendedPermissions
   /** The approval policy of attended turns; unattended turns use their own rule. */
@@ -117,6 +119,7 @@ export function buildTurnTools(options: TurnToolsOptions): Record<string, Tool> 
   const unattended = options.session.unattended
   const base = toAiSdkTools(options.tools, {
     sessionKey: options.sessionKey,
+    ...(options.creator === undefined ? {} : { creator: options.creator }),
     approvalTimeoutMs: options.approvalTimeoutMs,
     ...(unattended
       ? { policy: options.permissions.allowDangerous ? 'none' : 'dangerous' }

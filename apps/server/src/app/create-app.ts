@@ -167,15 +167,12 @@ export async function createApp(
     const usage = new UsageLedger(database.db as unknown as Kysely<UsageDatabase>, {
       server: config.agent.dailyBudget,
       creator: config.agent.creatorDailyBudget,
-      job: async (name) => {
-        const job = await cron.get(name).catch(() => undefined)
+      // By id (what a cron turn names), which a rename keeps.
+      job: async (idOrName) => {
+        const job = await cron.get(idOrName).catch(() => undefined)
         return job === undefined
           ? undefined
-          : {
-              maxTokensPerDay: job.maxTokensPerDay,
-              maxCostPerDay: job.maxCostPerDay,
-              createdBy: job.createdBy,
-            }
+          : { maxTokensPerDay: job.maxTokensPerDay, maxCostPerDay: job.maxCostPerDay }
       },
       logger,
     })

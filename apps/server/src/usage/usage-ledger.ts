@@ -1,11 +1,15 @@
 /**
  * Terminology
  * - usage row: one agent turn that called the model (or that its daily budget refused): when, for
- *   what (`source`), who it counts against (`creator`), the model that answered, tokens and cost.
- *   Rows of `agent_usage`, shared by every server on the database.
+ *   what (`source`, and `job_id` for a cron job's turn), who it counts against (`creator`), the
+ *   model that answered, tokens and cost. Rows of `agent_usage`, shared by every server on the
+ *   database.
  * - source: what the turn ran for, `cron:<job>`, `workflow:<name>`, `background`, `chat` or
- *   `observe`; `lango cost --by job` sums by it.
- * - day: the turn's UTC calendar day (`YYYY-MM-DD`); daily budgets count what the day recorded.
+ *   `observe`; `lango cost --by job` sums by it (the job's name then, for people).
+ * - creator: who a turn counts against: a chat's session key; the creator of the cron job, or whoever
+ *   submitted the background task or started the workflow run (the request's `creator`).
+ * - day: the turn's UTC calendar day (`YYYY-MM-DD`); daily budgets count what the day recorded. A
+ *   cron job's daily spend is counted by its id, so renaming the job does not reset it.
  */
 import { randomUUID } from 'node:crypto'
 import { type ColumnType, type Kysely, type Migration, sql } from 'kysely'
@@ -26,6 +30,8 @@ interface AgentUsageTable {
   source: string
   run_id: string | null
   step_id: string | null
+  /** The cron job's id (migration 0002); null for other turns and for rows written before it. */
+  job_id: ColumnType<string | null, string | null | undefined, string | null>
   creator: string | null
   session_key: string | null
   model: string
@@ -79,6 +85,15 @@ const usageMigrations: Readonly<Record<string, Migration>> = Object.freeze({
       await db.schema.dropTable('agent_usage').execute()
     },
   },
+  // A job's daily spend by its id, which a rename keeps; older rows have none and count by name.
+  '0002_add_job_id': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('agent_usage').addColumn('job_id', 'text').execute()
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('agent_usage').dropColumn('job_id').execute()
+    },
+  },
 })
 
 /** Creates or upgrades the usage ledger's table (SQLite and PostgreSQL); throws if a migration failed. */
@@ -100,11 +115,10 @@ interface DailyBounds {
   readonly maxCostUsd?: number
 }
 
-/** What a cron job brings to its turns: its own daily budget and its creator. */
+/** What a cron job brings to its turns: its own daily budget. */
 export interface JobBudget {
   readonly maxTokensPerDay: number | null
   readonly maxCostPerDay: number | null
-  readonly createdBy: string | null
 }
 
 /** What one turn of a run spent ({@link UsageLedger.ofRuns}). */
@@ -139,8 +153,11 @@ export interface UsageLedgerOptions {
   readonly server?: DailyBounds
   /** The per-creator daily budget (`agent.budget.max_tokens_per_creator_per_day`, …). */
   readonly creator?: DailyBounds
-  /** A cron job's budget and creator by name; undefined for a job that is gone. */
-  readonly job?: (name: string) => Promise<JobBudget | undefined>
+  /**
+   * A cron job's budget by its id (by its name for a turn whose request named no id); undefined for
+   * a job that is gone.
+   */
+  readonly job?: (idOrName: string) => Promise<JobBudget | undefined>
   readonly logger: Logger
   readonly now?: () => Date
 }
@@ -148,6 +165,16 @@ export interface UsageLedgerOptions {
 /** The UTC day of `ms`: `2026-11-27`. */
 function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10)
+}
+
+/** Who a turn counts against (see the terminology above); null for none. */
+function creatorOf(turn: {
+  readonly purpose: string
+  readonly sessionKey?: string
+  readonly creator?: string
+}): string | null {
+  if (turn.creator !== undefined) return turn.creator
+  return turn.purpose === 'chat' ? (turn.sessionKey ?? null) : null
 }
 
 /** What a turn ran for (see the terminology above). */
@@ -172,7 +199,8 @@ const has = (bounds: DailyBounds | undefined): bounds is DailyBounds =>
  * The usage ledger: every agent turn's tokens, answering model and cost, by source, creator and
  * day (`record`, the runner's `onUsage`); the daily budgets of a turn about to start
  * (`spendLimits`, the runner's option of that name); and the sums of `lango cost` (`summary`).
- * Rows are written in the background; a read first waits for this process's writes.
+ * Rows are written in the background; a read first waits for the writes this process had pending
+ * when it was called (not for those added while it waits, which under steady load never end).
  */
 export class UsageLedger {
   readonly #db: Kysely<UsageDatabase>
@@ -185,6 +213,11 @@ export class UsageLedger {
     this.#db = db
     this.#options = options
     this.#now = options.now ?? (() => new Date())
+  }
+
+  /** Resolves once the rows this process was writing when it was called are written (not later ones). */
+  async #written(): Promise<void> {
+    await Promise.all([...this.#pending])
   }
 
   /** Writes one turn's row (in the background; its failure is logged). */
@@ -206,26 +239,16 @@ export class UsageLedger {
     return Number(result.numDeletedRows)
   }
 
-  /** Resolves once every row this process was writing is written. */
+  /**
+   * Resolves once every row this process was writing is written, those added meanwhile included:
+   * for shutdown. Reads wait only for the rows pending when they were called.
+   */
   async flush(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending])
-  }
-
-  async #creatorOf(turn: {
-    readonly purpose: string
-    readonly sessionKey?: string
-    readonly jobName?: string
-  }): Promise<{ readonly creator: string | null; readonly job: JobBudget | undefined }> {
-    if (turn.purpose === 'chat') return { creator: turn.sessionKey ?? null, job: undefined }
-    if (turn.jobName === undefined || this.#options.job === undefined)
-      return { creator: null, job: undefined }
-    const job = await this.#options.job(turn.jobName)
-    return { creator: job?.createdBy ?? null, job }
+    while (this.#pending.size > 0) await this.#written()
   }
 
   async #write(record: UsageRecord): Promise<void> {
     const at = this.#now().getTime()
-    const { creator } = await this.#creatorOf(record)
     await this.#db
       .insertInto('agent_usage')
       .values({
@@ -237,7 +260,8 @@ export class UsageLedger {
         run_id:
           record.runId ?? (record.sessionKey?.startsWith('bg:') === true ? record.sessionKey.slice(3) : null),
         step_id: record.stepId ?? null,
-        creator,
+        job_id: record.jobId ?? null,
+        creator: creatorOf(record),
         session_key: record.sessionKey ?? null,
         model: record.answeredBy ?? record.model,
         input_tokens: record.usage.inputTokens,
@@ -254,10 +278,15 @@ export class UsageLedger {
    * own, its creator's, the server's. Empty when none is set (no read then).
    */
   async spendLimits(turn: TurnContext): Promise<readonly SpendLimit[]> {
+    // Only this process's rows pending now: under steady load new ones never stop coming.
+    const written = this.#written()
     const { server, creator: perCreator } = this.#options
-    const needsJob = turn.jobName !== undefined && this.#options.job !== undefined
+    const jobKey = turn.jobId ?? turn.jobName
+    const lookup = this.#options.job
+    const needsJob = jobKey !== undefined && lookup !== undefined
     if (!has(server) && !has(perCreator) && !needsJob) return []
-    const { creator, job } = await this.#creatorOf(turn)
+    const creator = creatorOf(turn)
+    const job = needsJob ? await lookup(jobKey) : undefined
     const jobBounds: DailyBounds = {
       ...(job?.maxTokensPerDay == null ? {} : { maxTokens: job.maxTokensPerDay }),
       ...(job?.maxCostPerDay == null ? {} : { maxCostUsd: job.maxCostPerDay }),
@@ -266,18 +295,19 @@ export class UsageLedger {
     const wantJob = has(jobBounds)
     const wantCreator = has(perCreator) && creator !== null
     if (!wantJob && !wantCreator && !has(server)) return []
-    await this.flush()
+    await written
     const tokens = sql<number>`${sql.ref('input_tokens')} + ${sql.ref('output_tokens')}`
     const cost = sql<number>`coalesce(${sql.ref('cost_nano_usd')}, 0)`
+    // The job's rows by its id; rows written before ids were recorded (job_id null) by its name.
+    const ofJob =
+      turn.jobId === undefined
+        ? sql<boolean>`${sql.ref('source')} = ${source}`
+        : sql<boolean>`(${sql.ref('job_id')} = ${turn.jobId} or (${sql.ref('job_id')} is null and ${sql.ref('source')} = ${source}))`
     const row = await this.#db
       .selectFrom('agent_usage')
       .select([
-        sql<number | string | null>`sum(case when ${sql.ref('source')} = ${source} then ${tokens} end)`.as(
-          'job_tokens',
-        ),
-        sql<number | string | null>`sum(case when ${sql.ref('source')} = ${source} then ${cost} end)`.as(
-          'job_cost',
-        ),
+        sql<number | string | null>`sum(case when ${ofJob} then ${tokens} end)`.as('job_tokens'),
+        sql<number | string | null>`sum(case when ${ofJob} then ${cost} end)`.as('job_cost'),
         sql<
           number | string | null
         >`sum(case when ${sql.ref('creator')} = ${creator ?? ''} then ${tokens} end)`.as('creator_tokens'),
@@ -324,7 +354,7 @@ export class UsageLedger {
    */
   async ofRuns(runIds: readonly string[]): Promise<RunSpend[]> {
     if (runIds.length === 0) return []
-    await this.flush()
+    await this.#written()
     const rows = await this.#db
       .selectFrom('agent_usage')
       .select(['run_id', 'step_id', 'model', 'input_tokens', 'output_tokens', 'cost_nano_usd'])
@@ -343,7 +373,7 @@ export class UsageLedger {
 
   /** Tokens and cost summed by source, model or day, for turns at or after `sinceMs`, largest cost first. */
   async summary(options: { readonly by: CostGrouping; readonly sinceMs?: number }): Promise<CostLine[]> {
-    await this.flush()
+    await this.#written()
     const column = options.by === 'job' ? 'source' : options.by
     const rows = await this.#db
       .selectFrom('agent_usage')
