@@ -75,6 +75,28 @@ describe('buildApprovalSummary (seed 000)', () => {
     )
   })
 
+  it('cron jobs show the daily budgets a call sets and the hook a webhook schedule opens', () => {
+    expect(
+      buildApprovalSummary('cron_add', {
+        name: 'hooked',
+        schedule_type: 'webhook',
+        schedule: 'deploy',
+        prompt: 'Check',
+        max_tokens_per_day: 5000,
+        max_cost_per_day: null,
+      }),
+    ).toBe(
+      'Create cron job: hooked (webhook=deploy) — prompt: "Check"; webhook hook: deploy (each signed POST /hooks/deploy starts a run); max_tokens_per_day: 5000; max_cost_per_day: none (removed)',
+    )
+    expect(
+      buildApprovalSummary('manage_cron_jobs', {
+        action: 'update',
+        id: 'b',
+        config: { maxTokensPerDay: 100, maxCostPerDay: null },
+      }),
+    ).toBe('Update cron job: b — maxTokensPerDay: 100; maxCostPerDay: none (removed)')
+  })
+
   it('workflow_run includes the file path, or the size of inline YAML it does not read', () => {
     expect(buildApprovalSummary('workflow_run', { file_path: 'flows/report.flow.yaml' })).toBe(
       'Run workflow: flows/report.flow.yaml',

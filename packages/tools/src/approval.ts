@@ -69,6 +69,116 @@ function whenDetails(command: unknown): string[] {
 }
 
 /**
+ * What a cron job is now, for the approval line of a call that changes it (read by the cron tools
+ * before approval): its daily budgets (null: none) and its schedule.
+ */
+export interface CurrentJob {
+  readonly maxTokensPerDay?: number | null
+  readonly maxCostPerDay?: number | null
+  readonly schedule?: string
+}
+
+/**
+ * A job's daily budgets as a call sets them, for an approval line: `max_tokens_per_day: 2500 →
+ * 10000` (with the job as it is now) or `max_tokens_per_day: 10000` (a new job, or the job is not
+ * known); `null` shows `none (removed)`. Nothing for a budget the call leaves alone.
+ */
+function budgetDetails(
+  budgets: readonly (readonly [field: string, value: unknown, now: number | null | undefined])[],
+  current: CurrentJob | undefined,
+): string[] {
+  return budgets
+    .filter(([, value]) => value !== undefined)
+    .map(([field, value, now]) => {
+      const next = value === null ? 'none (removed)' : wholeLine(value)
+      return current === undefined
+        ? `${field}: ${next}`
+        : `${field}: ${now == null ? 'none' : wholeLine(now)} → ${next}`
+    })
+}
+
+/**
+ * A `webhook` schedule for an approval line: the hook it opens to calls from outside (each signed
+ * `POST /hooks/<hook>` starts a run). Nothing for another schedule type.
+ */
+function webhookDetails(scheduleType: unknown, hook: unknown): string[] {
+  if (String(scheduleType) !== 'webhook') return []
+  const name = wholeLine(hook)
+  return [`webhook hook: ${name} (each signed POST /hooks/${name} starts a run)`]
+}
+
+/**
+ * `cron_add`'s approval line; `current` is the job of that name when the call updates one (the
+ * line then says Update and shows each budget it changes as old → new).
+ */
+export function cronAddSummary(p: Params, current?: CurrentJob): string {
+  const details = [
+    ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
+    ...whenDetails(p.when),
+    ...pingDetails(p.ping_url),
+    ...webhookDetails(p.schedule_type, p.schedule),
+    ...budgetDetails(
+      [
+        ['max_tokens_per_day', p.max_tokens_per_day, current?.maxTokensPerDay],
+        ['max_cost_per_day', p.max_cost_per_day, current?.maxCostPerDay],
+      ],
+      current,
+    ),
+  ]
+  return `${current === undefined ? 'Create' : 'Update'} cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${
+    details.length === 0 ? '' : ` — ${details.join('; ')}`
+  }`
+}
+
+/**
+ * `manage_cron_jobs`' approval line; `current` is the job an `update` changes, when it was read
+ * (each budget it changes then shows as old → new).
+ */
+export function manageCronJobsSummary(p: Params, current?: CurrentJob): string {
+  const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
+  const job = wholeLine(p.id ?? p.name)
+  const budgets = (known: CurrentJob | undefined) =>
+    budgetDetails(
+      [
+        ['maxTokensPerDay', config.maxTokensPerDay, known?.maxTokensPerDay],
+        ['maxCostPerDay', config.maxCostPerDay, known?.maxCostPerDay],
+      ],
+      known,
+    )
+  switch (p.action) {
+    case 'create': {
+      const details = [
+        ...configDetails(config),
+        ...pingDetails(p.pingUrl),
+        ...webhookDetails(p.scheduleType, p.scheduleValue),
+        ...budgets(undefined),
+      ]
+      return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.scheduleType)}=${wholeLine(p.scheduleValue)})${
+        p.enabled === false ? ' disabled' : ''
+      }${details.length === 0 ? '' : ` — ${details.join('; ')}`}`
+    }
+    case 'update': {
+      const changes = [
+        ...JOB_FIELDS.filter((field) => p[field] !== undefined).map(
+          (field) => `${field}: ${wholeLine(p[field])}`,
+        ),
+        ...configDetails(config),
+        ...pingDetails(p.pingUrl),
+        ...webhookDetails(p.scheduleType, p.scheduleValue ?? current?.schedule),
+        ...budgets(current),
+      ]
+      return `Update cron job: ${job}${changes.length === 0 ? ' (no changes)' : ` — ${changes.join('; ')}`}`
+    }
+    case 'delete':
+      return `Delete cron job: ${job}`
+    case 'trigger':
+      return `Trigger cron job now: ${job}`
+    default:
+      return `Cron jobs: ${wholeLine(p.action)}`
+  }
+}
+
+/**
  * What a cron job's `config` persists, for an approval line: model and cwd, then the command or
  * prompt whole, since it runs later with nobody watching (SECURITY.md CRON-5).
  */
@@ -98,16 +208,7 @@ function execDetails(p: Params): string {
 }
 
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
-  cron_add: (p) => {
-    const details = [
-      ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
-      ...whenDetails(p.when),
-      ...pingDetails(p.ping_url),
-    ]
-    return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${
-      details.length === 0 ? '' : ` — ${details.join('; ')}`
-    }`
-  },
+  cron_add: (p) => cronAddSummary(p),
   cron_pause: (p) => `Pause cron job: ${wholeLine(p.id)}`,
   cron_resume: (p) => `Resume cron job: ${wholeLine(p.id)}`,
   cron_remove: (p) => `Remove cron job and its history: ${wholeLine(p.id)}`,
@@ -124,34 +225,7 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
     `Rerun workflow run: ${wholeLine(p.run_id)}${p.from_step === undefined ? ' from its failed step' : ` from step ${wholeLine(p.from_step)}`}`,
   workflow_save: (p) =>
     `Save workflow: ${wholeLine(p.name)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
-  manage_cron_jobs: (p) => {
-    const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
-    const job = wholeLine(p.id ?? p.name)
-    switch (p.action) {
-      case 'create': {
-        const details = [...configDetails(config), ...pingDetails(p.pingUrl)]
-        return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.scheduleType)}=${wholeLine(p.scheduleValue)})${
-          p.enabled === false ? ' disabled' : ''
-        }${details.length === 0 ? '' : ` — ${details.join('; ')}`}`
-      }
-      case 'update': {
-        const changes = [
-          ...JOB_FIELDS.filter((field) => p[field] !== undefined).map(
-            (field) => `${field}: ${wholeLine(p[field])}`,
-          ),
-          ...configDetails(config),
-          ...pingDetails(p.pingUrl),
-        ]
-        return `Update cron job: ${job}${changes.length === 0 ? ' (no changes)' : ` — ${changes.join('; ')}`}`
-      }
-      case 'delete':
-        return `Delete cron job: ${job}`
-      case 'trigger':
-        return `Trigger cron job now: ${job}`
-      default:
-        return `Cron jobs: ${wholeLine(p.action)}`
-    }
-  },
+  manage_cron_jobs: (p) => manageCronJobsSummary(p),
   exec: (p) => `Execute: ${wholeLine(p.command)}${execDetails(p)}`,
   exec_bg: (p) => `Execute in background: ${wholeLine(p.command)}${execDetails(p)}`,
   // Quoted as JSON: a line end (`\r`) is what makes a shell run the line, so it must show.

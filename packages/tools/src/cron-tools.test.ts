@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { guardedShellRunner } from './__fixtures__/shell-runner.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { invokeTool } from './invoke.js'
-import type { AnyTool } from './tool.js'
+import { type AnyTool, callSafety } from './tool.js'
 
 let dir: string
 let db: Kysely<CronDatabase>
@@ -732,5 +732,120 @@ describe("a job's creator is the call's (who its runs' spend counts against)", (
     expect((await cron.get('from-chat')).createdBy).toBe('telegram:555:9')
     expect((await cron.get('from-a-task')).createdBy).toBe('telegram:555:9')
     expect((await cron.get('managed')).createdBy).toBe('slack:C1:U2')
+  })
+})
+
+describe('raising or removing a budget, renaming a job and webhook schedules need approval (review of issue 25)', () => {
+  /**
+   * Calls under the default policy (dangerous calls need approval) with a gate that answers
+   * `answer`; gives back the lines the approver was shown (none: the call needed no approval).
+   */
+  const asking = async (name: string, params: unknown, answer = true) => {
+    const asked: string[] = []
+    const outcome = await invokeTool(tools.get(name) as AnyTool, params, session, {
+      policy: 'dangerous',
+      gate: {
+        async request(request) {
+          asked.push(request.summary)
+          return answer
+        },
+      },
+    })
+    return { asked, outcome }
+  }
+  const watcher = { name: 'watcher', schedule_type: 'every', schedule: '1h', prompt: 'Check the disks' }
+  const budgetOf = async (name: string) => {
+    const job = await cron.get(name)
+    return [job.maxTokensPerDay, job.maxCostPerDay]
+  }
+
+  it('cron_add: a new job with a budget and a lower budget need none; a higher or removed one does, showing old → new', async () => {
+    expect((await asking('cron_add', { ...watcher, max_tokens_per_day: 1000 })).asked).toEqual([])
+    expect(
+      (await asking('cron_add', { ...watcher, max_tokens_per_day: 800, max_cost_per_day: 1 })).asked,
+    ).toEqual([])
+    expect(await budgetOf('watcher')).toEqual([800, 1])
+
+    const raised = await asking('cron_add', { ...watcher, max_tokens_per_day: 5000 }, false)
+    expect(raised.asked).toEqual([
+      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; max_tokens_per_day: 800 → 5000',
+    ])
+    expect(raised.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(await budgetOf('watcher')).toEqual([800, 1])
+
+    const removed = await asking('cron_add', { ...watcher, max_cost_per_day: null })
+    expect(removed.asked).toEqual([
+      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; max_cost_per_day: 1 → none (removed)',
+    ])
+    expect(await budgetOf('watcher')).toEqual([800, null])
+    // Setting a budget where there was none bounds the job: no approval.
+    expect((await asking('cron_add', { ...watcher, max_cost_per_day: 0.5 })).asked).toEqual([])
+  })
+
+  it('manage_cron_jobs update: raising or removing a budget, or a new name, needs approval; lowering does not', async () => {
+    const created = result<{ id: string }>(
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: 'spender',
+        type: 'ai',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { prompt: 'p', maxTokensPerDay: 2000, maxCostPerDay: 1 },
+      }),
+    )
+    const job = `spender (id ${created.id}; every 1h Europe/Berlin; prompt: "p")`
+    const lowered = await asking('manage_cron_jobs', {
+      action: 'update',
+      id: 'spender',
+      config: { maxTokensPerDay: 1500 },
+    })
+    expect(lowered.asked).toEqual([])
+    expect(await budgetOf('spender')).toEqual([1500, 1])
+
+    const raised = await asking(
+      'manage_cron_jobs',
+      { action: 'update', id: created.id, config: { maxTokensPerDay: 3000, maxCostPerDay: null } },
+      false,
+    )
+    expect(raised.asked).toEqual([
+      `Update cron job: ${job} — maxTokensPerDay: 1500 → 3000; maxCostPerDay: 1 → none (removed)`,
+    ])
+    expect(await budgetOf('spender')).toEqual([1500, 1])
+
+    const renamed = await asking('manage_cron_jobs', { action: 'update', id: 'spender', name: 'saver' })
+    expect(renamed.asked).toEqual([`Update cron job: ${job} — name: saver`])
+    expect((await cron.get(created.id)).name).toBe('saver')
+    // The same name again is no rename.
+    expect(
+      (await asking('manage_cron_jobs', { action: 'update', id: 'saver', name: 'saver' })).asked,
+    ).toEqual([])
+  })
+
+  it('cron_add of a webhook job, new or an update to one, needs approval and names the hook', async () => {
+    const hooked = {
+      name: 'on-deploy',
+      schedule_type: 'webhook',
+      schedule: 'deploy',
+      prompt: 'Check the deploy',
+    }
+    const created = await asking('cron_add', hooked)
+    expect(created.asked).toEqual([
+      'Create cron job: on-deploy (webhook=deploy) — prompt: "Check the deploy"; webhook hook: deploy (each signed POST /hooks/deploy starts a run)',
+    ])
+    expect((await cron.get('on-deploy')).scheduleType).toBe('webhook')
+    await call('cron_add', watcher)
+    const changed = await asking(
+      'cron_add',
+      { ...watcher, schedule_type: 'webhook', schedule: 'disks' },
+      false,
+    )
+    expect(changed.asked).toEqual([
+      'Update cron job: watcher (webhook=disks) — prompt: "Check the disks"; webhook hook: disks (each signed POST /hooks/disks starts a run)',
+    ])
+    expect((await cron.get('watcher')).scheduleType).toBe('every')
+    // Outside invokeTool, a call whose job was not read is judged by its worst case.
+    const tool = tools.get('cron_add') as AnyTool
+    expect(callSafety(tool, { ...watcher, max_tokens_per_day: 10 })).toBe('dangerous')
+    expect(callSafety(tool, watcher)).toBe('moderate')
   })
 })

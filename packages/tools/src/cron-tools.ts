@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { buildApprovalSummary } from './approval.js'
+import { buildApprovalSummary, cronAddSummary, manageCronJobsSummary } from './approval.js'
 import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
@@ -877,13 +877,71 @@ async function namedJobSummary(
   params: Record<string, unknown>,
   idOrName: string,
 ): Promise<string> {
-  const job = await service.get(idOrName)
-  const base = buildApprovalSummary(toolName, params)
+  return withJobLine(buildApprovalSummary(toolName, params), idOrName, await service.get(idOrName))
+}
+
+/** `base` (an approval line naming `idOrName`) with the job as it is stored in place of the name (see {@link namedJobSummary}). */
+function withJobLine(base: string, idOrName: string, job: CronJobView): string {
   const given = `: ${wholeLine(idOrName)}`
   const at = base.indexOf(given)
   return at === -1
     ? `${base} (${jobLine(job)})`
     : `${base.slice(0, at)}: ${jobLine(job)}${base.slice(at + given.length)}`
+}
+
+/** A job's daily budgets as a call would set them: a value, `null` (removed) or undefined (left alone). */
+interface BudgetChange {
+  readonly maxTokensPerDay: number | null | undefined
+  readonly maxCostPerDay: number | null | undefined
+}
+
+/**
+ * True when `change` raises or removes a daily budget `job` has: a bound the job's runs were held
+ * to, lifted, so more can be spent with nobody watching (the call needs approval). Lowering one, or
+ * setting one where there was none (a new job's too), is not. `job` null: no such job (created).
+ */
+function raisesBudget(job: CronJobView | null, change: BudgetChange): boolean {
+  if (job === null) return false
+  const raises = (now: number | null | undefined, next: number | null | undefined) =>
+    next !== undefined && now !== undefined && now !== null && (next === null || next > now)
+  return (
+    raises(job.maxTokensPerDay, change.maxTokensPerDay) || raises(job.maxCostPerDay, change.maxCostPerDay)
+  )
+}
+
+/** True when a call changes a daily budget at all. */
+function changesBudget(change: BudgetChange): boolean {
+  return change.maxTokensPerDay !== undefined || change.maxCostPerDay !== undefined
+}
+
+/** True for a `webhook` schedule type: the job opens an entry point that calls from outside start. */
+function schedulesWebhook(scheduleType: unknown): boolean {
+  return String(scheduleType) === 'webhook'
+}
+
+/**
+ * The job a create-or-update call would change, read before approval (`preflight`): its safety
+ * (raising a budget, renaming) and approval line (old → new) are judged on it. Keyed by the
+ * validated parameters object invokeTool hands to each; null: no such job. Only read when the
+ * call's safety depends on it.
+ */
+function currentJobs(service: CronToolsService) {
+  const known = new WeakMap<object, CronJobView | null>()
+  return {
+    /** Reads and remembers the job named `idOrName` (null when there is none). */
+    async read(params: object, idOrName: string): Promise<void> {
+      try {
+        known.set(params, await service.get(idOrName))
+      } catch (error) {
+        if (!isNotFound(error)) throw error
+        known.set(params, null)
+      }
+    },
+    /** The job read for `params`: null for none, undefined when it was not read (unknown). */
+    of(params: object): CronJobView | null | undefined {
+      return known.get(params)
+    },
+  }
 }
 
 /**
@@ -899,6 +957,11 @@ function createdByOf(context: ToolContext): { readonly createdBy?: string } {
 /** The six cron tools of the contract: `cron_add`, `cron_list`, `cron_pause`, `cron_resume`, `cron_remove`, `cron_history`. */
 export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
+  const current = currentJobs(service)
+  const budgetOf = (params: {
+    max_tokens_per_day?: number | null | undefined
+    max_cost_per_day?: number | null | undefined
+  }): BudgetChange => ({ maxTokensPerDay: params.max_tokens_per_day, maxCostPerDay: params.max_cost_per_day })
   return [
     defineTool({
       name: 'cron_add',
@@ -909,16 +972,32 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       // A persisted job runs later with nobody watching (SECURITY.md CRON-5): one that carries a
       // secret reference needs the same confirmation as running it now.
       // A ping URL persists an outbound HTTP call on every run: the approver must see it.
-      // A dry run stores nothing and runs nothing.
-      safetyFor: (params) =>
-        params.dry_run === true
-          ? 'safe'
-          : mentionsSecret(params.prompt, params.when) ||
-              setsPingUrl(params.ping_url) ||
-              setsWhen(params.when)
-            ? 'dangerous'
-            : 'moderate',
+      // A webhook schedule opens an entry point that calls from outside start runs through.
+      // Raising or removing the daily budget of the job of that name lifts a bound on its spend
+      // (a job not read yet is unknown: its worst case). A dry run stores nothing and runs nothing.
+      safetyFor: (params) => {
+        if (params.dry_run === true) return 'safe'
+        const budget = budgetOf(params)
+        const job = current.of(params)
+        return mentionsSecret(params.prompt, params.when) ||
+          setsPingUrl(params.ping_url) ||
+          setsWhen(params.when) ||
+          schedulesWebhook(params.schedule_type) ||
+          (changesBudget(budget) && (job === undefined || raisesBudget(job, budget)))
+          ? 'dangerous'
+          : 'moderate'
+      },
       worstSafety: 'dangerous',
+      async preflight(params) {
+        if (params.dry_run !== true && changesBudget(budgetOf(params)))
+          await current.read(params, params.name)
+        return undefined
+      },
+      // Says Update, with each budget as old → new, when a job of that name exists.
+      async approvalSummary(params) {
+        if (current.of(params) === undefined) await current.read(params, params.name)
+        return cronAddSummary(params, current.of(params) ?? undefined)
+      },
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,
       output: cronAddOutput,
@@ -1269,6 +1348,25 @@ function triggerResult(outcome: {
 /** Seed 002's `manage_cron_jobs`: one tool with actions list, get, create, update, delete, trigger. */
 export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
   const { service } = options
+  const current = currentJobs(service)
+  const budgetOf = (params: {
+    config?: { maxTokensPerDay?: number | null | undefined; maxCostPerDay?: number | null | undefined }
+  }): BudgetChange => ({
+    maxTokensPerDay: params.config?.maxTokensPerDay,
+    maxCostPerDay: params.config?.maxCostPerDay,
+  })
+  /** An update whose safety depends on the job as it is: a budget change or a new name. */
+  const judgesJob = (params: {
+    action: string
+    id?: string | undefined
+    name?: string | undefined
+    dry_run?: boolean | undefined
+    config?: { maxTokensPerDay?: number | null | undefined; maxCostPerDay?: number | null | undefined }
+  }) =>
+    params.action === 'update' &&
+    params.dry_run !== true &&
+    params.id !== undefined &&
+    (params.name !== undefined || changesBudget(budgetOf(params)))
   return defineTool({
     name: 'manage_cron_jobs',
     title: 'Manage cron jobs',
@@ -1288,8 +1386,23 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           params.config?.command !== undefined ||
           setsWhen(params.config?.when) ||
           mentionsSecret(params.config?.prompt, params.config?.command, params.config?.when) ||
-          setsPingUrl(params.pingUrl))
-      return persistsRisk ? 'dangerous' : base
+          setsPingUrl(params.pingUrl) ||
+          // A webhook schedule opens an entry point that calls from outside start runs through.
+          schedulesWebhook(params.scheduleType))
+      if (persistsRisk) return 'dangerous'
+      // Raising or removing a job's daily budget lifts a bound on its spend; renaming it changes
+      // what people know it by. Both need confirmation (a job not read yet is unknown: its worst case).
+      if (judgesJob(params)) {
+        const job = current.of(params)
+        if (job === undefined) return 'dangerous'
+        if (job !== null && params.name !== undefined && params.name !== job.name) return 'dangerous'
+        if (raisesBudget(job, budgetOf(params))) return 'dangerous'
+      }
+      return base
+    },
+    async preflight(params) {
+      if (judgesJob(params)) await current.read(params, params.id as string)
+      return undefined
     },
     parameters: v.strictObject({
       action: v.pipe(
@@ -1364,7 +1477,9 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         params.id === undefined
       )
         return buildApprovalSummary('manage_cron_jobs', params)
-      return namedJobSummary(service, 'manage_cron_jobs', params, params.id)
+      // The job as it is now: its name in place of the id, and each budget changed as old → new.
+      const job = current.of(params) ?? (await service.get(params.id))
+      return withJobLine(manageCronJobsSummary(params, job), params.id, job)
     },
     isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {
