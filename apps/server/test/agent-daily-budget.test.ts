@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { invokeTool } from '@lango/tools'
+import { sql } from 'kysely'
+import * as v from 'valibot'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ServerConfig } from '../src/config/types.js'
-import { silentLogger } from '../src/logger.js'
+import { type Logger, silentLogger } from '../src/logger.js'
 import { type RunningServer, serve } from '../src/serve.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { testConfig, until } from './fixtures/http-server.js'
@@ -30,7 +32,10 @@ afterEach(async () => {
   await model.close()
 })
 
-async function startServer(change: (config: ServerConfig) => ServerConfig = (config) => config) {
+async function startServer(
+  change: (config: ServerConfig) => ServerConfig = (config) => config,
+  logger: Logger = silentLogger,
+) {
   const made = await testConfig(
     (loaded): ServerConfig =>
       change({
@@ -41,7 +46,7 @@ async function startServer(change: (config: ServerConfig) => ServerConfig = (con
   )
   const server: RunningServer = await serve({
     config: made.config,
-    logger: silentLogger,
+    logger,
     passphrase: '',
     closeGraceMs: 200,
   })
@@ -266,6 +271,61 @@ describe('daily budgets', () => {
         cost_usd: expect.closeTo(0.002, 10),
       }),
     ])
+  })
+
+  it('a ledger that cannot be read: bg_result, workflow_status and cron_history still answer, marked usage_unavailable, and the server warns', async () => {
+    const warnings: { message: string; fields: unknown }[] = []
+    const { server } = await startServer((config) => config, {
+      ...silentLogger,
+      warn: (message, fields) => void warnings.push({ message, fields }),
+    })
+    model.script(reply.text('Background done.', { usage: USAGE }), reply.text('Step done.', { usage: USAGE }))
+    const taskId = (await call(server, 'bg_submit', { prompt: 'Summarise the jobs.' })).task_id as string
+    await until(
+      async () =>
+        (await call(server, 'bg_status', { task_id: taskId })).status === 'done' ? true : undefined,
+      60_000,
+    )
+    const run = await call(server, 'workflow_run', {
+      yaml_content: 'name: costed\nsteps:\n  - id: a\n    prompt: hi\n',
+      wait_seconds: 30,
+    })
+    expect(run.status).toBe('completed')
+    await server.app.cron.add({
+      name: 'shelly',
+      kind: 'shell',
+      scheduleType: 'every',
+      schedule: '1h',
+      command: 'echo hi',
+    })
+    await runJob(server, 'shelly')
+    // The usage table goes away under the server (a broken or half-restored database).
+    await sql`alter table agent_usage rename to agent_usage_gone`.execute(server.app.database.db)
+
+    const shown = {
+      bg_result: await call(server, 'bg_result', { task_id: taskId }),
+      workflow_status: await call(server, 'workflow_status', { run_id: run.run_id }),
+      cron_history: await call(server, 'cron_history', { job_id: 'shelly' }),
+    }
+    expect(shown.bg_result).toMatchObject({
+      result: 'Background done.',
+      input_tokens: 1000,
+      output_tokens: 100,
+      model: null,
+      cost_usd: null,
+      usage_unavailable: true,
+    })
+    expect(shown.workflow_status).toMatchObject({ status: 'completed', usage_unavailable: true })
+    expect(shown.workflow_status.steps).toEqual([
+      expect.objectContaining({ step_id: 'a', result: 'Step done.', input_tokens: 1000 }),
+    ])
+    expect(shown.cron_history).toMatchObject({ count: 1, usage_unavailable: true })
+    // Each answer fits the tool's published output schema (what MCP clients check).
+    for (const [name, result] of Object.entries(shown)) {
+      const tool = server.app.tools.find((candidate) => candidate.name === name)
+      expect(v.safeParse(tool?.output as v.GenericSchema, result).success, name).toBe(true)
+    }
+    expect(warnings.filter((warning) => warning.message.startsWith('usage ledger not read'))).toHaveLength(3)
   })
 
   it('refuses a job budget that is not a positive amount, naming the field', async () => {

@@ -1,7 +1,15 @@
 import * as v from 'valibot'
 import { resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
-import { type RunSpendLookup, spendFields, spendOf, spendOutputEntries } from './run-spend.js'
+import {
+  lookUpSpend,
+  type RunSpendLookup,
+  SPEND_UNAVAILABLE,
+  spendFields,
+  spendOf,
+  spendOutputEntries,
+  usageUnavailableEntry,
+} from './run-spend.js'
 import { type AnyTool, creatorOf, defineTool } from './tool.js'
 
 /** Task statuses, as `@lango/background` names them. */
@@ -185,21 +193,23 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
         input_tokens: v.nullable(v.number()),
         output_tokens: v.nullable(v.number()),
         ...spendOutputEntries,
+        ...usageUnavailableEntry,
       }),
       async handler(params) {
         const result = service.result(params.task_id)
         const { usage } = service.snapshot(params.task_id)
-        const spend =
-          options.spend === undefined
-            ? undefined
-            : spendOf(await options.spend([params.task_id]), params.task_id)
+        const spends =
+          options.spend === undefined ? undefined : await lookUpSpend(options.spend, [params.task_id])
+        const unavailable = spends === SPEND_UNAVAILABLE
+        const spend = spends === undefined || unavailable ? undefined : spendOf(spends, params.task_id)
         return {
           task_id: params.task_id,
           status: result.status,
           result: result.result,
           input_tokens: usage?.inputTokens ?? spend?.inputTokens ?? null,
           output_tokens: usage?.outputTokens ?? spend?.outputTokens ?? null,
-          ...(options.spend === undefined ? {} : spendFields(spend)),
+          ...(spends === undefined ? {} : spendFields(spend)),
+          ...(unavailable ? { usage_unavailable: true as const } : {}),
         }
       },
     }),

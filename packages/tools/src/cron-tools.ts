@@ -4,7 +4,15 @@ import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
-import { type RunSpend, type RunSpendLookup, spendFields, spendOf } from './run-spend.js'
+import {
+  lookUpSpend,
+  type RunSpend,
+  type RunSpendLookup,
+  SPEND_UNAVAILABLE,
+  spendFields,
+  spendOf,
+  usageUnavailableEntry,
+} from './run-spend.js'
 import { wholeLine } from './text.js'
 import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 
@@ -1169,7 +1177,11 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           ),
         ),
       }),
-      output: v.strictObject({ entries: v.array(cronRunViewSchema), count: v.number() }),
+      output: v.strictObject({
+        entries: v.array(cronRunViewSchema),
+        count: v.number(),
+        ...usageUnavailableEntry,
+      }),
       async handler(params) {
         const runs = await service.history({
           ...(params.job_id === undefined ? {} : { job: params.job_id }),
@@ -1183,9 +1195,18 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         const spends =
           options.spend === undefined || runs.length === 0
             ? undefined
-            : await options.spend(runs.map((run) => run.id))
-        const entries = runs.map((run) => runView(run, deliveries, spends))
-        return { entries, count: entries.length }
+            : await lookUpSpend(
+                options.spend,
+                runs.map((run) => run.id),
+              )
+        // A ledger that cannot be read leaves the runs as cron recorded them.
+        const unavailable = spends === SPEND_UNAVAILABLE
+        const entries = runs.map((run) => runView(run, deliveries, unavailable ? undefined : spends))
+        return {
+          entries,
+          count: entries.length,
+          ...(unavailable ? { usage_unavailable: true as const } : {}),
+        }
       },
     }),
   ]

@@ -15,9 +15,43 @@ export interface RunSpend {
 /**
  * Reads what runs spent (the host's usage ledger): one entry per run, or per run and step, that
  * called the model. Optional on the tools that show runs: without it they show the tokens their
- * package recorded and no model or cost.
+ * package recorded and no model or cost. When it rejects (a ledger that cannot be read), the tools
+ * still answer, with what their package recorded and `usage_unavailable: true`; the host logs why.
  */
 export type RunSpendLookup = (runIds: readonly string[]) => Promise<readonly RunSpend[]>
+
+/** What {@link lookUpSpend} answers when the lookup failed. */
+export const SPEND_UNAVAILABLE = 'unavailable'
+
+/**
+ * The spends of `runIds` from `lookup`, or {@link SPEND_UNAVAILABLE} when it rejected: showing
+ * tokens and cost is secondary, so a ledger read error never fails the call that shows a run.
+ */
+export async function lookUpSpend(
+  lookup: RunSpendLookup,
+  runIds: readonly string[],
+): Promise<readonly RunSpend[] | typeof SPEND_UNAVAILABLE> {
+  try {
+    return await lookup(runIds)
+  } catch {
+    return SPEND_UNAVAILABLE
+  }
+}
+
+/**
+ * The output schema entry of a run view whose spend could not be read (`usage_unavailable: true`;
+ * absent otherwise): its model and cost are then unknown, its tokens those its package recorded.
+ */
+export const usageUnavailableEntry = {
+  usage_unavailable: v.optional(
+    v.pipe(
+      v.literal(true),
+      v.description(
+        "true when the usage ledger could not be read: model and cost are unknown (null), tokens are the run's own record",
+      ),
+    ),
+  ),
+}
 
 /** The spend of `runId` (every step of it unless `stepId` is given), summed; undefined for none. */
 export function spendOf(

@@ -4,7 +4,16 @@ import { resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
-import { type RunSpend, type RunSpendLookup, spendFields, spendOf, spendOutputEntries } from './run-spend.js'
+import {
+  lookUpSpend,
+  type RunSpend,
+  type RunSpendLookup,
+  SPEND_UNAVAILABLE,
+  spendFields,
+  spendOf,
+  spendOutputEntries,
+  usageUnavailableEntry,
+} from './run-spend.js'
 import { wholeLine } from './text.js'
 import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 import { describeShellSteps, type ShellStepText } from './workflow-summary.js'
@@ -464,6 +473,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         input_tokens: v.optional(v.nullable(v.number())),
         output_tokens: v.optional(v.nullable(v.number())),
         cost_usd: v.optional(v.nullable(v.number())),
+        ...usageUnavailableEntry,
         steps: v.array(v.strictObject({ ...stepOutput.entries, ...spendOutputEntries })),
       }),
       async handler(params) {
@@ -474,9 +484,12 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
             data: { runId: params.run_id },
           })
         if (options.spend === undefined) return runView(run)
-        // The model and cost of each prompt step, and of the run (every attempt), from the ledger.
-        const spends = await options.spend([run.runId])
-        return spentRunView(run, spends)
+        // The model and cost of each prompt step, and of the run (every attempt), from the ledger;
+        // a ledger that cannot be read leaves the run as its engine recorded it.
+        const spends = await lookUpSpend(options.spend, [run.runId])
+        return spends === SPEND_UNAVAILABLE
+          ? { ...runView(run), usage_unavailable: true as const }
+          : spentRunView(run, spends)
       },
     }),
     defineTool({

@@ -52,7 +52,16 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
     },
   }
   const defaultDeliverTo = config.channels.defaultDeliverTo
-  const spend = (runIds: readonly string[]) => services.usage.ofRuns(runIds)
+  // A ledger read error is logged here; the tools then answer without model and cost
+  // (`usage_unavailable: true`): showing spend is secondary to showing the run.
+  const spend = (runIds: readonly string[]) =>
+    services.usage.ofRuns(runIds).catch((error: unknown) => {
+      logger.warn('usage ledger not read: runs are shown without their model and cost', {
+        error,
+        runs: runIds.length,
+      })
+      throw error
+    })
   return [
     ...createExecTools({
       backend: {
