@@ -129,7 +129,7 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   },
   'agent.budget.max_tokens_per_creator_per_day': {
     description:
-      'Tokens per UTC day for the turns of one creator: a chat (its session key) or the person who created a cron job (its `created_by`); jobs the host made have no creator. As `max_tokens_per_day` otherwise.',
+      'Tokens per UTC day for the turns of one creator: a chat (its session key) or the person who created a cron job (its `created_by`), with the background tasks and workflow runs their agents start; jobs and runs the host made have no creator. As `max_tokens_per_day` otherwise.',
     value: (c) => c.agent.creatorDailyBudget.maxTokens,
   },
   'agent.budget.max_cost_per_creator_per_day': {
