@@ -116,7 +116,7 @@ interface DailyBounds {
 }
 
 /** What a cron job brings to its turns: its own daily budget. */
-export interface JobBudget {
+interface JobBudget {
   readonly maxTokensPerDay: number | null
   readonly maxCostPerDay: number | null
 }
