@@ -48,7 +48,8 @@ beforeAll(async () => {
     'stdin',
   ])
     await vault.set(`webhook.${hook}`, SECRET)
-  // Through the agent tool, as a chat would: cron_add with schedule_type webhook.
+  // Through the agent tool, as a chat would: cron_add with schedule_type webhook, which opens an
+  // entry point from outside, so it waits for approval; the approver is shown the hook.
   const added = await server.request('/api/tools/cron_add', {
     json: {
       name: 'on-push',
@@ -58,7 +59,16 @@ beforeAll(async () => {
       deliver_to: ['log'],
     },
   })
-  expect(added.status).toBe(200)
+  expect(added.status).toBe(202)
+  const pending = (await added.json()) as Json
+  expect(pending.summary).toContain('webhook hook: push (each signed POST /hooks/push starts a run)')
+  const answered = await server.request(`/api/approvals/${pending.approval_id}`, {
+    json: { decision: 'approve' },
+  })
+  expect(answered.status).toBe(200)
+  await until(async () =>
+    (await server.app.cron.list()).some((job) => job.name === 'on-push') ? true : undefined,
+  )
 }, 60_000)
 afterAll(async () => {
   await server?.dispose()
