@@ -848,4 +848,25 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     expect(callSafety(tool, { ...watcher, max_tokens_per_day: 10 })).toBe('dangerous')
     expect(callSafety(tool, watcher)).toBe('moderate')
   })
+
+  it('manage_cron_jobs creates a webhook job (scheduleType webhook) only after approval', async () => {
+    const params = {
+      action: 'create',
+      name: 'on-release',
+      type: 'ai',
+      scheduleType: 'webhook',
+      scheduleValue: 'release',
+      config: { prompt: 'Write the release notes' },
+    }
+    const denied = await asking('manage_cron_jobs', params, false)
+    expect(denied.asked).toHaveLength(1)
+    expect(denied.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    await expect(cron.get('on-release')).rejects.toMatchObject({ code: 'CRON_JOB_NOT_FOUND' })
+    const approved = await asking('manage_cron_jobs', params)
+    expect(approved.outcome).toMatchObject({
+      ok: true,
+      result: { name: 'on-release', scheduleType: 'webhook', scheduleValue: 'release' },
+    })
+    expect((await cron.get('on-release')).scheduleType).toBe('webhook')
+  })
 })

@@ -1392,7 +1392,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     name: 'manage_cron_jobs',
     title: 'Manage cron jobs',
     description:
-      'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval or once), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background (queued behind a run still going when the job allows it; otherwise it answers with an error).',
+      'Manage scheduled jobs. action: list | get | create | update | delete | trigger. create needs name, type (ai or shell), scheduleType (cron, interval, once or webhook), scheduleValue and config ({prompt, model, cwd} for ai, {command, cwd} for shell). update, get, delete and trigger need id. trigger runs the job now, in the background (queued behind a run still going when the job allows it; otherwise it answers with an error).',
     safety: 'dangerous',
     worstSafety: 'dangerous',
     safetyFor: (params) => {
@@ -1455,9 +1455,12 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       ),
       scheduleType: v.optional(
         v.pipe(
-          v.picklist(['cron', 'interval', 'once'], 'scheduleType must be cron, interval or once'),
+          v.picklist(
+            ['cron', 'interval', 'once', 'webhook'],
+            'scheduleType must be cron, interval, once or webhook',
+          ),
           v.description(
-            'cron: a cron expression; interval: a fixed interval; once: a single date-time. Required by create.',
+            'cron: a cron expression; interval: a fixed interval; once: a single date-time; webhook: never by the clock, each signed POST /hooks/<scheduleValue> starts a run with the request body as untrusted data. Required by create.',
           ),
         ),
       ),
@@ -1466,7 +1469,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           v.string(),
           v.maxLength(200),
           v.description(
-            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration with a unit such as 30m or 2h (at least 1 minute; a number without a unit is refused); for once: an ISO 8601 date-time. Required by create.',
+            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration with a unit such as 30m or 2h (at least 1 minute; a number without a unit is refused); for once: an ISO 8601 date-time; for webhook: the hook name. Required by create.',
           ),
         ),
       ),
