@@ -449,7 +449,8 @@ describe('POST /hooks/<name>', () => {
   })
 
   it('a prompt carries at most 16 KiB of a large body, marked as cut; a workflow run step gets it whole', async () => {
-    const created = await server.request('/api/tools/cron_add', {
+    // As the operator (POST /api/cron/jobs: no approval; an agent's cron_add of a webhook job waits for one).
+    const created = await server.request('/api/cron/jobs', {
       json: {
         name: 'on-bulky',
         schedule_type: 'webhook',
