@@ -6,41 +6,31 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { preparedStatements } from '../src/db/prepared-statements.js'
+import { POSTGRES_ADMIN, postgresDatabase } from './fixtures/postgres-database.js'
 
-const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
-const DATABASE = `lango_prepared_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+const DATABASE = postgresDatabase('lango_prepared')
 
 interface Tables {
   items: { id: number; name: string; note?: string | null }
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client(ADMIN)
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
 }
 
 let db: Kysely<Tables> | undefined
 let prepared: ReturnType<typeof preparedStatements> | undefined
 
 beforeAll(async () => {
-  await admin(`create database ${DATABASE}`)
+  await DATABASE.create()
 })
 afterEach(async () => {
   await db?.destroy()
   db = undefined
 })
 afterAll(async () => {
-  await admin(`drop database if exists ${DATABASE} with (force)`)
+  await DATABASE.drop()
 })
 
 /** A one-connection pool on the test's database; a client ended by the final drop is no failure. */
 function quietPool(): pg.Pool {
-  const pool = new pg.Pool({ ...ADMIN, database: DATABASE, max: 1 })
+  const pool = new pg.Pool({ ...POSTGRES_ADMIN, database: DATABASE.name, max: 1 })
   pool.on('error', () => {})
   return pool
 }

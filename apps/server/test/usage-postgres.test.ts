@@ -4,44 +4,32 @@
 // dropped after it. The model is a fake OpenAI server on loopback reporting 1,000 prompt and 100
 // completion tokens per call, shared by both servers.
 import { invokeTool } from '@lango/tools'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
+import { postgresDatabase } from './fixtures/postgres-database.js'
 
-const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
-const DATABASE = `lango_usage_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-const URL_OF_DATABASE = `postgres://${ADMIN.user}@${ADMIN.host}:${ADMIN.port}/${DATABASE}`
+const DATABASE = postgresDatabase('lango_usage')
 const USAGE = { promptTokens: 1000, completionTokens: 100 }
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client(ADMIN)
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
 
 let model: FakeOpenAI
 const servers: TestServer[] = []
 
 beforeAll(async () => {
-  await admin(`create database ${DATABASE}`)
+  await DATABASE.create()
   model = await startFakeOpenAI()
 })
 afterAll(async () => {
   for (const server of servers.splice(0)) await server.dispose()
   await model?.close()
-  await admin(`drop database if exists ${DATABASE} with (force)`)
+  await DATABASE.drop()
 })
 
 /** A server on the shared database with a server-wide budget of 3,000 tokens a day. */
 async function start(): Promise<TestServer> {
   const server = await startTestServer(
     (config) => ({ ...config, agent: { ...config.agent, maxRetries: 0, dailyBudget: { maxTokens: 3000 } } }),
-    { LANGO_DATABASE_URL: URL_OF_DATABASE, LANGO_MODEL_BASE_URL: model.baseUrl, LANGO_MODEL: 'test-model' },
+    { LANGO_DATABASE_URL: DATABASE.url, LANGO_MODEL_BASE_URL: model.baseUrl, LANGO_MODEL: 'test-model' },
   )
   servers.push(server)
   return server

@@ -1,39 +1,27 @@
 // Issue 25 (4) on PostgreSQL: the replay ledger of `POST /hooks/<name>` is the database's, so a call
 // one server accepted is refused by another on the same database. PostgreSQL at 127.0.0.1:5432
 // (trust auth), as CI provides it; a database created for this file and dropped after it.
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signWebhook } from '../src/webhooks/signature.js'
 import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
+import { postgresDatabase } from './fixtures/postgres-database.js'
 
-const ADMIN = { host: '127.0.0.1', port: 5432, database: 'test', user: process.env.PGUSER ?? 'postgres' }
-const DATABASE = `lango_hooks_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-const URL_OF_DATABASE = `postgres://${ADMIN.user}@${ADMIN.host}:${ADMIN.port}/${DATABASE}`
+const DATABASE = postgresDatabase('lango_hooks')
 const SECRET = 'a shared webhook secret'
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client(ADMIN)
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
 
 const servers: TestServer[] = []
 
 beforeAll(async () => {
-  await admin(`create database ${DATABASE}`)
+  await DATABASE.create()
 })
 afterAll(async () => {
   for (const server of servers.splice(0)) await server.dispose()
-  await admin(`drop database if exists ${DATABASE} with (force)`)
+  await DATABASE.drop()
 })
 
 function start(): Promise<TestServer> {
   return startTestServer(undefined, {
-    LANGO_DATABASE_URL: URL_OF_DATABASE,
+    LANGO_DATABASE_URL: DATABASE.url,
     LANGO_PASSPHRASE: 'pg passphrase',
   })
 }

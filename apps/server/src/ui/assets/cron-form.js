@@ -59,14 +59,15 @@ function durationText(ms) {
 }
 
 /**
- * A select of `choices` (`[value, text]`); a new job's first option is the server's default
- * (sent as nothing), an edited job's shows its stored value selected.
+ * The select of the field `name` (its id from FIELD_IDS) offering `choices` (`[value, text]`): a
+ * new job's first option is the server's default (sent as nothing); an edited job's stored value is
+ * shown selected.
  */
-function choiceSelect(id, choices, stored, defaultText) {
+function choiceSelect(name, choices, stored, defaultText) {
   const options = stored === undefined ? [['', defaultText], ...choices] : choices
   return h(
     'select',
-    { id, name: id },
+    { id: FIELD_IDS[name], name },
     options.map(([value, text]) => h('option', { value, selected: value === (stored ?? '') }, text)),
   )
 }
@@ -165,7 +166,7 @@ function jobForm(job, page) {
     placeholder: '10m (the default)',
   })
   const overlap = choiceSelect(
-    FIELD_IDS.overlap,
+    'overlap',
     [
       ['skip', 'skip: a run due while one goes is skipped'],
       ['queue_one', 'queue_one: it waits, one at most'],
@@ -175,7 +176,7 @@ function jobForm(job, page) {
     'default (skip; queue_one for webhook jobs)',
   )
   const notify = choiceSelect(
-    FIELD_IDS.notify,
+    'notify',
     [
       ['always', 'always: every run'],
       ['failure', 'failure: failed runs only'],
