@@ -1,5 +1,7 @@
 import { writeFile } from 'node:fs/promises'
+import { get, type IncomingHttpHeaders } from 'node:http'
 import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
@@ -19,6 +21,21 @@ async function createShellJob(server: TestServer, body: Json, headers: Record<st
   const response = await server.request('/api/cron/jobs', { json: { kind: 'shell', ...body }, headers })
   expect(response.status).toBe(200)
   return (await json(response)).job as Json
+}
+
+/** A GET through node:http, which leaves the body as sent (fetch would decompress it). */
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }))
+      response.on('error', reject)
+    }).on('error', reject)
+  })
 }
 
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -57,6 +74,35 @@ describe('the dashboard at /ui: assets', () => {
     const style = await server.request('/ui/style.css')
     expect(style.headers.get('content-type')).toBe('text/css; charset=utf-8')
     expect((await server.request('/ui/')).status).toBe(200)
+    // Compressed for a client that takes gzip, and not sent again to one that holds this version.
+    const raw = await rawGet(`${server.url}/ui/app.js`, { 'accept-encoding': 'gzip, deflate' })
+    expect(raw.headers['content-encoding']).toBe('gzip')
+    expect(raw.headers.vary).toBe('accept-encoding')
+    const etag = raw.headers.etag
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/)
+    expect(gunzipSync(raw.body).toString()).toContain("from './live.js'")
+    const plain = await rawGet(`${server.url}/ui/app.js`, { 'accept-encoding': 'gzip;q=0, identity' })
+    expect(plain.headers['content-encoding']).toBeUndefined()
+    expect(plain.body.toString()).toContain("from './live.js'")
+    expect(plain.headers.etag).toBe(etag)
+    const again = await server.request('/ui/app.js', { headers: { 'if-none-match': `W/${etag}` } })
+    expect(again.status).toBe(304)
+    expect(await again.text()).toBe('')
+    expect((await server.request('/ui/style.css', { headers: { 'if-none-match': etag ?? '' } })).status).toBe(
+      200,
+    )
+    // Each API read says where it stands in the event stream; an event moves it on.
+    const auth = { authorization: `Bearer ${TOKEN}` }
+    const before = (await server.request('/api/cron/jobs', { headers: auth })).headers.get('x-lango-event-id')
+    expect(before).toMatch(/^[0-9a-z]+-\d+$/)
+    await createShellJob(
+      server,
+      { name: 'ui-asset-job', schedule_type: 'every', schedule: '1h', command: 'true' },
+      auth,
+    )
+    const after = (await server.request('/api/cron/jobs', { headers: auth })).headers.get('x-lango-event-id')
+    expect(after).toMatch(/^[0-9a-z]+-\d+$/)
+    expect(after).not.toBe(before)
     // The data still needs it.
     expect((await server.request('/api/cron/jobs')).status).toBe(401)
     expect((await server.request('/ui/nothing-here')).status).toBe(401)
@@ -154,6 +200,63 @@ describe.skipIf(chromiumMissing !== undefined)(
           await page.getByRole('button', { name: 'Pause ui-nightly' }).waitFor()
           // Only the changed job's row is read again, never the list.
           expect(requests.every((path) => path === `/api/cron/jobs/${nightly.id}`)).toBe(true)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
+      it('draws the first page before its event stream is live, and reads again only if events came between', async () => {
+        await createShellJob(server, {
+          name: 'ui-early-a',
+          schedule_type: 'every',
+          schedule: '1h',
+          command: 'echo a',
+        })
+        const { context, page, errors } = await openPage()
+        try {
+          // The stream is held until the list is drawn: the page must not wait for it.
+          let openStream: () => void = () => undefined
+          const streamHeld = new Promise<void>((resolve) => {
+            openStream = resolve
+          })
+          await page.route('**/api/events*', async (route) => {
+            await streamHeld
+            await route.continue()
+          })
+          const reads: string[] = []
+          page.on('request', (request) => {
+            if (new URL(request.url()).pathname === '/api/cron/jobs') reads.push(request.url())
+          })
+          await page.goto(`${server.url}/ui#/cron`)
+          await page.locator('tr[data-job="ui-early-a"]').waitFor()
+          expect(await page.locator('#live').getAttribute('data-state')).not.toBe('on')
+          // Nothing changed before the stream went live: one read.
+          openStream()
+          await page.getByText('Live updates: on').waitFor()
+          await page.waitForTimeout(600)
+          expect(reads).toHaveLength(1)
+
+          // A job made between a read and the stream: the page reads again once the stream is live.
+          let openAgain: () => void = () => undefined
+          const heldAgain = new Promise<void>((resolve) => {
+            openAgain = resolve
+          })
+          await page.unroute('**/api/events*')
+          await page.route('**/api/events*', async (route) => {
+            await heldAgain
+            await route.continue()
+          })
+          await page.reload()
+          await page.locator('tr[data-job="ui-early-a"]').waitFor()
+          await createShellJob(server, {
+            name: 'ui-early-b',
+            schedule_type: 'every',
+            schedule: '1h',
+            command: 'echo b',
+          })
+          openAgain()
+          await page.locator('tr[data-job="ui-early-b"]').waitFor()
           expect(errors).toEqual([])
         } finally {
           await context.close()

@@ -128,6 +128,13 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   http.use('/api/*', readiness.gate)
   http.use('/v1/*', readiness.gate)
   http.use('/mcp', readiness.gate)
+  // A read's place in the event stream (`X-Lango-Event-Id`: the newest event when the read began): a
+  // client that read before its stream was live reads again only when the stream's first id differs.
+  http.use('/api/*', async (c, next) => {
+    const head = c.req.method === 'GET' && c.req.path !== '/api/events' ? app.events.lastEventId : undefined
+    await next()
+    if (head !== undefined) c.res.headers.set('x-lango-event-id', head)
+  })
 
   http.route('/', healthRoutes(app, readiness))
   http.route('/api/tools', toolRoutes(app, shutdown))

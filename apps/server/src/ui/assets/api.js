@@ -33,6 +33,20 @@ export function authHeaders() {
   return token ? { authorization: `Bearer ${token}` } : {}
 }
 
+/** The event ids of the reads answered since {@link markReads}, or null when nobody asked. @type {string[] | null} */
+let reads = null
+
+/**
+ * Starts collecting where the next reads stand in the event stream (`x-lango-event-id` of each
+ * answer); returns the list they are added to, until the next call.
+ * @returns {string[]}
+ */
+export function markReads() {
+  const ids = /** @type {string[]} */ ([])
+  reads = ids
+  return ids
+}
+
 export async function api(path, init) {
   const options = init || {}
   const headers = Object.assign({ accept: 'application/json' }, authHeaders())
@@ -50,6 +64,8 @@ export async function api(path, init) {
   })
   if (response.status === 401)
     throw new AuthError(sent ? 'The server refused this token.' : 'This server needs its API token.')
+  const eventId = response.headers.get('x-lango-event-id')
+  if (reads !== null && eventId !== null) reads.push(eventId)
   const data = await response.json().catch(() => null)
   if (!response.ok && !(options.accept || []).includes(response.status)) {
     const message = data?.error?.message ? data.error.message : `HTTP ${response.status}`

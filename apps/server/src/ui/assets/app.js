@@ -25,14 +25,14 @@
  * @property {boolean} [drawOnce] A form: drawn once per visit, never read again while it is open
  *   (a redraw would drop what was typed, and a submit in flight would answer a form no longer shown).
  */
-import { AuthError, forgetToken, hasToken, saveToken } from './api.js'
+import { AuthError, forgetToken, hasToken, markReads, saveToken } from './api.js'
 import { approvals } from './approvals.js'
 import { background } from './background.js'
 import { cron, job } from './cron.js'
 import { jobEdit, jobNew } from './cron-form.js'
 import { announce, h, headline, relative, setTimeZoneMode, timeZoneMode } from './dom.js'
 import { startHealthBanner } from './health-banner.js'
-import { startLive, stopLive } from './live.js'
+import { liveEventId, startLive, stopLive } from './live.js'
 import { overview } from './overview.js'
 import { processes } from './processes.js'
 import { disconnectGraph } from './workflow-graph.js'
@@ -57,13 +57,14 @@ let pollTimer = 0
 let focusAfterLoad = ''
 /** The event stream is open: what changes from now on arrives as events. */
 let streamOpen = false
-/** A view was read while the stream was not open: events in between may be missed, so read again once it opens. */
-let loadedWithoutStream = false
 /**
- * Called when the stream opens (navigate() waits briefly for it before the first read).
- * @type {((value?: unknown) => void)[]}
+ * The event ids (`x-lango-event-id`) of the open view's last read, made while the stream was not
+ * live, or null: once it is, the view is read again unless they all are the stream's first id
+ * (nothing happened between the read and the stream). The first view is read at once, not after the
+ * stream opens, so it draws sooner.
+ * @type {string[] | null}
  */
-const onStreamOpen = []
+let readWithoutStream = null
 
 /** @type {PageContext} */
 const PAGE = { act, rerender, go, askForToken }
@@ -87,11 +88,17 @@ function disconnectEvents() {
 function liveState(state, text) {
   setLive(state, text)
   streamOpen = state === 'on'
-  if (!streamOpen) return
-  for (const resolve of onStreamOpen.splice(0)) resolve()
-  // Events may have been missed while the view was read without the stream (a reconnect, a slow open).
-  if (loadedWithoutStream) scheduleRefresh()
-  loadedWithoutStream = false
+  if (!streamOpen || readWithoutStream === null) return
+  // Events may have been missed while the view was read without the stream (its first open, a reconnect).
+  const reads = readWithoutStream
+  readWithoutStream = null
+  if (!sameAsStream(reads)) scheduleRefresh()
+}
+
+/** Whether reads (their event ids) saw every event before the live stream's first: nothing was missed. */
+function sameAsStream(reads) {
+  const head = liveEventId()
+  return head !== '' && reads.every((id) => id === head)
 }
 
 /** Which views an event changes; those refresh once per burst (no polling). */
@@ -136,10 +143,17 @@ async function refresh() {
   const route = currentRoute
   if (route.data !== undefined && VIEWS[route.view].drawOnce) return
   refreshing = true
-  if (!streamOpen) loadedWithoutStream = true
+  const withoutStream = !streamOpen
+  const reads = markReads()
   try {
     const data = await VIEWS[route.view].load(route)
     if (route !== currentRoute) return
+    if (withoutStream) {
+      // The stream went live during the read (its liveState call saw no read yet): compare now.
+      if (streamOpen) {
+        if (!sameAsStream(reads)) scheduleRefresh()
+      } else readWithoutStream = reads
+    }
     route.data = data
     render(VIEWS[route.view].render(data, route, PAGE))
     if (route.focusKey) {
@@ -302,15 +316,11 @@ function navigate() {
   document.title = `${VIEWS[currentRoute.view].title} · Lango dashboard`
   main.replaceChildren(h('p', { className: 'muted' }, 'Loading…'))
   main.focus({ preventScroll: true })
+  readWithoutStream = null
   connectEvents()
-  // Read the view once the stream is open (a few ms), so nothing falls between the read and the
-  // first event and the view is read once, not again on connect; a slow stream waits 300 ms at most.
-  if (streamOpen) refresh()
-  else
-    new Promise((resolve) => {
-      onStreamOpen.push(resolve)
-      setTimeout(resolve, 300)
-    }).then(() => refresh())
+  // Read at once; if the stream was not live yet, liveState() reads again only when events came
+  // between the read and the stream (their ids differ).
+  refresh()
 }
 
 async function act(button, work, done, after) {

@@ -21,7 +21,7 @@ const NAME = 'lango-events'
  * @property {(type: string, data: any) => void} onEvent Every event, in order, once per tab.
  * @property {(state: LiveState, text: string) => void} onState The stream's state as this tab sees it.
  * @property {(message: string) => void} onAuthError The server refused this tab's token.
- * @typedef {{ kind: 'hello' } | { kind: 'state', state: LiveState, text: string } | { kind: 'event', type: string, data: any, id: string }} Message
+ * @typedef {{ kind: 'hello' } | { kind: 'state', state: LiveState, text: string, id?: string } | { kind: 'event', type: string, data: any, id: string }} Message
  */
 
 /** @type {LiveHandlers | null} */
@@ -44,6 +44,14 @@ let lastEventId = ''
 /** @type {LiveState} */
 let state = 'off'
 let stateText = 'off'
+
+/**
+ * The newest event id of the live stream (its `ready` event's, then each event's), or '' while the
+ * stream is not live: a read that carries this id missed nothing.
+ */
+export function liveEventId() {
+  return state === 'on' ? lastEventId : ''
+}
 
 /** Whether the stream is shared between tabs (Web Locks and BroadcastChannel are there). */
 function canShare() {
@@ -115,13 +123,14 @@ function tell(message) {
 /** A message from another tab. @param {Message} message */
 function heard(message) {
   if (message.kind === 'hello') {
-    tell({ kind: 'state', state, text: stateText })
+    tell({ kind: 'state', state, text: stateText, id: lastEventId })
     return
   }
   if (release !== null) return // this tab leads: no one else speaks
-  if (message.kind === 'state')
+  if (message.kind === 'state') {
+    if (message.id) lastEventId = message.id
     setState(message.state, message.state === 'on' ? 'on (shared with another tab)' : message.text)
-  else if (message.kind === 'event') {
+  } else if (message.kind === 'event') {
     if (message.id) lastEventId = message.id
     handlers?.onEvent(message.type, message.data)
   }
@@ -173,8 +182,6 @@ async function read(controller) {
   if (response.status === 401) throw new AuthError('The server refused this token.')
   if (!response.ok || response.body === null) throw new Error(`HTTP ${response.status}`)
   retryDelay = 1000
-  setState('on', 'on')
-  tell({ kind: 'state', state: 'on', text: 'on' })
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
   let buffer = ''
   for (;;) {
@@ -200,6 +207,12 @@ async function read(controller) {
         payload = null
       }
       if (id) lastEventId = id
+      // Live from `ready` on (after the replay): its id is where the stream stands.
+      if (type === 'ready') {
+        setState('on', 'on')
+        tell({ kind: 'state', state: 'on', text: 'on', id: lastEventId })
+        continue
+      }
       handlers?.onEvent(type, payload)
       tell({ kind: 'event', type, data: payload, id })
     }
