@@ -330,6 +330,21 @@ export interface RunInsertResult {
   readonly overlapSkipped: ReadonlySet<string>
 }
 
+/** A final run status to record on its job ({@link CronStore.recordOutcome}'s arguments). */
+export interface RunOutcome {
+  readonly jobId: string
+  readonly status: CronRunStatus
+  readonly failed: boolean
+}
+
+/** What {@link CronStore.completeRunWithOutcome} did. */
+export interface CompletionWithOutcome {
+  /** The run row was finalised (what `completeRun` returns). */
+  readonly updated: boolean
+  /** The job's `consecutiveFailures` after the outcome, or undefined (not finalised, or no job). */
+  readonly failures: number | undefined
+}
+
 /** The final state of a run. */
 export interface RunCompletion {
   /** `skipped` only for a run its job's `when` gate skipped (with `skipReason`). */
@@ -487,6 +502,19 @@ export interface CronStore {
    * is left as it is. Returns true if updated.
    */
   completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean>
+  /**
+   * Optional capability: {@link completeRun} and then, only when it finalised the row,
+   * {@link recordOutcome} of `outcome` on the run's job, in one round trip to the database (a run
+   * that changes its job's outcome: its first, a failure, a recovery). Without it the scheduler makes
+   * the two calls. `failures` is what `recordOutcome` returned (undefined when the row was not
+   * finalised or the job is gone).
+   */
+  completeRunWithOutcome?(
+    id: string,
+    completion: RunCompletion,
+    outcome: RunOutcome,
+    options?: StoreCallOptions,
+  ): Promise<CompletionWithOutcome>
   /** Sets a run's delivery summary (`CronRun.deliveryStatus` and `deliveryError`). */
   setDelivery(
     id: string,

@@ -136,18 +136,26 @@ export class RunExecutor {
     try {
       // As its owner: a row another scheduler marked interrupted (a late heartbeat taken for a
       // dead owner) is finalised with what the run did, and delivered.
-      const updated = await store.completeRun(run.id, { ...completion, owner: this.#settings.ownerId })
+      const owned = { ...completion, owner: this.#settings.ownerId }
+      const ended = status === 'completed' || status === 'failed' || status === 'timed_out'
+      const failed = status !== 'completed'
+      const known = state.current()
+      // Steady state (success after success) changes nothing on the job row: no write.
+      const steady = !failed && known.lastStatus === 'completed' && known.consecutiveFailures === 0
+      let updated: boolean
+      if (ended && !steady && store.completeRunWithOutcome !== undefined) {
+        // One round trip for both rows where the store can (PostgreSQL).
+        const done = await store.completeRunWithOutcome(run.id, owned, { jobId: job.id, status, failed })
+        updated = done.updated
+        failures = done.failures
+      } else {
+        updated = await store.completeRun(run.id, owned)
+        if (updated && ended) failures = steady ? 0 : await store.recordOutcome(job.id, status, failed)
+      }
       if (!updated) {
         // Someone else finalised the row (a cancel, or a stop on this scheduler): keep theirs.
         final = (await store.getRun(run.id)) ?? final
-      } else if (status === 'completed' || status === 'failed' || status === 'timed_out') {
-        const failed = status !== 'completed'
-        const known = state.current()
-        // Steady state (success after success) changes nothing on the job row: skip the write.
-        failures =
-          !failed && known.lastStatus === 'completed' && known.consecutiveFailures === 0
-            ? 0
-            : await store.recordOutcome(job.id, status, failed)
+      } else if (ended) {
         if (failures !== undefined) state.recorded(status, failures)
         active.phase = 'delivery'
         // The run row is final: what follows only records delivery, one ledger row per target.

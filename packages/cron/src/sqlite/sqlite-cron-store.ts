@@ -1,9 +1,17 @@
-import { type ExpressionBuilder, type Kysely, type RawBuilder, sql } from 'kysely'
+import {
+  type ExpressionBuilder,
+  type Kysely,
+  PostgresAdapter,
+  type QueryCreator,
+  type RawBuilder,
+  sql,
+} from 'kysely'
 import { CronError } from '../errors.js'
 import { checkExclusiveRuns } from '../exclusive-runs.js'
 import { compareJobs, NO_NEXT_RUN_KEY } from '../job-order.js'
 import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
+  CompletionWithOutcome,
   CronJobPatch,
   CronStore,
   DeliveryUpdate,
@@ -18,6 +26,7 @@ import type {
   OccurrenceKey,
   RunCompletion,
   RunInsertResult,
+  RunOutcome,
   StoreCallOptions,
   TokenTotal,
 } from '../ports.js'
@@ -452,7 +461,53 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
     options?.signal?.throwIfAborted()
-    const result = await this.#db
+    const result = await this.#completion(this.#db, id, completion).executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * On PostgreSQL one statement: the run's update and the job's in data-modifying CTEs, the job's
+   * only if the run's row was finalised. SQLite has no such CTEs; there it is the two statements
+   * (in-process, no round trip to save).
+   */
+  async completeRunWithOutcome(
+    id: string,
+    completion: RunCompletion,
+    outcome: RunOutcome,
+    options?: StoreCallOptions,
+  ): Promise<CompletionWithOutcome> {
+    options?.signal?.throwIfAborted()
+    if (!(this.#db.getExecutor().adapter instanceof PostgresAdapter)) {
+      const done = await this.#completion(this.#db, id, completion).executeTakeFirst()
+      if (done.numUpdatedRows === 0n) return { updated: false, failures: undefined }
+      const row = await this.#outcome(this.#db, outcome).returning('consecutive_failures').executeTakeFirst()
+      return { updated: true, failures: row === undefined ? undefined : Number(row.consecutive_failures) }
+    }
+    const row = await this.#db
+      .with('done', (db) => this.#completion(db, id, completion).returning('id'))
+      // The job's update sees the run's through `done` (empty when the row was not finalised).
+      .with('outcome', (db) =>
+        this.#outcome(db as unknown as QueryCreator<CronDatabase>, outcome)
+          .where(sql<boolean>`exists (select 1 from ${sql.table('done')})`)
+          .returning('consecutive_failures'),
+      )
+      .selectNoFrom(({ selectFrom }) => [
+        selectFrom('done')
+          .select(({ fn }) => fn.countAll<number | string>().as('count'))
+          .as('updated'),
+        selectFrom('outcome').select('consecutive_failures').as('failures'),
+      ])
+      .executeTakeFirstOrThrow()
+    const updated = Number(row.updated) > 0
+    return {
+      updated,
+      failures: updated && row.failures !== null ? Number(row.failures) : undefined,
+    }
+  }
+
+  /** The update that finalises a run (`completeRun`'s), from `db`: the handle, or a CTE's creator. */
+  #completion(db: QueryCreator<CronDatabase>, id: string, completion: RunCompletion) {
+    return db
       .updateTable('cron_runs')
       .set({
         status: completion.status,
@@ -473,8 +528,17 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
               eb.and([eb('status', '=', 'interrupted'), eb('owner', '=', completion.owner)]),
             ]),
       )
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
+  }
+
+  /** The update that records an outcome on its job (`recordOutcome`'s), from `db`. */
+  #outcome(db: QueryCreator<CronDatabase>, outcome: RunOutcome) {
+    return db
+      .updateTable('cron_jobs')
+      .set((eb) => ({
+        last_status: outcome.status,
+        consecutive_failures: outcome.failed ? eb('consecutive_failures', '+', 1) : 0,
+      }))
+      .where('id', '=', outcome.jobId)
   }
 
   async setDelivery(
@@ -612,13 +676,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<number | undefined> {
     options?.signal?.throwIfAborted()
-    const row = await this.#db
-      .updateTable('cron_jobs')
-      .set((eb) => ({
-        last_status: status,
-        consecutive_failures: failed ? eb('consecutive_failures', '+', 1) : 0,
-      }))
-      .where('id', '=', jobId)
+    const row = await this.#outcome(this.#db, { jobId, status, failed })
       .returning('consecutive_failures')
       .executeTakeFirst()
     return row === undefined ? undefined : Number(row.consecutive_failures)

@@ -3,6 +3,7 @@ import { checkExclusiveRuns } from '../exclusive-runs.js'
 import { compareJobs, isAfter } from '../job-order.js'
 import type { CronDelivery, CronJob, CronRun, CronRunStatus, DeliveryStatus } from '../model.js'
 import type {
+  CompletionWithOutcome,
   CronJobPatch,
   CronStore,
   DeliveryUpdate,
@@ -16,6 +17,7 @@ import type {
   OccurrenceKey,
   RunCompletion,
   RunInsertResult,
+  RunOutcome,
   StoreCallOptions,
   TokenTotal,
 } from '../ports.js'
@@ -252,6 +254,19 @@ export class MemoryCronStore implements CronStore {
     const { owner: _owner, ...fields } = completion
     this.#runs.set(id, Object.freeze({ ...run, ...fields }))
     return true
+  }
+
+  async completeRunWithOutcome(
+    id: string,
+    completion: RunCompletion,
+    outcome: RunOutcome,
+    options?: StoreCallOptions,
+  ): Promise<CompletionWithOutcome> {
+    const updated = await this.completeRun(id, completion, options)
+    return {
+      updated,
+      failures: updated ? await this.recordOutcome(outcome.jobId, outcome.status, outcome.failed) : undefined,
+    }
   }
 
   async setDelivery(

@@ -689,6 +689,86 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.recordOutcome('missing', 'completed', false)).toBeUndefined()
     })
 
+    it('completes a run and records its outcome on the job together, only when the run was finalised (completeRunWithOutcome, where the store has it)', async (context) => {
+      if (store.completeRunWithOutcome === undefined) {
+        context.skip()
+        return
+      }
+      const job = createTestJob()
+      await store.insertJob(job)
+      const completion = (status: 'completed' | 'failed') =>
+        ({
+          status,
+          completedAt: 2_000,
+          durationMs: 1,
+          result: status === 'completed' ? 'ok' : null,
+          error: status === 'failed' ? 'boom' : null,
+          inputTokens: null,
+          outputTokens: null,
+        }) as const
+      const first = newRun(job, 1_000)
+      const second = newRun(job, 1_500)
+      const third = newRun(job, 1_700)
+      await store.insertRuns([first, second, third])
+      expect(
+        await store.completeRunWithOutcome(first.id, completion('failed'), {
+          jobId: job.id,
+          status: 'failed',
+          failed: true,
+        }),
+      ).toEqual({ updated: true, failures: 1 })
+      expect(await store.getRun(first.id)).toMatchObject({
+        status: 'failed',
+        error: 'boom',
+        completedAt: 2_000,
+      })
+      expect(
+        await store.completeRunWithOutcome(second.id, completion('failed'), {
+          jobId: job.id,
+          status: 'failed',
+          failed: true,
+        }),
+      ).toEqual({ updated: true, failures: 2 })
+      // A row that is final already: neither row changes.
+      expect(
+        await store.completeRunWithOutcome(first.id, completion('completed'), {
+          jobId: job.id,
+          status: 'completed',
+          failed: false,
+        }),
+      ).toEqual({ updated: false, failures: undefined })
+      expect(await store.getRun(first.id)).toMatchObject({ status: 'failed' })
+      expect(await store.getJob(job.id)).toMatchObject({ lastStatus: 'failed', consecutiveFailures: 2 })
+      // Another scheduler's interrupted row is finalised by its owner only.
+      await store.interruptOrphanedRuns({ now: 1_800, aliveSince: 1_800, reason: 'owner gone' })
+      expect(
+        await store.completeRunWithOutcome(
+          third.id,
+          { ...completion('completed'), owner: 'someone-else' },
+          { jobId: job.id, status: 'completed', failed: false },
+        ),
+      ).toEqual({ updated: false, failures: undefined })
+      expect(
+        await store.completeRunWithOutcome(
+          third.id,
+          { ...completion('completed'), owner: 'owner-a' },
+          { jobId: job.id, status: 'completed', failed: false },
+        ),
+      ).toEqual({ updated: true, failures: 0 })
+      expect(await store.getJob(job.id)).toMatchObject({ lastStatus: 'completed', consecutiveFailures: 0 })
+      // No such job: the run is still finalised, and no outcome is recorded.
+      const orphan = newRun(job, 1_900)
+      await store.insertRuns([orphan])
+      expect(
+        await store.completeRunWithOutcome(orphan.id, completion('completed'), {
+          jobId: 'missing',
+          status: 'completed',
+          failed: false,
+        }),
+      ).toEqual({ updated: true, failures: undefined })
+      expect(await store.getRun(orphan.id)).toMatchObject({ status: 'completed' })
+    })
+
     it('updates next/last run times and disables jobs in bulk', async () => {
       const one = createTestJob()
       const two = createTestJob()
