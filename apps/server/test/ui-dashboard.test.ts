@@ -38,6 +38,21 @@ function rawGet(
   })
 }
 
+const EVENTS = '**/api/events*'
+
+/** Holds the page's `GET /api/events` requests until the returned function is called. */
+async function holdEventStream(page: Page): Promise<() => void> {
+  let open: () => void = () => undefined
+  const held = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  await page.route(EVENTS, async (route) => {
+    await held
+    await route.continue()
+  })
+  return open
+}
+
 async function screenshot(page: Page, name: string): Promise<void> {
   const path = await screenshotPath(name)
   await page.screenshot({ path, fullPage: true })
@@ -216,14 +231,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         const { context, page, errors } = await openPage()
         try {
           // The stream is held until the list is drawn: the page must not wait for it.
-          let openStream: () => void = () => undefined
-          const streamHeld = new Promise<void>((resolve) => {
-            openStream = resolve
-          })
-          await page.route('**/api/events*', async (route) => {
-            await streamHeld
-            await route.continue()
-          })
+          const openStream = await holdEventStream(page)
           const reads: string[] = []
           page.on('request', (request) => {
             if (new URL(request.url()).pathname === '/api/cron/jobs') reads.push(request.url())
@@ -238,15 +246,8 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(reads).toHaveLength(1)
 
           // A job made between a read and the stream: the page reads again once the stream is live.
-          let openAgain: () => void = () => undefined
-          const heldAgain = new Promise<void>((resolve) => {
-            openAgain = resolve
-          })
-          await page.unroute('**/api/events*')
-          await page.route('**/api/events*', async (route) => {
-            await heldAgain
-            await route.continue()
-          })
+          await page.unroute(EVENTS)
+          const openAgain = await holdEventStream(page)
           await page.reload()
           await page.locator('tr[data-job="ui-early-a"]').waitFor()
           await createShellJob(server, {

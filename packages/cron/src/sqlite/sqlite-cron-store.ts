@@ -57,11 +57,14 @@ const IN_CHUNK = 500
  */
 export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements CronStore {
   readonly #db: Kysely<CronDatabase>
+  /** The handle speaks PostgreSQL: {@link completeRunWithOutcome} can use data-modifying CTEs. */
+  readonly #postgres: boolean
 
   constructor(db: Kysely<DB>) {
     // Kysely's DB parameter is invariant: narrow the host's wider handle once, here. Only cron's
     // tables are queried through it.
     this.#db = db as unknown as Kysely<CronDatabase>
+    this.#postgres = db.getExecutor().adapter instanceof PostgresAdapter
   }
 
   async insertJob(job: CronJob, options?: StoreCallOptions): Promise<void> {
@@ -477,7 +480,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<CompletionWithOutcome> {
     options?.signal?.throwIfAborted()
-    if (!(this.#db.getExecutor().adapter instanceof PostgresAdapter)) {
+    if (!this.#postgres) {
       const done = await this.#completion(this.#db, id, completion).executeTakeFirst()
       if (done.numUpdatedRows === 0n) return { updated: false, failures: undefined }
       const row = await this.#outcome(this.#db, outcome).returning('consecutive_failures').executeTakeFirst()
