@@ -13,9 +13,10 @@
 //    last: lango's ledger `completed_at`, graphile's `job:complete` event) and CPU per job (user +
 //    system CPU of the three processes from /proc/<pid>/stat, from 1 s before T until the last
 //    completion, divided by the jobs; the shells themselves are not counted, the database's CPU is
-//    shown apart), each as a lango/graphile ratio. Each side first runs an unmeasured burst of 100
-//    the same way (the JIT warm, as in a server that has been up a while). Rounds alternate the two;
-//    medians are reported.
+//    shown apart), each as a lango/graphile ratio, and, for information, where that CPU goes by
+//    thread (the main thread's user and system time, the other threads'). Each side first runs an
+//    unmeasured burst of 100 the same way (the JIT warm, as in a server that has been up a while).
+//    Rounds alternate the two; medians are reported.
 // 2. 1 server against 3 at the same load: 100 shell jobs every second for 10 s, default limits; the
 //    share of the occurrences due in the window that completed (3 must complete at least as large a
 //    share as 1; an occurrence with no row counts as due and not completed) and duplicates
@@ -27,7 +28,7 @@
 // BENCH_STEADY_JOBS (100), BENCH_BURST_PARTS (`burst,steady`: both parts). ADR 0014 has the figures.
 
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -87,6 +88,50 @@ function cpuMs(pid) {
   } catch {
     return 0
   }
+}
+
+/**
+ * User and system CPU of every thread of `pids` (`/proc/<pid>/task/<tid>/stat`), in milliseconds, by
+ * `pid/tid`: where a process's CPU goes, its main (JavaScript) thread against the rest (V8's compiler
+ * and GC helpers, libuv's pool).
+ */
+function threadCpu(pids) {
+  const threads = new Map()
+  for (const pid of pids) {
+    let tids = []
+    try {
+      tids = readdirSync(`/proc/${pid}/task`)
+    } catch {
+      continue
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        threads.set(`${pid}/${tid}`, {
+          main: tid === String(pid),
+          user: (Number(fields[11]) * 1000) / CLOCK_TICKS,
+          system: (Number(fields[12]) * 1000) / CLOCK_TICKS,
+        })
+      } catch {
+        // The thread ended.
+      }
+    }
+  }
+  return threads
+}
+
+/** CPU per job between two `threadCpu` readings: main thread user/system, other threads (threads that ended in between are not counted). */
+function threadCpuPerJob(before, after, jobs) {
+  const split = { mainUser: 0, mainSystem: 0, other: 0 }
+  for (const [key, now] of after) {
+    const then = before.get(key) ?? { user: 0, system: 0 }
+    if (now.main) {
+      split.mainUser += (now.user - then.user) / jobs
+      split.mainSystem += (now.system - then.system) / jobs
+    } else split.other += (now.user + now.system - then.user - then.system) / jobs
+  }
+  return split
 }
 
 /** CPU of the database's backends (by pid, at the time of the call). */
@@ -197,7 +242,7 @@ function startGraphileWorker(url) {
 }
 
 /** The figures of one burst: start latencies (ms after T), completion times and the CPU spent. */
-function burstFigures(starts, due, completions, cpu, dbCpu) {
+function burstFigures(starts, due, completions, cpu, dbCpu, threads) {
   const latencies = starts.map((start) => start - due)
   const sorted = [...completions].sort((a, b) => a - b)
   const span = (sorted[sorted.length - 1] - sorted[0]) / 1000
@@ -208,6 +253,7 @@ function burstFigures(starts, due, completions, cpu, dbCpu) {
     throughput: (sorted.length - 1) / span,
     cpuPerJob: cpu / starts.length,
     dbCpuPerJob: dbCpu / starts.length,
+    threads,
   }
 }
 
@@ -270,10 +316,12 @@ async function langoBurst({ nodeArgs = [], prepare, observe } = {}) {
     const due = await atBurst(servers[0], database, 'burst', BURST, file, true)
     const pids = servers.map((server) => server.child.pid)
     const cpuBefore = pids.map(cpuMs)
+    const threadsBefore = threadCpu(pids)
     const dbBefore = await databaseCpu(database)
     const observed = observe?.(pids)
     await until(async () => (await ended(database, 'burst')) >= BURST, 120_000, 'the burst to complete')
     const cpu = pids.map(cpuMs).reduce((sum, after, i) => sum + after - cpuBefore[i], 0)
+    const threads = threadCpuPerJob(threadsBefore, threadCpu(pids), BURST)
     const dbCpu = databaseCpuSpent(dbBefore, await databaseCpu(database))
     await observed
     const rows = await database.query(
@@ -290,6 +338,7 @@ async function langoBurst({ nodeArgs = [], prepare, observe } = {}) {
       completed.map((row) => Number(row.completed_at)),
       cpu,
       dbCpu,
+      threads,
     )
   } finally {
     await Promise.all(servers.map((server) => server.stop()))
@@ -323,6 +372,7 @@ async function graphileBurst() {
     await sleep(2_000)
     const pids = workers.map((worker) => worker.child.pid)
     const cpuBefore = pids.map(cpuMs)
+    const threadsBefore = threadCpu(pids)
     const dbBefore = await databaseCpu(database)
     await sleep(1_000)
     // The jobs are built before T: what is timed is adding them.
@@ -332,6 +382,7 @@ async function graphileBurst() {
     await until(async () => shellStarts(file).length >= BURST, 120_000, 'every job to start')
     await until(drained, 120_000, 'the burst to complete')
     const cpu = pids.map(cpuMs).reduce((sum, after, i) => sum + after - cpuBefore[i], 0)
+    const threads = threadCpuPerJob(threadsBefore, threadCpu(pids), BURST)
     const dbCpu = databaseCpuSpent(dbBefore, await databaseCpu(database))
     const completions = []
     for (const worker of workers.splice(0)) completions.push(...(await worker.stop()))
@@ -339,7 +390,7 @@ async function graphileBurst() {
     completions.sort((a, b) => a - b).splice(0, WARMUP)
     const starts = shellStarts(file)
     if (starts.length !== BURST) throw new Error(`${starts.length} shells ran for ${BURST} jobs`)
-    return burstFigures(starts, due, completions, cpu, dbCpu)
+    return burstFigures(starts, due, completions, cpu, dbCpu, threads)
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()))
     await utils.release()
@@ -466,6 +517,11 @@ async function burstPart() {
       { noisy: true },
     )
   }
+  const split = (runs) => {
+    const part = (key) => fixed(median(runs.map((figures) => figures.threads[key])), 2)
+    return `main thread ${part('mainUser')} user + ${part('mainSystem')} system, other threads ${part('other')}`
+  }
+  console.log(`burst  CPU per job by thread (information): lango ${split(lango)}; graphile-worker ${split(graphile)} (ms)`)
   console.log(
     `burst  database CPU per job (information): lango ${fixed(of(lango, 'dbCpuPerJob'), 2)} ms, graphile-worker ${fixed(of(graphile, 'dbCpuPerJob'), 2)} ms`,
   )
