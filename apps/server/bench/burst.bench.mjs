@@ -521,7 +521,9 @@ async function burstPart() {
     const part = (key) => fixed(median(runs.map((figures) => figures.threads[key])), 2)
     return `main thread ${part('mainUser')} user + ${part('mainSystem')} system, other threads ${part('other')}`
   }
-  console.log(`burst  CPU per job by thread (information): lango ${split(lango)}; graphile-worker ${split(graphile)} (ms)`)
+  console.log(
+    `burst  CPU per job by thread (information): lango ${split(lango)}; graphile-worker ${split(graphile)} (ms)`,
+  )
   console.log(
     `burst  database CPU per job (information): lango ${fixed(of(lango, 'dbCpuPerJob'), 2)} ms, graphile-worker ${fixed(of(graphile, 'dbCpuPerJob'), 2)} ms`,
   )
