@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
@@ -10,6 +11,7 @@ import { createHttpApp } from './http/app.js'
 import { isLoopbackHost, isWildcardHost } from './http/host-policy.js'
 import type { Logger } from './logger.js'
 import type { McpHttpEndpoint } from './mcp/http.js'
+import { routeProcessWarnings } from './process-warnings.js'
 import { VERSION } from './version.js'
 
 /** A listening server: its URL (with the real port when `port` was 0), its services, and how to stop it. */
@@ -56,6 +58,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     )
   }
   const shutdown = new AbortController()
+  // Every call in flight listens to it (one listener each, removed when the call ends; a call
+  // waiting for approval keeps its own): any number is normal, not a leak for Node to warn about.
+  setMaxListeners(0, shutdown.signal)
   // Until the services run, every request is answered here: 503 `starting`.
   const startedAt = performance.now()
   // `env` is @hono/node-server's `{ incoming, outgoing }`: handlers read small bodies from the Node
@@ -72,8 +77,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
 
   let app: App | undefined
   const mcp = lazyMcp(config, logger, address.port)
-  // stderr carries JSON lines only: the AI SDK's warnings go through the logger too.
-  const restoreWarnings = routeAiSdkWarnings(logger)
+  // stderr carries JSON lines only: the AI SDK's and Node's warnings go through the logger too.
+  const restoreAiSdkWarnings = routeAiSdkWarnings(logger)
+  const restoreProcessWarnings = routeProcessWarnings(logger)
+  const restoreWarnings = (): void => {
+    restoreProcessWarnings()
+    restoreAiSdkWarnings()
+  }
   try {
     app = await createApp(config, logger, {
       ...(options.passphrase === undefined ? {} : { passphrase: options.passphrase }),

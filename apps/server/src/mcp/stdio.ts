@@ -5,6 +5,7 @@ import type { App } from '../app/app.js'
 import { createApp } from '../app/create-app.js'
 import type { ServerConfig } from '../config/types.js'
 import type { Logger } from '../logger.js'
+import { routeProcessWarnings } from '../process-warnings.js'
 import { McpApprovals } from './approval.js'
 import { createMcpServer } from './server.js'
 
@@ -33,8 +34,13 @@ const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const
 export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void> {
   const { config, logger } = options
   const stdout = guardStdout()
-  // The AI SDK's warnings become log lines too, not plain text on stderr.
-  const restoreWarnings = routeAiSdkWarnings(logger)
+  // The AI SDK's and Node's warnings become log lines too, not plain text on stderr.
+  const restoreAiSdkWarnings = routeAiSdkWarnings(logger)
+  const restoreProcessWarnings = routeProcessWarnings(logger)
+  const restoreWarnings = (): void => {
+    restoreProcessWarnings()
+    restoreAiSdkWarnings()
+  }
   let app: App
   try {
     app = await createApp(config, logger)
