@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   ChannelError,
@@ -274,6 +275,19 @@ describe('long deliveries: Discord', () => {
     expect(contents).toEqual(splitMessage(text, 2000))
     expect(contents.every(fencesBalanced)).toBe(true)
     expect(messages.every((request) => request.files.length === 0)).toBe(true)
+  })
+
+  it("sends every part without leaving a listener on the caller's signal", async () => {
+    // @discordjs/rest listens to a request's signal and never lets go: given the caller's own, a
+    // delivery of many parts piled them up there (Node warned of a leak past ten).
+    const text = longResult()
+    discord.answerNext({ status: 413, body: { message: 'Request entity too large', code: 40005 } })
+    const adapter = new DiscordChannel({ token, apiUrl: discord.url, retries: 1, logger })
+    adapters.push(adapter)
+    const caller = new AbortController()
+    await adapter.send('111', text, { signal: caller.signal })
+    expect(discord.requests.length).toBeGreaterThan(10)
+    expect(getEventListeners(caller.signal, 'abort')).toEqual([])
   })
 
   it('a rejected token is not a refusal: CHANNEL_AUTH_FAILED, no fallback', async () => {

@@ -126,7 +126,9 @@ export class DiscordChannel implements ChannelAdapter {
                 { name: ATTACHMENT_NAME, data: Buffer.from(attached, 'utf8'), contentType: ATTACHMENT_TYPE },
               ],
             }),
-        ...(signal === undefined ? {} : { signal }),
+        // A signal of its own for each request: @discordjs/rest adds an abort listener to the one
+        // it is given and never removes it, which would pile up on the caller's across the parts.
+        ...(signal === undefined ? {} : { signal: AbortSignal.any([signal]) }),
       })
     } catch (error) {
       if (signal?.aborted) throw signal.reason
