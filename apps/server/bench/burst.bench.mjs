@@ -79,12 +79,21 @@ async function freshDatabase() {
   }
 }
 
+/** User and system CPU in milliseconds from a `/proc/…/stat` file (a process's or a thread's own). */
+function statCpu(path) {
+  const stat = readFileSync(path, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return {
+    user: (Number(fields[11]) * 1000) / CLOCK_TICKS,
+    system: (Number(fields[12]) * 1000) / CLOCK_TICKS,
+  }
+}
+
 /** User + system CPU of `pid` in milliseconds (its own, not its children's); 0 once it is gone. */
 function cpuMs(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+    const { user, system } = statCpu(`/proc/${pid}/stat`)
+    return user + system
   } catch {
     return 0
   }
@@ -106,12 +115,9 @@ function threadCpu(pids) {
     }
     for (const tid of tids) {
       try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
         threads.set(`${pid}/${tid}`, {
           main: tid === String(pid),
-          user: (Number(fields[11]) * 1000) / CLOCK_TICKS,
-          system: (Number(fields[12]) * 1000) / CLOCK_TICKS,
+          ...statCpu(`/proc/${pid}/task/${tid}/stat`),
         })
       } catch {
         // The thread ended.

@@ -1,3 +1,4 @@
+import { routeAiSdkWarnings } from './agent/ai-sdk-warnings.js'
 import type { Logger } from './logger.js'
 
 /** A warning's fields for a log line: its name, code and message (never its stack). */
@@ -13,7 +14,7 @@ function warningFields(warning: Error): Record<string, unknown> {
  * start of `serve()` or `lango mcp`) are taken off and put back by the function it returns. With
  * `--no-warnings` there is no printer, and nothing is logged either, as Node would do.
  */
-export function routeProcessWarnings(logger: Logger): () => void {
+function routeProcessWarnings(logger: Logger): () => void {
   const printers = process.listeners('warning')
   if (printers.length === 0) return () => {}
   const route = (warning: Error): void => logger.warn('node warning', warningFields(warning))
@@ -22,5 +23,18 @@ export function routeProcessWarnings(logger: Logger): () => void {
   return () => {
     process.off('warning', route)
     for (const printer of printers) process.on('warning', printer)
+  }
+}
+
+/**
+ * For an entry point (`serve()`, `lango mcp`): stderr carries JSON lines only, so the AI SDK's and
+ * Node's warnings both go through `logger`. Returns a function that puts back what was there.
+ */
+export function routeWarnings(logger: Logger): () => void {
+  const restoreAiSdk = routeAiSdkWarnings(logger)
+  const restoreProcess = routeProcessWarnings(logger)
+  return () => {
+    restoreProcess()
+    restoreAiSdk()
   }
 }

@@ -2,7 +2,6 @@ import { setMaxListeners } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import { routeAiSdkWarnings } from './agent/ai-sdk-warnings.js'
 import type { App } from './app/app.js'
 import { createApp } from './app/create-app.js'
 import type { ServerConfig } from './config/types.js'
@@ -11,7 +10,7 @@ import { createHttpApp } from './http/app.js'
 import { isLoopbackHost, isWildcardHost } from './http/host-policy.js'
 import type { Logger } from './logger.js'
 import type { McpHttpEndpoint } from './mcp/http.js'
-import { routeProcessWarnings } from './process-warnings.js'
+import { routeWarnings } from './process-warnings.js'
 import { VERSION } from './version.js'
 
 /** A listening server: its URL (with the real port when `port` was 0), its services, and how to stop it. */
@@ -78,12 +77,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let app: App | undefined
   const mcp = lazyMcp(config, logger, address.port)
   // stderr carries JSON lines only: the AI SDK's and Node's warnings go through the logger too.
-  const restoreAiSdkWarnings = routeAiSdkWarnings(logger)
-  const restoreProcessWarnings = routeProcessWarnings(logger)
-  const restoreWarnings = (): void => {
-    restoreProcessWarnings()
-    restoreAiSdkWarnings()
-  }
+  const restoreWarnings = routeWarnings(logger)
   try {
     app = await createApp(config, logger, {
       ...(options.passphrase === undefined ? {} : { passphrase: options.passphrase }),

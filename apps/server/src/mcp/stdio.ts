@@ -1,11 +1,10 @@
 import { Writable } from 'node:stream'
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio'
-import { routeAiSdkWarnings } from '../agent/ai-sdk-warnings.js'
 import type { App } from '../app/app.js'
 import { createApp } from '../app/create-app.js'
 import type { ServerConfig } from '../config/types.js'
 import type { Logger } from '../logger.js'
-import { routeProcessWarnings } from '../process-warnings.js'
+import { routeWarnings } from '../process-warnings.js'
 import { McpApprovals } from './approval.js'
 import { createMcpServer } from './server.js'
 
@@ -35,12 +34,7 @@ export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void
   const { config, logger } = options
   const stdout = guardStdout()
   // The AI SDK's and Node's warnings become log lines too, not plain text on stderr.
-  const restoreAiSdkWarnings = routeAiSdkWarnings(logger)
-  const restoreProcessWarnings = routeProcessWarnings(logger)
-  const restoreWarnings = (): void => {
-    restoreProcessWarnings()
-    restoreAiSdkWarnings()
-  }
+  const restoreWarnings = routeWarnings(logger)
   let app: App
   try {
     app = await createApp(config, logger)
