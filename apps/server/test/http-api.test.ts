@@ -218,8 +218,11 @@ describe('bad input', () => {
     const origin = await server.request('/api/tools', { headers: { origin: 'https://evil.example' } })
     expect(origin.status).toBe(403)
     expect((await json(origin)).error.code).toBe('ORIGIN_FORBIDDEN')
+    // Another local port is another origin: listed in server.allowed_origins or refused.
     const local = await server.request('/api/tools', { headers: { origin: 'http://localhost:3000' } })
-    expect(local.status).toBe(200)
+    expect(local.status).toBe(403)
+    const own = await server.request('/api/tools', { headers: { origin: new URL(server.url).origin } })
+    expect(own.status).toBe(200)
 
     // DNS rebinding: a page on evil.example resolved to 127.0.0.1 sends its own Host.
     const rebound = await new Promise<number>((resolve, reject) => {
@@ -426,6 +429,15 @@ describe('operator REST: a shell cron job', () => {
       await server.request(`/api/cron/jobs/${id}/resume`, { method: 'POST' })
       await events.next('cron.job.resumed', (data) => (data as Json).job_id === id)
 
+      // A page on another port of this machine sends this POST without a preflight (it has no
+      // body): refused before anything runs.
+      const forged = await server.request(`/api/cron/jobs/${id}/trigger`, {
+        method: 'POST',
+        headers: { origin: 'http://localhost:3000' },
+      })
+      expect(forged.status).toBe(403)
+      expect((await json(forged)).error.code).toBe('ORIGIN_FORBIDDEN')
+
       const triggered = await server.request(`/api/cron/jobs/${id}/trigger`, { method: 'POST' })
       expect(triggered.status).toBe(200)
       const answer = await json(triggered)
@@ -438,6 +450,10 @@ describe('operator REST: a shell cron job', () => {
         const runs = await json(await server.request('/api/cron/runs?job=http-shell&limit=5'))
         return runs.entries.find((entry: Json) => entry.status === 'completed')
       })
+      const manual = (
+        await json(await server.request('/api/cron/runs?job=http-shell&limit=20'))
+      ).entries.filter((entry: Json) => entry.trigger === 'manual')
+      expect(manual.map((entry: Json) => entry.id)).toEqual([answer.run_id])
       expect(history).toMatchObject({
         id: answer.run_id,
         job_id: id,

@@ -222,7 +222,7 @@ describe('/mcp over Streamable HTTP (stateless)', () => {
     }
   })
 
-  it('answers 403 to an Origin that is not loopback nor allowed', async () => {
+  it("answers 403 to an Origin that is neither the request's own nor allowed, as the API does", async () => {
     const { port } = server
     for (const origin of [
       'http://evil.example',
@@ -230,6 +230,11 @@ describe('/mcp over Streamable HTTP (stateless)', () => {
       'https://app.example.com:8443',
       'file://',
       'http://127.0.0.1.evil.example',
+      // Another port of this machine is another origin (a dev server, another tool's page).
+      'http://localhost:5173',
+      'http://[::1]:3000',
+      `http://127.0.0.1:${port + 1}`,
+      `https://127.0.0.1:${port}`,
     ]) {
       const response = await rawPost(port, { origin })
       expect(response.status, origin).toBe(403)
@@ -240,13 +245,16 @@ describe('/mcp over Streamable HTTP (stateless)', () => {
         },
       })
     }
-    for (const origin of [
-      'http://localhost:5173',
-      'https://127.0.0.1',
-      'http://[::1]:3000',
-      'https://app.example.com',
-    ]) {
-      const response = await rawPost(port, { origin })
+    for (const [origin, host] of [
+      // The page's own origin, whichever name the Host policy let through.
+      [`http://127.0.0.1:${port}`, `127.0.0.1:${port}`],
+      [`http://localhost:${port}`, `localhost:${port}`],
+      ['http://lango.internal:9', 'lango.internal:9'],
+      // Listed, with its default port spelled out or not.
+      ['https://app.example.com', `127.0.0.1:${port}`],
+      ['https://app.example.com:443', `127.0.0.1:${port}`],
+    ] as const) {
+      const response = await rawPost(port, { origin, host })
       expect(response.status, origin).toBe(200)
     }
   })

@@ -55,7 +55,8 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     value: (c) => c.server.bodyLimitBytes,
   },
   'server.allowed_origins': {
-    description: 'Browser origins (besides loopback and the page’s own) that may call the API.',
+    description:
+      'Browser origins (besides the server’s own pages) that may call the API, `/v1` and `/mcp`; a page on another local port is another origin.',
     value: (c) => c.server.allowedOrigins,
   },
   'server.allowed_hosts': {

@@ -7,6 +7,7 @@ import { ServerError } from '../errors.js'
 import { registerUiRoutes } from '../ui/index.js'
 import { bearerGuard, browserGuard, hostGuard } from './guards.js'
 import { createHostPolicy } from './host-policy.js'
+import { createOriginPolicy } from './origin-policy.js'
 import { createReadiness } from './readiness.js'
 import { bodyTooLarge, errorResponse, jsonContentType } from './responses.js'
 import { approvalRoutes } from './routes/approvals.js'
@@ -109,7 +110,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
     http.use('*', bearerGuard(config.server.apiToken))
   }
-  const guard = browserGuard({ allowedOrigins: config.server.allowedOrigins })
+  const guard = browserGuard(createOriginPolicy({ allowedOrigins: config.server.allowedOrigins }), logger)
   const json = jsonContentType()
   for (const path of ['/api/*', '/v1/*']) {
     http.use(path, guard)

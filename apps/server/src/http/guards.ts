@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from '../logger.js'
 import { errorStatus } from './error-status.js'
-import { type HostPolicy, isLoopbackHost } from './host-policy.js'
+import type { HostPolicy } from './host-policy.js'
+import type { OriginPolicy } from './origin-policy.js'
 import { errorResponse } from './responses.js'
 
 /** SHA-256 first, so both sides have one length and the comparison time says nothing about the token. */
@@ -67,53 +68,17 @@ export function jsonRpcForbidden(code: 'HOST_FORBIDDEN' | 'ORIGIN_FORBIDDEN', me
 }
 
 /**
- * Browser protection for the API: a page on another site could otherwise drive the server with
- * simple cross-origin POSTs (no preflight). An `Origin` must be a loopback one, listed in
- * `server.allowed_origins`, or this request's own `scheme://Host` (the dashboard at `/ui` reached
- * by a name in `server.allowed_hosts`); the `Host` itself is {@link hostGuard}'s to check.
+ * Browser protection for the API and `/v1`: a page on another site, or on another port of this
+ * machine, could otherwise drive the server with cross-origin requests that need no preflight (a
+ * POST without a body). An `Origin`, when present, must pass the {@link OriginPolicy}: this
+ * request's own `scheme://Host` (the dashboard) or listed in `server.allowed_origins`; the `Host`
+ * itself is {@link hostGuard}'s to check.
  */
-export function browserGuard(options: { readonly allowedOrigins: readonly string[] }): MiddlewareHandler {
-  const allowed = new Set(options.allowedOrigins.map((origin) => origin.toLowerCase().replace(/\/+$/, '')))
+export function browserGuard(policy: OriginPolicy, logger?: Logger): MiddlewareHandler {
   return async (c, next) => {
-    const origin = c.req.header('origin')
-    if (
-      origin !== undefined &&
-      !allowed.has(origin.toLowerCase()) &&
-      !isLoopbackOrigin(origin) &&
-      !isSameOrigin(origin, c.req.url, c.req.header('host'))
-    ) {
-      return errorResponse(
-        c,
-        'ORIGIN_FORBIDDEN',
-        'requests from this web origin are not allowed: add it to server.allowed_origins in lango.yaml',
-      )
-    }
-    return next()
-  }
-}
-
-function isLoopbackOrigin(origin: string): boolean {
-  try {
-    const url = new URL(origin)
-    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname)
-  } catch {
-    return false
-  }
-}
-
-/**
- * True when `origin` is the request's own `scheme://host[:port]`: the page was served by this
- * server at the address the browser used. The scheme is the connection's (a server behind a TLS
- * proxy lists its public origin in `server.allowed_origins`). Under DNS rebinding the Host is the
- * attacker's name, which {@link hostGuard} refused before this runs.
- */
-function isSameOrigin(origin: string, requestUrl: string, host: string | undefined): boolean {
-  try {
-    const own = new URL(requestUrl)
-    const given = new URL(origin)
-    if (given.origin === 'null' || given.protocol !== own.protocol) return false
-    return given.host === (host === undefined ? own.host : new URL(`${own.protocol}//${host}`).host)
-  } catch {
-    return false
+    const problem = policy.problem(c.req.header('origin'), c.req.url, c.req.header('host'))
+    if (problem === undefined) return next()
+    logger?.warn('request refused', { code: 'ORIGIN_FORBIDDEN', method: c.req.method, path: c.req.path })
+    return errorResponse(c, 'ORIGIN_FORBIDDEN', problem)
   }
 }

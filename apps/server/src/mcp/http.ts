@@ -2,13 +2,14 @@ import { createMcpHandler } from '@modelcontextprotocol/server'
 import type { App } from '../app/app.js'
 import { jsonRpcForbidden } from '../http/guards.js'
 import { createHostPolicy, type HostPolicyOptions } from '../http/host-policy.js'
+import { createOriginPolicy } from '../http/origin-policy.js'
 import { McpApprovals } from './approval.js'
 import { createMcpServer } from './server.js'
 
 /** Options for {@link createMcpHttpHandler}. */
 export interface McpHttpHandlerOptions extends HostPolicyOptions {
   /**
-   * Browser origins allowed besides loopback ones, as `scheme://host[:port]`
+   * Browser origins allowed besides the request's own, as `scheme://host[:port]`
    * (`config.server.allowedOrigins`). Default none.
    */
   readonly allowedOrigins?: readonly string[]
@@ -25,22 +26,19 @@ export interface McpHttpEndpoint {
   close(): Promise<void>
 }
 
-/** Loopback names as `URL.hostname` spells them, for the `Origin` check. */
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]'])
-
 /**
  * MCP Streamable HTTP, stateless (a fresh server per request from {@link createMcpServer}; both
  * protocol eras; GET and DELETE answer 405), for `/mcp` (mount it on any path: it does not read
  * the path). Before anything is parsed, a DNS-rebinding guard: the `Host` must pass the server's
  * one Host policy (src/http/host-policy.ts: a loopback name on `port`, the bound `listenHost`, or
- * what `allowedHosts` lists); an `Origin`, when present, must be a loopback one or listed in
- * `allowedOrigins`. Anything else is answered 403 with a JSON-RPC error whose `data.code`
+ * what `allowedHosts` lists); an `Origin`, when present, the API's one Origin policy
+ * (src/http/origin-policy.ts: the request's own origin, or listed in `allowedOrigins`). Anything else is answered 403 with a JSON-RPC error whose `data.code`
  * is `HOST_FORBIDDEN` or `ORIGIN_FORBIDDEN`. Bearer tokens are the HTTP layer's job, in front.
  */
 export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = {}): McpHttpEndpoint {
   const approval = options.approval ?? new McpApprovals(app)
   const hosts = createHostPolicy(options)
-  const origins = new Set((options.allowedOrigins ?? []).flatMap((origin) => URL.parse(origin)?.origin ?? []))
+  const origins = createOriginPolicy({ allowedOrigins: options.allowedOrigins ?? [] })
   const handler = createMcpHandler(() => createMcpServer(app, { approval }), {
     maxRequestBodySize: options.maxRequestBodySize ?? app.config.server.bodyLimitBytes,
     onerror: (error) => app.logger.debug('mcp http request rejected', { error }),
@@ -52,7 +50,11 @@ export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = 
   const endpoint = async (request: Request): Promise<Response> => {
     const hostProblem = hosts.problem(request.headers.get('host'))
     if (hostProblem !== undefined) return refuse('HOST_FORBIDDEN', hostProblem)
-    const originProblem = checkOrigin(request.headers.get('origin'), origins)
+    const originProblem = origins.problem(
+      request.headers.get('origin'),
+      request.url,
+      request.headers.get('host'),
+    )
     if (originProblem !== undefined) return refuse('ORIGIN_FORBIDDEN', originProblem)
     return handler.fetch(request)
   }
@@ -62,18 +64,4 @@ export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = 
       await handler.close()
     },
   })
-}
-
-/** What is wrong with the `Origin` header, or undefined when there is none or it may pass. */
-function checkOrigin(header: string | null, allowed: ReadonlySet<string>): string | undefined {
-  if (header === null || header === '') return undefined
-  const url = URL.parse(header)
-  if (url !== null && allowed.has(url.origin)) return undefined
-  if (
-    url !== null &&
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    LOOPBACK_NAMES.has(url.hostname)
-  )
-    return undefined
-  return `requests from the web origin ${JSON.stringify(header.slice(0, 200))} are not allowed: add it to server.allowed_origins in lango.yaml`
 }
