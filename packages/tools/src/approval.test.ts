@@ -145,13 +145,45 @@ describe('buildApprovalSummary (seed 000)', () => {
     expect(buildApprovalSummary('exec', { command: 'echo safe\n  rm -rf ~/work' })).toBe(
       'Execute: echo safe ↵ rm -rf ~/work',
     )
-    // A terminal escape that erases the line, and a right-to-left override, are shown, not obeyed.
+    // A terminal escape that erases the line, a carriage return that sends the cursor back (one
+    // word for the shell, not a new command), and a right-to-left override are shown, not obeyed.
     expect(buildApprovalSummary('exec', { command: 'rm -rf ~\x1b[2K\recho hi' })).toBe(
-      'Execute: rm -rf ~\\u{1b}[2K ↵ echo hi',
+      'Execute: rm -rf ~\\u{1b}[2K\\u{d}echo hi',
     )
+    expect(buildApprovalSummary('exec', { command: 'echo a\r\nrm b' })).toBe('Execute: echo a\\u{d} ↵ rm b')
     expect(buildApprovalSummary('exec', { command: 'ls \u202e# txt.exe' })).toBe(
       'Execute: ls \\u{202e}# txt.exe',
     )
+  })
+
+  it('shows no look-alike space: a character the shell reads as part of a word is escaped', () => {
+    // `done<NBSP>#` is one word to the shell, so the `#` starts no comment and what follows runs;
+    // shown as a plain space it would read as a commented-out tail (issue 21, an outside probe).
+    const tail = '# ; touch /tmp/pwned'
+    for (const [space, escaped] of [
+      ['\u00a0', '\\u{a0}'], // no-break space
+      ['\u000b', '\\u{b}'], // vertical tab
+      ['\u000c', '\\u{c}'], // form feed
+      ['\u2002', '\\u{2002}'], // en space
+      ['\u200a', '\\u{200a}'], // hair space
+      ['\u202f', '\\u{202f}'], // narrow no-break space
+      ['\u3000', '\\u{3000}'], // ideographic space
+      ['\u2028', '\\u{2028}'], // line separator
+      ['\u2029', '\\u{2029}'], // paragraph separator
+      ['\u0085', '\\u{85}'], // next line
+      ['\u3164', '\\u{3164}'], // Hangul filler: renders as nothing
+      ['\u115f', '\\u{115f}'], // Hangul choseong filler
+      ['\uffa0', '\\u{ffa0}'], // halfwidth Hangul filler
+      ['\u2800', '\\u{2800}'], // braille blank
+      ['\u034f', '\\u{34f}'], // combining grapheme joiner
+      ['\ufe0f', '\\u{fe0f}'], // variation selector
+    ]) {
+      expect(buildApprovalSummary('exec', { command: `echo backup done${space}${tail}` }), escaped).toBe(
+        `Execute: echo backup done${escaped}${tail}`,
+      )
+    }
+    // Plain spaces and tabs still read as the shell splits them.
+    expect(buildApprovalSummary('exec', { command: 'echo a \t  b' })).toBe('Execute: echo a b')
   })
 
   it('has a line for every moderate and dangerous tool, and for manage_cron_jobs actions', () => {
