@@ -821,6 +821,55 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     ).toEqual([])
   })
 
+  it('manage_cron_jobs update of a shell job: a new cwd or schedule needs approval; pausing or a new ai schedule does not', async () => {
+    // An outside probe moved an approved `./job.sh` to a directory holding another job.sh, and made
+    // it run every minute, both without anyone asked (issue 21).
+    const created = await asking('manage_cron_jobs', {
+      action: 'create',
+      name: 'relative',
+      type: 'shell',
+      scheduleType: 'interval',
+      scheduleValue: '1h',
+      config: { command: './job.sh', cwd: '/srv/good' },
+    })
+    expect(created.asked).toHaveLength(1)
+    const moved = await asking(
+      'manage_cron_jobs',
+      { action: 'update', id: 'relative', config: { cwd: '/srv/evil' } },
+      false,
+    )
+    expect(moved.asked).toHaveLength(1)
+    expect(moved.asked[0]).toContain('cwd: /srv/evil')
+    expect(moved.asked[0]).toContain('./job.sh')
+    expect(moved.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect((await cron.get('relative')).cwd).toBe('/srv/good')
+
+    const faster = await asking(
+      'manage_cron_jobs',
+      { action: 'update', id: 'relative', scheduleType: 'interval', scheduleValue: '1m' },
+      false,
+    )
+    expect(faster.asked).toHaveLength(1)
+    expect(faster.asked[0]).toContain('scheduleValue: 1m')
+    expect((await cron.get('relative')).schedule).toBe('1h')
+    // Pausing runs nothing new.
+    expect(
+      (await asking('manage_cron_jobs', { action: 'update', id: 'relative', enabled: false })).asked,
+    ).toEqual([])
+
+    await call('manage_cron_jobs', {
+      action: 'create',
+      name: 'thinker',
+      type: 'ai',
+      scheduleType: 'interval',
+      scheduleValue: '1h',
+      config: { prompt: 'p' },
+    })
+    expect(
+      (await asking('manage_cron_jobs', { action: 'update', id: 'thinker', scheduleValue: '2h' })).asked,
+    ).toEqual([])
+  })
+
   it('cron_add of a webhook job, new or an update to one, needs approval and names the hook', async () => {
     const hooked = {
       name: 'on-deploy',

@@ -1376,18 +1376,28 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
     maxTokensPerDay: params.config?.maxTokensPerDay,
     maxCostPerDay: params.config?.maxCostPerDay,
   })
-  /** An update whose safety depends on the job as it is: a budget change or a new name. */
+  /** An update that changes when the job runs. */
+  const changesSchedule = (params: {
+    scheduleType?: string | undefined
+    scheduleValue?: string | undefined
+  }) => params.scheduleType !== undefined || params.scheduleValue !== undefined
+  /**
+   * An update whose safety depends on the job as it is: a budget change, a new name, or a new
+   * schedule (a shell job's command was approved to run on its schedule, not on another).
+   */
   const judgesJob = (params: {
     action: string
     id?: string | undefined
     name?: string | undefined
+    scheduleType?: string | undefined
+    scheduleValue?: string | undefined
     dry_run?: boolean | undefined
     config?: { maxTokensPerDay?: number | null | undefined; maxCostPerDay?: number | null | undefined }
   }) =>
     params.action === 'update' &&
     params.dry_run !== true &&
     params.id !== undefined &&
-    (params.name !== undefined || changesBudget(budgetOf(params)))
+    (params.name !== undefined || changesBudget(budgetOf(params)) || changesSchedule(params))
   return defineTool({
     name: 'manage_cron_jobs',
     title: 'Manage cron jobs',
@@ -1400,11 +1410,13 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       if ((params.action === 'create' || params.action === 'update') && params.dry_run === true) return 'safe'
       const base = ACTION_SAFETY[params.action] ?? 'dangerous'
       // Persisted shell commands and secret references run later with nobody watching
-      // (SECURITY.md CRON-5): creating or changing such a job needs confirmation.
+      // (SECURITY.md CRON-5): creating or changing such a job needs confirmation. So does its
+      // working directory, which decides what a relative command (`./job.sh`) runs.
       const persistsRisk =
         (params.action === 'create' || params.action === 'update') &&
         (params.type === 'shell' ||
           params.config?.command !== undefined ||
+          params.config?.cwd !== undefined ||
           setsWhen(params.config?.when) ||
           mentionsSecret(params.config?.prompt, params.config?.command, params.config?.when) ||
           setsPingUrl(params.pingUrl) ||
@@ -1418,6 +1430,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         if (job === undefined) return 'dangerous'
         if (job !== null && params.name !== undefined && params.name !== job.name) return 'dangerous'
         if (raisesBudget(job, budgetOf(params))) return 'dangerous'
+        if (job !== null && job.kind === 'shell' && changesSchedule(params)) return 'dangerous'
       }
       return base
     },
