@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig, redactedConfig } from '../src/config/load.js'
+import { configSecrets } from '../src/config/redact.js'
 import type { ServerConfig } from '../src/config/types.js'
 
 let root: string
@@ -932,6 +933,31 @@ describe('loadConfig: secrets from files (issue 21: *_FILE and systemd credentia
     expect(JSON.stringify(redactedConfig(config))).not.toMatch(
       /correct horse|file-api-token|hook-secret|:pw@/,
     )
+  })
+
+  it('reads OTEL_EXPORTER_OTLP_HEADERS and its traces form (or their _FILEs) as masked credentials', async () => {
+    const secrets = join(root, 'otel')
+    await mkdir(secrets)
+    await writeFile(join(secrets, 'headers'), 'x-team=ops\n')
+    await writeConfig('telemetry: { otlp: { headers: { x-team: yaml, x-keep: kept } } }\n')
+    const config = await load({
+      OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Bearer%20otel-secret-1,x-tenant=acme',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS_FILE: join(secrets, 'headers'),
+    })
+    expect(config.telemetry.headers).toEqual({
+      'x-keep': 'kept',
+      authorization: 'Bearer otel-secret-1',
+      'x-tenant': 'acme',
+      'x-team': 'ops',
+    })
+    expect(configSecrets(config)).toContainEqual({
+      label: 'config:telemetry.otlp.headers.authorization',
+      value: 'Bearer otel-secret-1',
+    })
+    const wrong = await failure(undefined, { OTEL_EXPORTER_OTLP_HEADERS: 'no-equals-sign-secret' })
+    expect(wrong.message).toContain('OTEL_EXPORTER_OTLP_HEADERS')
+    expect(wrong.message).toContain('name=value pairs')
+    expect(wrong.message).not.toContain('no-equals-sign-secret')
   })
 
   it('reads systemd credentials named as the variables, below the variables and their _FILEs', async () => {

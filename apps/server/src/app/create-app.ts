@@ -1,5 +1,5 @@
 import { SqliteCronStore } from '@lango/cron/sqlite'
-import { ensureOrphanReaper } from '@lango/exec'
+import { ensureOrphanReaper, MIN_SECRET_LENGTH } from '@lango/exec'
 import { WorkflowDirectory } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { Kysely } from 'kysely'
@@ -71,12 +71,17 @@ export async function createApp(
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })
-    const refStore = lazyVault(
-      database,
-      options.passphrase ?? config.vault.passphrase,
-      logger,
-      configSecrets(config),
-    )
+    const secrets = configSecrets(config)
+    // Too short to mask without revealing them (SECURITY.md SEC-4): said once, by name, never value.
+    for (const label of new Set(
+      secrets.filter(({ value }) => value.length < MIN_SECRET_LENGTH).map(({ label }) => label),
+    ))
+      logger.warn('secret too short to mask', {
+        secret: label.replace(/^config:/, ''),
+        minLength: MIN_SECRET_LENGTH,
+        hint: 'commands the server runs that print it show it in clear: use a longer value',
+      })
+    const refStore = lazyVault(database, options.passphrase ?? config.vault.passphrase, logger, secrets)
     const exec = createHostExec(config, refStore, logger)
     // Every delivery (cron results, background notices, workflow results) and every chat in goes
     // through one router: the configured channels, custom adapters, and `log`.

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
-import { SECRET_VARIABLES } from '../config/secret-sources.js'
+import { SECRET_VARIABLES, URL_VARIABLES, urlHoldsSecret } from '../config/secret-sources.js'
 
 /**
  * Secrets given in the environment never stay where the commands a server runs can read them
@@ -62,13 +62,18 @@ function runsCommands(argv: readonly string[]): boolean {
   )
 }
 
-/** The secret variables set in `env`: a database URL counts only when it holds a password. */
+/**
+ * The secret variables set in `env`, and the URL variables whose value carries a credential (a
+ * password, a credential-named query parameter, a webhook URL's path): a database URL without one
+ * is not a secret.
+ */
 export function secretsIn(env: NodeJS.ProcessEnv): Record<string, string> {
   const found: Record<string, string> = {}
-  for (const variable of SECRET_VARIABLES) {
+  const urls: readonly string[] = URL_VARIABLES
+  for (const variable of new Set<string>([...SECRET_VARIABLES, ...URL_VARIABLES])) {
     const value = env[variable]
     if (value === undefined || value === '') continue
-    if (variable === 'LANGO_DATABASE_URL' && (URL.parse(value)?.password ?? '') === '') continue
+    if (urls.includes(variable) && !urlHoldsSecret(variable, value)) continue
     found[variable] = value
   }
   return found

@@ -14,6 +14,7 @@ import {
   invalidMessage,
   logLevel,
   name,
+  otlpHeaderList,
   passphrase,
   path,
   type Rule,
@@ -187,9 +188,12 @@ function readEnvironment(env: NodeJS.ProcessEnv, issues: ConfigIssue[]) {
     host: read('LANGO_HOST', host),
     port: read('LANGO_PORT', integer(0, 65_535), (text) => (/^\d{1,5}$/.test(text) ? Number(text) : text)),
     logLevel: read('LANGO_LOG_LEVEL', logLevel, (text) => text.toLowerCase()),
-    // OpenTelemetry's own variables (the exporter reads OTEL_EXPORTER_OTLP_HEADERS itself).
+    // OpenTelemetry's own variables. The headers are read here, not left to the exporter: they are
+    // credentials, masked in output and handed over like the other secrets (issue 21).
     otlpTracesEndpoint: read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', httpUrl),
     otlpEndpoint: read('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl),
+    otlpHeaders: readSecret('OTEL_EXPORTER_OTLP_HEADERS', otlpHeaderList),
+    otlpTracesHeaders: readSecret('OTEL_EXPORTER_OTLP_TRACES_HEADERS', otlpHeaderList),
   }
 }
 
@@ -583,7 +587,12 @@ function buildConfig(
     telemetry: {
       serviceName: file.telemetry?.service_name ?? 'lango',
       tracesUrl: otlpTracesUrl(env, file),
-      headers: { ...(file.telemetry?.otlp?.headers ?? {}) },
+      // lango.yaml's, then the environment's (as the exporter reads them: the traces-specific last).
+      headers: {
+        ...(file.telemetry?.otlp?.headers ?? {}),
+        ...(env.otlpHeaders ?? {}),
+        ...(env.otlpTracesHeaders ?? {}),
+      },
     },
   }
 }

@@ -1,3 +1,4 @@
+import { SECRET_PARAMETER } from './secret-sources.js'
 import type { ServerConfig } from './types.js'
 
 /** Shown in place of a token, API key or password that is set. */
@@ -6,8 +7,6 @@ const SET = '[set]'
 const SECRET_KEYS = new Set(['apiToken', 'apiKey', 'token', 'secret', 'passphrase'])
 /** Keys whose values are URLs: credentials in them are hidden. */
 const URL_KEYS = new Set(['url', 'baseUrl', 'apiUrl', 'tracesUrl'])
-/** Query parameters that carry credentials (`?password=` in a Postgres URL, `?token=`). */
-const SECRET_PARAMETER = /pass|secret|token|key|auth|sig/i
 
 /**
  * The configuration as JSON for `lango doctor` and logs: every token and API key is `"[set]"`
@@ -107,8 +106,16 @@ export function configSecrets(config: ServerConfig): ConfigSecret[] {
     // A webhook URL's path is often its credential (Slack and Discord incoming webhooks).
     if (key === 'channels.webhook.url' && url.pathname.length > 1) add(`config:${key}`, url.pathname)
   }
-  for (const [name, value] of Object.entries(config.telemetry.headers))
-    add(`config:telemetry.otlp.headers.${name}`, value)
+  for (const [name, value] of Object.entries(config.telemetry.headers)) {
+    const label = `config:telemetry.otlp.headers.${name}`
+    add(label, value)
+    // As `OTEL_EXPORTER_OTLP_HEADERS` spells it (percent-encoded), and the credential of
+    // `Bearer <token>` on its own: a command that prints either finds it masked.
+    const encoded = encodeURIComponent(value)
+    if (encoded !== value) add(label, encoded)
+    const credential = /^[A-Za-z][\w.+-]* +(\S+)$/.exec(value)?.[1]
+    if (credential !== undefined && credential.length >= 8) add(label, credential)
+  }
   for (const channel of channels.custom)
     for (const [name, value] of Object.entries(channel.options))
       if (CREDENTIAL_OPTION.test(name) && typeof value === 'string')

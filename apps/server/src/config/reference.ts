@@ -393,8 +393,9 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   },
   'telemetry.otlp.headers': {
     description:
-      'Headers sent with each export (credentials); the exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`.',
+      'Headers sent with each export (credentials, masked in output). `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`name=value,…`, values percent-encoded; also as `_FILE` or a systemd credential) add to them, the traces-specific last.',
     value: (c) => c.telemetry.headers,
+    env: ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'],
     accepted: 'a mapping (at most 20) of HTTP header names to values of 1 to 4096 characters',
   },
 }

@@ -113,6 +113,37 @@ export const headerValue: Rule<string> = {
       : undefined,
 }
 
+/**
+ * OpenTelemetry's `OTEL_EXPORTER_OTLP_HEADERS` form: `name=value` pairs separated by commas, each
+ * value percent-decoded (the specification's W3C-baggage-like format), at most 20. Sensitive: the
+ * values are credentials.
+ */
+export const otlpHeaderList: Rule<Readonly<Record<string, string>>> = {
+  expected: 'expected name=value pairs separated by commas (at most 20; values percent-encoded)',
+  sensitive: true,
+  parse: (input) => {
+    if (typeof input !== 'string') return undefined
+    const headers: Record<string, string> = {}
+    const pairs = input.split(',').filter((pair) => pair.trim() !== '')
+    if (pairs.length === 0 || pairs.length > 20) return undefined
+    for (const pair of pairs) {
+      const at = pair.indexOf('=')
+      if (at <= 0) return undefined
+      const name = pair.slice(0, at).trim()
+      let value: string
+      try {
+        value = decodeURIComponent(pair.slice(at + 1).trim())
+      } catch {
+        return undefined
+      }
+      if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/.test(name) || headerValue.parse(value) === undefined)
+        return undefined
+      headers[name.toLowerCase()] = value
+    }
+    return headers
+  },
+}
+
 /** The vault's passphrase: any text (spaces allowed), at most 1,024 characters, no control characters. */
 export const passphrase: Rule<string> = {
   expected: 'expected a passphrase of 1 to 1024 characters without control characters',

@@ -20,7 +20,37 @@ export const SECRET_VARIABLES = [
   'LANGO_DISCORD_TOKEN',
   'LANGO_WEBHOOK_SECRET',
   'LANGO_DATABASE_URL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
 ] as const
+
+/**
+ * Variables that hold a URL, which holds a secret when it carries a password, a credential-named
+ * query parameter (`?password=`, `?token=`) or, for the webhook URL, a path (Slack's and Discord's
+ * incoming webhooks are their path). Such a value is handed over like a secret variable.
+ */
+export const URL_VARIABLES = [
+  'LANGO_DATABASE_URL',
+  'LANGO_MODEL_BASE_URL',
+  'LANGO_TELEGRAM_API_URL',
+  'LANGO_SLACK_API_URL',
+  'LANGO_DISCORD_API_URL',
+  'LANGO_WEBHOOK_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+] as const
+
+/** Query parameters that carry credentials (`?password=` in a Postgres URL, `?token=`). */
+export const SECRET_PARAMETER = /pass|secret|token|key|auth|sig/i
+
+/** Whether URL variable `variable`'s `value` carries a credential (see {@link URL_VARIABLES}). */
+export function urlHoldsSecret(variable: string, value: string): boolean {
+  const url = URL.parse(value)
+  if (url === null) return false
+  if (url.password !== '') return true
+  for (const name of url.searchParams.keys()) if (SECRET_PARAMETER.test(name)) return true
+  return variable === 'LANGO_WEBHOOK_URL' && url.pathname.length > 1
+}
 
 /** A secret file larger than this is refused unread: a token or a passphrase is small. */
 const MAX_SECRET_FILE_BYTES = 64 * 1024
