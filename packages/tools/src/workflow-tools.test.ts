@@ -440,10 +440,11 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
   })
 })
 
-describe('a workspace file is judged by its parse; only a saved workflow was confirmed (SECURITY.md WF-10)', () => {
+describe('a workspace file is judged by its parse; only steps a person confirmed run unasked (SECURITY.md WF-10)', () => {
   const AGENT_ONLY = 'name: ask\nsteps:\n  - id: a\n    prompt: "Summarise the day"\n'
   const SECRET = 'name: key\nsteps:\n  - id: a\n    prompt: "Use {{secret:api-key}}"\n'
   let workspaceTool: AnyTool
+  let saveTool: AnyTool
 
   beforeEach(async () => {
     const workspace = join(dir, 'workspace')
@@ -452,11 +453,14 @@ describe('a workspace file is judged by its parse; only a saved workflow was con
     await writeFile(join(workspace, 'ask.flow.yaml'), AGENT_ONLY)
     await writeFile(join(workspace, 'key.flow.yaml'), SECRET)
     const withWorkspace = await WorkflowDirectory.open(join(dir, 'workflows'), { allowedRoots: [workspace] })
-    workspaceTool = createWorkflowTools({ service: { engine, directory: withWorkspace } }).find(
-      (tool) => tool.name === 'workflow_run',
-    ) as AnyTool
-    // Saved through workflow_save: confirmed when it was saved.
-    await withWorkspace.save('report', REPORT)
+    const made = createWorkflowTools({ service: { engine, directory: withWorkspace } })
+    workspaceTool = made.find((tool) => tool.name === 'workflow_run') as AnyTool
+    saveTool = made.find((tool) => tool.name === 'workflow_save') as AnyTool
+    // Saved through workflow_save (by a host that asks nobody): confirmed when it was saved.
+    const stored = await invokeTool(saveTool, { name: 'report', yaml_content: REPORT }, session, {
+      policy: 'none',
+    })
+    expect(stored).toMatchObject({ ok: true })
   })
 
   /** Runs workflow_run under the default policy with a gate that records and denies. */
@@ -489,6 +493,31 @@ describe('a workspace file is judged by its parse; only a saved workflow was con
     const { outcome, asked } = await runUnderDefaultPolicy(join(dir, 'workspace', 'key.flow.yaml'))
     expect(asked.map((request) => request.safety)).toEqual(['dangerous'])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+  })
+
+  it('a file in the workflows directory written or changed by anything but workflow_save asks, until approved once', async () => {
+    // An outside probe wrote a .flow.yaml into the workflows directory by hand and ran its shell
+    // steps with nobody asked (issue 21): a command can write there too.
+    const changed = REPORT.replace('echo web-01', 'echo changed-by-a-command')
+    await writeFile(join(dir, 'workflows', 'report.flow.yaml'), changed)
+    const denied = await runUnderDefaultPolicy('report')
+    expect(denied.asked).toMatchObject([
+      { safety: 'dangerous', summary: expect.stringContaining('changed-by-a-command') },
+    ])
+    expect(denied.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    await writeFile(
+      join(dir, 'workflows', 'by-hand.flow.yaml'),
+      REPORT.replace('echo web-01', 'echo by-hand'),
+    )
+    expect((await runUnderDefaultPolicy('by-hand')).asked).toHaveLength(1)
+    // Approved once, those steps run again without asking; changed again, they ask again.
+    const approved = await invokeTool(workspaceTool, { file_path: 'by-hand', wait_seconds: 20 }, session, {
+      gate: { request: async () => true },
+    })
+    expect(approved).toMatchObject({ ok: true, result: { status: 'completed' } })
+    expect((await runUnderDefaultPolicy('by-hand')).asked).toEqual([])
+    await writeFile(join(dir, 'workflows', 'by-hand.flow.yaml'), REPORT.replace('echo web-01', 'echo again'))
+    expect((await runUnderDefaultPolicy('by-hand')).asked).toHaveLength(1)
   })
 
   it('a workspace file of agent steps, and a saved workflow with shell steps, stay moderate', async () => {

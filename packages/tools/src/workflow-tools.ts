@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import * as v from 'valibot'
 import { buildApprovalSummary } from './approval.js'
 import { resolveDeliveryTargets } from './delivery.js'
@@ -327,16 +328,33 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
     const { name, workflow } = await directory.read(params.file_path as string)
     return remember(params, { workflow, saved: name !== undefined })
   }
-  // Inline YAML and workspace files with shell steps or secret references run commands nobody has
-  // confirmed (SECURITY.md WF-10); a saved workflow was confirmed when workflow_save stored it. A
-  // file not read yet, or YAML that does not parse (callSafety outside invokeTool), is unknown
-  // content: its worst case.
+  // The steps a person confirmed, by digest of the parsed workflow: what a confirmed workflow_save
+  // stored, and what an approved workflow_run ran. A file in the workflows directory runs without
+  // asking only while its steps are those (a file written or changed by anything else, a command
+  // included, is unconfirmed content: an outside probe ran a hand-written file's shell steps
+  // unasked). Held by this process, at most 1,024 (oldest forgotten first): after a restart, or on
+  // another server, the first run of a saved file with shell steps asks again.
+  const confirmed = new Set<string>()
+  const digestOf = (workflow: WorkflowHandle): string =>
+    createHash('sha256')
+      .update(JSON.stringify(workflow.definition ?? null))
+      .digest('hex')
+  const confirm = (workflow: WorkflowHandle): void => {
+    const digest = digestOf(workflow)
+    confirmed.delete(digest)
+    confirmed.add(digest)
+    if (confirmed.size > 1024) confirmed.delete(confirmed.values().next().value as string)
+  }
+  // Inline YAML and files with shell steps or secret references run commands nobody has confirmed
+  // (SECURITY.md WF-10), unless they are a saved file whose steps were confirmed (above). A file
+  // not read yet, or YAML that does not parse (callSafety outside invokeTool), is unknown content:
+  // its worst case.
   const safetyOf = (params: WorkflowSource): ToolSafety => {
     try {
       const entry = inline(params) ?? prepared.get(params)
-      return entry === undefined || (!entry.saved && isDangerousWorkflow(entry.workflow))
-        ? 'dangerous'
-        : 'moderate'
+      if (entry === undefined) return 'dangerous'
+      if (entry.saved && confirmed.has(digestOf(entry.workflow))) return 'moderate'
+      return isDangerousWorkflow(entry.workflow) ? 'dangerous' : 'moderate'
     } catch {
       return 'dangerous'
     }
@@ -440,7 +458,9 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         return `${line}${shellStepsOf(workflow)}`
       },
       async handler(params, context) {
-        const { workflow } = await prepare(params)
+        const { workflow, saved } = await prepare(params)
+        // Run after approval when it was needed: these steps are confirmed from now on.
+        if (saved) confirm(workflow)
         const deliverTo = resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo)
         const { runId: id } = await engine.startRun(workflow, {
           ...(deliverTo.length === 0 ? {} : { deliverTo }),
@@ -684,6 +704,8 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const saved = await directory.save(params.name, params.yaml_content, {
           overwrite: params.overwrite === true,
         })
+        // Stored after approval when it was needed: running it later asks nobody again.
+        confirm((await prepare(params)).workflow)
         return { status: 'saved' as const, name: saved.name, file_path: saved.filePath }
       },
     }),
