@@ -94,6 +94,17 @@ export class FireQueue {
     if (dueAt !== undefined && occurrence !== undefined) this.#heap.push({ dueAt, occurrence, armed })
   }
 
+  /**
+   * Arms `armed` to fire again at `at` for the same `occurrence`: a look that failed (the store did
+   * not answer) is retried without moving the occurrence, so the job keeps its schedule's grid,
+   * which every scheduler computes alike. (Arming `now + 1s` as a new occurrence gave each server
+   * that saw the failure a grid of its own: an interval job ran once per grid after a database stall.)
+   */
+  retry(armed: ArmedJob, occurrence: number, at: number): void {
+    armed.dueAt = at
+    this.#heap.push({ dueAt: at, occurrence, armed })
+  }
+
   /** Pops every current entry due at `now`, earliest first. */
   takeDue(now: number): DueJob[] {
     const due: DueJob[] = []

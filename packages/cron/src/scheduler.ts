@@ -579,13 +579,14 @@ export class CronScheduler {
       } catch (error) {
         this.#reportError(error)
         for (const item of due)
-          if (this.#fires.isCurrent(item.armed)) this.#fires.push(item.armed, now + 1000)
+          if (this.#fires.isCurrent(item.armed)) this.#fires.retry(item.armed, item.firstDue, now + 1000)
         this.#arm()
         return
       }
     }
     const batch = new DueBatch(this.#ledger, now, this.#now())
-    const changed: string[] = []
+    /** Jobs changed elsewhere, by id, with the occurrence they came due for. */
+    const changed = new Map<string, number>()
     try {
       // Admitted (started or waiting for a slot) in this scheduler's own order when others claim too.
       const ordered = this.#othersSeen ? claimOrder(due, this.ownerId, (item) => item.armed.job.id) : due
@@ -602,7 +603,7 @@ export class CronScheduler {
           continue
         }
         if (version !== undefined && version.updatedAt !== armed.job.updatedAt) {
-          changed.push(jobId)
+          changed.set(jobId, firstDue)
           continue
         }
         this.#planDue(batch, armed, firstDue, now, mode)
@@ -616,7 +617,7 @@ export class CronScheduler {
     } finally {
       // Changed jobs were taken off the heap above and only come back here, so re-arm them
       // whatever happened to the batch (a failed ledger insert returns early).
-      if (changed.length > 0) await this.#rearmChanged(changed, now)
+      if (changed.size > 0) await this.#rearmChanged(changed, now)
     }
   }
 
@@ -714,16 +715,20 @@ export class CronScheduler {
     return claimed
   }
 
-  /** Re-arms jobs changed by another process from their stored definition instead of firing the old one. */
-  async #rearmChanged(jobIds: readonly string[], now: number): Promise<void> {
-    for (const jobId of jobIds) {
+  /**
+   * Re-arms jobs changed by another process from their stored definition instead of firing the old
+   * one. `changes` maps each job to the occurrence it came due for: when the store cannot be read,
+   * that occurrence is looked at again a second later (its grid kept).
+   */
+  async #rearmChanged(changes: ReadonlyMap<string, number>, now: number): Promise<void> {
+    for (const [jobId, occurrence] of changes) {
       let job: CronJob | undefined
       try {
         job = await this.#settings.store.getJob(jobId)
       } catch (error) {
         this.#reportError(error, jobId)
         const stale = this.#fires.get(jobId)
-        if (stale !== undefined) this.#fires.push(stale, this.#now() + 1000)
+        if (stale !== undefined) this.#fires.retry(stale, occurrence, this.#now() + 1000)
         continue
       }
       if (job === undefined || !job.enabled || !this.#started) {
@@ -981,7 +986,7 @@ export class CronScheduler {
     if (!this.#started) return
     const now = this.#now()
     const batch = new DueBatch(this.#ledger, now, now)
-    const changed = new Set<string>()
+    const changed = new Map<string, number>()
     const writes: JobScheduleUpdate[] = []
     for (const waiting of pending) {
       // Dropped meanwhile (the job paused or removed here).
@@ -1004,7 +1009,7 @@ export class CronScheduler {
         continue
       }
       if (version.updatedAt !== job.updatedAt) {
-        changed.add(job.id)
+        changed.set(job.id, occurrence.scheduledFor)
         continue
       }
       if (!this.#slots.hasFreeSlot()) {
@@ -1029,7 +1034,7 @@ export class CronScheduler {
       if (claimed === undefined) return
       for (const fire of batch.fires(claimed)) this.events.emit('schedule:fire', fire)
     } finally {
-      if (changed.size > 0) await this.#rearmChanged([...changed], now)
+      if (changed.size > 0) await this.#rearmChanged(changed, now)
     }
   }
 

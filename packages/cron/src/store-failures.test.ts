@@ -16,6 +16,19 @@ const T0 = Date.parse('2026-01-01T00:00:00Z')
 /** The real SQLite store, whose next `failures` ledger inserts fail as a busy database does. */
 class LockedSqliteCronStore extends SqliteCronStore {
   failures = 0
+  /** The next `versionFailures` re-checks of due jobs fail the same way. */
+  versionFailures = 0
+
+  override async jobVersions(
+    ids: readonly string[],
+    options?: StoreCallOptions,
+  ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>> {
+    if (this.versionFailures > 0) {
+      this.versionFailures--
+      throw new Error('database is locked')
+    }
+    return super.jobVersions(ids, options)
+  }
 
   override async insertRuns(
     runs: readonly NewCronRun[],
@@ -162,5 +175,26 @@ describe('a failing ledger insert and a job changed by another process', () => {
       ['02:00', 'completed'],
     ])
     expect(await runsOf('a-fires')).toEqual([['02:00', 'completed']])
+  })
+})
+
+describe("a failed look at a due job keeps the schedule's grid (issue 21, an outside probe)", () => {
+  it('an interval job whose re-check failed runs on its grid after the retry, not a second later ever after', async () => {
+    // After a database stall each server re-armed the job `now + 1s` as a new occurrence: every
+    // server that saw the failure got a grid of its own, and the job ran once per grid.
+    const agent = new RecordingAgentRunner()
+    const { store, clock, service } = await setUp(agent)
+    const { job } = await service.add({ name: 'tick', scheduleType: 'every', schedule: '10m', prompt: 'x' })
+    const first = job.nextRunAt as number
+    store.versionFailures = 2
+    await clock.advance(60 * MINUTE)
+    await service.scheduler.whenIdle()
+    const occurrences = (await store.listRuns({ limit: 50 }))
+      .filter((run) => run.jobName === 'tick')
+      .map((run) => run.scheduledFor)
+      .sort((a, b) => a - b)
+    expect(occurrences.length).toBeGreaterThanOrEqual(5)
+    for (const scheduledFor of occurrences) expect((scheduledFor - first) % (10 * MINUTE)).toBe(0)
+    expect((await service.get('tick')).nextRunAt).toBe(first + 60 * MINUTE)
   })
 })
