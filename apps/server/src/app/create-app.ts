@@ -167,7 +167,9 @@ export async function createApp(
       pendingApprovals: () => approvals.countPending(),
       duties,
     })
-    const syncSchedules = scheduleSync(cron, directory, events, logger)
+    const syncSchedules = scheduleSync(cron, directory, events, logger, {
+      shared: config.database.kind === 'postgres',
+    })
     // Every turn's spend, and the daily budgets read from it (per cron job, creator, server).
     const usage = new UsageLedger(database.db as unknown as Kysely<UsageDatabase>, {
       server: config.agent.dailyBudget,

@@ -14,7 +14,17 @@ async function runScheduledWorkflow(
   cronRun: { readonly jobName: string; readonly runId: string; readonly payload?: string },
   signal: AbortSignal,
 ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const { workflow } = await directory.read(workflowName, { signal })
+  let workflow: Awaited<ReturnType<WorkflowDirectory['read']>>['workflow']
+  try {
+    ;({ workflow } = await directory.read(workflowName, { signal }))
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'WORKFLOW_FILE_NOT_FOUND') throw error
+    // The schedule is the cluster's; the file is this server's (issue 21: an outside probe).
+    throw new Error(
+      `the saved workflow ${workflowName} is not in this server's workflows directory (${directory.path}): servers that share a database must share the workflows directory (workflow.directory)`,
+      { cause: error },
+    )
+  }
   const { runId } = await engine.startRun(workflow, {
     originSession: `cron:${cronRun.jobName}:${cronRun.runId}`,
     deliverTo: workflow.definition.deliverTo ?? [],

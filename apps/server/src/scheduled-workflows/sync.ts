@@ -26,10 +26,12 @@ async function syncScheduledWorkflows(
   cron: CronService,
   directory: WorkflowDirectory,
   logger: Logger,
+  shared: boolean,
 ): Promise<{ readonly registered: readonly string[]; readonly removed: readonly string[] }> {
   const wanted = new Map<string, WantedJob>()
   const unreadable = new Set<string>()
-  for (const name of await directory.list()) {
+  const present = new Set(await directory.list())
+  for (const name of present) {
     try {
       const { workflow } = await directory.read(name)
       const { schedule, triggers, timezone, deliverTo } = workflow.definition
@@ -104,11 +106,25 @@ async function syncScheduledWorkflows(
       logger.warn('saved workflow schedule rejected by cron', { workflow: want.workflow, error })
     }
   }
+  const missingHere = new Set<string>()
   for (const [jobName, { workflow, job }] of existing) {
     if (wanted.has(jobName) || unreadable.has(workflow)) continue
+    // On a database several servers share, a file missing from this server's directory may be
+    // another server's (their workflows directories differ): only a file this server holds
+    // removes its schedule, so one server's start never unschedules the cluster's workflows.
+    if (shared && !present.has(workflow)) {
+      missingHere.add(workflow)
+      continue
+    }
     await cron.remove(job.id)
     removed.add(workflow)
   }
+  if (missingHere.size > 0)
+    logger.warn("saved workflow schedules kept: their files are not in this server's workflows directory", {
+      workflows: [...missingHere],
+      directory: directory.path,
+      hint: 'servers that share a database must share the workflows directory (workflow.directory): a run claimed by a server without the file fails',
+    })
   return { registered: [...registered], removed: [...removed] }
 }
 
@@ -121,9 +137,13 @@ export function scheduleSync(
   directory: WorkflowDirectory,
   events: EventHub,
   logger: Logger,
+  options: {
+    /** The database is one several servers may share (PostgreSQL): a missing file removes nothing. */
+    readonly shared: boolean
+  },
 ): () => Promise<void> {
   return async () => {
-    const { registered, removed } = await syncScheduledWorkflows(cron, directory, logger)
+    const { registered, removed } = await syncScheduledWorkflows(cron, directory, logger, options.shared)
     if (registered.length + removed.length > 0) {
       logger.info('workflow schedules updated', { registered, removed })
       events.emit('cron.jobs.changed', { registered, removed })
