@@ -669,7 +669,7 @@ describe('loadConfig: errors in the file', () => {
       `  ${file}:4:22 approvals.policy: expected one of all, dangerous, moderate, none, got "sometimes"`,
       `  ${file}:4:42 approvals.timeout: expected a duration from 1s to 7d: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m, 1h30m or 2d, got "soon"`,
       `  ${file}:5:19 cron.timezone: expected an IANA time zone such as UTC, Europe/Berlin or America/New_York, got "Mars/Olympus_Mons"`,
-      `  ${file}:5:52 cron.min_interval: expected a duration from 1s to 1d: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m, 1h30m or 2d, got "0s"`,
+      `  ${file}:5:52 cron.min_interval: expected a duration from 1s to 1d: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m or 1h30m, got "0s"`,
       `  ${file}:6:34 channels.default_deliver_to[0]: expected a delivery target such as telegram, telegram:<chat id>, slack:<channel>, discord:<channel>, webhook, log or <custom channel>:<id>, got "Email Me"`,
       `  ${file}:7:18 exec.inherit: expected one of core, all, got "none"`,
       `  ${file}:7:36 exec.env_allow[0]: expected a variable name or glob such as MY_APP_* (letters, digits, _ and *), got "A=B"`,

@@ -1,4 +1,4 @@
-import { readDuration } from '@lango/duration'
+import { durationProblemMessage, formatDuration as formatExactDuration, readDuration } from '@lango/duration'
 import * as v from 'valibot'
 import { DURATION_UNIT_MISSING } from './duration.js'
 import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
@@ -24,17 +24,29 @@ function isTimeZone(value: string): boolean {
 }
 
 /**
- * A duration in the one grammar (ADR 0013) of at most `maxMs`. Messages are fixed (WF-6); a bare
- * number gets its own, since it is the likeliest mistake.
+ * A duration in the one grammar (ADR 0013), more than zero unless `zero` allows it, of at most
+ * `maxMs`. Messages are fixed (WF-6): they say what is wrong and what is accepted, quoting nothing;
+ * a bare number gets its own, since it is the likeliest mistake.
  */
-function duration(maxMs: number, message: string) {
+function duration(maxMs: number, options: { readonly zero?: boolean } = {}) {
   return v.pipe(
     v.string(),
     v.rawCheck<string>(({ dataset, addIssue }) => {
       if (!dataset.typed) return
       const reading = readDuration(dataset.value)
-      if (!reading.ok && reading.problem === 'unit-missing') addIssue({ message: DURATION_UNIT_MISSING })
-      else if (!reading.ok || reading.milliseconds > maxMs) addIssue({ message })
+      if (!reading.ok)
+        addIssue({
+          message:
+            reading.problem === 'unit-missing'
+              ? DURATION_UNIT_MISSING
+              : durationProblemMessage('', reading.problem),
+        })
+      else if (reading.milliseconds === 0 && options.zero !== true)
+        addIssue({
+          message: `must be more than zero, at most ${formatExactDuration(maxMs)} (such as 30s or 5m)`,
+        })
+      else if (reading.milliseconds > maxMs)
+        addIssue({ message: `must be at most ${formatExactDuration(maxMs)} (such as 30s or 5m)` })
     }),
   )
 }
@@ -88,12 +100,7 @@ function buildSchema(limits: WorkflowLimits) {
           v.maxLength(limits.maxDependencies, `must list at most ${limits.maxDependencies} steps`),
         ),
       ),
-      timeout: v.optional(
-        duration(
-          limits.maxTimeoutMs,
-          `must be a duration like 30s, 5m or 1h30m, at most ${limits.maxTimeoutMs / 60_000} minutes`,
-        ),
-      ),
+      timeout: v.optional(duration(limits.maxTimeoutMs)),
       retry: v.optional(
         v.objectWithRest(
           {
@@ -103,7 +110,7 @@ function buildSchema(limits: WorkflowLimits) {
               v.minValue(1, `must be from 1 to ${limits.maxAttempts}`),
               v.maxValue(limits.maxAttempts, `must be from 1 to ${limits.maxAttempts}`),
             ),
-            backoff: v.optional(duration(3_600_000, 'must be a duration like 10s, at most 1h')),
+            backoff: v.optional(duration(3_600_000, { zero: true })),
           },
           v.never(),
         ),

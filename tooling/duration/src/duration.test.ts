@@ -43,6 +43,13 @@ describe('durationProblemMessage', () => {
       `is not a duration; a duration is ${DURATION_FORMS}`,
     )
   })
+
+  it('suggests no "0s" for a bare zero, which most fields would refuse next (an outside probe)', () => {
+    for (const zero of ['0', ' 00 ', '0.0'])
+      expect(durationProblemMessage(zero, 'unit-missing')).toBe(
+        `has no unit; a duration is ${DURATION_FORMS}`,
+      )
+  })
 })
 
 describe('formatDuration', () => {

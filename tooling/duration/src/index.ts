@@ -93,6 +93,8 @@ export function durationProblemMessage(text: string, problem: DurationProblem): 
   switch (problem) {
     case 'unit-missing': {
       const digits = text.trim()
+      // No "0s" to suggest: most fields refuse a zero duration, and it would be refused next.
+      if (/^0*\.?0*$/.test(digits)) return `has no unit; ${forms}`
       return `has no unit: write "${digits}s" for seconds or "${digits}ms" for milliseconds (${forms})`
     }
     case 'empty':

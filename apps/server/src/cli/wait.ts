@@ -13,12 +13,22 @@ const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000
  * a usage error (exit 2) saying what is accepted.
  */
 export function durationOption(value: string): number {
+  return readDurationOption(value, MAX_TIMEOUT_MS)
+}
+
+/**
+ * A duration option read as {@link durationOption} reads one, more than zero; `max` bounds it
+ * (none: the server, which knows its own limit, checks it).
+ */
+export function readDurationOption(value: string, max?: number): number {
   const bareSeconds = /^\d{1,12}(?:\.\d{1,3})?$/.test(value.trim())
   const reading = readDuration(bareSeconds ? `${value.trim()}s` : value)
   const ms = reading.ok ? reading.milliseconds : undefined
-  if (ms === undefined || ms <= 0 || ms > MAX_TIMEOUT_MS)
+  if (ms === undefined || ms <= 0 || (max !== undefined && ms > max))
     throw new InvalidArgumentError(
-      'expected a duration with a unit such as 30s, 5m or 1h30m, or a number of seconds, up to 7d',
+      `expected a duration with a unit such as 30s, 5m or 1h30m, or a number of seconds, more than zero${
+        max === undefined ? '' : `, up to ${formatDuration(max)}`
+      }`,
     )
   return ms
 }

@@ -355,8 +355,20 @@ export function formatDuration(ms: number): string {
  * as milliseconds, with a deprecation warning saying what to write.
  */
 export function duration(min: number, max: number): Rule<number> {
+  // Examples inside the range only: a message must not suggest a value it would refuse.
+  const examples = [
+    ['500ms', 500],
+    ['90s', 90_000],
+    ['5m', 300_000],
+    ['1h30m', 5_400_000],
+    ['2d', 172_800_000],
+  ].flatMap(([text, ms]) => ((ms as number) >= min && (ms as number) <= max ? [text as string] : []))
+  const such =
+    examples.length === 0
+      ? ''
+      : ` such as ${examples.slice(0, -1).join(', ')}${examples.length > 1 ? ' or ' : ''}${examples.at(-1)}`
   return {
-    expected: `expected a duration from ${formatDuration(min)} to ${formatDuration(max)}: a number with a unit (ms, s, m, h, d or w) such as 90s, 5m, 1h30m or 2d`,
+    expected: `expected a duration from ${formatDuration(min)} to ${formatDuration(max)}: a number with a unit (ms, s, m, h, d or w)${such}`,
     parse: (input) => {
       const ms = parseDuration(input)
       return ms !== undefined && ms >= min && ms <= max ? ms : undefined

@@ -3,7 +3,7 @@ import { Option } from 'commander'
 import type { Register } from '../command.js'
 import { CliError, EXIT } from '../errors.js'
 import { formatMs, formatTime, type Output, oneLine } from '../output.js'
-import { durationOption, integerOption, waitFor } from '../wait.js'
+import { durationOption, integerOption, readDurationOption, waitFor } from '../wait.js'
 
 /** A job as `GET /api/cron/jobs` lists it (cron_list's view). */
 interface JobView {
@@ -367,10 +367,13 @@ export const registerCron: Register = (program, action) => {
     )
 }
 
-/** `--timeout` of `cron add` in milliseconds; a bad value is a usage error (exit 2). */
+/**
+ * `--timeout` of `cron add` in milliseconds; a bad value is a usage error (exit 2). Its range is
+ * the server's (cron's limit), which answers with it.
+ */
 function runTimeout(value: string): number {
   try {
-    return durationOption(value)
+    return readDurationOption(value)
   } catch (error) {
     throw usage(`--timeout: ${(error as Error).message}`)
   }
