@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { constants } from 'node:os'
 import { createAdaptorServer } from '@hono/node-server'
 import type { App } from './app/app.js'
 import { createApp } from './app/create-app.js'
@@ -126,20 +127,35 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   }
 }
 
+/** How long a stop may take before the process exits anyway (a database that does not answer). */
+const STOP_DEADLINE_MS = 30_000
+
 /**
  * Stops the server on SIGINT or SIGTERM: `close()` (stop accepting, stop the scheduler, cancel
  * background tasks, kill exec process groups, close the database), then exit 0 (1 if closing
- * failed). A second signal exits 130 at once. Returns a function that removes the handlers.
+ * failed, or did not end within `deadlineMs`, default 30 s: a database that does not answer must
+ * not keep a stopped server alive). A second signal exits at once, with the shell's code for it
+ * (128 + its number: 143 for SIGTERM, 130 for SIGINT). Returns a function that removes the handlers.
  */
-export function installShutdown(running: RunningServer, logger: Logger): () => void {
+export function installShutdown(
+  running: Pick<RunningServer, 'close'>,
+  logger: Logger,
+  options: { readonly deadlineMs?: number } = {},
+): () => void {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       logger.warn('second signal: exiting now', { signal })
-      process.exit(130)
+      process.exit(128 + (constants.signals[signal] ?? 0))
     }
     stopping = true
     logger.info('shutting down', { signal })
+    const deadlineMs = options.deadlineMs ?? STOP_DEADLINE_MS
+    const deadline = setTimeout(() => {
+      logger.error('shutdown did not finish in time: exiting without it', { deadlineMs })
+      process.exit(1)
+    }, deadlineMs)
+    deadline.unref()
     running.close().then(
       () => process.exit(0),
       (error: unknown) => {

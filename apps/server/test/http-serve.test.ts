@@ -12,6 +12,7 @@ import { ServerError } from '../src/errors.js'
 import { createHttpApp, type HttpAppOptions } from '../src/http/app.js'
 import { silentLogger } from '../src/logger.js'
 import { installShutdown, serve } from '../src/serve.js'
+import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import {
   openEvents,
   startTestServer,
@@ -256,6 +257,28 @@ describe('serve()', () => {
     }
   })
 
+  it('exits 1 when closing does not end within its deadline (a database that does not answer)', async () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
+    const before = new Set(process.listeners('SIGTERM'))
+    const logger = recordingLogger()
+    const uninstall = installShutdown({ close: () => new Promise<void>(() => {}) }, logger, {
+      deadlineMs: 50,
+    })
+    try {
+      const handler = process.listeners('SIGTERM').find((listener) => !before.has(listener))
+      if (handler === undefined) throw new Error('no SIGTERM handler installed')
+      ;(handler as (signal: NodeJS.Signals) => void)('SIGTERM')
+      await until(async () => (exit.mock.calls.length > 0 ? true : undefined), 15_000, 'exit')
+      expect(exit.mock.calls).toEqual([[1]])
+      expect(logger.entries.map((entry) => entry.message)).toContain(
+        'shutdown did not finish in time: exiting without it',
+      )
+    } finally {
+      uninstall()
+      exit.mockRestore()
+    }
+  })
+
   it('closes on SIGTERM and exits at once on a second signal', async () => {
     const server = await startTestServer()
     const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
@@ -265,8 +288,9 @@ describe('serve()', () => {
       const handler = process.listeners('SIGTERM').find((listener) => !before.has(listener))
       if (handler === undefined) throw new Error('no SIGTERM handler installed')
       ;(handler as (signal: NodeJS.Signals) => void)('SIGTERM')
-      ;(handler as (signal: NodeJS.Signals) => void)('SIGINT')
-      expect(exit).toHaveBeenCalledWith(130)
+      ;(handler as (signal: NodeJS.Signals) => void)('SIGTERM')
+      // 128 + 15, as a shell reports a process ended by SIGTERM (an outside probe saw 130).
+      expect(exit).toHaveBeenCalledWith(143)
       await until(
         async () => (exit.mock.calls.some(([code]) => code === 0) ? true : undefined),
         15_000,

@@ -43,7 +43,7 @@ child.once('error', (error) => { process.stderr.write('lango: cannot start the s
 type Message =
   | { readonly type: 'secrets'; readonly env: Readonly<Record<string, string>> }
   | { readonly type: 'stop'; readonly signal: NodeJS.Signals }
-  | { readonly type: 'exit-now' }
+  | { readonly type: 'exit-now'; readonly signal?: NodeJS.Signals }
   | { readonly type: 'exit'; readonly code: number }
 
 /** Whether `argv` (after `lango`) is a command whose process runs other commands. */
@@ -127,7 +127,8 @@ async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {
           received = { ...message.env }
           resolve(received)
         } else if (message?.type === 'stop') stop(message.signal)
-        else if (message?.type === 'exit-now') process.exit(130)
+        else if (message?.type === 'exit-now')
+          process.exit(128 + (constants.signals[message.signal ?? 'SIGINT'] ?? 2))
       }
     })
     // The supervisor died (or was killed): stop as for SIGTERM.
@@ -177,7 +178,7 @@ function supervise(argv: readonly string[], secrets: Record<string, string>): Pr
       lastSignal = signal
       if (socket.destroyed) process.exit(128 + constants.signals[signal])
       socket.write(
-        `${JSON.stringify((again ? { type: 'exit-now' } : { type: 'stop', signal }) satisfies Message)}\n`,
+        `${JSON.stringify((again ? { type: 'exit-now', signal } : { type: 'stop', signal }) satisfies Message)}\n`,
       )
     })
   return new Promise<never>(() => {
