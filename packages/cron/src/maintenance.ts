@@ -43,6 +43,13 @@ interface MaintenanceHooks extends BackgroundHooks {
   readonly stalled?: (stall: Stall) => void
   /** Called at the end of each round (the delivery ledger's sweep). */
   readonly round?: () => void
+  /**
+   * This scheduler's heartbeat may have gone stale on the database (a stall of more than a lease,
+   * a heartbeat that failed): another scheduler may have taken its runs for dead. Called at the next
+   * round whose heartbeat succeeded, to find and stop those runs; a rejection is reported and the
+   * check repeated next round.
+   */
+  readonly verifyOwnership?: () => Promise<void>
 }
 
 /**
@@ -68,6 +75,8 @@ export class Maintenance {
   #lastTickAt: number | undefined
   /** `performance.now()` at the last tick: tells a blocked process from a clock that jumped. */
   #lastTickMonotonic = 0
+  /** The heartbeat may have gone stale (see {@link MaintenanceHooks.verifyOwnership}). */
+  #suspect = false
 
   constructor(settings: MaintenanceSettings, hooks: MaintenanceHooks) {
     this.#settings = settings
@@ -149,6 +158,7 @@ export class Maintenance {
     this.#lastTickAt = now
     this.#lastTickMonotonic = monotonic
     if (!this.#running || last === undefined || now - last <= this.stallAfterMs) return
+    this.#suspect = true
     const cause = monotonic - lastMonotonic > this.stallAfterMs ? 'blocked' : 'clock'
     this.#hooks.stalled?.({ since: last, resumedAt: now, stalledMs: now - last, cause })
   }
@@ -159,6 +169,7 @@ export class Maintenance {
     try {
       await store.heartbeat(ownerId, clock.now().getTime())
     } catch (error) {
+      this.#suspect = true
       this.#hooks.report(error)
     }
     this.#scheduleBeat(leaseMs / 3)
@@ -177,6 +188,15 @@ export class Maintenance {
         reason: `interrupted: the scheduler that ran it stopped heartbeating for ${DEAD_AFTER_LEASES} leases (process exit or crash)`,
       })
       if (interrupted.length > 0) this.#hooks.interrupted?.(interrupted)
+      if (this.#suspect && this.#hooks.verifyOwnership !== undefined) {
+        // After this round's reads answered: the heartbeat is fresh again, so nothing new is taken.
+        await store.heartbeat(this.#settings.ownerId, clock.now().getTime())
+        this.#suspect = false
+        await this.#hooks.verifyOwnership().catch((error: unknown) => {
+          this.#suspect = true
+          this.#hooks.report(error)
+        })
+      }
       if (this.#settings.autoPrune && now - this.#lastPrune >= PRUNE_EVERY_MS) {
         const pruned = await this.prune()
         if (pruned > 0) logger.debug('cron history pruned', { pruned })

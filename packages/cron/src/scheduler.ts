@@ -167,6 +167,7 @@ export class CronScheduler {
       stalled: (stall) => this.#onStall(stall),
       interrupted: (runs) => this.#track(this.#reportInterrupted(runs)),
       round: () => this.#deliveries.requestSweep(),
+      verifyOwnership: () => this.#stopRunsTakenOver(),
     })
     this.#sync = new JobSync(settings, {
       track,
@@ -190,6 +191,32 @@ export class CronScheduler {
     this.events = new TypedEmitter((error) =>
       settings.logger.error('cron event listener threw', { error: toError(error).message }),
     )
+  }
+
+  /**
+   * Stops the runs another scheduler marked `interrupted` while this one's heartbeat was stale (a
+   * stall, a database it could not reach): their occurrences are that scheduler's to handle now,
+   * and a copy going on here would run beside its next one (issue 21, an outside probe). The row
+   * keeps `interrupted`; a run that already finished records what it did, as ever.
+   */
+  async #stopRunsTakenOver(): Promise<void> {
+    const { store, logger } = this.#settings
+    for (const active of this.#slots.allActive()) {
+      if (active.phase !== 'run' || active.controller.signal.aborted) continue
+      const row = await store.getRun(active.runId)
+      if (row === undefined || row.status === 'running') continue
+      logger.warn('cron run taken over while this scheduler was stalled: stopping it here', {
+        runId: active.runId,
+        jobName: row.jobName,
+        status: row.status,
+      })
+      active.controller.abort(
+        cancellation(
+          'interrupted',
+          `interrupted: another scheduler took this run for dead while this one was stalled or cut off from the database (${row.error ?? row.status}); its command was stopped here`,
+        ),
+      )
+    }
   }
 
   /** True between `start()` and `stop()`. */
