@@ -174,7 +174,13 @@ describe('OpenAI-compatible /v1', () => {
       json: { messages: [{ role: 'assistant', content: 'hi' }] },
     })
     expect(response.status).toBe(400)
-    expect(((await response.json()) as Json).error.code).toBe('INVALID_REQUEST')
+    // OpenAI's error shape, as every /v1 error (issue 21).
+    expect(((await response.json()) as Json).error).toEqual({
+      message: 'the last message must be the user’s',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request',
+    })
   })
 })
 

@@ -62,9 +62,10 @@ async function statuses(address: string, port: number, host: string): Promise<nu
   for (const [index, answer] of answers.entries()) {
     if (answer.status !== 403) continue
     const body = JSON.parse(answer.body)
-    // /mcp answers as JSON-RPC, with the API's code in data.code.
-    const code = ROUTES[index]?.path === '/mcp' ? body.error.data.code : body.error.code
-    expect(code, `${ROUTES[index]?.path} for ${host}`).toBe('HOST_FORBIDDEN')
+    // /mcp answers as JSON-RPC, with the API's code in data.code; /v1 as OpenAI does (lower case).
+    const path = ROUTES[index]?.path
+    const code = path === '/mcp' ? body.error.data.code : body.error.code
+    expect(code, `${path} for ${host}`).toBe(path?.startsWith('/v1') ? 'host_forbidden' : 'HOST_FORBIDDEN')
   }
   return answers.map((answer) => answer.status)
 }

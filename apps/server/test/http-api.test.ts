@@ -283,10 +283,12 @@ describe('request bodies (issue 21)', () => {
       for (const body of ['[]', '[{}]', '"text"', 'null', '3']) {
         const answer = await rawPost(path, body, 'application/json')
         expect(answer.status, `${path} ${body}`).toBe(400)
-        expect(answer.body.error, `${path} ${body}`).toEqual({
-          code: 'INVALID_REQUEST',
-          message: expect.stringMatching(/^the request body must be a JSON object, not /),
-        })
+        const message = expect.stringMatching(/^the request body must be a JSON object, not /)
+        expect(answer.body.error, `${path} ${body}`).toEqual(
+          path.startsWith('/v1')
+            ? { message, type: 'invalid_request_error', param: null, code: 'invalid_request' }
+            : { code: 'INVALID_REQUEST', message },
+        )
       }
     }
   })
@@ -328,10 +330,12 @@ describe('request bodies (issue 21)', () => {
       for (const path of ['/api/tools/cron_list', '/api/cron/jobs', '/v1/chat/completions']) {
         const deep = await rawPost(path, body, 'application/json')
         expect(deep.status, path).toBe(400)
-        expect(deep.body.error, path).toEqual({
-          code: 'BODY_TOO_DEEP',
-          message: 'the request body nests arrays and objects more than 64 levels deep',
-        })
+        const message = 'the request body nests arrays and objects more than 64 levels deep'
+        expect(deep.body.error, path).toEqual(
+          path.startsWith('/v1')
+            ? { message, type: 'invalid_request_error', param: null, code: 'body_too_deep' }
+            : { code: 'BODY_TOO_DEEP', message },
+        )
       }
     }
     const mcp = await fetch(`${server.url}/mcp`, {

@@ -242,6 +242,64 @@ describe('POST /v1/chat/completions with stream: true', () => {
     expect(failed.sessionKey).toBe('openai:anonymous')
   })
 
+  it('says `length` when the model was cut at its output limit, streamed or not', async () => {
+    // An outside probe: every reply said `stop`, so a client could not tell a truncated answer.
+    model.script(reply.text('Half an ans', { finishReason: 'length' }))
+    const whole = await client.chat.completions.create({
+      model: 'lango',
+      messages: [{ role: 'user', content: 'Tell me everything.' }],
+    })
+    expect(whole.choices[0]?.finish_reason).toBe('length')
+    model.script(reply.text('Half an ans', { finishReason: 'length' }))
+    const stream = await client.chat.completions.create({
+      model: 'lango',
+      stream: true,
+      messages: [{ role: 'user', content: 'Tell me everything.' }],
+    })
+    const reasons: (string | null)[] = []
+    for await (const part of stream) reasons.push(part.choices[0]?.finish_reason ?? null)
+    expect(reasons.filter((reason) => reason !== null)).toEqual(['length'])
+    model.script(reply.text('Done.'))
+    const stopped = await client.chat.completions.create({
+      model: 'lango',
+      messages: [{ role: 'user', content: 'Hi' }],
+    })
+    expect(stopped.choices[0]?.finish_reason).toBe('stop')
+  })
+
+  it('refuses `n` other than 1 in OpenAI’s error shape instead of answering one choice', async () => {
+    const requests = model.requests.length
+    const error = await client.chat.completions
+      .create({ model: 'lango', n: 2, messages: [{ role: 'user', content: 'Two ideas?' }] })
+      .catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(error).toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      param: 'n',
+      code: 'unsupported_parameter',
+    })
+    expect(model.requests.length).toBe(requests)
+  })
+
+  it('answers every /v1 error in OpenAI’s shape, and never names the model server’s address', async () => {
+    const empty = await client.chat.completions
+      .create({ model: 'lango', messages: [] })
+      .catch((caught: unknown) => caught)
+    expect(empty).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(empty).toMatchObject({ type: 'invalid_request_error', param: 'messages', code: 'invalid_request' })
+    const route = await client.get('/nothing-here').catch((caught: unknown) => caught)
+    expect(route).toBeInstanceOf(OpenAI.NotFoundError)
+    expect(route).toMatchObject({ type: 'invalid_request_error', code: 'not_found' })
+    model.script(reply.error(500, 'boom'), reply.error(500, 'boom'), reply.error(500, 'boom'))
+    const failed = await client.chat.completions
+      .create({ model: 'lango', messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((caught: unknown) => caught)
+    expect(failed).toBeInstanceOf(OpenAI.APIError)
+    expect(failed).toMatchObject({ type: 'server_error', code: expect.stringMatching(/^agent_/) })
+    expect(JSON.stringify((failed as { error?: unknown }).error)).not.toContain(new URL(model.baseUrl).host)
+  })
+
   it('refuses a request’s own tools with a 400 in OpenAI’s error shape, naming the field', async () => {
     const requests = model.requests.length
     const cases: Array<[string, Record<string, unknown>]> = [

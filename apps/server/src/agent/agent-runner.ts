@@ -128,6 +128,11 @@ export interface AgentTurnResult {
   readonly costUsd?: number
   /** True when the turn was appended to the conversation memory. */
   readonly remembered: boolean
+  /**
+   * Why the model's last call ended, as the AI SDK says it (`stop`, `length`, `content-filter`,
+   * `other`, …): `length` when its answer was cut at the output limit.
+   */
+  readonly finishReason?: string
 }
 
 /** One turn's token count, given to {@link AgentRunnerOptions.onUsage} whether it succeeded or not. */
@@ -914,6 +919,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           model: input.model,
           ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
           remembered,
+          ...(last === undefined ? {} : { finishReason: last.finishReason }),
         }
       })
     } catch (error) {

@@ -20,7 +20,7 @@ import { healthRoutes } from './routes/health.js'
 import { hookRoutes } from './routes/hooks.js'
 import { type McpRequestHandler, mcpRoutes } from './routes/mcp.js'
 import { metricsRoutes } from './routes/metrics.js'
-import { openAiRoutes } from './routes/openai.js'
+import { openAiErrors, openAiRoutes } from './routes/openai.js'
 import { processRoutes } from './routes/processes.js'
 import { toolRoutes } from './routes/tools.js'
 import { workflowRoutes } from './routes/workflows.js'
@@ -88,6 +88,8 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   // Before anything else, so that refusals are counted too: the request metrics.
   if (app.metrics !== undefined) http.use('*', app.metrics.http)
   // First of all, on every route (the dashboard's too): a Host this server answers to.
+  // Before every guard, so each of their refusals under /v1 takes OpenAI's shape too.
+  http.use('/v1/*', openAiErrors(app))
   http.use(
     '*',
     hostGuard(

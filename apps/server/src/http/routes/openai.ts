@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import * as v from 'valibot'
 import type { AgentTurnResult } from '../../agent/agent-runner.js'
@@ -21,8 +21,8 @@ const MAX_HISTORY = 500
 const textPart = v.object({ type: v.literal('text'), text: v.string() })
 const openAiMessage = v.object({
   role: v.picklist(
-    ['system', 'developer', 'user', 'assistant', 'tool'],
-    'role must be system, user or assistant',
+    ['system', 'developer', 'user', 'assistant', 'tool', 'function'],
+    'role must be one of system, developer, user, assistant, tool or function',
   ),
   content: v.nullish(
     v.union([v.string(), v.array(v.union([textPart, v.looseObject({ type: v.string() })]))]),
@@ -35,7 +35,9 @@ const completionBody = v.looseObject({
     v.minLength(1, 'messages must not be empty'),
     v.maxLength(MAX_HISTORY, `messages must be at most ${MAX_HISTORY}`),
   ),
-  stream: v.optional(v.boolean()),
+  stream: v.optional(v.boolean('stream must be true or false')),
+  // One reply per request: more choices are refused (below) rather than silently answered with one.
+  n: v.optional(v.nullable(v.number('n must be a number'))),
   // OpenAI accepts any string here; openAiSessionKey makes it a safe session key.
   user: v.optional(v.string('user must be a string')),
 })
@@ -77,6 +79,61 @@ function withoutToolLines(text: string): string {
     .replace(TOOL_LINE, '')
     .replace(/\n{3,}/g, '\n\n')
     .trim()
+}
+
+/** OpenAI's `finish_reason` for the AI SDK's reason the model's last call ended. */
+function finishReasonOf(result: AgentTurnResult): 'stop' | 'length' | 'content_filter' {
+  if (result.finishReason === 'length') return 'length'
+  if (result.finishReason === 'content-filter') return 'content_filter'
+  return 'stop'
+}
+
+/** OpenAI's error `type` for a status: its SDKs and chat front ends show and branch on it. */
+function openAiErrorType(status: number): string {
+  if (status === 401 || status === 403) return 'authentication_error'
+  if (status === 404) return 'invalid_request_error'
+  if (status === 429) return 'rate_limit_error'
+  return status >= 500 ? 'server_error' : 'invalid_request_error'
+}
+
+/**
+ * Every error under `/v1` in OpenAI's shape, `{ error: { message, type, param, code } }`, whichever
+ * layer answered (the Host, token and Origin guards, body checks, readiness, an unknown route, the
+ * route itself), so OpenAI clients read each as they read OpenAI's own (issue 21: an outside probe
+ * got the API's `{ code, message, issues }`). `code` is the API's code in lower case, `param` the
+ * first field an `issues` list names. The model server's address never reaches the client.
+ */
+export function openAiErrors(app: App): MiddlewareHandler {
+  const base = app.config.model.baseUrl
+  const hidden = base === undefined ? [] : [base.replace(/\/+$/, ''), URL.parse(base)?.origin ?? base]
+  return async (c, next) => {
+    await next()
+    if (c.res.status < 400 || !(c.res.headers.get('content-type') ?? '').includes('application/json')) return
+    const body = (await c.res
+      .clone()
+      .json()
+      .catch(() => undefined)) as
+      | { error?: { code?: unknown; message?: unknown; type?: unknown; issues?: { path?: string }[] } }
+      | undefined
+    const error = body?.error
+    if (error === undefined || typeof error.code !== 'string' || error.type !== undefined) return
+    let message = typeof error.message === 'string' ? error.message : error.code
+    for (const text of hidden) message = message.replaceAll(text, 'the model server')
+    const param = error.issues?.find((issue) => typeof issue.path === 'string' && issue.path !== '')?.path
+    const headers = new Headers(c.res.headers)
+    headers.delete('content-length')
+    c.res = new Response(
+      JSON.stringify({
+        error: {
+          message,
+          type: openAiErrorType(c.res.status),
+          param: param ?? null,
+          code: error.code.toLowerCase(),
+        },
+      }),
+      { status: c.res.status, headers },
+    )
+  }
 }
 
 /** The one model `/v1/models` lists, in OpenAI's shape. */
@@ -166,6 +223,20 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         errorStatus('INVALID_REQUEST'),
       )
     }
+    const { n } = parsed.output
+    if (n !== undefined && n !== null && n !== 1) {
+      return c.json(
+        {
+          error: {
+            message: '`n` must be 1: this endpoint is the Lango agent, which gives one reply per request',
+            type: 'invalid_request_error',
+            param: 'n',
+            code: 'unsupported_parameter',
+          },
+        },
+        errorStatus('INVALID_REQUEST'),
+      )
+    }
     const last = messages.at(-1)
     if (last?.role !== 'user') {
       return errorResponse(c, 'INVALID_REQUEST', 'the last message must be the user’s')
@@ -205,7 +276,11 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
           created,
           model: AGENT_MODEL_ID,
           choices: [
-            { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: 'stop' },
+            {
+              index: 0,
+              message: { role: 'assistant', content: result.text },
+              finish_reason: finishReasonOf(result),
+            },
           ],
           usage: usageOf(result),
         })
@@ -275,7 +350,7 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
       try {
         send(chunk({ role: 'assistant', content: '' }, null))
         const result = await app.agent.chat(session, message, { signal: turnSignal, history, onEvent })
-        send(chunk({}, 'stop', { usage: usageOf(result) }))
+        send(chunk({}, finishReasonOf(result), { usage: usageOf(result) }))
         await written()
       } catch (error) {
         await written()
@@ -283,7 +358,16 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         const failure = AgentError.is(error)
           ? { code: error.code, message: error.message }
           : { code: 'CANCELLED', message: 'the turn was cancelled' }
-        await sse.writeSSE({ data: JSON.stringify({ error: { ...failure, type: 'server_error' } }) })
+        await sse.writeSSE({
+          data: JSON.stringify({
+            error: {
+              message: failure.message,
+              type: 'server_error',
+              param: null,
+              code: failure.code.toLowerCase(),
+            },
+          }),
+        })
       } finally {
         link.dispose()
         if (!stalled.signal.aborted) await sse.writeSSE({ data: '[DONE]' })
