@@ -1,5 +1,4 @@
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { App } from '../app/app.js'
@@ -18,7 +17,7 @@ import { cronRoutes } from './routes/cron.js'
 import { eventRoutes } from './routes/events.js'
 import { healthRoutes } from './routes/health.js'
 import { hookRoutes } from './routes/hooks.js'
-import { type McpRequestHandler, mcpRoutes } from './routes/mcp.js'
+import { jsonRpcErrors, type McpRequestHandler, mcpRoutes } from './routes/mcp.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { openAiErrors, openAiRoutes } from './routes/openai.js'
 import { processRoutes } from './routes/processes.js'
@@ -88,8 +87,10 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   // Before anything else, so that refusals are counted too: the request metrics.
   if (app.metrics !== undefined) http.use('*', app.metrics.http)
   // First of all, on every route (the dashboard's too): a Host this server answers to.
-  // Before every guard, so each of their refusals under /v1 takes OpenAI's shape too.
+  // Before every guard, so each of their refusals under /v1 takes OpenAI's shape too, and under
+  // /mcp JSON-RPC's.
   http.use('/v1/*', openAiErrors(app))
+  http.use('/mcp', jsonRpcErrors())
   http.use(
     '*',
     hostGuard(
@@ -118,14 +119,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     http.use(path, guard)
     http.use(path, json)
   }
-  // API bodies are bounded where they are read (readJsonBody); /mcp's web Request here.
-  http.use(
-    '/mcp',
-    bodyLimit({
-      maxSize: config.server.bodyLimitBytes,
-      onError: (c) => errorResponse(c, 'BODY_TOO_LARGE', bodyTooLarge(config.server.bodyLimitBytes)),
-    }),
-  )
+  // Bodies are bounded where they are read: the API's by readJsonBody, /mcp's by its route.
   // Past this point the services must be running: before start() or after stop() nothing is served
   // (`GET /healthz` says which).
   http.use('/api/*', readiness.gate)
@@ -157,7 +151,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
       ...(options.maxQueuedEvents === undefined ? {} : { maxQueued: options.maxQueuedEvents }),
     }),
   )
-  if (options.mcp !== undefined) http.route('/mcp', mcpRoutes(options.mcp))
+  if (options.mcp !== undefined) http.route('/mcp', mcpRoutes(options.mcp, config.server.bodyLimitBytes))
   // Behind the Host and token guards above; served while starting and stopping too (no readiness gate).
   if (app.metrics !== undefined) http.route('/metrics', metricsRoutes(app.metrics.scrape))
 

@@ -1,30 +1,70 @@
-import { Hono } from 'hono'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { errorStatus } from '../error-status.js'
-import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../responses.js'
+import { bodyTooLarge, jsonNestingExceeds, MAX_JSON_DEPTH, readBounded } from '../responses.js'
 
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
 export type McpRequestHandler = (request: Request) => Promise<Response>
 
-/** MCP over Streamable HTTP, mounted at `/mcp` (every method): `mcp` answers. */
-export function mcpRoutes(mcp: McpRequestHandler): Hono {
-  const routes = new Hono()
-  routes.all('/', (c) => mcpWithinDepth(c.req.raw, mcp))
-  return routes
+/** A JSON-RPC error response (no request id known), with the API's code in `data.code`. */
+function jsonRpcError(status: number, code: number, message: string, apiCode: string): Response {
+  return Response.json(
+    { jsonrpc: '2.0', id: null, error: { code, message, data: { code: apiCode } } },
+    { status },
+  )
 }
 
 /**
- * Passes an MCP request on unless its body nests deeper than {@link MAX_JSON_DEPTH} (answered 400
- * as a JSON-RPC parse error, before the MCP SDK parses it). The body was bounded by `bodyLimit`.
+ * Every error of the layers in front of `/mcp` (the bearer token, readiness) as a JSON-RPC error,
+ * the API's code in `data.code`, as MCP clients read errors (an outside probe got the API's shape).
  */
-async function mcpWithinDepth(request: Request, mcp: McpRequestHandler): Promise<Response> {
+export function jsonRpcErrors(): MiddlewareHandler {
+  return async (c, next) => {
+    await next()
+    if (c.res.status < 400 || !(c.res.headers.get('content-type') ?? '').includes('application/json')) return
+    const body = (await c.res
+      .clone()
+      .json()
+      .catch(() => undefined)) as
+      | { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } }
+      | undefined
+    if (body === undefined || body.jsonrpc !== undefined || typeof body.error?.code !== 'string') return
+    const headers = new Headers(c.res.headers)
+    headers.delete('content-length')
+    const message = typeof body.error.message === 'string' ? body.error.message : body.error.code
+    c.res = new Response(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message, data: { code: body.error.code } },
+      }),
+      { status: c.res.status, headers },
+    )
+  }
+}
+
+/**
+ * MCP over Streamable HTTP, mounted at `/mcp` (every method): `mcp` answers. A body beyond
+ * `maxBytes` is answered 413 as a JSON-RPC error without reading the rest (the connection stays
+ * usable: Node discards it), one nested deeper than {@link MAX_JSON_DEPTH} 400, before the MCP
+ * SDK parses anything.
+ */
+export function mcpRoutes(mcp: McpRequestHandler, maxBytes: number): Hono {
+  const routes = new Hono()
+  routes.all('/', (c) => mcpWithinLimits(c, mcp, maxBytes))
+  return routes
+}
+
+async function mcpWithinLimits(c: Context, mcp: McpRequestHandler, maxBytes: number): Promise<Response> {
+  const request = c.req.raw
   if (request.body === null) return mcp(request)
-  const bytes = new Uint8Array(await request.arrayBuffer())
+  const tooLarge = () =>
+    jsonRpcError(errorStatus('BODY_TOO_LARGE'), -32600, bodyTooLarge(maxBytes), 'BODY_TOO_LARGE')
+  if (Number(c.req.header('content-length') ?? 0) > maxBytes) return tooLarge()
+  const bytes = await readBounded(c, maxBytes)
+  if (bytes === undefined) return tooLarge()
   if (jsonNestingExceeds(bytes, MAX_JSON_DEPTH)) {
     const message = `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`
-    return Response.json(
-      { jsonrpc: '2.0', id: null, error: { code: -32700, message, data: { code: 'BODY_TOO_DEEP' } } },
-      { status: errorStatus('BODY_TOO_DEEP') },
-    )
+    return jsonRpcError(errorStatus('BODY_TOO_DEEP'), -32700, message, 'BODY_TOO_DEEP')
   }
   return mcp(
     new Request(request.url, {
