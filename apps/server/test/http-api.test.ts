@@ -248,7 +248,7 @@ describe('request bodies (issue 21)', () => {
   /** A POST with this exact body and Content-Type (none when undefined), over node:http. */
   function rawPost(
     path: string,
-    body: string,
+    body: string | Buffer,
     contentType: string | undefined,
   ): Promise<{ status: number; body: Json }> {
     const url = new URL(`${server.url}${path}`)
@@ -314,6 +314,27 @@ describe('request bodies (issue 21)', () => {
       expect((await rawPost('/api/tools/cron_list', '{}', type)).status, type).toBe(200)
     }
     expect((await rawPost('/api/tools/cron_list', '', undefined)).status).toBe(200)
+  })
+
+  it('reads bodies as UTF-8 only: another declared charset is 415, bytes that are not UTF-8 400', async () => {
+    // An outside probe: `charset=utf-16` was read as UTF-8, and invalid bytes became U+FFFD.
+    for (const type of ['application/json; charset=utf-16', 'application/json;charset=ISO-8859-1']) {
+      const answer = await rawPost('/api/tools/cron_list', '{}', type)
+      expect(answer.status, type).toBe(415)
+      expect(answer.body.error.message, type).toContain('UTF-8')
+    }
+    expect((await rawPost('/api/tools/cron_list', '{}', 'application/json; charset="UTF-8"')).status).toBe(
+      200,
+    )
+    const invalid = Buffer.concat([Buffer.from('{"limit": "'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])
+    for (const path of ['/api/tools/cron_list', '/api/chat']) {
+      const answer = await rawPost(path, invalid, 'application/json')
+      expect(answer.status, path).toBe(400)
+      expect(answer.body.error, path).toEqual({
+        code: 'INVALID_JSON',
+        message: 'the request body is not valid UTF-8: send JSON encoded as UTF-8',
+      })
+    }
   })
 
   it('refuses a body nested deeper than 64 levels before parsing it, on the API and /mcp', async () => {

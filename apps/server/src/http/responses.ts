@@ -102,6 +102,15 @@ function isJsonMediaType(contentType: string): boolean {
   return /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(contentType)
 }
 
+/** The `charset` a `Content-Type` declares (lower case, unquoted), or undefined when it declares none. */
+function declaredCharset(contentType: string): string | undefined {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)
+  return match?.[1]?.toLowerCase()
+}
+
+/** Reads bytes as UTF-8, or undefined when they are not UTF-8 (no silent U+FFFD). */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
 /** The 413 message for a body beyond `limit` bytes. */
 export function bodyTooLarge(limit: number): string {
   return `the request body is larger than ${limit} bytes (server.body_limit in lango.yaml)`
@@ -169,7 +178,13 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBo
       'BODY_TOO_DEEP',
       `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
     )
-  const text = bytes.toString('utf8')
+  let text: string
+  try {
+    text = strictUtf8.decode(bytes)
+  } catch {
+    // Replacing what is not UTF-8 with U+FFFD would hand a command or a model other text than sent.
+    return refuse('INVALID_JSON', 'the request body is not valid UTF-8: send JSON encoded as UTF-8')
+  }
   if (text.trim() === '') return { ok: true, value: {} }
   let value: unknown
   try {
@@ -197,7 +212,17 @@ export function jsonContentType(): MiddlewareHandler {
     const type = c.req.header('content-type')
     const hasBody =
       c.req.header('transfer-encoding') !== undefined || Number(c.req.header('content-length') ?? 0) > 0
-    if (!hasBody || (type !== undefined && isJsonMediaType(type))) return next()
+    if (!hasBody) return next()
+    if (type !== undefined && isJsonMediaType(type)) {
+      // JSON is UTF-8 (RFC 8259); a body declared otherwise would be read as something it is not.
+      const charset = declaredCharset(type)
+      if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return next()
+      return errorResponse(
+        c,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'request bodies must be JSON encoded as UTF-8: send Content-Type: application/json (charset=utf-8 or none)',
+      )
+    }
     return errorResponse(
       c,
       'UNSUPPORTED_MEDIA_TYPE',
