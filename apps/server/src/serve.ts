@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events'
-import type { Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { constants } from 'node:os'
-import { createAdaptorServer } from '@hono/node-server'
+import { getRequestListener, RequestError } from '@hono/node-server'
 import type { App } from './app/app.js'
 import { createApp } from './app/create-app.js'
 import type { ServerConfig } from './config/types.js'
@@ -67,10 +67,14 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   // request without building a web Request (src/http/responses.ts).
   let handle: (request: Request, env: unknown) => Response | Promise<Response> = (request) =>
     starting(request, startedAt)
-  const server = createAdaptorServer({
-    fetch: (request: Request, env: unknown) => handle(request, env),
-    hostname: host,
-  }) as Server
+  const server = createServer(
+    getRequestListener((request: Request, env: unknown) => handle(request, env), {
+      hostname: host,
+      // A request the adaptor cannot turn into a URL (a Host with userinfo or a trailing dot after
+      // its port, a backslash in the path) was answered an empty 400 and logged nowhere (issue 21).
+      errorHandler: (error: unknown) => unreadableRequest(error, logger),
+    }),
+  )
   await listen(server, host, port)
   const address = server.address() as AddressInfo
   const url = `http://${formatHost(reachableHost(host))}:${address.port}`
@@ -125,6 +129,23 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       return closing
     },
   }
+}
+
+/**
+ * The answer to a request that could not be read as a URL (the adaptor's `RequestError`: an invalid
+ * `Host`, a backslash in the path), as JSON like every other refusal, and logged; anything else
+ * thrown before the app answered is a 500 `INTERNAL_ERROR`.
+ */
+function unreadableRequest(error: unknown, logger: Logger): Response {
+  if (error instanceof RequestError) {
+    logger.warn('request refused', { code: 'INVALID_REQUEST', reason: error.message })
+    return Response.json(
+      { error: { code: 'INVALID_REQUEST', message: `the request could not be read: ${error.message}` } },
+      { status: 400 },
+    )
+  }
+  logger.error('request failed before the app answered', { error })
+  return Response.json({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } }, { status: 500 })
 }
 
 /** How long a stop may take before the process exits anyway (a database that does not answer). */

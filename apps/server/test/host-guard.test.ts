@@ -115,6 +115,22 @@ describe('a server bound to loopback', () => {
     const answer = await send('127.0.0.1', port, { method: 'GET', path: '/healthz', host: 'evil.example' })
     expect(answer.status).toBe(200)
   })
+
+  it('answers a Host that is not a URL host with a JSON refusal, on every route, logged', async () => {
+    // An outside probe got an empty, unlogged 400 (the HTTP adaptor's) for these.
+    for (const host of [`user@127.0.0.1:${port}`, `[0:0:0:0:0:0:0:1]:${port}`, `localhost:${port}.`]) {
+      for (const path of ['/api/tools', '/healthz', '/v1/models']) {
+        const answer = await send('127.0.0.1', port, { method: 'GET', path, host })
+        expect(answer.status, `${path} ${host}`).toBeGreaterThanOrEqual(400)
+        expect(answer.status, `${path} ${host}`).toBeLessThan(500)
+        const body = JSON.parse(answer.body)
+        expect(body.error.code, `${path} ${host}`).toMatch(
+          /^(INVALID_REQUEST|HOST_FORBIDDEN|invalid_request|host_forbidden)$/,
+        )
+        expect(body.error.message, `${path} ${host}`).toEqual(expect.any(String))
+      }
+    }
+  })
 })
 
 describe('a server bound to a wildcard address (0.0.0.0)', () => {
