@@ -155,6 +155,26 @@ describe('lango serve', () => {
     await client.close()
   })
 
+  it('keeps --json to one JSON document for help and for a missing command too', async () => {
+    // An outside probe: `--help --json` printed text, and a bare `--json` said "(outputHelp)".
+    for (const args of [
+      ['--help', '--json'],
+      ['cron', '--help', '--json'],
+    ]) {
+      const result = await lango(args)
+      expect(result.code, args.join(' ')).toBe(0)
+      expect(JSON.parse(result.stdout).help, args.join(' ')).toMatch(/^Usage: lango /)
+    }
+    const bare = await lango(['--json'])
+    expect(bare.code).toBe(2)
+    expect(JSON.parse(bare.stdout)).toEqual({
+      error: {
+        code: 'CLI_USAGE',
+        message: 'a command is required: lango <command> (lango --help lists them)',
+      },
+    })
+  })
+
   it('lets /mcp answer a Host named in server.allowed_hosts, and only those besides loopback', async () => {
     const other = await mkdtemp(join(tmpdir(), 'lango-cli-hosts-'))
     await writeFile(join(other, 'lango.yaml'), 'server:\n  allowed_hosts: [lango.internal]\n')

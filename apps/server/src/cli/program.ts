@@ -60,19 +60,32 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
         clearInterval(keepAlive)
       }
     }
-  const program = createProgram(io, bind, { json: argv.includes('--json') })
+  const json = argv.includes('--json')
+  // Under --json, help is one JSON document on stdout (`{ "help": "…" }`), not text.
+  const help: string[] = []
+  const program = createProgram(io, bind, { json, help: (text) => help.push(text) })
   try {
     await program.parseAsync([...argv], { from: 'user' })
   } catch (error) {
     if (!(error instanceof CommanderError)) {
-      state.exitCode = reportError(new Output(io, { json: argv.includes('--json') }), error)
+      state.exitCode = reportError(new Output(io, { json }), error)
       return state
     }
     // --help and --version end here too, with commander's exit code 0.
-    if (error.exitCode === 0) return { exitCode: EXIT.ok, keepRunning: false }
-    if (argv.includes('--json'))
+    if (error.exitCode === 0) {
+      if (json && help.length > 0) new Output(io, { json: true }).document({ help: help.join('') })
+      return { exitCode: EXIT.ok, keepRunning: false }
+    }
+    if (json)
       new Output(io, { json: true }).document({
-        error: { code: 'CLI_USAGE', message: error.message.replace(/^error: /, '') },
+        error: {
+          code: 'CLI_USAGE',
+          // No command given: commander shows the help (on stderr) and says only "(outputHelp)".
+          message:
+            error.code === 'commander.help'
+              ? 'a command is required: lango <command> (lango --help lists them)'
+              : error.message.replace(/^error: /, ''),
+        },
       })
     return { exitCode: EXIT.usage, keepRunning: false }
   }
@@ -84,7 +97,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
  * command line has `--json`, which `--version` must honour even when it comes first (commander
  * acts on `--version` the moment it reads it).
  */
-function createProgram(io: CliIo, bind: ActionBinder, options: { readonly json: boolean }): Command {
+function createProgram(
+  io: CliIo,
+  bind: ActionBinder,
+  options: { readonly json: boolean; readonly help: (text: string) => void },
+): Command {
   const program = new Command('lango')
     .description(
       'Lango automation server and CLI: cron jobs, background tasks, workflows and safe exec for AI agents',
@@ -103,7 +120,8 @@ function createProgram(io: CliIo, bind: ActionBinder, options: { readonly json: 
     )
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
+      // Help (what commander writes out): under --json kept for one document, see runCli.
+      writeOut: (text) => (options.json ? options.help(text) : io.stdout.write(text)),
       writeErr: (text) => io.stderr.write(text),
     })
     .showHelpAfterError('(add --help for usage)')
