@@ -155,6 +155,18 @@ describe('lango serve', () => {
     await client.close()
   })
 
+  it("passes the API error's reason and data on in --json, for scripts to branch on", async () => {
+    // An outside probe: `cron get nope --json` said TOOL_FAILED with no CRON_JOB_NOT_FOUND.
+    const missing = await json<{ error: Record<string, unknown> }>(['cron', 'get', 'no-such-job'])
+    expect(missing.code).toBe(1)
+    expect(missing.data.error).toMatchObject({
+      code: 'TOOL_FAILED',
+      reason: 'CRON_JOB_NOT_FOUND',
+      status: 404,
+      data: { id: 'no-such-job' },
+    })
+  })
+
   it('keeps --json to one JSON document for help and for a missing command too', async () => {
     // An outside probe: `--help --json` printed text, and a bare `--json` said "(outputHelp)".
     for (const args of [

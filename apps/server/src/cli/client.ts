@@ -133,12 +133,24 @@ function networkCode(error: unknown): string | undefined {
 function apiErrorOf(status: number, json: unknown, baseUrl: string): ApiError {
   const error = (json as { error?: unknown } | null)?.error
   if (typeof error === 'object' && error !== null) {
-    const { code, message, issues } = error as { code?: unknown; message?: unknown; issues?: unknown }
+    const { code, message, issues, reason, data } = error as {
+      code?: unknown
+      message?: unknown
+      issues?: unknown
+      reason?: unknown
+      data?: unknown
+    }
     return new ApiError(
       status,
       typeof code === 'string' ? code : `HTTP_${status}`,
       typeof message === 'string' ? message : `the server answered ${status}`,
       Array.isArray(issues) ? issues.map(issueOf) : undefined,
+      {
+        ...(typeof reason === 'string' ? { reason } : {}),
+        ...(typeof data === 'object' && data !== null && !Array.isArray(data)
+          ? { data: data as Record<string, unknown> }
+          : {}),
+      },
     )
   }
   return new ApiError(status, `HTTP_${status}`, `${baseUrl} answered ${status}`)

@@ -66,6 +66,11 @@ export class ApiError extends LangoServerError<string> {
     code: string,
     message: string,
     readonly issues?: readonly CliIssue[],
+    /**
+     * What the API said beyond code and message: a tool failure's `reason` (`CRON_JOB_NOT_FOUND`)
+     * and its `data`, passed on in `--json` output for scripts to branch on.
+     */
+    readonly details: { readonly reason?: string; readonly data?: Readonly<Record<string, unknown>> } = {},
   ) {
     super(code, message)
   }

@@ -183,7 +183,7 @@ function describeError(error: unknown): {
       message: error.message,
       issues: error.issues ?? [],
       exitCode: EXIT.failure,
-      extra: { status: error.status },
+      extra: { status: error.status, ...error.details },
     }
   // The packages' errors (ConfigError, VaultError, WorkflowError, ServerError, ExecError) share one
   // shape: a string `code`, a message written for people, issues where they have them.
