@@ -156,6 +156,47 @@ export async function readBounded(c: Context, maxBytes: number): Promise<Buffer 
   return Buffer.concat(chunks, size)
 }
 
+/** Bytes of an over-limit body read and dropped before its 413, so the connection stays usable. */
+const MAX_DISCARDED_BYTES = 64 * 1024 * 1024
+
+/**
+ * Reads and drops what is left of the request body (at most {@link MAX_DISCARDED_BYTES}), so that
+ * a 413 goes out on a connection the client can go on using: answering while it still sends, the
+ * HTTP adaptor gives the rest half a second and then closes the socket, and a keep-alive client
+ * (or one on a loaded machine, still writing) gets a closed socket instead of the 413 (issue 21).
+ * False when the body was longer than that: the answer then says `Connection: close`.
+ */
+export async function discardBody(c: Context): Promise<boolean> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+  if (incoming === undefined || incoming.readableEnded || incoming.destroyed) return true
+  return new Promise((resolve) => {
+    let size = 0
+    const settle = (whole: boolean): void => {
+      incoming.off('data', onData).off('end', onEnd).off('error', onError)
+      resolve(whole)
+    }
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > MAX_DISCARDED_BYTES) {
+        incoming.pause()
+        settle(false)
+      }
+    }
+    const onEnd = (): void => settle(true)
+    const onError = (): void => settle(false)
+    incoming.on('data', onData).on('end', onEnd).on('error', onError)
+    incoming.resume()
+  })
+}
+
+/** The 413 for a body over `maxBytes`, once the rest of it was dropped ({@link discardBody}). */
+export async function tooLargeResponse(c: Context, answer: () => Response): Promise<Response> {
+  const whole = await discardBody(c)
+  const response = answer()
+  if (!whole) response.headers.set('connection', 'close')
+  return response
+}
+
 /**
  * Reads the request body as a JSON object; an empty body is `{}`. A body beyond `maxBytes`
  * (declared or read) is 413 `BODY_TOO_LARGE`, one nested deeper than {@link MAX_JSON_DEPTH} 400
@@ -169,10 +210,14 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBo
     ok: false,
     response: errorResponse(c, code, message),
   })
+  const tooLarge = async (): Promise<JsonBody> => ({
+    ok: false,
+    response: await tooLargeResponse(c, () => errorResponse(c, 'BODY_TOO_LARGE', bodyTooLarge(maxBytes))),
+  })
   const declared = Number(c.req.header('content-length') ?? 0)
-  if (declared > maxBytes) return refuse('BODY_TOO_LARGE', bodyTooLarge(maxBytes))
+  if (declared > maxBytes) return tooLarge()
   const bytes = await readBounded(c, maxBytes)
-  if (bytes === undefined) return refuse('BODY_TOO_LARGE', bodyTooLarge(maxBytes))
+  if (bytes === undefined) return tooLarge()
   if (jsonNestingExceeds(bytes, MAX_JSON_DEPTH))
     return refuse(
       'BODY_TOO_DEEP',

@@ -1,6 +1,12 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { errorStatus } from '../error-status.js'
-import { bodyTooLarge, jsonNestingExceeds, MAX_JSON_DEPTH, readBounded } from '../responses.js'
+import {
+  bodyTooLarge,
+  jsonNestingExceeds,
+  MAX_JSON_DEPTH,
+  readBounded,
+  tooLargeResponse,
+} from '../responses.js'
 
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
 export type McpRequestHandler = (request: Request) => Promise<Response>
@@ -44,8 +50,8 @@ export function jsonRpcErrors(): MiddlewareHandler {
 
 /**
  * MCP over Streamable HTTP, mounted at `/mcp` (every method): `mcp` answers. A body beyond
- * `maxBytes` is answered 413 as a JSON-RPC error without reading the rest (the connection stays
- * usable: Node discards it), one nested deeper than {@link MAX_JSON_DEPTH} 400, before the MCP
+ * `maxBytes` is answered 413 as a JSON-RPC error once the rest is dropped (the connection stays
+ * usable), one nested deeper than {@link MAX_JSON_DEPTH} 400, before the MCP
  * SDK parses anything.
  */
 export function mcpRoutes(mcp: McpRequestHandler, maxBytes: number): Hono {
@@ -56,9 +62,14 @@ export function mcpRoutes(mcp: McpRequestHandler, maxBytes: number): Hono {
 
 async function mcpWithinLimits(c: Context, mcp: McpRequestHandler, maxBytes: number): Promise<Response> {
   const request = c.req.raw
-  if (request.body === null) return mcp(request)
+  // Methods without a body (GET and DELETE answer 405 anyway): nothing to bound. The body is read
+  // from the Node request itself, which `request.body` would turn into a web stream first.
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')
+    return mcp(request)
   const tooLarge = () =>
-    jsonRpcError(errorStatus('BODY_TOO_LARGE'), -32600, bodyTooLarge(maxBytes), 'BODY_TOO_LARGE')
+    tooLargeResponse(c, () =>
+      jsonRpcError(errorStatus('BODY_TOO_LARGE'), -32600, bodyTooLarge(maxBytes), 'BODY_TOO_LARGE'),
+    )
   if (Number(c.req.header('content-length') ?? 0) > maxBytes) return tooLarge()
   const bytes = await readBounded(c, maxBytes)
   if (bytes === undefined) return tooLarge()
