@@ -167,6 +167,18 @@ describe('lango serve', () => {
     })
   })
 
+  it('says a port fetch refuses is the problem, as a usage error, not "cannot reach"', async () => {
+    // An outside probe ran the server on 6667 (IRC, on the Fetch standard's bad-port list).
+    const blocked = await json<{ error: Record<string, unknown> }>(['cron', 'list'], {
+      env: { LANGO_URL: 'http://127.0.0.1:6667' },
+    })
+    expect(blocked.code).toBe(2)
+    expect(blocked.data.error).toMatchObject({
+      code: 'CLI_INVALID_OPTION',
+      message: expect.stringContaining('refuse to connect to'),
+    })
+  })
+
   it('keeps --json to one JSON document for help and for a missing command too', async () => {
     // An outside probe: `--help --json` printed text, and a bare `--json` said "(outputHelp)".
     for (const args of [

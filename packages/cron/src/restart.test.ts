@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 import type { CronRun } from './model.js'
-import { systemClock } from './ports.js'
+import { type LogFields, type Logger, systemClock } from './ports.js'
 import { CronService } from './service.js'
 import { SqliteCronStore } from './sqlite/sqlite-cron-store.js'
 import { FakeClock } from './testing/fake-clock.js'
@@ -63,7 +63,14 @@ describe('restart', () => {
   })
 
   it('a scheduler that died mid-run (no stop, no heartbeat): its run becomes interrupted on the next start', async () => {
-    harness = await createHarness(T0, { leaseMs: 60_000 })
+    const warned: [string, LogFields | undefined][] = []
+    const logger: Logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (message, fields) => warned.push([message, fields]),
+      error: () => {},
+    }
+    harness = await createHarness(T0, { leaseMs: 60_000, logger })
     const deadClock = new FakeClock(T0)
     const gate = createDeferred<string>()
     const deadRunner = new RecordingAgentRunner(() => gate.promise)
@@ -92,6 +99,11 @@ describe('restart', () => {
       ['00:15', 'completed', 'owner-0'],
     ])
     expect(runs[0]?.error).toMatch(/^interrupted: the scheduler that ran it stopped/)
+    // Said in the log, not only in the history (an outside probe found it silent).
+    expect(warned).toContainEqual([
+      'cron runs of a scheduler taken for dead marked interrupted',
+      { runs: 1, jobs: ['five'], owners: ['dead'] },
+    ])
     // Its owner was only stalled after all: the run's late answer is what it did, and is recorded
     // (issue 21: a live owner taken for dead lost its results and deliveries).
     gate.resolve('ghost')

@@ -529,6 +529,13 @@ export class CronScheduler {
    * owner is gone), and a host counting runs by status agrees with the ledger.
    */
   async #reportInterrupted(runs: readonly CronRun[]): Promise<void> {
+    // Said once per round, by job and owner: a server taken for dead is worth a line in every log
+    // that watches the cluster (an outside probe found it silent).
+    this.#settings.logger.warn('cron runs of a scheduler taken for dead marked interrupted', {
+      runs: runs.length,
+      jobs: [...new Set(runs.map((run) => run.jobName))].slice(0, 20),
+      owners: [...new Set(runs.map((run) => run.owner).filter((owner) => owner !== null))].slice(0, 5),
+    })
     for (const run of runs) {
       let job = this.#fires.get(run.jobId)?.job
       try {

@@ -1,4 +1,4 @@
-import { ApiError, CliError, type CliIssue } from './errors.js'
+import { ApiError, CliError, type CliIssue, EXIT } from './errors.js'
 
 /** Options of {@link ApiClient}. */
 export interface ApiClientOptions {
@@ -102,6 +102,14 @@ export class ApiClient {
           cause: error,
           data: { url: this.baseUrl },
         },
+      )
+    // fetch refuses the Fetch standard's "bad ports" before connecting (a server on 6667 is
+    // running, but out of reach of fetch and of browsers).
+    if ((error as { cause?: { message?: unknown } } | null)?.cause?.message === 'bad port')
+      return new CliError(
+        'CLI_INVALID_OPTION',
+        `${this.baseUrl} uses a port that fetch and browsers refuse to connect to (the Fetch standard's "bad ports"): run the server on another port (server.port in lango.yaml, --port) and point the CLI there (--url, LANGO_URL)`,
+        { cause: error, exitCode: EXIT.usage, data: { url: this.baseUrl } },
       )
     const code = networkCode(error)
     if (code === 'ECONNREFUSED')

@@ -9,7 +9,23 @@ import { secretsIn } from '../handover.js'
  * in the environment of pid 1 (a container's init is the parent of every orphan, so the supervisor
  * of src/cli/handover.ts cannot keep them away from the commands the server runs).
  */
+/**
+ * The ports the Fetch standard blocks (https://fetch.spec.whatwg.org/#bad-port): Node's `fetch`,
+ * which the CLI uses, and every browser refuse them, so a server there is out of reach of both.
+ */
+const FETCH_BLOCKED_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
+  109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+  526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+])
+
 function warnAtStart(config: ServerConfig, logger: Logger): void {
+  if (FETCH_BLOCKED_PORTS.has(config.server.port))
+    logger.warn('port blocked by fetch and browsers: the lango CLI and the dashboard cannot reach it', {
+      port: config.server.port,
+      hint: 'choose another port (server.port in lango.yaml, --port); browsers and fetch refuse the ports of the Fetch standard\'s "bad port" list',
+    })
   for (const warning of config.warnings)
     logger.warn('configuration: deprecated form', {
       key: warning.key,
