@@ -166,7 +166,7 @@ const MAX_DISCARDED_BYTES = 64 * 1024 * 1024
  * (or one on a loaded machine, still writing) gets a closed socket instead of the 413 (issue 21).
  * False when the body was longer than that: the answer then says `Connection: close`.
  */
-export async function discardBody(c: Context): Promise<boolean> {
+async function discardBody(c: Context): Promise<boolean> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
   if (incoming === undefined || incoming.readableEnded || incoming.destroyed) return true
   return new Promise((resolve) => {
