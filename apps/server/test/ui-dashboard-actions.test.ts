@@ -333,6 +333,17 @@ describe.skipIf(chromiumMissing !== undefined)(
           notify: 'state_changes',
           ping_url: null,
         })
+        // A bare number is seconds, as the field's hint says (an outside probe: the form sent "600"
+        // as typed, which the API refuses), and the job page shows the setting as written, exactly.
+        await page.goto(`${server.url}/ui#/cron/${id}/edit`)
+        await page.getByRole('heading', { name: 'Edit ui-run-settings' }).waitFor()
+        await page.getByLabel('Timeout', { exact: true }).fill('5430')
+        await page.getByRole('button', { name: 'Save changes' }).focus()
+        await page.keyboard.press('Enter')
+        await until(async () => (page.url().endsWith(`#/cron/${id}`) ? true : undefined))
+        expect((await json(`/api/cron/jobs/${id}`)).body.job).toMatchObject({ timeout_ms: 5_430_000 })
+        const shown = page.locator('dt', { hasText: 'Time-out' }).locator('xpath=following-sibling::dd[1]')
+        await expect.poll(async () => (await shown.textContent())?.trim()).toBe('5430s')
         expect(errors).toEqual([])
       } finally {
         await page.context().close()

@@ -1,6 +1,6 @@
 // @ts-check
 import { AuthError, api } from './api.js'
-import { announce, h, heading, time } from './dom.js'
+import { announce, durationText, h, heading, time } from './dom.js'
 
 /** @import { View, PageContext } from './app.js' */
 
@@ -49,13 +49,12 @@ const FIELD_IDS = {
   ping_url: 'job-ping-url',
 }
 
-/** A stored timeout (ms) as the duration text the field shows: `10m`, `90s` or `1500ms`. */
-function durationText(ms) {
-  if (typeof ms !== 'number' || !(ms > 0)) return ''
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`
-  if (ms % 1000 === 0) return `${ms / 1000}s`
-  return `${ms}ms`
+/**
+ * The timeout field's text as the API takes it: a bare number is seconds, as the field's hint and
+ * the CLI say (`600` → `600s`; the API refuses a duration without a unit); anything else as typed.
+ */
+function timeoutText(text) {
+  return /^\d+(\.\d+)?$/.test(text) ? `${text}s` : text
 }
 
 /**
@@ -383,7 +382,7 @@ function jobForm(job, page) {
         const deliver = targets(value(deliverTo))
         if (deliver.join(',') !== (job.deliver_to || []).join(',')) changes.deliver_to = deliver
         if (value(timeout) !== durationText(job.timeout_ms) && value(timeout))
-          changes.timeout = value(timeout)
+          changes.timeout = timeoutText(value(timeout))
         if (value(overlap) !== job.overlap) changes.overlap = value(overlap)
         if (value(notify) !== job.notify) changes.notify = value(notify)
         // '' removes it.
@@ -418,7 +417,7 @@ function jobForm(job, page) {
         else body.command = value(command)
         const deliver = targets(value(deliverTo))
         if (deliver.length > 0) body.deliver_to = deliver
-        if (value(timeout)) body.timeout = value(timeout)
+        if (value(timeout)) body.timeout = timeoutText(value(timeout))
         if (value(overlap)) body.overlap = value(overlap)
         if (value(notify)) body.notify = value(notify)
         if (value(pingUrl)) body.ping_url = value(pingUrl)

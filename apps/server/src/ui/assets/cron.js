@@ -1,6 +1,6 @@
 // @ts-check
 import { AuthError, api, post } from './api.js'
-import { announce, badge, duration, field, h, heading, spend, time } from './dom.js'
+import { announce, badge, duration, durationText, field, h, heading, spend, time } from './dom.js'
 import { describeSchedule, scheduleCell } from './schedules.js'
 
 /** @import { View, PageContext } from './app.js' */
@@ -745,7 +745,7 @@ export const job = {
           job.deliver_to && job.deliver_to.length > 0 ? job.deliver_to.join(', ') : 'nowhere',
         ),
         field('Overlap', job.overlap),
-        field('Time-out', duration(job.timeout_ms)),
+        field('Time-out', durationText(job.timeout_ms)),
       ),
       h('h2', {}, 'Next fire times'),
       job.enabled && data.nextRuns.length > 0

@@ -247,7 +247,39 @@ export function duration(ms) {
   if (ms === null || ms === undefined) return ''
   if (ms < 1000) return `${ms} ms`
   if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`
-  return `${Math.round(ms / 60000)} min`
+  // Two units from the largest, never rounded into another length (90 s was "2 min", 1 d "1440 min").
+  const seconds = Math.round(ms / 1000)
+  /** @type {[number, string][]} */
+  const units = [
+    [Math.floor(seconds / 86400), 'd'],
+    [Math.floor((seconds % 86400) / 3600), 'h'],
+    [Math.floor((seconds % 3600) / 60), 'min'],
+    [seconds % 60, 's'],
+  ]
+  const first = units.findIndex(([count]) => count > 0)
+  return units
+    .slice(first, first + 2)
+    .filter(([count]) => count > 0)
+    .map(([count, unit]) => `${count} ${unit}`)
+    .join(' ')
+}
+
+/**
+ * A duration as the one grammar writes it (ADR 0013), exactly, in the largest unit that holds it
+ * whole: `1d`, `10m`, `90s`, `5430s`, `1500ms`. What a stored setting is, and what the form takes back.
+ * @param {number | null | undefined} ms
+ */
+export function durationText(ms) {
+  if (typeof ms !== 'number' || !(ms > 0)) return ''
+  /** @type {[number, string][]} */
+  const units = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'm'],
+    [1000, 's'],
+  ]
+  for (const [size, unit] of units) if (ms % size === 0) return `${ms / size}${unit}`
+  return `${ms}ms`
 }
 
 /**
