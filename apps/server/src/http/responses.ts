@@ -111,6 +111,54 @@ function declaredCharset(contentType: string): string | undefined {
 /** Reads bytes as UTF-8, or undefined when they are not UTF-8 (no silent U+FFFD). */
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
+/** An error response of the API's own shape, as {@link errorResponse} writes it. */
+export interface ApiErrorBody {
+  readonly code: string
+  readonly message: string
+  readonly issues?: readonly { readonly path?: string }[]
+}
+
+/**
+ * A middleware that gives every error answer of the API's own shape (`{ error: { code, message } }`,
+ * from any layer: guards, body checks, readiness, the route) another shape, for a protocol whose
+ * clients read errors their own way (`/v1`: OpenAI's; `/mcp`: JSON-RPC's). `reshape` gets the error
+ * and the status and returns the new body; status and headers stay.
+ */
+export function reshapeErrors(reshape: (error: ApiErrorBody, status: number) => unknown): MiddlewareHandler {
+  return async (c, next) => {
+    await next()
+    if (c.res.status < 400 || !(c.res.headers.get('content-type') ?? '').includes('application/json')) return
+    const body = (await c.res
+      .clone()
+      .json()
+      .catch(() => undefined)) as { jsonrpc?: unknown; error?: Record<string, unknown> } | undefined
+    const error = body?.error
+    // Not the API's shape (already the protocol's own, or not an error object): left as it is.
+    if (
+      error === undefined ||
+      body?.jsonrpc !== undefined ||
+      'type' in error ||
+      typeof error.code !== 'string'
+    )
+      return
+    const headers = new Headers(c.res.headers)
+    headers.delete('content-length')
+    c.res = new Response(
+      JSON.stringify(
+        reshape(
+          {
+            code: error.code,
+            message: typeof error.message === 'string' ? error.message : error.code,
+            ...(Array.isArray(error.issues) ? { issues: error.issues as { path?: string }[] } : {}),
+          },
+          c.res.status,
+        ),
+      ),
+      { status: c.res.status, headers },
+    )
+  }
+}
+
 /** The 413 message for a body beyond `limit` bytes. */
 export function bodyTooLarge(limit: number): string {
   return `the request body is larger than ${limit} bytes (server.body_limit in lango.yaml)`

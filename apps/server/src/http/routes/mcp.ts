@@ -5,6 +5,7 @@ import {
   jsonNestingExceeds,
   MAX_JSON_DEPTH,
   readBounded,
+  reshapeErrors,
   tooLargeResponse,
 } from '../responses.js'
 
@@ -24,28 +25,11 @@ function jsonRpcError(status: number, code: number, message: string, apiCode: st
  * the API's code in `data.code`, as MCP clients read errors (an outside probe got the API's shape).
  */
 export function jsonRpcErrors(): MiddlewareHandler {
-  return async (c, next) => {
-    await next()
-    if (c.res.status < 400 || !(c.res.headers.get('content-type') ?? '').includes('application/json')) return
-    const body = (await c.res
-      .clone()
-      .json()
-      .catch(() => undefined)) as
-      | { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } }
-      | undefined
-    if (body === undefined || body.jsonrpc !== undefined || typeof body.error?.code !== 'string') return
-    const headers = new Headers(c.res.headers)
-    headers.delete('content-length')
-    const message = typeof body.error.message === 'string' ? body.error.message : body.error.code
-    c.res = new Response(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32000, message, data: { code: body.error.code } },
-      }),
-      { status: c.res.status, headers },
-    )
-  }
+  return reshapeErrors((error) => ({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32000, message: error.message, data: { code: error.code } },
+  }))
 }
 
 /**

@@ -10,7 +10,7 @@ import type { App } from '../../app/app.js'
 import { agentFailure, invalidBody, MAX_MESSAGE_CHARS } from '../agent-responses.js'
 import { callSignal } from '../call-signal.js'
 import { errorStatus } from '../error-status.js'
-import { errorResponse, readJsonBody } from '../responses.js'
+import { errorResponse, readJsonBody, reshapeErrors } from '../responses.js'
 
 /** The name OpenAI-compatible clients pick: the agent with its tools, whatever model it runs on. */
 const AGENT_MODEL_ID = 'lango'
@@ -106,34 +106,14 @@ function openAiErrorType(status: number): string {
 export function openAiErrors(app: App): MiddlewareHandler {
   const base = app.config.model.baseUrl
   const hidden = base === undefined ? [] : [base.replace(/\/+$/, ''), URL.parse(base)?.origin ?? base]
-  return async (c, next) => {
-    await next()
-    if (c.res.status < 400 || !(c.res.headers.get('content-type') ?? '').includes('application/json')) return
-    const body = (await c.res
-      .clone()
-      .json()
-      .catch(() => undefined)) as
-      | { error?: { code?: unknown; message?: unknown; type?: unknown; issues?: { path?: string }[] } }
-      | undefined
-    const error = body?.error
-    if (error === undefined || typeof error.code !== 'string' || error.type !== undefined) return
-    let message = typeof error.message === 'string' ? error.message : error.code
+  return reshapeErrors((error, status) => {
+    let message = error.message
     for (const text of hidden) message = message.replaceAll(text, 'the model server')
     const param = error.issues?.find((issue) => typeof issue.path === 'string' && issue.path !== '')?.path
-    const headers = new Headers(c.res.headers)
-    headers.delete('content-length')
-    c.res = new Response(
-      JSON.stringify({
-        error: {
-          message,
-          type: openAiErrorType(c.res.status),
-          param: param ?? null,
-          code: error.code.toLowerCase(),
-        },
-      }),
-      { status: c.res.status, headers },
-    )
-  }
+    return {
+      error: { message, type: openAiErrorType(status), param: param ?? null, code: error.code.toLowerCase() },
+    }
+  })
 }
 
 /** The one model `/v1/models` lists, in OpenAI's shape. */
