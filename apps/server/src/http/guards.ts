@@ -54,17 +54,19 @@ export function hostGuard(policy: HostPolicy, logger?: Logger): MiddlewareHandle
     const problem = policy.problem(c.req.header('host'))
     if (problem === undefined) return next()
     logger?.warn('request refused', { code: 'HOST_FORBIDDEN', method: c.req.method, path: c.req.path })
-    if (c.req.path === '/mcp') return jsonRpcForbidden('HOST_FORBIDDEN', problem)
+    // On `/mcp`, `jsonRpcErrors` (src/http/routes/mcp.ts) gives it JSON-RPC's shape, as every refusal there.
     return errorResponse(c, 'HOST_FORBIDDEN', problem)
   }
 }
 
+/** A JSON-RPC error as MCP clients read it (no request id known), with the API's code in `data.code`. */
+export function jsonRpcErrorBody(message: string, apiCode: string, rpcCode = -32000) {
+  return { jsonrpc: '2.0', id: null, error: { code: rpcCode, message, data: { code: apiCode } } } as const
+}
+
 /** A 403 as MCP clients read it (a JSON-RPC error), with the API's code in `data.code`. */
 export function jsonRpcForbidden(code: 'HOST_FORBIDDEN' | 'ORIGIN_FORBIDDEN', message: string): Response {
-  return Response.json(
-    { jsonrpc: '2.0', id: null, error: { code: -32000, message, data: { code } } },
-    { status: errorStatus(code) },
-  )
+  return Response.json(jsonRpcErrorBody(message, code), { status: errorStatus(code) })
 }
 
 /**

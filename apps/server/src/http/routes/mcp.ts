@@ -1,5 +1,6 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { errorStatus } from '../error-status.js'
+import { jsonRpcErrorBody } from '../guards.js'
 import {
   bodyTooLarge,
   jsonNestingExceeds,
@@ -12,24 +13,13 @@ import {
 /** The MCP Streamable HTTP handler mounted at `/mcp` (src/mcp/http.ts). */
 export type McpRequestHandler = (request: Request) => Promise<Response>
 
-/** A JSON-RPC error response (no request id known), with the API's code in `data.code`. */
-function jsonRpcError(status: number, code: number, message: string, apiCode: string): Response {
-  return Response.json(
-    { jsonrpc: '2.0', id: null, error: { code, message, data: { code: apiCode } } },
-    { status },
-  )
-}
-
 /**
- * Every error of the layers in front of `/mcp` (the bearer token, readiness) as a JSON-RPC error,
- * the API's code in `data.code`, as MCP clients read errors (an outside probe got the API's shape).
+ * Every error of the layers in front of `/mcp` (the Host guard, the bearer token, readiness) as a
+ * JSON-RPC error, the API's code in `data.code`, as MCP clients read errors (an outside probe got
+ * the API's shape).
  */
 export function jsonRpcErrors(): MiddlewareHandler {
-  return reshapeErrors((error) => ({
-    jsonrpc: '2.0',
-    id: null,
-    error: { code: -32000, message: error.message, data: { code: error.code } },
-  }))
+  return reshapeErrors((error) => jsonRpcErrorBody(error.message, error.code))
 }
 
 /**
@@ -52,14 +42,18 @@ async function mcpWithinLimits(c: Context, mcp: McpRequestHandler, maxBytes: num
     return mcp(request)
   const tooLarge = () =>
     tooLargeResponse(c, () =>
-      jsonRpcError(errorStatus('BODY_TOO_LARGE'), -32600, bodyTooLarge(maxBytes), 'BODY_TOO_LARGE'),
+      Response.json(jsonRpcErrorBody(bodyTooLarge(maxBytes), 'BODY_TOO_LARGE', -32600), {
+        status: errorStatus('BODY_TOO_LARGE'),
+      }),
     )
   if (Number(c.req.header('content-length') ?? 0) > maxBytes) return tooLarge()
   const bytes = await readBounded(c, maxBytes)
   if (bytes === undefined) return tooLarge()
   if (jsonNestingExceeds(bytes, MAX_JSON_DEPTH)) {
     const message = `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`
-    return jsonRpcError(errorStatus('BODY_TOO_DEEP'), -32700, message, 'BODY_TOO_DEEP')
+    return Response.json(jsonRpcErrorBody(message, 'BODY_TOO_DEEP', -32700), {
+      status: errorStatus('BODY_TOO_DEEP'),
+    })
   }
   return mcp(
     new Request(request.url, {

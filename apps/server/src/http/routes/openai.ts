@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from 'ai'
-import { Hono, type MiddlewareHandler } from 'hono'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import * as v from 'valibot'
 import type { AgentTurnResult } from '../../agent/agent-runner.js'
@@ -116,6 +116,17 @@ export function openAiErrors(app: App): MiddlewareHandler {
   })
 }
 
+/** An `invalid_request_error` in OpenAI's own shape (message, type, param, code), which its SDKs read. */
+function invalidRequest(
+  c: Context,
+  status: 'INVALID_REQUEST' | 'NOT_FOUND',
+  message: string,
+  param: string,
+  code: string,
+): Response {
+  return c.json({ error: { message, type: 'invalid_request_error', param, code } }, errorStatus(status))
+}
+
 /** The one model `/v1/models` lists, in OpenAI's shape. */
 const AGENT_MODEL = { id: AGENT_MODEL_ID, object: 'model', created: 0, owned_by: 'lango' } as const
 
@@ -168,17 +179,12 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
   // An id may hold slashes (`org/model`), as other OpenAI-compatible servers' ids do.
   routes.get('/models/:id{.+}', (c) => {
     if (c.req.param('id') === AGENT_MODEL_ID) return c.json(AGENT_MODEL)
-    // OpenAI's own error shape (message, type, param, code), which its SDKs read.
-    return c.json(
-      {
-        error: {
-          message: `no model with that id: this server offers one model, "${AGENT_MODEL_ID}"`,
-          type: 'invalid_request_error',
-          param: 'model',
-          code: 'model_not_found',
-        },
-      },
-      errorStatus('NOT_FOUND'),
+    return invalidRequest(
+      c,
+      'NOT_FOUND',
+      `no model with that id: this server offers one model, "${AGENT_MODEL_ID}"`,
+      'model',
+      'model_not_found',
     )
   })
 
@@ -190,33 +196,23 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     const { messages, stream, user } = parsed.output
     const toolField = clientToolField(parsed.output)
     if (toolField !== undefined) {
-      // OpenAI's own error shape, which its SDKs and chat front ends show.
-      return c.json(
-        {
-          error: {
-            message: `\`${toolField}\` is not supported: this endpoint is the Lango agent, which calls its own tools (the server's exec, cron, background, workflow and secrets tools) and cannot call a client's. Send the request without \`${toolField}\` (in Open WebUI, set the model's Function Calling to Default, not Native).`,
-            type: 'invalid_request_error',
-            param: toolField,
-            code: 'unsupported_parameter',
-          },
-        },
-        errorStatus('INVALID_REQUEST'),
+      return invalidRequest(
+        c,
+        'INVALID_REQUEST',
+        `\`${toolField}\` is not supported: this endpoint is the Lango agent, which calls its own tools (the server's exec, cron, background, workflow and secrets tools) and cannot call a client's. Send the request without \`${toolField}\` (in Open WebUI, set the model's Function Calling to Default, not Native).`,
+        toolField,
+        'unsupported_parameter',
       )
     }
     const { n } = parsed.output
-    if (n !== undefined && n !== null && n !== 1) {
-      return c.json(
-        {
-          error: {
-            message: '`n` must be 1: this endpoint is the Lango agent, which gives one reply per request',
-            type: 'invalid_request_error',
-            param: 'n',
-            code: 'unsupported_parameter',
-          },
-        },
-        errorStatus('INVALID_REQUEST'),
+    if (n !== undefined && n !== null && n !== 1)
+      return invalidRequest(
+        c,
+        'INVALID_REQUEST',
+        '`n` must be 1: this endpoint is the Lango agent, which gives one reply per request',
+        'n',
+        'unsupported_parameter',
       )
-    }
     const last = messages.at(-1)
     if (last?.role !== 'user') {
       return errorResponse(c, 'INVALID_REQUEST', 'the last message must be the user’s')
