@@ -212,6 +212,39 @@ describe('lango mcp (the built CLI) over stdio', () => {
     expect(lango.transport.lines.join('\n')).not.toContain('noise')
   })
 
+  it('answers a line that is not a JSON-RPC message with its JSON-RPC error, and the session goes on', async () => {
+    const before = lango.transport.lines.length
+    lango.child.stdin.write('this is not json\n')
+    lango.child.stdin.write('[1,2]\n')
+    lango.child.stdin.write('{"jsonrpc":"1.0","id":7,"method":"ping"}\n')
+    lango.child.stdin.write(`${'['.repeat(100)}${']'.repeat(100)}\n`)
+    lango.child.stdin.write(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]))
+    lango.child.stdin.write('\r\n')
+    const errors = () =>
+      lango.transport.lines
+        .slice(before)
+        .map((line) => JSON.parse(line) as { error?: { code: number; message: string }; id?: unknown })
+        .filter((message) => message.error !== undefined)
+    await waitFor(() => errors().length >= 5, { timeoutMs: 30_000, intervalMs: 20 })
+    expect(errors()).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringContaining('not JSON') } },
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.stringContaining('one JSON object') },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32600, message: expect.stringContaining('"jsonrpc": "2.0"') },
+      },
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringContaining('levels deep') } },
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringContaining('not UTF-8') } },
+    ])
+    expect(lango.transport.stderr).toMatch(/"msg":"mcp stdio line refused"/)
+    expect((await lango.call('cron_list', {})).isError).toBeFalsy()
+  })
+
   it('writes only JSON-RPC to stdout, and stops everything and exits 0 when the client closes stdin', async () => {
     await lango.client.close()
     expect(await lango.exited).toBe(0)

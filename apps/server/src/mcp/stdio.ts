@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js'
 import { routeWarnings } from '../process-warnings.js'
 import { McpApprovals } from './approval.js'
 import { createMcpServer } from './server.js'
+import { StdioLineFilter } from './stdio-lines.js'
 
 /** Options for {@link serveMcpStdio}. */
 export interface ServeMcpStdioOptions {
@@ -56,8 +57,14 @@ export async function serveMcpStdio(options: ServeMcpStdioOptions): Promise<void
   // Pending approvals live in the database: `lango approvals approve <id>` against a `lango serve`
   // on the same home answers them, and the same call made again here runs.
   const approvals = new McpApprovals(app)
+  // A line that is not a JSON-RPC message gets its error reply here (the SDK would drop it unanswered).
+  const lines = new StdioLineFilter((reply) => {
+    logger.warn('mcp stdio line refused', { code: reply.error.code, reason: reply.error.message })
+    stdout.protocol.write(`${JSON.stringify(reply)}\n`)
+  })
+  process.stdin.pipe(lines)
   const handle = serveStdio(() => createMcpServer(app, { approval: approvals }), {
-    transport: new StdioServerTransport(process.stdin, stdout.protocol),
+    transport: new StdioServerTransport(lines, stdout.protocol),
     onerror: (error) => logger.warn('mcp stdio error', { error }),
   })
   logger.info('mcp stdio serving', { tools: app.tools.length, approval_policy: approvals.policy })
