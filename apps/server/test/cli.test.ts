@@ -775,6 +775,29 @@ describe('lango doctor', () => {
     }
   })
 
+  it('warns about servers on the database with different cluster.lease values', async () => {
+    const database = new Database(join(home as string, 'lango.db'))
+    database.pragma('busy_timeout = 5000')
+    // Another server, alive (it beat just now) with a 999 s lease.
+    database
+      .prepare(
+        'insert into instances (id, host, pid, version, started_at, heartbeat_at, lease_ms) values (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run('other', 'other-host', 4343, '0.1.0', Date.now(), Date.now(), 999_000)
+    try {
+      type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
+      const report = await json<Report>(['doctor'])
+      expect(report.data.checks.find((check) => check.name === 'server')).toMatchObject({
+        status: 'warn',
+        message: expect.stringMatching(/with different cluster\.lease values \(.*other-host:4343 999s/),
+        fix: expect.stringContaining('set the same cluster.lease on every server'),
+      })
+    } finally {
+      database.prepare("delete from instances where id = 'other'").run()
+      database.close()
+    }
+  })
+
   it('warns about a result that did not reach its target, with the reason, and says where alerts go', async () => {
     type Report = {
       checks: {

@@ -6,7 +6,8 @@ import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { InstanceRegistry } from '../src/cluster/instances.js'
 import { migrateCluster } from '../src/cluster/schema.js'
-import { silentLogger } from '../src/logger.js'
+import { type Logger, silentLogger } from '../src/logger.js'
+import type { LogFields } from '../src/logger-port.js'
 
 let dir: string | undefined
 afterEach(async () => {
@@ -69,6 +70,55 @@ describe('InstanceRegistry', () => {
     expect((await c.list()).map((entry) => entry.id)).toEqual(['c', 'b'])
     await Promise.all([b.stop(), c.stop()])
     expect(await db.selectFrom('instances').selectAll().execute()).toEqual([])
+    await db.destroy()
+  })
+
+  it('judges each instance by its own lease, and warns once about an instance alive with another lease', async () => {
+    const db = await database()
+    let now = 2_000_000
+    const warnings: Array<{ message: string; fields?: LogFields }> = []
+    const logger: Logger = { ...silentLogger, warn: (message, fields) => warnings.push({ message, fields }) }
+    const make = (id: string, heartbeatMs: number, log: Logger) =>
+      new InstanceRegistry(db, {
+        id,
+        host: 'h',
+        pid: 7,
+        version: '0.1.0',
+        logger: log,
+        heartbeatMs,
+        now: () => now,
+      })
+    // `long` beats every 20 s (a 60 s lease); `short` has a 15 s lease.
+    const long = make('long', 20_000, silentLogger)
+    const short = make('short', 5_000, logger)
+    await long.start()
+    now += 1_000
+    await short.start()
+    expect(warnings).toEqual([
+      {
+        message: 'servers on this database have different cluster.lease values',
+        fields: expect.objectContaining({
+          lease_ms: 15_000,
+          other: { id: 'long', host: 'h', pid: 7, lease_ms: 60_000 },
+        }),
+      },
+    ])
+    // 19 s after its last beat `long` is past `short`'s lease but within its own: alive, and kept.
+    now += 18_000
+    await db.updateTable('instances').set({ heartbeat_at: now }).where('id', '=', 'short').execute()
+    expect((await short.list()).map((entry) => [entry.id, entry.alive, entry.lease_ms])).toEqual([
+      ['short', true, 15_000],
+      ['long', true, 60_000],
+    ])
+    const later = make('later', 5_000, logger)
+    await later.start()
+    expect((await later.list()).map((entry) => entry.id)).toEqual(['later', 'long', 'short'])
+    // Warned once per instance, not with every start or beat.
+    expect(warnings.map((warning) => (warning.fields?.other as { id: string } | undefined)?.id)).toEqual([
+      'long',
+      'long',
+    ])
+    await Promise.all([long.stop(), short.stop(), later.stop()])
     await db.destroy()
   })
 })

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import * as v from 'valibot'
 import type { Logger } from '../logger.js'
 import type { ClusterDatabase } from './schema.js'
@@ -11,7 +11,12 @@ export interface InstanceView {
   readonly version: string
   readonly started_at: string
   readonly heartbeat_at: string
-  /** False once its heartbeat is older than three intervals: it stopped without saying so. */
+  /**
+   * Its `cluster.lease` in milliseconds (it beats every third of it); null for a server older than
+   * the column.
+   */
+  readonly lease_ms: number | null
+  /** False once its heartbeat is older than its lease (three intervals): it stopped without saying so. */
   readonly alive: boolean
   /** This process. */
   readonly self: boolean
@@ -26,6 +31,7 @@ const row = v.object({
   version: v.string(),
   started_at: epoch,
   heartbeat_at: epoch,
+  lease_ms: v.nullish(epoch, null),
 })
 
 /** Options of {@link InstanceRegistry}. */
@@ -35,7 +41,7 @@ export interface InstanceRegistryOptions {
   readonly pid: number
   readonly version: string
   readonly logger: Logger
-  /** How often the heartbeat is written. Default 5 s. */
+  /** How often the heartbeat is written, a third of `cluster.lease`. Default 5 s. */
   readonly heartbeatMs?: number
   /** Current time in epoch ms. Default `Date.now`. */
   readonly now?: () => number
@@ -44,8 +50,11 @@ export interface InstanceRegistryOptions {
 /**
  * The servers sharing this database (ARCHITECTURE.md §10; issue 14): each registers a row
  * (id, host, pid, version, started, heartbeat) at start, beats every `heartbeatMs`, and deletes it
- * at stop. An instance whose heartbeat is older than three intervals is reported not alive, and
- * its row is deleted by the next instance that starts.
+ * at stop. Each row records its instance's lease (three heartbeat intervals): one whose heartbeat
+ * is older than its own lease is reported not alive, and its row is deleted by the next instance
+ * that starts. Servers sharing a database must share `cluster.lease` (a scheduler takes another for
+ * dead by its own lease): one that finds an instance alive with another lease logs a warning, once
+ * per instance, at start and with its heartbeats.
  */
 export class InstanceRegistry<DB = ClusterDatabase> {
   readonly #db: Kysely<ClusterDatabase>
@@ -53,6 +62,8 @@ export class InstanceRegistry<DB = ClusterDatabase> {
   readonly #heartbeatMs: number
   readonly #now: () => number
   #timer: ReturnType<typeof setInterval> | undefined
+  /** Instances already warned about for a different lease. */
+  readonly #warned = new Set<string>()
 
   /** Takes the host's handle as it is (any tables besides `instances`). */
   constructor(db: Kysely<DB>, options: InstanceRegistryOptions) {
@@ -73,24 +84,55 @@ export class InstanceRegistry<DB = ClusterDatabase> {
     if (this.#timer !== undefined) return
     const now = this.#now()
     const { id, host, pid, version } = this.#options
+    const lease = this.#staleAfterMs()
+    // Each row by its own lease (this server's for a row that has none).
     await this.#db
       .deleteFrom('instances')
-      .where('heartbeat_at', '<', now - this.#staleAfterMs())
+      .where(sql<boolean>`heartbeat_at + coalesce(lease_ms, ${lease}) < ${now}`)
       .execute()
     await this.#db
       .insertInto('instances')
-      .values({ id, host, pid, version, started_at: now, heartbeat_at: now })
-      .onConflict((conflict) => conflict.column('id').doUpdateSet({ heartbeat_at: now }))
+      .values({ id, host, pid, version, started_at: now, heartbeat_at: now, lease_ms: lease })
+      .onConflict((conflict) => conflict.column('id').doUpdateSet({ heartbeat_at: now, lease_ms: lease }))
       .execute()
+    await this.#warnOtherLeases(now)
     this.#timer = setInterval(() => {
+      const beat = this.#now()
       this.#db
         .updateTable('instances')
-        .set({ heartbeat_at: this.#now() })
+        .set({ heartbeat_at: beat })
         .where('id', '=', id)
         .execute()
+        .then(() => this.#warnOtherLeases(beat))
         .catch((error: unknown) => this.#options.logger.warn('instance heartbeat failed', { error }))
     }, this.#heartbeatMs)
     this.#timer.unref()
+  }
+
+  /**
+   * Warns, once per instance, about each live one whose lease differs from this one's: with mixed
+   * leases, a server takes another for dead while it still beats (its runs marked interrupted, its
+   * workflow steps run again elsewhere).
+   */
+  async #warnOtherLeases(now: number): Promise<void> {
+    const lease = this.#staleAfterMs()
+    const others = await this.#db
+      .selectFrom('instances')
+      .select(['id', 'host', 'pid', 'lease_ms'])
+      .where('id', '<>', this.#options.id)
+      .where('lease_ms', 'is not', null)
+      .where('lease_ms', '<>', lease)
+      .where(sql<boolean>`heartbeat_at + lease_ms >= ${now}`)
+      .execute()
+    for (const other of others) {
+      if (this.#warned.has(other.id)) continue
+      this.#warned.add(other.id)
+      this.#options.logger.warn('servers on this database have different cluster.lease values', {
+        lease_ms: lease,
+        other: { id: other.id, host: other.host, pid: Number(other.pid), lease_ms: Number(other.lease_ms) },
+        fix: 'set the same cluster.lease on every server sharing the database: a server takes another for dead after its own lease without a heartbeat, and a server with a longer lease beats less often',
+      })
+    }
   }
 
   /** Every registered instance, this one first, then by start time. */
@@ -106,7 +148,8 @@ export class InstanceRegistry<DB = ClusterDatabase> {
         version: entry.version,
         started_at: new Date(entry.started_at).toISOString(),
         heartbeat_at: new Date(entry.heartbeat_at).toISOString(),
-        alive: now - entry.heartbeat_at <= this.#staleAfterMs(),
+        lease_ms: entry.lease_ms,
+        alive: now - entry.heartbeat_at <= (entry.lease_ms ?? this.#staleAfterMs()),
         self: entry.id === this.#options.id,
       }))
       .sort((a, b) => Number(b.self) - Number(a.self))
@@ -124,7 +167,8 @@ export class InstanceRegistry<DB = ClusterDatabase> {
       .catch((error: unknown) => this.#options.logger.warn('instance not deregistered', { error }))
   }
 
+  /** This instance's lease, in whole milliseconds: three heartbeat intervals. */
   #staleAfterMs(): number {
-    return this.#heartbeatMs * 3
+    return Math.round(this.#heartbeatMs * 3)
   }
 }

@@ -16,6 +16,8 @@ interface InstancesTable {
   version: string
   started_at: Epoch
   heartbeat_at: Epoch
+  /** Its `cluster.lease`: how long after its last heartbeat it counts as gone (null: written before 0003). */
+  lease_ms: ColumnType<number | string | null, number | undefined, number>
 }
 
 /** `leases`: one row per singleton duty (./leases.ts); `version` is the fencing token. */
@@ -63,6 +65,14 @@ const clusterMigrations: Readonly<Record<string, Migration>> = Object.freeze({
     },
     async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropTable('leases').execute()
+    },
+  },
+  '0003_add_instance_lease': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('instances').addColumn('lease_ms', 'bigint').execute()
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('instances').dropColumn('lease_ms').execute()
     },
   },
 })

@@ -72,7 +72,7 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   },
   'cluster.lease': {
     description:
-      'How long a singleton duty’s lease (Telegram polling, retention) lasts without renewal; the scheduler is stale after this long without a tick.',
+      'How long a singleton duty’s lease (Telegram polling, retention) lasts without renewal; the scheduler is stale after this long without a tick. Every server on one database must have the same value (a server warns when another differs).',
     value: (c) => c.cluster.leaseMs,
   },
   'model.base_url': {

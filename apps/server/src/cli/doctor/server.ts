@@ -23,12 +23,20 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
     // The cluster: every server registered on the same database (issue 14).
     const cluster = await client
       .get<{
-        instances: { id: string; host: string; pid: number; alive: boolean; heartbeat_at: string }[]
+        instances: {
+          id: string
+          host: string
+          pid: number
+          alive: boolean
+          heartbeat_at: string
+          lease_ms?: number | null
+        }[]
         leases?: { name: string; owner: string; expires_at: string }[]
       }>('/api/instances', { timeoutMs: NETWORK_TIMEOUT_MS })
       .catch(() => undefined)
     const instances = cluster?.instances ?? []
     const silent = instances.filter((instance) => !instance.alive)
+    const mixed = mixedLeases(instances)
     const clusterLine =
       cluster === undefined
         ? ''
@@ -36,16 +44,22 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
             silent.length === 0
               ? ''
               : `, ${silent.length} not answering (${silent.map((instance) => `${instance.host}:${instance.pid}`).join(', ')})`
-          }${leaseLine(cluster.leases ?? [])}`
+          }${mixed === undefined ? '' : `, with different cluster.lease values (${mixed})`}${leaseLine(cluster.leases ?? [])}`
+    const fixes = [
+      ...(silent.length === 0
+        ? []
+        : ['an instance stopped without deregistering (killed?); the next server to start removes it']),
+      ...(mixed === undefined
+        ? []
+        : [
+            'set the same cluster.lease on every server sharing the database (a server takes another for dead after its own lease without a heartbeat)',
+          ]),
+    ]
     return {
       name: 'server',
-      status: silent.length === 0 ? 'ok' : 'warn',
+      status: fixes.length === 0 ? 'ok' : 'warn',
       message: `running at ${client.baseUrl} (version ${health.version ?? '?'}, scheduler ${health.scheduler ?? '?'})${clusterLine}`,
-      ...(silent.length === 0
-        ? {}
-        : {
-            fix: 'an instance stopped without deregistering (killed?); the next server to start removes it',
-          }),
+      ...(fixes.length === 0 ? {} : { fix: fixes.join('; ') }),
       details: { url: client.baseUrl, health, instances, leases: cluster?.leases ?? [] },
     }
   } catch (error) {
@@ -77,4 +91,15 @@ function leaseLine(leases: readonly { readonly name: string; readonly owner: str
   if (leases.length === 0) return ''
   const holder = (owner: string) => owner.split(':').slice(0, 2).join(':')
   return `; leases: ${leases.map((lease) => `${lease.name} on ${holder(lease.owner)}`).join(', ')}`
+}
+
+/** The live instances' leases when they are not all the same (`host:pid 30s, …`), else undefined. */
+function mixedLeases(
+  instances: readonly { host: string; pid: number; alive: boolean; lease_ms?: number | null }[],
+): string | undefined {
+  const live = instances.filter((instance) => instance.alive && typeof instance.lease_ms === 'number')
+  if (new Set(live.map((instance) => instance.lease_ms)).size < 2) return undefined
+  return live
+    .map((instance) => `${instance.host}:${instance.pid} ${(instance.lease_ms as number) / 1000}s`)
+    .join(', ')
 }
