@@ -3,12 +3,14 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ServerConfig } from '../src/config/types.js'
 import { silentLogger } from '../src/logger.js'
 import { type RunningServer, serve } from '../src/serve.js'
 import { testConfig, until } from './fixtures/http-server.js'
 import { startLangoServe } from './fixtures/lango-serve.js'
+import { postgresDatabase } from './fixtures/postgres-database.js'
 
 // The watchdog and the operator's alerts (issue 23): a stalled scheduler — its event loop blocked,
 // its clock jumped — is noticed when it runs again, every occurrence due meanwhile ends in a final
@@ -50,7 +52,7 @@ async function operatorWebhook(): Promise<{ url: string; bodies: Json[]; failWit
 
 async function startServer(
   webhookUrl: string,
-  options: { localNow?: () => number } = {},
+  options: { localNow?: () => number; env?: Record<string, string> } = {},
 ): Promise<RunningServer> {
   const made = await testConfig(
     (loaded): ServerConfig => ({
@@ -63,6 +65,7 @@ async function startServer(
       },
       alerts: { deliverTo: ['webhook'] },
     }),
+    options.env,
   )
   const server = await serve({
     config: made.config,
@@ -154,6 +157,35 @@ describe('the watchdog and alerts.deliver_to', () => {
     expect(metrics).toMatch(/lango_alert_batches_total\{status="sent"\} [1-9]/)
     const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
     expect(status).toMatchObject({ targets: ['webhook'], failing: false, last_error: null })
+  })
+
+  it('a database that does not answer for longer than a lease (PostgreSQL, a table locked): the stall is the store’s, and the alert says so', async () => {
+    const database = postgresDatabase('lango_alerts_store')
+    await database.create()
+    cleanups.push(() => database.drop())
+    const webhook = await operatorWebhook()
+    const server = await startServer(webhook.url, { env: { LANGO_DATABASE_URL: database.url } })
+    await until(async () => ((await health(server)).status === 200 ? true : undefined))
+    // Another session holds the owners' table: every heartbeat and upkeep round waits on it, while
+    // the server's event loop stays free.
+    const locker = new pg.Client({ connectionString: database.url })
+    await locker.connect()
+    cleanups.push(() => locker.end())
+    await locker.query('begin')
+    await locker.query('lock table cron_owners in access exclusive mode')
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS))
+    await locker.query('commit')
+
+    const alert = await until(
+      async () => webhook.bodies.find((body) => String(body.text).includes('Scheduler stalled')),
+      60_000,
+    )
+    expect(alert.text).toContain('the database did not answer')
+    const after = await until(async () => {
+      const answer = await health(server)
+      return answer.body.scheduler_tick?.last_stall === null ? undefined : answer
+    })
+    expect(after.body.scheduler_tick.last_stall).toMatchObject({ cause: 'store' })
   })
 
   it('a clock that jumps forward: /healthz answers 503 stalled until the next tick, then the alert names the jump', async () => {

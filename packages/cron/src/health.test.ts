@@ -120,6 +120,39 @@ describe('the watchdog', () => {
     expect(stalls).toHaveLength(1)
   })
 
+  it('a stall spent waiting on the store (a database that did not answer) is reported with cause store', async () => {
+    const clock = new FakeClock(START)
+    let gate: Promise<void> | undefined
+    /** The memory store, whose calls wait while `gate` is set: a locked or unreachable database. */
+    class StalledStore extends MemoryCronStore {
+      override async heartbeat(...args: Parameters<MemoryCronStore['heartbeat']>): Promise<void> {
+        await gate
+        return super.heartbeat(...args)
+      }
+      override async liveOwners(...args: Parameters<MemoryCronStore['liveOwners']>): Promise<string[]> {
+        await gate
+        return super.liveOwners(...args)
+      }
+    }
+    scheduler = new CronScheduler({ store: new StalledStore(), clock, leaseMs: LEASE })
+    const stalls: Stall[] = []
+    scheduler.on('scheduler:stall', (stall) => stalls.push(stall))
+    await scheduler.start()
+    await clock.advance(TICK)
+    let release = () => {}
+    gate = new Promise((resolve) => {
+      release = resolve
+    })
+    // The next round and heartbeat wait on the store for two leases, the event loop free meanwhile.
+    await clock.advance(TICK)
+    clock.jump(2 * LEASE)
+    gate = undefined
+    release()
+    await clock.advance(TICK)
+    expect(stalls).toEqual([expect.objectContaining({ cause: 'store' })])
+    expect(stalls[0]?.stalledMs).toBeGreaterThan(LEASE)
+  })
+
   it('ticks a little late (within a lease) are no stall', async () => {
     const clock = new FakeClock(START)
     const cron = makeScheduler(clock)

@@ -1,7 +1,7 @@
 export { describeSchedule } from './describe-schedule.js'
 export type { CronErrorCode } from './errors.js'
 export { CronError, DeliveryError } from './errors.js'
-export type { Stall } from './maintenance.js'
+export type { Stall, StallCause } from './maintenance.js'
 export type {
   CatchupPolicy,
   CronDelivery,

@@ -1,3 +1,4 @@
+import { type EventLoopUtilization, performance } from 'node:perf_hooks'
 import type { CronRun } from './model.js'
 import type { TimerHandle } from './ports.js'
 import type { BackgroundHooks, SchedulerSettings } from './scheduler-options.js'
@@ -19,9 +20,10 @@ type MaintenanceSettings = Pick<
 
 /**
  * A gap between two ticks of the upkeep longer than a lease: its timers did not fire in time. On
- * the clock (epoch ms). `cause` is `blocked` when the process's own monotonic time moved as much (a
- * busy event loop, a stopped process, a slow store call holding both timers), `clock` when only the
- * wall clock moved: a clock set forward, an injected clock moved, or a suspended host (Linux's
+ * the clock (epoch ms). `cause` is `store` when most of the gap was spent waiting for the store (a
+ * database that did not answer: a lock, a failover, a network cut), `blocked` when the process's own
+ * monotonic time moved as much otherwise (a busy event loop, a stopped process), `clock` when only
+ * the wall clock moved: a clock set forward, an injected clock moved, or a suspended host (Linux's
  * monotonic clock stops while the machine sleeps).
  */
 export interface Stall {
@@ -30,8 +32,11 @@ export interface Stall {
   /** The tick that saw the gap. */
   readonly resumedAt: number
   readonly stalledMs: number
-  readonly cause: 'blocked' | 'clock'
+  readonly cause: StallCause
 }
+
+/** Why the upkeep's timers were late (see {@link Stall}). */
+export type StallCause = 'store' | 'blocked' | 'clock'
 
 /** What {@link Maintenance} tells the scheduler besides errors. */
 interface MaintenanceHooks extends BackgroundHooks {
@@ -75,8 +80,14 @@ export class Maintenance {
   #lastTickAt: number | undefined
   /** `performance.now()` at the last tick: tells a blocked process from a clock that jumped. */
   #lastTickMonotonic = 0
+  /** The event loop's busy and idle time at the last tick: tells a blocked loop from a wait on the store. */
+  #lastTickLoop: EventLoopUtilization | undefined
   /** The heartbeat may have gone stale (see {@link MaintenanceHooks.verifyOwnership}). */
   #suspect = false
+  /** How long (on the clock) the last heartbeat's store call took; the beat timer is armed after it. */
+  #beatWaitMs = 0
+  /** How long (on the clock) the last round's store calls took; the round timer is armed after them. */
+  #roundWaitMs = 0
 
   constructor(settings: MaintenanceSettings, hooks: MaintenanceHooks) {
     this.#settings = settings
@@ -127,7 +138,7 @@ export class Maintenance {
     if (!this.#running) return
     const handle = this.#settings.clock.setTimeout(() => {
       this.#timer = undefined
-      this.#tick()
+      this.#tick(this.#roundWaitMs)
       this.#hooks.track(this.#round())
     }, delay)
     ;(handle as { unref?: () => void } | undefined)?.unref?.()
@@ -138,7 +149,7 @@ export class Maintenance {
     if (!this.#running) return
     const handle = this.#settings.clock.setTimeout(() => {
       this.#beatTimer = undefined
-      this.#tick()
+      this.#tick(this.#beatWaitMs)
       this.#hooks.track(this.#beat())
     }, delay)
     ;(handle as { unref?: () => void } | undefined)?.unref?.()
@@ -150,28 +161,42 @@ export class Maintenance {
     return this.#settings.leaseMs
   }
 
-  #tick(): void {
+  /** A timer fired; `storeWaitMs` is how long the store kept it from being armed (0 at start). */
+  #tick(storeWaitMs = 0): void {
     const now = this.#settings.clock.now().getTime()
     const monotonic = performance.now()
+    const loop = performance.eventLoopUtilization()
     const last = this.#lastTickAt
     const lastMonotonic = this.#lastTickMonotonic
+    const lastLoop = this.#lastTickLoop
     this.#lastTickAt = now
     this.#lastTickMonotonic = monotonic
+    this.#lastTickLoop = loop
     if (!this.#running || last === undefined || now - last <= this.stallAfterMs) return
     this.#suspect = true
-    const cause = monotonic - lastMonotonic > this.stallAfterMs ? 'blocked' : 'clock'
+    // A timer is armed only once its store calls returned: a gap spent mostly waiting on them, while
+    // the event loop was free to run (not busy for half a lease), is the store's.
+    const loopBusyMs = lastLoop === undefined ? 0 : performance.eventLoopUtilization(loop, lastLoop).active
+    const cause: StallCause =
+      storeWaitMs * 2 >= now - last && loopBusyMs < this.stallAfterMs / 2
+        ? 'store'
+        : monotonic - lastMonotonic > this.stallAfterMs
+          ? 'blocked'
+          : 'clock'
     this.#hooks.stalled?.({ since: last, resumedAt: now, stalledMs: now - last, cause })
   }
 
   async #beat(): Promise<void> {
     if (!this.#running) return
     const { store, clock, ownerId, leaseMs } = this.#settings
+    const started = clock.now().getTime()
     try {
-      await store.heartbeat(ownerId, clock.now().getTime())
+      await store.heartbeat(ownerId, started)
     } catch (error) {
       this.#suspect = true
       this.#hooks.report(error)
     }
+    this.#beatWaitMs = clock.now().getTime() - started
     this.#scheduleBeat(leaseMs / 3)
   }
 
@@ -204,6 +229,7 @@ export class Maintenance {
     } catch (error) {
       this.#hooks.report(error)
     }
+    this.#roundWaitMs = clock.now().getTime() - now
     this.#hooks.round?.()
     this.#schedule(leaseMs / 3)
   }

@@ -22,10 +22,11 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
   const { cron, duties } = sources
   const stops = [
     cron.on('scheduler:stall', (stall) => {
-      const cause =
-        stall.cause === 'blocked'
-          ? 'its event loop was blocked or the process was suspended'
-          : 'the clock jumped forward or the host was suspended (its monotonic clock did not run)'
+      const cause = {
+        store: 'the database did not answer (its heartbeat and upkeep waited on it)',
+        blocked: 'its event loop was blocked or the process was suspended',
+        clock: 'the clock jumped forward or the host was suspended (its monotonic clock did not run)',
+      }[stall.cause]
       alerts.raise({
         kind: 'scheduler_stalled',
         key: 'scheduler',

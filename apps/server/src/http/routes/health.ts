@@ -1,3 +1,4 @@
+import type { StallCause } from '@lango/cron'
 import { Hono } from 'hono'
 import { sql } from 'kysely'
 import type { App } from '../../app/app.js'
@@ -97,7 +98,7 @@ function schedulerTick(app: App): {
     readonly since: string
     readonly resumed_at: string
     readonly stalled_ms: number
-    readonly cause: 'blocked' | 'clock'
+    readonly cause: StallCause
   } | null
 } {
   const health = app.cron.scheduler.health()
