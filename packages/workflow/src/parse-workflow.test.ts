@@ -186,6 +186,10 @@ steps:
       'echo \\{{a.result}}',
       'cat <<EOF\n{{a.result}}\nEOF',
       'true # {{a.result}}',
+      // After `$'…\\'…'` bash is outside quotes and dash (a `/bin/sh`) inside: unsafe for one of them.
+      "sed -e $'s/\\'//g' {{a.result}}",
+      "echo $'\\'' {{a.result}} $'\\'''",
+      "echo $'it\\'s' {{a.result}}",
     ]
     for (const command of unsafe) {
       const issues = issuesOf(
@@ -199,6 +203,8 @@ steps:
       'echo $(basename {{a.result}})',
       'X={{a.result}}; echo "$X"',
       'echo \'x\' {{a.result}} "y"',
+      // `$'…'` without a backslash-quote reads the same in bash and dash.
+      "printf $'%s\\n' {{a.result}}",
     ]
     for (const command of safe) {
       const parsed = parseWorkflow(

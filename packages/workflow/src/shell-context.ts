@@ -17,12 +17,23 @@ const SPECIAL = /['"`$\\#<]/
 const WORD_BREAK = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')'])
 
 /**
+ * How the shell reads `$'…'`: bash, ksh, zsh and POSIX.1-2024 as one quoted string with
+ * backslash escapes (`\'` does not end it); dash (Debian's and Ubuntu's `/bin/sh`) and older POSIX
+ * shells as `$` and then a plain single-quoted string (`\'` ends it).
+ */
+type Dialect = 'ansi-quotes' | 'posix-2017'
+
+/**
  * Returns the references in a `run` command that sit where a single-quoted value would not stay one
  * plain shell word (SECURITY.md WF-8): inside `'…'`, `"…"`, `$'…'`, backticks, `${…}`, `$((…))`, a
  * comment (a newline in the value would end it), after a backslash, or anywhere after a heredoc
  * `<<` (its body is not parsed for quotes). Unquoted text and `$(…)` are safe.
- * One pass over the command; conservative on purpose: a false alarm asks the author to move the
- * placeholder out of quotes, a miss would be an injection.
+ * Commands run with `/bin/sh`, which is bash on some systems and dash on others, and the two read
+ * `$'…'` differently: a reference counts as safe only when it is plain under both readings (after
+ * `$'a\'b'` bash is outside quotes where dash is inside, and a value's own quote would then end
+ * dash's string: an injection).
+ * One pass over the command per reading; conservative on purpose: a false alarm asks the author to
+ * move the placeholder out of quotes, a miss would be an injection.
  */
 export function findUnsafeReferences(
   command: string,
@@ -31,6 +42,19 @@ export function findUnsafeReferences(
   if (references.length === 0) return []
   // No quote, escape, expansion, comment or redirection character at all: every placeholder is plain.
   if (!SPECIAL.test(command)) return []
+  const unsafe = new Set(unsafeIn(command, references, 'ansi-quotes'))
+  // Without `$'` the two readings are the same.
+  if (command.includes("$'"))
+    for (const reference of unsafeIn(command, references, 'posix-2017')) unsafe.add(reference)
+  return references.filter((reference) => unsafe.has(reference))
+}
+
+/** {@link findUnsafeReferences} under one reading of `$'…'`. */
+function unsafeIn(
+  command: string,
+  references: readonly TemplateReference[],
+  dialect: Dialect,
+): TemplateReference[] {
   const unsafe: TemplateReference[] = []
   const stack: Context[] = ['plain']
   let heredoc = false
@@ -71,7 +95,7 @@ export function findUnsafeReferences(
           } else if (following === '{') {
             stack.push('parameter')
             index += 1
-          } else if (following === "'") {
+          } else if (following === "'" && dialect === 'ansi-quotes') {
             stack.push('ansi')
             index += 1
           }
