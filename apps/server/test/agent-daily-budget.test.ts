@@ -230,6 +230,72 @@ describe('daily budgets', () => {
     expect(cost.lines[0]?.cost_usd).toBeCloseTo(0.006, 10)
   })
 
+  it('a model server that reports negative, huge or no usage neither cancels a budget nor passes silently', async () => {
+    const warnings: { message: string; fields?: Record<string, unknown> }[] = []
+    const logger: Logger = {
+      ...silentLogger,
+      warn: (message, fields) => warnings.push({ message, ...(fields === undefined ? {} : { fields }) }),
+    }
+    const { server } = await startServer(
+      (config) => ({ ...config, agent: { ...config.agent, dailyBudget: { maxTokens: 5_000 } } }),
+      logger,
+    )
+    const chat = (session: string) =>
+      fetch(`${server.url}/api/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'hello', session }),
+      })
+    // A lie of minus a million counts as 0: the day's total is not pushed below what was used.
+    model.script(reply.text('one', { usage: { promptTokens: -1_000_000, completionTokens: 0 } }))
+    expect((await chat('lying')).status).toBe(200)
+    // Then honest turns of 3,000 tokens: the second passes the 5,000 budget, the third is refused.
+    model.script(
+      reply.text('two', { usage: { promptTokens: 3_000, completionTokens: 0 } }),
+      reply.text('three', { usage: { promptTokens: 3_000, completionTokens: 0 } }),
+    )
+    expect((await chat('honest-1')).status).toBe(200)
+    expect((await chat('honest-2')).status).toBe(200)
+    const refused = await chat('honest-3')
+    expect(refused.status).toBe(429)
+    const cost = (await (await fetch(`${server.url}/api/cost?by=day`)).json()) as {
+      lines: { input_tokens: number }[]
+    }
+    expect(cost.lines[0]?.input_tokens).toBe(6_000)
+    expect(warnings.filter((warning) => warning.message.includes('cannot be right'))).toEqual([
+      expect.objectContaining({
+        fields: expect.objectContaining({ model: 'test-model', input_tokens: -1_000_000 }),
+      }),
+    ])
+
+    // No usage at all: said once for the model, however many turns.
+    const { server: second } = await startServer((config) => config, logger)
+    model.script(reply.text('a', { usage: null }), reply.text('b', { usage: null }))
+    for (const session of ['none-1', 'none-2'])
+      expect(
+        (
+          await fetch(`${second.url}/api/chat`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ message: 'hello', session }),
+          })
+        ).status,
+      ).toBe(200)
+    expect(warnings.filter((warning) => warning.message.includes('reported no token usage'))).toHaveLength(1)
+    // A count past any model's context is counted as the bound (a budget errs toward stopping), never as infinity.
+    model.script(reply.text('c', { usage: { promptTokens: 1e308, completionTokens: 0 } }))
+    const huge = await fetch(`${second.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'hello', session: 'huge' }),
+    })
+    expect(((await huge.json()) as { usage?: unknown }).usage).toMatchObject({ totalTokens: 100_000_000 })
+    const secondCost = (await (await fetch(`${second.url}/api/cost?by=day`)).json()) as {
+      lines: { input_tokens: number }[]
+    }
+    expect(secondCost.lines[0]?.input_tokens).toBe(100_000_000)
+  })
+
   it('bg_result and workflow_status show the tokens, the model that answered and the cost', async () => {
     const { server } = await startServer((config) => ({
       ...config,

@@ -287,14 +287,44 @@ const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0
 const MAX_DENIALS = 100
 const MAX_DENIALS_SHOWN = 20
 
+/**
+ * The most tokens one step may report: no model's context comes near it. A model server that
+ * reports more (or a negative count, or not a number) is wrong, and its figure is not trusted.
+ */
+const MAX_STEP_TOKENS = 100_000_000
+
+/**
+ * A step's token count as the budgets use it: a whole number from 0 to {@link MAX_STEP_TOKENS}.
+ * Above the bound counts as the bound (a budget errs toward stopping); negative, fractional
+ * garbage or not a number counts as 0, and {@link usageProblem} reports it.
+ */
+function tokenCount(value: number | undefined): number {
+  if (value === undefined || !Number.isFinite(value) || value <= 0)
+    return value === Number.POSITIVE_INFINITY ? MAX_STEP_TOKENS : 0
+  return Math.min(MAX_STEP_TOKENS, Math.round(value))
+}
+
 function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): TokenUsage {
-  const input = step?.inputTokens ?? 0
-  const output = step?.outputTokens ?? 0
+  const input = tokenCount(step?.inputTokens)
+  const output = tokenCount(step?.outputTokens)
   return {
     inputTokens: total.inputTokens + input,
     outputTokens: total.outputTokens + output,
-    totalTokens: total.totalTokens + (step?.totalTokens ?? input + output),
+    totalTokens: total.totalTokens + Math.max(input + output, tokenCount(step?.totalTokens)),
   }
+}
+
+/**
+ * What is wrong with a step's usage as the model server reported it: `missing` (no counts: the
+ * budgets cannot count the turn), `invalid` (negative, not whole, beyond {@link MAX_STEP_TOKENS}),
+ * or undefined.
+ */
+function usageProblem(step: LanguageModelUsage | undefined): 'missing' | 'invalid' | undefined {
+  const counts = [step?.inputTokens, step?.outputTokens, step?.totalTokens]
+  if (counts.every((count) => count === undefined)) return 'missing'
+  const valid = (count: number | undefined) =>
+    count === undefined || (Number.isSafeInteger(count) && count >= 0 && count <= MAX_STEP_TOKENS)
+  return counts.every(valid) ? undefined : 'invalid'
 }
 
 /** `usage` in words: `1,234 tokens` and, with a price, `($0.0123)`. */
@@ -565,6 +595,30 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   })
   const queue = new SessionQueue()
 
+  // Said once per model and problem: a model server without usage would otherwise say it every turn.
+  const usageWarned = new Set<string>()
+  const checkUsage = (model: string, step: LanguageModelUsage | undefined) => {
+    const problem = usageProblem(step)
+    if (problem === undefined || usageWarned.has(`${problem}:${model}`)) return
+    usageWarned.add(`${problem}:${model}`)
+    if (problem === 'missing')
+      logger.warn('the model server reported no token usage: budgets and costs do not count its turns', {
+        model,
+        fix: 'use a model server that returns usage (for streamed turns the final chunk of stream_options.include_usage)',
+      })
+    else
+      logger.warn(
+        'the model server reported token usage that cannot be right: counted within 0 and the bound',
+        {
+          model,
+          input_tokens: step?.inputTokens,
+          output_tokens: step?.outputTokens,
+          total_tokens: step?.totalTokens,
+          bound: MAX_STEP_TOKENS,
+        },
+      )
+  }
+
   const reportUsage = (record: UsageRecord) => {
     if (options.onUsage === undefined) return
     try {
@@ -810,6 +864,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             readonly finishReason: string
           }) {
             steps += 1
+            checkUsage(input.model, step.usage)
             usage = addUsage(usage, step.usage)
             if (step.response.modelId !== '') answeredBy = step.response.modelId
             toolCalls += step.toolCalls.length
@@ -1013,6 +1068,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             abortSignal: signal,
             onStepFinish(step) {
               steps += 1
+              checkUsage(defaultModel, step.usage)
               usage = addUsage(usage, step.usage)
             },
           })
