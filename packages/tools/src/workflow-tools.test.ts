@@ -350,6 +350,41 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     expect(safety('workflow_run', { yaml_content: 'name: [' })).toBe('dangerous')
   })
 
+  it('saving a workflow that starts runs by itself (a schedule, a webhook trigger) asks, and the approval says what starts it', async () => {
+    const scheduled =
+      'name: burner\nschedule: "* * * * *"\ntimezone: UTC\nsteps:\n  - id: s\n    prompt: "spend"\n'
+    const hooked =
+      'name: hook\ntriggers:\n  - webhook: issue\nsteps:\n  - id: s\n    prompt: "triage {{trigger.payload}}"\n'
+    expect(safety('workflow_save', { name: 'burner', yaml_content: scheduled })).toBe('dangerous')
+    expect(safety('workflow_save', { name: 'hook', yaml_content: hooked })).toBe('dangerous')
+    // Run inline, neither starts anything by itself: no more than an agent-only run.
+    expect(safety('workflow_run', { yaml_content: scheduled })).toBe('moderate')
+    const seen: string[] = []
+    for (const [name, yaml] of [
+      ['burner', scheduled],
+      ['hook', hooked],
+    ] as const) {
+      const outcome = await invokeTool(
+        tools.get('workflow_save') as AnyTool,
+        { name, yaml_content: yaml },
+        session,
+        {
+          gate: {
+            async request(request) {
+              seen.push(request.summary)
+              return false
+            },
+          },
+        },
+      )
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    }
+    expect(seen).toEqual([
+      `Save workflow: burner (${scheduled.length} characters of YAML) — runs on schedule: * * * * * (UTC), unattended, with 1 agent step`,
+      `Save workflow: hook (${hooked.length} characters of YAML) — starts on each signed POST /hooks/issue, unattended, with 1 agent step`,
+    ])
+  })
+
   it('runs a flow-style shell step only after approval under the default policy, showing its command', async () => {
     const seen: string[] = []
     const outcome = await invokeTool(

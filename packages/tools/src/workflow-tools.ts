@@ -74,6 +74,11 @@ export interface WorkflowHandle {
   /** The parsed workflow; its `run` steps are shown in the approval line of `workflow_run`. */
   readonly definition?: {
     readonly name: string
+    /** A saved workflow's cron schedule: the host runs it unattended. */
+    readonly schedule?: string
+    readonly timezone?: string
+    /** What else starts a saved workflow: each webhook is an entry point for signed calls from outside. */
+    readonly triggers?: ReadonlyArray<{ readonly webhook: string }>
     readonly steps: ReadonlyArray<{
       readonly id: string
       readonly kind: string
@@ -190,6 +195,38 @@ function isDangerousStep(step: StepHandle): boolean {
  */
 function isDangerousWorkflow(workflow: WorkflowHandle): boolean {
   return (workflow.definition?.steps ?? []).some(isDangerousStep)
+}
+
+/**
+ * What a saved workflow starts on its own, for `workflow_save`'s approval line: ` — runs on
+ * schedule: 0 7 * * * (Europe/Berlin); starts on each signed POST /hooks/issue`, or `''`.
+ */
+function startersOf(workflow: WorkflowHandle): string {
+  const definition = workflow.definition
+  const starters = [
+    ...(definition?.schedule === undefined
+      ? []
+      : [
+          `runs on schedule: ${wholeLine(definition.schedule)}${definition.timezone === undefined ? '' : ` (${wholeLine(definition.timezone)})`}`,
+        ]),
+    ...(definition?.triggers ?? []).map(
+      (trigger) => `starts on each signed POST /hooks/${wholeLine(trigger.webhook)}`,
+    ),
+  ]
+  if (starters.length === 0) return ''
+  const prompts = (definition?.steps ?? []).filter((step) => step.kind === 'prompt').length
+  const agents = prompts === 0 ? '' : `, unattended, with ${prompts} agent step${prompts === 1 ? '' : 's'}`
+  return ` — ${starters.join('; ')}${agents}`
+}
+
+/**
+ * A saved workflow that starts runs by itself (a schedule, a webhook trigger): they run later with
+ * nobody watching, a webhook opens an entry point for calls from outside (as `cron_add` with a
+ * webhook schedule does), and their agent steps' spend does not count against whoever saved it.
+ */
+function startsByItself(workflow: WorkflowHandle): boolean {
+  const definition = workflow.definition
+  return definition?.schedule !== undefined || (definition?.triggers?.length ?? 0) > 0
 }
 
 /** Where a `workflow_run` or `workflow_save` call takes its workflow from. */
@@ -665,7 +702,18 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       // A saved workflow with shell steps or secret references runs later, possibly on a
       // schedule, with nobody watching (SECURITY.md WF-10): saving it needs confirmation. Without
       // YAML (a call invokeTool's validation refuses) there is nothing to save.
-      safetyFor: (params) => (params.yaml_content === undefined ? 'moderate' : safetyOf(params)),
+      // One that starts runs by itself (a schedule, a webhook trigger) needs it too.
+      safetyFor: (params) => {
+        if (params.yaml_content === undefined) return 'moderate'
+        const safety = safetyOf(params)
+        if (safety === 'dangerous') return safety
+        try {
+          const entry = inline(params)
+          return entry === undefined || startsByItself(entry.workflow) ? 'dangerous' : safety
+        } catch {
+          return 'dangerous'
+        }
+      },
       worstSafety: 'dangerous',
       preflight(params) {
         inline(params)
@@ -673,7 +721,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       },
       async approvalSummary(params) {
         const { workflow } = await prepare(params)
-        return `${buildApprovalSummary('workflow_save', params)}${shellStepsOf(workflow)}`
+        return `${buildApprovalSummary('workflow_save', params)}${startersOf(workflow)}${shellStepsOf(workflow)}`
       },
       parameters: v.strictObject({
         name: v.pipe(
