@@ -34,6 +34,15 @@ const REPARSED: ReadonlyArray<readonly [string, string]> = [
   ['bash <<< "echo {{secret:x}}"', 'bash'],
   ['. <(echo "echo {{secret:x}}")', '.'],
   ['source /dev/stdin <<< "echo {{secret:x}}"', 'source'],
+  // A script operand that is the command's own input: a shell or interpreter reads it as code.
+  ['echo "echo {{secret:x}}" | sh /dev/stdin', 'sh'],
+  ['sh /dev/stdin <<EOF\necho {{secret:x}}\nEOF', 'sh'],
+  ['bash --norc /dev/fd/0 <<< "echo {{secret:x}}"', 'bash'],
+  ['sh //dev/./stdin <<< "echo {{secret:x}}"', 'sh'],
+  ['bash /proc/self/fd/0 <<< "echo {{secret:x}}"', 'bash'],
+  ['sh /dev/fd/3 3<<< "echo {{secret:x}}"', 'sh'],
+  ['sh - <<< "echo {{secret:x}}"', 'sh'],
+  ['echo "print(\'{{secret:x}}\')" | python3 /dev/stdin', 'python3'],
   ['echo {{secret:x}} | xargs -I{} sh -c "echo {}"', 'sh'],
   ['find . -maxdepth 0 -exec sh -c "echo {{secret:x}}" \\;', 'sh'],
   ['su -c "echo {{secret:x}}" nobody', 'su'],
@@ -60,6 +69,8 @@ const DATA: readonly string[] = [
   'awk -v k={{secret:x}} "BEGIN { print length(k) }"',
   'find . -maxdepth 0 -name "x" -o -print | grep -c {{secret:x}} || true',
   'printf "%s" "{{secret:x}}" > value.txt; cat value.txt',
+  // A script file given stdin: the value is the script's data.
+  `echo 'read v; echo "$v" | wc -c' > read.sh; printf "%s\\n" {{secret:x}} | sh read.sh`,
 ]
 
 describe('a secret value is never parsed again as code (issue 11, finding 7)', () => {

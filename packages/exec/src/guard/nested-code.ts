@@ -1,5 +1,6 @@
 import type { Assignment, Command, Pipeline, Redirection, SyntaxNode, Word } from 'unbash'
 import { forEachChild } from 'unbash'
+import { namesOwnInput } from './own-input.js'
 
 /**
  * Where a command hands text to a second parser: a nested shell (`sh -c STRING`, `| sh`, a
@@ -106,6 +107,16 @@ function programName(word: ShellWord): string {
   return INLINE_PROGRAM_OPTIONS.has(versionless) ? versionless : base
 }
 
+/**
+ * True when a script operand may be the command's own input: `-`, `/dev/stdin`, `/dev/fd/N` or
+ * `/proc/<self|thread-self|pid>/fd/N` (written any way `..`, `.` and doubled slashes allow), or a
+ * word that is not literal (`"$script"` may name any of those). A shell or interpreter given such a
+ * script reads a here-document, a here-string or a pipe as code (`sh /dev/stdin <<< "…"`).
+ */
+function readsOwnInput(word: ShellWord): boolean {
+  return !word.literal || namesOwnInput(word.value)
+}
+
 function isOption(value: string): boolean {
   return value.length > 1 && (value.startsWith('-') || value.startsWith('+'))
 }
@@ -154,9 +165,11 @@ function analyseCommand(command: Command, regions: CodeRegion[]): string | undef
         }
         if (/^-[A-Za-z]*s[A-Za-z]*$/.test(value)) return by
         if (value === '--' || !isOption(value)) {
-          // A script operand: its content is code (`bash <(…)`); arguments after it are data.
-          mark(words[value === '--' ? at + 1 : at], by)
-          return undefined
+          // A script operand: its content is code (`bash <(…)`); arguments after it are data,
+          // unless the script is the command's own input (`sh /dev/stdin <<< "…"`).
+          const script = words[value === '--' ? at + 1 : at]
+          mark(script, by)
+          return script !== undefined && readsOwnInput(script) ? by : undefined
         }
       }
       return by
@@ -189,8 +202,8 @@ function analyseCommand(command: Command, regions: CodeRegion[]): string | undef
     }
     if ((name === '.' && index === 0) || name === 'source') {
       markFrom(index + 1, by)
-      const file = words[index + 1]?.value
-      return file === undefined || file === '/dev/stdin' || file === '-' ? by : undefined
+      const file = words[index + 1]
+      return file === undefined || readsOwnInput(file) ? by : undefined
     }
     const inline = INLINE_PROGRAM_OPTIONS.get(name)
     if (inline !== undefined) {
@@ -210,7 +223,7 @@ function analyseCommand(command: Command, regions: CodeRegion[]): string | undef
           // A script: what follows is its data. `-W ignore`-style option arguments are skipped.
           const previous = (words[at - 1] as ShellWord).value
           if (at > index + 1 && /^-[A-Za-z]$/.test(previous)) continue
-          return undefined
+          return readsOwnInput(words[at] as ShellWord) ? by : undefined
         }
       }
       return by

@@ -1,5 +1,6 @@
 import { awkCommands } from '../awk-program.js'
 import { hasOption, options, optionsNamed, textArgument } from '../option-parser.js'
+import { namesOwnInput } from '../own-input.js'
 import {
   byReading,
   joinLoose,
@@ -80,7 +81,11 @@ function interpreter(spec: InterpreterSpec): Runner {
     if (code.length > 0) return { interpreterCode: code }
     const target = argv[index]
     if (target === undefined || target.literal === '-') return { stdin: 'code' }
-    return { scripts: [{ path: target, args: argv.slice(index + 1), kind: 'code' }] }
+    const scripts = [{ path: target, args: argv.slice(index + 1), kind: 'code' as const }]
+    // `python3 /dev/stdin <<< …`: the script is the interpreter's own input.
+    return target.literal === undefined || namesOwnInput(target.literal)
+      ? { stdin: 'code', scripts }
+      : { scripts }
   }
 }
 

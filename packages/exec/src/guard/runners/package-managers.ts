@@ -15,12 +15,23 @@ import { findOptionValue, type OptionSpec, skipOptions } from './option-scan.js'
  * `mise exec`, `rbenv exec`, `nix shell`, `guix shell`, `rustup run`, ….
  */
 
-/** Strips a version (`lango@1.2`) so `npx lango@latest` names the package `lango`. */
+/**
+ * Packages whose name is not their binary's: `npx @lango/server …` runs the `lango` CLI (the
+ * README's way to run it without installing).
+ */
+const PACKAGE_BINARIES: ReadonlyMap<string, string> = new Map([['@lango/server', 'lango']])
+
+/**
+ * The program a package runner's target runs: the version stripped (`npx lango@latest` names
+ * `lango`), and a package named for another binary mapped to it (`@lango/server@0.1` → `lango`).
+ */
 function packageArgument(argument: Argument): Argument {
   const text = argument.literal
   if (text === undefined) return argument
   const at = text.indexOf('@', 1)
-  return at === -1 ? argument : { ...argument, literal: text.slice(0, at) }
+  const name = at === -1 ? text : text.slice(0, at)
+  const literal = PACKAGE_BINARIES.get(name.toLowerCase()) ?? name
+  return literal === text ? argument : { ...argument, literal }
 }
 
 const PACKAGE_RUNNER_OPTIONS: OptionSpec = {

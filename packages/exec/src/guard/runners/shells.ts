@@ -1,4 +1,5 @@
-import { hasOption, options, parseArgv, textArgument } from '../option-parser.js'
+import { type Argument, hasOption, options, parseArgv, textArgument } from '../option-parser.js'
+import { namesOwnInput } from '../own-input.js'
 import {
   commandsAt,
   joinLoose,
@@ -72,14 +73,23 @@ const shell: Runner = (argv) => {
   }
   const script = argv[index]
   if (readsStdin || script === undefined) return { stdin: 'shell', shellCode: initCode }
-  return { shellCode: initCode, scripts: [{ path: script, args: argv.slice(index + 1), kind: 'shell' }] }
+  const scripts = [{ path: script, args: argv.slice(index + 1), kind: 'shell' as const }]
+  // `sh /dev/stdin <<< …`: the script is the shell's own input; one not spelled out may be too.
+  return readsOwnInput(script)
+    ? { stdin: 'shell', shellCode: initCode, scripts }
+    : { shellCode: initCode, scripts }
+}
+
+/** A script argument that is (or, not spelled out, may be) the command's own input. */
+function readsOwnInput(script: Argument): boolean {
+  return script.literal === undefined || namesOwnInput(script.literal)
 }
 
 const source: Runner = (argv) => {
   const script = argv[1]
-  return script === undefined
-    ? undefined
-    : { scripts: [{ path: script, args: argv.slice(2), kind: 'shell' }] }
+  if (script === undefined) return undefined
+  const scripts = [{ path: script, args: argv.slice(2), kind: 'shell' as const }]
+  return readsOwnInput(script) ? { stdin: 'shell', scripts } : { scripts }
 }
 
 const evaluate: Runner = (argv) => ({ shellCode: [{ text: joinLoose(argv.slice(1)) }] })
