@@ -264,6 +264,56 @@ describe('the watchdog and alerts.deliver_to', () => {
     expect(webhook.bodies.some((body) => String(body.text).includes('job breaks was paused'))).toBe(true)
   })
 
+  it('an alert the operator channel refused (its API down) is sent again once it answers, saying it is late', async () => {
+    const webhook = await operatorWebhook()
+    webhook.failWith.status = 503
+    const server = await startServer(webhook.url)
+    await server.app.cron.add({
+      name: 'pauses',
+      scheduleType: 'every',
+      schedule: '1s',
+      command: 'exit 3',
+      deliverTo: [],
+    })
+    const waiting = await until(async () => {
+      const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
+      return status.waiting > 0 && status.failing === true ? status : undefined
+    }, 60_000)
+    expect(waiting.last_error).toMatch(/^webhook: /)
+    await server.app.cron.scheduler.whenIdle()
+    // The channel answers again; no new alert is raised, yet the refused one arrives.
+    webhook.failWith.status = undefined
+    const late = await until(
+      async () => webhook.bodies.find((body) => String(body.text).includes('job pauses was paused')),
+      60_000,
+    )
+    expect(String(late.text)).toMatch(/^\[Lango alert\]\n\(sent late: refused at \S+: webhook: /)
+    const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
+    expect(status).toMatchObject({ failing: false, waiting: 0, last_error: null })
+  })
+
+  it('alerts.deliver_to naming a channel that is not configured is failing from the start, on /healthz and /api/alerts', async () => {
+    const made = await testConfig(
+      (loaded): ServerConfig => ({ ...loaded, alerts: { deliverTo: ['slack:C0123ABCD'] } }),
+    )
+    const server = await serve({
+      config: made.config,
+      logger: silentLogger,
+      passphrase: '',
+      closeGraceMs: 200,
+    })
+    cleanups.push(async () => {
+      await server.close()
+      await rm(made.home, { recursive: true, force: true })
+    })
+    expect((await health(server)).body.alerts).toEqual({ configured: true, failing: true })
+    const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
+    expect(status).toMatchObject({
+      failing: true,
+      last_error: 'slack:C0123ABCD: the slack channel is not configured',
+    })
+  })
+
   it('a `lango serve` process stopped (SIGSTOP) past its lease and resumed says so at once: an alert, the missed runs, /healthz last_stall', async () => {
     const webhook = await operatorWebhook()
     const home = await mkdtemp(join(tmpdir(), 'lango-alerts-'))

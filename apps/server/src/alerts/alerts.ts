@@ -33,8 +33,10 @@ export interface AlertsStatus {
   readonly failed: number
   /** Alerts dropped because too many were waiting (the batch says how many). */
   readonly dropped: number
-  /** True when the last batch did not reach every target: the operator is not hearing from us. */
+  /** True while a message has not reached a target yet: the operator is not hearing from us. */
   readonly failing: boolean
+  /** Messages waiting to be sent again to a target that refused them (over every target). */
+  readonly waiting: number
   /** The last target error (the channel's reason), while failing. */
   readonly lastError: string | undefined
   /** When the last batch went out (ISO 8601), if one did. */
@@ -54,6 +56,25 @@ export interface AlertsOptions {
   readonly maxPending?: number
   /** Each send gives up after this long. Default 30 s. */
   readonly sendTimeoutMs?: number
+  /**
+   * A message a target refused is sent again after this long, then twice as long each time it is
+   * refused again, up to 5 minutes. Default 5 s.
+   */
+  readonly retryMs?: number
+  /** Messages kept per target to send again; beyond it the oldest are dropped (the next says so). Default 50. */
+  readonly maxWaiting?: number
+  /**
+   * Targets known not to work before anything is sent (`slack:C1` with no Slack configured), each
+   * with its reason: alerts count as failing from the start, and the reasons are the last error.
+   */
+  readonly unreachable?: ReadonlyMap<string, string>
+  /**
+   * A stall, a missed occurrence of a job or a lost lease raised again within this long of the
+   * last one sent (same kind and key) is logged and counted, not sent; the next one after it says
+   * how many there were. Default 10 minutes: an hour-long database outage is a handful of
+   * messages, not one every few seconds.
+   */
+  readonly repeatAfterMs?: number
   /** Called once per alert raised and once per batch sent or failed (metrics). */
   readonly onAlert?: (kind: AlertKind) => void
   readonly onBatch?: (status: 'sent' | 'failed') => void
@@ -69,12 +90,42 @@ const HEADINGS: Readonly<Record<AlertKind, string>> = {
 }
 const ORDER = Object.keys(HEADINGS) as AlertKind[]
 
+/** Kinds whose repeats are held back (see {@link AlertsOptions.repeatAfterMs}): each says "still so". */
+const QUIET_REPEATS: ReadonlySet<AlertKind> = new Set(['scheduler_stalled', 'missed_runs', 'lease_lost'])
+/** At most this many recent alerts are remembered for holding back repeats. */
+const MAX_RECENT = 1000
+
+/** The longest wait before a refused message is sent again. */
+const MAX_RETRY_MS = 5 * 60_000
+
+/** A message for one target, waiting to be sent (again). */
+interface Outgoing {
+  readonly text: string
+  /** When a send of it was first refused (epoch ms), and why. */
+  refusedAt?: number
+  refusedWhy?: string
+}
+
+/** One target's queue: messages in order, sent one at a time, the head retried with backoff. */
+interface TargetQueue {
+  readonly messages: Outgoing[]
+  /** Messages dropped from the front since the last one delivered (the queue was full). */
+  dropped: number
+  sending: boolean
+  /** Refusals in a row, for the backoff. */
+  refusals: number
+  retryTimer: TimerHandle | undefined
+}
+
 /**
  * The operator's alerts: raised by the server's parts (never throws, never waits), grouped for
  * `batchMs` into one message per batch, sent to every `alerts.deliver_to` target, and logged at warn
- * whether or not a target is set. A target that refuses a batch makes {@link AlertsStatus.failing}
- * true (shown by `/healthz` and the dashboard) until a later batch gets through; the batch is not
- * sent again (the next alert says what is wrong now). Bounded: at most `maxPending` alerts wait.
+ * whether or not a target is set. A message a target refuses (its API down, a timeout) is kept for
+ * that target and sent again, in order, after `retryMs`, doubling to 5 minutes, until it gets
+ * through, marked with when it was first refused and why; meanwhile {@link AlertsStatus.failing}
+ * is true (shown by `/healthz`, the dashboard and `lango doctor`). Bounded: at most `maxPending`
+ * alerts wait for a batch and `maxWaiting` messages per target for a retry (the oldest dropped, and
+ * the next message that gets through says how many).
  */
 export class Alerts {
   readonly #options: AlertsOptions
@@ -82,6 +133,9 @@ export class Alerts {
   readonly #logger: Logger
   readonly #pending = new Map<string, { alert: Alert; count: number }>()
   readonly #inFlight = new Set<Promise<void>>()
+  readonly #queues = new Map<string, TargetQueue>()
+  /** The last alert sent of each quiet kind and key, and how many were held back since. */
+  readonly #recent = new Map<string, { at: number; heldBack: number }>()
   #timer: TimerHandle | undefined
   #dropped = 0
   #droppedInBatch = 0
@@ -98,6 +152,14 @@ export class Alerts {
     this.#options = options
     this.#clock = options.clock ?? systemClock
     this.#logger = options.logger ?? silentLogger
+    const unreachable = [...(options.unreachable ?? new Map<string, string>())]
+    if (unreachable.length > 0) {
+      this.#failing = true
+      this.#lastError = unreachable.map(([target, why]) => `${target}: ${why}`).join('; ')
+      this.#logger.error('alerts.deliver_to names a target that cannot work: alerts will not reach it', {
+        error: this.#lastError,
+      })
+    }
   }
 
   /** Where alerts go. */
@@ -106,11 +168,14 @@ export class Alerts {
   }
 
   /** Records `alert`: logged now, sent with the batch it falls in. */
-  raise(alert: Alert): void {
+  raise(raised: Alert): void {
     this.#raised++
-    this.#options.onAlert?.(alert.kind)
-    this.#logger.warn(`alert: ${alert.text}`, { alert: alert.kind })
+    this.#options.onAlert?.(raised.kind)
+    this.#logger.warn(`alert: ${raised.text}`, { alert: raised.kind })
     if (this.#stopped || this.#options.targets.length === 0) return
+    // A repeat held back is logged (above) and counted, not sent.
+    const alert = this.#repeat(raised)
+    if (alert === undefined) return
     const key = `${alert.kind}\u0000${alert.key ?? `#${this.#sequence++}`}`
     const existing = this.#pending.get(key)
     if (existing !== undefined) {
@@ -132,6 +197,30 @@ export class Alerts {
     }
   }
 
+  /**
+   * The alert to send, or undefined when it repeats one of a quiet kind sent within
+   * `repeatAfterMs`; one sent after held-back repeats says how many.
+   */
+  #repeat(alert: Alert): Alert | undefined {
+    if (!QUIET_REPEATS.has(alert.kind) || alert.key === undefined) return alert
+    const key = `${alert.kind}\u0000${alert.key}`
+    const now = this.#clock.now().getTime()
+    const windowMs = this.#options.repeatAfterMs ?? 10 * 60_000
+    const last = this.#recent.get(key)
+    if (last !== undefined && now - last.at < windowMs) {
+      last.heldBack++
+      return undefined
+    }
+    if (this.#recent.size >= MAX_RECENT)
+      for (const [old, entry] of this.#recent) if (now - entry.at >= windowMs) this.#recent.delete(old)
+    if (this.#recent.size >= MAX_RECENT) this.#recent.delete(this.#recent.keys().next().value as string)
+    this.#recent.delete(key)
+    this.#recent.set(key, { at: now, heldBack: 0 })
+    if (last === undefined || last.heldBack === 0) return alert
+    const more = `${last.heldBack} more like it since ${new Date(last.at).toISOString()}, not sent`
+    return { ...alert, text: `${alert.text} (${more})` }
+  }
+
   status(): AlertsStatus {
     return {
       targets: this.#options.targets,
@@ -140,18 +229,31 @@ export class Alerts {
       failed: this.#failed,
       dropped: this.#dropped,
       failing: this.#failing,
+      waiting: [...this.#queues.values()].reduce((total, queue) => total + queue.messages.length, 0),
       lastError: this.#failing ? this.#lastError : undefined,
       lastSentAt: this.#lastSentAt === undefined ? undefined : new Date(this.#lastSentAt).toISOString(),
     }
   }
 
-  /** Sends what is waiting now and waits for every send in flight; later alerts are only logged. */
+  /**
+   * Sends what is waiting now (a batch, and one more try of each target's refused messages) and
+   * waits for every send in flight; what still does not get through is logged. Later alerts are
+   * only logged.
+   */
   async stop(): Promise<void> {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
     this.#timer = undefined
     this.#flush()
     this.#stopped = true
-    await Promise.all([...this.#inFlight])
+    for (const [target, queue] of this.#queues) {
+      if (queue.retryTimer !== undefined) this.#clock.clearTimeout(queue.retryTimer)
+      queue.retryTimer = undefined
+      this.#drain(target)
+    }
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight])
+    const waiting = this.status().waiting
+    if (waiting > 0)
+      this.#logger.error('alerts not delivered before stop', { messages: waiting, error: this.#lastError })
   }
 
   #flush(): void {
@@ -159,8 +261,87 @@ export class Alerts {
     const text = this.#render()
     this.#pending.clear()
     this.#droppedInBatch = 0
-    const task = this.#send(text).finally(() => this.#inFlight.delete(task))
-    this.#inFlight.add(task)
+    for (const target of this.#options.targets) {
+      const queue = this.#queue(target)
+      queue.messages.push({ text })
+      if (queue.messages.length > (this.#options.maxWaiting ?? 50)) {
+        queue.messages.shift()
+        queue.dropped++
+      }
+      // A target waiting for its retry gets the new message with the old ones then, in order.
+      if (queue.retryTimer === undefined) this.#drain(target)
+    }
+  }
+
+  #queue(target: string): TargetQueue {
+    let queue = this.#queues.get(target)
+    if (queue === undefined) {
+      queue = { messages: [], dropped: 0, sending: false, refusals: 0, retryTimer: undefined }
+      this.#queues.set(target, queue)
+    }
+    return queue
+  }
+
+  /** Sends the target's messages in order until one is refused; that one is tried again later. */
+  #drain(target: string): void {
+    const queue = this.#queue(target)
+    if (queue.sending) return
+    queue.sending = true
+    const task = (async () => {
+      try {
+        for (let next = queue.messages[0]; next !== undefined; next = queue.messages[0]) {
+          const refused = await this.#send(target, this.#wording(next, queue.dropped))
+          if (refused !== undefined) {
+            next.refusedAt ??= this.#clock.now().getTime()
+            next.refusedWhy ??= refused
+            this.#retryLater(target, queue)
+            return
+          }
+          queue.messages.shift()
+          queue.dropped = 0
+          queue.refusals = 0
+        }
+      } finally {
+        queue.sending = false
+        this.#failing =
+          (this.#options.unreachable?.size ?? 0) > 0 ||
+          [...this.#queues.values()].some((other) => other.messages.length > 0)
+        if (!this.#failing) this.#lastError = undefined
+      }
+    })()
+    const tracked = task.finally(() => this.#inFlight.delete(tracked))
+    this.#inFlight.add(tracked)
+  }
+
+  #retryLater(target: string, queue: TargetQueue): void {
+    queue.refusals++
+    if (this.#stopped) return
+    const delay = Math.min(MAX_RETRY_MS, (this.#options.retryMs ?? 5000) * 2 ** (queue.refusals - 1))
+    const timer = this.#clock.setTimeout(() => {
+      queue.retryTimer = undefined
+      this.#drain(target)
+    }, delay)
+    ;(timer as { unref?: () => void } | undefined)?.unref?.()
+    queue.retryTimer = timer
+  }
+
+  /** A message as sent: a late one says when it was first refused and why; dropped ones are counted. */
+  #wording(message: Outgoing, dropped: number): string {
+    const notes = [
+      ...(message.refusedAt === undefined
+        ? []
+        : [
+            `(sent late: refused at ${new Date(message.refusedAt).toISOString()}: ${message.refusedWhy ?? 'unknown'})`,
+          ]),
+      ...(dropped === 0
+        ? []
+        : [
+            `(${dropped} earlier alert message${dropped === 1 ? '' : 's'} could not be sent and were dropped)`,
+          ]),
+    ]
+    if (notes.length === 0) return message.text
+    const [head, ...rest] = message.text.split('\n')
+    return [head, ...notes, ...rest].join('\n')
   }
 
   #render(): string {
@@ -175,30 +356,22 @@ export class Alerts {
     return lines.join('\n')
   }
 
-  async #send(text: string): Promise<void> {
-    const errors: string[] = []
-    await Promise.all(
-      this.#options.targets.map(async (target) => {
-        const signal = AbortSignal.timeout(this.#options.sendTimeoutMs ?? 30_000)
-        try {
-          await this.#options.sender.send(target, text, { signal })
-        } catch (error) {
-          errors.push(`${target}: ${error instanceof Error ? error.message : String(error)}`)
-        }
-      }),
-    )
-    this.#lastSentAt = this.#clock.now().getTime()
-    if (errors.length === 0) {
-      this.#sent++
-      this.#failing = false
-      this.#lastError = undefined
-      this.#options.onBatch?.('sent')
-      return
+  /** One send to one target; the reason (counted, logged) when it was refused or timed out. */
+  async #send(target: string, text: string): Promise<string | undefined> {
+    const signal = AbortSignal.timeout(this.#options.sendTimeoutMs ?? 30_000)
+    try {
+      await this.#options.sender.send(target, text, { signal })
+    } catch (error) {
+      this.#failed++
+      this.#failing = true
+      this.#lastError = `${target}: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000)
+      this.#options.onBatch?.('failed')
+      this.#logger.error('alerts not delivered', { target, error: this.#lastError })
+      return this.#lastError
     }
-    this.#failed++
-    this.#failing = true
-    this.#lastError = errors.join('; ').slice(0, 1000)
-    this.#options.onBatch?.('failed')
-    this.#logger.error('alerts not delivered', { error: this.#lastError })
+    this.#sent++
+    this.#lastSentAt = this.#clock.now().getTime()
+    this.#options.onBatch?.('sent')
+    return undefined
   }
 }

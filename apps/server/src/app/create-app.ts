@@ -153,6 +153,7 @@ export async function createApp(
     // The operator's channel: what must not go unnoticed, batched, to `alerts.deliver_to`.
     const alerts = new Alerts({
       targets: config.alerts.deliverTo,
+      unreachable: unconfiguredTargets(config.alerts.deliverTo, channels),
       sender: channels,
       clock,
       logger,
@@ -287,4 +288,18 @@ export async function createApp(
     await lifecycle.stop().catch(() => {})
     throw error
   }
+}
+
+/** The targets whose channel is not there (`slack:C1` with no Slack configured), with the reason. */
+function unconfiguredTargets(
+  targets: readonly string[],
+  channels: { get(name: string): unknown },
+): ReadonlyMap<string, string> {
+  const unreachable = new Map<string, string>()
+  for (const target of targets) {
+    const channel = target.split(':')[0] ?? target
+    if (channels.get(channel) === undefined)
+      unreachable.set(target, `the ${channel} channel is not configured`)
+  }
+  return unreachable
 }

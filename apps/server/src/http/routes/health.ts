@@ -73,6 +73,7 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       failed: status.failed,
       dropped: status.dropped,
       failing: status.failing,
+      waiting: status.waiting,
       last_error: status.lastError ?? null,
       last_sent_at: status.lastSentAt ?? null,
     })

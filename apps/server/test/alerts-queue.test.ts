@@ -1,0 +1,82 @@
+import { FakeClock } from '@lango/cron/testing'
+import { describe, expect, it } from 'vitest'
+import { Alerts } from '../src/alerts/alerts.js'
+
+const START = Date.parse('2026-03-01T00:00:00Z')
+
+/** An operator channel on the wire's terms: it refuses while `down`, and keeps what it took. */
+function operatorChannel() {
+  const channel = {
+    down: false,
+    received: [] as string[],
+    async send(_target: string, text: string) {
+      if (channel.down) throw new Error('HTTP 503')
+      channel.received.push(text)
+    },
+  }
+  return channel
+}
+
+/** Lets the sends the clock started settle. */
+const settle = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('Alerts: what the operator hears', () => {
+  it('holds back repeats of a stall for ten minutes, then says how many there were', async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000 })
+    const stall = (ms: number) =>
+      alerts.raise({ kind: 'scheduler_stalled', key: 'scheduler', text: `timers ${ms}ms late` })
+    stall(12_000)
+    await clock.advance(1000)
+    await settle()
+    // A database outage: a stall every 12 s for five minutes is not 25 more messages.
+    for (let at = 0; at < 25; at++) {
+      await clock.advance(12_000)
+      stall(12_000)
+    }
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(1)
+    await clock.advance(10 * 60_000)
+    stall(13_000)
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(2)
+    expect(channel.received[1]).toContain(
+      `timers 13000ms late (25 more like it since ${new Date(START).toISOString()}, not sent)`,
+    )
+    expect(alerts.status().raised).toBe(27)
+    await alerts.stop()
+  })
+
+  it('sends a refused message again with backoff, in order, until the channel takes it; failing meanwhile', async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    channel.down = true
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000, retryMs: 5000 })
+    alerts.raise({ kind: 'job_paused', key: 'a', text: 'job a was paused' })
+    await clock.advance(1000)
+    await settle()
+    expect(alerts.status()).toMatchObject({ failing: true, waiting: 1, lastError: 'webhook: HTTP 503' })
+    alerts.raise({ kind: 'job_paused', key: 'b', text: 'job b was paused' })
+    await clock.advance(1000)
+    await settle()
+    expect(alerts.status()).toMatchObject({ failing: true, waiting: 2 })
+    // Tried again after 5 s (still down), then 10 s later: the channel is back.
+    await clock.advance(5000)
+    await settle()
+    expect(channel.received).toEqual([])
+    channel.down = false
+    await clock.advance(10_000)
+    await settle()
+    await settle()
+    expect(channel.received).toHaveLength(2)
+    expect(channel.received[0]).toMatch(
+      /^\[Lango alert\]\n\(sent late: refused at \S+: webhook: HTTP 503\)\n[\s\S]*job a was paused/,
+    )
+    expect(channel.received[1]).toContain('job b was paused')
+    expect(alerts.status()).toMatchObject({ failing: false, waiting: 0, lastError: undefined })
+    await alerts.stop()
+  })
+})
