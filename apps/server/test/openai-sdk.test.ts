@@ -298,6 +298,23 @@ describe('POST /v1/chat/completions with stream: true', () => {
     expect(failed).toBeInstanceOf(OpenAI.APIError)
     expect(failed).toMatchObject({ type: 'server_error', code: expect.stringMatching(/^agent_/) })
     expect(JSON.stringify((failed as { error?: unknown }).error)).not.toContain(new URL(model.baseUrl).host)
+    expect((failed as Error).message).not.toContain('the model server the model server')
+    expect((failed as Error).message).toContain('the model server answered')
+    // The same failure in the middle of a stream: the error chunk hides the address too.
+    model.script(reply.error(500, 'boom'), reply.error(500, 'boom'), reply.error(500, 'boom'))
+    const streamed = await (async () => {
+      const stream = await client.chat.completions.create({
+        model: 'lango',
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      })
+      for await (const _chunk of stream) {
+        // read to the error
+      }
+    })().catch((caught: unknown) => caught)
+    expect(streamed).toBeInstanceOf(OpenAI.APIError)
+    expect((streamed as Error).message).not.toContain(new URL(model.baseUrl).host)
+    expect((streamed as Error).message).toContain('the model server answered')
   })
 
   it('refuses a request’s own tools with a 400 in OpenAI’s error shape, naming the field', async () => {

@@ -73,11 +73,14 @@ export async function createApp(
     })
     const secrets = configSecrets(config)
     // Too short to mask without revealing them (SECURITY.md SEC-4): said once, by name, never value.
+    // `setting`, not `secret`: the logger redacts fields named like secrets.
     for (const label of new Set(
-      secrets.filter(({ value }) => value.length < MIN_SECRET_LENGTH).map(({ label }) => label),
+      secrets
+        .filter(({ value, maybe }) => value.length < MIN_SECRET_LENGTH && maybe !== true)
+        .map(({ label }) => label),
     ))
       logger.warn('secret too short to mask', {
-        secret: label.replace(/^config:/, ''),
+        setting: label.replace(/^config:/, ''),
         minLength: MIN_SECRET_LENGTH,
         hint: 'commands the server runs that print it show it in clear: use a longer value',
       })

@@ -63,6 +63,11 @@ function redactUrl(text: string, hidePath: boolean): string {
 export interface ConfigSecret {
   readonly label: string
   readonly value: string
+  /**
+   * Masked in case it is a credential, though it may well not be (a webhook URL's path): one too
+   * short to mask is not worth a warning.
+   */
+  readonly maybe?: true
 }
 
 /** Option names of custom channels that hold credentials. */
@@ -77,8 +82,9 @@ const CREDENTIAL_OPTION = /token|secret|key|pass|auth|cred/i
  */
 export function configSecrets(config: ServerConfig): ConfigSecret[] {
   const found: ConfigSecret[] = []
-  const add = (label: string, value: string | undefined): void => {
-    if (value !== undefined && value !== '') found.push({ label, value })
+  const add = (label: string, value: string | undefined, maybe?: true): void => {
+    if (value !== undefined && value !== '')
+      found.push({ label, value, ...(maybe === undefined ? {} : { maybe }) })
   }
   const { channels } = config
   add('config:vault.passphrase', config.vault.passphrase)
@@ -104,7 +110,7 @@ export function configSecrets(config: ServerConfig): ConfigSecret[] {
     for (const [name, value] of url.searchParams)
       if (SECRET_PARAMETER.test(name)) add(`config:${key}?${name}`, value)
     // A webhook URL's path is often its credential (Slack and Discord incoming webhooks).
-    if (key === 'channels.webhook.url' && url.pathname.length > 1) add(`config:${key}`, url.pathname)
+    if (key === 'channels.webhook.url' && url.pathname.length > 1) add(`config:${key}`, url.pathname, true)
   }
   for (const [name, value] of Object.entries(config.telemetry.headers)) {
     const label = `config:telemetry.otlp.headers.${name}`

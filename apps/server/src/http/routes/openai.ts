@@ -5,6 +5,7 @@ import { streamSSE } from 'hono/streaming'
 import * as v from 'valibot'
 import type { AgentTurnResult } from '../../agent/agent-runner.js'
 import { AgentError } from '../../agent/errors.js'
+import { displayUrl } from '../../agent/model-errors.js'
 import type { AgentTurnEvent } from '../../agent/stream-turn.js'
 import type { App } from '../../app/app.js'
 import { agentFailure, invalidBody, MAX_MESSAGE_CHARS } from '../agent-responses.js'
@@ -104,16 +105,34 @@ function openAiErrorType(status: number): string {
  * first field an `issues` list names. The model server's address never reaches the client.
  */
 export function openAiErrors(app: App): MiddlewareHandler {
-  const base = app.config.model.baseUrl
-  const hidden = base === undefined ? [] : [base.replace(/\/+$/, ''), URL.parse(base)?.origin ?? base]
+  const hide = modelAddressHider(app)
   return reshapeErrors((error, status) => {
-    let message = error.message
-    for (const text of hidden) message = message.replaceAll(text, 'the model server')
+    const message = hide(error.message)
     const param = error.issues?.find((issue) => typeof issue.path === 'string' && issue.path !== '')?.path
     return {
       error: { message, type: openAiErrorType(status), param: param ?? null, code: error.code.toLowerCase() },
     }
   })
+}
+
+/**
+ * Takes the model server's address out of a message: `the model server http://10.0.0.5:8080/v1
+ * answered …` reads `the model server answered …`, a bare address `the model server`.
+ */
+function modelAddressHider(app: App): (message: string) => string {
+  const base = app.config.model.baseUrl
+  if (base === undefined) return (message) => message
+  const addresses = [
+    ...new Set([displayUrl(base), base.replace(/\/+$/, ''), URL.parse(base)?.origin ?? base]),
+  ]
+    .filter((address) => address !== '')
+    .sort((a, b) => b.length - a.length)
+  return (message) => {
+    let text = message
+    for (const address of addresses) text = text.replaceAll(`the model server ${address}`, 'the model server')
+    for (const address of addresses) text = text.replaceAll(address, 'the model server')
+    return text
+  }
 }
 
 /** An `invalid_request_error` in OpenAI's own shape (message, type, param, code), which its SDKs read. */
@@ -173,6 +192,7 @@ const MAX_QUEUED_STREAM_CHARS = 1 << 20
  * going away cancels the turn.
  */
 export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
+  const hideModelAddress = modelAddressHider(app)
   const routes = new Hono()
 
   routes.get('/models', (c) => c.json({ object: 'list', data: [AGENT_MODEL] }))
@@ -332,8 +352,14 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         await written()
         if (stalled.signal.aborted) return
         const failure = AgentError.is(error)
-          ? { code: error.code, message: error.message }
-          : { code: 'CANCELLED', message: 'the turn was cancelled' }
+          ? { code: error.code, message: hideModelAddress(error.message) }
+          : turnSignal.aborted
+            ? { code: 'CANCELLED', message: 'the turn was cancelled' }
+            : { code: 'INTERNAL', message: 'the turn failed (the server log has the reason)' }
+        if (!AgentError.is(error) && !turnSignal.aborted)
+          app.logger.error('chat completion stream failed', {
+            error: error instanceof Error ? error : new Error(String(error)),
+          })
         await sse.writeSSE({
           data: JSON.stringify({
             error: {
