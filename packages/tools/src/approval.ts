@@ -76,6 +76,8 @@ export interface CurrentJob {
   readonly maxTokensPerDay?: number | null
   readonly maxCostPerDay?: number | null
   readonly schedule?: string
+  /** Whose job it is (its runs' spend counts against them); shown when the caller is someone else. */
+  readonly createdBy?: string | null
 }
 
 /**
@@ -111,8 +113,12 @@ function webhookDetails(scheduleType: unknown, hook: unknown): string[] {
  * `cron_add`'s approval line; `current` is the job of that name when the call updates one (the
  * line then says Update and shows each budget it changes as old → new).
  */
-export function cronAddSummary(p: Params, current?: CurrentJob): string {
+export function cronAddSummary(p: Params, current?: CurrentJob, caller?: string): string {
+  const owner = current?.createdBy
   const details = [
+    ...(owner === undefined || owner === null || owner === caller
+      ? []
+      : [`a job created by ${wholeLine(owner)}, whose budget its runs spend`]),
     ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
     ...whenDetails(p.when),
     ...pingDetails(p.ping_url),

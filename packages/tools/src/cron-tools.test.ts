@@ -870,6 +870,27 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     ).toEqual([])
   })
 
+  it("cron_add over another creator's job (an operator's, another chat's) needs approval and says whose it is", async () => {
+    await cron.add({
+      name: 'nightly-report',
+      scheduleType: 'cron',
+      schedule: '0 6 * * *',
+      prompt: 'Summarise the night',
+      deliverTo: [],
+      createdBy: 'cli',
+    })
+    const rewrite = { name: 'nightly-report', schedule_type: 'cron', schedule: '* * * * *', prompt: 'Spend' }
+    const denied = await asking('cron_add', rewrite, false)
+    expect(denied.asked).toEqual([
+      'Update cron job: nightly-report (cron=* * * * *) — a job created by cli, whose budget its runs spend; prompt: "Spend"',
+    ])
+    expect(denied.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect((await cron.get('nightly-report')).prompt).toBe('Summarise the night')
+    // The caller's own job: an update asks nobody.
+    expect((await asking('cron_add', { ...rewrite, name: 'mine' })).asked).toEqual([])
+    expect((await asking('cron_add', { ...rewrite, name: 'mine', prompt: 'Spend less' })).asked).toEqual([])
+  })
+
   it('cron_add of a webhook job, new or an update to one, needs approval and names the hook', async () => {
     const hooked = {
       name: 'on-deploy',

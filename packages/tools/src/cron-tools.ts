@@ -953,6 +953,28 @@ function currentJobs(service: CronToolsService) {
 }
 
 /**
+ * Who makes each `cron_add` call (remembered by its preflight): updating a job another creator
+ * made — an operator's from the CLI, another chat's — changes what runs on their budget, so it is
+ * `dangerous` (an outside probe had an agent rewrite an operator's job's prompt unasked).
+ */
+function jobCallers() {
+  const known = new WeakMap<object, string | undefined>()
+  return {
+    remember(params: object, context: ToolContext): void {
+      known.set(params, creatorOf(context).creator)
+    },
+    of(params: object): string | undefined {
+      return known.get(params)
+    },
+    /** The job exists, has a creator, and the caller (when known) is someone else. */
+    updatesOthers(params: object, job: CronJobView | null | undefined): boolean {
+      if (job === undefined || job === null || job.createdBy === null || !known.has(params)) return false
+      return job.createdBy !== known.get(params)
+    },
+  }
+}
+
+/**
  * `{ createdBy }` of a job a call creates: who its runs' spend counts against (the per-creator daily
  * budget, the per-creator job cap) — the call's creator, so a job made from inside a background task
  * or workflow run is its starter's, not the run's.
@@ -966,6 +988,7 @@ function createdByOf(context: ToolContext): { readonly createdBy?: string } {
 export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
   const current = currentJobs(service)
+  const callers = jobCallers()
   const budgetOf = (params: {
     max_tokens_per_day?: number | null | undefined
     max_cost_per_day?: number | null | undefined
@@ -988,6 +1011,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         const budget = budgetOf(params)
         const job = current.of(params)
         return mentionsSecret(params.prompt, params.when) ||
+          callers.updatesOthers(params, job) ||
           setsPingUrl(params.ping_url) ||
           setsWhen(params.when) ||
           schedulesWebhook(params.schedule_type) ||
@@ -996,15 +1020,17 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           : 'moderate'
       },
       worstSafety: 'dangerous',
-      async preflight(params) {
-        if (params.dry_run !== true && changesBudget(budgetOf(params)))
-          await current.read(params, params.name)
+      // The job of that name is read first: updating it changes what its runs spend, and whose.
+      async preflight(params, context) {
+        callers.remember(params, context)
+        if (params.dry_run !== true) await current.read(params, params.name)
         return undefined
       },
-      // Says Update, with each budget as old → new, when a job of that name exists.
+      // Says Update, with each budget as old → new, when a job of that name exists, and whose it is
+      // when it is not the caller's.
       async approvalSummary(params) {
         if (current.of(params) === undefined) await current.read(params, params.name)
-        return cronAddSummary(params, current.of(params) ?? undefined)
+        return cronAddSummary(params, current.of(params) ?? undefined, callers.of(params))
       },
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,

@@ -177,7 +177,7 @@ export async function invokeTool(
   // workflow), never asks anyone.
   let early: unknown
   try {
-    early = await tool.preflight?.(parsed.output)
+    early = await tool.preflight?.(parsed.output, context)
   } catch (error) {
     return handlerFailure(tool, error, context)
   }

@@ -92,9 +92,13 @@ export interface Tool<TSchema extends v.GenericSchema = v.GenericSchema, TResult
    * returns a result that ends the call without running anything (the `lango` guard of
    * `exec`/`exec_bg`), throws to fail it (an invalid workflow, a file that cannot be read), or
    * returns `undefined` to go on. It may read what the call names (`workflow_run` reads its file),
-   * so that `safetyFor`, the approval line and the handler all judge the same content.
+   * so that `safetyFor`, the approval line and the handler all judge the same content. `context`
+   * is the call's (who calls: `cron_add` judges updating another creator's job by it).
    */
-  readonly preflight?: (params: v.InferOutput<TSchema>) => TResult | undefined | Promise<TResult | undefined>
+  readonly preflight?: (
+    params: v.InferOutput<TSchema>,
+    context: ToolContext,
+  ) => TResult | undefined | Promise<TResult | undefined>
   /**
    * The approval summary when it needs the service (`workflow_run` reads its file to show the
    * commands); {@link buildApprovalSummary} otherwise. It must show every command the call would
