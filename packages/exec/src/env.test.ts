@@ -141,6 +141,22 @@ describe('env builder: allowlist first, deny wins (SECURITY.md §1)', () => {
     expect(isDeniedEnvName('LC_ALL')).toBe(false)
   })
 
+  it('denies the variables that pick which toolchain binary runs (an outside probe set GOROOT and JAVA_HOME)', () => {
+    for (const name of [
+      'GOROOT',
+      'GOTOOLCHAIN',
+      'JAVA_HOME',
+      'BASH_LOADABLES_PATH',
+      'XDG_CONFIG_DIRS',
+      'XDG_DATA_DIRS',
+      'NODE_ICU_DATA',
+      'PERL_MB_OPT',
+    ])
+      expect(() => builder.build({ base: {}, overrides: { [name]: '/tmp/evil' } }), name).toThrow(
+        new RegExp(name),
+      )
+  })
+
   it('cleanPath drops empty, dot, relative and parent-relative entries', () => {
     expect(cleanPath(':/a::.:b:/c/../d:/a:')).toBe('/a')
   })

@@ -169,3 +169,35 @@ describe('encoded forms that used to leak (finding 12)', () => {
     expect(stdout).toBe('q=[secret:phrase]&x=1\n'.repeat(3))
   })
 })
+
+describe('a secret printed escaped or quoted by the program that prints it (outside probe)', () => {
+  /** Runs `command` with the secret in `V` and gives back stdout and stderr together. */
+  const printed = async (secret: string, command: string) => {
+    const refStore = new MemoryRefStore({ '{{secret:s}}': secret })
+    const result = await run(command, { refStore, env: { V: '{{secret:s}}' } })
+    return `${result.stdout}${result.stderr}`
+  }
+
+  it('masks JSON with non-ASCII escaped (Python json.dumps, Go <>&), whatever the hex case', async () => {
+    const secret = 'pässwörd-1234567<&>'
+    const out = await printed(
+      secret,
+      `node -e 'const v = process.env.V; const ascii = (up) => JSON.stringify(v).replace(/[\\u0080-\\uffff]/g, (c) => "\\\\u" + (up ? c.charCodeAt(0).toString(16).toUpperCase() : c.charCodeAt(0).toString(16)).padStart(4, "0")); console.log(ascii(false)); console.log(ascii(true)); console.log(JSON.stringify(v).replace(/[<>&]/g, (c) => "\\\\u00" + c.charCodeAt(0).toString(16)))'`,
+    )
+    expect(out.split('\n').filter((line) => line !== '')).toEqual([
+      '"[secret:s]"',
+      '"[secret:s]"',
+      '"[secret:s]"',
+    ])
+  })
+
+  it("masks a shell's own quoting of it: bash's set -x trace, printf %q, dash's export -p", async () => {
+    const secret = "it's-a-s3cret value"
+    const out = await printed(
+      secret,
+      `bash -xc 'echo "$V" >/dev/null'; bash -c 'printf "%q\\n" "$V"'; dash -c 'export -p V'`,
+    )
+    expect(out).not.toContain('s3cret')
+    expect(out.match(/\[secret:s\]/g)?.length).toBe(3)
+  })
+})

@@ -167,12 +167,45 @@ function urlForms(value: string): string[] {
 }
 
 /**
+ * `value` inside a JSON string as encoders write it: as `JSON.stringify` does, with every non-ASCII
+ * character as `\uXXXX` (Python's `json.dumps` by default, lower and upper case hex), and with
+ * `<`, `>` and `&` escaped too (Go's `encoding/json`).
+ */
+function jsonForms(value: string): string[] {
+  const json = JSON.stringify(value).slice(1, -1)
+  const unicodeEscaped = (pattern: RegExp, upper: boolean) =>
+    json.replace(pattern, (char) => {
+      const hex = char.charCodeAt(0).toString(16).padStart(4, '0')
+      return `\\u${upper ? hex.toUpperCase() : hex}`
+    })
+  return [
+    json,
+    unicodeEscaped(/[\u0080-\uffff]/g, false),
+    unicodeEscaped(/[\u0080-\uffff]/g, true),
+    unicodeEscaped(/[<>&\u2028\u2029]/g, false),
+  ]
+}
+
+/**
+ * `value` as shells quote it when they print it: the inside of `'…'` with each `'` as `'\''` (bash's
+ * `set -x` trace) or `'"'"'` (dash's `export -p`), and backslash-escaped as bash's `printf %q`
+ * writes printable text.
+ */
+function shellQuotedForms(value: string): string[] {
+  return [
+    value.replaceAll("'", "'\\''"),
+    value.replaceAll("'", `'"'"'`),
+    value.replace(/[^A-Za-z0-9,._+:@%/=\-\u0080-\uffff]/g, '\\$&'),
+  ]
+}
+
+/**
  * Every form of `value` the redactor looks for (SECURITY.md SEC-4). `wrapped` forms (base64, hex)
  * are also found when line breaks cut them, as `base64` (76 columns) and `xxd -p` (60) print them.
  */
 function encodedForms(value: string): { plain: string[]; wrapped: string[] } {
   const bytes = Buffer.from(value, 'utf8')
-  const plain = [value, JSON.stringify(value).slice(1, -1), ...urlForms(value), xmlEscape(value)]
+  const plain = [value, ...jsonForms(value), ...urlForms(value), xmlEscape(value), ...shellQuotedForms(value)]
   if (value.includes('\n')) {
     for (const line of value.split(/\r?\n/)) if (line.length >= MIN_SECRET_LENGTH) plain.push(line)
   }
