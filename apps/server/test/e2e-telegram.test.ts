@@ -74,6 +74,12 @@ const asks = (text: string) => (body: { messages: ReadonlyArray<{ role: string; 
   body.messages.some((message) => message.role === 'user' && JSON.stringify(message.content).includes(text))
 
 describe('from a Telegram chat', () => {
+  it('the poller holds its lease under the duty label the README names: lango_leases_held{duty="telegram"}', async () => {
+    const metrics = await (await server.request('/metrics')).text()
+    expect(metrics).toMatch(/^lango_leases_held\{duty="telegram"\} 1$/m)
+    expect(metrics).not.toContain('duty="receive"')
+  })
+
   it('"every day at 3 am back up the project and tell me how it went": a cron job that reports to the same chat', async () => {
     model.script(
       reply.toolCalls([

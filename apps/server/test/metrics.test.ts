@@ -171,6 +171,15 @@ describe('GET /metrics after a known workload', () => {
       metrics.get('lango_http_requests_total')?.metrics.map((sample) => sample.labels?.route),
     )
     for (const route of routes) expect(route).not.toContain(ok)
+
+    // A removed job's series go with it; the others stay.
+    expect(
+      (await server.request(`/api/cron/jobs/${failing}`, { method: 'DELETE', headers: auth })).status,
+    ).toBe(200)
+    const after = await scrape(server)
+    const jobs = (name: string) => new Set(after.get(name)?.metrics.map((sample) => sample.labels?.job))
+    expect(jobs('lango_cron_runs_total').has('metrics-failing')).toBe(false)
+    expect(jobs('lango_cron_runs_total').has('metrics-ok')).toBe(true)
   })
 
   it('answers 401 without the token, and counts refusals and unmatched paths', async () => {

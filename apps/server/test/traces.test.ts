@@ -63,7 +63,14 @@ describe('traces over OTLP/HTTP', () => {
       command: 'echo disk ok',
       deliverTo: ['log'],
     })
-    for (const job of [ai.job, shell.job]) {
+    const failing = await cron.create({
+      name: 'disk-fail',
+      scheduleType: 'every',
+      schedule: '1h',
+      command: 'exit 3',
+      deliverTo: ['log'],
+    })
+    for (const job of [ai.job, shell.job, failing.job]) {
       const started = await cron.trigger(job.id)
       expect(started.status).toBe('started')
       await until(async () => {
@@ -148,6 +155,15 @@ describe('traces over OTLP/HTTP', () => {
       'lango.shell.timed_out': false,
       'lango.shell.blocked': false,
     })
+  })
+
+  it('a failed run and its command are spans with status ERROR and an error.type code', () => {
+    const root = rootOf('disk-fail')
+    expect(root.statusCode).toBe(2)
+    expect(root.attributes).toMatchObject({ 'lango.run.status': 'failed', 'error.type': 'failed' })
+    const command = childrenOf(root).find((span) => span.name === 'shell.command')
+    expect(command?.statusCode).toBe(2)
+    expect(command?.attributes).toMatchObject({ 'process.exit_code': 3, 'error.type': 'exit' })
   })
 
   it('no export carries a secret, the prompt, the command or a result', () => {

@@ -28,7 +28,10 @@ export function chatsPart(
           return turn.text
         },
         // One poller per Telegram bot token in the whole cluster: the holder of its lease.
-        { exclusive: (receiver) => duties.add({ name: `receive:${receiver.key}`, ...receiver }) },
+        {
+          exclusive: (receiver) =>
+            duties.add({ name: `receive:${receiver.key}`, kind: receiver.channel, ...receiver }),
+        },
       )
       for (const { channel, error } of receiving.failed) {
         logger.error('channel not started', { channel, error })

@@ -149,6 +149,11 @@ interface DutyContext {
 export interface Duty {
   /** The lease that guards it; one duty per name. */
   readonly name: string
+  /**
+   * What it is, for metrics (`lango_leases_held{duty}`): `telegram` for a bot's long poll. Default
+   * the name up to its first `:`.
+   */
+  readonly kind?: string
   start(context: DutyContext): Promise<void>
   stop(): Promise<void>
 }
@@ -236,6 +241,14 @@ export class SingletonDuties {
   /** The names of the duties added, in order. */
   get names(): readonly string[] {
     return [...this.#duties.keys()]
+  }
+
+  /** A duty's kind (see {@link Duty.kind}): `telegram`, `retention`. */
+  kindOf(name: string): string {
+    const kind = this.#duties.get(name)?.kind
+    if (kind !== undefined) return kind
+    const colon = name.indexOf(':')
+    return colon === -1 ? name : name.slice(0, colon)
   }
 
   /** Every lease row of the cluster, whoever holds it (`GET /api/instances`, `lango doctor`). */

@@ -78,6 +78,19 @@ export function recordAutomation(
     else if ((fire.outcome === 'started' || fire.outcome === 'queued') && fire.trigger !== 'manual')
       lateness.observe({ trigger: fire.trigger }, Math.max(0, fire.firedAt - fire.scheduledFor) / 1000)
   })
+  // A removed job's series go with it: job names come and go, and the exposition must not grow
+  // with every name a server ever saw (an outside probe counted 120 series of 60 deleted jobs).
+  cron.on('job:change', ({ job, change }) => {
+    if (change === 'removed') void forgetJob(job.name, [cronRuns, skipped, deliveries])
+  })
   background.on('task:end', (task) => tasks.inc({ status: task.status }))
   engine.on('run:end', (run) => workflowRuns.inc({ workflow: run.workflowName, status: run.status }))
+}
+
+/** Removes every series of `counters` whose `job` label is `name`. */
+async function forgetJob(name: string, counters: readonly Counter<'job' | string>[]): Promise<void> {
+  for (const counter of counters) {
+    const { values } = await counter.get()
+    for (const { labels } of values) if (labels.job === name) counter.remove(labels as Record<string, string>)
+  }
 }

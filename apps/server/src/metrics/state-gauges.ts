@@ -14,13 +14,9 @@ export interface StateSources {
   readonly duties: {
     readonly names: readonly string[]
     held(): readonly { readonly name: string }[]
+    /** The `duty` label of a lease: `telegram`, `retention`. */
+    kindOf(name: string): string
   }
-}
-
-/** A duty's kind: its lease name up to the first `:` (`telegram:<token hash>` is `telegram`). */
-function dutyKind(name: string): string {
-  const colon = name.indexOf(':')
-  return colon === -1 ? name : name.slice(0, colon)
 }
 
 /**
@@ -67,8 +63,8 @@ export function registerStateGauges(registry: Registry, sources: StateSources): 
     registers,
     collect() {
       this.reset()
-      for (const name of duties.names) this.set({ duty: dutyKind(name) }, 0)
-      for (const lease of duties.held()) this.inc({ duty: dutyKind(lease.name) })
+      for (const name of duties.names) this.set({ duty: duties.kindOf(name) }, 0)
+      for (const lease of duties.held()) this.inc({ duty: duties.kindOf(lease.name) })
     },
   })
 }

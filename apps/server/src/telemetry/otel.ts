@@ -52,7 +52,11 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
         span.setAttributes(allowedAttributes(attributes))
       },
       end(outcome = {}) {
-        if (outcome.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR })
+        // A failed span says how it failed: `error.type`, a code (tracer.ts's contract).
+        if (outcome.error !== undefined) {
+          span.setAttributes(allowedAttributes({ 'error.type': outcome.error }))
+          span.setStatus({ code: SpanStatusCode.ERROR })
+        }
         span.end()
       },
       within: (work) => contextManager.with(context, work),
