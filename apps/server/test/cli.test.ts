@@ -936,6 +936,31 @@ describe('lango doctor', () => {
     }
   })
 
+  it('warns about a job the scheduler paused for failing, below three failures in a row (cron.max_consecutive_failures: 2)', async () => {
+    expect(
+      (await lango(['cron', 'add', 'doctor-paused', '--schedule', '0 0 1 1 *', '--command', 'true'])).code,
+    ).toBe(0)
+    type Report = { checks: { name: string; status: string; message: string }[] }
+    const database = new Database(join(home as string, 'lango.db'))
+    database.pragma('busy_timeout = 5000')
+    // As the scheduler leaves a job it paused after its second failure in a row.
+    database
+      .prepare(
+        "update cron_jobs set enabled = 0, consecutive_failures = 2, last_status = 'failed', pause_reason = 'paused after 2 failed runs in a row (cron.max_consecutive_failures)' where name = 'doctor-paused'",
+      )
+      .run()
+    database.close()
+    try {
+      const report = await json<Report>(['doctor'])
+      expect(report.data.checks.find((check) => check.name === 'cron jobs')).toMatchObject({
+        status: 'warn',
+        message: expect.stringContaining('doctor-paused (2 runs, last failed, paused)'),
+      })
+    } finally {
+      await lango(['cron', 'remove', 'doctor-paused'])
+    }
+  })
+
   it('checks a PostgreSQL database: reachable passes, a wrong password fails without showing it', async () => {
     type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
     const database = (report: Report) => report.checks.find((check) => check.name === 'database')

@@ -214,6 +214,16 @@ steps:
     }
   })
 
+  it('refuses a NUL in a run command or a when gate at validation, not when it runs', () => {
+    const issues = issuesOf(
+      'name: n\nsteps:\n  - { id: a, run: "echo a\\0b" }\n  - { id: b, prompt: "hi", when: "test \\0" }\n',
+    )
+    expect(issues.map((issue) => [issue.path, issue.message])).toEqual([
+      ['steps[0].run', expect.stringContaining('NUL')],
+      ['steps[1].when', expect.stringContaining('NUL')],
+    ])
+  })
+
   it('parses durations with units and rejects bare numbers and garbage', () => {
     const ok = parseWorkflow(
       'name: d\nsteps:\n  - { id: a, run: "true", timeout: 1m30s, retry: { attempts: 3, backoff: 500ms } }\n',

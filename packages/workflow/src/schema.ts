@@ -88,11 +88,16 @@ function buildSchema(limits: WorkflowLimits) {
     v.minLength(1, 'must not be empty'),
     v.maxLength(limits.maxStringLength, `must be at most ${limits.maxStringLength} characters`),
   )
+  // A shell command cannot carry NUL (the spawner refuses it at run time): refused here instead.
+  const command = v.pipe(
+    text,
+    v.check((value) => !value.includes('\u0000'), 'must not contain a NUL character'),
+  )
   const step = v.objectWithRest(
     {
       id: identifier,
       prompt: v.optional(text),
-      run: v.optional(text),
+      run: v.optional(command),
       agent: v.optional(identifier),
       depends_on: v.optional(
         v.pipe(
@@ -117,7 +122,7 @@ function buildSchema(limits: WorkflowLimits) {
       ),
       continue_on_error: v.optional(v.boolean()),
       deliver_to: v.optional(targets),
-      when: v.optional(text),
+      when: v.optional(command),
       continue_on_skip: v.optional(v.boolean()),
     },
     v.never(),

@@ -56,7 +56,11 @@ export async function checkCronJobs(context: CommandContext): Promise<CheckResul
     if (!job.enabled || job.next_run_at === null) return false
     return now - Date.parse(job.next_run_at) > OVERDUE_AFTER_MS
   })
-  const failing = jobs.filter((job) => (job.consecutive_failures ?? 0) >= FAILING_RUNS)
+  // Also a job the scheduler paused for failing (`cron.max_consecutive_failures` may be below
+  // FAILING_RUNS): paused jobs run no more, so they are the ones an operator must hear about.
+  const failing = jobs.filter(
+    (job) => (job.consecutive_failures ?? 0) >= FAILING_RUNS || (pausedForFailing(job) && !job.enabled),
+  )
   const count = `${jobs.length} job${jobs.length === 1 ? '' : 's'}`
   if (overdue.length === 0 && failing.length === 0)
     return {
@@ -107,6 +111,16 @@ export async function checkCronJobs(context: CommandContext): Promise<CheckResul
       })),
     },
   }
+}
+
+/** Paused by the scheduler, not by a person: the reason is its own (`… failed N times in a row`). */
+function pausedForFailing(job: JobView): boolean {
+  return (
+    job.pause_reason !== null &&
+    job.pause_reason !== 'paused by request' &&
+    job.pause_reason !== 'created disabled' &&
+    (job.consecutive_failures ?? 0) > 0
+  )
 }
 
 /** `3m`, `2h`, `4d`: how late, roughly. */
