@@ -181,6 +181,14 @@ async function openPostgres<DB>(url: string, logger: Logger): Promise<OpenDataba
   pool.on('error', (error) =>
     logger.warn('postgres connection lost', { database: where, error: error.message }),
   )
+  // Nor one of a client in use: `pg` fails its query and also emits `error` on the client, which
+  // the pool listens to only while the client is idle (a connection cut mid-query was an uncaught
+  // exception). The query's own rejection reaches its caller.
+  pool.on('connect', (client) => {
+    client.on('error', (error) =>
+      logger.debug('postgres connection failed while in use', { database: where, error: error.message }),
+    )
+  })
   try {
     await pool.query('select 1')
   } catch (error) {

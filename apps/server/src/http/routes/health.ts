@@ -6,6 +6,29 @@ import { VERSION } from '../../version.js'
 import type { Readiness } from '../readiness.js'
 
 /**
+ * How long `/healthz` waits for the database before answering 503 `unavailable`: under the 2–5 s
+ * timeouts probes use (Kubernetes' default is 1 s of its own; a database that takes longer than
+ * this to answer `select 1` is not healthy either).
+ */
+const HEALTH_DATABASE_DEADLINE_MS = 2000
+
+/** `work`, or a rejection once `ms` have passed (after calling `onDeadline`). */
+async function withDeadline(work: Promise<void>, ms: number, onDeadline: () => void): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onDeadline()
+      reject(new Error(`the database did not answer within ${ms} ms`))
+    }, ms)
+  })
+  try {
+    await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
  * `GET /healthz` (never behind the Host or token guards: load balancers and probes call it by
  * whatever address they have; 503 while starting or stopping, when the database does not answer,
  * or when the scheduler is stale: its last tick is older than `cluster.lease`, three of its ticks)
@@ -18,6 +41,20 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
   const routes = new Hono()
   const createdAt = performance.now()
   let staleLogged = false
+  // One database ping at a time, whatever the number of probes: while the database hangs, probes
+  // are answered at the deadline and do not queue more statements behind the one in flight.
+  let ping: Promise<void> | undefined
+  const pingDatabase = (): Promise<void> => {
+    if (ping !== undefined) return ping
+    const pending: Promise<void> = sql`select 1`
+      .execute(app.database.db)
+      .then(() => undefined)
+      .finally(() => {
+        if (ping === pending) ping = undefined
+      })
+    ping = pending
+    return pending
+  }
 
   routes.get('/healthz', async (c) => {
     const base = {
@@ -37,7 +74,11 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
     if (!readiness.isReady())
       return c.json({ status: readiness.notReadyStatus(), database: 'unknown', ...base }, 503)
     try {
-      await sql`select 1`.execute(app.database.db)
+      await withDeadline(pingDatabase(), HEALTH_DATABASE_DEADLINE_MS, () => {
+        // A ping past its deadline may never answer (its connection lost mid-reply): the next
+        // probe sends a new one rather than wait on it forever.
+        ping = undefined
+      })
     } catch (error) {
       logger.warn('health check: the database does not answer', { error })
       return c.json({ status: 'unavailable', database: 'unavailable', ...base }, 503)
