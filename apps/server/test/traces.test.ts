@@ -11,9 +11,11 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redactedConfig } from '../src/config/redact.js'
+import { serve } from '../src/serve.js'
 import { allowedAttributes } from '../src/telemetry/attributes.js'
+import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
-import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
+import { startTestServer, type TestServer, testConfig, until } from './fixtures/http-server.js'
 import { startLangoServe } from './fixtures/lango-serve.js'
 import { type ReceivedSpan, startOtlpReceiver } from './fixtures/otlp-receiver.js'
 
@@ -250,5 +252,52 @@ describe('no endpoint: no OpenTelemetry module is loaded', () => {
     expect(modules).toEqual(
       expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http']),
     )
+  })
+})
+
+describe('a collector that refuses the exports', () => {
+  it('is said at once (spans are dropped), and again when traces reach it', async () => {
+    const receiver = await startOtlpReceiver()
+    receiver.failWith.status = 400
+    const logger = recordingLogger()
+    const made = await testConfig((config) => ({
+      ...config,
+      telemetry: {
+        serviceName: 'lango-refused-test',
+        tracesUrl: `${receiver.endpoint}/v1/traces`,
+        headers: {},
+      },
+    }))
+    const running = await serve({ config: made.config, logger, passphrase: '', closeGraceMs: 200 })
+    try {
+      const job = await running.app.cron.create({
+        name: 'traced',
+        scheduleType: 'every',
+        schedule: '1h',
+        command: 'true',
+        deliverTo: [],
+      })
+      const runOnce = async () => {
+        const started = await running.app.cron.trigger(job.job.id)
+        await until(async () =>
+          (await running.app.cron.history({ job: job.job.id })).find(
+            (run) => run.id === started.runId && run.status !== 'running',
+          ),
+        )
+      }
+      await runOnce()
+      const said = (message: string) => logger.entries.find((entry) => entry.message.startsWith(message))
+      const refused = await until(async () => said('traces not exported'), 30_000)
+      expect(refused.level).toBe('warn')
+      expect(receiver.spans).toEqual([])
+      receiver.failWith.status = undefined
+      await runOnce()
+      await until(async () => said('traces reach the collector again'), 30_000)
+      expect(receiver.spans.length).toBeGreaterThan(0)
+    } finally {
+      await running.close()
+      await rm(made.home, { recursive: true, force: true })
+      await receiver.close()
+    }
   })
 })

@@ -11,8 +11,39 @@ export async function loadTracer(config: ServerConfig, logger: Logger): Promise<
   const { tracesUrl, headers, serviceName } = config.telemetry
   if (tracesUrl === undefined) return undefined
   const { createOtelTracer } = await import('./otel.js')
-  const tracer = createOtelTracer({ url: tracesUrl, headers, serviceName })
+  const tracer = createOtelTracer({ url: tracesUrl, headers, serviceName, onExport: exportReporter(logger) })
   // The URL's origin only: a path or query may hold a key.
   logger.info('traces exported over OTLP/HTTP', { endpoint: URL.parse(tracesUrl)?.origin ?? '[set]' })
   return tracer
+}
+
+/** How often a collector that keeps failing is said again. */
+const REPEAT_FAILURE_MS = 5 * 60_000
+
+/**
+ * Says when traces stop reaching the collector (at once, then every 5 minutes while it lasts, with
+ * how many exports failed) and when they reach it again: spans dropped quietly are an outage of
+ * the operator's own tooling.
+ */
+function exportReporter(
+  logger: Logger,
+): (outcome: { readonly ok: boolean; readonly error?: string }) => void {
+  let failures = 0
+  let saidAt = Number.NEGATIVE_INFINITY
+  return ({ ok, error }) => {
+    if (ok) {
+      if (failures > 0) logger.info('traces reach the collector again', { failed_exports: failures })
+      failures = 0
+      saidAt = Number.NEGATIVE_INFINITY
+      return
+    }
+    failures++
+    const now = Date.now()
+    if (now - saidAt < REPEAT_FAILURE_MS) return
+    saidAt = now
+    logger.warn('traces not exported: the collector did not take them (spans are dropped)', {
+      error,
+      failed_exports: failures,
+    })
+  }
 }

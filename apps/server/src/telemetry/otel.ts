@@ -9,7 +9,7 @@ import { type Context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@o
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
+import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace'
 import { VERSION } from '../version.js'
 import { allowedAttributes, type SpanAttributes, type SpanName } from './attributes.js'
 import type { Tracer, TraceSpan } from './tracer.js'
@@ -21,6 +21,30 @@ export interface OtelTracerOptions {
   /** Sent with every export (`authorization`); never logged, never on a span. */
   readonly headers: Readonly<Record<string, string>>
   readonly serviceName: string
+  /** Told of each export that failed (the collector down, refusing, too slow) and each that worked. */
+  readonly onExport?: (outcome: { readonly ok: boolean; readonly error?: string }) => void
+}
+
+/** The SDK's exporter, with each export's outcome reported (the SDK itself says nothing of a failure). */
+function reporting(exporter: SpanExporter, onExport: OtelTracerOptions['onExport']): SpanExporter {
+  if (onExport === undefined) return exporter
+  return {
+    export(spans, resultCallback) {
+      exporter.export(spans, (result) => {
+        // ExportResultCode.SUCCESS is 0.
+        onExport(
+          result.code === 0
+            ? { ok: true }
+            : { ok: false, error: result.error?.message.slice(0, 200) ?? 'the export failed' },
+        )
+        resultCallback(result)
+      })
+    },
+    shutdown: () => exporter.shutdown(),
+    ...(exporter.forceFlush === undefined
+      ? {}
+      : { forceFlush: () => (exporter.forceFlush as () => Promise<void>)() }),
+  }
 }
 
 /** Spans of one server: the SDK's provider, exporter and context manager behind the {@link Tracer} seam. */
@@ -30,11 +54,14 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
     spanProcessors: [
       // Bounded: beyond 2048 spans waiting, new ones are dropped (the SDK's default queue).
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({
-          url: options.url,
-          headers: { ...options.headers },
-          timeoutMillis: 10_000,
-        }),
+        exporter: reporting(
+          new OTLPTraceExporter({
+            url: options.url,
+            headers: { ...options.headers },
+            timeoutMillis: 10_000,
+          }),
+          options.onExport,
+        ),
         maxQueueSize: 2048,
         maxExportBatchSize: 512,
         scheduledDelayMillis: 2000,
