@@ -52,7 +52,7 @@ async function operatorWebhook(): Promise<{ url: string; bodies: Json[]; failWit
 
 async function startServer(
   webhookUrl: string,
-  options: { localNow?: () => number; env?: Record<string, string> } = {},
+  options: { localNow?: () => number; env?: Record<string, string>; deliverTo?: readonly string[] } = {},
 ): Promise<RunningServer> {
   const made = await testConfig(
     (loaded): ServerConfig => ({
@@ -63,7 +63,7 @@ async function startServer(
         ...loaded.channels,
         webhook: { ...loaded.channels.webhook, url: webhookUrl },
       },
-      alerts: { deliverTo: ['webhook'] },
+      alerts: { deliverTo: options.deliverTo ?? ['webhook'] },
     }),
     options.env,
   )
@@ -293,19 +293,8 @@ describe('the watchdog and alerts.deliver_to', () => {
   })
 
   it('alerts.deliver_to naming a channel that is not configured is failing from the start, on /healthz and /api/alerts', async () => {
-    const made = await testConfig(
-      (loaded): ServerConfig => ({ ...loaded, alerts: { deliverTo: ['slack:C0123ABCD'] } }),
-    )
-    const server = await serve({
-      config: made.config,
-      logger: silentLogger,
-      passphrase: '',
-      closeGraceMs: 200,
-    })
-    cleanups.push(async () => {
-      await server.close()
-      await rm(made.home, { recursive: true, force: true })
-    })
+    const webhook = await operatorWebhook()
+    const server = await startServer(webhook.url, { deliverTo: ['slack:C0123ABCD'] })
     expect((await health(server)).body.alerts).toEqual({ configured: true, failing: true })
     const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
     expect(status).toMatchObject({
