@@ -8,16 +8,7 @@ import {
   TypeValidationError,
 } from 'ai'
 import { AgentError, type AgentErrorCode } from './errors.js'
-
-/** Where the model server is, as it may be shown: scheme, host, port and path; no credentials or query. */
-export function displayUrl(baseUrl: string): string {
-  try {
-    const url = new URL(baseUrl)
-    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`
-  } catch {
-    return '(invalid URL)'
-  }
-}
+import { displayUrl } from './model-url.js'
 
 /** Replaces every occurrence of `secret` (when there is one) in `text`. */
 function redact(text: string, secret: string | undefined): string {
