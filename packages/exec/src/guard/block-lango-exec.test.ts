@@ -452,6 +452,33 @@ const SPLITTING_TOOLS_AND_WRITES: readonly BlockCase[] = [
   ['echo \'import os; os.system("lango")\' > a.py; python3 a.py', 2],
 ]
 
+/** Values joined from arrays, printed by `printf -v` from variables, or reached through namerefs. */
+const JOINS_PRINTF_AND_NAMEREFS: readonly BlockCase[] = [
+  ['a=(l a n g o); IFS=; c="${a[*]}"; $c', 2],
+  ['IFS=; a=(lan go); c="${a[*]}"; $c', 2],
+  ['read -a a <<< "lan go"; IFS=; c="${a[*]}"; $c', 2],
+  ['a=(lan go); IFS=; c=${a[*]}; $c cron', 1, 'cron'],
+  ['set -- lan go; IFS=; c="$*"; $c', 2],
+  ['sh -c \'IFS=; c="$*"; $c cron\' _ lan go', 1, 'cron'],
+  ['a=(lan go); printf -v c %s "${a[@]}"; $c', 2],
+  ['c=lan; d=go; printf -v e %s%s $c $d; $e', 2],
+  ['a=(lan go); printf -v c %s%s "${a[@]}"; $c cron', 1, 'cron'],
+  ['printf -v c %s%s lan go; $c', 2],
+  ['a=(lan go); c="${a[0]}${a[1]}"; $c', 2],
+  ['a=(x lango); for c in "${a[@]}"; do $c cron; done', 1, 'cron'],
+  ['declare -n r=c; c=lango; $r', 2],
+  ['typeset -n r=c; c=lango; $r', 2],
+  ["bash -c 'declare -n r=c; c=lango; $r'", 2],
+  ['declare -n r=c; c=lango; $r cron', 1, 'cron'],
+  ['declare -n r=c; r=lango; $c', 2],
+  ['declare -n r; r=c; c=lango; $r', 2],
+  ['declare -n r=a; a=(x lango); ${r[1]}', 2],
+  ['f() { local -n r=$1; $r; }; c=lango; f c', 2],
+  ['g=c; c=lango; ${!g}', 2],
+  ['c=LANGO; ${c,,}', 2],
+  ['mapfile -t a <<< lango; ${a[0]}', 2],
+]
+
 const PARSE_ERRORS: readonly BlockCase[] = [
   ['echo "unterminated lango cron', 1, 'cron'],
   ["echo 'unterminated lango", 2],
@@ -609,6 +636,15 @@ const ALLOWED: readonly string[] = [
   'echo lango | xargs -I{} echo {}',
   'parallel echo ::: lango',
   'cp lango.yaml backup.yaml',
+  'a=(x y); IFS=,; echo "${a[*]}"',
+  'a=(ls -la); c="${a[*]}"; $c',
+  'a=(ls /usr/bin/lango); "${a[@]}"',
+  'a=(lan go); c="${a[@]}"; $c',
+  'args=(lan go); IFS=; ${args[*]}',
+  'a=(x y); printf -v c %s, "${a[@]}"; $c',
+  'declare -n r=c; c=hello; echo $r',
+  'declare -n r=c; c=hello; $r',
+  'f() { local -n out=$1; out=done; }; f result; echo "$result"',
 ]
 
 const BLOCK_TABLES: Readonly<Record<string, readonly BlockCase[]>> = {
@@ -620,6 +656,7 @@ const BLOCK_TABLES: Readonly<Record<string, readonly BlockCase[]>> = {
   'interpreter code': INTERPRETER_CODE,
   'ambiguous cases': AMBIGUOUS,
   'field splitting, tool variables and write-then-run': SPLITTING_TOOLS_AND_WRITES,
+  'array joins, printf -v and namerefs': JOINS_PRINTF_AND_NAMEREFS,
   'parse errors fail closed': PARSE_ERRORS,
 }
 
@@ -1069,6 +1106,7 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     'ln -s "$(command -v lango)" ./l && ./l cron',
     'hash -p "$HOME/bin/lango" x; x cron',
     'BASH_ENV=./lango bash -c :; true',
+    ...JOINS_PRINTF_AND_NAMEREFS.map(([command]) => command),
   ]
 
   const doesNotRunLango = [
@@ -1093,6 +1131,11 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     'c="lango cron"; "$c" 2>/dev/null; true',
     "echo 'lango cron' > notes.txt; cat notes.txt",
     '((lango cron)) 2>/dev/null; true',
+    'a=(x y); IFS=,; echo "${a[*]}"',
+    'a=(ls /usr/bin/lango); "${a[@]}"',
+    'a=(lan go); c="${a[@]}"; $c 2>/dev/null; true',
+    'args=(lan go); IFS=; ${args[*]} 2>/dev/null; true',
+    'declare -n r=c; c=hello; echo $r',
   ]
 
   it.each(runsLango)('bash really runs lango for the block case %s', (command) => {

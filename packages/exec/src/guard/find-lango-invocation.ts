@@ -20,9 +20,11 @@ import {
   emptiedText,
   MAX_PATTERNS,
   matchLango,
+  printfPatterns,
   textPattern,
   type WordPattern,
   type WordScope,
+  wordFields,
   wordPatterns,
 } from './word-shape.js'
 
@@ -162,20 +164,13 @@ class Scope implements WordScope {
     if (cached !== undefined && cached.nested === nested) return cached.patterns
     // `x=$x$x`: a value that refers to itself is unknown where the cycle closes.
     if (this.#evaluating.has(key)) return [[DYNAMIC]]
-    const sources: ValueSource[] = []
-    for (const script of this.scripts)
-      sources.push(...(variablesOf(script, this.state.variables).get(name) ?? []))
-    for (const script of this.state.nested) {
-      if (!this.scripts.includes(script))
-        sources.push(...(variablesOf(script, this.state.variables).get(name) ?? []))
-    }
     let patterns: WordPattern[] | undefined
     this.#evaluating.add(key)
     try {
-      for (const source of sources) {
+      for (const source of this.#sources(name)) {
         if (source.index !== index && source.index !== -1) continue
-        const values =
-          typeof source.value === 'string' ? [textPattern(source.value)] : wordPatterns(source.value, this)
+        const values = this.#sourcePatterns(source, index)
+        if (values === undefined) continue
         patterns ??= []
         if (source.append) {
           // `x=lan; x+=go`: each earlier value followed by the appended one, or the appended one alone.
@@ -190,6 +185,59 @@ class Scope implements WordScope {
     }
     this.#values.set(key, { nested, patterns })
     return patterns
+  }
+
+  arrayLength(name: string): number {
+    const key = `#${name}`
+    if (this.#evaluating.has(key)) return 0
+    this.#evaluating.add(key)
+    try {
+      let length = 0
+      let unfixed = false
+      for (const source of this.#sources(name)) {
+        const value = source.value
+        if (typeof value !== 'string' && value.type === 'reference') {
+          const target = referenceTarget(value.target)
+          if (target !== undefined) length = Math.max(length, this.arrayLength(target.name))
+        } else if (source.index === -1) unfixed = true
+        else length = Math.max(length, source.index + 1)
+      }
+      return unfixed ? length + 1 : length
+    } finally {
+      this.#evaluating.delete(key)
+    }
+  }
+
+  /** Every assignment to `name` in this scope's scripts and the nested ones. */
+  #sources(name: string): ValueSource[] {
+    const sources: ValueSource[] = []
+    for (const script of this.scripts)
+      sources.push(...(variablesOf(script, this.state.variables).get(name) ?? []))
+    for (const script of this.state.nested) {
+      if (!this.scripts.includes(script))
+        sources.push(...(variablesOf(script, this.state.variables).get(name) ?? []))
+    }
+    return sources
+  }
+
+  /** The patterns one assignment gives element `index`; `undefined` for a nameref to an unset variable. */
+  #sourcePatterns(source: ValueSource, index: number): readonly WordPattern[] | undefined {
+    const value = source.value
+    if (typeof value === 'string') return [textPattern(value)]
+    switch (value.type) {
+      case 'printf':
+        return printfPatterns(value.format, value.args, this)
+      case 'reference': {
+        // `declare -n r=c`: `$r` is `$c`; `declare -n r=a[1]`: `$r` is `${a[1]}`.
+        const target = referenceTarget(value.target)
+        if (target === undefined) return [[DYNAMIC]]
+        return this.variablePatterns(target.name, target.index ?? index)
+      }
+      default:
+        // `for c in "${a[@]}"`: `c` takes every element in turn.
+        if (source.context === 'each') return wordFields(value, this).flat().slice(0, MAX_PATTERNS)
+        return wordPatterns(value, this, source.context === 'assigned' ? 'assigned' : 'argument')
+    }
   }
 
   charge(pieces: number): void {
@@ -621,6 +669,14 @@ function subcommandOf(args: readonly Argument[]): string | undefined {
     return lower
   }
   return undefined
+}
+
+/** The variable a nameref names (`c`, `a[1]`), when the text fixes it. */
+function referenceTarget(word: Word): { name: string; index: number | undefined } | undefined {
+  const match = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[([0-9]+)\])?$/.exec(literalWordValue(word) ?? '')
+  if (match === null) return undefined
+  const name = match[1] as string
+  return { name, index: match[2] === undefined ? undefined : Number(match[2]) }
 }
 
 /** The assignments of a script (see `variables.ts`), cached per parsed script. */

@@ -1,4 +1,4 @@
-import type { Command, ParsedScript, SyntaxNode, Word } from 'unbash'
+import type { Assignment, Command, ParsedScript, SyntaxNode, Word } from 'unbash'
 import { forEachChild } from 'unbash'
 import { literalWordValue, redirectInputs } from './command-output.js'
 import { formatPrintf } from './shell-text.js'
@@ -6,18 +6,36 @@ import { formatPrintf } from './shell-text.js'
 /**
  * The values a script assigns to variables, as the guard follows them (issue 11 finding 3): plain
  * and appending assignments, array elements, `for` lists, `printf -v`, `read` from a here-string or
- * here-document, and `set --` for the positional parameters. Flow-insensitive: every assignment
- * anywhere in the text counts wherever the variable is used.
+ * here-document, `set --` for the positional parameters, and namerefs (`declare -n r=c`).
+ * Flow-insensitive: every assignment anywhere in the text counts wherever the variable is used.
  */
+
+/** `printf -v NAME FORMAT ARGS…` whose arguments are not all literal: evaluated with the scope. */
+export interface PrintfValue {
+  readonly type: 'printf'
+  readonly format: Word
+  readonly args: readonly Word[]
+}
+
+/** `declare -n NAME=TARGET`: the variable stands for the one TARGET names (`a`, `a[1]`). */
+export interface ReferenceValue {
+  readonly type: 'reference'
+  readonly target: Word
+}
 
 /** One assignment the text makes. */
 export interface ValueSource {
   /** Element index (`a[1]=…`, `a=(… …)`, `read -a`); 0 for a scalar; -1 when the text does not fix it. */
   readonly index: number
-  /** The assigned word, or text the guard derived (`printf -v`, `read`). */
-  readonly value: Word | string
+  /** The assigned word, text the guard derived (`printf -v`, `read`), or a value to evaluate. */
+  readonly value: Word | string | PrintfValue | ReferenceValue
   /** `x+=…`: appended to what the variable held. */
   readonly append: boolean
+  /**
+   * How the word expands: `'assigned'` for `x=WORD` (no field splitting, so `"${a[@]}"` joins its
+   * elements), `'each'` for a `for` list (the variable takes each field in turn), else one value.
+   */
+  readonly context?: 'assigned' | 'each'
 }
 
 /** The name under which `set -- A B …` records the positional parameters (`$1` is index 0). */
@@ -34,13 +52,18 @@ export function collectVariables(script: ParsedScript): Map<string, ValueSource[
     if (sources.length < MAX_SOURCES) sources.push(source)
     variables.set(name, sources)
   }
+  // `declare -n r=c`: the assignments that make references, and every name declared a nameref.
+  const references = new Set<Assignment>()
+  const namerefs = new Set<string>()
   const visit = (node: SyntaxNode): void => {
     switch (node.type) {
       case 'Assignment': {
         const append = node.append === true
-        if (node.value.type === 'Word') {
+        if (node.value.type === 'Word' && references.has(node)) {
+          add(node.name, { index: -1, value: { type: 'reference', target: node.value }, append: false })
+        } else if (node.value.type === 'Word') {
           const index = node.index === undefined ? 0 : elementIndex(node.index)
-          add(node.name, { index, value: node.value, append })
+          add(node.name, { index, value: node.value, append, context: 'assigned' })
         } else {
           // `a+=(x y)` appends after elements the text may not show.
           for (const [position, element] of node.value.elements.entries())
@@ -50,16 +73,68 @@ export function collectVariables(script: ParsedScript): Map<string, ValueSource[
       }
       case 'For':
       case 'Select':
-        for (const word of node.wordlist ?? []) add(node.name.value, { index: 0, value: word, append: false })
+        for (const word of node.wordlist ?? [])
+          add(node.name.value, { index: 0, value: word, append: false, context: 'each' })
         break
       case 'Command':
         commandAssignments(node, add)
+        namerefDeclarations(node, references, namerefs)
         break
     }
     forEachChild(node, visit)
   }
   visit(script)
+  followNamerefs(variables, namerefs, add)
   return variables
+}
+
+const DECLARATION_BUILTINS = new Set(['declare', 'typeset', 'local'])
+
+/** `declare -n r=c`, `typeset -n`, `local -rn r`: the assignments that make references and the names. */
+function namerefDeclarations(command: Command, references: Set<Assignment>, namerefs: Set<string>): void {
+  const name = command.name === undefined ? undefined : literalWordValue(command.name)
+  if (name === undefined || !DECLARATION_BUILTINS.has(name)) return
+  let nameref = false
+  for (const argument of command.suffix) {
+    if (argument.type === 'Word') {
+      const text = literalWordValue(argument)
+      if (text !== undefined && /^-[a-zA-Z]*n/.test(text)) nameref = true
+      else if (nameref && text !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(text)) namerefs.add(text)
+    } else if (argument.type === 'Assignment' && nameref) {
+      references.add(argument)
+      namerefs.add(argument.name)
+    }
+  }
+}
+
+/**
+ * Flow-insensitive namerefs: a plain assignment to a nameref may set its target (`declare -n r; r=c`)
+ * or assign through it (`declare -n r=c; r=lango` assigns `c`), so it counts as both a target and a
+ * value of the nameref, and as a value of every target the text declares for it.
+ */
+function followNamerefs(
+  variables: Map<string, ValueSource[]>,
+  namerefs: ReadonlySet<string>,
+  add: (name: string, source: ValueSource) => void,
+): void {
+  for (const name of namerefs) {
+    const sources = [...(variables.get(name) ?? [])]
+    const plain = sources.filter((source) => !isReference(source.value))
+    for (const source of sources) {
+      if (!isReference(source.value)) continue
+      const target = literalWordValue(source.value.target)?.replace(/\[.*$/, '')
+      if (target === undefined || target === name) continue
+      for (const assigned of plain) add(target, assigned)
+    }
+    for (const source of plain) {
+      if (typeof source.value !== 'string' && source.value.type === 'Word' && source.index === 0)
+        add(name, { index: -1, value: { type: 'reference', target: source.value }, append: false })
+    }
+  }
+}
+
+function isReference(value: ValueSource['value']): value is ReferenceValue {
+  return typeof value !== 'string' && value.type === 'reference'
 }
 
 function elementIndex(word: Word): number {
@@ -84,6 +159,15 @@ function commandAssignments(command: Command, add: (name: string, source: ValueS
   }
   if (name === 'printf') {
     if (texts[0] !== '-v' || texts[1] === undefined || words[2] === undefined) return
+    // `printf -v c %s "${a[@]}"`: arguments known only from the scope are evaluated where `$c` is used.
+    if (texts.slice(2).includes(undefined)) {
+      add(texts[1], {
+        index: 0,
+        value: { type: 'printf', format: words[2], args: words.slice(3) },
+        append: false,
+      })
+      return
+    }
     const format = words[2].value
     add(texts[1], {
       index: 0,

@@ -1,5 +1,6 @@
 import type { DoubleQuotedChild, ParameterExpansionPart, Word, WordPart } from 'unbash'
 import { hasUnparsedExpansion, literalWordValue, scriptOutputs } from './command-output.js'
+import { decodeBackslashEscapes } from './shell-text.js'
 import { SET_POSITIONAL } from './variables.js'
 
 /*
@@ -53,6 +54,11 @@ export interface WordScope {
    * {@link SET_POSITIONAL} holds what `set --` assigns to `$1 $2 …`.
    */
   variablePatterns(name: string, index?: number): readonly WordPattern[] | undefined
+  /**
+   * One past the highest element index the text assigns to `name` (0 when it assigns none), one more
+   * when it also assigns elements at indices it does not fix (`a+=(x)`).
+   */
+  arrayLength(name: string): number
   /** `$0`, `$1`, … of an `sh -c STRING ARG0 ARG1` string; `undefined` outside one. */
   readonly positional: readonly string[] | undefined
   /** The code may move its positional parameters (`shift`, `set --`), so `$1` may be any later one. */
@@ -64,16 +70,150 @@ export interface WordScope {
 /** Bound on the patterns kept per word; past it the rest of the word becomes {@link DYNAMIC}. */
 export const MAX_PATTERNS = 32
 
+/** Array elements (and positional parameters) followed for a join (`"${a[*]}"`) or a field list. */
+const MAX_ELEMENTS = 16
+
+/** How a word is expanded: as a command word or argument, or as the value of `x=WORD`. */
+export type WordContext = 'argument' | 'assigned'
+
 const TARGETS = ['lango', 'lango.exe', 'lango.cmd', 'lango.bat', 'lango.com'] as const
 
-/** The patterns a word may expand to, bounded by {@link MAX_PATTERNS}. */
-export function wordPatterns(word: Word, scope: WordScope): PatternPiece[][] {
+/**
+ * The patterns a word may expand to, bounded by {@link MAX_PATTERNS}. In an `'assigned'` context
+ * (`x=WORD`) there is no field splitting, so `${a[@]}` and `$@` join their elements with spaces.
+ */
+export function wordPatterns(
+  word: Word,
+  scope: WordScope,
+  context: WordContext = 'argument',
+): PatternPiece[][] {
   const parts = word.parts
   if (parts === undefined) return hasUnparsedExpansion(word) ? [[DYNAMIC]] : [characters(word.value)]
   return concatenate(
-    parts.map((part) => partPatterns(part, scope, false)),
+    parts.map((part) => partPatterns(part, scope, false, context)),
     scope,
   )
+}
+
+/**
+ * The fields a command argument expands to, each with its patterns: the elements of a whole-word
+ * `"${a[@]}"`, `${a[*]}` or `"$@"` when the text fixes them, else the word as one field.
+ */
+export function wordFields(word: Word, scope: WordScope): WordPattern[][] {
+  const only = word.parts?.length === 1 ? word.parts[0] : undefined
+  const inner = only?.type === 'DoubleQuoted' && only.parts.length === 1 ? only.parts[0] : undefined
+  const quoted = inner !== undefined
+  const part = inner ?? only
+  let name: string | undefined
+  let star = false
+  if (part?.type === 'SimpleExpansion' && (part.text === '$@' || part.text === '$*')) {
+    name = part.text.slice(1)
+    star = name === '*'
+  } else if (
+    part?.type === 'ParameterExpansion' &&
+    part.operation === undefined &&
+    part.prefix === undefined
+  ) {
+    const index = part.index?.value
+    if (part.parameter === '@' || part.parameter === '*') name = part.parameter
+    else if (index === '@' || index === '*') name = part.parameter
+    star = part.parameter === '*' || index === '*'
+  }
+  // `"${a[*]}"` is one field: the joined elements.
+  const elements = name === undefined || (quoted && star) ? undefined : arrayElements(name, scope)
+  return elements ?? [wordPatterns(word, scope)]
+}
+
+/**
+ * The elements of array `name`, or of the positional parameters for `@` and `*`, with their
+ * patterns; `undefined` when the text does not fix them. Unset elements are skipped, as bash does.
+ */
+function arrayElements(name: string, scope: WordScope): WordPattern[][] | undefined {
+  if (name === '@' || name === '*') {
+    if (scope.positional !== undefined) {
+      if (scope.shifts) return undefined
+      return scope.positional.slice(1, MAX_ELEMENTS + 1).map((value) => [characters(value)])
+    }
+    name = SET_POSITIONAL
+  }
+  const length = Math.min(scope.arrayLength(name), MAX_ELEMENTS)
+  if (length === 0) return undefined
+  const elements: WordPattern[][] = []
+  for (let index = 0; index < length; index++) {
+    const values = scope.variablePatterns(name, index)
+    if (values !== undefined && values.length > 0) elements.push([...values])
+  }
+  return elements
+}
+
+/**
+ * `"${a[*]}"` and `"$*"` join the elements with the first character of IFS (a space when IFS is
+ * unset, nothing when it is empty); `${a[@]}` in an assignment joins them with a space. IFS is
+ * followed flow-insensitively, so every separator the text may set is tried. `undefined` when the
+ * text does not fix the elements.
+ */
+function joinedElements(name: string, star: boolean, scope: WordScope): WordPattern[] | undefined {
+  const elements = arrayElements(name, scope)
+  if (elements === undefined) return undefined
+  const separators: WordPattern[] = [[' ']]
+  if (star) {
+    for (const value of scope.variablePatterns('IFS') ?? []) {
+      const first = value[0]
+      const separator: WordPattern =
+        first === undefined ? [] : typeof first === 'string' ? [first] : [DYNAMIC]
+      if (!separators.some((known) => known.length === separator.length && known[0] === separator[0]))
+        separators.push(separator)
+    }
+  }
+  const joined: WordPattern[] = []
+  for (const separator of separators) {
+    const alternatives: WordPattern[][] = []
+    for (const element of elements) {
+      if (alternatives.length > 0) alternatives.push([separator])
+      alternatives.push(element)
+    }
+    joined.push(...concatenate(alternatives, scope))
+  }
+  // Flow-insensitive: later elements may not be set yet (`a+=(x)` in a branch), so the first element
+  // alone counts too, and the variable may also be unset where it is used.
+  const first = elements[0] ?? []
+  return [...first, ...joined].slice(0, MAX_PATTERNS - 1).concat([[]])
+}
+
+/**
+ * What `printf FORMAT ARGS…` prints (for `printf -v`) when some argument is known only from the
+ * scope: conversions take the argument fields in turn, and the format is reused while fields remain.
+ * Numeric conversions print digits; a format the text does not fix gives {@link DYNAMIC}.
+ */
+export function printfPatterns(format: Word, args: readonly Word[], scope: WordScope): WordPattern[] {
+  const text = literalWordValue(format)
+  if (text === undefined) return [[DYNAMIC]]
+  const fields: WordPattern[][] = []
+  for (const argument of args) {
+    for (const field of wordFields(argument, scope)) if (fields.length < MAX_ELEMENTS) fields.push(field)
+  }
+  const pieces = decodeBackslashEscapes(text).split(/(%(?:%|[-+ #0]*\d*(?:\.\d*)?[a-zA-Z]))/)
+  const alternatives: WordPattern[][] = []
+  let next = 0
+  for (let round = 0; round <= fields.length; round++) {
+    let consumed = false
+    for (const [position, piece] of pieces.entries()) {
+      if (position % 2 === 0) {
+        if (piece !== '') alternatives.push([characters(piece)])
+        continue
+      }
+      if (piece === '%%') {
+        alternatives.push([['%']])
+        continue
+      }
+      consumed = true
+      const field = fields[next++]
+      if (/[diouxXeEfFgGaA]$/.test(piece)) alternatives.push([['0']])
+      else alternatives.push(field ?? [[]])
+    }
+    if (!consumed || next >= fields.length) break
+  }
+  return concatenate(alternatives, scope)
 }
 
 /**
@@ -247,7 +387,12 @@ function pushPiece(pattern: PatternPiece[], piece: PatternPiece): void {
   pattern.push(piece)
 }
 
-function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quoted: boolean): WordPattern[] {
+function partPatterns(
+  part: WordPart | DoubleQuotedChild,
+  scope: WordScope,
+  quoted: boolean,
+  context: WordContext,
+): WordPattern[] {
   switch (part.type) {
     case 'Literal':
     case 'SingleQuoted':
@@ -256,13 +401,18 @@ function partPatterns(part: WordPart | DoubleQuotedChild, scope: WordScope, quot
     case 'DoubleQuoted':
     case 'LocaleString':
       return concatenate(
-        part.parts.map((child) => partPatterns(child, scope, true)),
+        part.parts.map((child) => partPatterns(child, scope, true, context)),
         scope,
       )
-    case 'SimpleExpansion':
-      return fields(parameterValues(part.text.replace(/^\$\{?|\}$/g, ''), scope), scope, quoted)
+    case 'SimpleExpansion': {
+      const name = part.text.replace(/^\$\{?|\}$/g, '')
+      const joined = joins(name, name === '*', quoted, context)
+        ? joinedElements(name, name === '*', scope)
+        : undefined
+      return fields(joined ?? parameterValues(name, scope), scope, quoted)
+    }
     case 'ParameterExpansion':
-      return fields(parameterPatterns(part, scope), scope, quoted)
+      return fields(parameterPatterns(part, scope, quoted, context), scope, quoted)
     case 'CommandExpansion': {
       const outputs = scriptOutputs(part.script)
       if (outputs === undefined) return [[DYNAMIC]]
@@ -363,22 +513,42 @@ function nonEmpty(patterns: readonly WordPattern[]): WordPattern[] {
   return result.length === 0 ? [[NONEMPTY]] : result
 }
 
-function parameterPatterns(part: ParameterExpansionPart, scope: WordScope): WordPattern[] {
+/**
+ * Whether `$@`/`$*`/`${a[@]}`/`${a[*]}` expand to one joined value here: `*` inside double quotes or
+ * in an assignment, `@` in an assignment. Elsewhere they are separate fields.
+ */
+function joins(name: string, star: boolean, quoted: boolean, context: WordContext): boolean {
+  if (name !== '@' && name !== '*' && !star) return false
+  return context === 'assigned' || (star && quoted)
+}
+
+function parameterPatterns(
+  part: ParameterExpansionPart,
+  scope: WordScope,
+  quoted: boolean,
+  context: WordContext,
+): WordPattern[] {
   if (part.prefix === '#') return [['0']]
   if (part.prefix === '!') return [[DYNAMIC]]
   let index = 0
+  let joined: WordPattern[] | undefined
   if (part.index !== undefined) {
-    // `${a[@]}` and `${a[*]}` start with the first element; `${a[N]}` is element N.
+    // `${a[@]}` and `${a[*]}` start with the first element, or join them all; `${a[N]}` is element N.
     const text = part.index.value
     if (/^[0-9]+$/.test(text)) index = Number(text)
     else if (text !== '@' && text !== '*') return [[DYNAMIC]]
+    else if (joins(text, text === '*', quoted, context))
+      joined = joinedElements(part.parameter, text === '*', scope)
+  } else if (part.parameter === '@' || part.parameter === '*') {
+    if (joins(part.parameter, part.parameter === '*', quoted, context))
+      joined = joinedElements(part.parameter, part.parameter === '*', scope)
   }
-  const values = parameterValues(part.parameter, scope, index)
+  const values = joined ?? parameterValues(part.parameter, scope, index)
   const operation = part.operation
   if (operation === undefined) return values
   switch (operation.type) {
     case 'Default': {
-      const operand = wordPatterns(operation.operand, scope)
+      const operand = wordPatterns(operation.operand, scope, context)
       switch (operation.operator) {
         case '+':
         case ':+':
