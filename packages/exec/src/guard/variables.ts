@@ -11,14 +11,14 @@ import { formatPrintf } from './shell-text.js'
  */
 
 /** `printf -v NAME FORMAT ARGS…` whose arguments are not all literal: evaluated with the scope. */
-export interface PrintfValue {
+interface PrintfValue {
   readonly type: 'printf'
   readonly format: Word
   readonly args: readonly Word[]
 }
 
 /** `declare -n NAME=TARGET`: the variable stands for the one TARGET names (`a`, `a[1]`). */
-export interface ReferenceValue {
+interface ReferenceValue {
   readonly type: 'reference'
   readonly target: Word
 }
