@@ -80,3 +80,37 @@ describe('Alerts: what the operator hears', () => {
     await alerts.stop()
   })
 })
+
+describe('Alerts: a full queue while a message is in flight', () => {
+  it('drops the oldest waiting one, never the one being sent, and the next sent says how many were dropped', async () => {
+    const clock = new FakeClock(START)
+    const received: string[] = []
+    let release = () => {}
+    let first = true
+    const channel = {
+      async send(_target: string, text: string) {
+        if (first) {
+          first = false
+          await new Promise<void>((resolve) => {
+            release = resolve
+          })
+        }
+        received.push(text)
+      },
+    }
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000, maxWaiting: 2 })
+    for (const name of ['a', 'b', 'c', 'd']) {
+      alerts.raise({ kind: 'job_paused', key: name, text: `job ${name} was paused` })
+      await clock.advance(1000)
+      await settle()
+    }
+    release()
+    await settle()
+    await settle()
+    await settle()
+    expect(received.map((text) => /job (\w) was paused/.exec(text)?.[1])).toEqual(['a', 'd'])
+    expect(received[1]).toContain('(2 earlier alert messages could not be sent and were dropped)')
+    expect(alerts.status()).toMatchObject({ waiting: 0, failing: false })
+    await alerts.stop()
+  })
+})

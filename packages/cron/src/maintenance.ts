@@ -175,10 +175,11 @@ export class Maintenance {
     if (!this.#running || last === undefined || now - last <= this.stallAfterMs) return
     this.#suspect = true
     // A timer is armed only once its store calls returned: a gap spent mostly waiting on them, while
-    // the event loop was free to run (not busy for half a lease), is the store's.
+    // the event loop was free to run (busy for less than half the gap; a blocked loop is busy for
+    // all of it, a starved machine's loop for a part), is the store's.
     const loopBusyMs = lastLoop === undefined ? 0 : performance.eventLoopUtilization(loop, lastLoop).active
     const cause: StallCause =
-      storeWaitMs * 2 >= now - last && loopBusyMs < this.stallAfterMs / 2
+      storeWaitMs * 2 >= now - last && loopBusyMs * 2 < now - last
         ? 'store'
         : monotonic - lastMonotonic > this.stallAfterMs
           ? 'blocked'

@@ -199,5 +199,8 @@ describe('a secret printed escaped or quoted by the program that prints it (outs
     )
     expect(out).not.toContain('s3cret')
     expect(out.match(/\[secret:s\]/g)?.length).toBe(3)
+    // printf %q's own rules: `,` always escaped, `~` and `#` only at the start.
+    for (const secret of ['key,with,comma-12345', 'pass word~home123', '#pass word~12345'])
+      expect(await printed(secret, `bash -c 'printf "%q\\n" "$V"'`), secret).toBe('[secret:s]\n')
   })
 })

@@ -192,11 +192,17 @@ function jsonForms(value: string): string[] {
  * writes printable text.
  */
 function shellQuotedForms(value: string): string[] {
-  return [
-    value.replaceAll("'", "'\\''"),
-    value.replaceAll("'", `'"'"'`),
-    value.replace(/[^A-Za-z0-9,._+:@%/=\-\u0080-\uffff]/g, '\\$&'),
-  ]
+  return [value.replaceAll("'", "'\\''"), value.replaceAll("'", `'"'"'`), printfQuoted(value)]
+}
+
+/**
+ * As bash 5's `printf %q` writes printable text: a backslash before every character but letters,
+ * digits, non-ASCII and `_ . / : = @ % + -`, and before `~` and `#` only at the start (`a,b` is
+ * `a\,b`, `~x` is `\~x`, `a~b` stays).
+ */
+function printfQuoted(value: string): string {
+  const escaped = value.replace(/[^A-Za-z0-9_./:=@%+\-~#\u0080-\uffff]/g, '\\$&')
+  return /^[~#]/.test(escaped) ? `\\${escaped}` : escaped
 }
 
 /**

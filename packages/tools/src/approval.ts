@@ -116,9 +116,9 @@ function webhookDetails(scheduleType: unknown, hook: unknown): string[] {
 export function cronAddSummary(p: Params, current?: CurrentJob, caller?: string): string {
   const owner = current?.createdBy
   const details = [
-    ...(owner === undefined || owner === null || owner === caller
+    ...(owner === undefined || owner === caller || (owner === null && caller === undefined)
       ? []
-      : [`a job created by ${wholeLine(owner)}, whose budget its runs spend`]),
+      : [`a job created by ${owner === null ? 'the host' : wholeLine(owner)}, whose budget its runs spend`]),
     ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
     ...whenDetails(p.when),
     ...pingDetails(p.ping_url),

@@ -886,6 +886,11 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     ])
     expect(denied.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect((await cron.get('nightly-report')).prompt).toBe('Summarise the night')
+    // A job the host made without a creator (`POST /api/cron/jobs`) is the operator's too.
+    await cron.add({ name: 'host-job', scheduleType: 'every', schedule: '1h', prompt: 'Tidy', deliverTo: [] })
+    expect((await asking('cron_add', { ...rewrite, name: 'host-job' }, false)).asked).toEqual([
+      'Update cron job: host-job (cron=* * * * *) — a job created by the host, whose budget its runs spend; prompt: "Spend"',
+    ])
     // The caller's own job: an update asks nobody.
     expect((await asking('cron_add', { ...rewrite, name: 'mine' })).asked).toEqual([])
     expect((await asking('cron_add', { ...rewrite, name: 'mine', prompt: 'Spend less' })).asked).toEqual([])

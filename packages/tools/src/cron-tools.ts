@@ -966,10 +966,14 @@ function jobCallers() {
     of(params: object): string | undefined {
       return known.get(params)
     },
-    /** The job exists, has a creator, and the caller (when known) is someone else. */
+    /**
+     * The job exists and the caller (when known) is not its creator. A job with no creator was made
+     * by the host itself (`POST /api/cron/jobs`, a host's own code): an operator's, as `cli` is.
+     */
     updatesOthers(params: object, job: CronJobView | null | undefined): boolean {
-      if (job === undefined || job === null || job.createdBy === null || !known.has(params)) return false
-      return job.createdBy !== known.get(params)
+      if (job === undefined || job === null || !known.has(params)) return false
+      const caller = known.get(params)
+      return job.createdBy === null ? caller !== undefined : job.createdBy !== caller
     },
   }
 }

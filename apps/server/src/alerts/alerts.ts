@@ -265,7 +265,8 @@ export class Alerts {
       const queue = this.#queue(target)
       queue.messages.push({ text })
       if (queue.messages.length > (this.#options.maxWaiting ?? 50)) {
-        queue.messages.shift()
+        // The oldest not being sent right now: the head may be in flight.
+        queue.messages.splice(queue.sending ? 1 : 0, 1)
         queue.dropped++
       }
       // A target waiting for its retry gets the new message with the old ones then, in order.
@@ -290,15 +291,18 @@ export class Alerts {
     const task = (async () => {
       try {
         for (let next = queue.messages[0]; next !== undefined; next = queue.messages[0]) {
-          const refused = await this.#send(target, this.#wording(next, queue.dropped))
+          const noted = queue.dropped
+          const refused = await this.#send(target, this.#wording(next, noted))
           if (refused !== undefined) {
             next.refusedAt ??= this.#clock.now().getTime()
             next.refusedWhy ??= refused
             this.#retryLater(target, queue)
             return
           }
-          queue.messages.shift()
-          queue.dropped = 0
+          // The message sent leaves the queue (still its head: only later ones are ever dropped).
+          queue.messages.splice(queue.messages.indexOf(next), 1)
+          // Drops while it was sent are said by the next one.
+          queue.dropped -= noted
           queue.refusals = 0
         }
       } finally {

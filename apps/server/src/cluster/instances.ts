@@ -126,6 +126,8 @@ export class InstanceRegistry<DB = ClusterDatabase> {
       .execute()
     for (const other of others) {
       if (this.#warned.has(other.id)) continue
+      // Bounded: a crash-looping peer registers a new id each start.
+      if (this.#warned.size >= 1000) this.#warned.clear()
       this.#warned.add(other.id)
       this.#options.logger.warn('servers on this database have different cluster.lease values', {
         lease_ms: lease,

@@ -12,6 +12,9 @@ import type { Readiness } from '../readiness.js'
  */
 const HEALTH_DATABASE_DEADLINE_MS = 2000
 
+/** Pings given up at their deadline that may still hold a connection of the pool (of 10). */
+const MAX_ABANDONED_PINGS = 3
+
 /** `work`, or a rejection once `ms` have passed (after calling `onDeadline`). */
 async function withDeadline(work: Promise<void>, ms: number, onDeadline: () => void): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -42,8 +45,12 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
   const createdAt = performance.now()
   let staleLogged = false
   // One database ping at a time, whatever the number of probes: while the database hangs, probes
-  // are answered at the deadline and do not queue more statements behind the one in flight.
+  // are answered at the deadline and do not queue more statements behind the one in flight. A ping
+  // past its deadline is given up (it may never answer: its connection lost mid-reply) and the next
+  // probe sends a new one, but at most MAX_ABANDONED_PINGS given-up pings hold a connection of the
+  // pool at once; beyond that probes wait on the newest.
   let ping: Promise<void> | undefined
+  let abandoned = 0
   const pingDatabase = (): Promise<void> => {
     if (ping !== undefined) return ping
     const pending: Promise<void> = sql`select 1`
@@ -54,6 +61,16 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       })
     ping = pending
     return pending
+  }
+  const abandon = (given: Promise<void>): void => {
+    // Another probe's deadline may have given it up already, and a newer ping be in flight.
+    if (ping !== given || abandoned >= MAX_ABANDONED_PINGS) return
+    abandoned++
+    ping = undefined
+    given.then(
+      () => abandoned--,
+      () => abandoned--,
+    )
   }
 
   routes.get('/healthz', async (c) => {
@@ -74,11 +91,8 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
     if (!readiness.isReady())
       return c.json({ status: readiness.notReadyStatus(), database: 'unknown', ...base }, 503)
     try {
-      await withDeadline(pingDatabase(), HEALTH_DATABASE_DEADLINE_MS, () => {
-        // A ping past its deadline may never answer (its connection lost mid-reply): the next
-        // probe sends a new one rather than wait on it forever.
-        ping = undefined
-      })
+      const current = pingDatabase()
+      await withDeadline(current, HEALTH_DATABASE_DEADLINE_MS, () => abandon(current))
     } catch (error) {
       logger.warn('health check: the database does not answer', { error })
       return c.json({ status: 'unavailable', database: 'unavailable', ...base }, 503)
