@@ -9,6 +9,7 @@ import { budgetAlert, watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
 import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
+import { parseTarget } from '../channels/target.js'
 import { configSecrets } from '../config/redact.js'
 import type { ServerConfig } from '../config/types.js'
 import { EventHub } from '../events.js'
@@ -300,7 +301,8 @@ function unconfiguredTargets(
 ): ReadonlyMap<string, string> {
   const unreachable = new Map<string, string>()
   for (const target of targets) {
-    const channel = target.split(':')[0] ?? target
+    // The syntax was checked with the configuration: parsing cannot fail here.
+    const { channel } = parseTarget(target)
     if (channels.get(channel) === undefined)
       unreachable.set(target, `the ${channel} channel is not configured`)
   }
