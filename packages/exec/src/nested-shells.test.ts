@@ -34,6 +34,9 @@ const REPARSED: ReadonlyArray<readonly [string, string]> = [
   ['bash <<< "echo {{secret:x}}"', 'bash'],
   ['. <(echo "echo {{secret:x}}")', '.'],
   ['source /dev/stdin <<< "echo {{secret:x}}"', 'source'],
+  ['sh < <(echo "echo {{secret:x}}")', 'sh'],
+  ['bash 0< <(printf "%s\\n" "echo {{secret:x}}")', 'bash'],
+  ['python3 < <(echo "print(\'{{secret:x}}\')")', 'python3'],
   // A script operand that is the command's own input: a shell or interpreter reads it as code.
   ['echo "echo {{secret:x}}" | sh /dev/stdin', 'sh'],
   ['sh /dev/stdin <<EOF\necho {{secret:x}}\nEOF', 'sh'],

@@ -483,6 +483,29 @@ const JOINS_PRINTF_AND_NAMEREFS: readonly BlockCase[] = [
   ['mapfile -t a <<< lango; ${a[0]}', 2],
 ]
 
+/**
+ * Code parsed again after the calling shell expanded it (`eval`, `sh -c`, piped or fed code): a join
+ * made inside double quotes arrives without its quotes, and `$1` in `sh -c "$1"` is the caller's.
+ */
+const EXPANDED_THEN_REPARSED: readonly BlockCase[] = [
+  ['a=(lan go); IFS=; eval "${a[*]}"', 2],
+  ['a=(l a n g o); IFS=; eval "${a[*]}"', 2],
+  ['a=(lan go); IFS=; eval "${a[*]} cron"', 1, 'cron'],
+  ['set -- lan go; IFS=; eval "$*"', 2],
+  ['a=(lan go); IFS=; sh -c "${a[*]}"', 2],
+  ['a=(lan go); IFS=; bash -c "${a[*]} cron list"', 1, 'cron'],
+  ['a=(lan go); IFS=; echo "${a[*]}" | sh', 2],
+  ['a=(lan go); IFS=; echo "${a[*]} cron" | bash', 1, 'cron'],
+  ['a=(lan go); IFS=; printf "%s\\n" "${a[*]}" | sh', 2],
+  ['a=(lan go); IFS=; sh <<< "${a[*]}"', 2],
+  ['a=(lan go); IFS=; sh <<EOF\n${a[*]}\nEOF', 2],
+  ['set -- lango; sh -c "$1"', 2],
+  ['set -- lango cron; sh -c "$*"', 2],
+  ['set -- lan go; IFS=; sh -c "$*" x', 2],
+  ['f() { sh -c "$1"; }; f lango', 2],
+  ['f() { IFS=; sh -c "$*"; }; f lan go', 2],
+]
+
 const PARSE_ERRORS: readonly BlockCase[] = [
   ['echo "unterminated lango cron', 1, 'cron'],
   ["echo 'unterminated lango", 2],
@@ -661,6 +684,7 @@ const BLOCK_TABLES: Readonly<Record<string, readonly BlockCase[]>> = {
   'ambiguous cases': AMBIGUOUS,
   'field splitting, tool variables and write-then-run': SPLITTING_TOOLS_AND_WRITES,
   'array joins, printf -v and namerefs': JOINS_PRINTF_AND_NAMEREFS,
+  'expanded, then parsed again': EXPANDED_THEN_REPARSED,
   'parse errors fail closed': PARSE_ERRORS,
 }
 
@@ -1111,6 +1135,7 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     'hash -p "$HOME/bin/lango" x; x cron',
     'BASH_ENV=./lango bash -c :; true',
     ...JOINS_PRINTF_AND_NAMEREFS.map(([command]) => command),
+    ...EXPANDED_THEN_REPARSED.map(([command]) => command),
   ]
 
   const doesNotRunLango = [
@@ -1140,6 +1165,11 @@ describe.skipIf(!hasBash)('bash oracle', () => {
     'a=(lan go); c="${a[@]}"; $c 2>/dev/null; true',
     'args=(lan go); IFS=; ${args[*]} 2>/dev/null; true',
     'declare -n r=c; c=hello; echo $r',
+    'a=(lan go); eval "${a[*]}" 2>/dev/null; true',
+    'a=(lan go); IFS=,; eval "${a[*]}" 2>/dev/null; true',
+    'sh -c "\\$1" lango',
+    'set -- x; sh -c "echo \\$1" _ lango',
+    'bash -c \'a=(lan go); IFS=; echo "${a[*]}"\'',
   ]
 
   it.each(runsLango)('bash really runs lango for the block case %s', (command) => {

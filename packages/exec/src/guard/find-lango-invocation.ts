@@ -125,6 +125,8 @@ class Scope implements WordScope {
   readonly scripts: readonly ParsedScript[]
   readonly positional: readonly string[] | undefined
   readonly shifts: boolean
+  /** Nested text (see {@link WordScope.reparsed}); function bodies count too, which only errs safe. */
+  readonly reparsed: boolean
   parseErrors = false
   readonly #values = new Map<string, { nested: number; patterns: readonly WordPattern[] | undefined }>()
   readonly #evaluating = new Set<string>()
@@ -148,6 +150,7 @@ class Scope implements WordScope {
     this.scripts = scripts
     this.positional = positional
     this.shifts = shifts
+    this.reparsed = parent !== undefined
   }
 
   /** The text (or an enclosing one) names lango as a word; computed on first use. */

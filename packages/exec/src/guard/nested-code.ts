@@ -252,13 +252,30 @@ function analyseCommand(command: Command, regions: CodeRegion[]): string | undef
   return undefined
 }
 
-/** Here-documents and here-strings among `redirects`: their text is what the command reads. */
+/**
+ * Here-documents, here-strings and `< <(…)` among `redirects`: their text (or what the substitution
+ * prints) is what the command reads.
+ */
 function markInputs(redirects: readonly Redirection[], by: string, regions: CodeRegion[]): void {
   for (const redirect of redirects) {
     if (redirect.type === 'HereDoc') regions.push({ start: redirect.body.pos, end: redirect.body.end, by })
     else if (redirect.type === 'HereString' && redirect.target !== undefined)
       regions.push({ start: redirect.target.pos, end: redirect.target.end, by })
+    else if (redirect.type === 'Redirect' && readsSubstitution(redirect) && redirect.target !== undefined)
+      regions.push({ start: redirect.target.pos, end: redirect.target.end, by })
   }
+}
+
+/** `< <(…)` or `0< <(…)`: standard input is a process substitution's output. */
+function readsSubstitution(redirect: Redirection & { type: 'Redirect' }): boolean {
+  const descriptor = redirect.descriptor
+  const fromStdin =
+    descriptor === undefined || (descriptor.type === 'FileDescriptor' && descriptor.value === 0)
+  return (
+    fromStdin &&
+    (redirect.operator === '<' || redirect.operator === '<>') &&
+    redirect.target?.parts?.some((part) => part.type === 'ProcessSubstitution') === true
+  )
 }
 
 /**

@@ -65,6 +65,12 @@ export interface WordScope {
   readonly shifts: boolean
   /** Charges pattern pieces against the guard's work budget; throws when the budget is spent. */
   charge(pieces: number): void
+  /**
+   * The text is parsed again inside another (`eval "$x"`, `sh -c "…"`, code piped or fed to a
+   * shell): an expansion that was joined inside double quotes before (`eval "${a[*]}"`) reaches it
+   * without its quotes, so an unquoted `${a[*]}` or `$*` is read joined as well as split.
+   */
+  readonly reparsed: boolean
 }
 
 /** Bound on the patterns kept per word; past it the rest of the word becomes {@link DYNAMIC}. */
@@ -406,7 +412,7 @@ function partPatterns(
       )
     case 'SimpleExpansion': {
       const name = part.text.replace(/^\$\{?|\}$/g, '')
-      const joined = joins(name, name === '*', quoted, context)
+      const joined = joins(name, name === '*', quoted, context, scope)
         ? joinedElements(name, name === '*', scope)
         : undefined
       return fields(joined ?? parameterValues(name, scope), scope, quoted)
@@ -515,11 +521,18 @@ function nonEmpty(patterns: readonly WordPattern[]): WordPattern[] {
 
 /**
  * Whether `$@`/`$*`/`${a[@]}`/`${a[*]}` expand to one joined value here: `*` inside double quotes or
- * in an assignment, `@` in an assignment. Elsewhere they are separate fields.
+ * in an assignment, `@` in an assignment, and `*` unquoted in text parsed again (whose quotes an
+ * earlier expansion removed). Elsewhere they are separate fields.
  */
-function joins(name: string, star: boolean, quoted: boolean, context: WordContext): boolean {
+function joins(
+  name: string,
+  star: boolean,
+  quoted: boolean,
+  context: WordContext,
+  scope: WordScope,
+): boolean {
   if (name !== '@' && name !== '*' && !star) return false
-  return context === 'assigned' || (star && quoted)
+  return context === 'assigned' || (star && (quoted || scope.reparsed))
 }
 
 function parameterPatterns(
@@ -537,10 +550,10 @@ function parameterPatterns(
     const text = part.index.value
     if (/^[0-9]+$/.test(text)) index = Number(text)
     else if (text !== '@' && text !== '*') return [[DYNAMIC]]
-    else if (joins(text, text === '*', quoted, context))
+    else if (joins(text, text === '*', quoted, context, scope))
       joined = joinedElements(part.parameter, text === '*', scope)
   } else if (part.parameter === '@' || part.parameter === '*') {
-    if (joins(part.parameter, part.parameter === '*', quoted, context))
+    if (joins(part.parameter, part.parameter === '*', quoted, context, scope))
       joined = joinedElements(part.parameter, part.parameter === '*', scope)
   }
   const values = joined ?? parameterValues(part.parameter, scope, index)

@@ -69,7 +69,11 @@ const shell: Runner = (argv) => {
     const code = argv[index]
     if (code === undefined) return initCode.length === 0 ? undefined : { shellCode: initCode }
     const positional = argv.slice(index + 1).map((argument) => argument.literal ?? argument.loose)
-    return { shellCode: [...initCode, { text: code.loose, positional }] }
+    const shellCode = [...initCode, { text: code.loose, positional }]
+    // `sh -c "$1"`: the calling shell expands `$1` before this shell starts, so its parameters
+    // (not the ones given here) are read too.
+    if (code.literal === undefined) shellCode.push({ text: code.loose })
+    return { shellCode }
   }
   const script = argv[index]
   if (readsStdin || script === undefined) return { stdin: 'shell', shellCode: initCode }
