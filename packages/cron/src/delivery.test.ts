@@ -103,6 +103,17 @@ describe('delivery timeout and cancellation', () => {
     ])
   })
 
+  it('a run that completes with an empty result is delivered as "(empty result)", not as a bare header', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z')
+    harness.agent.respond(() => ({ text: ' \n' }))
+    await startWithNews(harness, { deliverTo: ['telegram:1'] })
+    const ended = harness.service.scheduler.events.next('run:end')
+    await harness.clock.advance(60 * MINUTE)
+    const { run } = await ended
+    expect(run).toMatchObject({ status: 'completed', deliveryStatus: 'delivered' })
+    expect(harness.sender.sent).toEqual([{ target: 'telegram:1', text: '[Cron] news\n(empty result)' }])
+  })
+
   it('removing the job aborts its hung delivery at once', async () => {
     const channel = hungChannel()
     harness = await createHarness('2026-01-01T00:00:00Z', { channelSender: channel })

@@ -288,12 +288,21 @@ export async function deliver(
     : { status: 'failed', error: errors.join('; ') }
 }
 
-/** The message delivered after a run: a `[Cron] <name>` header, then the result or the error. */
+/**
+ * The message delivered after a run: a `[Cron] <name>` header, then the result or the error. A run
+ * that completed with nothing to say is delivered as `(empty result)` (as background notices say it), so the reader sees it ran.
+ */
 export function deliveryText(job: Pick<CronJob, 'name'>, outcome: ExecutionOutcome): string {
-  if (outcome.status === 'completed') return `[Cron] ${job.name}\n${outcome.result ?? ''}`
+  if (outcome.status === 'completed') {
+    const result = outcome.result ?? ''
+    return `[Cron] ${job.name}\n${result.trim() === '' ? NO_OUTPUT : result}`
+  }
   const verb = outcome.status === 'timed_out' ? 'timed out' : 'failed'
   return `[Cron] ${job.name} ${verb}\n${outcome.error ?? ''}`
 }
+
+/** Stands for a completed run's empty result in its delivered message. */
+const NO_OUTPUT = '(empty result)'
 
 /** The abort reason used when a run is stopped by its job being paused/removed or by stop(). */
 export function cancellation(status: 'cancelled' | 'interrupted', message: string): CronError {
