@@ -351,6 +351,11 @@ describe('lango cron', () => {
       input_tokens: null,
       output_tokens: null,
     })
+    const onlyFailed = await json<{ count: number }>(['cron', 'history', 'cli-hello', '--status', 'failed'])
+    expect(onlyFailed.data.count).toBe(0)
+    const badStatus = await lango(['cron', 'history', '--status', 'broke'])
+    expect(badStatus.code).not.toBe(0)
+    expect(badStatus.stderr).toContain('status must be one of running, completed')
     const historyTable = await lango(['cron', 'history', 'cli-hello'])
     expect(historyTable.stdout).toMatch(/^STARTED\s+JOB\s+TRIGGER\s+STATUS\s+TOOK\s+TOKENS\s+DELIVERY/m)
     expect(historyTable.stdout).toMatch(/\scli-hello\s+manual\s+completed\s+\S+\s+—\s+none\s/m)
@@ -843,8 +848,39 @@ describe('lango doctor', () => {
       expect(deliveries(report.data)?.message).toMatch(
         /failed: doctor-undeliverable → slack:C0123ABCD \(.+\)/,
       )
+
+      // A busy server: 200 newer runs of another job push the failed one out of the newest runs.
+      expect(
+        (await lango(['cron', 'add', 'doctor-busy', '--schedule', '0 0 1 1 *', '--command', 'true'])).code,
+      ).toBe(0)
+      const busy = await json<{ job: { id: string } }>(['cron', 'get', 'doctor-busy'])
+      const database = new Database(join(home as string, 'lango.db'))
+      database.pragma('busy_timeout = 5000')
+      try {
+        const insert = database.prepare(
+          "insert into cron_runs (id, job_id, job_name, trigger, status, scheduled_for, started_at, completed_at, duration_ms, result, delivery_status) values (?, ?, 'doctor-busy', 'manual', 'completed', ?, ?, ?, 1, 'ok', 'none')",
+        )
+        const now = Date.now() + 60_000
+        database.transaction(() => {
+          for (let index = 0; index < 200; index++)
+            insert.run(`doctor-busy-${index}`, busy.data.job.id, now + index, now + index, now + index + 1)
+        })()
+      } finally {
+        database.close()
+      }
+      const later = await json<Report>(['doctor'])
+      expect(deliveries(later.data)).toMatchObject({
+        status: 'warn',
+        message: expect.stringMatching(
+          /^0 waiting for a retry, 1 failed \(of the newest 200 runs and 1 older, of the 1 job whose last delivery failed\)/,
+        ),
+        details: {
+          failed: [expect.objectContaining({ job: 'doctor-undeliverable', target: 'slack:C0123ABCD' })],
+        },
+      })
     } finally {
       await lango(['cron', 'remove', 'doctor-undeliverable'])
+      await lango(['cron', 'remove', 'doctor-busy'])
     }
   })
 

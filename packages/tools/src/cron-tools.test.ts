@@ -207,6 +207,37 @@ describe('cron tools (seed 000)', () => {
     })
   })
 
+  it('cron_history filters by status: only the failed runs, and a clear error for an unknown status', async () => {
+    for (const [jobName, command] of [
+      ['passes', 'true'],
+      ['breaks', 'exit 3'],
+    ] as const) {
+      await call('manage_cron_jobs', {
+        action: 'create',
+        name: jobName,
+        type: 'shell',
+        scheduleType: 'interval',
+        scheduleValue: '1h',
+        config: { command },
+      })
+      await call('manage_cron_jobs', { action: 'trigger', id: jobName })
+    }
+    await waitFor(async () => {
+      const all = result<{ entries: Array<{ status: string }> }>(await call('cron_history', {}))
+      return all.entries.length === 2 && all.entries.every((entry) => entry.status !== 'running')
+    })
+    const failed = result<{ entries: Array<{ job_name: string; status: string }>; count: number }>(
+      await call('cron_history', { status: 'failed' }),
+    )
+    expect(failed.entries).toEqual([expect.objectContaining({ job_name: 'breaks', status: 'failed' })])
+    expect(
+      result<{ count: number }>(await call('cron_history', { status: 'skipped', job_id: 'passes' })).count,
+    ).toBe(0)
+    const unknown = await call('cron_history', { status: 'broken' })
+    expect(unknown).toMatchObject({ ok: false, error: { code: 'TOOL_INVALID_PARAMETERS' } })
+    expect(JSON.stringify(unknown)).toContain('status must be one of running, completed, failed')
+  })
+
   it('cron_history shows the tokens each ai run used; shell runs show null', async () => {
     agent.respond(() => ({ text: 'headlines', usage: { inputTokens: 120, outputTokens: 30 } }))
     await call('cron_add', { name: 'news', schedule_type: 'every', schedule: '1h', prompt: 'Headlines' })

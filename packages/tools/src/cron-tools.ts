@@ -238,10 +238,28 @@ export interface CronToolsService {
   trigger(
     idOrName: string,
   ): Promise<{ readonly status: 'started' | 'queued' | 'skipped'; readonly reason?: string }>
-  history(options: { job?: string; limit?: number }): Promise<readonly CronRunView[]>
+  history(options: {
+    job?: string
+    limit?: number
+    status?: CronRunStatusName
+  }): Promise<readonly CronRunView[]>
   /** Optional: the per-target delivery rows of runs; `cron_history` shows them with each run. */
   deliveries?(runIds: readonly string[]): Promise<readonly CronDeliveryView[]>
 }
+
+/** The statuses a cron run is recorded with (`cron_history`'s `status` filter). */
+export const CRON_RUN_STATUSES = [
+  'running',
+  'completed',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'skipped',
+  'interrupted',
+] as const
+
+/** One of {@link CRON_RUN_STATUSES}. */
+export type CronRunStatusName = (typeof CRON_RUN_STATUSES)[number]
 
 /** Options for {@link createCronTools}. */
 export interface CronToolsOptions {
@@ -1191,7 +1209,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       name: 'cron_history',
       title: 'Cron run history',
       description:
-        'Recent runs, newest first, of one job (job_id: id or name) or of all jobs, each with its delivery to every target (status, attempts, last error).',
+        'Recent runs, newest first, of one job (job_id: id or name) or of all jobs, optionally only those with one status, each with its delivery to every target (status, attempts, last error).',
       safety: 'safe',
       parameters: v.strictObject({
         job_id: v.optional(
@@ -1206,6 +1224,14 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             v.description('How many runs to return, newest first: 1 to 200, default 20.'),
           ),
         ),
+        status: v.optional(
+          v.pipe(
+            v.picklist(CRON_RUN_STATUSES, `status must be one of ${CRON_RUN_STATUSES.join(', ')}`),
+            v.description(
+              `Only runs with this status (${CRON_RUN_STATUSES.join(', ')}): e.g. failed to see what went wrong, skipped to find missed runs. Default: every status.`,
+            ),
+          ),
+        ),
       }),
       output: v.strictObject({
         entries: v.array(cronRunViewSchema),
@@ -1216,6 +1242,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         const runs = await service.history({
           ...(params.job_id === undefined ? {} : { job: params.job_id }),
           limit: params.limit ?? 20,
+          ...(params.status === undefined ? {} : { status: params.status }),
         })
         // Each run with its targets: which were delivered, which wait for a retry, and why one failed.
         const deliveries =

@@ -13,11 +13,13 @@ export {
   createBackgroundTools,
 } from './background-tools.js'
 export {
+  CRON_RUN_STATUSES,
   type CronDeliveryView,
   type CronJobFilter,
   type CronJobPagePosition,
   type CronJobView,
   type CronPreviewView,
+  type CronRunStatusName,
   type CronRunView,
   type CronToolJobInput,
   type CronToolsOptions,

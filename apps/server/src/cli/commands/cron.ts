@@ -356,11 +356,15 @@ export const registerCron: Register = (program, action) => {
     .description('recent runs, newest first: status, tokens of ai runs (in/out), skip and delivery reasons')
     .argument('[id]', 'only runs of this job (id or name)')
     .option('--limit <n>', 'how many runs (1-200, default 20)', integerOption(200))
+    .option(
+      '--status <status>',
+      'only runs with this status: running, completed, failed, timed_out, cancelled, skipped or interrupted',
+    )
     .action(
       action(async (context, [id], options) => {
         const client = await context.client()
         const data = await client.get<{ entries: RunView[]; count: number }>('/api/cron/runs', {
-          query: { job: id, limit: options.limit },
+          query: { job: id, limit: options.limit, status: options.status },
         })
         return { data, render: (out) => renderHistory(out, data.entries) }
       }),

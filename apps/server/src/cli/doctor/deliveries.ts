@@ -6,6 +6,10 @@ import { NETWORK_TIMEOUT_MS } from './http.js'
 
 /** How many of the newest runs the check reads (the most `GET /api/cron/runs` returns). */
 const RUNS_READ = 200
+/** Jobs whose last delivery failed, read beyond the newest runs (a busy server's 200 runs are minutes). */
+const FAILING_JOBS_READ = 20
+/** Runs read per such job to find the failed delivery's target and reason. */
+const RUNS_PER_FAILING_JOB = 20
 
 /** What the check reads of a run's delivery row. */
 interface DeliveryView {
@@ -24,6 +28,12 @@ interface RunView {
   readonly deliveries?: readonly DeliveryView[]
 }
 
+/** What the check reads of `GET /api/cron/jobs?delivery_failed=true` (cron_list's view). */
+interface FailingJobsView {
+  readonly jobs: readonly { readonly id: string; readonly name: string }[]
+  readonly total?: number
+}
+
 /** What the check reads of `GET /api/alerts`. */
 interface AlertsView {
   readonly targets: readonly string[]
@@ -34,8 +44,9 @@ interface AlertsView {
 /**
  * Deliveries and alerts, as the running server has them: of the newest {@link RUNS_READ} cron runs,
  * those whose result still waits for a retry (`pending`) and those that did not reach a target
- * (`failed`), each target with its reason; and whether the operator's alerts (`alerts.deliver_to`)
- * get through. Warnings, never failures: the server runs.
+ * (`failed`), each target with its reason; every job whose last delivery failed however long ago
+ * (`delivery_failed`), with its newest failed row; and whether the operator's alerts
+ * (`alerts.deliver_to`) get through. Warnings, never failures: the server runs.
  */
 export async function checkDeliveries(context: CommandContext): Promise<CheckResult> {
   const name = 'deliveries'
@@ -51,15 +62,42 @@ export async function checkDeliveries(context: CommandContext): Promise<CheckRes
   }
   let runs: readonly RunView[]
   let alerts: AlertsView
+  let failingJobs: FailingJobsView
+  let olderRuns: readonly RunView[] = []
   try {
-    const [history, alertStatus] = await Promise.all([
+    const [history, alertStatus, failing] = await Promise.all([
       client.get<{ entries: RunView[] }>(`/api/cron/runs?limit=${RUNS_READ}`, {
         timeoutMs: NETWORK_TIMEOUT_MS,
       }),
       client.get<AlertsView>('/api/alerts', { timeoutMs: NETWORK_TIMEOUT_MS }),
+      client.get<FailingJobsView>(`/api/cron/jobs?delivery_failed=true&limit=${FAILING_JOBS_READ}`, {
+        timeoutMs: NETWORK_TIMEOUT_MS,
+      }),
     ])
     runs = history.entries
     alerts = alertStatus
+    failingJobs = failing
+    // A job whose failed delivery is older than the newest runs: read its own runs for the reason.
+    const seen = new Set(
+      runs.filter((run) => run.deliveries?.some((row) => row.status === 'failed')).map((run) => run.job_name),
+    )
+    const unseen = failing.jobs.filter((job) => !seen.has(job.name))
+    const read = new Set(runs.map((run) => run.id))
+    olderRuns = (
+      await Promise.all(
+        unseen.map((job) =>
+          client.get<{ entries: RunView[] }>(
+            `/api/cron/runs?job=${encodeURIComponent(job.id)}&limit=${RUNS_PER_FAILING_JOB}`,
+            { timeoutMs: NETWORK_TIMEOUT_MS },
+          ),
+        ),
+      )
+    ).flatMap((jobHistory) => {
+      const newestFailed = jobHistory.entries.find(
+        (run) => !read.has(run.id) && run.deliveries?.some((row) => row.status === 'failed'),
+      )
+      return newestFailed === undefined ? [] : [newestFailed]
+    })
   } catch (error) {
     return {
       name,
@@ -70,7 +108,7 @@ export async function checkDeliveries(context: CommandContext): Promise<CheckRes
     }
   }
   const rows = (status: string) =>
-    runs.flatMap((run) =>
+    [...runs, ...(status === 'failed' ? olderRuns : [])].flatMap((run) =>
       (run.deliveries ?? [])
         .filter((row) => row.status === status)
         .map((row) => ({ run: run.id, job: run.job_name, ...row })),
@@ -83,7 +121,12 @@ export async function checkDeliveries(context: CommandContext): Promise<CheckRes
       : alerts.failing
         ? `alerts: NOT getting through to ${alerts.targets.join(', ')} (${alerts.last_error ?? 'refused'})`
         : `alerts: go to ${alerts.targets.join(', ')}`
-  const summary = `${pending.length} waiting for a retry, ${failed.length} failed (of the newest ${runs.length} runs); ${alertsLine}`
+  const failingTotal = failingJobs.total ?? failingJobs.jobs.length
+  const older =
+    olderRuns.length === 0
+      ? ''
+      : ` and ${olderRuns.length} older, of the ${failingTotal} job${failingTotal === 1 ? '' : 's'} whose last delivery failed`
+  const summary = `${pending.length} waiting for a retry, ${failed.length} failed (of the newest ${runs.length} runs${older}); ${alertsLine}`
   if (pending.length === 0 && failed.length === 0 && !alerts.failing)
     return { name, status: 'ok', message: summary }
   const lines = [summary]

@@ -504,7 +504,11 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
     operate(
       c,
       'cron_history',
-      defined({ job_id: c.req.query('job') || undefined, limit: queryNumber(c.req.query('limit')) }),
+      defined({
+        job_id: c.req.query('job') || undefined,
+        limit: queryNumber(c.req.query('limit')),
+        status: c.req.query('status') || undefined,
+      }),
     ),
   )
 

@@ -10,7 +10,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
  * What needs a person, by name, each linked to where it is fixed: failing jobs, jobs whose last
- * delivery failed, runs missed in the last 24 h (among the 200 newest runs), pending approvals. A
+ * delivery failed, runs missed in the last 24 h (among the 200 newest skipped runs), pending approvals. A
  * stalled scheduler is the health banner's (health-banner.js), above every page.
  */
 function triage(data) {
@@ -106,7 +106,7 @@ export const overview = {
         api('/api/cron/jobs?limit=1'),
         api(`/api/cron/jobs?failing=1&sort=failures&limit=${TRIAGE_NAMES}`),
         api(`/api/cron/jobs?delivery_failed=1&limit=${TRIAGE_NAMES}`),
-        api('/api/cron/runs?limit=200'),
+        api('/api/cron/runs?status=skipped&limit=200'),
         api('/api/workflows/runs?status=running&limit=200'),
         api('/api/approvals?status=pending'),
         // A server with background tasks or exec switched off answers 404: show no counter then.
