@@ -65,6 +65,22 @@ describe('the duration table through CronService', () => {
     }
   })
 
+  it('bounds an every interval at 365 days with a typed error, never a date past the calendar', async () => {
+    expect(
+      (await outcome(harness.service.create({ ...base, scheduleType: 'every', schedule: '365d' }))).ok,
+    ).toBe(true)
+    for (const schedule of ['366d', '2450000000h']) {
+      const result = await outcome(
+        harness.service.create({ ...base, name: 'far', scheduleType: 'every', schedule }),
+      )
+      expect(!result.ok && result.error.code).toBe('CRON_INVALID_SCHEDULE')
+      expect(!result.ok && result.error.data?.problem).toBe('too-long')
+      expect(!result.ok && result.error.message).toMatch(
+        /longer than the maximum of 365d\. For a yearly job use a cron expression/,
+      )
+    }
+  })
+
   it('reads a timeout given as a number as milliseconds, as the package API documents', async () => {
     const { job } = await harness.service.create({ ...base, timeout: 90_000 })
     expect(job.timeoutMs).toBe(90_000)

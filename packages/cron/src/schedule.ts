@@ -6,6 +6,12 @@ import { resolveTimeZone, zoneCalendar } from './time-zone.js'
 
 /** Default floor between two fires of one job (ARCHITECTURE.md §3, SECURITY.md CRON-2). */
 export const DEFAULT_MIN_INTERVAL_MS = 60_000
+/**
+ * The longest `every` interval accepted (365 days). Longer ones are a yearly cron expression or an
+ * `at` time; without a bound, `every 2450000000h` passed the parser and failed on a date past the
+ * end of JavaScript's calendar.
+ */
+const MAX_INTERVAL_MS = 365 * 24 * 60 * 60 * 1000
 
 /** How many upcoming fires the interval floor is checked over. */
 const MIN_INTERVAL_CHECKED_FIRES = 20
@@ -102,6 +108,13 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
         'CRON_INTERVAL_TOO_SHORT',
         `An interval of ${formatDuration(intervalMs)} is below the minimum of ${formatDuration(minIntervalMs)}. Use ${formatDuration(minIntervalMs)} or longer, e.g. "every ${formatDuration(Math.max(minIntervalMs, 300_000))}".`,
         { data: { intervalMs, minIntervalMs } },
+      )
+    }
+    if (intervalMs > MAX_INTERVAL_MS && input.stored !== true) {
+      throw new CronError(
+        'CRON_INVALID_SCHEDULE',
+        `An interval of ${formatDuration(intervalMs)} is longer than the maximum of 365d. For a yearly job use a cron expression (e.g. "0 9 1 1 *"); for one run far ahead, an "at" time.`,
+        { data: { intervalMs, maxIntervalMs: MAX_INTERVAL_MS, problem: 'too-long' } },
       )
     }
     text = text.replace(/^@every\s*/i, '')

@@ -289,7 +289,7 @@ const schedule = v.pipe(
   v.minLength(1),
   v.maxLength(200),
   v.description(
-    'For cron: 5 fields "minute hour day-of-month month day-of-week" or a macro such as @daily (e.g. "0 8 * * 1-5"). For every: a duration with a unit such as 30m, 2h or 1h30m (at least 1 minute; a number without a unit is refused). For at: an ISO 8601 date-time, e.g. 2026-03-01T09:00 (local to timezone) or with an offset.',
+    'For cron: 5 fields "minute hour day-of-month month day-of-week" or a macro such as @daily (e.g. "0 8 * * 1-5"). For every: a duration with a unit such as 30m, 2h or 1h30m (at least 1 minute, at most 365d; a number without a unit is refused). For at: an ISO 8601 date-time, e.g. 2026-03-01T09:00 (local to timezone) or with an offset.',
   ),
 )
 const prompt = v.pipe(
@@ -1539,7 +1539,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
           v.string(),
           v.maxLength(200),
           v.description(
-            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration with a unit such as 30m or 2h (at least 1 minute; a number without a unit is refused); for once: an ISO 8601 date-time; for webhook: the hook name. Required by create.',
+            'For cron: 5 fields such as "0 3 * * *" (03:00 every day); for interval: a duration with a unit such as 30m or 2h (at least 1 minute, at most 365d; a number without a unit is refused); for once: an ISO 8601 date-time; for webhook: the hook name. Required by create.',
           ),
         ),
       ),
