@@ -50,6 +50,26 @@ describe('Alerts: what the operator hears', () => {
     await alerts.stop()
   })
 
+  it('a quiet alert dropped because the batch is full is not taken as sent: the next like it goes out', async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000, maxPending: 2 })
+    alerts.raise({ kind: 'job_paused', key: 'a', text: 'job a was paused' })
+    alerts.raise({ kind: 'job_paused', key: 'b', text: 'job b was paused' })
+    alerts.raise({ kind: 'scheduler_stalled', key: 'scheduler', text: 'timers 12000ms late' })
+    await clock.advance(1000)
+    await settle()
+    expect(alerts.status().dropped).toBe(1)
+    expect(channel.received.join('\n')).not.toContain('timers 12000ms late')
+    // Within the ten minutes that hold back a repeat: this one was never sent, so it is not a repeat.
+    await clock.advance(12_000)
+    alerts.raise({ kind: 'scheduler_stalled', key: 'scheduler', text: 'timers 13000ms late' })
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received.join('\n')).toContain('timers 13000ms late')
+    await alerts.stop()
+  })
+
   it('sends a refused message again with backoff, in order, until the channel takes it; failing meanwhile', async () => {
     const clock = new FakeClock(START)
     const channel = operatorChannel()

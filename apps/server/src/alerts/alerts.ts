@@ -174,18 +174,22 @@ export class Alerts {
     this.#logger.warn(`alert: ${raised.text}`, { alert: raised.kind })
     if (this.#stopped || this.#options.targets.length === 0) return
     // A repeat held back is logged (above) and counted, not sent.
-    const alert = this.#repeat(raised)
-    if (alert === undefined) return
+    const decision = this.#repeat(raised)
+    if (decision === undefined) return
+    const { alert } = decision
     const key = `${alert.kind}\u0000${alert.key ?? `#${this.#sequence++}`}`
     const existing = this.#pending.get(key)
     if (existing !== undefined) {
       existing.alert = alert
       existing.count++
+      decision.accept()
     } else if (this.#pending.size >= (this.#options.maxPending ?? 200)) {
+      // Dropped: it does not count as sent, so the next like it is not held back as its repeat.
       this.#dropped++
       this.#droppedInBatch++
     } else {
       this.#pending.set(key, { alert, count: 1 })
+      decision.accept()
     }
     if (this.#timer === undefined) {
       const timer = this.#clock.setTimeout(() => {
@@ -199,10 +203,11 @@ export class Alerts {
 
   /**
    * The alert to send, or undefined when it repeats one of a quiet kind sent within
-   * `repeatAfterMs`; one sent after held-back repeats says how many.
+   * `repeatAfterMs`; one sent after held-back repeats says how many. `accept()` records it as sent
+   * (the start of a new window), once it is queued.
    */
-  #repeat(alert: Alert): Alert | undefined {
-    if (!QUIET_REPEATS.has(alert.kind) || alert.key === undefined) return alert
+  #repeat(alert: Alert): { readonly alert: Alert; accept(): void } | undefined {
+    if (!QUIET_REPEATS.has(alert.kind) || alert.key === undefined) return { alert, accept: () => {} }
     const key = `${alert.kind}\u0000${alert.key}`
     const now = this.#clock.now().getTime()
     const windowMs = this.#options.repeatAfterMs ?? 10 * 60_000
@@ -211,14 +216,16 @@ export class Alerts {
       last.heldBack++
       return undefined
     }
-    if (this.#recent.size >= MAX_RECENT)
-      for (const [old, entry] of this.#recent) if (now - entry.at >= windowMs) this.#recent.delete(old)
-    if (this.#recent.size >= MAX_RECENT) this.#recent.delete(this.#recent.keys().next().value as string)
-    this.#recent.delete(key)
-    this.#recent.set(key, { at: now, heldBack: 0 })
-    if (last === undefined || last.heldBack === 0) return alert
+    const accept = () => {
+      if (this.#recent.size >= MAX_RECENT)
+        for (const [old, entry] of this.#recent) if (now - entry.at >= windowMs) this.#recent.delete(old)
+      if (this.#recent.size >= MAX_RECENT) this.#recent.delete(this.#recent.keys().next().value as string)
+      this.#recent.delete(key)
+      this.#recent.set(key, { at: now, heldBack: 0 })
+    }
+    if (last === undefined || last.heldBack === 0) return { alert, accept }
     const more = `${last.heldBack} more like it since ${new Date(last.at).toISOString()}, not sent`
-    return { ...alert, text: `${alert.text} (${more})` }
+    return { alert: { ...alert, text: `${alert.text} (${more})` }, accept }
   }
 
   status(): AlertsStatus {
