@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
@@ -371,6 +372,19 @@ describe('TelegramChannel', () => {
     expect(logger.entries.some((entry) => entry.message === 'telegram stopped receiving')).toBe(true)
     controller.abort()
     await channel.stop()
+  })
+
+  it('stopping and starting again leaves no listener on the long-lived signal it was started with', async () => {
+    create()
+    // The router's signal lives as long as the server; a lease duty starts the channel again and again.
+    const serverLong = new AbortController()
+    for (let round = 0; round < 3; round++) {
+      await channel.start(async () => undefined, { signal: serverLong.signal })
+      await fake.waitForOpenPoll()
+      expect(getEventListeners(serverLong.signal, 'abort').length).toBeGreaterThan(0)
+      await channel.stop()
+      await until(async () => getEventListeners(serverLong.signal, 'abort').length === 0 || undefined)
+    }
   })
 
   // Issue 21 (4): under a cluster lease no poll may outlive the lease, and none may start once it

@@ -451,6 +451,7 @@ export class CronScheduler {
     this.#changedDuringSync?.add(jobId)
     const armed = this.#fires.get(jobId)
     this.#fires.delete(jobId)
+    this.#dropped.delete(jobId)
     this.#writes.forget(jobId)
     const active = this.#slots.activeOf(jobId)
     for (const run of active) {
@@ -1248,7 +1249,7 @@ export class CronScheduler {
       return armed
     } catch (error) {
       this.#reportError(error, job.id)
-      this.#dropped.set(job.id, job.updatedAt)
+      this.#remember(job)
       return undefined
     }
   }
@@ -1256,6 +1257,18 @@ export class CronScheduler {
   /** Stops arming an enabled job (no next occurrence, or an uncompilable schedule); see `#dropped`. */
   #drop(job: CronJob): void {
     this.#fires.delete(job.id)
+    this.#remember(job)
+  }
+
+  /**
+   * Records a dropped version. Entries leave when the job is unregistered here or seen disabled
+   * by the sync (an `at` job once its disable is written); a job removed on another scheduler is
+   * never seen again, so the map is also capped, oldest first. Forgetting one costs at most a
+   * re-arm of that version, whose occurrence the ledger's unique key lets run only once.
+   */
+  #remember(job: CronJob): void {
+    this.#dropped.delete(job.id)
+    if (this.#dropped.size >= MAX_DROPPED) this.#dropped.delete(this.#dropped.keys().next().value as string)
     this.#dropped.set(job.id, job.updatedAt)
   }
 
@@ -1268,7 +1281,11 @@ export class CronScheduler {
   #syncAction(job: Pick<JobVersion, 'id' | 'enabled' | 'updatedAt'>): 'arm' | 'drop' | undefined {
     if (this.#changedDuringSync?.has(job.id)) return undefined
     const armed = this.#fires.get(job.id)
-    if (!job.enabled) return armed === undefined ? undefined : 'drop'
+    if (!job.enabled) {
+      // Disabled in the store: the sync never arms it, so a dropped version need not be kept.
+      this.#dropped.delete(job.id)
+      return armed === undefined ? undefined : 'drop'
+    }
     if (armed !== undefined && armed.job.updatedAt === job.updatedAt) return undefined
     if (armed === undefined && this.#dropped.get(job.id) === job.updatedAt) return undefined
     return 'arm'
@@ -1342,3 +1359,6 @@ async function* enabledJobs(store: CronStore): AsyncGenerator<CronJob> {
     after = page[page.length - 1]?.name
   }
 }
+
+/** Dropped job versions remembered at most (see `#remember`). */
+const MAX_DROPPED = 10_000

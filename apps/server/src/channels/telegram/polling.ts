@@ -107,6 +107,8 @@ export class TelegramPolling {
         })
         .then(
           () => {
+            // Polling ended (stopped): the server-long signal must not keep this start's listener.
+            options.signal.removeEventListener('abort', onAbort)
             // Stopped before the first poll answered.
             if (!confirmed) resolve()
           },
