@@ -26,6 +26,7 @@ import {
 } from '../src/channels/index.js'
 import { silentLogger } from '../src/logger.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
+import { until } from './fixtures/http-server.js'
 
 /** Resolves when `settle` is called: lets a test hold a handler mid-flight. */
 function deferred<T = void>() {
@@ -519,6 +520,38 @@ describe('ChannelRouter', () => {
       expect(result.failed).toEqual([
         { channel: 'bad', error: expect.objectContaining({ code: 'CHANNEL_AUTH_FAILED' }) },
       ])
+    })
+
+    it('gives up on an adapter whose start() never settles: named in the log, stopped, the others run', async () => {
+      const good = recordingAdapter('good')
+      let stopped = 0
+      const hung: ChannelAdapter = {
+        name: 'hangs',
+        send: async () => undefined,
+        start: () => new Promise<void>(() => {}),
+        stop: async () => {
+          stopped++
+        },
+      }
+      const logger = recordingLogger()
+      router = new ChannelRouter({ adapters: [good.adapter, hung], logger, startTimeoutMs: 200 })
+      const result = await router.start(async () => undefined)
+      expect(result.started).toEqual(['good'])
+      expect(result.failed).toEqual([
+        {
+          channel: 'hangs',
+          error: expect.objectContaining({
+            code: 'CHANNEL_RECEIVE_FAILED',
+            message: 'hangs: its start() did not finish within 200 ms; the server runs without it',
+          }),
+        },
+      ])
+      expect(
+        logger.entries.some(
+          (entry) => entry.message === 'channel failed to start' && entry.fields?.channel === 'hangs',
+        ),
+      ).toBe(true)
+      await until(async () => stopped === 1 || undefined)
     })
 
     it('stop aborts in-flight handlers, stops every adapter and waits', async () => {

@@ -65,6 +65,11 @@ interface ChannelRouterOptions {
   readonly maxQueuedPerChat?: number
   /** Chats with messages in flight at once; a message from one more chat gets {@link BUSY_REPLY}. Default 100. */
   readonly maxActiveChats?: number
+  /**
+   * How long an adapter's `start()` may take (default 60 s): one that has not settled by then is
+   * stopped and counted failed, named in the log, and the server runs without it.
+   */
+  readonly startTimeoutMs?: number
 }
 
 /** Receiving on one exclusive channel, started and stopped by whoever decides who receives. */
@@ -129,6 +134,7 @@ export class ChannelRouter implements ChannelSender {
   readonly #logger: Logger
   readonly #maxTextLength: number
   readonly #maxInboundTextLength: number
+  readonly #startTimeoutMs: number
   readonly #queue: ChatQueue
   readonly #controller = new AbortController()
   readonly #inFlight = new Set<Promise<unknown>>()
@@ -142,6 +148,7 @@ export class ChannelRouter implements ChannelSender {
       options.maxInboundTextLength ?? 16_000,
       'maxInboundTextLength',
     )
+    this.#startTimeoutMs = positiveInteger(options.startTimeoutMs ?? 60_000, 'startTimeoutMs')
     this.#queue = new ChatQueue({
       maxWaitingPerKey: positiveInteger(options.maxQueuedPerChat ?? 5, 'maxQueuedPerChat'),
       maxKeys: positiveInteger(options.maxActiveChats ?? 100, 'maxActiveChats'),
@@ -223,14 +230,17 @@ export class ChannelRouter implements ChannelSender {
         const start = adapter.start?.bind(adapter)
         if (start === undefined) return
         const receive = (lease?: ExclusiveLease) =>
-          start(this.#inbound(adapter.name, handler), {
-            signal,
-            onError: (error) => {
-              this.#logger.error('channel receive failed', { channel: adapter.name, error })
-              lease?.fail(error)
-            },
-            ...(lease === undefined ? {} : { validForMs: () => lease.validForMs() }),
-          })
+          this.#withinStartTimeout(
+            adapter,
+            start(this.#inbound(adapter.name, handler), {
+              signal,
+              onError: (error) => {
+                this.#logger.error('channel receive failed', { channel: adapter.name, error })
+                lease?.fail(error)
+              },
+              ...(lease === undefined ? {} : { validForMs: () => lease.validForMs() }),
+            }),
+          )
         if (adapter.exclusive !== undefined && options.exclusive !== undefined) {
           options.exclusive({
             key: adapter.exclusive,
@@ -257,6 +267,41 @@ export class ChannelRouter implements ChannelSender {
     )
     if (started.length > 0) this.#logger.info('channels receiving', { channels: started })
     return { started, deferred, failed }
+  }
+
+  /**
+   * `starting`, or a `CHANNEL_RECEIVE_FAILED` rejection once it has not settled within the start
+   * timeout; the adapter is then asked to stop (a hung `stop()` is not waited for).
+   */
+  async #withinStartTimeout(adapter: ChannelAdapter, starting: Promise<void>): Promise<void> {
+    const ms = this.#startTimeoutMs
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new ChannelError(
+            'CHANNEL_RECEIVE_FAILED',
+            `${adapter.name}: its start() did not finish within ${ms < 1000 ? `${ms} ms` : `${ms / 1000} s`}; the server runs without it`,
+            { data: { channel: adapter.name } },
+          ),
+        )
+      }, ms)
+      timer.unref?.()
+    })
+    try {
+      await Promise.race([starting, expired])
+    } catch (error) {
+      if (ChannelError.is(error) && error.code === 'CHANNEL_RECEIVE_FAILED' && !(await settled(starting))) {
+        void Promise.resolve()
+          .then(() => adapter.stop?.())
+          .catch((stopError: unknown) =>
+            this.#logger.warn('channel stop failed', { channel: adapter.name, error: stopError }),
+          )
+      }
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /**
@@ -424,4 +469,17 @@ function positiveInteger(value: number, name: string): number {
   if (!Number.isInteger(value) || value < 1)
     throw new ChannelError('CHANNEL_INVALID_OPTIONS', `${name} must be a positive integer`)
   return value
+}
+
+/** True when `promise` has already settled (checked without waiting on it). */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol('pending')
+  const first = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    Promise.resolve(pending),
+  ])
+  return first !== pending
 }
