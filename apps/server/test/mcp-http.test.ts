@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -451,6 +451,34 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
         error: { code: 'SERVER_APPROVAL_PENDING' },
       })
       expect(asked).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('an approval of workflow_run covers the steps it showed: a file changed since is asked about again', async () => {
+    const { client, call } = await connect(server)
+    const file = join(server.app.config.workflow.directory, 'swap.flow.yaml')
+    const flow = (command: string) =>
+      `name: swap\nsteps:\n  - id: only\n    run: ${JSON.stringify(command)}\n`
+    try {
+      await mkdir(server.app.config.workflow.directory, { recursive: true })
+      await writeFile(file, flow('echo harmless-v1'))
+      const first = await call('workflow_run', { file_path: 'swap' })
+      expect(first.structuredContent).toMatchObject({ error: { code: 'SERVER_APPROVAL_PENDING' } })
+      const id = approvalIdOf(first)
+      expect((await server.app.approvals.get(id))?.summary).toContain('echo harmless-v1')
+      await server.app.approvals.answer(id, true)
+      // Between the approval and the call made again, the file changes.
+      await writeFile(file, flow('echo swapped-v2'))
+      const again = await call('workflow_run', { file_path: 'swap' })
+      expect(again.structuredContent).toMatchObject({ error: { code: 'SERVER_APPROVAL_PENDING' } })
+      const second = approvalIdOf(again)
+      expect(second).not.toBe(id)
+      expect((await server.app.approvals.get(second))?.summary).toContain('echo swapped-v2')
+      // The approval of what was shown is still unused, and nothing ran.
+      expect(await server.app.approvals.get(id)).toMatchObject({ status: 'approved', outcome: null })
+      expect((await server.app.engine.listRuns({})).some((run) => run.workflowName === 'swap')).toBe(false)
     } finally {
       await client.close()
     }

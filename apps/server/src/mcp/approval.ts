@@ -243,9 +243,19 @@ function supportsFormElicitation(capabilities: ClientCapabilities | undefined): 
   return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined)
 }
 
-/** The same tool, parameters and session: the call an approval was given for. */
+/**
+ * The same tool, parameters and session, shown the same way: the call an approval was given for.
+ * The summary counts too, because a call's parameters may name content that changes between the
+ * approval and the call made again (`workflow_run` of a file, `cron_add` over a job): approved as
+ * shown, it runs only while it would still be shown so; otherwise it is asked about again.
+ */
 function fingerprintOf(request: ApprovalRequest): string {
-  return JSON.stringify([request.toolName, request.sessionKey ?? null, canonical(request.params)])
+  return JSON.stringify([
+    request.toolName,
+    request.sessionKey ?? null,
+    canonical(request.params),
+    request.summary,
+  ])
 }
 
 /**
