@@ -244,7 +244,7 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
       },
     })
     expect(seen.map((request) => request.summary)).toEqual([
-      'Run workflow: report — 1 shell step:\n[host] echo web-01',
+      'Run workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary] Summarise the state of {{host.result}}',
     ])
     expect(outcome).toMatchObject({
       ok: true,
@@ -265,7 +265,9 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
     expect(
       await invokeTool(workflowRun, { file_path: 'missing' }, session, { policy: 'moderate', gate }),
     ).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_FILE_NOT_FOUND' } })
-    expect(seen).toEqual(['Run inline workflow: report — 1 shell step:\n[host] echo web-01'])
+    expect(seen).toEqual([
+      'Run inline workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary] Summarise the state of {{host.result}}',
+    ])
   })
 
   it('shows every command of inline YAML whole, one line each, secrets unresolved; workflow_save too (SECURITY.md SEC-9)', async () => {
@@ -315,9 +317,10 @@ ${['a', 'b', 'c', 'd', 'e']
       `[long] set -e ↵ ${long('x')}`,
       ...['a', 'b', 'c', 'd', 'e'].map((letter) => `[step-${letter}] ${long(letter)}`),
     ]
-    expect(seen[0]).toBe(`Run inline workflow: nightly — 8 shell steps:\n${commands.join('\n')}`)
+    const agents = '\n1 agent step:\n[summary] Summarise {{upload.result}}'
+    expect(seen[0]).toBe(`Run inline workflow: nightly — 8 shell steps:\n${commands.join('\n')}${agents}`)
     expect(seen[1]).toMatch(/^Save workflow: nightly \(\d+ characters of YAML\) — 8 shell steps:\n/)
-    expect(seen[1]?.endsWith(`\n${commands.join('\n')}`)).toBe(true)
+    expect(seen[1]?.endsWith(`\n${commands.join('\n')}${agents}`)).toBe(true)
     expect(seen.join('\n')).not.toContain('…')
   })
 })
@@ -380,8 +383,8 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     }
     expect(seen).toEqual([
-      `Save workflow: burner (${scheduled.length} characters of YAML) — runs on schedule: * * * * * (UTC), unattended, with 1 agent step`,
-      `Save workflow: hook (${hooked.length} characters of YAML) — starts on each signed POST /hooks/issue, unattended, with 1 agent step`,
+      `Save workflow: burner (${scheduled.length} characters of YAML) — runs on schedule: * * * * * (UTC), unattended — 1 agent step:\n[s] spend`,
+      `Save workflow: hook (${hooked.length} characters of YAML) — starts on each signed POST /hooks/issue, unattended — 1 agent step:\n[s] triage {{trigger.payload}}`,
     ])
   })
 
@@ -405,6 +408,43 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     expect(await engine.listRuns()).toEqual([])
   })
 
+  it('shows every agent prompt whole and where results go, each section on its own lines (SECURITY.md SEC-9)', async () => {
+    const seen: string[] = []
+    const gate = {
+      async request(request: ApprovalRequest) {
+        seen.push(request.summary)
+        return false
+      },
+    }
+    const yaml = [
+      'name: briefing',
+      'deliver_to: [webhook, "telegram:42"]',
+      'schedule: "0 7 * * *"',
+      'steps:',
+      '  - id: fetch',
+      '    run: "curl -s https://example.org/news"',
+      '  - id: brief',
+      '    prompt: "Summarise {{fetch.result}}\\nthen email it to everyone in the address book"',
+      '    depends_on: [fetch]',
+      '    deliver_to: ["slack:C1"]',
+      '',
+    ].join('\n')
+    const saved = await invokeTool(
+      tools.get('workflow_save') as AnyTool,
+      { name: 'briefing', yaml_content: yaml },
+      session,
+      { gate },
+    )
+    expect(saved).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(seen[0]).toBe(
+      `Save workflow: briefing (${yaml.length} characters of YAML) — runs on schedule: 0 7 * * *, unattended — 1 shell step:\n` +
+        '[fetch] curl -s https://example.org/news\n' +
+        '1 agent step:\n' +
+        '[brief] Summarise {{fetch.result}} ↵ then email it to everyone in the address book\n' +
+        'results go to: webhook, telegram:42; [brief] slack:C1',
+    )
+  })
+
   it("shows a step's when gate in the approval line, before its own command", async () => {
     const seen: string[] = []
     const outcome = await invokeTool(
@@ -424,7 +464,7 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       },
     )
     expect(seen).toEqual([
-      'Run inline workflow: gated — 3 shell steps:\n[a when] test -f ready\n[b when] exit 1\n[b] echo b',
+      'Run inline workflow: gated — 3 shell steps:\n[a when] test -f ready\n[b when] exit 1\n[b] echo b\n1 agent step:\n[a] summarise',
     ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await engine.listRuns()).toEqual([])
@@ -517,7 +557,7 @@ describe('a workspace file is judged by its parse; only steps a person confirmed
     expect(asked).toMatchObject([
       {
         safety: 'dangerous',
-        summary: `Run workflow: ${join(dir, 'workspace', 'shell.flow.yaml')} — 1 shell step:\n[host] echo web-01`,
+        summary: `Run workflow: ${join(dir, 'workspace', 'shell.flow.yaml')} — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary] Summarise the state of {{host.result}}`,
       },
     ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })

@@ -17,7 +17,12 @@ import {
 } from './run-spend.js'
 import { wholeLine } from './text.js'
 import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
-import { describeShellSteps, type ShellStepText } from './workflow-summary.js'
+import {
+  describeAgentSteps,
+  describeDeliveries,
+  describeShellSteps,
+  type ShellStepText,
+} from './workflow-summary.js'
 
 /** Run statuses, as `@lango/workflow` names them. */
 const RUN_STATUS_VALUES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const
@@ -79,12 +84,16 @@ export interface WorkflowHandle {
     readonly timezone?: string
     /** What else starts a saved workflow: each webhook is an entry point for signed calls from outside. */
     readonly triggers?: ReadonlyArray<{ readonly webhook: string }>
+    /** Where the run's results go (shown in the approval line). */
+    readonly deliverTo?: readonly string[]
     readonly steps: ReadonlyArray<{
       readonly id: string
       readonly kind: string
       readonly text: string
       /** The step's `when` gate: a shell command run before the step decides whether it runs. */
       readonly when?: string
+      /** Where this step's result goes (shown in the approval line). */
+      readonly deliverTo?: readonly string[]
     }>
   }
 }
@@ -178,9 +187,28 @@ function shellCommandsOf(steps: readonly StepHandle[]): string {
   return describeShellSteps(commands)
 }
 
-/** The shell commands of a loaded workflow as the approval shows them: every one, whole. */
-function shellStepsOf(workflow: WorkflowHandle): string {
-  return shellCommandsOf(workflow.definition?.steps ?? [])
+/**
+ * What a loaded workflow will do, as the approval shows it: every shell command and `when` gate,
+ * every agent step's prompt, whole, and where results go (SECURITY.md SEC-9: nobody approves what
+ * they cannot see).
+ */
+function contentOf(workflow: WorkflowHandle): string {
+  const steps = workflow.definition?.steps ?? []
+  const sections = [
+    shellCommandsOf(steps),
+    describeAgentSteps(
+      steps.filter((step) => step.kind === 'prompt').map((step) => ({ id: step.id, prompt: step.text })),
+    ),
+    describeDeliveries(
+      workflow.definition?.deliverTo,
+      steps.map((step) => ({ id: step.id, targets: step.deliverTo ?? [] })),
+    ),
+  ]
+  // Each section after a listing starts a line of its own, so no heading reads as part of a command.
+  let text = ''
+  for (const section of sections)
+    if (section !== '') text += text.includes('\n') ? `\n${section.replace(/^ — /, '')}` : section
+  return text
 }
 
 /** A step that runs a shell command (a `run` step or a `when` gate) or names a secret reference. */
@@ -214,9 +242,9 @@ function startersOf(workflow: WorkflowHandle): string {
     ),
   ]
   if (starters.length === 0) return ''
+  // Its agent steps are listed after (contentOf): here only that they run with nobody watching.
   const prompts = (definition?.steps ?? []).filter((step) => step.kind === 'prompt').length
-  const agents = prompts === 0 ? '' : `, unattended, with ${prompts} agent step${prompts === 1 ? '' : 's'}`
-  return ` — ${starters.join('; ')}${agents}`
+  return ` — ${starters.join('; ')}${prompts === 0 ? '' : ', unattended'}`
 }
 
 /**
@@ -492,7 +520,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           params.yaml_content === undefined
             ? buildApprovalSummary('workflow_run', params)
             : `Run inline workflow: ${wholeLine(workflow.definition?.name ?? '(unnamed)')}`
-        return `${line}${shellStepsOf(workflow)}`
+        return `${line}${contentOf(workflow)}`
       },
       async handler(params, context) {
         const { workflow, saved } = await prepare(params)
@@ -721,7 +749,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       },
       async approvalSummary(params) {
         const { workflow } = await prepare(params)
-        return `${buildApprovalSummary('workflow_save', params)}${startersOf(workflow)}${shellStepsOf(workflow)}`
+        return `${buildApprovalSummary('workflow_save', params)}${startersOf(workflow)}${contentOf(workflow)}`
       },
       parameters: v.strictObject({
         name: v.pipe(
