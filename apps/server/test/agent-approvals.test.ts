@@ -353,6 +353,34 @@ describe('unattended runs', () => {
     ])
   })
 
+  it('refuses cron_resume of a paused job and saving a webhook-triggered workflow (outside probe)', async () => {
+    const agent = runner()
+    await cron.pause('nightly')
+    model.script(
+      reply.toolCalls([
+        { id: 'r', name: 'cron_resume', arguments: { id: 'nightly' } },
+        {
+          id: 'w',
+          name: 'workflow_save',
+          arguments: {
+            name: 'hooked',
+            yaml_content:
+              'name: hooked\ntriggers:\n  - webhook: inbound\nsteps:\n  - id: a\n    prompt: hi\n',
+          },
+        },
+      ]),
+      reply.text('Both were refused.'),
+    )
+    const result = await agent.run({ prompt: 'turn things back on', sessionKey: 'bg:task-10' })
+    expect(result.denials.map((denial) => [denial.toolName, denial.reason])).toEqual([
+      ['cron_resume', 'unattended_cron_create'],
+      ['workflow_save', 'unattended_cron_create'],
+    ])
+    // The operator's pause holds, and nothing was saved.
+    expect((await cron.get('nightly')).enabled).toBe(false)
+    expect(await directory.list()).toEqual([])
+  })
+
   it('creates cron jobs when allowCronCreate is set, recording the run’s session as creator', async () => {
     model.script(
       reply.toolCalls([

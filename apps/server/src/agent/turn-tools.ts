@@ -50,25 +50,30 @@ function changesSchedule(toolName: string, input: unknown): boolean {
   const params = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>
   switch (toolName) {
     case 'cron_add':
+    // Resuming undoes an operator's (or the scheduler's) pause: the job runs unattended again.
+    case 'cron_resume':
       return true
     case 'manage_cron_jobs':
       return params.action === 'create' || params.action === 'update'
     case 'workflow_save':
-      return declaresSchedule(params.yaml_content)
+      return startsByItself(params.yaml_content)
     default:
       return false
   }
 }
 
 /**
- * True when workflow YAML has a top-level `schedule` (the server then registers a cron job for it).
- * YAML that does not parse counts as scheduled: the refusal fails closed, and the save would fail anyway.
+ * True when workflow YAML has a top-level `schedule` (the server then registers a cron job for it)
+ * or `triggers` (a webhook starts it): either way it starts runs by itself. YAML that does not
+ * parse counts as such: the refusal fails closed, and the save would fail anyway.
  */
-function declaresSchedule(yaml: unknown): boolean {
+function startsByItself(yaml: unknown): boolean {
   if (typeof yaml !== 'string') return false
   try {
     const document = parseYaml(yaml, { maxAliasCount: 100 }) as unknown
-    return typeof document === 'object' && document !== null && 'schedule' in document
+    return (
+      typeof document === 'object' && document !== null && ('schedule' in document || 'triggers' in document)
+    )
   } catch {
     return true
   }
@@ -111,8 +116,9 @@ function capToolResult(output: unknown, max: number): unknown {
  * - unattended turns (`session.unattended`) run under policy `dangerous` with no gate, so every
  *   dangerous call is refused (`allowDangerous` lifts it: policy `none`); the refusal is reworded
  *   for the model, since nobody could have approved it;
- * - unattended turns without `allowCronCreate` are refused `cron_add`, `manage_cron_jobs` create
- *   and update, and `workflow_save` of YAML with a `schedule`, before anything runs;
+ * - unattended turns without `allowCronCreate` are refused `cron_add`, `cron_resume`,
+ *   `manage_cron_jobs` create and update, and `workflow_save` of YAML with a `schedule` or
+ *   `triggers`, before anything runs;
  * - every refusal is reported through `onDenial`, and results are capped at `maxResultChars`.
  */
 export function buildTurnTools(options: TurnToolsOptions): Record<string, Tool> {

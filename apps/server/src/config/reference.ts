@@ -247,7 +247,8 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     value: (c) => c.approvals.unattendedAllowDangerous,
   },
   'approvals.unattended.allow_cron_create': {
-    description: 'Lets unattended runs create cron jobs.',
+    description:
+      'Lets unattended runs create, change or resume cron jobs, and save workflows that start by themselves (a schedule or a webhook trigger).',
     value: (c) => c.approvals.unattendedAllowCronCreate,
   },
   'cron.enabled': {
