@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { ApprovalGate, ApprovalRequest, ToolCallOutcome } from '@lango/tools'
+import { type ApprovalGate, type ApprovalRequest, type ToolCallOutcome, ToolError } from '@lango/tools'
 import {
   type ApprovalCursor,
   type ApprovalStatus,
@@ -393,12 +393,29 @@ export class Approvals {
         characters: request.summary.length,
         max: MAX_APPROVAL_SUMMARY_CHARS,
       })
-      return undefined
+      throw new ToolError(
+        'TOOL_DENIED',
+        `nobody was asked: the request is ${request.summary.length} characters, more than an approval shows whole (${MAX_APPROVAL_SUMMARY_CHARS})`,
+        { data: { characters: request.summary.length, max: MAX_APPROVAL_SUMMARY_CHARS } },
+      )
     }
     const now = this.#options.now()
-    if ((await this.#store.countPending(now, options)) >= this.#options.maxPending) {
-      this.#options.logger?.warn('approval refused: too many pending', { max: this.#options.maxPending })
-      return undefined
+    const { maxPending } = this.#options
+    const perSession = Math.max(1, Math.ceil(maxPending / 4))
+    const [pending, ofSession] = await Promise.all([
+      this.#store.countPending(now, options),
+      this.#store.countPending(now, { ...options, sessionKey: request.sessionKey ?? null }),
+    ])
+    if (pending >= maxPending || ofSession >= perSession) {
+      const whose =
+        pending >= maxPending ? 'on this server' : `from ${request.sessionKey ?? 'callers without a session'}`
+      const max = pending >= maxPending ? maxPending : perSession
+      this.#options.logger?.warn('approval refused: too many pending', { max, session: request.sessionKey })
+      throw new ToolError(
+        'TOOL_DENIED',
+        `nobody was asked: ${max} approvals are already waiting ${whose}, the most it keeps; answer or deny them (lango approvals, the dashboard, POST /api/approvals/<id>) or let them expire`,
+        { data: { max, pending, ofSession } },
+      )
     }
     const id = this.#options.idGenerator()
     await this.#store.insert(

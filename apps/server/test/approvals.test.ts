@@ -450,19 +450,68 @@ function processBehaviour(backend: () => Backend | undefined) {
     expect(await serve.approvals.get(view.id)).toMatchObject({ decided_by: 'serve' })
   })
 
-  it('bounds pending approvals across processes: one beyond maxPending is denied at once', async () => {
+  it('bounds pending approvals across processes: one beyond maxPending is refused at once, saying why', async () => {
     const first = inProcess('first')
     const second = inProcess('second', { maxPending: 2 })
     const one = pendingOf(first.approvals, 'Execute: one')
     const two = pendingOf(first.approvals, 'Execute: two')
     await Promise.all([one.announced, two.announced])
-    expect(
-      await second.approvals
-        .gate()
-        .request(request('Execute: three'), { signal: new AbortController().signal }),
-    ).toBe(false)
-    expect(await second.approvals.open(request('Execute: four'), { callKey: 'k4' })).toBeUndefined()
+    const full = /^nobody was asked: 2 approvals are already waiting on this server, the most it keeps/
+    await expect(
+      second.approvals.gate().request(request('Execute: three'), { signal: new AbortController().signal }),
+    ).rejects.toMatchObject({ code: 'TOOL_DENIED', message: expect.stringMatching(full) })
+    await expect(second.approvals.open(request('Execute: four'), { callKey: 'k4' })).rejects.toMatchObject({
+      code: 'TOOL_DENIED',
+    })
     expect(await first.approvals.list({ status: 'pending' })).toHaveLength(2)
+  })
+
+  it('one session cannot fill every approval slot: a quarter each, and the others are still asked (outside probe)', async () => {
+    const serve = inProcess('serve', { maxPending: 8 })
+    const flood = await Promise.all(
+      [1, 2].map((index) =>
+        serve.approvals.open(request(`Execute: flood ${index}`, { sessionKey: 'mcp' }), {
+          callKey: `flood-${index}`,
+        }),
+      ),
+    )
+    expect(flood.every((view) => view?.status === 'pending')).toBe(true)
+    await expect(
+      serve.approvals.open(request('Execute: flood 3', { sessionKey: 'mcp' }), { callKey: 'flood-3' }),
+    ).rejects.toMatchObject({
+      code: 'TOOL_DENIED',
+      message: expect.stringMatching(/^nobody was asked: 2 approvals are already waiting from mcp/),
+    })
+    // The operator's own call through invokeTool is still asked, and a refused one says why, not "not approved".
+    const operator = await serve.approvals.open(request('Execute: operator', { sessionKey: 'http' }), {
+      callKey: 'op',
+    })
+    expect(operator?.status).toBe('pending')
+    const exec = defineTool({
+      name: 'exec',
+      title: 'Run',
+      description: 'runs',
+      safety: 'dangerous',
+      parameters: v.object({ command: v.string() }),
+      output: v.strictObject({ ran: v.string() }),
+      handler: async ({ command }) => ({ ran: command }),
+    })
+    const refused = await invokeTool(
+      exec,
+      { command: 'echo one more' },
+      { sessionKey: 'mcp' },
+      { policy: 'dangerous', gate: serve.approvals.gate(), approvalTimeoutMs: 6_000 },
+    )
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        code: 'TOOL_DENIED',
+        message: expect.stringMatching(
+          /^not run, nobody was asked: 2 approvals are already waiting from mcp.*: Execute: echo one more$/,
+        ),
+      },
+    })
+    await serve.approvals.cancelAll()
   })
 
   it('at stop cancels the calls waiting there, leaves approvals answered by a retry pending, and denies later requests', async () => {
@@ -625,10 +674,16 @@ describe('what the database holds', () => {
       expect(view?.summary).toBe(long)
       expect((await approvals.get(view?.id ?? '')).summary).toBe(long)
       const tooLong = `Execute: ${'x'.repeat(MAX_APPROVAL_SUMMARY_CHARS)}`
-      expect(await approvals.open(request(tooLong), { callKey: 'k2' })).toBeUndefined()
-      expect(await approvals.gate().request(request(tooLong), { signal: new AbortController().signal })).toBe(
-        false,
-      )
+      const refused = {
+        code: 'TOOL_DENIED',
+        message: expect.stringMatching(
+          /^nobody was asked: the request is \d+ characters, more than an approval shows whole/,
+        ),
+      }
+      await expect(approvals.open(request(tooLong), { callKey: 'k2' })).rejects.toMatchObject(refused)
+      await expect(
+        approvals.gate().request(request(tooLong), { signal: new AbortController().signal }),
+      ).rejects.toMatchObject(refused)
       expect(logged).toEqual([
         'approval refused: the request is too long to show whole',
         'approval refused: the request is too long to show whole',

@@ -372,6 +372,23 @@ describe('approval policy and gate', () => {
     expect(calls.length).toBe(before)
   })
 
+  it('a gate that could not ask anyone says why: refused with its reason, never as "not approved"', async () => {
+    const before = calls.length
+    const full: ApprovalGate = {
+      request: async () => {
+        throw new ToolError('TOOL_DENIED', 'nobody was asked: 100 approvals are already waiting')
+      },
+    }
+    expect(await invokeTool(risky, { command: 'echo x' }, {}, { gate: full })).toEqual({
+      ok: false,
+      error: {
+        code: 'TOOL_DENIED',
+        message: 'not run, nobody was asked: 100 approvals are already waiting: Execute: echo x',
+      },
+    })
+    expect(calls.length).toBe(before)
+  })
+
   it('a signal aborted before approval ends the call TOOL_CANCELED at once, without asking', async () => {
     let asked = 0
     // A gate that answers only when its signal aborts: it must not be asked at all.

@@ -20,7 +20,10 @@ export interface ApprovalRequest {
 
 /**
  * Asks a human. Implemented by the server's channels (Telegram inline buttons, …) or by an MCP
- * host. `true` approves; `false`, `undefined`, a thrown error or no answer in time all deny.
+ * host. `true` approves; `false`, `undefined`, a thrown error or no answer in time all deny. A gate
+ * that cannot ask anyone (too many requests waiting, a request too long to show) rejects with a
+ * `ToolError` `TOOL_DENIED` whose message says why: the call is refused with that reason instead
+ * of "not approved", which would claim a person said no.
  */
 export interface ApprovalGate {
   request(request: ApprovalRequest, options: { readonly signal: AbortSignal }): Promise<boolean | undefined>

@@ -95,7 +95,11 @@ function failure(code: ToolErrorCode, message: string, detail: FailureDetail = {
 }
 
 /** What became of an approval request. */
-type GateAnswer = 'approved' | 'denied' | 'canceled'
+/**
+ * How a gate answered; `unasked` when it rejected with a `ToolError` `TOOL_DENIED` saying why
+ * nobody could be asked (the call is then refused with that reason, not as "not approved").
+ */
+type GateAnswer = 'approved' | 'denied' | 'canceled' | { readonly unasked: string }
 
 /**
  * Asks the gate, bounded by the approval timeout and the call's signal; the gate's signal aborts
@@ -128,8 +132,10 @@ async function askGate(
     const answer = await Promise.race([gate.request(request, { signal: combined }), aborted])
     if (canceledByCaller()) return 'canceled'
     return answer === true && !combined.aborted ? 'approved' : 'denied'
-  } catch {
-    return canceledByCaller() ? 'canceled' : 'denied'
+  } catch (error) {
+    if (canceledByCaller()) return 'canceled'
+    // A gate that could not ask anyone says why (too many pending, too long to show whole).
+    return ToolError.is(error) && error.code === 'TOOL_DENIED' ? { unasked: error.message } : 'denied'
   } finally {
     clearTimeout(timer)
     if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
@@ -193,6 +199,7 @@ export async function invokeTool(
     )
     if (answer === 'canceled') return canceled(tool)
     if (answer === 'denied') return failure('TOOL_DENIED', `not approved: ${summary}`)
+    if (typeof answer === 'object') return failure('TOOL_DENIED', `not run, ${answer.unasked}: ${summary}`)
   }
   try {
     if (context.signal?.aborted) return canceled(tool)

@@ -390,14 +390,23 @@ export class ApprovalStore<DB = ApprovalDatabase> {
   }
 
   /** Pending approvals not past their expiry, from every process. */
-  async countPending(now: number, options?: StoreCallOptions): Promise<number> {
+  /** Approvals pending at `now`; with `sessionKey`, only those asked from that session (`null`: none). */
+  async countPending(
+    now: number,
+    options?: StoreCallOptions & { readonly sessionKey?: string | null },
+  ): Promise<number> {
     options?.signal?.throwIfAborted()
-    const row = await this.#db
+    let query = this.#db
       .selectFrom('approvals')
       .select((eb) => eb.fn.countAll().as('count'))
       .where('status', '=', 'pending')
       .where('expires_at', '>', now)
-      .executeTakeFirstOrThrow()
+    if (options?.sessionKey !== undefined)
+      query =
+        options.sessionKey === null
+          ? query.where('session_key', 'is', null)
+          : query.where('session_key', '=', options.sessionKey)
+    const row = await query.executeTakeFirstOrThrow()
     return Number(row.count)
   }
 
