@@ -212,9 +212,51 @@ describe('from a Telegram chat', () => {
     )
     expect(String(refused.payload.text)).toMatch(/only the user who asked/i)
 
+    // Recorded like every approval: the operator sees it pending (API, CLI, dashboard, metrics).
+    const pending = await server.app.approvals.list({ status: 'pending' })
+    expect(pending).toEqual([
+      expect.objectContaining({
+        tool: 'exec',
+        session_key: `telegram:${CHAT}:${USER}`,
+        summary: 'Execute: echo approved-and-ran',
+      }),
+    ])
+
     telegram.pushCallback({ chatId: CHAT, userId: USER, data: approve, messageId })
     await sentToChat('Done: approved-and-ran.')
     expect(toolResultSent('call_exec')).toContain('approved-and-ran')
+    // Decided by the person who pressed, and what the call did kept with it.
+    expect(await server.app.approvals.get(pending[0]?.id ?? '')).toMatchObject({
+      status: 'approved',
+      decided_by: `telegram:${CHAT}:${USER}`,
+    })
+  })
+
+  it('a chat approval answered elsewhere (the API, the CLI) decides it and the buttons go away', async () => {
+    model.script(
+      reply.toolCalls([
+        { id: 'call_elsewhere', name: 'exec', arguments: { command: 'echo answered-by-operator' } },
+      ]),
+      reply.text('Done: answered-by-operator.'),
+    )
+    telegram.pushMessage({ chatId: CHAT, userId: USER, text: 'run echo answered-by-operator' })
+    const ask = await telegram.waitFor(
+      'sendMessage',
+      (call) =>
+        call.payload.reply_markup !== undefined && String(call.payload.text).includes('answered-by-operator'),
+      20_000,
+    )
+    const messageId = (ask.result as { message_id: number }).message_id
+    const [pending] = await server.app.approvals.list({ status: 'pending' })
+    expect(pending?.summary).toBe('Execute: echo answered-by-operator')
+    await server.app.approvals.answer(pending?.id ?? '', true, { decidedBy: 'operator' })
+    await sentToChat('Done: answered-by-operator.')
+    expect(toolResultSent('call_elsewhere')).toContain('answered-by-operator')
+    await telegram.waitFor(
+      'editMessageReplyMarkup',
+      (call) => (call.payload as { message_id?: number }).message_id === messageId,
+      20_000,
+    )
   })
 })
 

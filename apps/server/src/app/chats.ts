@@ -1,4 +1,6 @@
+import type { ApprovalGate } from '@lango/tools'
 import type { AgentRunner } from '../agent/index.js'
+import type { Approvals, ApprovalView } from '../approvals.js'
 import type { ChannelRouter } from '../channels/router.js'
 import type { SingletonDuties } from '../cluster/leases.js'
 import type { Logger } from '../logger.js'
@@ -15,7 +17,9 @@ export function chatsPart(
   agent: AgentRunner,
   duties: SingletonDuties,
   logger: Logger,
+  approvals: Approvals,
 ): Part {
+  const approvalGate = recordedChatGate(channels, approvals, logger)
   return {
     name: 'channels',
     async start() {
@@ -23,7 +27,7 @@ export function chatsPart(
         async (message, { sessionKey, signal }) => {
           const turn = await agent.chat(sessionKey, message.text, {
             signal,
-            approvalGate: { request: (request, options) => channels.requestApproval(request, options) },
+            approvalGate,
           })
           return turn.text
         },
@@ -39,5 +43,54 @@ export function chatsPart(
     },
     // No more chats in; turns in flight are aborted.
     stop: () => channels.stop(),
+  }
+}
+
+/**
+ * A chat's approvals, recorded like every other (docs/architecture.md): each request is a pending
+ * approval in the database first (listed by `GET /api/approvals`, the dashboard and `lango
+ * approvals`, counted in `lango_approvals_pending`, bounded like the rest), then asked in the chat
+ * with its buttons. Whichever answers first decides: a press is recorded with the chat session as
+ * `decided_by`, and an answer given elsewhere (the API, the CLI, another process) takes the buttons
+ * away. A channel that cannot ask leaves the approval to those other places.
+ */
+export function recordedChatGate(
+  channels: ChannelRouter,
+  approvals: Approvals,
+  logger: Logger,
+): ApprovalGate {
+  return {
+    async request(request, { signal }) {
+      const local = new AbortController()
+      const both = AbortSignal.any([signal, local.signal])
+      let announce: (view: ApprovalView) => void = () => {}
+      const announced = new Promise<ApprovalView>((resolve) => {
+        announce = resolve
+      })
+      const recorded = approvals.gate(announce).request(request, { signal: both })
+      try {
+        // Refused before anyone is asked (too many waiting, too long to show): so is the chat.
+        const first = await Promise.race([announced, recorded.then(() => undefined)])
+        if (first === undefined) return await recorded
+        const view = first
+        const asked = channels
+          .requestApproval(request, { signal: both })
+          .then(async (answer) => {
+            if (answer === undefined) return
+            await approvals.answer(view.id, answer, {
+              ...(request.sessionKey === undefined ? {} : { decidedBy: request.sessionKey }),
+            })
+          })
+          .catch((error: unknown) => {
+            if (!both.aborted) logger.warn('chat approval failed; the approval waits elsewhere', { error })
+          })
+        const answer = await recorded
+        void asked
+        return answer
+      } finally {
+        // Answered (or ended) in one place: the other stops asking.
+        local.abort(new DOMException('the approval was answered', 'AbortError'))
+      }
+    },
   }
 }

@@ -244,7 +244,7 @@ export async function createApp(
         },
         stop: () => cron.stop(),
       })
-    lifecycle.add(chatsPart(channels, agent, duties, logger))
+    lifecycle.add(chatsPart(channels, agent, duties, logger, approvals))
     // Alerts stop before the channels they go through (what is waiting is sent), after the duties.
     lifecycle.add(
       {
