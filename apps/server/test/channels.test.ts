@@ -369,6 +369,12 @@ describe('ChannelRouter', () => {
     const wrapped = await channelError(router.send('flaky:1', 'x'))
     expect(wrapped.code).toBe('CHANNEL_SEND_FAILED')
     expect(wrapped.cause).toBe(foreign)
+    // The adapter's reason is kept (first line, bounded; an address, which may hold a token, is not).
+    expect(wrapped.message).toBe('delivery to flaky failed: socket hang up')
+    next = new Error('POST https://user:tok@chat.example/send refused\n    at internal stack')
+    expect((await channelError(router.send('flaky:1', 'x'))).message).toBe(
+      'delivery to flaky failed: POST <url> refused',
+    )
   })
 
   it('rejects with signal.reason when aborted before or during a send', async () => {
@@ -669,6 +675,16 @@ describe('loadChannelAdapter', () => {
     const throws = await channelError(load('adapters/throws.mjs'))
     expect(throws.code).toBe('CHANNEL_ADAPTER_LOAD_FAILED')
     expect((throws.cause as Error).message).toBe('bad options')
+    // The message an operator reads says why (and where, for a module that does not load).
+    expect(broken.message).toMatch(
+      /^channel custom: the adapter module failed to load: top-level failure \(at .*broken\.mjs:1\)$/,
+    )
+    expect(throws.message).toBe('channel custom: the adapter factory threw: bad options')
+    await write('syntax.mjs', 'export default () => {\n  return {\n}}}\n')
+    expect((await channelError(load('adapters/syntax.mjs'))).message).toMatch(
+      // Node says `Unexpected token`; under vitest its module loader words it: either way, a reason.
+      /^channel custom: the adapter module failed to load: \S.*(syntax|Unexpected token)/i,
+    )
   })
 
   it('CHANNEL_ADAPTER_INVALID without a default-exported factory or without an adapter', async () => {

@@ -15,3 +15,15 @@ export class ChannelError extends LangoServerError<ChannelErrorCode> {
     return isServerErrorNamed(value, 'ChannelError')
   }
 }
+
+/**
+ * `: <reason>` from an adapter's own (non-`ChannelError`) failure: its first line, at most 300
+ * characters, with addresses replaced by `<url>` (one may carry a token); `''` when it has none.
+ */
+export function reasonOf(error: unknown): string {
+  const given = (error as { message?: unknown } | null | undefined)?.message
+  const message = typeof given === 'string' ? given : typeof error === 'string' ? error : ''
+  const line = (message.split('\n')[0] ?? '').replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>').trim()
+  if (line === '') return ''
+  return `: ${line.length > 300 ? `${line.slice(0, 300)}…` : line}`
+}

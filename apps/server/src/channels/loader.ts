@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Logger } from '../logger.js'
-import { ChannelError } from './errors.js'
+import { ChannelError, reasonOf } from './errors.js'
 import { CHANNEL_NAME_PATTERN } from './target.js'
 import type { ChannelAdapter, ChannelAdapterFactory } from './types.js'
 
@@ -64,7 +64,7 @@ export async function loadChannelAdapter(
   } catch (error) {
     throw new ChannelError(
       'CHANNEL_ADAPTER_LOAD_FAILED',
-      `channel ${spec.name}: the adapter module failed to load`,
+      `channel ${spec.name}: the adapter module failed to load${reasonOf(error)}${whereOf(error, path)}`,
       {
         cause: error,
         data,
@@ -88,10 +88,14 @@ export async function loadChannelAdapter(
       logger,
     })
   } catch (error) {
-    throw new ChannelError('CHANNEL_ADAPTER_LOAD_FAILED', `channel ${spec.name}: the adapter factory threw`, {
-      cause: error,
-      data,
-    })
+    throw new ChannelError(
+      'CHANNEL_ADAPTER_LOAD_FAILED',
+      `channel ${spec.name}: the adapter factory threw${reasonOf(error)}`,
+      {
+        cause: error,
+        data,
+      },
+    )
   }
   if (!isChannelAdapter(adapter))
     throw new ChannelError(
@@ -128,4 +132,13 @@ function scopedLogger(logger: Logger, channel: string): Logger {
     warn: (message, fields) => logger.warn(message, { channel, ...fields }),
     error: (message, fields) => logger.error(message, { channel, ...fields }),
   }
+}
+
+/** ` (at <file>:<line>)` of a module that failed to load, when its stack names a line of `path`. */
+function whereOf(error: unknown, path: string): string {
+  const given = (error as { stack?: unknown } | null | undefined)?.stack
+  const stack = typeof given === 'string' ? given : ''
+  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const match = new RegExp(`${escaped}:(\\d+)`).exec(stack)
+  return match === null ? '' : ` (at ${path}:${match[1]})`
 }

@@ -1,7 +1,7 @@
 import { RESERVED_CHANNEL_NAMES } from '../config/rules.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChatQueue } from './chat-queue.js'
-import { ChannelError } from './errors.js'
+import { ChannelError, reasonOf } from './errors.js'
 import { isChannelAdapter } from './loader.js'
 import {
   CHANNEL_NAME_PATTERN,
@@ -193,7 +193,7 @@ export class ChannelRouter implements ChannelSender {
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (ChannelError.is(error)) throw error
-      throw new ChannelError('CHANNEL_SEND_FAILED', `delivery to ${channel} failed`, {
+      throw new ChannelError('CHANNEL_SEND_FAILED', `delivery to ${channel} failed${reasonOf(error)}`, {
         cause: error,
         data: { channel },
       })
