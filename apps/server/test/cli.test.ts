@@ -279,6 +279,30 @@ describe('usage and configuration errors', () => {
     expect(badTimeout.stderr).toContain('expected a duration')
   })
 
+  it('doctor warns when default_deliver_to or alerts.deliver_to name a channel that is not configured', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-cli-targets-'))
+    try {
+      await writeFile(
+        join(home, 'lango.yaml'),
+        'channels:\n  default_deliver_to: [nosuch:1, slack:C0123ABCD, log]\nalerts:\n  deliver_to: [discord:42]\n',
+      )
+      type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
+      const report = await json<Report>(['doctor'], {
+        env: { LANGO_HOME: home, LANGO_URL: `http://127.0.0.1:${await closedPort()}` },
+      })
+      expect(report.data.checks.find((check) => check.name === 'channels')).toMatchObject({
+        status: 'warn',
+        message:
+          'none configured; channels.default_deliver_to names nosuch:1, whose channel is not configured; ' +
+          'channels.default_deliver_to names slack:C0123ABCD, whose channel is not configured; ' +
+          'alerts.deliver_to names discord:42, whose channel is not configured: every delivery there fails',
+        fix: expect.stringContaining('configure that channel'),
+      })
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
   it('exits 1 with the config error naming the key and its line', async () => {
     const badHome = await mkdtemp(join(tmpdir(), 'lango-cli-config-'))
     try {

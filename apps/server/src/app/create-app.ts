@@ -154,6 +154,16 @@ export async function createApp(
       origin: ownerId,
     })
     forwardEvents(events, cron, engine, background)
+    // Results of jobs that name no target go to channels.default_deliver_to: one that no channel
+    // serves fails every such delivery, so say so at start (as alerts.deliver_to does).
+    const unservedDefaults = unconfiguredTargets(config.channels.defaultDeliverTo, channels)
+    if (unservedDefaults.size > 0)
+      logger.error(
+        'channels.default_deliver_to names channels that are not configured: deliveries there fail',
+        {
+          targets: Object.fromEntries(unservedDefaults),
+        },
+      )
     // The operator's channel: what must not go unnoticed, batched, to `alerts.deliver_to`.
     const alerts = new Alerts({
       targets: config.alerts.deliverTo,

@@ -2,28 +2,41 @@ import type { ServerConfig } from '../../config/types.js'
 import type { CheckResult } from './check.js'
 import { getJson, networkProblem, shownUrl } from './http.js'
 
-/** Which channels are configured; Telegram's token is tried (`getMe`). */
+/**
+ * Which channels are configured (custom ones included), and whether `channels.default_deliver_to`
+ * and `alerts.deliver_to` name only those; Telegram's token is tried (`getMe`).
+ */
 export async function checkChannels(config: ServerConfig): Promise<CheckResult[]> {
-  const { telegram, slack, discord, webhook } = config.channels
+  const { telegram, slack, discord, webhook, custom } = config.channels
   const configured = [
     telegram.token === undefined ? undefined : 'telegram',
     slack.token === undefined ? undefined : 'slack',
     discord.token === undefined ? undefined : 'discord',
     webhook.url === undefined ? undefined : 'webhook',
+    ...custom.map((adapter) => adapter.name),
   ].filter((name): name is string => name !== undefined)
-  const results: CheckResult[] = [
+  const known = new Set([...configured, 'log'])
+  const unreachable = [
+    ...config.channels.defaultDeliverTo.map((target) => ({ setting: 'channels.default_deliver_to', target })),
+    ...config.alerts.deliverTo.map((target) => ({ setting: 'alerts.deliver_to', target })),
+  ].filter(({ target }) => !known.has(target.split(':')[0] ?? target))
+  const listed =
     configured.length === 0
-      ? {
-          name: 'channels',
-          status: 'ok',
-          message: 'none configured: results go to the server log only',
-          details: { configured },
-        }
+      ? config.channels.defaultDeliverTo.length === 0
+        ? 'none configured: results go to the server log only'
+        : 'none configured'
+      : `configured: ${configured.join(', ')}`
+  const results: CheckResult[] = [
+    unreachable.length === 0
+      ? { name: 'channels', status: 'ok', message: listed, details: { configured } }
       : {
           name: 'channels',
-          status: 'ok',
-          message: `configured: ${configured.join(', ')}`,
-          details: { configured },
+          status: 'warn',
+          message: `${listed}; ${unreachable
+            .map(({ setting, target }) => `${setting} names ${target}, whose channel is not configured`)
+            .join('; ')}: every delivery there fails`,
+          fix: 'configure that channel (its token or url, or channels.custom), or remove the target',
+          details: { configured, unreachable },
         },
   ]
   if (telegram.token !== undefined) results.push(await checkTelegram(telegram.token, telegram.apiUrl))
