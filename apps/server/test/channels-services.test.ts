@@ -3,6 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { toDeliveryError } from '../src/channels/delivery-error.js'
 import {
   ChannelError,
   ChannelRouter,
@@ -115,6 +116,19 @@ describe('WebhookChannel', () => {
     receiver.answerNext({ status: 401 })
     expect((await channelError(webhook.send(undefined, 'x'))).code).toBe('CHANNEL_AUTH_FAILED')
     expect(receiver.requests).toHaveLength(2)
+  })
+
+  it('does not follow a redirect, nor retry it: it fails at once, saying so (outside probe)', async () => {
+    receiver.answerNext({ status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data' } })
+    const webhook = new WebhookChannel({ url: `${receiver.url}/hook`, retry: { baseDelayMs: 10 } })
+    const error = await channelError(webhook.send(undefined, 'x'))
+    expect(error.code).toBe('CHANNEL_SEND_FAILED')
+    expect(error.message).toBe(
+      'webhook delivery failed: HTTP 302 (redirects are not followed: set channels.webhook.url to the final address) after 1 attempt',
+    )
+    expect(receiver.requests).toHaveLength(1)
+    // The delivery ledger does not try it again either.
+    expect(toDeliveryError(error).permanent).toBe(true)
   })
 
   it('retries network errors, and keeps the URL (a secret) out of the error', async () => {

@@ -36,7 +36,8 @@ export function toDeliveryError(error: unknown): DeliveryError {
         : undefined
   const permanent =
     PERMANENT_CODES.has(error.code) ||
-    (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429)
+    // A redirect (not followed) is the address being wrong, as is a 4xx other than 408 and 429.
+    (status !== undefined && status >= 300 && status < 500 && status !== 408 && status !== 429)
   return new DeliveryError(error.message, {
     cause: error,
     permanent,

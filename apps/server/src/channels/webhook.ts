@@ -135,7 +135,7 @@ export class WebhookChannel implements ChannelAdapter {
           error.status === 401 || error.status === 403 ? 'CHANNEL_AUTH_FAILED' : 'CHANNEL_SEND_FAILED'
         throw new ChannelError(
           code,
-          `${this.name} delivery failed: HTTP ${error.status} after ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+          `${this.name} delivery failed: HTTP ${error.status}${error.status >= 300 && error.status < 400 ? ' (redirects are not followed: set channels.webhook.url to the final address)' : ''} after ${attempts} attempt${attempts === 1 ? '' : 's'}`,
           {
             data: {
               channel: this.name,
@@ -162,7 +162,9 @@ export class WebhookChannel implements ChannelAdapter {
         method: 'POST',
         headers,
         body,
-        redirect: 'error',
+        // A redirect is not followed (it could point anywhere, 169.254.169.254 included): it is
+        // answered as its status, which does not retry.
+        redirect: 'manual',
         signal: signal === undefined ? timeout.signal : AbortSignal.any([signal, timeout.signal]),
       })
       // The body is not used; cancelling it frees the connection.
