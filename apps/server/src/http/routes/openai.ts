@@ -130,6 +130,8 @@ function modelAddressHider(app: App): (message: string) => string {
   return (message) => {
     let text = message
     for (const address of addresses) text = text.replaceAll(`the model server ${address}`, 'the model server')
+    // `(model server <address>)`: the parenthesis names the server on its own.
+    for (const address of addresses) text = text.replaceAll(`(model server ${address})`, '(the model server)')
     for (const address of addresses) text = text.replaceAll(address, 'the model server')
     return text
   }
