@@ -207,11 +207,14 @@ function configDetails(config: Params): string[] {
  */
 function execDetails(p: Params): string {
   const env = typeof p.env === 'object' && p.env !== null ? Object.entries(p.env as Params) : []
+  // Everything the call sets is shown: two calls that read alike ask for the same thing.
   const details = [
     ...(p.cwd === undefined ? [] : [`cwd: ${wholeLine(p.cwd)}`]),
     ...(env.length === 0
       ? []
       : [`env: ${env.map(([name, value]) => `${wholeLine(name)}="${wholeLine(value)}"`).join(', ')}`]),
+    ...(typeof p.timeout === 'number' ? [`timeout: ${p.timeout} s`] : []),
+    ...(p.pty === true ? ['in a terminal (pty)'] : []),
   ]
   return details.length === 0 ? '' : ` — ${details.join('; ')}`
 }
