@@ -469,6 +469,29 @@ describe('ChannelRouter', () => {
       expect(events.slice(3)).toEqual(['end c1 first', 'start c1 second', 'end c1 second'])
     })
 
+    it('in a group, one person’s turn (or the approval it waits for) does not hold up another’s', async () => {
+      const rec = recordingAdapter()
+      router = new ChannelRouter({ adapters: [rec.adapter] })
+      const gate = deferred()
+      await router.start(async (message) => {
+        if (message.userId === 'u1') await gate.promise
+        return `${message.userId}: ${message.text}`
+      })
+      const waiting = rec.receive('group', 'u1', 'needs approval')
+      expect(await rec.receive('group', 'u2', 'hello')).toBe('u2: hello')
+      gate.settle()
+      expect(await waiting).toBe('u1: needs approval')
+    })
+
+    it('bounds a reply like a delivery, saying how much was cut', async () => {
+      const rec = recordingAdapter()
+      router = new ChannelRouter({ adapters: [rec.adapter], maxTextLength: 100 })
+      await router.start(async () => 'z'.repeat(1000))
+      const reply = (await rec.receive('c1', 'u1', 'write a lot')) ?? ''
+      expect(reply.length).toBeLessThanOrEqual(100)
+      expect(reply).toMatch(/^z+\n\[… \d+ more characters cut\]$/)
+    })
+
     it('answers busy when a chat queue is full, without calling the handler', async () => {
       const rec = recordingAdapter()
       router = new ChannelRouter({ adapters: [rec.adapter], maxQueuedPerChat: 1 })
@@ -510,7 +533,7 @@ describe('ChannelRouter', () => {
       expect(await rec.receive('a:b', 'u1', 'x')).toBeUndefined()
       expect(await rec.receive('c1', 'u 1', 'x')).toBeUndefined()
       await rec.receive('c1', 'u1', 'y'.repeat(50))
-      expect(texts).toEqual(['y'.repeat(10)])
+      expect(texts).toEqual([`${'y'.repeat(10)}\n[… 40 more characters of this message were cut]`])
       expect(logger.entries.filter((entry) => entry.level === 'warn')).toHaveLength(2)
     })
 

@@ -61,9 +61,9 @@ interface ChannelRouterOptions {
   readonly maxTextLength?: number
   /** The longest inbound text given to the handler; a longer one is cut. Default 16,000. */
   readonly maxInboundTextLength?: number
-  /** Messages that may wait per chat behind the one being handled; more get {@link BUSY_REPLY}. Default 5. */
+  /** Messages that may wait per conversation (a chat's user) behind the one being handled; more get {@link BUSY_REPLY}. Default 5. */
   readonly maxQueuedPerChat?: number
-  /** Chats with messages in flight at once; a message from one more chat gets {@link BUSY_REPLY}. Default 100. */
+  /** Conversations with messages in flight at once; a message from one more gets {@link BUSY_REPLY}. Default 100. */
   readonly maxActiveChats?: number
   /**
    * How long an adapter's `start()` may take (default 60 s): one that has not settled by then is
@@ -399,16 +399,24 @@ export class ChannelRouter implements ChannelSender {
         })
         return Promise.resolve(undefined)
       }
+      const cut = message.text.length - this.#maxInboundTextLength
       const bounded: InboundMessage = {
         ...message,
         channel,
-        text: message.text.slice(0, this.#maxInboundTextLength),
+        // Cut, the model is told so (it would otherwise answer a message it read half of).
+        text:
+          cut > 0
+            ? `${message.text.slice(0, this.#maxInboundTextLength)}\n[… ${cut} more characters of this message were cut]`
+            : message.text,
       }
       const sessionKey = sessionKeyOf(bounded)
       const combined = AbortSignal.any([signal, this.#controller.signal])
-      const queued = this.#queue.run(`${channel}:${bounded.chatId}`, () =>
-        this.#handle(handler, bounded, sessionKey, combined),
-      )
+      // One conversation (a chat's user) at a time, in order: in a group, one person's turn, or
+      // the approval it waits for, does not hold up the others'.
+      const queued = this.#queue
+        .run(sessionKey, () => this.#handle(handler, bounded, sessionKey, combined))
+        // A reply is bounded like a delivery: a runaway model does not flood the chat.
+        ?.then((reply) => (typeof reply === 'string' ? this.#bound(reply) : reply))
       if (queued === undefined) {
         this.#logger.warn('inbound message refused: the chat queue is full', {
           channel,
