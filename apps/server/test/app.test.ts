@@ -222,10 +222,45 @@ describe('createApp: the composition root', () => {
     }
   })
 
-  it('a secret token with no vault configured reaches the command literally', async () => {
+  it('a misspelt secret name is refused before anything runs (EXEC_SECRET_UNKNOWN), in exec and exec_bg (shell jobs share their defaults)', async () => {
+    const running = await start({ passphrase: 'correct horse battery staple' })
+    await (await running.vault()).set('GITHUB_TOKEN', 'ghp_0123456789abcdef')
+    const marker = join(home, 'sent')
+    for (const name of ['exec', 'exec_bg']) {
+      const tool = running.tools.find((candidate) => candidate.name === name) as never
+      const refused = await invokeTool(
+        tool,
+        { command: `echo {{secret:GITHUB_TOKN}} > ${marker}` },
+        {},
+        { policy: 'none' },
+      )
+      expect(refused, name).toMatchObject({
+        ok: false,
+        error: {
+          reason: 'EXEC_SECRET_UNKNOWN',
+          message: expect.stringContaining('{{secret:GITHUB_TOKN}} names nothing'),
+        },
+      })
+    }
+    await expect(readFile(marker)).rejects.toThrow()
+    // The right name runs, masked.
+    expect(await call(running, 'exec', { command: 'echo {{secret:GITHUB_TOKEN}}' })).toMatchObject({
+      stdout: '[secret:GITHUB_TOKEN]\n',
+    })
+  })
+
+  it('a secret token with no vault configured is refused, never passed on as its text', async () => {
     const running = await start()
-    const result = await call(running, 'exec', { command: "echo '{{secret:API_KEY}}'" })
-    expect(result.stdout).toBe('{{secret:API_KEY}}\n')
+    const exec = running.tools.find((tool) => tool.name === 'exec') as never
+    const refused = await invokeTool(exec, { command: 'echo {{secret:API_KEY}}' }, {}, { policy: 'none' })
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        message: expect.stringMatching(
+          /\{\{secret:API_KEY\}\} needs the secrets vault: set LANGO_PASSPHRASE/,
+        ),
+      },
+    })
     const listed = await invokeTool(running.tools.find((tool) => tool.name === 'secrets_list') as never, {})
     expect(listed).toMatchObject({ ok: false, error: { message: expect.stringMatching(/LANGO_PASSPHRASE/) } })
   })

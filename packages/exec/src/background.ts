@@ -272,6 +272,8 @@ export interface ProcessRegistryOptions {
   readonly maxLifetimeMs?: number
   readonly killGraceMs?: number
   readonly refStore?: RefStore
+  /** How every start treats a token the `refStore` does not know (see `SpawnOptions`; default `keep`). */
+  readonly unknownReferences?: 'keep' | 'refuse'
   readonly envPolicy?: EnvPolicy
   /** Needed for `pty: true`; use `nodePtyDriver()` from `@lango/exec/pty`. */
   readonly ptyDriver?: PtyDriver
@@ -307,6 +309,7 @@ export class ProcessRegistry {
       killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       logger: options.logger ?? silentLogger,
       idGenerator: options.idGenerator ?? (() => `proc_${randomUUID().slice(0, 8)}`),
+      unknownReferences: options.unknownReferences ?? 'keep',
     })
     if (!Number.isSafeInteger(this.#options.outputBufferBytes) || this.#options.outputBufferBytes <= 0)
       throw new ExecError('EXEC_INVALID_OPTION', 'outputBufferBytes must be a positive integer')
@@ -341,6 +344,7 @@ export class ProcessRegistry {
       const prepared = await prepareSpawn(command, {
         ...options,
         refStore: this.#options.refStore,
+        unknownReferences: options.unknownReferences ?? this.#options.unknownReferences,
         envPolicy: this.#options.envPolicy,
         pty: ptySettings !== undefined,
       })

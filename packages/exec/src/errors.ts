@@ -14,6 +14,8 @@ export type ExecErrorCode =
   | 'EXEC_SECRET_REPARSED'
   /** A secret value is shorter than `MIN_SECRET_LENGTH` (8) characters: masking it would reveal it. */
   | 'EXEC_SECRET_TOO_SHORT'
+  /** A reference token names nothing the store holds, under `unknownReferences: 'refuse'`. */
+  | 'EXEC_SECRET_UNKNOWN'
   /** An option was out of range (timeout, buffer size, PTY size, command length). */
   | 'EXEC_INVALID_OPTION'
   /** The process could not be spawned (shell missing, EAGAIN, PTY driver failed). */

@@ -110,4 +110,34 @@ describe('a secret value is never parsed again as code (issue 11, finding 7)', (
     const result = await run("sh -c 'echo {{secret:unknown}}'", { refStore })
     expect(result.stdout).toBe('{{secret:unknown}}\n')
   })
+
+  it("with unknownReferences: 'refuse', a token the store does not hold fails before spawning (a misspelt name)", async () => {
+    for (const [command, env] of [
+      [`echo {{secret:GITHUB_TOKN}} > ${marker}`, undefined],
+      [`printf %s "$X" > ${marker}`, { X: 'Bearer {{secret:GITHUB_TOKN}}' }],
+    ] as const) {
+      const error = await run(command, {
+        refStore,
+        unknownReferences: 'refuse',
+        cwd: dir.path,
+        ...(env === undefined ? {} : { env }),
+      }).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({
+        code: 'EXEC_SECRET_UNKNOWN',
+        data: { token: '{{secret:GITHUB_TOKN}}', name: 'GITHUB_TOKN' },
+      })
+      expect((error as Error).message).toContain('names nothing the secret store holds')
+      await expect(readFile(marker)).rejects.toThrow()
+    }
+    // Known tokens, and tokens in comments, still run.
+    const result = await run('echo {{secret:x}} | wc -c # not {{secret:nope}}', {
+      refStore,
+      unknownReferences: 'refuse',
+    })
+    expect(result.exitCode).toBe(0)
+    await using registry = new ProcessRegistry({ refStore, unknownReferences: 'refuse' })
+    await expect(registry.start('echo {{secret:nope}}')).rejects.toMatchObject({
+      code: 'EXEC_SECRET_UNKNOWN',
+    })
+  })
 })

@@ -26,6 +26,12 @@ export interface SpawnOptions {
    * a private file (0600 in a 0700 directory) holding it, removed when the process ends.
    */
   readonly refStore?: RefStore
+  /**
+   * A token the `refStore` does not know: `keep` (default) leaves it literal, as text that only
+   * looks like one; `refuse` fails with `EXEC_SECRET_UNKNOWN` before spawning, so a misspelt name
+   * (`{{secret:GITHUB_TOKN}}`) is not sent on as the token's own text. Needs a `refStore`.
+   */
+  readonly unknownReferences?: 'keep' | 'refuse'
   /** The shell that runs the command (default `/bin/sh`). */
   readonly shell?: string
 }
@@ -90,12 +96,18 @@ class References {
   readonly #variables = new Map<string, string>()
   readonly #paths = new Map<string, string>()
 
-  constructor(refStore: RefStore | undefined, redactor: Redactor) {
+  readonly #refuseUnknown: boolean
+
+  constructor(refStore: RefStore | undefined, redactor: Redactor, refuseUnknown: boolean) {
     this.#refStore = refStore
     this.#redactor = redactor
+    this.#refuseUnknown = refuseUnknown
   }
 
-  /** The value behind a token, or undefined when the store does not know it (the token stays literal). */
+  /**
+   * The value behind a token, or undefined when the store does not know it (the token stays
+   * literal; with `unknownReferences: 'refuse'`, `EXEC_SECRET_UNKNOWN` instead).
+   */
   async resolve(kind: string, name: string): Promise<string | undefined> {
     if (this.#refStore === undefined) return undefined
     const key = storeKey(kind, name)
@@ -106,7 +118,16 @@ class References {
       if (known !== undefined) this.#redactor.add(known, name)
       this.#values.set(key, known)
     }
-    return this.#values.get(key)
+    const value = this.#values.get(key)
+    if (value === undefined && this.#refuseUnknown) {
+      const token = `{{${kind}:${name}}}`
+      throw new ExecError(
+        'EXEC_SECRET_UNKNOWN',
+        `secret reference ${token} names nothing the secret store holds: check the name (a misspelt one would be sent on as the text ${token}), or store it first`,
+        { data: { token, name } },
+      )
+    }
+    return value
   }
 
   /** What replaces a resolved token: the path of its private file, or its value. */
@@ -265,7 +286,7 @@ export async function prepareSpawn(
     replace: options.replaceEnv === true,
     pty: options.pty === true,
   })
-  const references = new References(options.refStore, redactor)
+  const references = new References(options.refStore, redactor, options.unknownReferences === 'refuse')
   try {
     Object.assign(env, await resolveOverrideValues(options.env, references))
     const shellCommand = await bindReferences(command, references)

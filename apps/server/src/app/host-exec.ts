@@ -14,7 +14,10 @@ import type { HostShellRunner } from '../scheduled-workflows/dispatch.js'
 import { automationOf } from './automation.js'
 
 /** What every command of the server runs with: the vault, the env policy, one run limiter, the default cwd. */
-export type ExecDefaults = Pick<RunOptions, 'refStore' | 'envPolicy' | 'limiter' | 'cwd'>
+export type ExecDefaults = Pick<
+  RunOptions,
+  'refStore' | 'unknownReferences' | 'envPolicy' | 'limiter' | 'cwd'
+>
 
 /** The server's exec: the shared run defaults, the background process registry, the guarded shell runner. */
 export interface HostExec {
@@ -36,10 +39,19 @@ export function createHostExec(config: ServerConfig, refStore: RefStore, logger:
   }
   // Foreground commands from every source share one cap; more wait (bounded), then are refused.
   const limiter = new RunLimiter({ maxRunning: 8, maxWaiting: 64 })
-  const defaults = { refStore, envPolicy, limiter, cwd: config.exec.cwd } satisfies ExecDefaults
+  // A `{{secret:…}}` the vault does not hold is a mistake (a misspelt name), never text to pass on.
+  const unknownReferences = 'refuse'
+  const defaults = {
+    refStore,
+    unknownReferences,
+    envPolicy,
+    limiter,
+    cwd: config.exec.cwd,
+  } satisfies ExecDefaults
   const processes = new ProcessRegistry({
     ptyDriver: nodePtyDriver(),
     refStore,
+    unknownReferences,
     envPolicy,
     maxRunning: config.exec.maxBackgroundProcesses,
     logger,

@@ -36,7 +36,13 @@ export function lazyVault(
   return {
     vault,
     async resolve(token) {
-      if (opening === undefined || !token.startsWith('{{secret:')) return undefined
+      if (!token.startsWith('{{secret:')) return undefined
+      // A secret asked for with no vault to hold it is refused, never passed on as its token's text.
+      if (opening === undefined)
+        throw new VaultError(
+          'VAULT_NO_PASSPHRASE',
+          `${token} needs the secrets vault: set LANGO_PASSPHRASE for the server, then store the secret`,
+        )
       return (await opening).resolve(token)
     },
     // The configuration's own secrets are masked too, vault or not: a command that reads one
