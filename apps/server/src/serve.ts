@@ -152,7 +152,9 @@ function unreadableRequest(error: unknown, logger: Logger): Response {
 const STOP_DEADLINE_MS = 30_000
 
 /**
- * Stops the server on SIGINT or SIGTERM: `close()` (stop accepting, stop the scheduler, cancel
+ * Stops the server on SIGINT, SIGTERM or SIGHUP (a closed terminal, a `kill -HUP` from a log
+ * rotation or a reload: there is no config reload, so it stops as cleanly as for SIGTERM rather
+ * than dying at once): `close()` (stop accepting, stop the scheduler, cancel
  * background tasks, kill exec process groups, close the database), then exit 0 (1 if closing
  * failed, or did not end within `deadlineMs`, default 30 s: a database that does not answer must
  * not keep a stopped server alive). A second signal exits at once, with the shell's code for it
@@ -187,9 +189,11 @@ export function installShutdown(
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+  process.on('SIGHUP', onSignal)
   return () => {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    process.off('SIGHUP', onSignal)
   }
 }
 

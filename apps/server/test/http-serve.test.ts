@@ -330,6 +330,32 @@ describe('serve()', () => {
     }
   })
 
+  it('closes on SIGHUP as on SIGTERM (no reload: a log rotation or a closed terminal must not kill it mid-run)', async () => {
+    const server = await startTestServer()
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
+    const before = new Set(process.listeners('SIGHUP'))
+    const logger = recordingLogger()
+    const uninstall = installShutdown(server, logger)
+    try {
+      const handler = process.listeners('SIGHUP').find((listener) => !before.has(listener))
+      if (handler === undefined) throw new Error('no SIGHUP handler installed')
+      ;(handler as (signal: NodeJS.Signals) => void)('SIGHUP')
+      await until(
+        async () => (exit.mock.calls.some(([code]) => code === 0) ? true : undefined),
+        15_000,
+        'exit(0)',
+      )
+      expect(server.app.ready).toBe(false)
+      expect(logger.entries).toContainEqual(
+        expect.objectContaining({ message: 'shutting down', fields: { signal: 'SIGHUP' } }),
+      )
+    } finally {
+      uninstall()
+      exit.mockRestore()
+      await server.dispose()
+    }
+  })
+
   it('closes on SIGTERM and exits at once on a second signal', async () => {
     const server = await startTestServer()
     const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
