@@ -833,6 +833,20 @@ describe('loadConfig: secrets stay out of errors', () => {
     expect(JSON.stringify(error)).not.toContain(CANARY)
   })
 
+  it('a mistyped PostgreSQL URL or an empty sqlite: path is refused, never opened as a new SQLite file (outside probe)', async () => {
+    for (const url of ['postgres:/postgres@127.0.0.1/db', 'postgresql:db', 'sqlite:', 'sqlite://']) {
+      const error = await failure('', { LANGO_DATABASE_URL: url })
+      expect(error.issues, url).toEqual([
+        expect.objectContaining({
+          key: 'LANGO_DATABASE_URL',
+          message: expect.stringContaining(
+            'expected postgres://…, postgresql://…, sqlite:<path> or a SQLite file path',
+          ),
+        }),
+      ])
+    }
+  })
+
   it('a syntax error on a line holding a token does not quote the line', async () => {
     const error = await failure(`server:\n  api_token: "${CANARY}\n  port: 1\n`)
     expect(error.issues.length).toBeGreaterThan(0)

@@ -312,8 +312,11 @@ export const databaseUrl: Rule<{ kind: 'sqlite' | 'postgres'; url: string }> = {
       const url = URL.parse(input)
       return url !== null && url.hostname !== '' ? { kind: 'postgres', url: input } : undefined
     }
-    const sqlite = /^sqlite:(?:\/\/)?(.+)$/i.exec(input)
-    if (sqlite) return { kind: 'sqlite', url: sqlite[1] as string }
+    // `postgres:/host/db` (a slash short) or `postgres:host` is a mistyped URL, never a file name:
+    // taken for one, the server would run alone on a new, empty SQLite file.
+    if (/^postgres(?:ql)?:/i.test(input)) return undefined
+    const sqlite = /^sqlite:(?:\/\/)?(.*)$/i.exec(input)
+    if (sqlite) return sqlite[1] === '' ? undefined : { kind: 'sqlite', url: sqlite[1] as string }
     // Any other scheme (mysql://, http://) is a mistake, not a file name.
     if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(input)) return undefined
     return { kind: 'sqlite', url: input }
