@@ -65,7 +65,7 @@ afterAll(async () => {
   await database.drop()
 })
 
-it('answers 503 unavailable at its deadline while the database hangs, and ok again once it answers', async () => {
+it('answers 503 unavailable at its deadline while the database hangs (and /metrics still scrapes), and ok again once it answers', async () => {
   const live = server as TestServer
   await until(async () => ((await live.request('/healthz')).status === 200 ? true : undefined))
   proxy.state.hung = true
@@ -73,6 +73,13 @@ it('answers 503 unavailable at its deadline while the database hangs, and ok aga
   const answer = await live.request('/healthz', { signal: AbortSignal.timeout(8000) })
   expect(answer.status).toBe(503)
   expect(await answer.json()).toMatchObject({ status: 'unavailable', database: 'unavailable' })
+  // A scrape still answers (an outside probe got 500 after 10 s): the pending-approvals gauge keeps
+  // its last value, and the alert counters, the operator's last resort, are there.
+  const scraped = await live.request('/metrics', { signal: AbortSignal.timeout(8000) })
+  expect(scraped.status).toBe(200)
+  const text = await scraped.text()
+  expect(text).toContain('lango_approvals_pending')
+  expect(text).toContain('lango_alerts_total')
   // The database answers again: so does the health check (a ping lost in the hang is not waited on).
   proxy.state.hung = false
   await until(async () => ((await live.request('/healthz')).status === 200 ? true : undefined), 30_000)

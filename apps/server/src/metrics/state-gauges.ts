@@ -48,12 +48,31 @@ export function registerStateGauges(registry: Registry, sources: StateSources): 
       this.set({ service: 'workflow' }, engine.runningCount)
     },
   })
+  // Read from the database: a scrape waits for it at most PENDING_READ_MS, one read at a time. A
+  // database that does not answer must not fail the whole scrape (the alert counters are the
+  // operator's last resort then): the gauge keeps its last value until a read answers.
+  let reading: Promise<void> | undefined
   new Gauge({
     name: 'lango_approvals_pending',
-    help: 'Tool calls waiting for a person to approve or deny them, on every server sharing the database.',
+    help: 'Tool calls waiting for a person to approve or deny them, on every server sharing the database (the last value read while the database does not answer).',
     registers,
     async collect() {
-      this.set(await sources.pendingApprovals())
+      reading ??= sources
+        .pendingApprovals()
+        .then((count) => this.set(count))
+        .catch(() => undefined)
+        .finally(() => {
+          reading = undefined
+        })
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([
+        reading,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, PENDING_READ_MS)
+          timer.unref?.()
+        }),
+      ])
+      clearTimeout(timer)
     },
   })
   new Gauge({
@@ -68,3 +87,6 @@ export function registerStateGauges(registry: Registry, sources: StateSources): 
     },
   })
 }
+
+/** How long a scrape waits for the pending-approvals count from the database. */
+const PENDING_READ_MS = 1500
