@@ -50,6 +50,19 @@ describe('Alerts: what the operator hears', () => {
     await alerts.stop()
   })
 
+  it('quiet alerts raised within one batch are one line with a count, not one line and held-back repeats', async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000 })
+    for (let occurrence = 1; occurrence <= 7; occurrence++)
+      alerts.raise({ kind: 'missed_runs', key: 'job-a', text: `job a missed ${occurrence} runs` })
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(1)
+    expect(channel.received[0]).toContain('job a missed 7 runs (×7)')
+    await alerts.stop()
+  })
+
   it('a quiet alert dropped because the batch is full is not taken as sent: the next like it goes out', async () => {
     const clock = new FakeClock(START)
     const channel = operatorChannel()

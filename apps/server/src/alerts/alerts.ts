@@ -209,6 +209,9 @@ export class Alerts {
   #repeat(alert: Alert): { readonly alert: Alert; accept(): void } | undefined {
     if (!QUIET_REPEATS.has(alert.kind) || alert.key === undefined) return { alert, accept: () => {} }
     const key = `${alert.kind}\u0000${alert.key}`
+    // Like one already waiting in this batch: not a repeat of a message sent, but more of the same
+    // line, which then says how many (`×7`).
+    if (this.#pending.has(key)) return { alert, accept: () => {} }
     const now = this.#clock.now().getTime()
     const windowMs = this.#options.repeatAfterMs ?? 10 * 60_000
     const last = this.#recent.get(key)
