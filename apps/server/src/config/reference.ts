@@ -296,7 +296,8 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     value: (c) => c.cron.historyMaxAgeMs,
   },
   'cron.history.max_runs': {
-    description: 'Cron runs kept per job at most.',
+    description:
+      'Cron runs kept per job at most, after each retention pass (when a server takes the retention lease, then hourly): between passes a busy job may hold up to an hour of runs more.',
     value: (c) => c.cron.historyMaxRuns,
   },
   'background.enabled': {
@@ -336,7 +337,8 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     value: (c) => c.workflow.historyMaxAgeMs,
   },
   'workflow.history.max_runs': {
-    description: 'Workflow runs kept at most.',
+    description:
+      'Workflow runs kept at most, after each retention pass (when a server takes the retention lease, then hourly).',
     value: (c) => c.workflow.historyMaxRuns,
   },
   'exec.timeout': {
