@@ -54,7 +54,7 @@ export function chatsPart(
  * `decided_by`, and an answer given elsewhere (the API, the CLI, another process) takes the buttons
  * away. A channel that cannot ask leaves the approval to those other places.
  */
-export function recordedChatGate(
+function recordedChatGate(
   channels: ChannelRouter,
   approvals: Approvals,
   logger: Logger,
