@@ -54,11 +54,7 @@ export function chatsPart(
  * `decided_by`, and an answer given elsewhere (the API, the CLI, another process) takes the buttons
  * away. A channel that cannot ask leaves the approval to those other places.
  */
-function recordedChatGate(
-  channels: ChannelRouter,
-  approvals: Approvals,
-  logger: Logger,
-): ApprovalGate {
+function recordedChatGate(channels: ChannelRouter, approvals: Approvals, logger: Logger): ApprovalGate {
   return {
     async request(request, { signal }) {
       const local = new AbortController()
