@@ -732,16 +732,7 @@ const listFlag = (field: string, meaning: string) =>
   v.optional(v.pipe(v.boolean(`${field} must be true or false`), v.description(meaning)))
 
 const JOB_SORTS = ['name', 'next_run', 'last_run', 'failures'] as const
-const LAST_STATUSES = [
-  'never',
-  'running',
-  'completed',
-  'failed',
-  'timed_out',
-  'cancelled',
-  'skipped',
-  'interrupted',
-] as const
+const LAST_STATUSES = ['never', ...CRON_RUN_STATUSES] as const
 
 /** cron_list's optional filters, order and page (none: every job, the original answer). */
 const cronListParameters = v.strictObject({

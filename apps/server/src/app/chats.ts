@@ -69,7 +69,8 @@ function recordedChatGate(channels: ChannelRouter, approvals: Approvals, logger:
         const first = await Promise.race([announced, recorded.then(() => undefined)])
         if (first === undefined) return await recorded
         const view = first
-        const asked = channels
+        // A press decides the recorded approval; an answer given elsewhere settles `recorded` first.
+        void channels
           .requestApproval(request, { signal: both })
           .then(async (answer) => {
             if (answer === undefined) return
@@ -80,9 +81,7 @@ function recordedChatGate(channels: ChannelRouter, approvals: Approvals, logger:
           .catch((error: unknown) => {
             if (!both.aborted) logger.warn('chat approval failed; the approval waits elsewhere', { error })
           })
-        const answer = await recorded
-        void asked
-        return answer
+        return await recorded
       } finally {
         // Answered (or ended) in one place: the other stops asking.
         local.abort(new DOMException('the approval was answered', 'AbortError'))

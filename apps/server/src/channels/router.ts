@@ -1,3 +1,4 @@
+import { abortable, timeoutSignal } from '../abort.js'
 import { RESERVED_CHANNEL_NAMES } from '../config/rules.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ChatQueue } from './chat-queue.js'
@@ -275,32 +276,23 @@ export class ChannelRouter implements ChannelSender {
    */
   async #withinStartTimeout(adapter: ChannelAdapter, starting: Promise<void>): Promise<void> {
     const ms = this.#startTimeoutMs
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const expired = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        reject(
-          new ChannelError(
-            'CHANNEL_RECEIVE_FAILED',
-            `${adapter.name}: its start() did not finish within ${ms < 1000 ? `${ms} ms` : `${ms / 1000} s`}; the server runs without it`,
-            { data: { channel: adapter.name } },
-          ),
-        )
-      }, ms)
-      timer.unref?.()
-    })
+    const timeout = timeoutSignal(ms)
     try {
-      await Promise.race([starting, expired])
+      await abortable(starting, timeout.signal)
     } catch (error) {
-      if (ChannelError.is(error) && error.code === 'CHANNEL_RECEIVE_FAILED' && !(await settled(starting))) {
-        void Promise.resolve()
-          .then(() => adapter.stop?.())
-          .catch((stopError: unknown) =>
-            this.#logger.warn('channel stop failed', { channel: adapter.name, error: stopError }),
-          )
-      }
-      throw error
+      if (!timeout.signal.aborted) throw error
+      void Promise.resolve()
+        .then(() => adapter.stop?.())
+        .catch((stopError: unknown) =>
+          this.#logger.warn('channel stop failed', { channel: adapter.name, error: stopError }),
+        )
+      throw new ChannelError(
+        'CHANNEL_RECEIVE_FAILED',
+        `${adapter.name}: its start() did not finish within ${ms < 1000 ? `${ms} ms` : `${ms / 1000} s`}; the server runs without it`,
+        { data: { channel: adapter.name } },
+      )
     } finally {
-      clearTimeout(timer)
+      timeout.clear()
     }
   }
 
@@ -477,17 +469,4 @@ function positiveInteger(value: number, name: string): number {
   if (!Number.isInteger(value) || value < 1)
     throw new ChannelError('CHANNEL_INVALID_OPTIONS', `${name} must be a positive integer`)
   return value
-}
-
-/** True when `promise` has already settled (checked without waiting on it). */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  const pending = Symbol('pending')
-  const first = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    Promise.resolve(pending),
-  ])
-  return first !== pending
 }

@@ -2,6 +2,7 @@ import type { BackgroundManager } from '@lango/background'
 import type { CronService } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
 import { Gauge, type Registry } from 'prom-client'
+import { abortable, timeoutSignal } from '../abort.js'
 
 /** What the gauges read at each scrape. */
 export interface StateSources {
@@ -64,15 +65,9 @@ export function registerStateGauges(registry: Registry, sources: StateSources): 
         .finally(() => {
           reading = undefined
         })
-      let timer: ReturnType<typeof setTimeout> | undefined
-      await Promise.race([
-        reading,
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, PENDING_READ_MS)
-          timer.unref?.()
-        }),
-      ])
-      clearTimeout(timer)
+      const deadline = timeoutSignal(PENDING_READ_MS)
+      await abortable(reading, deadline.signal).catch(() => undefined)
+      deadline.clear()
     },
   })
   new Gauge({
