@@ -185,6 +185,24 @@ describe('OpenAI-compatible /v1', () => {
 })
 
 describe('without a model', () => {
+  it('answers a streamed /v1 request with 503 in OpenAI’s shape, not a 200 stream holding the error', async () => {
+    const bare = await startTestServer()
+    try {
+      const response = await bare.request('/v1/chat/completions', {
+        json: { model: 'lango', stream: true, messages: [{ role: 'user', content: 'hello' }] },
+      })
+      expect(response.status).toBe(503)
+      expect(response.headers.get('content-type')).toContain('application/json')
+      expect(((await response.json()) as Json).error).toMatchObject({
+        type: 'server_error',
+        code: 'agent_no_model',
+        message: expect.stringContaining('LANGO_MODEL'),
+      })
+    } finally {
+      await bare.dispose()
+    }
+  })
+
   it('answers 503 AGENT_NO_MODEL with what to configure', async () => {
     const bare = await startTestServer()
     try {

@@ -300,18 +300,33 @@ describe('POST /v1/chat/completions with stream: true', () => {
     expect(JSON.stringify((failed as { error?: unknown }).error)).not.toContain(new URL(model.baseUrl).host)
     expect((failed as Error).message).not.toContain('the model server the model server')
     expect((failed as Error).message).toContain('the model server answered')
-    // The same failure in the middle of a stream: the error chunk hides the address too.
+    // The same failure before anything was streamed: the error's own status (502), as OpenAI
+    // answers a streamed request it cannot start, not a 200 whose stream holds the error.
     model.script(reply.error(500, 'boom'), reply.error(500, 'boom'), reply.error(500, 'boom'))
+    const unstarted = await client.chat.completions
+      .create({ model: 'lango', stream: true, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((caught: unknown) => caught)
+    expect(unstarted).toBeInstanceOf(OpenAI.InternalServerError)
+    expect(unstarted).toMatchObject({ status: 502, type: 'server_error', code: 'agent_model_error' })
+    expect((unstarted as Error).message).not.toContain(new URL(model.baseUrl).host)
+    expect((unstarted as Error).message).toContain('the model server answered')
+    // In the middle of a stream (after a tool call was shown): an error chunk, hiding the address too.
+    model.script(
+      reply.toolCalls([{ id: 'call_mid', name: 'cron_list', arguments: {} }]),
+      reply.error(500, 'boom'),
+      reply.error(500, 'boom'),
+      reply.error(500, 'boom'),
+    )
+    const chunks: string[] = []
     const streamed = await (async () => {
       const stream = await client.chat.completions.create({
         model: 'lango',
         stream: true,
         messages: [{ role: 'user', content: 'Hi' }],
       })
-      for await (const _chunk of stream) {
-        // read to the error
-      }
+      for await (const chunk of stream) chunks.push(chunk.choices[0]?.delta.content ?? '')
     })().catch((caught: unknown) => caught)
+    expect(chunks.join('')).toContain('cron_list')
     expect(streamed).toBeInstanceOf(OpenAI.APIError)
     expect((streamed as Error).message).not.toContain(new URL(model.baseUrl).host)
     expect((streamed as Error).message).toContain('the model server answered')

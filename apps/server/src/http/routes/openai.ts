@@ -301,13 +301,43 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         choices: [{ index: 0, delta, finish_reason: finish }],
         ...extra,
       })
+    // The response's status waits for the turn's first event: a turn that fails before it (a budget
+    // already spent, the model server refusing its first call, a busy session) answers with the
+    // error's own status, 429 or 502, as OpenAI does, instead of a 200 whose stream holds the error
+    // (issue 21). A reply the model has begun streams from there; a turn that ends without an event
+    // is streamed whole.
+    const stalled = new AbortController()
+    const turnSignal = AbortSignal.any([link.signal, stalled.signal])
+    /** Events before the stream opened, in order; then each is written as it comes. */
+    const early: AgentTurnEvent[] = []
+    let forward: ((event: AgentTurnEvent) => void) | undefined
+    let firstEvent: () => void = () => undefined
+    const begun = new Promise<void>((resolve) => {
+      firstEvent = resolve
+    })
+    const turn = app.agent.chat(session, message, {
+      signal: turnSignal,
+      history,
+      onEvent(event) {
+        if (forward !== undefined) return forward(event)
+        early.push(event)
+        firstEvent()
+      },
+    })
+    const settled = turn.then(
+      (result) => ({ ok: true as const, result }),
+      (error: unknown) => ({ ok: false as const, error }),
+    )
+    const before = await Promise.race([begun.then(() => undefined), settled])
+    if (before !== undefined && !before.ok && early.length === 0) {
+      link.dispose()
+      return agentFailure(c, before.error)
+    }
     return streamSSE(c, async (sse) => {
       // The turn reports synchronously; its chunks are written in order, one after another. A
       // write that fails (the client went away, which also aborts the turn) ends the writing. A
       // client that keeps the connection but stops reading lets chunks pile up: past
       // MAX_QUEUED_STREAM_CHARS waiting, the turn is cancelled and the stream closed.
-      const stalled = new AbortController()
-      const turnSignal = AbortSignal.any([link.signal, stalled.signal])
       const gaveUp = new Promise<void>((resolve) =>
         stalled.signal.addEventListener('abort', () => resolve(), { once: true }),
       )
@@ -347,8 +377,11 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
       }
       try {
         send(chunk({ role: 'assistant', content: '' }, null))
-        const result = await app.agent.chat(session, message, { signal: turnSignal, history, onEvent })
-        send(chunk({}, finishReasonOf(result), { usage: usageOf(result) }))
+        for (const event of early.splice(0)) onEvent(event)
+        forward = onEvent
+        const outcome = await settled
+        if (!outcome.ok) throw outcome.error
+        send(chunk({}, finishReasonOf(outcome.result), { usage: usageOf(outcome.result) }))
         await written()
       } catch (error) {
         await written()
