@@ -180,6 +180,19 @@ describe('GET /metrics after a known workload', () => {
     const jobs = (name: string) => new Set(after.get(name)?.metrics.map((sample) => sample.labels?.job))
     expect(jobs('lango_cron_runs_total').has('metrics-failing')).toBe(false)
     expect(jobs('lango_cron_runs_total').has('metrics-ok')).toBe(true)
+
+    // A renamed job's series move to its new name at its next run; the old name's go.
+    const renamed = await server.request(`/api/cron/jobs/${ok}`, {
+      method: 'PATCH',
+      headers: auth,
+      json: { name: 'metrics-ok-renamed' },
+    })
+    expect(renamed.status).toBe(200)
+    await runOnce(ok, 'metrics-ok-renamed')
+    const later = await scrape(server)
+    const jobsLater = new Set(later.get('lango_cron_runs_total')?.metrics.map((sample) => sample.labels?.job))
+    expect(jobsLater.has('metrics-ok')).toBe(false)
+    expect(value(later, 'lango_cron_runs_total', { job: 'metrics-ok-renamed', status: 'completed' })).toBe(1)
   })
 
   it('answers 401 without the token, and counts refusals and unmatched paths', async () => {

@@ -16,6 +16,8 @@ import { type AgentTurnEvent, drainTurnStream } from './stream-turn.js'
 import { buildSystemPrompt, type UnattendedPermissions } from './system-prompt.js'
 import { buildTurnTools, type ToolDenial } from './turn-tools.js'
 
+/** Models each once-per-model warning remembers; past it, it forgets them all and may say it again. */
+const MAX_WARNED_MODELS = 256
 /**
  * What {@link AgentRunner.run} takes: the shared `AgentRunRequest` of `@lango/cron`,
  * `@lango/background` and `@lango/workflow` (ADR 0006). Their extras `jobName`, `jobId`, `runId`,
@@ -601,6 +603,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const checkUsage = (model: string, step: LanguageModelUsage | undefined) => {
     const problem = usageProblem(step)
     if (problem === undefined || usageWarned.has(`${problem}:${model}`)) return
+    // Model names are free text (a cron job's `model`): past the bound, warnings start over.
+    if (usageWarned.size >= MAX_WARNED_MODELS) usageWarned.clear()
     usageWarned.add(`${problem}:${model}`)
     if (problem === 'missing')
       logger.warn('the model server reported no token usage: budgets and costs do not count its turns', {
@@ -692,6 +696,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     const price = prices[input.model]
     if (budget.maxCostUsd !== undefined && price === undefined && !unpriced.has(input.model)) {
       // Fail-open on money is said out loud, once per model: the token budget still applies.
+      if (unpriced.size >= MAX_WARNED_MODELS) unpriced.clear()
       unpriced.add(input.model)
       logger.warn(
         'agent.budget.max_cost_per_turn does not bound this model: it has no price (models.<name>.price)',

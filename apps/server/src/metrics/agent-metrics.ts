@@ -1,5 +1,9 @@
 import { Counter, type Registry } from 'prom-client'
 import type { UsageRecord } from '../agent/index.js'
+import { RecentLabels } from './recent-labels.js'
+
+/** Model names with series at once: a cron job's `model` is whatever its creator wrote. */
+const MAX_MODEL_NAMES = 100
 
 /**
  * Counts agent turns, model calls (steps) and tokens by model and purpose (run, chat, observe), from
@@ -31,8 +35,9 @@ export function agentUsageMetrics(registry: Registry): (record: UsageRecord) => 
     labelNames: ['model', 'purpose'] as const,
     registers,
   })
+  const models = new RecentLabels('model', MAX_MODEL_NAMES, [turns, steps, tokens, cost])
   return (record) => {
-    const labels = { model: record.model, purpose: record.purpose }
+    const labels = { model: models.use(record.model), purpose: record.purpose }
     turns.inc({ ...labels, outcome: record.ok ? 'ok' : 'failed' })
     steps.inc(labels, record.steps)
     tokens.inc({ ...labels, direction: 'input' }, record.usage.inputTokens)

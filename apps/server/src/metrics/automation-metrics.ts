@@ -2,6 +2,7 @@ import type { BackgroundManager } from '@lango/background'
 import type { CronService } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
 import { Counter, Histogram, type Registry } from 'prom-client'
+import { RecentLabels } from './recent-labels.js'
 import { skipReasonKind } from './skip-reasons.js'
 
 /**
@@ -11,6 +12,15 @@ import { skipReasonKind } from './skip-reasons.js'
 const FIRE_LATENESS_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ]
+
+/**
+ * Job names with series at once: twice the default `cron.max_jobs`, so every job of a server at its
+ * limit keeps its series, with room for jobs created on other servers of a cluster.
+ */
+const MAX_JOB_NAMES = 1000
+
+/** Workflow names with series at once: an inline workflow's name is whatever its caller wrote. */
+const MAX_WORKFLOW_NAMES = 200
 
 /**
  * Counts what cron, background and workflow do, from their events: runs by job, kind and status,
@@ -65,32 +75,46 @@ export function recordAutomation(
   })
 
   const { cron, engine, background } = services
-  cron.on('run:end', ({ job, run }) => {
-    cronRuns.inc({ job: job.name, kind: job.kind, status: run.status })
+  // Names come and go (jobs removed or renamed here or on another server, a name per inline
+  // workflow): the exposition keeps the most recently used ones, never every name a server saw (an
+  // outside probe counted 120 series of 60 deleted jobs).
+  const jobNames = new RecentLabels('job', MAX_JOB_NAMES, [cronRuns, skipped, deliveries])
+  const workflowNames = new RecentLabels('workflow', MAX_WORKFLOW_NAMES, [workflowRuns])
+  /** The name each job's series are under, to forget an old name once a job is renamed. */
+  const nameOf = new Map<string, string>()
+  const job = (id: string, name: string): string => {
+    const before = nameOf.get(id)
+    if (before !== undefined && before !== name) jobNames.forget(before)
+    nameOf.delete(id)
+    nameOf.set(id, name)
+    if (nameOf.size > MAX_JOB_NAMES) nameOf.delete(nameOf.keys().next().value as string)
+    return jobNames.use(name)
+  }
+  cron.on('run:end', ({ job: ended, run }) => {
+    cronRuns.inc({ job: job(ended.id, ended.name), kind: ended.kind, status: run.status })
   })
   // Each target's final outcome (a run's delivery may end after the run, once its retries are done).
-  cron.on('delivery:end', ({ job, status, final }) => {
-    if (final && status !== 'retrying') deliveries.inc({ job: job.name, status })
+  cron.on('delivery:end', ({ job: delivered, status, final }) => {
+    if (final && status !== 'retrying') deliveries.inc({ job: job(delivered.id, delivered.name), status })
   })
   cron.on('schedule:fire', (fire) => {
-    if (fire.outcome === 'skipped') skipped.inc({ job: fire.jobName, reason: skipReasonKind(fire.reason) })
+    if (fire.outcome === 'skipped')
+      skipped.inc({ job: job(fire.jobId, fire.jobName), reason: skipReasonKind(fire.reason) })
     // A manual trigger is due when asked for: its lateness says nothing about the scheduler.
     else if ((fire.outcome === 'started' || fire.outcome === 'queued') && fire.trigger !== 'manual')
       lateness.observe({ trigger: fire.trigger }, Math.max(0, fire.firedAt - fire.scheduledFor) / 1000)
   })
-  // A removed job's series go with it: job names come and go, and the exposition must not grow
-  // with every name a server ever saw (an outside probe counted 120 series of 60 deleted jobs).
-  cron.on('job:change', ({ job, change }) => {
-    if (change === 'removed') void forgetJob(job.name, [cronRuns, skipped, deliveries])
+  cron.on('job:change', ({ job: changed, change }) => {
+    if (change !== 'removed') {
+      const before = nameOf.get(changed.id)
+      if (before !== undefined && before !== changed.name) job(changed.id, changed.name)
+      return
+    }
+    nameOf.delete(changed.id)
+    jobNames.forget(changed.name)
   })
   background.on('task:end', (task) => tasks.inc({ status: task.status }))
-  engine.on('run:end', (run) => workflowRuns.inc({ workflow: run.workflowName, status: run.status }))
-}
-
-/** Removes every series of `counters` whose `job` label is `name`. */
-async function forgetJob(name: string, counters: readonly Counter<'job' | string>[]): Promise<void> {
-  for (const counter of counters) {
-    const { values } = await counter.get()
-    for (const { labels } of values) if (labels.job === name) counter.remove(labels as Record<string, string>)
-  }
+  engine.on('run:end', (run) =>
+    workflowRuns.inc({ workflow: workflowNames.use(run.workflowName), status: run.status }),
+  )
 }
