@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redactedConfig } from '../src/config/redact.js'
 import { serve } from '../src/serve.js'
@@ -297,6 +298,51 @@ describe('a collector that refuses the exports', () => {
     } finally {
       await running.close()
       await rm(made.home, { recursive: true, force: true })
+      await receiver.close()
+    }
+  })
+})
+
+describe('a workflow run this server stops working on', () => {
+  it('ends its workflow.run span (interrupted, with the error code) when its lease is taken', async () => {
+    const receiver = await startOtlpReceiver()
+    const server = await startTestServer((config) => ({
+      ...config,
+      // Renewals every 300 ms: the taken lease is noticed at the next one.
+      cluster: { ...config.cluster, leaseMs: 900 },
+      telemetry: { ...config.telemetry, tracesUrl: `${receiver.endpoint}/v1/traces` },
+    }))
+    try {
+      const { engine } = server.app
+      const { runId } = await engine.startRun('name: long-haul\nsteps:\n  - id: wait\n    run: "sleep 30"\n')
+      await until(async () => (await engine.getRun(runId))?.steps.some((step) => step.status === 'running'))
+      const lost = new Promise<void>((resolve) =>
+        engine.on('run:error', (event) => {
+          if (event.runId === runId) resolve()
+        }),
+      )
+      // Another server took the run over: its lease version moved on.
+      const database = new Database(server.app.config.database.url)
+      try {
+        database.pragma('busy_timeout = 5000')
+        database.prepare('update workflow_runs set lease_version = lease_version + 1 where id = ?').run(runId)
+      } finally {
+        database.close()
+      }
+      await lost
+      // Stopping the server flushes the exporter.
+      await server.close()
+      const span = receiver.spans.find(
+        (candidate) =>
+          candidate.name === 'workflow.run' && candidate.attributes['lango.workflow.run_id'] === runId,
+      )
+      expect(span?.statusCode).toBe(2)
+      expect(span?.attributes).toMatchObject({
+        'lango.run.status': 'interrupted',
+        'error.type': 'WORKFLOW_OWNERSHIP_LOST',
+      })
+    } finally {
+      await server.dispose()
       await receiver.close()
     }
   })

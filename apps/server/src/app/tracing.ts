@@ -196,6 +196,16 @@ export function appTracing(tracer: Tracer | undefined): AppTracing {
         span.set({ 'lango.run.status': status })
         span.end(FAILED.has(status) ? { error: status } : {})
       })
+      // A run's error event means this engine stopped working on it without an end (its lease
+      // lost or expired unrenewed, a store write or its end not recorded): the run stays resumable,
+      // here or on another server, and its span ends now, not never.
+      engine.on('run:error', ({ runId, error }) => {
+        const span = runId === undefined ? undefined : workflowRuns.get(runId)
+        if (runId === undefined || span === undefined) return
+        workflowRuns.delete(runId)
+        span.set({ 'lango.run.status': 'interrupted' })
+        span.end({ error: errorType(error) })
+      })
     },
   }
 }
