@@ -126,6 +126,9 @@ export function cronAddSummary(p: Params, current?: CurrentJob, caller?: string)
     ...whenDetails(p.when),
     ...pingDetails(p.ping_url),
     ...webhookDetails(p.schedule_type, p.schedule),
+    ...(Array.isArray(p.deliver_to) && p.deliver_to.length > 0
+      ? [`results go to: ${p.deliver_to.map(wholeLine).join(', ')}`]
+      : []),
     ...budgetDetails(
       [
         ['max_tokens_per_day', p.max_tokens_per_day, current?.maxTokensPerDay],
@@ -224,7 +227,8 @@ const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_pause: (p) => `Pause cron job: ${wholeLine(p.id)}`,
   cron_resume: (p) => `Resume cron job: ${wholeLine(p.id)}`,
   cron_remove: (p) => `Remove cron job and its history: ${wholeLine(p.id)}`,
-  bg_submit: (p) => `Submit background task: "${wholeLine(p.prompt)}"`,
+  bg_submit: (p) =>
+    `Submit background task: "${wholeLine(p.prompt)}"${p.channel === undefined ? '' : ` — result goes to: ${wholeLine(p.channel)}`}`,
   bg_cancel: (p) => `Cancel background task: ${wholeLine(p.task_id)}`,
   // The YAML is not read here: the name and the commands come from the engine's parse, in the
   // workflow tools' own approval lines (Tool.approvalSummary), which invokeTool shows.

@@ -54,6 +54,32 @@ describe('background tools (seed 000)', () => {
     expect(runner.calls[1]?.request.creator).toBe('telegram:4242:7')
   })
 
+  it('bg_submit from a chat announcing to another chat needs approval, showing where; its own chat and the default do not', async () => {
+    const asked: string[] = []
+    const asking = (params: unknown, context: ToolContext = session) =>
+      invokeTool(tools.get('bg_submit') as AnyTool, params, context, {
+        policy: 'dangerous',
+        gate: {
+          async request(request) {
+            asked.push(request.summary)
+            return false
+          },
+        },
+      })
+    expect(await asking({ prompt: 'mine', channel: 'telegram:4242' })).toMatchObject({ ok: true })
+    expect(await asking({ prompt: 'ops', channel: 'webhook' })).toMatchObject({ ok: true })
+    expect(asked).toEqual([])
+    const elsewhere = await asking({ prompt: 'Summarise my notes', channel: 'telegram:99' })
+    expect(elsewhere).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(asked).toEqual(['Submit background task: "Summarise my notes" — result goes to: telegram:99'])
+    // From outside a chat (the operator's MCP client) the caller names the channel.
+    expect(
+      await asking({ prompt: 'x', channel: 'telegram:99' }, { sessionKey: 'mcp:desktop' }),
+    ).toMatchObject({
+      ok: true,
+    })
+  })
+
   it('bg_submit uses an explicit channel, then the configured default', async () => {
     const explicit = await call('bg_submit', { prompt: 'a', channel: 'slack:C1' })
     const fallback = await call('bg_submit', { prompt: 'b' }, { sessionKey: 'cron:nightly' })

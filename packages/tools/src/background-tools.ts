@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { resolveDeliveryTargets } from './delivery.js'
+import { deliversBeyond, resolveDeliveryTargets } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import {
   lookUpSpend,
@@ -98,6 +98,9 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
   const { service } = options
   const maxPrompt = options.maxPromptLength ?? 100_000
   const fallback = options.defaultChannel === undefined ? [] : [options.defaultChannel]
+  // The session each call comes from (its preflight): a chat's call that announces to another
+  // chat needs approval (deliversBeyond).
+  const sessions = new WeakMap<object, string | undefined>()
 
   return [
     defineTool({
@@ -107,6 +110,15 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
       description:
         'Run a prompt as a background agent task and return its task_id immediately; the result is announced on the channel when it finishes. channel is optional: it is auto-detected from the current conversation.',
       safety: 'moderate',
+      safetyFor: (params) =>
+        params.channel !== undefined && deliversBeyond([params.channel], sessions.get(params), fallback)
+          ? 'dangerous'
+          : 'moderate',
+      worstSafety: 'dangerous',
+      preflight(params, context) {
+        sessions.set(params, context.sessionKey)
+        return undefined
+      },
       parameters: v.strictObject({
         prompt: v.pipe(
           v.string('prompt must be a string'),

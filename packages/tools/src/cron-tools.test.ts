@@ -813,6 +813,27 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     expect((await asking('cron_add', { ...watcher, max_cost_per_day: 0.5 })).asked).toEqual([])
   })
 
+  it('cron_add from a chat: delivering to another chat needs approval, showing where; its own chat and the default do not', async () => {
+    // The session is telegram:555:9: its own chat is telegram:555; the configured default is webhook.
+    expect((await asking('cron_add', { ...watcher, deliver_to: ['telegram:555'] })).asked).toEqual([])
+    expect((await asking('cron_add', { ...watcher, deliver_to: ['webhook'] })).asked).toEqual([])
+    const elsewhere = await asking('cron_add', { ...watcher, deliver_to: ['telegram:777', 'webhook'] }, false)
+    expect(elsewhere.asked).toEqual([
+      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; results go to: telegram:777, webhook',
+    ])
+    expect(elsewhere.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect((await cron.get('watcher')).deliverTo).toEqual(['webhook'])
+    // From outside a chat (the operator's API or MCP client) the caller names its targets.
+    const operator = await invokeTool(
+      tools.get('cron_add') as AnyTool,
+      { ...watcher, name: 'ops-digest', deliver_to: ['telegram:777'] },
+      { sessionKey: 'mcp:desktop' },
+      { policy: 'dangerous', gate: { request: async () => false } },
+    )
+    expect(operator).toMatchObject({ ok: true })
+    expect((await cron.get('ops-digest')).deliverTo).toEqual(['telegram:777'])
+  })
+
   it('manage_cron_jobs update: raising or removing a budget, or a new name, needs approval; lowering does not', async () => {
     const created = result<{ id: string }>(
       await call('manage_cron_jobs', {

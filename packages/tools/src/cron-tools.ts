@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { buildApprovalSummary, cronAddSummary, manageCronJobsSummary } from './approval.js'
-import { noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
+import { deliversBeyond, noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
@@ -968,9 +968,15 @@ function currentJobs(service: CronToolsService) {
  */
 function jobCallers() {
   const known = new WeakMap<object, string | undefined>()
+  const sessions = new WeakMap<object, string | undefined>()
   return {
     remember(params: object, context: ToolContext): void {
       known.set(params, creatorOf(context).creator)
+      sessions.set(params, context.sessionKey)
+    },
+    /** The session the call came from (undefined when not remembered or none). */
+    sessionOf(params: object): string | undefined {
+      return sessions.get(params)
     },
     of(params: object): string | undefined {
       return known.get(params)
@@ -1025,6 +1031,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         const job = current.of(params)
         return mentionsSecret(params.prompt, params.when) ||
           callers.updatesOthers(params, job) ||
+          deliversBeyond(params.deliver_to ?? [], callers.sessionOf(params), options.defaultDeliverTo) ||
           setsPingUrl(params.ping_url) ||
           setsWhen(params.when) ||
           schedulesWebhook(params.schedule_type) ||

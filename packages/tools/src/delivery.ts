@@ -34,6 +34,29 @@ export function deliveryTargetFromSession(sessionKey: string | undefined): strin
 }
 
 /**
+ * True when a call from a chat names a delivery target other than that chat's own and the
+ * configured defaults (`fallback`): another person's chat, another channel. Results sent there are
+ * read by someone who did not ask for them, so such a call needs a person's approval, who is shown
+ * the targets (issue 21: an agent in one chat could have another chat sent a job's results
+ * unasked). A call from outside a chat (the operator's API, CLI or MCP client, an automation run)
+ * names its targets as its caller chooses: false.
+ * @example deliversBeyond(['telegram:99'], 'telegram:42:7', []) // true
+ * @example deliversBeyond(['telegram:42'], 'telegram:42:7', []) // false
+ */
+export function deliversBeyond(
+  targets: readonly string[],
+  sessionKey: string | undefined,
+  fallback: readonly string[] = [],
+): boolean {
+  const own = deliveryTargetFromSession(sessionKey)
+  if (own === undefined) return false
+  return targets.some((target) => {
+    const named = target.trim()
+    return named !== own && !fallback.includes(named)
+  })
+}
+
+/**
  * Delivery targets for a call: the explicit ones when given, else the one detected from the
  * session, else the configured default (possibly none).
  */

@@ -445,6 +445,30 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     )
   })
 
+  it('an agent-only workflow from a chat that delivers to another chat needs approval; to its own chat it does not', async () => {
+    const seen: string[] = []
+    const run = (yaml: string, context: { sessionKey: string } = session) =>
+      invokeTool(tools.get('workflow_run') as AnyTool, { yaml_content: yaml, wait_seconds: 0 }, context, {
+        gate: {
+          async request(request: ApprovalRequest) {
+            seen.push(request.summary)
+            return false
+          },
+        },
+      })
+    const own = 'name: own\ndeliver_to: ["telegram:77"]\nsteps:\n  - { id: a, prompt: "summarise" }\n'
+    expect(await run(own)).toMatchObject({ ok: true })
+    expect(seen).toEqual([])
+    const other =
+      'name: other\nsteps:\n  - { id: a, prompt: "summarise my notes", deliver_to: ["telegram:99"] }\n'
+    expect(await run(other)).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(seen).toEqual([
+      'Run inline workflow: other — 1 agent step:\n[a] summarise my notes\nresults go to: [a] telegram:99',
+    ])
+    // The operator's MCP client names its targets as it chooses.
+    expect(await run(other, { sessionKey: 'mcp:desktop' })).toMatchObject({ ok: true })
+  })
+
   it("shows a step's when gate in the approval line, before its own command", async () => {
     const seen: string[] = []
     const outcome = await invokeTool(

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
 import { buildApprovalSummary } from './approval.js'
-import { resolveDeliveryTargets } from './delivery.js'
+import { deliversBeyond, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
@@ -414,11 +414,25 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   // (SECURITY.md WF-10), unless they are a saved file whose steps were confirmed (above). A file
   // not read yet, or YAML that does not parse (callSafety outside invokeTool), is unknown content:
   // its worst case.
+  // A chat's call whose workflow delivers to another chat needs approval too (deliversBeyond): the
+  // session of each call, remembered by its preflight.
+  const sessions = new WeakMap<object, string | undefined>()
+  const deliversElsewhere = (params: object, workflow: WorkflowHandle): boolean =>
+    deliversBeyond(
+      [
+        ...(workflow.definition?.deliverTo ?? []),
+        ...(workflow.definition?.steps ?? []).flatMap((step) => step.deliverTo ?? []),
+      ],
+      sessions.get(params),
+      options.defaultDeliverTo,
+    )
   const safetyOf = (params: WorkflowSource): ToolSafety => {
     try {
       const entry = inline(params) ?? prepared.get(params)
       if (entry === undefined) return 'dangerous'
+      // A confirmed file's approval showed where its results go.
       if (entry.saved && confirmed.has(digestOf(entry.workflow))) return 'moderate'
+      if (deliversElsewhere(params, entry.workflow)) return 'dangerous'
       return isDangerousWorkflow(entry.workflow) ? 'dangerous' : 'moderate'
     } catch {
       return 'dangerous'
@@ -466,7 +480,8 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       safety: 'moderate',
       safetyFor: safetyOf,
       worstSafety: 'dangerous',
-      async preflight(params) {
+      async preflight(params, context) {
+        sessions.set(params, context.sessionKey)
         await prepare(params)
         return undefined
       },
@@ -743,7 +758,8 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         }
       },
       worstSafety: 'dangerous',
-      preflight(params) {
+      preflight(params, context) {
+        sessions.set(params, context.sessionKey)
         inline(params)
         return undefined
       },

@@ -163,7 +163,8 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
       cron_remove: { ...destroy, idempotentHint: true },
       cron_history: read,
       manage_cron_jobs: destroy,
-      bg_submit: { ...change, openWorldHint: true },
+      // Announcing to a chat other than the caller's own needs approval: dangerous per call.
+      bg_submit: { ...destroy, openWorldHint: true },
       bg_status: read,
       bg_list: read,
       bg_result: read,
