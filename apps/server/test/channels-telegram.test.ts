@@ -192,6 +192,31 @@ describe('TelegramChannel', () => {
     expect(logger.dump()).not.toContain('TOP-SECRET-CONTENT')
   })
 
+  it('a photo or sticker without words is answered at once that only text is read; a caption goes on, saying what was left out', async () => {
+    const { router } = create()
+    const seen: string[] = []
+    await router.start(async (message) => {
+      seen.push(message.text)
+      return 'read it'
+    })
+    const photo = [{ file_id: 'p1', file_unique_id: 'u1', width: 90, height: 90 }]
+    fake.pushMessage({
+      chatId: ALLOWED,
+      userId: USER,
+      extra: { sticker: { file_id: 's1', file_unique_id: 'u2', type: 'regular', width: 1, height: 1 } },
+    })
+    const told = await fake.waitFor('sendMessage', (call) => String(call.payload.text).includes('sticker'))
+    expect(told.payload.text).toBe(
+      'I can only read text, so this sticker was not passed on. Send what you need as a text message.',
+    )
+    expect(told.payload.reply_parameters).toMatchObject({ message_id: expect.any(Number) })
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, extra: { photo, caption: 'what is on this receipt?' } })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'read it')
+    expect(seen).toEqual([
+      'what is on this receipt?\n\n[The user attached a photo to this message; only its caption reached you, the photo itself cannot be read here.]',
+    ])
+  })
+
   it('asks approval with inline buttons: another user is refused, the requester decides', async () => {
     const { router } = create()
     await router.start(async (message, { sessionKey, signal }) => {

@@ -53,16 +53,50 @@ export class TelegramConversations {
     }
     const inbound = this.#options.inbound()
     const receiving = this.#options.receiving()
-    if (message.text === undefined || message.from === undefined || message.from.is_bot) return
+    if (message.from === undefined || message.from.is_bot) return
     if (inbound === undefined || receiving === undefined) return
+    // Only text reaches the agent. A photo, file or voice note with a caption goes on as its
+    // caption, saying what was left out; one without says so to the person at once, instead of
+    // being met with silence.
+    const attached = attachmentKind(message)
+    const words = message.text ?? message.caption
+    if (words === undefined || words.trim() === '') {
+      if (attached === undefined) return
+      this.#options.track(
+        this.#reply(
+          chatId,
+          message.message_id,
+          `I can only read text, so this ${attached} was not passed on. Send what you need as a text message.`,
+          receiving,
+        ),
+      )
+      return
+    }
     this.#options.track(
       this.#converse(inbound, receiving, {
         chatId,
         userId: String(message.from.id),
-        text: message.text,
+        text:
+          attached === undefined
+            ? words
+            : `${words}\n\n[The user attached a ${attached} to this message; only its caption reached you, the ${attached} itself cannot be read here.]`,
         messageId: message.message_id,
         ...(message.from.username === undefined ? {} : { userName: message.from.username }),
       }),
+    )
+  }
+
+  /** Sends `text` as a reply to message `messageId`; a failure is logged. */
+  async #reply(chatId: string, messageId: number, text: string, signal: AbortSignal): Promise<void> {
+    await sendParts(this.#options.bot, this.#options.calls, chatId, text, messageId, signal).catch(
+      (error: unknown) => {
+        if (!signal.aborted)
+          this.#options.logger.error('telegram reply failed', {
+            channel: this.#options.name,
+            chatId,
+            error: ChannelError.is(error) ? error : this.#options.scrubber.error(error),
+          })
+      },
     )
   }
 
@@ -97,21 +131,7 @@ export class TelegramConversations {
       stopTyping()
     }
     if (reply === undefined || reply.trim() === '' || signal.aborted) return
-    await sendParts(
-      this.#options.bot,
-      this.#options.calls,
-      message.chatId,
-      reply,
-      message.messageId,
-      signal,
-    ).catch((error: unknown) => {
-      if (!signal.aborted)
-        this.#options.logger.error('telegram reply failed', {
-          channel: this.#options.name,
-          chatId: message.chatId,
-          error: ChannelError.is(error) ? error : this.#options.scrubber.error(error),
-        })
-    })
+    await this.#reply(message.chatId, message.messageId, reply, signal)
   }
 
   /** Sends `typing` now and every `typingIntervalMs` until the returned function is called. */
@@ -139,4 +159,25 @@ export class TelegramConversations {
       if (timer !== undefined) this.#options.clock.clearTimeout(timer)
     }
   }
+}
+
+/** Message fields of the Bot API that carry something other than text, and what to call each. */
+const ATTACHMENTS = [
+  ['photo', 'photo'],
+  ['document', 'file'],
+  ['voice', 'voice message'],
+  ['audio', 'audio file'],
+  ['video', 'video'],
+  ['video_note', 'video message'],
+  ['animation', 'animation'],
+  ['sticker', 'sticker'],
+  ['location', 'location'],
+  ['contact', 'contact'],
+  ['poll', 'poll'],
+] as const
+
+/** What a message carries besides text (`photo`, `file`, …), or undefined for none. */
+function attachmentKind(message: object): string | undefined {
+  const fields = message as Record<string, unknown>
+  return ATTACHMENTS.find(([field]) => fields[field] !== undefined)?.[1]
 }
