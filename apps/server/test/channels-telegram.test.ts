@@ -273,6 +273,29 @@ describe('TelegramChannel', () => {
     await fake.waitFor('sendMessage', (call) => call.payload.text === 'did not run format disk')
   })
 
+  it('an approval nobody answers in time is denied, and the person asked is told so under it', async () => {
+    const clock = new FakeClock(Date.now())
+    const { router } = create({ clock, approvalTimeoutMs: 300_000 })
+    await router.start(async (message, { sessionKey, signal }) => {
+      const approved = await router.requestApproval(
+        { toolName: 'exec', summary: `run ${message.text}`, safety: 'dangerous', sessionKey },
+        { signal },
+      )
+      return approved === true ? 'ran' : 'not run'
+    })
+    fake.pushMessage({ chatId: ALLOWED, userId: USER, text: 'cleanup' })
+    const ask = await fake.waitFor('sendMessage', (call) => call.payload.reply_markup !== undefined)
+    await clock.advance(300_000)
+    const told = await fake.waitFor('sendMessage', (call) =>
+      String(call.payload.text).startsWith('No answer'),
+    )
+    expect(told.payload).toMatchObject({
+      text: 'No answer within 5m (approvals.timeout): denied, not run.',
+      reply_parameters: { message_id: messageIdOf(ask) },
+    })
+    await fake.waitFor('sendMessage', (call) => call.payload.text === 'not run')
+  })
+
   it('shows every command whole: in the message when it fits, else in an attached file that carries the buttons (SECURITY.md SEC-9)', async () => {
     const { router } = create()
     const requests = new Map<string, string>()
@@ -525,6 +548,11 @@ describe('TelegramChannel', () => {
     expect(await aborted.promise).toBe(true)
     expect(await approval).toBeUndefined()
     expect(channel.receiving).toBe(false)
+    // The person who was asked is told, not left with buttons that just vanish.
+    const told = await fake.waitFor('sendMessage', (call) =>
+      String(call.payload.text).startsWith('The server stopped'),
+    )
+    expect(told.payload.text).toBe('The server stopped before an answer: not run. Ask again once it is back.')
     // The fake sees the poll's connection close a moment later.
     await until(async () => (fake.abortedPolls === 1 && fake.openPolls === 0 ? true : undefined))
     expect(fake.abortedPolls).toBe(1)

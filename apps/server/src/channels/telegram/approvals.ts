@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Clock } from '@lango/cron'
 import { type Bot, type Context, InputFile } from 'grammy'
 import { abortable } from '../../abort.js'
+import { formatDuration } from '../../config/rules.js'
 import type { Logger } from '../../logger.js'
 import { ChannelError } from '../errors.js'
 import type { SecretScrubber } from '../scrub.js'
@@ -47,6 +48,8 @@ export interface TelegramApprovalsOptions {
 export class TelegramApprovals {
   readonly #options: TelegramApprovalsOptions
   readonly #pending = new Map<string, PendingApproval>()
+  /** Marks a pending approval as ended by the channel's stop, by id. */
+  readonly #ending = new Map<string, () => void>()
 
   constructor(options: TelegramApprovalsOptions) {
     this.#options = options
@@ -81,7 +84,15 @@ export class TelegramApprovals {
       answer: (value) => settle(value),
     }
     this.#pending.set(id, pending)
-    const timer = clock.setTimeout(() => pending.answer(undefined), this.#options.timeoutMs)
+    /** Why the approval ended without a press, to tell the person who was asked. */
+    let unanswered: 'timeout' | 'stopped' | undefined
+    const timer = clock.setTimeout(() => {
+      unanswered ??= 'timeout'
+      pending.answer(undefined)
+    }, this.#options.timeoutMs)
+    this.#ending.set(id, () => {
+      unanswered ??= 'stopped'
+    })
     try {
       // Not the caller's signal: a send cut short could leave buttons whose message id is unknown.
       const sent = await this.#options.call(
@@ -94,13 +105,28 @@ export class TelegramApprovals {
     } finally {
       clock.clearTimeout(timer)
       this.#pending.delete(id)
-      if (pending.messageId !== undefined) this.#removeButtons(chat, pending.messageId)
+      this.#ending.delete(id)
+      if (pending.messageId !== undefined) {
+        this.#removeButtons(chat, pending.messageId)
+        // Buttons that just vanish leave the person guessing: say what became of the request.
+        if (unanswered !== undefined)
+          this.#notify(
+            chat,
+            pending.messageId,
+            unanswered === 'timeout'
+              ? `No answer within ${formatDuration(this.#options.timeoutMs)} (approvals.timeout): denied, not run.`
+              : 'The server stopped before an answer: not run. Ask again once it is back.',
+          )
+      }
     }
   }
 
-  /** Ends every pending approval with no answer (the channel stops). */
+  /** Ends every pending approval with no answer (the channel stops); each asked person is told. */
   endAll(): void {
-    for (const pending of this.#pending.values()) pending.answer(undefined)
+    for (const [id, pending] of this.#pending) {
+      this.#ending.get(id)?.()
+      pending.answer(undefined)
+    }
   }
 
   /** Answers a press of an approval's button: only the asking user's, in the chat it was asked in. */
@@ -177,6 +203,23 @@ export class TelegramApprovals {
       new InputFile(new TextEncoder().encode(approvalDocument(request)), `approval-${id}.txt`),
       { caption: approvalCaption(request), reply_markup },
       grammySignal(signal),
+    )
+  }
+
+  /** Sends `text` as a reply to the approval message; a failure is logged at debug. */
+  #notify(chatId: string, messageId: number, text: string): void {
+    const { name, logger, scrubber } = this.#options
+    this.#options.track(
+      this.#options.bot.api
+        .sendMessage(chatId, text, {
+          reply_parameters: { message_id: messageId, allow_sending_without_reply: true },
+        })
+        .catch((error: unknown) =>
+          logger.debug('telegram could not say how an approval ended', {
+            channel: name,
+            error: scrubber.error(error),
+          }),
+        ),
     )
   }
 
