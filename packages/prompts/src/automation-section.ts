@@ -32,7 +32,7 @@ export const LANGO_EXEC_PROHIBITION = [
   '',
   `NEVER use \`exec\` or \`exec_bg\` to run ANY \`lango\` CLI command — this covers every subcommand, including ${SUBCOMMANDS.map((name) => `\`lango ${name}\``).join(', ')}, and any other or future one, however it is wrapped (a path, \`sudo\`, \`env\`, \`sh -c\`, a pipe).`,
   'Spawning a new lango process requires passphrase authentication during bootstrap; a subprocess is non-interactive and has no terminal to ask for it, so the command hangs or fails.',
-  'Use the built-in tools instead (cron_*, bg_*, workflow_*, and the graph, memory, p2p, security and payment tools). When no built-in tool does what is needed, tell the user and ask them to run the command directly in their own terminal.',
+  'Use the built-in tools instead: cron_*, bg_*, workflow_*, and, where your host gives you them, its graph, memory, p2p, security and payment tools (use only tools you actually have). When no built-in tool does what is needed, tell the user and ask them to run the command directly in their own terminal.',
 ].join('\n')
 
 const CRON_PART = [
