@@ -116,6 +116,39 @@ describe('POST /v1/chat/completions', () => {
     }
   })
 
+  it('refuses an image in the last message with a 400 naming it; an earlier one is named to the model, not dropped', async () => {
+    const requests = model.requests.length
+    const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }
+    const refused = await client.chat.completions
+      .create({
+        model: 'lango',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'What is on this receipt?' }, image] }],
+      })
+      .catch((caught: unknown) => caught)
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(refused).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'messages[0].content',
+      code: 'unsupported_content',
+    })
+    expect((refused as Error).message).toContain('image_url content')
+    expect(model.requests.length).toBe(requests)
+
+    model.script(reply.text('Then I cannot see it.'))
+    await client.chat.completions.create({
+      model: 'lango',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Look:' }, image] },
+        { role: 'assistant', content: 'I cannot read images.' },
+        { role: 'user', content: 'Fine, it says 42 EUR.' },
+      ],
+    })
+    const sent = model.chatBodies.at(-1)?.messages ?? []
+    expect(sent).toContainEqual(
+      expect.objectContaining({ role: 'user', content: 'Look:\n[image_url content not shown]' }),
+    )
+  })
+
   it('accepts any string as `user`, each its own chat session, none a reserved kind', async () => {
     const users = [
       'alice',

@@ -168,6 +168,12 @@ function openAiSessionKey(user: string | undefined): string {
   return `openai:~${createHash('sha256').update(user, 'utf8').digest('base64url')}`
 }
 
+/** The kinds of an OpenAI message's content parts that are not text (`image_url`, `input_audio`, `file`), each once. */
+function nonTextKinds(content: v.InferOutput<typeof openAiMessage>['content']): string[] {
+  if (content === null || content === undefined || typeof content === 'string') return []
+  return [...new Set(content.filter((part) => part.type !== 'text').map((part) => part.type.slice(0, 40)))]
+}
+
 /** The text of an OpenAI message's content (string, or its text parts joined). */
 function textOf(content: v.InferOutput<typeof openAiMessage>['content']): string {
   if (content === null || content === undefined) return ''
@@ -239,6 +245,15 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     if (last?.role !== 'user') {
       return errorResponse(c, 'INVALID_REQUEST', 'the last message must be the user’s')
     }
+    const unread = nonTextKinds(last.content)
+    if (unread.length > 0)
+      return invalidRequest(
+        c,
+        'INVALID_REQUEST',
+        `the last message holds ${unread.join(', ')} content, which this endpoint cannot read: the Lango agent reads text only. Send the request as text (describe or paste what the ${unread.length === 1 ? 'part shows' : 'parts show'}).`,
+        `messages[${messages.length - 1}].content`,
+        'unsupported_content',
+      )
     const message = textOf(last.content)
     if (message.trim() === '') return errorResponse(c, 'INVALID_REQUEST', 'the last message has no text')
     if (message.length > MAX_MESSAGE_CHARS) {
@@ -246,7 +261,11 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     }
     // Earlier turns as text: the client's own tool calls, if any, are not ours to replay.
     const history: ModelMessage[] = messages.slice(0, -1).flatMap((entry): ModelMessage[] => {
-      const text = textOf(entry.content)
+      // An earlier image or file is named, not dropped without a trace: the model knows it was there.
+      const skipped = nonTextKinds(entry.content)
+      const text = [textOf(entry.content), ...skipped.map((kind) => `[${kind} content not shown]`)]
+        .filter((part) => part !== '')
+        .join('\n')
       if (text === '') return []
       if (entry.role === 'user') return [{ role: 'user', content: text }]
       if (entry.role === 'assistant') {
