@@ -197,6 +197,17 @@ describe('SlackChannel', () => {
     expect(texts.join('\n')).toBe(text)
   })
 
+  it('splits so that each part is at most 4000 once escaped (a < is four characters)', async () => {
+    const text = Array.from({ length: 60 }, () => `${'<'.repeat(50)}${'w'.repeat(49)}`).join('\n')
+    await channel({ attachAfterParts: Number.POSITIVE_INFINITY }).send('C1', text, { signal: signal() })
+    const texts = slack.requests.map((request) => String(request.body.text))
+    for (const part of texts) expect(part.length).toBeLessThanOrEqual(4000)
+    const unescaped = texts.map((part) =>
+      part.replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&'),
+    )
+    expect(unescaped.join('\n')).toBe(text)
+  })
+
   it('the client retries a 429 after Retry-After by itself', async () => {
     slack.answerNext({ status: 429, retryAfter: 1, body: { ok: false, error: 'ratelimited' } })
     await channel().send('C1', 'after the limit', { signal: signal() })

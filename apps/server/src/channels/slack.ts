@@ -116,7 +116,7 @@ export class SlackChannel implements ChannelAdapter {
       pattern: SLACK_CHANNEL,
       expected: 'a channel is an id such as C0123ABCD',
     })
-    const parts = splitMessage(text, this.#maxMessageLength)
+    const parts = splitEscaped(text, this.#maxMessageLength)
     if (parts.length <= this.#attachAfterParts) {
       for (const part of parts) await this.#post(channel, part, signal)
       return
@@ -260,6 +260,20 @@ export class SlackChannel implements ChannelAdapter {
       data: { channel: this.name, chatId: channel },
     })
   }
+}
+
+/**
+ * `text` in parts each at most `limit` characters once escaped (`<` becomes four): the split is
+ * made on the text, and a part that escaping makes too long is split again, finer, until it fits.
+ */
+function splitEscaped(text: string, limit: number): string[] {
+  const fit = (part: string): string[] => {
+    const escaped = escapeSlackText(part).length
+    if (escaped <= limit || part.length <= 1) return [part]
+    const finer = Math.max(2, Math.min(part.length - 1, Math.floor((limit * part.length) / escaped)))
+    return splitMessage(part, finer).flatMap(fit)
+  }
+  return splitMessage(text, limit).flatMap(fit)
 }
 
 /** Slack's escaping of message text: `&`, `<` and `>` are its only control characters. */
