@@ -260,11 +260,11 @@ function listen(server: Server, host: string, port: number): Promise<void> {
       const address = formatAddress(host, port)
       const why =
         error.code === 'EADDRINUSE'
-          ? `${address} is already in use (is another lango serve running?): stop that process or choose another port (server.port in lango.yaml)`
+          ? `${address} is already in use (is another lango serve running?): stop that process or choose another port (LANGO_PORT, or server.port in lango.yaml)`
           : error.code === 'EACCES'
             ? `permission denied to listen on ${address}: choose a port above 1023`
             : error.code === 'EADDRNOTAVAIL'
-              ? `${address} is not an address of this machine: check server.host`
+              ? `${address} is not an address of this machine: check LANGO_HOST, or server.host in lango.yaml`
               : `cannot listen on ${address}: ${error.message}`
       reject(
         new ServerError('SERVER_LISTEN_FAILED', why, {

@@ -258,6 +258,8 @@ describe('serve()', () => {
       expect(error).toMatchObject({ code: 'SERVER_LISTEN_FAILED' })
       expect((error as Error).message).toContain(`127.0.0.1:${port}`)
       expect((error as Error).message).toContain('already in use')
+      // Both places a port comes from are named: the environment and the file.
+      expect((error as Error).message).toContain('LANGO_PORT, or server.port in lango.yaml')
       expect(existsSync(config.database.url)).toBe(false)
     } finally {
       blocker.close()
