@@ -128,6 +128,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       envAllow: [],
       envDeny: [],
       maxBackgroundProcesses: 16,
+      maxCommands: 8,
       cwd,
     },
     logging: { level: 'info' },
@@ -155,6 +156,20 @@ describe('loadConfig: nothing configured', () => {
   it('treats an empty section as all defaults of that section', async () => {
     const file = await writeConfig('cron:\nserver: {}\n')
     expect(await load()).toEqual(defaultsFor(langoHome, file))
+  })
+
+  it('exec.max_commands: 8 by default, following cron.max_concurrent_jobs above it unless set; 1 to 256', async () => {
+    await writeConfig('cron: { max_concurrent_jobs: 40 }\n')
+    expect((await load()).exec.maxCommands).toBe(40)
+    await writeConfig('cron: { max_concurrent_jobs: 40 }\nexec: { max_commands: 2 }\n')
+    expect((await load()).exec.maxCommands).toBe(2)
+    const error = await failure('exec: { max_commands: 0 }\n')
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        key: 'exec.max_commands',
+        message: expect.stringMatching(/^expected an integer from 1 to 256, got /),
+      }),
+    ])
   })
 
   it('cron.max_ai_tokens_per_day: unset or null means no token budget; otherwise a whole number of tokens', async () => {
@@ -367,6 +382,8 @@ describe('loadConfig: the file', () => {
         envAllow: ['MY_APP_*', 'GOPATH'],
         envDeny: ['AWS_*'],
         maxBackgroundProcesses: 4,
+        // Not set: cron.max_concurrent_jobs (10), being above the default 8.
+        maxCommands: 10,
         cwd: '/srv/work',
       },
       logging: { level: 'debug' },

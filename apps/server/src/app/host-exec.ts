@@ -37,8 +37,12 @@ export function createHostExec(config: ServerConfig, refStore: RefStore, logger:
     allow: config.exec.envAllow,
     deny: config.exec.envDeny,
   }
-  // Foreground commands from every source share one cap; more wait (bounded), then are refused.
-  const limiter = new RunLimiter({ maxRunning: 8, maxWaiting: 64 })
+  // Foreground commands from every source share one cap (exec.max_commands); more wait, up to eight
+  // times as many, then are refused.
+  const limiter = new RunLimiter({
+    maxRunning: config.exec.maxCommands,
+    maxWaiting: 8 * config.exec.maxCommands,
+  })
   // A `{{secret:…}}` the vault does not hold is a mistake (a misspelt name), never text to pass on.
   const unknownReferences = 'refuse'
   const defaults = {

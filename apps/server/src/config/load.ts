@@ -434,6 +434,7 @@ const DEFAULTS = Object.freeze({
   execTimeoutMs: 30 * UNITS.SECOND,
   execMaxTimeoutMs: 10 * UNITS.MINUTE,
   execMaxBackgroundProcesses: 16,
+  execMaxCommands: 8,
   clusterLeaseMs: 30 * UNITS.SECOND,
   agentMaxSteps: 20,
   agentTimeoutMs: 10 * UNITS.MINUTE,
@@ -579,6 +580,10 @@ function buildConfig(
       envAllow: exec?.env_allow ?? [],
       envDeny: exec?.env_deny ?? [],
       maxBackgroundProcesses: exec?.max_background_processes ?? DEFAULTS.execMaxBackgroundProcesses,
+      // Raising cron's concurrency raises this with it, unless it is set: the runs are its commands.
+      maxCommands:
+        exec?.max_commands ??
+        Math.max(DEFAULTS.execMaxCommands, cron?.max_concurrent_jobs ?? DEFAULTS.cronMaxConcurrentJobs),
       cwd: exec?.cwd == null ? context.cwd : local(exec.cwd),
     },
     logging: { level: env.logLevel ?? file.logging?.level ?? 'info' },

@@ -366,6 +366,12 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     description: 'Background processes (`exec_bg`) at the same time at most.',
     value: (c) => c.exec.maxBackgroundProcesses,
   },
+  'exec.max_commands': {
+    description:
+      'Foreground commands running at once across the server: `exec` calls, cron shell runs, workflow `run` steps and `when` gates. More wait (their timeout starts when they run), up to eight times as many; beyond that a command is refused with `EXEC_TOO_MANY_PROCESSES`.',
+    value: (c) => c.exec.maxCommands,
+    default: '`8`, or `cron.max_concurrent_jobs` when that is higher',
+  },
   'exec.cwd': {
     description: 'The working directory of commands that name none, relative to `LANGO_HOME`.',
     default: 'the directory `lango serve` was started in',

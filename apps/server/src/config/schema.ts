@@ -254,6 +254,7 @@ export const fileSchema = section({
     env_allow: list(envGlob, 200),
     env_deny: list(envGlob, 200),
     max_background_processes: field(integer(1, 1024)),
+    max_commands: field(integer(1, 256)),
     cwd: field(path),
   }),
   logging: section({

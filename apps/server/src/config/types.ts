@@ -224,6 +224,12 @@ export interface ServerConfig {
     readonly envDeny: readonly string[]
     /** Running background processes at most. Default 16. */
     readonly maxBackgroundProcesses: number
+    /**
+     * Foreground commands (exec calls, cron shell runs, workflow `run` steps, `when` gates) running
+     * at once across the server; more wait, up to eight times as many, then are refused
+     * (`EXEC_TOO_MANY_PROCESSES`). Default 8, or `cron.maxConcurrentJobs` when that is higher.
+     */
+    readonly maxCommands: number
     /** Default working directory of commands, absolute (a relative `exec.cwd` is under `$LANGO_HOME`). Default the server's working directory. */
     readonly cwd: string
   }
