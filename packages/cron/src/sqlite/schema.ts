@@ -332,7 +332,10 @@ export async function migrateCron<DB extends CronDatabase>(db: Kysely<DB>): Prom
     migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
-  const { error, results } = await migrator.migrateToLatest()
+  let { error, results } = await migrator.migrateToLatest()
+  // A schema dropped by another client while the Migrator read the database's tables: read again.
+  for (let attempt = 1; attempt < 3 && droppedElsewhere(error, schema); attempt += 1)
+    ({ error, results } = await migrator.migrateToLatest())
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName
     throw new Error(`@lango/cron migration ${failed ?? ''} failed`.replace('  ', ' '), { cause: error })
@@ -349,4 +352,16 @@ async function migrationSchemaOf<DB>(db: Kysely<DB>): Promise<string | undefined
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
   return rows[0]?.schema ?? undefined
+}
+
+/**
+ * Whether `error` is PostgreSQL's "schema … does not exist" (3F000) for a schema other than
+ * `schema`: kysely's Migrator reads the tables of every schema of the database to find its own, and
+ * a schema another client drops meanwhile fails that read (`has_schema_privilege` by name). Nothing
+ * was migrated yet, and the next read does not see that schema: trying again is safe.
+ */
+function droppedElsewhere(error: unknown, schema: string | undefined): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (code !== '3F000' || typeof message !== 'string') return false
+  return schema === undefined || !message.includes(`"${schema}"`)
 }
