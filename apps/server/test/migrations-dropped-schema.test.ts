@@ -45,7 +45,7 @@ function handleWithDroppedSchema(schema: string, times: number) {
     options: `-c search_path=${schema}`,
     Client,
   })
-  return { db: new Kysely<never>({ dialect: new PostgresDialect({ pool }) }), state }
+  return { db: new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) }), state }
 }
 
 const { open, reason } = await postgresSchemas<Record<string, never>>('migrate_race')
@@ -62,15 +62,17 @@ describe.skipIf(open === undefined)(`migrations while another client drops a sch
     await schema?.close()
   })
 
-  it.each([
+  // Each runner takes its own database type; the handle is untyped here.
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  type Migrate = (db: Kysely<any>) => Promise<void>
+  it.each<[string, Migrate, string]>([
     ['the server’s (approvals)', migrateApprovals, 'approval_migrations'],
     ['@lango/cron’s', migrateCron, 'lango_cron_migration'],
     ['@lango/workflow’s', migrateWorkflow, 'lango_workflow_migration'],
-  ] as const)('%s read the tables again and migrate', async (_, migrate, table) => {
+  ])('%s read the tables again and migrate', async (_, migrate, table) => {
     const { db, state } = handleWithDroppedSchema(name, 1)
     try {
-      // biome-ignore lint/suspicious/noExplicitAny: each runner takes its own database type
-      await migrate(db as any)
+      await migrate(db)
     } finally {
       await db.destroy()
     }
@@ -83,8 +85,7 @@ describe.skipIf(open === undefined)(`migrations while another client drops a sch
 
   it('a schema missing on every read still fails, naming the migration', async () => {
     const { db } = handleWithDroppedSchema(name, 10)
-    // biome-ignore lint/suspicious/noExplicitAny: the runner takes its own database type
-    const error = await migrateApprovals(db as any).catch((caught: unknown) => caught)
+    const error = await migrateApprovals(db).catch((caught: unknown) => caught)
     await db.destroy()
     expect(error).toBeInstanceOf(Error)
     expect((error as Error).message).toContain('approvals migration')
