@@ -55,6 +55,24 @@ describe('HTTP: POST /api/cron/preview and dry_run on POST /api/cron/jobs', () =
     for (const fire of daily.body.preview.fires) expect(fire.utc).toMatch(/T09:00:00\.000Z$/)
   })
 
+  it('a deliver_to whose channel this server does not have is refused at once, naming it; nothing is stored', async () => {
+    const before = await jobCount()
+    const refused = await post('/api/cron/jobs', {
+      name: 'http-typo-target',
+      schedule_type: 'every',
+      schedule: '1h',
+      prompt: 'Say hello',
+      deliver_to: ['log', 'slakc:C0123'],
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatchObject({
+      code: 'TOOL_INVALID_PARAMETERS',
+      message:
+        'invalid parameters: deliver_to: "slakc:C0123" cannot be delivered to: the slakc channel is not configured',
+    })
+    expect(await jobCount()).toBe(before)
+  })
+
   it('dry_run stores nothing (ai and shell); a real create returns the same preview; clashes are found', async () => {
     const before = await jobCount()
     const ai = {
@@ -63,14 +81,14 @@ describe('HTTP: POST /api/cron/preview and dry_run on POST /api/cron/jobs', () =
       schedule: '0 9 * * *',
       timezone: 'UTC',
       prompt: 'Say hello',
-      deliver_to: ['webhook'],
+      deliver_to: ['log'],
     }
     const dry = await post('/api/cron/jobs', { ...ai, dry_run: true })
     expect(dry.status).toBe(200)
     expect(dry.body).toMatchObject({ status: 'preview', dry_run: true })
     expect(dry.body.preview).toMatchObject({
       action: 'create',
-      delivery: { targets: ['webhook'], route: 'webhook' },
+      delivery: { targets: ['log'], route: 'log' },
       prompt_estimate: { method: 'chars/4' },
     })
     const shell = {

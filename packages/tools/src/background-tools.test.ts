@@ -80,6 +80,25 @@ describe('background tools (seed 000)', () => {
     })
   })
 
+  it('bg_submit refuses a channel the host cannot reach (checkTarget), before any task starts', async () => {
+    const checked = createBackgroundTools({
+      service: manager,
+      checkTarget: (target) => (target === 'webhook' ? 'the webhook channel is not configured' : undefined),
+    }).find((tool) => tool.name === 'bg_submit') as AnyTool
+    const outcome = await invokeTool(checked, { prompt: 'x', channel: 'webhook' }, session, {
+      policy: 'none',
+    })
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: {
+        code: 'TOOL_INVALID_PARAMETERS',
+        message:
+          'invalid parameters: channel: "webhook" cannot be delivered to: the webhook channel is not configured',
+      },
+    })
+    expect(manager.list()).toEqual([])
+  })
+
   it('bg_submit uses an explicit channel, then the configured default', async () => {
     const explicit = await call('bg_submit', { prompt: 'a', channel: 'slack:C1' })
     const fallback = await call('bg_submit', { prompt: 'b' }, { sessionKey: 'cron:nightly' })

@@ -1,5 +1,10 @@
 import * as v from 'valibot'
-import { deliversBeyond, resolveDeliveryTargets } from './delivery.js'
+import {
+  assertDeliverable,
+  type DeliveryTargetCheck,
+  deliversBeyond,
+  resolveDeliveryTargets,
+} from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import {
   lookUpSpend,
@@ -49,6 +54,8 @@ export interface BackgroundToolsOptions {
   readonly service: BackgroundToolsService
   /** Where notices go when neither `channel` nor the session names a chat. */
   readonly defaultChannel?: string
+  /** Refuses a `channel` the notice could not reach (an unconfigured channel), before the task starts. */
+  readonly checkTarget?: DeliveryTargetCheck
   /** Longest prompt accepted (default 100,000 characters). */
   readonly maxPromptLength?: number
   /** What tasks spent (model, cost), for `bg_result`; without it no model or cost is shown. */
@@ -116,6 +123,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           : 'moderate',
       worstSafety: 'dangerous',
       preflight(params, context) {
+        if (params.channel !== undefined) assertDeliverable([params.channel], options.checkTarget, 'channel')
         sessions.set(params, context.sessionKey)
         return undefined
       },

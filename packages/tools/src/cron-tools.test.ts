@@ -766,6 +766,44 @@ describe("a job's creator is the call's (who its runs' spend counts against)", (
   })
 })
 
+describe('a deliver_to target results could not reach (the host’s checkTarget)', () => {
+  it('is refused as invalid parameters before anything is stored or asked; a served one is accepted', async () => {
+    const checked = new Map(
+      createCronTools({
+        service: cron,
+        checkTarget: (target) =>
+          target.startsWith('telegram') ? undefined : `the ${target.split(':')[0]} channel is not configured`,
+      }).map((tool) => [tool.name, tool]),
+    )
+    const asked: string[] = []
+    const add = (deliver_to: string[]) =>
+      invokeTool(
+        checked.get('cron_add') as AnyTool,
+        { name: 'digest', schedule_type: 'every', schedule: '1h', prompt: 'x', deliver_to },
+        session,
+        {
+          gate: {
+            async request(request) {
+              asked.push(request.summary)
+              return true
+            },
+          },
+        },
+      )
+    expect(await add(['telegram:555', 'slakc:C1'])).toMatchObject({
+      ok: false,
+      error: {
+        code: 'TOOL_INVALID_PARAMETERS',
+        message:
+          'invalid parameters: deliver_to: "slakc:C1" cannot be delivered to: the slakc channel is not configured',
+      },
+    })
+    expect(asked).toEqual([])
+    await expect(cron.get('digest')).rejects.toMatchObject({ code: 'CRON_JOB_NOT_FOUND' })
+    expect(await add(['telegram:555'])).toMatchObject({ ok: true })
+  })
+})
+
 describe('raising or removing a budget, renaming a job and webhook schedules need approval (review of issue 25)', () => {
   /**
    * Calls under the default policy (dangerous calls need approval) with a gate that answers

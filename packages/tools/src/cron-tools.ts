@@ -1,6 +1,12 @@
 import * as v from 'valibot'
 import { buildApprovalSummary, cronAddSummary, manageCronJobsSummary } from './approval.js'
-import { deliversBeyond, noDeliveryNote, resolveDeliveryTargets } from './delivery.js'
+import {
+  assertDeliverable,
+  type DeliveryTargetCheck,
+  deliversBeyond,
+  noDeliveryNote,
+  resolveDeliveryTargets,
+} from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
@@ -268,6 +274,8 @@ export interface CronToolsOptions {
   readonly spend?: RunSpendLookup
   /** Delivery targets when neither `deliver_to` nor the session names one. */
   readonly defaultDeliverTo?: readonly string[]
+  /** Refuses a `deliver_to` target results could not reach (an unconfigured channel), before anything is stored. */
+  readonly checkTarget?: DeliveryTargetCheck
 }
 
 const jobId = v.pipe(
@@ -1042,6 +1050,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       worstSafety: 'dangerous',
       // The job of that name is read first: updating it changes what its runs spend, and whose.
       async preflight(params, context) {
+        assertDeliverable(params.deliver_to ?? [], options.checkTarget, 'deliver_to')
         callers.remember(params, context)
         if (params.dry_run !== true) await current.read(params, params.name)
         return undefined

@@ -1,3 +1,33 @@
+import { ToolError } from './errors.js'
+
+/**
+ * The host's check of a delivery target: why results sent there could not be delivered (`the slack
+ * channel is not configured`), or undefined when they can be. Tools that take targets ask it before
+ * anything is stored, run or asked about.
+ */
+export type DeliveryTargetCheck = (target: string) => string | undefined
+
+/**
+ * Refuses, as invalid parameters, the first of `targets` that `check` says cannot be delivered to:
+ * a misspelt or unconfigured channel is told to the caller now, not found out at the first delivery.
+ */
+export function assertDeliverable(
+  targets: readonly string[],
+  check: DeliveryTargetCheck | undefined,
+  field: string,
+): void {
+  if (check === undefined) return
+  for (const target of targets) {
+    const problem = check(target.trim())
+    if (problem !== undefined)
+      throw new ToolError(
+        'TOOL_INVALID_PARAMETERS',
+        `invalid parameters: ${field}: ${JSON.stringify(target.slice(0, 100))} cannot be delivered to: ${problem}`,
+        { data: { field, target: target.slice(0, 100) } },
+      )
+  }
+}
+
 const CHAT_CHANNELS = new Set(['telegram', 'slack', 'discord'])
 /** Session prefixes that are not chats: the automation's own runs and the host's APIs. */
 const NOT_CHATS = new Set([

@@ -36,7 +36,7 @@ export {
   cronRunViewSchema,
   type NextRunView,
 } from './cron-tools.js'
-export { deliversBeyond, deliveryTargetFromSession } from './delivery.js'
+export { type DeliveryTargetCheck, deliversBeyond, deliveryTargetFromSession } from './delivery.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export {
   createExecTools,

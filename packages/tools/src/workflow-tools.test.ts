@@ -469,6 +469,37 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     expect(await run(other, { sessionKey: 'mcp:desktop' })).toMatchObject({ ok: true })
   })
 
+  it('refuses to run or save a workflow whose deliver_to the host cannot reach (checkTarget)', async () => {
+    const checked = new Map(
+      createWorkflowTools({
+        service: { engine, directory },
+        checkTarget: (target) =>
+          target.startsWith('slack') ? 'the slack channel is not configured' : undefined,
+      }).map((tool) => [tool.name, tool]),
+    )
+    const yaml = 'name: report\nsteps:\n  - { id: a, prompt: "summarise", deliver_to: ["slack:C1"] }\n'
+    const expected = {
+      ok: false,
+      error: {
+        code: 'TOOL_INVALID_PARAMETERS',
+        message:
+          'invalid parameters: deliver_to: "slack:C1" cannot be delivered to: the slack channel is not configured',
+      },
+    }
+    const run = await invokeTool(checked.get('workflow_run') as AnyTool, { yaml_content: yaml }, session, {
+      policy: 'none',
+    })
+    expect(run).toMatchObject(expected)
+    const save = await invokeTool(
+      checked.get('workflow_save') as AnyTool,
+      { name: 'report', yaml_content: yaml },
+      session,
+      { policy: 'none' },
+    )
+    expect(save).toMatchObject(expected)
+    expect(await engine.listRuns({})).toEqual([])
+  })
+
   it("shows a step's when gate in the approval line, before its own command", async () => {
     const seen: string[] = []
     const outcome = await invokeTool(

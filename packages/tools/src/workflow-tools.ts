@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
 import { buildApprovalSummary } from './approval.js'
-import { deliversBeyond, resolveDeliveryTargets } from './delivery.js'
+import {
+  assertDeliverable,
+  type DeliveryTargetCheck,
+  deliversBeyond,
+  resolveDeliveryTargets,
+} from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { mentionsSecret } from './persistence-risk.js'
@@ -151,6 +156,8 @@ export interface WorkflowToolsOptions {
   readonly service: WorkflowToolsService
   /** Delivery targets when neither the YAML nor the session names one. */
   readonly defaultDeliverTo?: readonly string[]
+  /** Refuses a workflow whose `deliver_to` names a target results could not reach, before it runs or is saved. */
+  readonly checkTarget?: DeliveryTargetCheck
   /** Longest wait `workflow_run` accepts (default 300 s). */
   readonly maxWaitSeconds?: number
   /** How often `workflow_run` reports progress while it waits, when the caller listens (default 5 s). */
@@ -417,15 +424,13 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
   // A chat's call whose workflow delivers to another chat needs approval too (deliversBeyond): the
   // session of each call, remembered by its preflight.
   const sessions = new WeakMap<object, string | undefined>()
+  /** Every target a workflow names: its own `deliver_to` and its steps'. */
+  const targetsOf = (workflow: WorkflowHandle): string[] => [
+    ...(workflow.definition?.deliverTo ?? []),
+    ...(workflow.definition?.steps ?? []).flatMap((step) => step.deliverTo ?? []),
+  ]
   const deliversElsewhere = (params: object, workflow: WorkflowHandle): boolean =>
-    deliversBeyond(
-      [
-        ...(workflow.definition?.deliverTo ?? []),
-        ...(workflow.definition?.steps ?? []).flatMap((step) => step.deliverTo ?? []),
-      ],
-      sessions.get(params),
-      options.defaultDeliverTo,
-    )
+    deliversBeyond(targetsOf(workflow), sessions.get(params), options.defaultDeliverTo)
   const safetyOf = (params: WorkflowSource): ToolSafety => {
     try {
       const entry = inline(params) ?? prepared.get(params)
@@ -482,7 +487,8 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       worstSafety: 'dangerous',
       async preflight(params, context) {
         sessions.set(params, context.sessionKey)
-        await prepare(params)
+        const { workflow } = await prepare(params)
+        assertDeliverable(targetsOf(workflow), options.checkTarget, 'deliver_to')
         return undefined
       },
       parameters: v.pipe(
@@ -760,7 +766,9 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
       worstSafety: 'dangerous',
       preflight(params, context) {
         sessions.set(params, context.sessionKey)
-        inline(params)
+        const entry = inline(params)
+        if (entry !== undefined)
+          assertDeliverable(targetsOf(entry.workflow), options.checkTarget, 'deliver_to')
         return undefined
       },
       async approvalSummary(params) {

@@ -202,7 +202,25 @@ export async function createApp(
     lifecycle.add({ name: 'usage ledger', stop: () => usage.flush() }, { held: true })
     const tools = createTools(
       config,
-      { exec, cron, background, engine, directory, vault: refStore.vault, syncSchedules, usage },
+      {
+        exec,
+        cron,
+        background,
+        engine,
+        directory,
+        vault: refStore.vault,
+        syncSchedules,
+        usage,
+        // A target whose channel this server does not have fails every delivery: refused at once.
+        checkTarget: (target) => {
+          try {
+            return unconfiguredTargets([target], channels).get(target)
+          } catch (error) {
+            // Not `<channel>` or `<channel>:<chat id>`: the parser says what is wrong.
+            return error instanceof Error ? error.message : String(error)
+          }
+        },
+      },
       logger,
     )
     const sessions = createSessions(config, database, theAgent, logger)
@@ -311,7 +329,7 @@ function unconfiguredTargets(
 ): ReadonlyMap<string, string> {
   const unreachable = new Map<string, string>()
   for (const target of targets) {
-    // The syntax was checked with the configuration: parsing cannot fail here.
+    // Configured targets were checked with the configuration; a tool call's may throw (its caller catches).
     const { channel } = parseTarget(target)
     if (channels.get(channel) === undefined)
       unreachable.set(target, `the ${channel} channel is not configured`)

@@ -9,6 +9,7 @@ import {
   createExecTools,
   createManageCronJobsTool,
   createWorkflowTools,
+  type DeliveryTargetCheck,
 } from '@lango/tools'
 import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import type { ServerConfig } from '../config/types.js'
@@ -31,6 +32,8 @@ export interface ToolServices {
   readonly syncSchedules: () => Promise<void>
   /** The usage ledger: the model and cost of runs, for cron_history, bg_result and workflow_status. */
   readonly usage: UsageLedger
+  /** Why results could not reach a delivery target (its channel is not configured), or undefined. */
+  readonly checkTarget: DeliveryTargetCheck
 }
 
 /**
@@ -52,6 +55,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
     },
   }
   const defaultDeliverTo = config.channels.defaultDeliverTo
+  const { checkTarget } = services
   // A ledger read error is logged here; the tools then answer without model and cost
   // (`usage_unavailable: true`): showing spend is secondary to showing the run.
   const spend = (runIds: readonly string[]) =>
@@ -76,7 +80,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
     }),
     ...(config.cron.enabled
       ? [
-          ...createCronTools({ service: cron, defaultDeliverTo, spend }),
+          ...createCronTools({ service: cron, defaultDeliverTo, spend, checkTarget }),
           createManageCronJobsTool({ service: cron, defaultDeliverTo }),
         ]
       : []),
@@ -84,6 +88,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
       ? createBackgroundTools({
           service: background,
           spend,
+          checkTarget,
           ...(defaultDeliverTo[0] === undefined ? {} : { defaultChannel: defaultDeliverTo[0] }),
         })
       : []),
@@ -93,6 +98,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
           defaultDeliverTo,
           maxWaitSeconds: 50,
           spend,
+          checkTarget,
         })
       : []),
     ...createSecretsTools({ vault: services.vault }),
