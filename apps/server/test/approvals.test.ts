@@ -100,6 +100,22 @@ function request(summary: string, more: Partial<ApprovalRequest> = {}): Approval
   return { toolName: 'exec', summary, safety: 'dangerous', params: { command: summary }, ...more }
 }
 
+/** A dangerous `exec` tool that answers `{ ran: command }`, calling `onRun` first. */
+function execTool(onRun: () => void = () => {}) {
+  return defineTool({
+    name: 'exec',
+    title: 'Run',
+    description: 'runs',
+    safety: 'dangerous',
+    parameters: v.object({ command: v.string() }),
+    output: v.strictObject({ ran: v.string() }),
+    handler: async ({ command }) => {
+      onRun()
+      return { ran: command }
+    },
+  })
+}
+
 /** Events published on a hub, in order. */
 function recordEvents(hub: EventHub): ServerEvent[] {
   const seen: ServerEvent[] = []
@@ -361,17 +377,8 @@ function processBehaviour(backend: () => Backend | undefined) {
     const serve = inProcess('serve')
     const mcp = inProcess('mcp')
     let runs = 0
-    const tool = defineTool({
-      name: 'exec',
-      title: 'Run',
-      description: 'runs',
-      safety: 'dangerous',
-      parameters: v.object({ command: v.string() }),
-      output: v.strictObject({ ran: v.string() }),
-      handler: async ({ command }) => {
-        runs++
-        return { ran: command }
-      },
+    const tool = execTool(() => {
+      runs++
     })
     let announce: (view: ApprovalView) => void = () => {}
     const announced = new Promise<ApprovalView>((resolve) => {
@@ -487,15 +494,7 @@ function processBehaviour(backend: () => Backend | undefined) {
       callKey: 'op',
     })
     expect(operator?.status).toBe('pending')
-    const exec = defineTool({
-      name: 'exec',
-      title: 'Run',
-      description: 'runs',
-      safety: 'dangerous',
-      parameters: v.object({ command: v.string() }),
-      output: v.strictObject({ ran: v.string() }),
-      handler: async ({ command }) => ({ ran: command }),
-    })
+    const exec = execTool()
     const refused = await invokeTool(
       exec,
       { command: 'echo one more' },

@@ -47,6 +47,23 @@ function sentToChat(text: string): Promise<TelegramCall> {
   )
 }
 
+/**
+ * Says `run echo <word>` in the chat and waits for the approval the bot asks there: its message,
+ * the Approve button's callback data and the message's id.
+ */
+async function askedInChat(word: string) {
+  telegram.pushMessage({ chatId: CHAT, userId: USER, text: `run echo ${word}` })
+  const ask = await telegram.waitFor(
+    'sendMessage',
+    (call) => call.payload.reply_markup !== undefined && String(call.payload.text).includes(word),
+    20_000,
+  )
+  const markup = ask.payload.reply_markup as { inline_keyboard: { callback_data: string }[][] }
+  const approve = markup.inline_keyboard.flat()[0]?.callback_data as string
+  const messageId = (ask.result as { message_id: number }).message_id
+  return { ask, approve, messageId }
+}
+
 /** The text of the tool result the model was sent for `callId`. */
 function toolResultSent(callId: string): string {
   for (const body of model.chatBodies) {
@@ -192,17 +209,8 @@ describe('from a Telegram chat', () => {
       reply.toolCalls([{ id: 'call_exec', name: 'exec', arguments: { command: 'echo approved-and-ran' } }]),
       reply.text('Done: approved-and-ran.'),
     )
-    telegram.pushMessage({ chatId: CHAT, userId: USER, text: 'run echo approved-and-ran' })
-    const ask = await telegram.waitFor(
-      'sendMessage',
-      (call) =>
-        call.payload.reply_markup !== undefined && String(call.payload.text).includes('approved-and-ran'),
-      20_000,
-    )
+    const { ask, approve, messageId } = await askedInChat('approved-and-ran')
     expect(String(ask.payload.text)).toContain('exec')
-    const markup = ask.payload.reply_markup as { inline_keyboard: { callback_data: string }[][] }
-    const approve = markup.inline_keyboard.flat()[0]?.callback_data as string
-    const messageId = (ask.result as { message_id: number }).message_id
 
     const answeredBefore = telegram.callsOf('answerCallbackQuery').length
     telegram.pushCallback({ chatId: CHAT, userId: OTHER_USER, data: approve, messageId })
@@ -239,14 +247,7 @@ describe('from a Telegram chat', () => {
       ]),
       reply.text('Done: answered-by-operator.'),
     )
-    telegram.pushMessage({ chatId: CHAT, userId: USER, text: 'run echo answered-by-operator' })
-    const ask = await telegram.waitFor(
-      'sendMessage',
-      (call) =>
-        call.payload.reply_markup !== undefined && String(call.payload.text).includes('answered-by-operator'),
-      20_000,
-    )
-    const messageId = (ask.result as { message_id: number }).message_id
+    const { messageId } = await askedInChat('answered-by-operator')
     const [pending] = await server.app.approvals.list({ status: 'pending' })
     expect(pending?.summary).toBe('Execute: echo answered-by-operator')
     await server.app.approvals.answer(pending?.id ?? '', true, { decidedBy: 'operator' })

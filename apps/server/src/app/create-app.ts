@@ -214,7 +214,7 @@ export async function createApp(
         // A target whose channel this server does not have fails every delivery: refused at once.
         checkTarget: (target) => {
           try {
-            return unconfiguredTargets([target], channels).get(target)
+            return whyUnconfigured(target, channels)
           } catch (error) {
             // Not `<channel>` or `<channel>:<chat id>`: the parser says what is wrong.
             return error instanceof Error ? error.message : String(error)
@@ -329,10 +329,15 @@ function unconfiguredTargets(
 ): ReadonlyMap<string, string> {
   const unreachable = new Map<string, string>()
   for (const target of targets) {
-    // Configured targets were checked with the configuration; a tool call's may throw (its caller catches).
-    const { channel } = parseTarget(target)
-    if (channels.get(channel) === undefined)
-      unreachable.set(target, `the ${channel} channel is not configured`)
+    // Configured targets were checked with the configuration: parsing cannot fail here.
+    const why = whyUnconfigured(target, channels)
+    if (why !== undefined) unreachable.set(target, why)
   }
   return unreachable
+}
+
+/** Why `target`'s channel is not there (`the slack channel is not configured`), or undefined; throws on a malformed target. */
+function whyUnconfigured(target: string, channels: { get(name: string): unknown }): string | undefined {
+  const { channel } = parseTarget(target)
+  return channels.get(channel) === undefined ? `the ${channel} channel is not configured` : undefined
 }

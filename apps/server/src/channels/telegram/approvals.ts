@@ -48,8 +48,8 @@ export interface TelegramApprovalsOptions {
 export class TelegramApprovals {
   readonly #options: TelegramApprovalsOptions
   readonly #pending = new Map<string, PendingApproval>()
-  /** Marks a pending approval as ended by the channel's stop, by id. */
-  readonly #ending = new Map<string, () => void>()
+  /** Set by {@link endAll}: approvals ending unanswered from then on ended with the channel's stop. */
+  #stopped = false
 
   constructor(options: TelegramApprovalsOptions) {
     this.#options = options
@@ -90,9 +90,6 @@ export class TelegramApprovals {
       unanswered ??= 'timeout'
       pending.answer(undefined)
     }, this.#options.timeoutMs)
-    this.#ending.set(id, () => {
-      unanswered ??= 'stopped'
-    })
     try {
       // Not the caller's signal: a send cut short could leave buttons whose message id is unknown.
       const sent = await this.#options.call(
@@ -105,7 +102,7 @@ export class TelegramApprovals {
     } finally {
       clock.clearTimeout(timer)
       this.#pending.delete(id)
-      this.#ending.delete(id)
+      if (this.#stopped) unanswered ??= 'stopped'
       if (pending.messageId !== undefined) {
         this.#removeButtons(chat, pending.messageId)
         // Buttons that just vanish leave the person guessing: say what became of the request.
@@ -123,10 +120,8 @@ export class TelegramApprovals {
 
   /** Ends every pending approval with no answer (the channel stops); each asked person is told. */
   endAll(): void {
-    for (const [id, pending] of this.#pending) {
-      this.#ending.get(id)?.()
-      pending.answer(undefined)
-    }
+    this.#stopped = true
+    for (const pending of this.#pending.values()) pending.answer(undefined)
   }
 
   /** Answers a press of an approval's button: only the asking user's, in the chat it was asked in. */

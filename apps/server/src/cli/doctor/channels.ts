@@ -1,3 +1,4 @@
+import { parseTarget } from '../../channels/target.js'
 import type { ServerConfig } from '../../config/types.js'
 import type { CheckResult } from './check.js'
 import { getJson, networkProblem, shownUrl } from './http.js'
@@ -19,7 +20,7 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
   const unreachable = [
     ...config.channels.defaultDeliverTo.map((target) => ({ setting: 'channels.default_deliver_to', target })),
     ...config.alerts.deliverTo.map((target) => ({ setting: 'alerts.deliver_to', target })),
-  ].filter(({ target }) => !known.has(target.split(':')[0] ?? target))
+  ].filter(({ target }) => !known.has(parseTarget(target).channel))
   const listed =
     configured.length === 0
       ? config.channels.defaultDeliverTo.length === 0
