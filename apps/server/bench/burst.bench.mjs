@@ -357,7 +357,8 @@ async function langoBurst({ nodeArgs = [], prepare, observe } = {}) {
 
 // ------------------------------------------------------------------ 1. graphile-worker's burst
 
-async function graphileBurst() {
+/** One graphile-worker burst; `observe(pids)` as in {@link langoBurst}. */
+async function graphileBurst({ observe } = {}) {
   const database = await freshDatabase()
   const dir = await mkdtemp(join(tmpdir(), 'graphile-burst-starts-'))
   const file = join(dir, 'starts')
@@ -382,6 +383,7 @@ async function graphileBurst() {
     const cpuBefore = pids.map(cpuMs)
     const threadsBefore = threadCpu(pids)
     const dbBefore = await databaseCpu(database)
+    const observed = observe?.(pids)
     await sleep(1_000)
     // The jobs are built before T: what is timed is adding them.
     const burst = specs(BURST, file)
@@ -392,6 +394,7 @@ async function graphileBurst() {
     const cpu = pids.map(cpuMs).reduce((sum, after, i) => sum + after - cpuBefore[i], 0)
     const threads = threadCpuPerJob(threadsBefore, threadCpu(pids), BURST)
     const dbCpu = databaseCpuSpent(dbBefore, await databaseCpu(database))
+    await observed
     const completions = []
     for (const worker of workers.splice(0)) completions.push(...(await worker.stop()))
     // The warm-up's completions came first.
