@@ -35,6 +35,7 @@ export type {
   IdGenerator,
   JobCountFilter,
   JobListFilter,
+  JobSchedule,
   JobScheduleUpdate,
   JobSort,
   JobVersion,

@@ -392,6 +392,15 @@ export interface JobScheduleUpdate {
   readonly version?: number
 }
 
+/**
+ * An enabled job's schedule, without its definition: what a preview reads of every other job to find
+ * the ones that fire in the same minute; see {@link CronStore.enabledSchedules}. A {@link CronJob} is one.
+ */
+export type JobSchedule = Pick<
+  CronJob,
+  'id' | 'name' | 'scheduleType' | 'schedule' | 'timezone' | 'enabled' | 'nextRunAt'
+>
+
 /** A job's identity and version, without its definition; see {@link CronStore.changedJobVersions}. */
 export interface JobVersion {
   readonly id: string
@@ -452,6 +461,13 @@ export interface CronStore {
    * by page, so 10,000 jobs never sit decoded in memory twice).
    */
   listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]>
+  /**
+   * Optional capability: the schedule of every enabled job ({@link JobSchedule}), by name. What
+   * a create's or update's preview reads to find clashes, without reading and decoding every job's
+   * definition (prompt, command, targets) on each create. Without it, the preview reads
+   * {@link listJobs} with `enabled: true`.
+   */
+  enabledSchedules?(options?: StoreCallOptions): Promise<JobSchedule[]>
   /**
    * How many jobs there are; with `createdBy`, only those created by that session key (CRON-3); the
    * other filters as in {@link listJobs}.

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 import { describeSchedule } from './describe-schedule.js'
 import { CronError } from './errors.js'
+import { MemoryCronStore } from './testing/memory-cron-store.js'
 
 let harness: Harness | undefined
 afterEach(async () => {
@@ -215,6 +216,44 @@ describe('preview of a job', () => {
     expect(update.clashes[0]?.jobName).toBe('hourly')
     const none = await service.preview({ scheduleType: 'cron', schedule: '30 9 * * *' }, { count: 3 })
     expect(none.clashes).toEqual([])
+  })
+
+  it('a store without enabledSchedules (an optional capability) gives the same clashes, read with listJobs', async () => {
+    const memory = new MemoryCronStore()
+    // A store written before the capability: every other method, bound to the real one.
+    const listOnly = new Proxy(memory, {
+      get: (target, key) => {
+        if (key === 'enabledSchedules') return undefined
+        const value = Reflect.get(target, key, target) as unknown
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    for (const store of [memory, listOnly]) {
+      const harness = await createHarness('2026-01-10T12:00:00Z', { store })
+      try {
+        await harness.service.create({
+          name: 'hourly',
+          scheduleType: 'cron',
+          schedule: '0 * * * *',
+          command: 'true',
+        })
+        await harness.service.create({
+          name: 'half',
+          scheduleType: 'cron',
+          schedule: '30 * * * *',
+          command: 'true',
+        })
+        const preview = await harness.service.preview(
+          { scheduleType: 'cron', schedule: '0 9 * * *' },
+          { count: 1 },
+        )
+        expect(preview.clashes.map((clash) => clash.jobName)).toEqual(['hourly'])
+        await harness.service.remove('hourly')
+        await harness.service.remove('half')
+      } finally {
+        await harness.cleanup()
+      }
+    }
   })
 
   it('estimates the prompt tokens of ai jobs (chars / 4, with the automation prefix), not of shell jobs', async () => {

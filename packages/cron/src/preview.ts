@@ -1,6 +1,7 @@
 import { buildAgentPrompt, DEFAULT_AUTOMATION_PREFIX, RECENT_RESULT_CHARS } from './executor.js'
-import type { CronJob, NextRun, NotifyPolicy, ScheduleType } from './model.js'
+import type { NextRun, NotifyPolicy, ScheduleType } from './model.js'
 import type { CompiledSchedule } from './next-fire-time.js'
+import type { JobSchedule } from './ports.js'
 import { atWallTime, compileJobSchedule, toNextRun } from './schedule.js'
 import { type ZoneCalendar, zoneCalendar } from './time-zone.js'
 
@@ -294,12 +295,12 @@ function atNote(calendar: ZoneCalendar, text: string | undefined): DstNote[] {
 export function findClashes(
   fires: readonly number[],
   timezone: string,
-  jobs: readonly CronJob[],
+  jobs: readonly JobSchedule[],
   excludeId: string | undefined,
 ): { readonly clashes: PreviewClash[]; readonly count: number } {
   const clashes: PreviewClash[] = []
   let count = 0
-  const others: { job: CronJob; compiled: CompiledSchedule; nextRunAt: number }[] = []
+  const others: { job: JobSchedule; compiled: CompiledSchedule; nextRunAt: number }[] = []
   for (const job of jobs) {
     if (job.id === excludeId || !job.enabled || job.nextRunAt === null) continue
     try {

@@ -614,10 +614,11 @@ export class CronService {
       ...(plan.anchor === undefined ? {} : { anchor: plan.anchor }),
     })
     await this.scheduler.flushPendingWrites()
-    const others = await this.#store.listJobs({
-      enabled: true,
-      ...(options?.signal ? { signal: options.signal } : {}),
-    })
+    const signal = options?.signal ? { signal: options.signal } : {}
+    const others =
+      this.#store.enabledSchedules === undefined
+        ? await this.#store.listJobs({ enabled: true, ...signal })
+        : await this.#store.enabledSchedules(signal)
     const { clashes, count: clashCount } = findClashes(fires, plan.timezone, others, plan.jobId ?? undefined)
     const last = fires[fires.length - 1]
     const definition = plan.definition

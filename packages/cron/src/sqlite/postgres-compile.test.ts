@@ -69,6 +69,7 @@ describe('PostgreSQL portability (compile only)', () => {
       () => store.getJob(job.id),
       () => store.getJobByName(job.name),
       () => store.listJobs({ enabled: true }),
+      () => store.enabledSchedules(),
       () => store.listJobs({ ids: [job.id] }),
       () => store.listJobs({ changedSince: 5, after: 'a', limit: 10 }),
       () => store.countJobs(),

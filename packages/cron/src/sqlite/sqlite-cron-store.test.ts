@@ -193,6 +193,32 @@ describe('SqliteCronStore specifics', () => {
     }
   })
 
+  it('reports a corrupt schedule column read for a preview (enabledSchedules) with CRON_STORE_CORRUPT', async () => {
+    const database = await createTestDatabase()
+    try {
+      const store = new SqliteCronStore(database.db)
+      const job = createTestJob({ name: 'daily', scheduleType: 'cron', schedule: '0 9 * * *' })
+      await store.insertJob(job)
+      expect(await store.enabledSchedules()).toMatchObject([
+        { id: job.id, scheduleType: 'cron', enabled: true },
+      ])
+      for (const [column, value, expected] of [
+        ['schedule_type', 'weekly', /"schedule_type": expected cron, every, at, webhook/],
+        ['next_run_at', 'soon', /"next_run_at": expected an integer/],
+      ] as const) {
+        await sql`update cron_jobs set ${sql.ref(column)} = ${value} where id = ${job.id}`.execute(
+          database.db,
+        )
+        const error = await store.enabledSchedules().catch((caught: unknown) => caught)
+        expect(CronError.is(error) && error.code).toBe('CRON_STORE_CORRUPT')
+        expect((error as Error).message).toMatch(expected)
+        await store.updateJob(job.id, { scheduleType: 'cron', nextRunAt: 1000 })
+      }
+    } finally {
+      await database.cleanup()
+    }
+  })
+
   it('two connections on one file: each occurrence is claimed exactly once', async () => {
     const database = await createTestDatabase()
     try {

@@ -17,6 +17,7 @@ import type {
   DeliveryUpdate,
   JobCountFilter,
   JobListFilter,
+  JobSchedule,
   JobScheduleUpdate,
   JobSort,
   JobVersion,
@@ -31,7 +32,7 @@ import type {
   TokenTotal,
 } from '../ports.js'
 import { checkBucketMs } from '../token-budget.js'
-import { deliveryFromRow, jobFromRow, jobToRow, patchToRow, runFromRow } from './rows.js'
+import { deliveryFromRow, jobFromRow, jobToRow, patchToRow, runFromRow, scheduleFromRow } from './rows.js'
 import type { CronDatabase, CronRunsTable } from './schema.js'
 
 /** Largest page any list query returns (SECURITY.md SQL-4). */
@@ -151,6 +152,17 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .$if(limit !== undefined, (q) => q.limit(limit as number))
       .execute()
     return rows.map(jobFromRow)
+  }
+
+  async enabledSchedules(options?: StoreCallOptions): Promise<JobSchedule[]> {
+    options?.signal?.throwIfAborted()
+    const rows = await this.#db
+      .selectFrom('cron_jobs')
+      .select(['id', 'name', 'schedule_type', 'schedule', 'timezone', 'enabled', 'next_run_at'])
+      .where('enabled', '=', 1)
+      .orderBy('name')
+      .execute()
+    return rows.map(scheduleFromRow)
   }
 
   async countJobs(options?: StoreCallOptions & JobCountFilter): Promise<number> {

@@ -9,6 +9,7 @@ import type {
   DeliveryUpdate,
   JobCountFilter,
   JobListFilter,
+  JobSchedule,
   JobScheduleUpdate,
   JobVersion,
   ListRunsOptions,
@@ -134,6 +135,22 @@ export class MemoryCronStore implements CronStore {
       if (newest === undefined || run.scheduledFor > newest.scheduledFor) newest = run
     }
     return newest?.deliveryStatus
+  }
+
+  async enabledSchedules(options?: StoreCallOptions): Promise<JobSchedule[]> {
+    options?.signal?.throwIfAborted()
+    return [...this.#jobs.values()]
+      .filter((job) => job.enabled)
+      .sort(compareJobs('name'))
+      .map(({ id, name, scheduleType, schedule, timezone, enabled, nextRunAt }) => ({
+        id,
+        name,
+        scheduleType,
+        schedule,
+        timezone,
+        enabled,
+        nextRunAt,
+      }))
   }
 
   async changedJobVersions(

@@ -244,6 +244,49 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.changedJobVersions({ changedSince: 9001, limit: 10 })).toEqual([])
     })
 
+    it('lists the schedule of every enabled job by name, without its definition (enabledSchedules, where the store has it)', async (context) => {
+      if (store.enabledSchedules === undefined) {
+        context.skip()
+        return
+      }
+      await store.insertJob(
+        createTestJob({
+          name: 'daily',
+          scheduleType: 'cron',
+          schedule: '0 9 * * *',
+          timezone: 'Europe/Berlin',
+        }),
+      )
+      await store.insertJob(
+        createTestJob({ name: 'hourly', scheduleType: 'every', schedule: '1h', nextRunAt: 7200 }),
+      )
+      await store.insertJob(createTestJob({ name: 'off', enabled: false, nextRunAt: null }))
+      const daily = (await store.getJobByName('daily')) as CronJob
+      const hourly = (await store.getJobByName('hourly')) as CronJob
+      expect(await store.enabledSchedules()).toEqual([
+        {
+          id: daily.id,
+          name: 'daily',
+          scheduleType: 'cron',
+          schedule: '0 9 * * *',
+          timezone: 'Europe/Berlin',
+          enabled: true,
+          nextRunAt: daily.nextRunAt,
+        },
+        {
+          id: hourly.id,
+          name: 'hourly',
+          scheduleType: 'every',
+          schedule: '1h',
+          timezone: hourly.timezone,
+          enabled: true,
+          nextRunAt: 7200,
+        },
+      ])
+      await store.updateJob(daily.id, { enabled: false })
+      expect((await store.enabledSchedules()).map((schedule) => schedule.name)).toEqual(['hourly'])
+    })
+
     it('counts the jobs one session key created', async () => {
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
       await store.insertJob(createTestJob({ createdBy: 'telegram:1:7' }))
