@@ -36,7 +36,12 @@ export {
   cronRunViewSchema,
   type NextRunView,
 } from './cron-tools.js'
-export { type DeliveryTargetCheck, deliversBeyond, deliveryTargetFromSession } from './delivery.js'
+export {
+  assertDeliverable,
+  type DeliveryTargetCheck,
+  deliversBeyond,
+  deliveryTargetFromSession,
+} from './delivery.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export {
   createExecTools,

@@ -9,7 +9,7 @@ import { budgetAlert, watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
 import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
-import { parseTarget } from '../channels/target.js'
+import { undeliverableBecause } from '../channels/target.js'
 import { configSecrets } from '../config/redact.js'
 import type { ServerConfig } from '../config/types.js'
 import { EventHub } from '../events.js'
@@ -155,11 +155,11 @@ export async function createApp(
     })
     forwardEvents(events, cron, engine, background)
     // Results of jobs that name no target go to channels.default_deliver_to: one that no channel
-    // serves fails every such delivery, so say so at start (as alerts.deliver_to does).
+    // can deliver to fails every such delivery, so say so at start (as alerts.deliver_to does).
     const unservedDefaults = unconfiguredTargets(config.channels.defaultDeliverTo, channels)
     if (unservedDefaults.size > 0)
       logger.error(
-        'channels.default_deliver_to names channels that are not configured: deliveries there fail',
+        'channels.default_deliver_to names targets no channel here can deliver to: deliveries there fail',
         {
           targets: Object.fromEntries(unservedDefaults),
         },
@@ -211,15 +211,9 @@ export async function createApp(
         vault: refStore.vault,
         syncSchedules,
         usage,
-        // A target whose channel this server does not have fails every delivery: refused at once.
-        checkTarget: (target) => {
-          try {
-            return whyUnconfigured(target, channels)
-          } catch (error) {
-            // Not `<channel>` or `<channel>:<chat id>`: the parser says what is wrong.
-            return error instanceof Error ? error.message : String(error)
-          }
-        },
+        // A target whose channel this server does not have, or whose chat its adapter refuses (not
+        // an allowed chat, no default chat), fails every delivery: refused at once.
+        checkTarget: (target) => undeliverableBecause(target, channels),
       },
       logger,
     )
@@ -322,22 +316,15 @@ export async function createApp(
   }
 }
 
-/** The targets whose channel is not there (`slack:C1` with no Slack configured), with the reason. */
+/** The targets nothing can be delivered to (`slack:C1` with no Slack configured, a chat not allowed), with the reason. */
 function unconfiguredTargets(
   targets: readonly string[],
-  channels: { get(name: string): unknown },
+  channels: ChannelRouter,
 ): ReadonlyMap<string, string> {
   const unreachable = new Map<string, string>()
   for (const target of targets) {
-    // Configured targets were checked with the configuration: parsing cannot fail here.
-    const why = whyUnconfigured(target, channels)
+    const why = undeliverableBecause(target, channels)
     if (why !== undefined) unreachable.set(target, why)
   }
   return unreachable
-}
-
-/** Why `target`'s channel is not there (`the slack channel is not configured`), or undefined; throws on a malformed target. */
-function whyUnconfigured(target: string, channels: { get(name: string): unknown }): string | undefined {
-  const { channel } = parseTarget(target)
-  return channels.get(channel) === undefined ? `the ${channel} channel is not configured` : undefined
 }

@@ -74,6 +74,20 @@ export class DiscordChannel implements ChannelAdapter {
     }).setToken(options.token)
   }
 
+  /** Throws as {@link send} would for `chatId` (no default channel, a malformed id, a channel not allowed). */
+  checkChat(chatId: string | undefined): void {
+    this.#channel(chatId)
+  }
+
+  #channel(chatId: string | undefined): string {
+    return resolveChannelId(this.name, chatId, {
+      defaultChannel: this.#options.defaultChannel,
+      allowedChannels: this.#options.allowedChannels,
+      pattern: SNOWFLAKE,
+      expected: 'a channel is a numeric id',
+    })
+  }
+
   /**
    * Posts `text` to channel `chatId` (or the default channel), one message per 2000-character part; a
    * text of more than `attachAfterParts` parts as one message, its first part with the whole text
@@ -83,12 +97,7 @@ export class DiscordChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
-    const channel = resolveChannelId(this.name, chatId, {
-      defaultChannel: this.#options.defaultChannel,
-      allowedChannels: this.#options.allowedChannels,
-      pattern: SNOWFLAKE,
-      expected: 'a channel is a numeric id',
-    })
+    const channel = this.#channel(chatId)
     const parts = splitMessage(text, DISCORD_MESSAGE_LIMIT)
     if (parts.length > this.#attachAfterParts) {
       try {

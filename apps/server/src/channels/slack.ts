@@ -101,6 +101,20 @@ export class SlackChannel implements ChannelAdapter {
     })
   }
 
+  /** Throws as {@link send} would for `chatId` (no default channel, a malformed id, a channel not allowed). */
+  checkChat(chatId: string | undefined): void {
+    this.#channel(chatId)
+  }
+
+  #channel(chatId: string | undefined): string {
+    return resolveChannelId(this.name, chatId, {
+      defaultChannel: this.#options.defaultChannel,
+      allowedChannels: this.#options.allowedChannels,
+      pattern: SLACK_CHANNEL,
+      expected: 'a channel is an id such as C0123ABCD',
+    })
+  }
+
   /**
    * Posts `text` to channel `chatId` (or the default channel), one message per part; a text of more
    * than `attachAfterParts` parts as its first part plus the whole text as a file (`result.md`,
@@ -110,12 +124,7 @@ export class SlackChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
-    const channel = resolveChannelId(this.name, chatId, {
-      defaultChannel: this.#options.defaultChannel,
-      allowedChannels: this.#options.allowedChannels,
-      pattern: SLACK_CHANNEL,
-      expected: 'a channel is an id such as C0123ABCD',
-    })
+    const channel = this.#channel(chatId)
     const parts = splitEscaped(text, this.#maxMessageLength)
     if (parts.length <= this.#attachAfterParts) {
       for (const part of parts) await this.#post(channel, part, signal)

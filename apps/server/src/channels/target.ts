@@ -1,4 +1,5 @@
 import { ChannelError } from './errors.js'
+import type { ChannelAdapter } from './types.js'
 
 /** A channel's registered name: lower-case, starts with a letter, at most 32 characters. */
 export const CHANNEL_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/
@@ -103,4 +104,26 @@ export function resolveChannelId(
       data: { channel: name, chatId: channel },
     })
   return channel
+}
+
+/**
+ * Why nothing can be delivered to `target` through `channels` (the router), or undefined: a malformed
+ * target (the parser's message), a channel that is not there (`the slack channel is not
+ * configured`), or a chat its adapter refuses (`telegram: chat 99 is not an allowed chat`, through
+ * the adapter's optional `checkChat`). The check the tools get as `checkTarget`, and what start-up
+ * says of the configured targets.
+ */
+export function undeliverableBecause(
+  target: string,
+  channels: { get(name: string): ChannelAdapter | undefined },
+): string | undefined {
+  try {
+    const { channel, chatId } = parseTarget(target)
+    const adapter = channels.get(channel)
+    if (adapter === undefined) return `the ${channel} channel is not configured`
+    adapter.checkChat?.(chatId)
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
 }

@@ -114,6 +114,13 @@ export interface ChannelAdapter {
    */
   send(chatId: string | undefined, text: string, options?: ChannelCallOptions): Promise<void>
   /**
+   * Throws what {@link send} would throw for `chatId` before reaching the service (no default chat
+   * for a bare target, a malformed chat id, a chat outside the allow-list), sending nothing. The host
+   * calls it when a job, task or workflow names a delivery target, so a target this adapter would
+   * refuse is refused then, not at every delivery; without it only the channel's name is checked.
+   */
+  checkChat?(chatId: string | undefined): void
+  /**
    * Starts receiving: each inbound message goes to `inbound`, and its reply back to the chat. Resolves
    * once receiving runs; rejects when it cannot start (bad token, address in use).
    */

@@ -235,6 +235,11 @@ export class TelegramChannel implements ChannelAdapter {
     this.#inbound = undefined
   }
 
+  /** Throws as {@link send} would for `chatId` (no allowed chat for a bare target, a malformed id, a chat not allowed). */
+  checkChat(chatId: string | undefined): void {
+    this.#chat(chatId)
+  }
+
   #chat(chatId: string | undefined): string {
     const chat = chatId ?? this.#allowed[0]
     if (chat === undefined)

@@ -1,6 +1,7 @@
 import { CronError } from '@lango/cron'
 import {
   type AnyTool,
+  assertDeliverable,
   cronDeliveryView,
   cronDeliveryViewSchema,
   cronJobView,
@@ -14,6 +15,7 @@ import {
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import type { App } from '../../app/app.js'
+import { undeliverableBecause } from '../../channels/target.js'
 import { createOperator } from '../operate.js'
 import { defined, errorResponse, queryNumber } from '../responses.js'
 
@@ -92,6 +94,11 @@ function jobSaveOutput<const Status extends v.GenericSchema<unknown, 'created' |
 function cronOperatorTools(app: App): AnyTool[] {
   /** A job as cron_list shows it (one shape for every route), read alone. */
   const jobView = async (id: string) => cronJobView(await app.cron.get(id))
+  // As cron_add: a target nothing can be delivered to is refused before anything is stored.
+  const deliverable = (targets: readonly string[] | undefined): undefined => {
+    assertDeliverable(targets ?? [], (target) => undeliverableBecause(target, app.channels), 'deliver_to')
+    return undefined
+  }
   const idOrName = v.pipe(
     v.string('id must be a string'),
     v.minLength(1, 'id must not be empty'),
@@ -152,6 +159,7 @@ function cronOperatorTools(app: App): AnyTool[] {
         preview_count: previewCount,
       }),
       output: jobSaveOutput(v.picklist(['created', 'updated'])),
+      preflight: async (params) => deliverable(params.deliver_to),
       async handler(params, context) {
         const input = {
           name: params.name,
@@ -249,6 +257,7 @@ function cronOperatorTools(app: App): AnyTool[] {
         preview_count: previewCount,
       }),
       output: jobSaveOutput(v.literal('updated')),
+      preflight: async (params) => deliverable(params.deliver_to),
       async handler(params, context) {
         const signal = context.signal === undefined ? {} : { signal: context.signal }
         const current = await app.cron.get(params.id, signal)
