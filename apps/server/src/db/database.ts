@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
@@ -229,6 +229,15 @@ function scrubPassword(message: string, url: string): string {
 function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> {
   const path = config.database.url
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  // SQLite takes a missing or empty file for a new database: say so, for a file that held the jobs
+  // and went missing or was truncated (a failed copy, a full disk) would otherwise go unnoticed.
+  const size = fileSize(path)
+  if (size === undefined) logger.info('no database file yet: a new one is created', { database: path })
+  else if (size === 0)
+    logger.warn(
+      'the database file is empty (0 bytes): starting with a new database. If it held your jobs, stop the server and put a backup back in its place (see lango backup)',
+      { database: path },
+    )
   let database: Database.Database
   try {
     database = new Database(path)
@@ -274,4 +283,14 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
     return closed
   }
   return { db, path, close }
+}
+
+/** The size of the file at `path` in bytes, or undefined when there is none. */
+function fileSize(path: string): number | undefined {
+  try {
+    return statSync(path).size
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
 }
