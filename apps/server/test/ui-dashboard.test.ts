@@ -5,6 +5,7 @@ import { gunzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
+import { type FakeService, startWebhookReceiver } from './fixtures/fake-chat-apis.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
 
@@ -151,11 +152,15 @@ describe.skipIf(chromiumMissing !== undefined)(
 
     describe('without a token', () => {
       let server: TestServer
+      let webhook: FakeService
       beforeAll(async () => {
-        server = await startTestServer()
+        // A webhook that refuses every delivery for good: a job delivering there shows the failure.
+        webhook = await startWebhookReceiver({ status: 400 })
+        server = await startTestServer(undefined, { LANGO_WEBHOOK_URL: webhook.url })
       })
       afterAll(async () => {
         await server?.dispose()
+        await webhook?.close()
       })
 
       it('lists the cron jobs with their next run, and pauses one from the page', async () => {
@@ -312,7 +317,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           const failed = page.locator('li.entry[data-status="failed"]')
           await failed.waitFor()
           expect(await failed.textContent()).toContain('Error: exit code 3')
-          // No webhook is configured: the delivery's failure is its own line, in words.
+          // The webhook refuses it: the delivery's failure is its own line, in words.
           expect(await failed.locator('p.reason').allTextContents()).toEqual([
             'Error: exit code 3: broken',
             'Delivery failed',
