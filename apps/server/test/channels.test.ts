@@ -24,6 +24,7 @@ import {
   splitMessage,
   withRetry,
 } from '../src/channels/index.js'
+import { undeliverableBecause } from '../src/channels/target.js'
 import { silentLogger } from '../src/logger.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import { until } from './fixtures/http-server.js'
@@ -160,6 +161,44 @@ describe('targets and session keys', () => {
       expect(() => parseTarget(target)).toThrow(expect.objectContaining({ code: 'CHANNEL_INVALID_TARGET' }))
     },
   )
+
+  it("says why a target cannot be delivered to, through the adapter's checkChat where it has one", async () => {
+    const refusing: ChannelAdapter = {
+      name: 'line',
+      send: async () => {},
+      checkChat: (chatId) => {
+        if (chatId !== 'ops')
+          throw new ChannelError('CHANNEL_TARGET_NOT_ALLOWED', `line: room ${chatId} is closed`)
+      },
+    }
+    const router = new ChannelRouter({ adapters: [refusing], logger: silentLogger })
+    expect(undeliverableBecause('line:ops', router)).toBeUndefined()
+    expect(undeliverableBecause('line:lobby', router)).toBe('line: room lobby is closed')
+    expect(undeliverableBecause('slack:C1', router)).toBe('the slack channel is not configured')
+    expect(undeliverableBecause('Slack', router)).toBe(
+      'a delivery target is <channel> or <channel>:<chat id>',
+    )
+    // Against the contract, an async checkChat: not awaited (the target is taken), and its
+    // rejection is handled, not left to end the process.
+    const unhandled: unknown[] = []
+    const record = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', record)
+    try {
+      const asynchronous = {
+        name: 'later',
+        send: async () => {},
+        checkChat: async () => {
+          throw new Error('too late')
+        },
+      } as unknown as ChannelAdapter
+      const other = new ChannelRouter({ adapters: [asynchronous], logger: silentLogger })
+      expect(undeliverableBecause('later:x', other)).toBeUndefined()
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', record)
+    }
+  })
 
   it('builds and reads <channel>:<chat>:<user>', () => {
     const key = sessionKeyOf({ channel: 'telegram', chatId: '123', userId: '456' })
@@ -715,8 +754,16 @@ describe('loadChannelAdapter', () => {
     await write('object.mjs', 'export default { name: "custom", send() {} }')
     await write('empty.mjs', 'export default () => ({ name: "custom" })')
     await write('bad-stop.mjs', 'export default () => ({ name: "custom", send() {}, stop: true })')
+    await write('bad-check.mjs', 'export default () => ({ name: "custom", send() {}, checkChat: "no" })')
     await write('renamed.mjs', 'export default () => ({ name: "other", send() {} })')
-    for (const file of ['named.mjs', 'object.mjs', 'empty.mjs', 'bad-stop.mjs', 'renamed.mjs']) {
+    for (const file of [
+      'named.mjs',
+      'object.mjs',
+      'empty.mjs',
+      'bad-stop.mjs',
+      'bad-check.mjs',
+      'renamed.mjs',
+    ]) {
       const error = await channelError(load(`adapters/${file}`))
       expect(error.code, file).toBe('CHANNEL_ADAPTER_INVALID')
     }

@@ -3,17 +3,22 @@
  * there but its adapter would refuse the chat (the adapter's `checkChat`): a Telegram chat outside
  * `allowed_chats`, a bare `slack` or `discord` target with no `default_channel`, a channel of the
  * wrong form. Against a real server with a fake Telegram, Slack and Discord on loopback; the alerts'
- * targets are checked the same way at start.
+ * targets are checked the same way at start, and a saved workflow file written by hand (which no
+ * tool checked) is scheduled with its undeliverable targets named in a warning.
  */
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serve } from '../src/serve.js'
 import {
   type FakeService,
   type FakeSlack,
+  recordingLogger,
   startFakeDiscord,
   startFakeSlack,
 } from './fixtures/fake-chat-apis.js'
 import { type FakeTelegram, startFakeTelegram } from './fixtures/fake-telegram.js'
-import { startTestServer, type TestServer } from './fixtures/http-server.js'
+import { startTestServer, type TestServer, testConfig } from './fixtures/http-server.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
@@ -124,5 +129,39 @@ describe('a target whose chat the channel would refuse is refused when the job i
       failing: true,
       last_error: 'telegram:99: telegram: chat 99 is not an allowed chat',
     })
+  })
+})
+
+describe('a saved workflow file written by hand (not through workflow_save, which checks its targets)', () => {
+  it('is scheduled, and its undeliverable targets are named in a warning at start', async () => {
+    const made = await testConfig()
+    try {
+      await mkdir(made.config.workflow.directory, { recursive: true })
+      await writeFile(
+        join(made.config.workflow.directory, 'nightly.flow.yaml'),
+        'name: nightly\nschedule: "0 3 * * *"\ndeliver_to: [log, slakc:C0123]\nsteps:\n  - id: a\n    run: echo nightly\n',
+      )
+      const logger = recordingLogger()
+      const running = await serve({ config: made.config, logger, passphrase: '', closeGraceMs: 200 })
+      try {
+        expect(logger.entries.filter((entry) => entry.message.startsWith('saved workflow delivers'))).toEqual(
+          [
+            {
+              level: 'warn',
+              message: 'saved workflow delivers where nothing can be delivered: its results there fail',
+              fields: {
+                workflow: 'nightly',
+                targets: { 'slakc:C0123': 'the slakc channel is not configured' },
+              },
+            },
+          ],
+        )
+        expect((await running.app.cron.get('workflow.nightly')).deliverTo).toEqual(['log', 'slakc:C0123'])
+      } finally {
+        await running.close()
+      }
+    } finally {
+      await rm(made.home, { recursive: true, force: true })
+    }
   })
 })

@@ -184,6 +184,7 @@ export async function createApp(
     })
     const syncSchedules = scheduleSync(cron, directory, events, logger, {
       shared: config.database.kind === 'postgres',
+      checkTarget: (target) => undeliverableBecause(target, channels),
     })
     // Every turn's spend, and the daily budgets read from it (per cron job, creator, server).
     const usage = new UsageLedger(database.db as unknown as Kysely<UsageDatabase>, {

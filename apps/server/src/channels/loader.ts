@@ -114,12 +114,12 @@ export async function loadChannelAdapter(
 
 /**
  * True when `value` has the shape of a {@link ChannelAdapter}: a string `name`, a `send` function, and
- * `start`, `requestApproval`, `stop` functions when present.
+ * `start`, `requestApproval`, `checkChat`, `stop` functions when present.
  */
 export function isChannelAdapter(value: unknown): value is ChannelAdapter {
   if (typeof value !== 'object' || value === null) return false
   const candidate = value as Record<string, unknown>
-  const optional = ['start', 'requestApproval', 'stop'].every(
+  const optional = ['start', 'requestApproval', 'checkChat', 'stop'].every(
     (key) => candidate[key] === undefined || typeof candidate[key] === 'function',
   )
   return typeof candidate.name === 'string' && typeof candidate.send === 'function' && optional

@@ -121,7 +121,9 @@ export function undeliverableBecause(
     const { channel, chatId } = parseTarget(target)
     const adapter = channels.get(channel)
     if (adapter === undefined) return `the ${channel} channel is not configured`
-    adapter.checkChat?.(chatId)
+    const checked: unknown = adapter.checkChat?.(chatId)
+    // An async checkChat (against the contract) is not awaited; its rejection must not go unhandled.
+    if (checked instanceof Promise) checked.catch(() => {})
     return undefined
   } catch (error) {
     return error instanceof Error ? error.message : String(error)

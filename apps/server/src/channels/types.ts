@@ -118,6 +118,9 @@ export interface ChannelAdapter {
    * for a bare target, a malformed chat id, a chat outside the allow-list), sending nothing. The host
    * calls it when a job, task or workflow names a delivery target, so a target this adapter would
    * refuse is refused then, not at every delivery; without it only the channel's name is checked.
+   * Synchronous, and from the adapter's configuration alone: it is called before `start()` too (the
+   * configured default and alert targets are checked at start-up). A promise it returns is not
+   * awaited: the target is taken.
    */
   checkChat?(chatId: string | undefined): void
   /**

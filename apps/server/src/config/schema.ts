@@ -77,14 +77,22 @@ export function unknownKeyMessage(key: string, accepted: readonly string[]): str
 /** A strict mapping: unknown keys are errors naming the accepted ones. */
 function section<const TEntries extends v.ObjectEntries>(entries: TEntries) {
   const keys = Object.keys(entries)
-  return v.nullish(
+  const expected = (input: unknown) =>
+    `expected a mapping with the keys ${keys.join(', ')}, got ${describeInput(input)}`
+  const mapping = v.pipe(
+    v.unknown(),
+    // A list is an object to JavaScript: without this, `cron: [1, 2]` reads as unknown keys 0 and 1.
+    v.check(
+      (input) => !Array.isArray(input),
+      (issue) => expected(issue.input),
+    ),
     v.strictObject(entries, (issue) =>
       // An unknown key is reported with `expected: 'never'` and the key as input.
-      issue.expected === 'never'
-        ? unknownKeyMessage(String(issue.input), keys)
-        : `expected a mapping with the keys ${keys.join(', ')}, got ${describeInput(issue.input)}`,
+      issue.expected === 'never' ? unknownKeyMessage(String(issue.input), keys) : expected(issue.input),
     ),
   )
+  // The entries, where the walks below (unknownKeys, deprecatedValues) and SECTIONS read them.
+  return v.nullish(Object.assign(mapping, { entries }))
 }
 
 const history = section({

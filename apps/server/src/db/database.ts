@@ -232,7 +232,7 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
   // SQLite takes a missing or empty file for a new database: say so, for a file that held the jobs
   // and went missing or was truncated (a failed copy, a full disk) would otherwise go unnoticed.
   const size = fileSize(path)
-  if (size === undefined) logger.info('no database file yet: a new one is created', { database: path })
+  if (size === null) logger.info('no database file yet: a new one is created', { database: path })
   else if (size === 0)
     logger.warn(
       'the database file is empty (0 bytes): starting with a new database. If it held your jobs, stop the server and put a backup back in its place (see lango backup)',
@@ -285,12 +285,14 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
   return { db, path, close }
 }
 
-/** The size of the file at `path` in bytes, or undefined when there is none. */
-function fileSize(path: string): number | undefined {
+/**
+ * The size of the file at `path` in bytes; null when there is none; undefined when it cannot be
+ * read (opening it then says why, as SERVER_DATABASE_UNAVAILABLE).
+ */
+function fileSize(path: string): number | null | undefined {
   try {
     return statSync(path).size
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
   }
 }

@@ -14,6 +14,14 @@ interface WantedJob {
   readonly deliverTo?: readonly string[]
 }
 
+/** Options of {@link scheduleSync}. */
+interface SyncOptions {
+  /** The database is one several servers may share (PostgreSQL): a missing file removes nothing. */
+  readonly shared: boolean
+  /** Why results could not reach a target (the tools' `checkTarget`): such a workflow is logged. */
+  readonly checkTarget?: (target: string) => string | undefined
+}
+
 /**
  * Keeps cron in step with the saved workflows: each `*.flow.yaml` with a `schedule` has one cron
  * job `workflow.<name>`, and each of its `triggers: [{ webhook: <hook> }]` one `webhook` job
@@ -26,7 +34,7 @@ async function syncScheduledWorkflows(
   cron: CronService,
   directory: WorkflowDirectory,
   logger: Logger,
-  shared: boolean,
+  options: SyncOptions,
 ): Promise<{ readonly registered: readonly string[]; readonly removed: readonly string[] }> {
   const wanted = new Map<string, WantedJob>()
   const unreadable = new Set<string>()
@@ -78,6 +86,20 @@ async function syncScheduledWorkflows(
   const existing = await scheduledWorkflowJobs(cron)
   const registered = new Set<string>()
   const removed = new Set<string>()
+  const undeliverable = new Map<string, Record<string, string>>()
+  for (const want of wanted.values()) {
+    for (const target of want.deliverTo ?? []) {
+      const why = options.checkTarget?.(target)
+      if (why !== undefined)
+        undeliverable.set(want.workflow, { ...undeliverable.get(want.workflow), [target]: why })
+    }
+  }
+  // A file written by hand is not checked when it is made, as workflow_save checks it: say so here.
+  for (const [workflow, targets] of undeliverable)
+    logger.warn('saved workflow delivers where nothing can be delivered: its results there fail', {
+      workflow,
+      targets,
+    })
   for (const [jobName, want] of wanted) {
     const job = existing.get(jobName)?.job
     const same =
@@ -112,7 +134,7 @@ async function syncScheduledWorkflows(
     // On a database several servers share, a file missing from this server's directory may be
     // another server's (their workflows directories differ): only a file this server holds
     // removes its schedule, so one server's start never unschedules the cluster's workflows.
-    if (shared && !present.has(workflow)) {
+    if (options.shared && !present.has(workflow)) {
       missingHere.add(workflow)
       continue
     }
@@ -137,13 +159,10 @@ export function scheduleSync(
   directory: WorkflowDirectory,
   events: EventHub,
   logger: Logger,
-  options: {
-    /** The database is one several servers may share (PostgreSQL): a missing file removes nothing. */
-    readonly shared: boolean
-  },
+  options: SyncOptions,
 ): () => Promise<void> {
   return async () => {
-    const { registered, removed } = await syncScheduledWorkflows(cron, directory, logger, options.shared)
+    const { registered, removed } = await syncScheduledWorkflows(cron, directory, logger, options)
     if (registered.length + removed.length > 0) {
       logger.info('workflow schedules updated', { registered, removed })
       events.emit('cron.jobs.changed', { registered, removed })

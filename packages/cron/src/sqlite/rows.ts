@@ -202,9 +202,12 @@ export function scheduleFromRow(row: unknown): JobSchedule {
 }
 
 function corruptColumn(columns: Record<string, unknown>, column: string, expected: string): never {
+  const value = columns[column]
+  const got =
+    typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : value === null ? 'null' : typeof value
   throw new CronError(
     'CRON_STORE_CORRUPT',
-    `A row of cron_jobs failed validation at "${column}": expected ${expected}, got ${typeof columns[column]}.`,
+    `A row of cron_jobs failed validation at "${column}": expected ${expected}, got ${got}.`,
     { data: { table: 'cron_jobs', id: columns.id, path: column } },
   )
 }

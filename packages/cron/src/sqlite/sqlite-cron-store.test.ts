@@ -203,8 +203,8 @@ describe('SqliteCronStore specifics', () => {
         { id: job.id, scheduleType: 'cron', enabled: true },
       ])
       for (const [column, value, expected] of [
-        ['schedule_type', 'weekly', /"schedule_type": expected cron, every, at, webhook/],
-        ['next_run_at', 'soon', /"next_run_at": expected an integer/],
+        ['schedule_type', 'weekly', /"schedule_type": expected cron, every, at, webhook, got "weekly"/],
+        ['next_run_at', 'soon', /"next_run_at": expected an integer, got "soon"/],
       ] as const) {
         await sql`update cron_jobs set ${sql.ref(column)} = ${value} where id = ${job.id}`.execute(
           database.db,
