@@ -696,6 +696,14 @@ describe('loadConfig: errors in the file', () => {
     ])
   })
 
+  it('a section given as a list says a mapping is expected, not that its items are unknown keys', async () => {
+    const error = await failure('cron: [1, 2]\nhistory_unused: 1\n')
+    expect(error.issues.find((issue) => issue.key === 'cron')?.message).toBe(
+      'expected a mapping with the keys enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, webhook_prompt_limit, history, got a list',
+    )
+    expect(error.issues.map((issue) => issue.key)).not.toContain('cron.0')
+  })
+
   it('exec.timeout may not exceed exec.max_timeout', async () => {
     const error = await failure('exec:\n  timeout: 20m\n')
     expect(error.issues).toEqual([
