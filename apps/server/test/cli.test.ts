@@ -303,6 +303,44 @@ describe('usage and configuration errors', () => {
     }
   })
 
+  it('doctor warns when a configured channel would refuse the chat a target names, as the server does at start', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-cli-chats-'))
+    try {
+      await writeFile(
+        join(home, 'lango.yaml'),
+        [
+          'channels:',
+          '  telegram: { token: "123:abc", allowed_chats: [42] }',
+          '  slack: { token: xoxb-test }',
+          '  default_deliver_to: [telegram, slack]',
+          'alerts:',
+          '  deliver_to: [telegram:42, telegram:99]',
+          '',
+        ].join('\n'),
+      )
+      type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
+      const closed = `http://127.0.0.1:${await closedPort()}`
+      const report = await json<Report>(['doctor'], {
+        env: {
+          LANGO_HOME: home,
+          LANGO_URL: closed,
+          LANGO_TELEGRAM_API_URL: closed,
+          LANGO_SLACK_API_URL: closed,
+        },
+      })
+      expect(report.data.checks.find((check) => check.name === 'channels')).toMatchObject({
+        status: 'warn',
+        message:
+          'configured: telegram, slack; channels.default_deliver_to names slack, which its channel refuses ' +
+          '(slack: a bare target needs a default channel); alerts.deliver_to names telegram:99, which its ' +
+          'channel refuses (telegram: chat 99 is not an allowed chat): every delivery there fails',
+        fix: expect.stringContaining('telegram.allowed_chats'),
+      })
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
   it('exits 1 with the config error naming the key and its line', async () => {
     const badHome = await mkdtemp(join(tmpdir(), 'lango-cli-config-'))
     try {

@@ -8,8 +8,16 @@ import type { Logger } from '../logger.js'
  * their token or URL is set, then each `channels.custom` module (a module that cannot be loaded
  * stops start-up with its error: the operator asked for it).
  */
-export async function channelAdapters(config: ServerConfig, logger: Logger): Promise<ChannelAdapter[]> {
-  const { telegram, slack, discord, webhook, custom } = config.channels
+export async function channelAdapters(
+  config: ServerConfig,
+  logger: Logger,
+  options: {
+    /** false: the built-in channels only, no custom module loaded (`lango doctor` checks targets with them). */
+    readonly custom?: boolean
+  } = {},
+): Promise<ChannelAdapter[]> {
+  const { telegram, slack, discord, webhook } = config.channels
+  const custom = options.custom === false ? [] : config.channels.custom
   const adapters: ChannelAdapter[] = []
   // Each channel's client library loads only when that channel is configured.
   if (telegram.token !== undefined) {

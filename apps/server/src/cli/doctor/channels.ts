@@ -1,11 +1,17 @@
-import { parseTarget } from '../../channels/target.js'
+import { channelAdapters } from '../../app/channel-adapters.js'
+import { parseTarget, undeliverableBecause } from '../../channels/target.js'
+import type { ChannelAdapter } from '../../channels/types.js'
 import type { ServerConfig } from '../../config/types.js'
+import { silentLogger } from '../../logger.js'
 import type { CheckResult } from './check.js'
 import { getJson, networkProblem, shownUrl } from './http.js'
 
 /**
  * Which channels are configured (custom ones included), and whether `channels.default_deliver_to`
- * and `alerts.deliver_to` name only those; Telegram's token is tried (`getMe`).
+ * and `alerts.deliver_to` name only targets they can deliver to: the channel is configured, and a
+ * built-in channel takes the chat (its adapter's `checkChat`: a Telegram chat in `allowed_chats`, a
+ * default channel for a bare `slack` target), as the server checks them at start; Telegram's token is
+ * tried (`getMe`).
  */
 export async function checkChannels(config: ServerConfig): Promise<CheckResult[]> {
   const { telegram, slack, discord, webhook, custom } = config.channels
@@ -16,11 +22,28 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
     webhook.url === undefined ? undefined : 'webhook',
     ...custom.map((adapter) => adapter.name),
   ].filter((name): name is string => name !== undefined)
+  // The built-in adapters as the server builds them (nothing is sent or started); a custom channel's
+  // module is not loaded here: its name is checked, not its chats.
+  const builtIn = new Map(
+    (await channelAdapters(config, silentLogger, { custom: false })).map((adapter) => [
+      adapter.name,
+      adapter,
+    ]),
+  )
   const known = new Set([...configured, 'log'])
+  const channels = {
+    get: (name: string): ChannelAdapter | undefined =>
+      builtIn.get(name) ?? (known.has(name) ? { name, send: async () => {} } : undefined),
+  }
   const unreachable = [
     ...config.channels.defaultDeliverTo.map((target) => ({ setting: 'channels.default_deliver_to', target })),
     ...config.alerts.deliverTo.map((target) => ({ setting: 'alerts.deliver_to', target })),
-  ].filter(({ target }) => !known.has(parseTarget(target).channel))
+  ].flatMap(({ setting, target }) => {
+    const why = undeliverableBecause(target, channels)
+    return why === undefined
+      ? []
+      : [{ setting, target, why, configured: known.has(parseTarget(target).channel) }]
+  })
   const listed =
     configured.length === 0
       ? config.channels.defaultDeliverTo.length === 0
@@ -34,10 +57,17 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
           name: 'channels',
           status: 'warn',
           message: `${listed}; ${unreachable
-            .map(({ setting, target }) => `${setting} names ${target}, whose channel is not configured`)
+            .map(({ setting, target, why, configured: served }) =>
+              served
+                ? `${setting} names ${target}, which its channel refuses (${why})`
+                : `${setting} names ${target}, whose channel is not configured`,
+            )
             .join('; ')}: every delivery there fails`,
-          fix: 'configure that channel (its token or url, or channels.custom), or remove the target',
-          details: { configured, unreachable },
+          fix: 'configure that channel (its token or url, or channels.custom) or the chat (telegram.allowed_chats, a default_channel), or remove the target',
+          details: {
+            configured,
+            unreachable: unreachable.map(({ setting, target, why }) => ({ setting, target, why })),
+          },
         },
   ]
   if (telegram.token !== undefined) results.push(await checkTelegram(telegram.token, telegram.apiUrl))
