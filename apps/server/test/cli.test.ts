@@ -770,7 +770,7 @@ describe('lango doctor', () => {
     })
     const telegram = await fakeService((request, response) => {
       response.setHeader('content-type', 'application/json')
-      const ok = request.url === '/botgood-token-1/getMe'
+      const ok = request.url === '/bot12345:good-token-1/getMe'
       response.statusCode = ok ? 200 : 401
       response.end(JSON.stringify(ok ? { ok: true, result: { username: 'lango_bot' } } : { ok: false }))
     })
@@ -785,7 +785,7 @@ describe('lango doctor', () => {
       const byName = (report: Report) => Object.fromEntries(report.checks.map((check) => [check.name, check]))
 
       const healthy = await json<Report>(['doctor'], {
-        env: { ...env, LANGO_TELEGRAM_TOKEN: 'good-token-1' },
+        env: { ...env, LANGO_TELEGRAM_TOKEN: '12345:good-token-1' },
       })
       expect(healthy.code).toBe(0)
       expect(healthy.data.ok).toBe(true)
@@ -799,15 +799,28 @@ describe('lango doctor', () => {
       expect(checks.server?.message).toMatch(/; leases: retention on [^:]+:\d+/)
 
       const rejected = await json<Report>(['doctor'], {
-        env: { ...env, LANGO_TELEGRAM_TOKEN: 'bad-token-2' },
+        env: { ...env, LANGO_TELEGRAM_TOKEN: '12345:bad-token-2' },
       })
       expect(rejected.code).toBe(1)
       expect(byName(rejected.data).telegram).toMatchObject({
         status: 'fail',
+        message: 'the Bot API refused the token (401)',
         fix: expect.stringContaining('LANGO_TELEGRAM_TOKEN'),
       })
-      for (const result of [healthy, rejected])
-        for (const secret of ['good-token-1', 'bad-token-2', 'model-key-123'])
+      // A token the server could not even start Telegram with is said as such, before any request.
+      const malformed = await json<Report>(['doctor'], {
+        env: { ...env, LANGO_TELEGRAM_TOKEN: 'malformed-token-3' },
+      })
+      expect(malformed.code).toBe(1)
+      expect(byName(malformed.data).telegram).toMatchObject({
+        status: 'fail',
+        message:
+          'the server cannot start this channel: telegram: the bot token must look like <digits>:<letters> (from @BotFather)',
+        fix: expect.stringContaining('LANGO_TELEGRAM_TOKEN'),
+      })
+      expect(byName(malformed.data).channels).toMatchObject({ status: 'ok' })
+      for (const result of [healthy, rejected, malformed])
+        for (const secret of ['good-token-1', 'bad-token-2', 'malformed-token-3', 'model-key-123'])
           expect(`${result.stdout}${result.stderr}`).not.toContain(secret)
 
       const human = await lango(['doctor'], { env: { LANGO_URL: `http://127.0.0.1:${await closedPort()}` } })

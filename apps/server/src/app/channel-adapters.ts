@@ -12,15 +12,19 @@ export async function channelAdapters(
   config: ServerConfig,
   logger: Logger,
   options: {
-    /** false: the built-in channels only, no custom module loaded (`lango doctor` checks targets with them). */
-    readonly custom?: boolean
+    /**
+     * Only these channels (built-in names; a custom channel by its name): `lango doctor` builds each
+     * built-in one on its own to check targets with it, and loads no custom module.
+     */
+    readonly only?: readonly string[]
   } = {},
 ): Promise<ChannelAdapter[]> {
+  const wanted = (name: string) => options.only === undefined || options.only.includes(name)
   const { telegram, slack, discord, webhook } = config.channels
-  const custom = options.custom === false ? [] : config.channels.custom
+  const custom = config.channels.custom.filter((spec) => wanted(spec.name))
   const adapters: ChannelAdapter[] = []
   // Each channel's client library loads only when that channel is configured.
-  if (telegram.token !== undefined) {
+  if (telegram.token !== undefined && wanted('telegram')) {
     const { TelegramChannel } = await import('../channels/telegram/channel.js')
     adapters.push(
       new TelegramChannel({
@@ -32,7 +36,7 @@ export async function channelAdapters(
       }),
     )
   }
-  if (slack.token !== undefined) {
+  if (slack.token !== undefined && wanted('slack')) {
     const { SlackChannel } = await import('../channels/slack.js')
     adapters.push(
       new SlackChannel({
@@ -43,7 +47,7 @@ export async function channelAdapters(
       }),
     )
   }
-  if (discord.token !== undefined) {
+  if (discord.token !== undefined && wanted('discord')) {
     const { DiscordChannel } = await import('../channels/discord.js')
     adapters.push(
       new DiscordChannel({
@@ -54,7 +58,7 @@ export async function channelAdapters(
       }),
     )
   }
-  if (webhook.url !== undefined) {
+  if (webhook.url !== undefined && wanted('webhook')) {
     const { WebhookChannel } = await import('../channels/webhook.js')
     adapters.push(
       new WebhookChannel({

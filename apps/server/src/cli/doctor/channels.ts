@@ -6,6 +6,14 @@ import { silentLogger } from '../../logger.js'
 import type { CheckResult } from './check.js'
 import { getJson, networkProblem, shownUrl } from './http.js'
 
+/** Where each built-in channel's settings are, for the fix of one the server cannot build. */
+const SETTINGS: Readonly<Record<string, string>> = {
+  telegram: 'LANGO_TELEGRAM_TOKEN, channels.telegram',
+  slack: 'LANGO_SLACK_TOKEN, channels.slack',
+  discord: 'LANGO_DISCORD_TOKEN, channels.discord',
+  webhook: 'LANGO_WEBHOOK_URL, channels.webhook',
+}
+
 /**
  * Which channels are configured (custom ones included), and whether `channels.default_deliver_to`
  * and `alerts.deliver_to` name only targets they can deliver to: the channel is configured, and a
@@ -22,14 +30,26 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
     webhook.url === undefined ? undefined : 'webhook',
     ...custom.map((adapter) => adapter.name),
   ].filter((name): name is string => name !== undefined)
-  // The built-in adapters as the server builds them (nothing is sent or started); a custom channel's
+  // The built-in adapters as the server builds them (nothing is sent or started), each on its own:
+  // one the server could not build (a malformed token) is a failure of its own. A custom channel's
   // module is not loaded here: its name is checked, not its chats.
-  const builtIn = new Map(
-    (await channelAdapters(config, silentLogger, { custom: false })).map((adapter) => [
-      adapter.name,
-      adapter,
-    ]),
-  )
+  const builtIn = new Map<string, ChannelAdapter>()
+  const unbuilt: CheckResult[] = []
+  for (const name of ['telegram', 'slack', 'discord', 'webhook'].filter((name) =>
+    configured.includes(name),
+  )) {
+    try {
+      for (const adapter of await channelAdapters(config, silentLogger, { only: [name] }))
+        builtIn.set(adapter.name, adapter)
+    } catch (error) {
+      unbuilt.push({
+        name,
+        status: 'fail',
+        message: `the server cannot start this channel: ${error instanceof Error ? error.message : String(error)}`,
+        fix: `check the ${name} settings (${SETTINGS[name]})`,
+      })
+    }
+  }
   const known = new Set([...configured, 'log'])
   const channels = {
     get: (name: string): ChannelAdapter | undefined =>
@@ -70,7 +90,9 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
           },
         },
   ]
-  if (telegram.token !== undefined) results.push(await checkTelegram(telegram.token, telegram.apiUrl))
+  results.push(...unbuilt)
+  if (telegram.token !== undefined && builtIn.has('telegram'))
+    results.push(await checkTelegram(telegram.token, telegram.apiUrl))
   return results
 }
 
