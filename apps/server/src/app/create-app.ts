@@ -156,7 +156,7 @@ export async function createApp(
     forwardEvents(events, cron, engine, background)
     // Results of jobs that name no target go to channels.default_deliver_to: one that no channel
     // can deliver to fails every such delivery, so say so at start (as alerts.deliver_to does).
-    const unservedDefaults = unconfiguredTargets(config.channels.defaultDeliverTo, channels)
+    const unservedDefaults = undeliverableTargets(config.channels.defaultDeliverTo, channels)
     if (unservedDefaults.size > 0)
       logger.error(
         'channels.default_deliver_to names targets no channel here can deliver to: deliveries there fail',
@@ -167,7 +167,7 @@ export async function createApp(
     // The operator's channel: what must not go unnoticed, batched, to `alerts.deliver_to`.
     const alerts = new Alerts({
       targets: config.alerts.deliverTo,
-      unreachable: unconfiguredTargets(config.alerts.deliverTo, channels),
+      unreachable: undeliverableTargets(config.alerts.deliverTo, channels),
       sender: channels,
       clock,
       logger,
@@ -318,7 +318,7 @@ export async function createApp(
 }
 
 /** The targets nothing can be delivered to (`slack:C1` with no Slack configured, a chat not allowed), with the reason. */
-function unconfiguredTargets(
+function undeliverableTargets(
   targets: readonly string[],
   channels: ChannelRouter,
 ): ReadonlyMap<string, string> {

@@ -4,7 +4,7 @@ import { ATTACHMENT_NAME, ATTACHMENT_TYPE, attachAfterParts, attachmentRefused }
 import { ChannelError } from './errors.js'
 import { botTokenScrubber, type SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
-import { resolveChannelId } from './target.js'
+import { type ChannelIdRule, resolveChannelId } from './target.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link DiscordChannel}. */
@@ -53,7 +53,7 @@ const SNOWFLAKE = /^\d{1,25}$/
 export class DiscordChannel implements ChannelAdapter {
   readonly name: string
   readonly #rest: REST
-  readonly #options: DiscordChannelOptions
+  readonly #channels: ChannelIdRule
   readonly #scrubber: SecretScrubber
   readonly #attachAfterParts: number
   readonly #logger: Logger
@@ -61,7 +61,12 @@ export class DiscordChannel implements ChannelAdapter {
   constructor(options: DiscordChannelOptions) {
     this.name = options.name ?? 'discord'
     this.#scrubber = botTokenScrubber(this.name, options.token)
-    this.#options = options
+    this.#channels = {
+      defaultChannel: options.defaultChannel,
+      allowedChannels: options.allowedChannels,
+      pattern: SNOWFLAKE,
+      expected: 'a channel is a numeric id',
+    }
     this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
     this.#logger = options.logger ?? silentLogger
     const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000
@@ -76,16 +81,7 @@ export class DiscordChannel implements ChannelAdapter {
 
   /** Throws as {@link send} would for `chatId` (no default channel, a malformed id, a channel not allowed). */
   checkChat(chatId: string | undefined): void {
-    this.#channel(chatId)
-  }
-
-  #channel(chatId: string | undefined): string {
-    return resolveChannelId(this.name, chatId, {
-      defaultChannel: this.#options.defaultChannel,
-      allowedChannels: this.#options.allowedChannels,
-      pattern: SNOWFLAKE,
-      expected: 'a channel is a numeric id',
-    })
+    resolveChannelId(this.name, chatId, this.#channels)
   }
 
   /**
@@ -97,7 +93,7 @@ export class DiscordChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
-    const channel = this.#channel(chatId)
+    const channel = resolveChannelId(this.name, chatId, this.#channels)
     const parts = splitMessage(text, DISCORD_MESSAGE_LIMIT)
     if (parts.length > this.#attachAfterParts) {
       try {

@@ -12,7 +12,7 @@ import { ChannelError } from './errors.js'
 import { parseRetryAfter } from './retry.js'
 import { botTokenScrubber, type SecretScrubber } from './scrub.js'
 import { splitMessage } from './split.js'
-import { resolveChannelId } from './target.js'
+import { type ChannelIdRule, resolveChannelId } from './target.js'
 import type { ChannelAdapter, ChannelCallOptions } from './types.js'
 
 /** Options of {@link SlackChannel}. */
@@ -69,7 +69,7 @@ const SLACK_CHANNEL = /^#?[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/
 export class SlackChannel implements ChannelAdapter {
   readonly name: string
   readonly #client: WebClient
-  readonly #options: SlackChannelOptions
+  readonly #channels: ChannelIdRule
   readonly #scrubber: SecretScrubber
   readonly #maxMessageLength: number
   readonly #attachAfterParts: number
@@ -79,7 +79,12 @@ export class SlackChannel implements ChannelAdapter {
   constructor(options: SlackChannelOptions) {
     this.name = options.name ?? 'slack'
     this.#scrubber = botTokenScrubber(this.name, options.token)
-    this.#options = options
+    this.#channels = {
+      defaultChannel: options.defaultChannel,
+      allowedChannels: options.allowedChannels,
+      pattern: SLACK_CHANNEL,
+      expected: 'a channel is an id such as C0123ABCD',
+    }
     this.#maxMessageLength = options.maxMessageLength ?? 4000
     this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 10_000
@@ -103,16 +108,7 @@ export class SlackChannel implements ChannelAdapter {
 
   /** Throws as {@link send} would for `chatId` (no default channel, a malformed id, a channel not allowed). */
   checkChat(chatId: string | undefined): void {
-    this.#channel(chatId)
-  }
-
-  #channel(chatId: string | undefined): string {
-    return resolveChannelId(this.name, chatId, {
-      defaultChannel: this.#options.defaultChannel,
-      allowedChannels: this.#options.allowedChannels,
-      pattern: SLACK_CHANNEL,
-      expected: 'a channel is an id such as C0123ABCD',
-    })
+    resolveChannelId(this.name, chatId, this.#channels)
   }
 
   /**
@@ -124,7 +120,7 @@ export class SlackChannel implements ChannelAdapter {
   async send(chatId: string | undefined, text: string, options: ChannelCallOptions = {}): Promise<void> {
     const { signal } = options
     signal?.throwIfAborted()
-    const channel = this.#channel(chatId)
+    const channel = resolveChannelId(this.name, chatId, this.#channels)
     const parts = splitEscaped(text, this.#maxMessageLength)
     if (parts.length <= this.#attachAfterParts) {
       for (const part of parts) await this.#post(channel, part, signal)

@@ -74,22 +74,21 @@ export function parseSessionKey(
  */
 export { deliveryTargetFromSession } from '@lango/tools'
 
+/** What a channel id may be on a service addressed by them: its default, its allow-list and its form. */
+export interface ChannelIdRule {
+  readonly defaultChannel?: string | undefined
+  readonly allowedChannels?: readonly string[] | undefined
+  readonly pattern: RegExp
+  readonly expected: string
+}
+
 /**
  * The channel a send goes to on a service addressed by channel ids (Slack, Discord): `chatId`, or
  * else the default channel; checked against the id's `pattern` and the allow-list. Throws
  * `CHANNEL_NO_DEFAULT_CHAT`, `CHANNEL_INVALID_TARGET` (with `expected`) or
  * `CHANNEL_TARGET_NOT_ALLOWED`.
  */
-export function resolveChannelId(
-  name: string,
-  chatId: string | undefined,
-  options: {
-    readonly defaultChannel?: string | undefined
-    readonly allowedChannels?: readonly string[] | undefined
-    readonly pattern: RegExp
-    readonly expected: string
-  },
-): string {
+export function resolveChannelId(name: string, chatId: string | undefined, options: ChannelIdRule): string {
   const channel = chatId ?? options.defaultChannel
   if (channel === undefined)
     throw new ChannelError('CHANNEL_NO_DEFAULT_CHAT', `${name}: a bare target needs a default channel`, {
