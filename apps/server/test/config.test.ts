@@ -86,8 +86,8 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     },
     channels: {
       telegram: { token: undefined, apiUrl: undefined, allowedChats: [] },
-      slack: { token: undefined, apiUrl: undefined, defaultChannel: undefined },
-      discord: { token: undefined, apiUrl: undefined, defaultChannel: undefined },
+      slack: { token: undefined, apiUrl: undefined, defaultChannel: undefined, allowedChannels: undefined },
+      discord: { token: undefined, apiUrl: undefined, defaultChannel: undefined, allowedChannels: undefined },
       webhook: { url: undefined, secret: undefined },
       custom: [],
       defaultDeliverTo: [],
@@ -221,7 +221,7 @@ models:
 sessions: { retention: 7d, max_sessions: 100, max_messages: 200, observe_after_messages: 40, keep_recent_messages: 10 }
 channels:
   telegram: { token: tg-token, api_url: http://127.0.0.1:8081, allowed_chats: [123, "-1001234567890"] }
-  slack: { token: slack-token, api_url: http://127.0.0.1:8082/api, default_channel: C0123ABCD }
+  slack: { token: slack-token, api_url: http://127.0.0.1:8082/api, default_channel: C0123ABCD, allowed_channels: [C0123ABCD, C0999ZZZZ, C0123ABCD] }
   discord: { token: discord-token, api_url: http://127.0.0.1:8083, default_channel: "123456789012345678" }
   webhook: { url: https://hooks.example.com/abc, secret: hook-secret }
   custom:
@@ -330,11 +330,17 @@ describe('loadConfig: the file', () => {
           apiUrl: 'http://127.0.0.1:8081',
           allowedChats: ['123', '-1001234567890'],
         },
-        slack: { token: 'slack-token', apiUrl: 'http://127.0.0.1:8082/api', defaultChannel: 'C0123ABCD' },
+        slack: {
+          token: 'slack-token',
+          apiUrl: 'http://127.0.0.1:8082/api',
+          defaultChannel: 'C0123ABCD',
+          allowedChannels: ['C0123ABCD', 'C0999ZZZZ'],
+        },
         discord: {
           token: 'discord-token',
           apiUrl: 'http://127.0.0.1:8083',
           defaultChannel: '123456789012345678',
+          allowedChannels: undefined,
         },
         webhook: { url: 'https://hooks.example.com/abc', secret: 'hook-secret' },
         custom: [
@@ -472,11 +478,17 @@ describe('loadConfig: environment overrides', () => {
     })
     expect(config.channels).toEqual({
       telegram: { token: 'env-tg', apiUrl: 'http://127.0.0.1:9001', allowedChats: ['42', '-100777'] },
-      slack: { token: 'env-slack', apiUrl: 'http://127.0.0.1:9002', defaultChannel: 'C0123ABCD' },
+      slack: {
+        token: 'env-slack',
+        apiUrl: 'http://127.0.0.1:9002',
+        defaultChannel: 'C0123ABCD',
+        allowedChannels: ['C0123ABCD', 'C0999ZZZZ'],
+      },
       discord: {
         token: 'env-discord',
         apiUrl: 'http://127.0.0.1:9003',
         defaultChannel: '123456789012345678',
+        allowedChannels: undefined,
       },
       webhook: { url: 'https://env.example.com/hook', secret: 'hook-secret' },
       custom: [
@@ -716,6 +728,24 @@ describe('loadConfig: errors in the file', () => {
     ])
   })
 
+  it('a Slack or Discord default_channel must be one of its allowed_channels, and the list may not be empty', async () => {
+    const error = await failure(
+      'channels:\n  slack:\n    default_channel: C0123ABCD\n    allowed_channels: [C0999ZZZZ]\n  discord:\n    allowed_channels: []\n',
+    )
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        key: 'channels.slack.default_channel',
+        line: 3,
+        message: 'expected one of channels.slack.allowed_channels (C0999ZZZZ), got C0123ABCD',
+      }),
+      expect.objectContaining({
+        key: 'channels.discord.allowed_channels',
+        line: 6,
+        message: 'expected at least one channel id; leave the key out to let the bot post to any channel',
+      }),
+    ])
+  })
+
   it('a lowered exec.max_timeout also lowers the default exec.timeout', async () => {
     await writeConfig('exec: { max_timeout: 10s }\n')
     expect((await load()).exec).toMatchObject({ timeoutMs: 10_000, maxTimeoutMs: 10_000 })
@@ -910,8 +940,18 @@ describe('redactedConfig', () => {
     })
     expect(redacted.channels).toEqual({
       telegram: { token: '[set]', apiUrl: 'http://127.0.0.1:8081', allowedChats: ['123', '-1001234567890'] },
-      slack: { token: '[set]', apiUrl: 'http://127.0.0.1:8082/api', defaultChannel: 'C0123ABCD' },
-      discord: { token: '[set]', apiUrl: 'http://127.0.0.1:8083', defaultChannel: '123456789012345678' },
+      slack: {
+        token: '[set]',
+        apiUrl: 'http://127.0.0.1:8082/api',
+        defaultChannel: 'C0123ABCD',
+        allowedChannels: ['C0123ABCD', 'C0999ZZZZ'],
+      },
+      discord: {
+        token: '[set]',
+        apiUrl: 'http://127.0.0.1:8083',
+        defaultChannel: '123456789012345678',
+        allowedChannels: null,
+      },
       webhook: { url: 'https://discord.com/[set]', secret: '[set]' },
       // A custom channel's options may be credentials: their names only.
       custom: [

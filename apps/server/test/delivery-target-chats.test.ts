@@ -4,11 +4,15 @@
  * `allowed_chats`, a bare `slack` or `discord` target with no `default_channel`, a channel of the
  * wrong form. Against a real server with a fake Telegram, Slack and Discord on loopback; the alerts'
  * targets are checked the same way at start, and a saved workflow file written by hand (which no
- * tool checked) is scheduled with its undeliverable targets named in a warning.
+ * tool checked) is scheduled with its undeliverable targets named in a warning. A Slack or Discord
+ * `allowed_channels` in lango.yaml is the same check: a channel outside it is refused when a job names
+ * it, the channels in it deliver.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../src/config/load.js'
 import { serve } from '../src/serve.js'
 import {
   type FakeService,
@@ -162,6 +166,81 @@ describe('a saved workflow file written by hand (not through workflow_save, whic
       }
     } finally {
       await rm(made.home, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('channels.slack.allowed_channels and channels.discord.allowed_channels in lango.yaml', () => {
+  it('a job delivering outside them is refused when it is made; the allowed channels and the default deliver', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-allowed-channels-'))
+    await writeFile(
+      join(home, 'lango.yaml'),
+      [
+        'server: { host: 127.0.0.1, port: 0 }',
+        'channels:',
+        '  slack: { default_channel: C0123ABCD, allowed_channels: [C0123ABCD, C0555EEEE] }',
+        '  discord: { allowed_channels: ["123456789012345678"] }',
+        '',
+      ].join('\n'),
+    )
+    const config = await loadConfig({
+      env: {
+        LANGO_HOME: home,
+        LANGO_SLACK_TOKEN: SLACK_TOKEN,
+        LANGO_SLACK_API_URL: slack.url,
+        LANGO_DISCORD_TOKEN: DISCORD_TOKEN,
+        LANGO_DISCORD_API_URL: discord.url,
+      },
+      cwd: home,
+      home,
+    })
+    const running = await serve({ config, logger: recordingLogger(), passphrase: '', closeGraceMs: 200 })
+    const post = async (path: string, json: Json) => {
+      const response = await fetch(`${running.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      })
+      return { status: response.status, body: (await response.json()) as Json }
+    }
+    const job = (name: string, deliverTo: string[]) =>
+      post('/api/cron/jobs', {
+        kind: 'shell',
+        name,
+        schedule_type: 'every',
+        schedule: '1h',
+        command: `echo ${name}`,
+        deliver_to: deliverTo,
+      })
+    try {
+      for (const [target, why] of [
+        ['slack:C0999ZZZZ', 'slack: channel C0999ZZZZ is not allowed'],
+        ['discord:876543210987654321', 'discord: channel 876543210987654321 is not allowed'],
+      ] as const) {
+        const refused = await job('outside', [target])
+        expect(refused.status).toBe(400)
+        expect(refused.body.error).toMatchObject({
+          code: 'TOOL_INVALID_PARAMETERS',
+          message: `invalid parameters: deliver_to: "${target}" cannot be delivered to: ${why}`,
+        })
+      }
+      const slackBefore = slack.requests.length
+      const discordBefore = discord.requests.length
+      const made = await job('inside', ['slack', 'slack:C0555EEEE', 'discord:123456789012345678'])
+      expect(made.status).toBe(200)
+      expect((await post(`/api/cron/jobs/${made.body.job.id}/trigger`, {})).status).toBeLessThan(300)
+      const posted = await slack.waitForRequests(slackBefore + 2)
+      expect(
+        posted
+          .slice(slackBefore)
+          .map((request) => (request.body as Json).channel)
+          .sort(),
+      ).toEqual(['C0123ABCD', 'C0555EEEE'])
+      const sent = await discord.waitForRequests(discordBefore + 1)
+      expect(sent[discordBefore]?.path).toContain('/channels/123456789012345678/messages')
+    } finally {
+      await running.close()
+      await rm(home, { recursive: true, force: true })
     }
   })
 })

@@ -43,6 +43,7 @@ export async function channelAdapters(
         token: slack.token,
         ...(slack.apiUrl === undefined ? {} : { apiUrl: slack.apiUrl }),
         ...(slack.defaultChannel === undefined ? {} : { defaultChannel: slack.defaultChannel }),
+        ...(slack.allowedChannels === undefined ? {} : { allowedChannels: slack.allowedChannels }),
         logger,
       }),
     )
@@ -54,6 +55,7 @@ export async function channelAdapters(
         token: discord.token,
         ...(discord.apiUrl === undefined ? {} : { apiUrl: discord.apiUrl }),
         ...(discord.defaultChannel === undefined ? {} : { defaultChannel: discord.defaultChannel }),
+        ...(discord.allowedChannels === undefined ? {} : { allowedChannels: discord.allowedChannels }),
         logger,
       }),
     )

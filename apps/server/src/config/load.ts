@@ -359,6 +359,26 @@ function parseConfigFile(
       )
     }
   }
+  if (checked.success && checked.output?.channels != null) {
+    for (const name of ['slack', 'discord'] as const) {
+      const channel = checked.output.channels[name]
+      const allowed = channel?.allowed_channels
+      if (allowed == null) continue
+      const path = ['channels', name, 'allowed_channels']
+      if (allowed.length === 0)
+        report(
+          path.join('.'),
+          'expected at least one channel id; leave the key out to let the bot post to any channel',
+          locate(document, path, false),
+        )
+      else if (channel?.default_channel != null && !allowed.includes(channel.default_channel))
+        report(
+          `channels.${name}.default_channel`,
+          `expected one of channels.${name}.allowed_channels (${allowed.join(', ')}), got ${channel.default_channel}`,
+          locate(document, ['channels', name, 'default_channel'], false),
+        )
+    }
+  }
   if (issues.length > before || !checked.success) {
     // In the order of the file, so the message reads top to bottom.
     const found = issues
@@ -520,11 +540,13 @@ function buildConfig(
         token: env.slackToken ?? channels?.slack?.token ?? undefined,
         apiUrl: env.slackApiUrl ?? channels?.slack?.api_url ?? undefined,
         defaultChannel: channels?.slack?.default_channel ?? undefined,
+        allowedChannels: allowedList(channels?.slack?.allowed_channels),
       },
       discord: {
         token: env.discordToken ?? channels?.discord?.token ?? undefined,
         apiUrl: env.discordApiUrl ?? channels?.discord?.api_url ?? undefined,
         defaultChannel: channels?.discord?.default_channel ?? undefined,
+        allowedChannels: allowedList(channels?.discord?.allowed_channels),
       },
       webhook: {
         url: env.webhookUrl ?? channels?.webhook?.url ?? undefined,
@@ -616,6 +638,11 @@ function modelPrices(models: FileConfig['models']): ServerConfig['models'] {
 }
 
 /** `~` and `~/x` are under the user's home; other relative paths resolve against `base`. */
+/** An allow-list from the file, duplicates dropped; absent: undefined (nothing restricted). */
+function allowedList(items: readonly string[] | null | undefined): readonly string[] | undefined {
+  return items == null ? undefined : [...new Set(items)]
+}
+
 function resolvePath(value: string, base: string, userHome: string): string {
   if (value === '~') return resolve(userHome)
   if (value.startsWith('~/')) return resolve(userHome, value.slice(2))

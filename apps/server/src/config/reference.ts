@@ -194,6 +194,12 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     description: 'Where a bare `slack` target delivers.',
     value: (c) => c.channels.slack.defaultChannel,
   },
+  'channels.slack.allowed_channels': {
+    description:
+      'The only Slack channels the bot posts to: a job, task or workflow delivering anywhere else is refused when it is made, and a delivery is refused at send. At least one; `default_channel` must be one of them.',
+    default: 'unset: any channel the bot can post in',
+    value: (c) => c.channels.slack.allowedChannels,
+  },
   'channels.discord.token': {
     description: 'The Discord bot token: deliveries to `discord:<channel>`.',
     value: (c) => c.channels.discord.token,
@@ -207,6 +213,12 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   'channels.discord.default_channel': {
     description: 'Where a bare `discord` target delivers.',
     value: (c) => c.channels.discord.defaultChannel,
+  },
+  'channels.discord.allowed_channels': {
+    description:
+      'The only Discord channels the bot posts to: a job, task or workflow delivering anywhere else is refused when it is made, and a delivery is refused at send. At least one; `default_channel` must be one of them.',
+    default: 'unset: any channel the bot can post in',
+    value: (c) => c.channels.discord.allowedChannels,
   },
   'channels.webhook.url': {
     description: 'Where the `webhook` target POSTs each delivery (JSON).',

@@ -215,8 +215,18 @@ export const fileSchema = section({
   }),
   channels: section({
     telegram: section({ token: field(secret), api_url: field(httpUrl), allowed_chats: list(chatId, 1000) }),
-    slack: section({ token: field(secret), api_url: field(httpUrl), default_channel: field(channelId) }),
-    discord: section({ token: field(secret), api_url: field(httpUrl), default_channel: field(channelId) }),
+    slack: section({
+      token: field(secret),
+      api_url: field(httpUrl),
+      default_channel: field(channelId),
+      allowed_channels: list(channelId, 1000),
+    }),
+    discord: section({
+      token: field(secret),
+      api_url: field(httpUrl),
+      default_channel: field(channelId),
+      allowed_channels: list(channelId, 1000),
+    }),
     webhook: section({ url: field(httpUrl), secret: field(secret) }),
     custom: customChannels,
     default_deliver_to: list(deliveryTarget, 10),

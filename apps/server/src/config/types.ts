@@ -122,12 +122,16 @@ export interface ServerConfig {
       readonly apiUrl: string | undefined
       /** Where a bare `slack` target goes. */
       readonly defaultChannel: string | undefined
+      /** The only channels deliveries may go to (`allowed_channels`); undefined: any channel. */
+      readonly allowedChannels: readonly string[] | undefined
     }
     readonly discord: {
       readonly token: string | undefined
       readonly apiUrl: string | undefined
       /** Where a bare `discord` target goes. */
       readonly defaultChannel: string | undefined
+      /** The only channels deliveries may go to (`allowed_channels`); undefined: any channel. */
+      readonly allowedChannels: readonly string[] | undefined
     }
     readonly webhook: {
       readonly url: string | undefined
