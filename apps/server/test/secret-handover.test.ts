@@ -4,7 +4,7 @@
  * given as `?password=`, OpenTelemetry's headers and credentials in other URLs left behind).
  */
 import { describe, expect, it } from 'vitest'
-import { secretsIn } from '../src/cli/handover.js'
+import { credentialsIn, secretsIn } from '../src/cli/handover.js'
 
 describe('secretsIn: the variables handed over', () => {
   it('takes every secret variable, and URL variables only when they carry a credential', () => {
@@ -43,6 +43,29 @@ describe('secretsIn: the variables handed over', () => {
     ])
     expect(Object.keys(secretsIn({ LANGO_DATABASE_URL: 'postgres://db/lango?sslpassword=x' }))).toEqual([
       'LANGO_DATABASE_URL',
+    ])
+  })
+})
+
+describe("credentialsIn: other tools' credentials, handed over too", () => {
+  it("takes variables whose name or URL value holds a credential, leaving lango's own and the rest", () => {
+    const env = {
+      PATH: '/usr/bin',
+      HOME: '/home/op',
+      AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI',
+      GITHUB_TOKEN: 'ghp_x',
+      PGPASSWORD: 'pw',
+      HTTPS_PROXY: 'http://user:pw@proxy:3128',
+      NO_PROXY: 'localhost',
+      LANGO_API_TOKEN: 'token-123456789',
+      LANGO_HOME: '/srv/lango',
+      EMPTY_TOKEN: '',
+    }
+    expect(Object.keys(credentialsIn(env)).sort()).toEqual([
+      'AWS_SECRET_ACCESS_KEY',
+      'GITHUB_TOKEN',
+      'HTTPS_PROXY',
+      'PGPASSWORD',
     ])
   })
 })

@@ -240,6 +240,70 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
     60_000,
   )
 
+  it("other tools' credentials in the operator's environment are in no ancestor's block, even without a lango secret", async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))
+    cleanups.push(() => rm(home, { recursive: true, force: true }))
+    const credentials = {
+      AWS_SECRET_ACCESS_KEY: fresh('aws'),
+      GITHUB_TOKEN: fresh('ghp'),
+      HTTPS_PROXY: `http://operator:${fresh('proxy')}@127.0.0.1:9`,
+    }
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        LANGO_HOME: home,
+        LANGO_LOG_LEVEL: 'warn',
+        ...credentials,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    cleanups.push(async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    })
+    const url = await announced(child)
+    const api = async (path: string, body?: unknown): Promise<Json> => {
+      const response = await fetch(`${url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        ...(body === undefined
+          ? {}
+          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      })
+      return (await response.json()) as Json
+    }
+    const ancestors = join(home, 'ancestors.txt')
+    await api('/api/cron/jobs', {
+      kind: 'shell',
+      name: 'walk',
+      schedule_type: 'cron',
+      schedule: '0 3 * * *',
+      command: `${walkAncestors(ancestors)}\nenv`,
+    })
+    const { run_id: runId } = await api('/api/cron/jobs/walk/trigger', {})
+    const run = await until(
+      async () => {
+        const { entries } = await api('/api/cron/runs?job=walk&limit=5')
+        return entries.find((entry: Json) => entry.id === runId && entry.status !== 'running')
+      },
+      20_000,
+      'the walk to finish',
+    )
+    expect(run.status).toBe('completed')
+    const walked = await readFile(ancestors, 'utf8')
+    expect(walked).toMatch(/^== 1$/m)
+    expect(walked).toContain('serve')
+    for (const [variable, value] of Object.entries(credentials)) {
+      const secret = variable === 'HTTPS_PROXY' ? (new URL(value).password as string) : value
+      expect(walked, `${variable} in an ancestor's environment`).not.toContain(secret)
+      expect(String(run.result), `${variable} in the command's own environment`).not.toContain(secret)
+    }
+    // Handed over: the server is not the process started (the supervisor is).
+    const health = await api('/healthz')
+    expect(Number(String(health.instance).split(':')[1])).not.toBe(child.pid)
+  })
+
   it('a supervised server stops on SIGTERM to its supervisor, which exits with its code', async () => {
     const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))
     cleanups.push(() => rm(home, { recursive: true, force: true }))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ProcessRegistry } from './background.js'
-import { cleanPath, createEnvBuilder, isDeniedEnvName } from './env.js'
+import { cleanPath, createEnvBuilder, isCredentialEnv, isDeniedEnvName } from './env.js'
 import { run } from './run.js'
 
 /** Inherited variables that SECURITY.md §7 item 1 says no child may see. */
@@ -297,5 +297,29 @@ describe('agent overrides that run programs or move trust roots (issue 11, findi
     })
     for (const name of ['PYTHONPLATLIBDIR', 'PYTHONSAFEPATH', 'PERL5SHELL', 'MANOPT', 'KUBE_EDITOR'])
       expect(env).not.toHaveProperty(name)
+  })
+})
+
+describe('isCredentialEnv: the rule the builder drops inherited credentials by', () => {
+  it('is true for exactly the variables a child never inherits as credentials', () => {
+    const base = {
+      AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI',
+      GITHUB_TOKEN: 'ghp_x',
+      PGPASSWORD: 'pw',
+      HTTPS_PROXY: 'http://user:pw@proxy:3128',
+      HTTP_PROXY: 'http://proxy:3128',
+      LANG: 'C.UTF-8',
+      MY_APP_MODE: 'fast',
+    }
+    const { env, dropped } = createEnvBuilder({ inherit: 'all' }).build({ base })
+    const credentials = Object.entries(base)
+      .filter(([name, value]) => isCredentialEnv(name, value))
+      .map(([name]) => name)
+    expect(credentials.sort()).toEqual(['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'HTTPS_PROXY', 'PGPASSWORD'])
+    for (const name of credentials) {
+      expect(dropped).toContain(name)
+      expect(env[name]).toBeUndefined()
+    }
+    expect(env).toMatchObject({ LANG: 'C.UTF-8', MY_APP_MODE: 'fast' })
   })
 })

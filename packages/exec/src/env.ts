@@ -188,6 +188,21 @@ function isCredentialEnvName(name: string): boolean {
   return CREDENTIAL_PATTERN.test(name.toUpperCase())
 }
 
+/**
+ * True when an environment variable holds a credential by this package's rule: its name looks like
+ * one (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `PGPASSWORD`, `*_API_KEY`, …) or its value is a URL
+ * with a password (`HTTPS_PROXY=http://user:pw@proxy`). Such a variable is never inherited by a
+ * child ({@link createEnvBuilder}); a host uses the same rule to keep such variables out of its own
+ * environment block, which its children can read in `/proc/<pid>/environ`.
+ * @example
+ * isCredentialEnv('AWS_SECRET_ACCESS_KEY', 'abc') // true
+ * isCredentialEnv('HTTPS_PROXY', 'http://user:pw@proxy:3128') // true
+ * isCredentialEnv('LANG', 'C.UTF-8') // false
+ */
+export function isCredentialEnv(name: string, value: string): boolean {
+  return isCredentialEnvName(name) || URL_WITH_CREDENTIALS.test(value)
+}
+
 const ONLY_REFERENCE_TOKENS = /^(?:\{\{(?:secret|decrypt)(?:file)?:[^}]+\}\})+$/
 
 function globToRegExp(glob: string): RegExp {

@@ -15,6 +15,7 @@ export {
   createEnvBuilder,
   type EnvOverrideSource,
   type EnvPolicy,
+  isCredentialEnv,
 } from './env.js'
 export { ExecError, type ExecErrorCode } from './errors.js'
 export {

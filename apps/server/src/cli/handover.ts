@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
+import { isCredentialEnv } from '@lango/exec'
 import { SECRET_VARIABLES, URL_VARIABLES, urlHoldsSecret } from '../config/secret-sources.js'
 
 /**
@@ -20,6 +21,13 @@ import { SECRET_VARIABLES, URL_VARIABLES, urlHoldsSecret } from '../config/secre
  *    as "exit now"), and exits with the server's exit code. If the supervisor dies, the server sees
  *    the socket close and stops too; stdin, stdout and stderr are the server's own (MCP over stdio
  *    works through it).
+ *
+ * The same holds for other tools' credentials the operator's environment carries
+ * (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `PGPASSWORD`, a proxy URL with a password: `@lango/exec`'s
+ * `isCredentialEnv`): the server's commands never inherit them, and they are handed over too, so
+ * that the server's block does not hold them either. The server sets them in its `process.env`
+ * (libraries such as `pg` read them there), which changes its environment in memory and not the
+ * block `/proc/<pid>/environ` shows.
  *
  * Secrets given as `*_FILE` or systemd credentials never enter an environment, and then there is
  * no supervisor. What this cannot do: pid 1 (a container's init) is every orphan's parent, so in a
@@ -41,7 +49,13 @@ child.once('error', (error) => { process.stderr.write('lango: cannot start the s
 
 /** Messages on the socket, one JSON object per line. */
 type Message =
-  | { readonly type: 'secrets'; readonly env: Readonly<Record<string, string>> }
+  | {
+      readonly type: 'secrets'
+      /** lango's own secret variables: the configuration reads them, never `process.env`. */
+      readonly env: Readonly<Record<string, string>>
+      /** Other tools' credentials: set in the server's `process.env`. */
+      readonly inherited?: Readonly<Record<string, string>>
+    }
   | { readonly type: 'stop'; readonly signal: NodeJS.Signals }
   | { readonly type: 'exit-now'; readonly signal?: NodeJS.Signals }
   | { readonly type: 'exit'; readonly code: number }
@@ -80,6 +94,21 @@ export function secretsIn(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /**
+ * The other variables of `env` that hold a credential by `@lango/exec`'s rule (`isCredentialEnv`):
+ * names such as `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `PGPASSWORD`, or a URL with a password as
+ * the value. lango's own variables are {@link secretsIn}'s.
+ */
+export function credentialsIn(env: NodeJS.ProcessEnv): Record<string, string> {
+  const own = new Set<string>([...SECRET_VARIABLES, ...URL_VARIABLES, HANDOVER_VARIABLE])
+  const found: Record<string, string> = {}
+  for (const [variable, value] of Object.entries(env)) {
+    if (value === undefined || value === '' || own.has(variable) || variable.startsWith('LANGO_')) continue
+    if (isCredentialEnv(variable, value)) found[variable] = value
+  }
+  return found
+}
+
+/**
  * The environment a `lango` invocation reads its configuration from. In the real server started by
  * a supervisor: this process's environment plus the secrets read from the socket (never written to
  * `process.env`). In a command that runs commands and was given secrets in its environment (not as
@@ -89,8 +118,10 @@ export function secretsIn(env: NodeJS.ProcessEnv): Record<string, string> {
 export async function environmentWithSecrets(argv: readonly string[]): Promise<NodeJS.ProcessEnv> {
   if (process.env[HANDOVER_VARIABLE] === String(HANDOVER_FD)) return receiveSecrets()
   const secrets = secretsIn(process.env)
-  if (!runsCommands(argv) || Object.keys(secrets).length === 0 || process.pid === 1) return process.env
-  return supervise(argv, secrets)
+  const credentials = credentialsIn(process.env)
+  const found = Object.keys(secrets).length + Object.keys(credentials).length
+  if (!runsCommands(argv) || found === 0 || process.pid === 1) return process.env
+  return supervise(argv, secrets, credentials)
 }
 
 /** The real server's side: reads the secrets, then follows the supervisor (stop, exit now, gone). */
@@ -125,6 +156,8 @@ async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {
         const message = parseMessage(line)
         if (message?.type === 'secrets' && received === undefined) {
           received = { ...message.env }
+          for (const [variable, value] of Object.entries(message.inherited ?? {}))
+            if (typeof value === 'string') process.env[variable] = value
           resolve(received)
         } else if (message?.type === 'stop') stop(message.signal)
         else if (message?.type === 'exit-now')
@@ -145,16 +178,22 @@ async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {
 }
 
 /** The supervisor's side: starts the server as described above and exits with its exit code. */
-function supervise(argv: readonly string[], secrets: Record<string, string>): Promise<never> {
+function supervise(
+  argv: readonly string[],
+  secrets: Record<string, string>,
+  credentials: Record<string, string>,
+): Promise<never> {
   const env: NodeJS.ProcessEnv = { ...process.env, [HANDOVER_VARIABLE]: String(HANDOVER_FD) }
-  for (const variable of Object.keys(secrets)) delete env[variable]
+  for (const variable of [...Object.keys(secrets), ...Object.keys(credentials)]) delete env[variable]
   const server = [process.execPath, ...process.execArgv, process.argv[1] as string, ...argv]
   const launcher = spawn(process.execPath, ['-e', LAUNCHER, JSON.stringify(server)], {
     env,
     stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
   })
   const socket = launcher.stdio[HANDOVER_FD] as Socket
-  socket.write(`${JSON.stringify({ type: 'secrets', env: secrets } satisfies Message)}\n`)
+  socket.write(
+    `${JSON.stringify({ type: 'secrets', env: secrets, inherited: credentials } satisfies Message)}\n`,
+  )
   let exitCode: number | undefined
   let lastSignal: NodeJS.Signals | undefined
   let buffered = ''

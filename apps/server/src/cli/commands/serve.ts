@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander'
 import type { ServerConfig } from '../../config/types.js'
 import type { Logger } from '../../logger.js'
 import type { Register } from '../command.js'
-import { secretsIn } from '../handover.js'
+import { credentialsIn, secretsIn } from '../handover.js'
 
 /**
  * What `serve` and `mcp` warn of as they start: deprecated forms in the configuration, and secrets
@@ -33,7 +33,7 @@ function warnAtStart(config: ServerConfig, logger: Logger): void {
       column: warning.column,
       message: warning.message,
     })
-  const variables = Object.keys(secretsIn(process.env))
+  const variables = Object.keys({ ...secretsIn(process.env), ...credentialsIn(process.env) })
   if (process.pid === 1 && variables.length > 0)
     logger.warn(
       "secrets in the environment of pid 1 can be read by every command this server runs (a container's environment is its init's): give them as files instead (<VARIABLE>_FILE, e.g. Docker or Kubernetes secrets)",
