@@ -36,6 +36,7 @@ export {
   type RefTokenLocation,
 } from './guard/index.js'
 export { installSignalCleanup, type SignalCleanupOptions } from './host-cleanup.js'
+export { closeInheritedDescriptors } from './inherited-fds.js'
 export { RunLimiter, type RunLimiterOptions } from './limiter.js'
 export { MemoryRefStore } from './memory-ref-store.js'
 export { ensureOrphanReaper, hostRunId, killOrphans } from './orphans.js'

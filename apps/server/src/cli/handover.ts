@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
-import { isCredentialEnv } from '@lango/exec'
+import { closeInheritedDescriptors, isCredentialEnv } from '@lango/exec'
 import { SECRET_VARIABLES, URL_VARIABLES, urlHoldsSecret } from '../config/secret-sources.js'
 
 /**
@@ -109,14 +109,19 @@ export function credentialsIn(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /**
- * The environment a `lango` invocation reads its configuration from. In the real server started by
+ * The environment a `lango` invocation reads its configuration from; a command that runs commands
+ * first closes the descriptors it inherited (`@lango/exec`'s `closeInheritedDescriptors`). In the real server started by
  * a supervisor: this process's environment plus the secrets read from the socket (never written to
  * `process.env`). In a command that runs commands and was given secrets in its environment (not as
  * pid 1): becomes the supervisor and never resolves (the process exits with the server). Otherwise:
  * `process.env`.
  */
 export async function environmentWithSecrets(argv: readonly string[]): Promise<NodeJS.ProcessEnv> {
-  if (process.env[HANDOVER_VARIABLE] === String(HANDOVER_FD)) return receiveSecrets()
+  const handedOver = process.env[HANDOVER_VARIABLE] === String(HANDOVER_FD)
+  // A descriptor this process inherited open (a parent's pipe, `lango serve 5</run/secret`) would
+  // otherwise reach every command it runs: closed first, the handover socket excepted.
+  if (handedOver || runsCommands(argv)) closeInheritedDescriptors(handedOver ? [HANDOVER_FD] : [])
+  if (handedOver) return receiveSecrets()
   const secrets = secretsIn(process.env)
   const credentials = credentialsIn(process.env)
   const found = Object.keys(secrets).length + Object.keys(credentials).length

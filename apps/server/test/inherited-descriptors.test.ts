@@ -1,0 +1,98 @@
+/**
+ * A descriptor `lango serve` inherited open (a job runner's pipe at a high number, which Node does not
+ * mark close-on-exec) never reaches a command it runs: an outside probe found fd 251 of its runner in
+ * every `exec`, PTY ones included. A cron shell job lists its own descriptors. Linux (`/proc`); with
+ * and without a supervisor (a secret in the environment makes one).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { until } from './fixtures/http-server.js'
+import { CLI } from './fixtures/lango-serve.js'
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+type Json = Record<string, any>
+
+/** The leaked descriptor's number in `lango serve`: past 0–15 and a gap. */
+const LEAKED = 40
+const TOKEN = 'inherited-descriptors-api-token-0123456789'
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
+})
+
+function announced(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    child.stderr?.on('data', (chunk) => {
+      text += chunk
+      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
+      if (match?.[1] !== undefined) resolve(match[1])
+    })
+    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
+  })
+}
+
+describe.skipIf(!existsSync('/proc/self/fdinfo'))('descriptors lango serve inherited', () => {
+  it.each([
+    ['without a supervisor', {}],
+    ['with a supervisor', { LANGO_API_TOKEN: TOKEN }],
+  ])('never reach a command it runs (%s)', async (_name, secrets: Record<string, string>) => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-fds-'))
+    cleanups.push(() => rm(home, { recursive: true, force: true }))
+    const stdio: ('pipe' | 'ignore')[] = ['ignore', 'pipe', 'pipe']
+    while (stdio.length < LEAKED) stdio.push('ignore')
+    stdio.push('pipe')
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        LANGO_HOME: home,
+        LANGO_LOG_LEVEL: 'warn',
+        ...secrets,
+      },
+      stdio,
+    })
+    cleanups.push(async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    })
+    const url = await announced(child)
+    const api = async (path: string, body?: unknown): Promise<Json> => {
+      const response = await fetch(`${url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })
+      return (await response.json()) as Json
+    }
+    await api('/api/cron/jobs', {
+      kind: 'shell',
+      name: 'fds',
+      schedule_type: 'cron',
+      schedule: '0 3 * * *',
+      command: 'ls -l /proc/$$/fd',
+    })
+    const { run_id: runId } = await api('/api/cron/jobs/fds/trigger', {})
+    const run = await until(
+      async () => {
+        const { entries } = await api('/api/cron/runs?job=fds&limit=5')
+        return entries.find((entry: Json) => entry.id === runId && entry.status !== 'running')
+      },
+      20_000,
+      'the listing to finish',
+    )
+    expect(run.status).toBe('completed')
+    const listing = String(run.result)
+    expect(listing).toMatch(/\s1 -> /)
+    expect(listing).not.toMatch(new RegExp(`\\s${LEAKED} -> `))
+  })
+})
