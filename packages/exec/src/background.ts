@@ -151,6 +151,19 @@ export class BackgroundProcess {
 
   /** Reads output from `offset` (default 0). Never splits a UTF-8 character. */
   read(offset = 0, maxBytes?: number): OutputRead {
+    if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0)
+      throw new ExecError(
+        'EXEC_INVALID_OPTION',
+        `offset must be a whole number of bytes from 0 up (a read's nextOffset), got ${String(offset)}`,
+      )
+    if (
+      maxBytes !== undefined &&
+      (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 1)
+    )
+      throw new ExecError(
+        'EXEC_INVALID_OPTION',
+        `maxBytes must be a whole number from 1 up, got ${String(maxBytes)}`,
+      )
     const raw = this.#ring.read(offset, maxBytes)
     let data = raw.data
     let start = raw.offset
@@ -169,7 +182,8 @@ export class BackgroundProcess {
       output: data.toString('utf8'),
       offset: start,
       nextOffset: start + data.length,
-      droppedBytes: start - Math.max(0, Math.floor(offset)),
+      // Past the end (an offset from another process, a guess) nothing was dropped.
+      droppedBytes: Math.max(0, start - offset),
     }
   }
 
@@ -283,6 +297,16 @@ export interface ProcessRegistryOptions {
 
 const DEFAULT_OUTPUT_BUFFER = 1024 * 1024
 
+/** A count option: a whole number from `min` up (undefined: the default). */
+function checkCount(value: number | undefined, name: string, min: number): void {
+  if (value === undefined) return
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `${name} must be a whole number from ${min} up, got ${typeof value === 'number' ? value : JSON.stringify(value)}`,
+    )
+}
+
 /**
  * Starts, tracks, bounds and cleans up background processes.
  * @example
@@ -300,6 +324,17 @@ export class ProcessRegistry {
   #stopped = false
 
   constructor(options: ProcessRegistryOptions = {}) {
+    checkCount(options.maxRunning, 'maxRunning', 1)
+    checkCount(options.maxRetained, 'maxRetained', 0)
+    checkTimeout(options.maxLifetimeMs, 'maxLifetimeMs', 0)
+    checkTimeout(options.killGraceMs, 'killGraceMs', 0)
+    if (options.unknownReferences !== undefined && !['keep', 'refuse'].includes(options.unknownReferences))
+      throw new ExecError(
+        'EXEC_INVALID_OPTION',
+        `unknownReferences must be "keep" or "refuse", got ${JSON.stringify(options.unknownReferences)}`,
+      )
+    if (options.idGenerator !== undefined && typeof options.idGenerator !== 'function')
+      throw new ExecError('EXEC_INVALID_OPTION', 'idGenerator must be a function returning an id')
     this.#options = Object.freeze({
       ...options,
       maxRunning: options.maxRunning ?? 16,

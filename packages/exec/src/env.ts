@@ -250,6 +250,19 @@ function localeValueAllowed(upper: string, value: string): boolean {
 export function createEnvBuilder(policy: EnvPolicy = {}): {
   build(options?: Omit<BuildEnvOptions, 'policy'>): BuiltEnv
 } {
+  if (policy.inherit !== undefined && policy.inherit !== 'core' && policy.inherit !== 'all')
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `envPolicy.inherit must be "core" or "all", got ${JSON.stringify(policy.inherit)}`,
+    )
+  for (const key of ['allow', 'deny'] as const) {
+    const globs: unknown = policy[key]
+    if (globs !== undefined && (!Array.isArray(globs) || !globs.every((glob) => typeof glob === 'string')))
+      throw new ExecError(
+        'EXEC_INVALID_OPTION',
+        `envPolicy.${key} must be a list of variable names or globs such as MY_APP_*`,
+      )
+  }
   const inherit = policy.inherit ?? 'core'
   const allow = (policy.allow ?? []).map(globToRegExp)
   const deny = (policy.deny ?? []).map(globToRegExp)

@@ -83,6 +83,16 @@ function isFileKind(kind: string): boolean {
   return kind.endsWith('file')
 }
 
+/** `EXEC_SECRET_UNKNOWN` for a token under `unknownReferences: 'refuse'`. */
+function unknownReference(kind: string, name: string, why: string): ExecError {
+  const token = `{{${kind}:${name}}}`
+  return new ExecError(
+    'EXEC_SECRET_UNKNOWN',
+    `secret reference ${token} names nothing the secret store holds${why}: check the name (a misspelt one would be sent on as the text ${token}), or store it first`,
+    { data: { token, name } },
+  )
+}
+
 /**
  * The references of one spawn: each distinct store key resolved once, its value registered for
  * masking, and handed over once as a variable (value tokens) or a private file (file tokens).
@@ -109,7 +119,11 @@ class References {
    * literal; with `unknownReferences: 'refuse'`, `EXEC_SECRET_UNKNOWN` instead).
    */
   async resolve(kind: string, name: string): Promise<string | undefined> {
-    if (this.#refStore === undefined) return undefined
+    if (this.#refStore === undefined) {
+      // Nothing to look up: every token is unknown, and 'refuse' means refused.
+      if (this.#refuseUnknown) throw unknownReference(kind, name, ' (no secret store was given)')
+      return undefined
+    }
     const key = storeKey(kind, name)
     if (!this.#values.has(key)) {
       const value = await this.#refStore.resolve(key)
@@ -119,14 +133,7 @@ class References {
       this.#values.set(key, known)
     }
     const value = this.#values.get(key)
-    if (value === undefined && this.#refuseUnknown) {
-      const token = `{{${kind}:${name}}}`
-      throw new ExecError(
-        'EXEC_SECRET_UNKNOWN',
-        `secret reference ${token} names nothing the secret store holds: check the name (a misspelt one would be sent on as the text ${token}), or store it first`,
-        { data: { token, name } },
-      )
-    }
+    if (value === undefined && this.#refuseUnknown) throw unknownReference(kind, name, '')
     return value
   }
 
@@ -268,6 +275,11 @@ export async function prepareSpawn(
     throw new ExecError(
       'EXEC_INVALID_OPTION',
       `command must be at most ${MAX_COMMAND_LENGTH} characters with no NUL`,
+    )
+  if (options.unknownReferences !== undefined && !['keep', 'refuse'].includes(options.unknownReferences))
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `unknownReferences must be "keep" or "refuse", got ${JSON.stringify(options.unknownReferences)}`,
     )
   const cwd = checkWorkingDirectory(options.cwd)
   const redactor = new Redactor()

@@ -324,7 +324,7 @@ export class Redactor {
    */
   stream(options: { stripAnsi?: boolean } = {}): StreamRedactor {
     const strip = options.stripAnsi === true
-    return new StreamRedactor((text, final) => this.#process(text, final, strip))
+    return new ChunkRedactor((text, final) => this.#process(text, final, strip))
   }
 
   /** Masks `raw`; unless `final`, keeps back a tail that the next chunk could turn into a secret. */
@@ -421,7 +421,15 @@ function mergeRanges(ranges: Range[]): Range[] {
 }
 
 /** Redacts a stream chunk by chunk; call {@link StreamRedactor.flush} at the end. Made by {@link Redactor.stream}. */
-export class StreamRedactor {
+export interface StreamRedactor {
+  /** Returns the text that is safe to emit now. */
+  push(chunk: string): string
+  /** Returns whatever was held back, masked. */
+  flush(): string
+}
+
+/** The {@link StreamRedactor} {@link Redactor.stream} makes (a type only in the public API). */
+class ChunkRedactor implements StreamRedactor {
   readonly #process: (text: string, final: boolean) => { emit: string; hold: string }
   #pending = ''
 

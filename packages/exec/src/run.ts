@@ -87,6 +87,12 @@ export function checkTimeout(value: number | undefined, name: string, fallback: 
   return value
 }
 
+/** `signal` is an `AbortSignal` or absent (a plain object would fail later, untyped). */
+export function checkSignal(signal: unknown): void {
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new ExecError('EXEC_INVALID_OPTION', 'signal must be an AbortSignal (from an AbortController)')
+}
+
 /** The one-line `message` of a run's result; callers mask it with the spawn's redactor. */
 export function describeOutcome(
   command: string,
@@ -145,6 +151,7 @@ class StreamSink {
  * if (!result.ok) console.error(result.message, result.stderr)
  */
 export async function run(command: string, options: RunOptions = {}): Promise<RunResult> {
+  checkSignal(options.signal)
   options.signal?.throwIfAborted()
   const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS)
   const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)

@@ -46,3 +46,30 @@ describe.each(packages)('$name README names exactly what the built package expor
     })
   })
 })
+
+/** The names a built declaration file exports as values (classes, functions, constants, enums). */
+function declaredValues(declarationFile: string): string[] {
+  const source = program.getSourceFile(declarationFile)
+  if (source === undefined) throw new Error(`cannot read ${declarationFile}`)
+  const moduleSymbol = checker.getSymbolAtLocation(source)
+  if (moduleSymbol === undefined) return []
+  return checker
+    .getExportsOfModule(moduleSymbol)
+    .filter((symbol) => {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+      return (target.flags & ts.SymbolFlags.Value) !== 0
+    })
+    .map((symbol) => symbol.getName())
+    .sort()
+}
+
+// An outside probe imported `StreamRedactor` from @lango/exec: its types declared a class, so the
+// import type-checked, and Node refused it (the bundled declarations had lost `export type`).
+describe.each(packages)('$name: what its types export as values, its modules export', (pkg) => {
+  it.each([...entryPoints(pkg)])('%s', async (specifier, declarationFile) => {
+    expect(existsSync(declarationFile), `${declarationFile} is missing: build first`).toBe(true)
+    const runtime = new Set(Object.keys(await import(declarationFile.replace(/\.d\.ts$/, '.js'))))
+    const missing = declaredValues(declarationFile).filter((name) => !runtime.has(name))
+    expect(missing, `${specifier} declares values its module does not export`).toEqual([])
+  })
+})

@@ -5,6 +5,7 @@ import { GroupSupervisor } from '../process-group.js'
 import { streamRedactorFor } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
+  checkSignal,
   checkTimeout,
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -55,6 +56,7 @@ function sharedDriver(): PtyDriver {
  * const result = await runWithPty('ls --color=always', { stripAnsi: true })
  */
 export async function runWithPty(command: string, options: PtyRunOptions = {}): Promise<PtyRunResult> {
+  checkSignal(options.signal)
   options.signal?.throwIfAborted()
   const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS)
   const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)
