@@ -30,19 +30,22 @@ const STEP = /^\*\/(\d+)$/
 
 /**
  * A stored schedule in words: `every day at 08:00`, `weekdays at 09:00`, `every 1 hour 30 minutes`,
- * `once at 2026-12-01T09:00:00+01:00`. Common cron forms read as words; any other expression reads
- * as `cron "<expression>"`, so the result is never empty. The same reading for the tools, the CLI
- * and the server (the dashboard keeps its own copy in `schedules.js`).
+ * `once at 2026-12-01T09:00:00+01:00`. Common cron forms read as words; any other expression,
+ * including one with a field out of its range (`0 99 * * *`), reads as `cron "<expression>"`, so
+ * the result is never empty. It never throws: a missing schedule reads as `no schedule`. The same reading for the tools, the CLI and the server (the
+ * dashboard keeps its own copy in `schedules.js`).
  * @example describeSchedule({ scheduleType: 'cron', schedule: '0 8 * * 1-5' }) // 'weekdays at 08:00'
  */
 export function describeSchedule(schedule: {
   readonly scheduleType: ScheduleType
   readonly schedule: string
 }): string {
-  if (schedule.scheduleType === 'every') return describeEvery(schedule.schedule)
-  if (schedule.scheduleType === 'at') return `once at ${schedule.schedule}`
-  if (schedule.scheduleType === 'webhook') return `on webhook ${schedule.schedule}`
-  return describeCron(schedule.schedule) || `cron "${schedule.schedule}"`
+  const text = schedule?.schedule
+  if (typeof text !== 'string' || text.trim() === '') return 'no schedule'
+  if (schedule.scheduleType === 'every') return describeEvery(text)
+  if (schedule.scheduleType === 'at') return `once at ${text}`
+  if (schedule.scheduleType === 'webhook') return `on webhook ${text}`
+  return describeCron(text) || `cron "${text}"`
 }
 
 function describeEvery(text: string): string {
@@ -67,6 +70,17 @@ function isNumber(field: string): boolean {
   return /^\d+$/.test(field)
 }
 
+/** A plain number from `min` to `max`: what a field must be to be read as words. */
+function inRange(field: string, min: number, max: number): boolean {
+  return isNumber(field) && Number(field) >= min && Number(field) <= max
+}
+
+/** The step of `*\/N` when it is from 1 to `max`, else undefined. */
+function stepOf(field: string, max: number): string | undefined {
+  const step = STEP.exec(field)?.[1]
+  return step !== undefined && inRange(step, 1, max) ? String(Number(step)) : undefined
+}
+
 function clock(hour: string, minute: string): string {
   return `${String(Number(hour)).padStart(2, '0')}:${String(Number(minute)).padStart(2, '0')}`
 }
@@ -82,8 +96,9 @@ function describeCron(expression: string): string {
   const expanded = CRON_MACROS[text] ?? expression.trim()
   const fields = expanded.split(/\s+/)
   // A 6-field expression has a literal seconds field (validateSchedule); say it after the rest.
-  const seconds = fields.length === 6 ? Number(fields.shift()) : 0
-  if (fields.length !== 5) return ''
+  const secondsField = fields.length === 6 ? (fields.shift() as string) : '0'
+  if (fields.length !== 5 || !inRange(secondsField, 0, 59)) return ''
+  const seconds = Number(secondsField)
   const [minute = '', hour = '', dayOfMonth = '', month = '', dayOfWeek = ''] = fields
   const words = describeFields(minute, hour, dayOfMonth, month, dayOfWeek)
   if (words === '') return ''
@@ -105,13 +120,14 @@ function describeFields(
   }
   const anyDay = dayOfMonth === '*' && dayOfWeek === '*'
   if (minute === '*' && hour === '*' && anyDay) return `every minute${inMonth}`
-  if (STEP.test(minute) && hour === '*' && anyDay) return `every ${STEP.exec(minute)?.[1]} minutes${inMonth}`
-  if (!isNumber(minute)) return ''
+  const minuteStep = stepOf(minute, 59)
+  if (minuteStep !== undefined && hour === '*' && anyDay) return `every ${minuteStep} minutes${inMonth}`
+  if (!inRange(minute, 0, 59)) return ''
   if (hour === '*' && anyDay) return `every hour at minute ${Number(minute)}${inMonth}`
-  if (STEP.test(hour) && anyDay)
-    return `every ${STEP.exec(hour)?.[1]} hours at minute ${Number(minute)}${inMonth}`
+  const hourStep = stepOf(hour, 23)
+  if (hourStep !== undefined && anyDay) return `every ${hourStep} hours at minute ${Number(minute)}${inMonth}`
   const hours = hour.split(',')
-  if (!hours.every(isNumber)) return ''
+  if (!hours.every((value) => inRange(value, 0, 23))) return ''
   const at = `at ${hours.map((value) => clock(value, minute)).join(' and ')}`
   if (anyDay) return `every day ${at}${inMonth}`
   if (dayOfMonth === '*') {
@@ -124,7 +140,7 @@ function describeFields(
     return `every ${days.map((day) => DAY_NAMES[day as number]).join(', ')} ${at}${inMonth}`
   }
   if (dayOfWeek === '*' && dayOfMonth.toUpperCase() === 'L') return `on the last day of every month ${at}`
-  if (dayOfWeek === '*' && dayOfMonth.split(',').every(isNumber)) {
+  if (dayOfWeek === '*' && dayOfMonth.split(',').every((value) => inRange(value, 1, 31))) {
     const days = dayOfMonth.split(',').map(Number).join(', ')
     const label = dayOfMonth.includes(',') ? 'days' : 'day'
     return month === '*' ? `on ${label} ${days} of every month ${at}` : `on ${label} ${days}${inMonth} ${at}`

@@ -34,6 +34,8 @@ export type CronErrorCode =
   | 'CRON_PING_TIMEOUT'
   /** A stored row failed validation on read (corrupt JSON column, unknown enum value). */
   | 'CRON_STORE_CORRUPT'
+  /** The database lacks cron's tables: `migrateCron` was not run on it (`data.table` names one). */
+  | 'CRON_STORE_NOT_MIGRATED'
 
 const brand = Symbol.for('lango.error')
 

@@ -131,11 +131,18 @@ export function buildAgentPrompt(
   return parts.join('\n\n')
 }
 
-/** Cuts `text` to `max` characters, marking the cut. */
+/**
+ * Smallest `maxResultChars`: room for the cut marker (`… [truncated N characters]`, under 40
+ * characters for any string JavaScript holds) and still at least 60 characters of the result.
+ */
+export const MIN_RESULT_CHARS = 100
+
+/** Cuts `text` to `max` characters, marking the cut with how many characters it took. */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text
-  const marker = `… [truncated ${text.length - max} characters]`
-  return `${text.slice(0, Math.max(0, max - marker.length))}${marker}`
+  // The marker is sized for the longest count it can hold, so text and marker stay within `max`.
+  const kept = Math.max(0, max - `… [truncated ${text.length} characters]`.length)
+  return `${text.slice(0, kept)}… [truncated ${text.length - kept} characters]`
 }
 
 /** The ports execution needs; a missing runner fails the run with a clear error. */

@@ -1,5 +1,6 @@
 import { CronExpressionParser } from 'cron-parser'
 import { afterEach, describe, expect, it } from 'vitest'
+import * as entry from './index.js'
 import { compileSchedule, nextFireTime } from './next-fire-time.js'
 
 const iso = (date: Date | undefined) => date?.toISOString()
@@ -179,3 +180,44 @@ describe('compileSchedule', () => {
     expect(at.next(5_000)).toBeUndefined()
   })
 })
+
+describe('nextFireTime and compileSchedule on bad input (through the package entry)', () => {
+  it('an unknown zone is CRON_INVALID_TIMEZONE, not a raw RangeError', () => {
+    const fromNextFireTime = caught(() => entry.nextFireTime('0 8 * * *', new Date(), 'Nowhere/X'))
+    expect(fromNextFireTime?.code).toBe('CRON_INVALID_TIMEZONE')
+    expect(fromNextFireTime?.message).toMatch(/^Unknown time zone "Nowhere\/X"\. Use an IANA name/)
+    for (const type of ['cron', 'every', 'at', 'webhook'] as const) {
+      const input = { type, expression: '0 8 * * *', intervalMs: 60_000, at: 0, timezone: 'X/Y' }
+      expect(caught(() => entry.compileSchedule(input))?.code).toBe('CRON_INVALID_TIMEZONE')
+    }
+  })
+
+  it('an expression that never fires (February 30) returns undefined, as documented', () => {
+    expect(entry.nextFireTime('0 0 30 2 *', new Date('2026-01-01T00:00:00Z'), 'UTC')).toBeUndefined()
+    expect(entry.nextFireTime('0 0 31 4,6 *', new Date('2026-01-01T00:00:00Z'), 'UTC')).toBeUndefined()
+    // compileSchedule and the service name it for what it is.
+    const error = caught(() =>
+      entry.compileSchedule({ type: 'cron', expression: '0 0 30 2 *', timezone: 'UTC' }),
+    )
+    expect(error?.code).toBe('CRON_NEVER_FIRES')
+    expect(
+      caught(() =>
+        entry.validateSchedule({ scheduleType: 'cron', schedule: '0 0 30 2 *', timezone: 'UTC', now: 0 }),
+      )?.code,
+    ).toBe('CRON_NEVER_FIRES')
+    // A malformed expression still throws.
+    expect(caught(() => entry.nextFireTime('0 99 * * *', new Date(), 'UTC'))?.code).toBe(
+      'CRON_INVALID_SCHEDULE',
+    )
+  })
+})
+
+function caught(run: () => unknown): entry.CronError | undefined {
+  try {
+    run()
+  } catch (error) {
+    if (entry.CronError.is(error)) return error
+    throw error
+  }
+  return undefined
+}

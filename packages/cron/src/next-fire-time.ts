@@ -43,6 +43,9 @@ export interface CompiledSchedule {
 /**
  * Compiles an already validated schedule (see `validateSchedule`). `schedule` is a 5-field (or
  * literal-seconds 6-field) cron expression or macro, a duration in milliseconds, or an epoch ms.
+ * Throws `CRON_INVALID_TIMEZONE` for an unknown zone, `CRON_INVALID_SCHEDULE` for a cron expression
+ * that does not parse and `CRON_NEVER_FIRES` for one whose day of month never exists in its months
+ * (`0 0 30 2 *`).
  */
 export function compileSchedule(
   input:
@@ -51,6 +54,8 @@ export function compileSchedule(
     | { readonly type: 'at'; readonly at: number; readonly timezone: string }
     | { readonly type: 'webhook'; readonly timezone: string },
 ): CompiledSchedule {
+  // Only cron reads the zone here; the others carry it to whoever formats their fires.
+  if (input.type !== 'cron') zoneCalendar(input.timezone)
   switch (input.type) {
     case 'cron':
       return compileCron(input.expression, input.timezone)
@@ -85,12 +90,21 @@ export function compileSchedule(
  * Next fire of a cron expression strictly after `after`, evaluated in `timezone`, applying the
  * DST rules: a wall time that does not exist (spring gap) fires at the first valid instant after
  * it; a wall time that exists twice (fall back) fires once, at its first occurrence.
- * Returns `undefined` when the expression never fires again. Pure; no clock reads.
+ * Returns `undefined` when the expression never fires again, including one that never fires at
+ * all (`0 0 30 2 *`). Throws `CRON_INVALID_SCHEDULE` for an expression that does not parse and
+ * `CRON_INVALID_TIMEZONE` for an unknown zone. Pure; no clock reads.
  * @example nextFireTime('30 2 * * *', new Date('2026-03-08T05:00:00Z'), 'America/New_York')
  * // → 2026-03-08T07:00:00.000Z (03:00 EDT, the first instant after the nonexistent 02:30)
  */
 export function nextFireTime(expression: string, after: Date, timezone: string): Date | undefined {
-  const next = cachedCron(expression, timezone).next(after.getTime())
+  let compiled: CompiledSchedule
+  try {
+    compiled = cachedCron(expression, timezone)
+  } catch (error) {
+    if (CronError.is(error) && error.code === 'CRON_NEVER_FIRES') return undefined
+    throw error
+  }
+  const next = compiled.next(after.getTime())
   return next === undefined ? undefined : new Date(next)
 }
 
@@ -122,7 +136,17 @@ function compileCron(expression: string, timezone: string): CompiledSchedule {
   try {
     parsed = CronExpressionParser.parse(expanded, { tz: 'UTC', currentDate: 0 })
   } catch (error) {
-    throw new CronError('CRON_INVALID_SCHEDULE', `Invalid cron expression: ${(error as Error).message}.`, {
+    const message = error instanceof Error ? error.message : String(error)
+    // cron-parser refuses a day of month that none of the named months has (February 30): the
+    // expression is well formed but has no fire time at all.
+    if (/day of month/i.test(message)) {
+      throw new CronError(
+        'CRON_NEVER_FIRES',
+        `The cron expression "${expression}" never fires: its day of month does not exist in the months it names (e.g. February 30 or 31, April 31). Pick a day that exists, e.g. "0 0 28 2 *" or "0 0 L * *" (last day).`,
+        { cause: error, data: { expression } },
+      )
+    }
+    throw new CronError('CRON_INVALID_SCHEDULE', `Invalid cron expression: ${message}.`, {
       cause: error,
       data: { expression },
     })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseDuration, readStoredInterval } from './duration.js'
 import { CronError } from './errors.js'
+import * as entry from './index.js'
 import { parseAtTime, validateSchedule } from './schedule.js'
 
 const NOW = Date.parse('2026-03-01T12:00:00Z')
@@ -247,5 +248,38 @@ describe('readStoredInterval', () => {
     expect(readStoredInterval('@every 300000')).toBe(300_000)
     expect(readStoredInterval('5m')).toBe(300_000)
     expect(readStoredInterval('1 h 30 m')).toBe(5_400_000)
+  })
+})
+
+describe('validateSchedule: its own inputs', () => {
+  it.each([
+    ['cron', '0 8 * * *'],
+    ['every', '1h'],
+    ['at', '2026-12-01T09:00'],
+  ])('a NaN now is CRON_INVALID_INPUT naming now (%s), not a schedule problem', (scheduleType, schedule) => {
+    let error: unknown
+    try {
+      entry.validateSchedule({ scheduleType, schedule, timezone: 'UTC', now: Number.NaN })
+    } catch (caught) {
+      error = caught
+    }
+    expect(entry.CronError.is(error) && error.code).toBe('CRON_INVALID_INPUT')
+    expect(entry.CronError.is(error) && error.data).toEqual({ field: 'now' })
+    expect(error).toHaveProperty(
+      'message',
+      expect.stringMatching(/^now must be an instant in epoch milliseconds.*; got NaN$/),
+    )
+  })
+
+  it('a minIntervalMs that is not a whole number of milliseconds is CRON_INVALID_INPUT', () => {
+    const error = rejects({
+      scheduleType: 'every',
+      schedule: '1m',
+      timezone: 'UTC',
+      now: NOW,
+      minIntervalMs: Number.NaN,
+    })
+    expect(error.code).toBe('CRON_INVALID_INPUT')
+    expect(error.data).toMatchObject({ field: 'minIntervalMs' })
   })
 })

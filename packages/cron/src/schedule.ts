@@ -2,6 +2,7 @@ import { DURATION_FORMS, formatDuration, parseDuration, readStoredInterval } fro
 import { CronError } from './errors.js'
 import type { CronJob, NextRun, ScheduleType } from './model.js'
 import { type CompiledSchedule, CRON_MACROS, compileSchedule, expandCronMacro } from './next-fire-time.js'
+import { wholeNumber } from './scheduler-options.js'
 import { resolveTimeZone, zoneCalendar } from './time-zone.js'
 
 /** Default floor between two fires of one job (ARCHITECTURE.md §3, SECURITY.md CRON-2). */
@@ -11,7 +12,7 @@ export const DEFAULT_MIN_INTERVAL_MS = 60_000
  * `at` time; without a bound, `every 2450000000h` passed the parser and failed on a date past the
  * end of JavaScript's calendar.
  */
-const MAX_INTERVAL_MS = 365 * 24 * 60 * 60 * 1000
+export const MAX_INTERVAL_MS = 365 * 24 * 60 * 60 * 1000
 
 /** How many upcoming fires the interval floor is checked over. */
 const MIN_INTERVAL_CHECKED_FIRES = 20
@@ -49,8 +50,9 @@ export interface ScheduleInput {
   /** A text; for `every`, a number is milliseconds (stored as `<n>ms`). */
   readonly schedule: string | number
   readonly timezone: string
-  /** The instant the schedule is validated at (creation or update time). */
+  /** The instant the schedule is validated at (creation or update time), in epoch ms; a finite number. */
   readonly now: number
+  /** Smallest gap between two fires (default 60 s; whole milliseconds from 0 to 365 days). */
   readonly minIntervalMs?: number
   /**
    * The schedule is the job's stored one, unchanged: an `every` interval stored before ADR 0013 as
@@ -75,12 +77,20 @@ function normalizeScheduleType(scheduleType: string): ScheduleType {
 /**
  * Validates a schedule before anything is stored: parses it, resolves the zone, rejects
  * never-firing expressions, `at` times in the past and schedules that fire more often than
- * `minIntervalMs` over the next 20 fires; returns the canonical form and the next 3 fires.
+ * `minIntervalMs` over the next 20 fires; returns the canonical form and the next 3 fires. A `now`
+ * that is not an instant (NaN) or a `minIntervalMs` out of range is `CRON_INVALID_INPUT`.
  */
 export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
+  checkNow(input.now)
   let scheduleType = normalizeScheduleType(input.scheduleType)
   const timezone = resolveTimeZone(input.timezone)
-  const minIntervalMs = input.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS
+  const minIntervalMs = wholeNumber(
+    input.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS,
+    'minIntervalMs',
+    'milliseconds',
+    0,
+    MAX_INTERVAL_MS,
+  )
   const raw = typeof input.schedule === 'number' ? String(input.schedule) : input.schedule
   if (typeof raw !== 'string' || raw.trim().length === 0) {
     throw new CronError('CRON_INVALID_SCHEDULE', `The schedule is empty; expected ${formsOf(scheduleType)}.`)
@@ -383,6 +393,19 @@ function checkCronShape(text: string): string {
     )
   }
   return expanded
+}
+
+/** The largest epoch ms a `Date` holds (±100,000,000 days from 1970). */
+const MAX_DATE_MS = 8_640_000_000_000_000
+
+function checkNow(now: unknown): void {
+  if (typeof now !== 'number' || !Number.isFinite(now) || Math.abs(now) > MAX_DATE_MS) {
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      `now must be an instant in epoch milliseconds, a finite number as Date.getTime() gives; got ${typeof now === 'number' ? String(now) : typeof now}`,
+      { data: { field: 'now' } },
+    )
+  }
 }
 
 function formsOf(scheduleType: ScheduleType): string {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { type CatchUpBounds, DEFAULT_CATCHUP_MAX_MS, DEFAULT_CATCHUP_MIN_MS } from './catch-up.js'
 import { CronError } from './errors.js'
-import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES } from './executor.js'
+import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES, MIN_RESULT_CHARS } from './executor.js'
 import type { Retention } from './maintenance.js'
 import type {
   AgentRunner,
@@ -31,6 +31,9 @@ interface DeliveryRetrySettings {
  */
 export const MAX_TIMER_MS = 2_147_483_647
 
+/** Most earlier results an `ai` prompt may show (`recentResultsInPrompt`). */
+export const MAX_RECENT_RESULTS_IN_PROMPT = 100
+
 /** Options of {@link CronScheduler}. Only `store` is required. */
 export interface CronSchedulerOptions {
   readonly store: CronStore
@@ -45,7 +48,10 @@ export interface CronSchedulerOptions {
   readonly idGenerator?: IdGenerator
   /** This instance's id in the `owner` column; a fresh id by default. */
   readonly ownerId?: string
-  /** Runs in flight at once across all jobs (default 5); further due runs wait for a slot. */
+  /**
+   * Runs in flight at once across all jobs (default 5; a whole number, 1 or more); further due runs
+   * wait for a slot.
+   */
   readonly maxConcurrentJobs?: number
   /**
    * Occurrences that may wait for a run slot beside another of their own job (default 100).
@@ -54,15 +60,21 @@ export interface CronSchedulerOptions {
    * `skipped` (`queue full: …`), and a manual trigger returns `{ status: 'skipped', reason }`.
    */
   readonly maxWaitingRuns?: number
-  /** Consecutive failures (failed or timed out) after which a job is paused (default 5). */
+  /**
+   * Consecutive failures (failed or timed out) after which a job is paused (default 5; a whole
+   * number, 1 or more, or `Infinity` to never pause).
+   */
   readonly maxConsecutiveFailures?: number
-  /** How many earlier results an `ai` prompt shows (default 3). */
+  /** How many earlier results an `ai` prompt shows (default 3; 0 to 100). */
   readonly recentResultsInPrompt?: number
   /** Text before every automated prompt. */
   readonly automationPrefix?: string
   /** Batching delay for next/last run time writes (default 250 ms; at most 2^31 − 1). */
   readonly scheduleWriteDelayMs?: number
-  /** Bound on a stored result (default 16,000 characters). */
+  /**
+   * Bound on a stored result (default 16,000 characters; at least 100, so a cut result keeps some
+   * of its text beside the `… [truncated N characters]` marker).
+   */
   readonly maxResultChars?: number
   /**
    * How much of a webhook payload an `ai` job's prompt carries, in bytes of its UTF-8 (default
@@ -83,9 +95,16 @@ export interface CronSchedulerOptions {
    * the last one, so clocks of instances that differ that much lose nothing.
    */
   readonly syncIntervalMs?: number
-  /** Catch-up window = half the job's period clamped to [minMs, maxMs] (defaults 2 min and 2 h). */
+  /**
+   * Catch-up window = half the job's period clamped to [minMs, maxMs] (defaults 2 min and 2 h;
+   * whole milliseconds, `minMs` 0 or more, `maxMs` at least `minMs`; without `maxMs`, a `minMs`
+   * above 2 h raises it to `minMs`).
+   */
   readonly catchupWindow?: { readonly minMs?: number; readonly maxMs?: number }
-  /** History retention (defaults 30 days and 1000 rows per job). */
+  /**
+   * History retention (defaults 30 days and 1000 rows per job): `maxAgeMs` a whole number of
+   * milliseconds, 1 or more; `maxRunsPerJob` a whole number, 1 or more.
+   */
   readonly retention?: { readonly maxAgeMs?: number; readonly maxRunsPerJob?: number }
   /**
    * Whether maintenance prunes history hourly (default true). With false it never does; the host
@@ -212,9 +231,21 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
       'maxAiTokensPerDay must be a number of tokens, 0 or more (Infinity for no budget)',
     )
   }
+  const catchUpMinMs = wholeNumber(
+    options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS,
+    'catchupWindow.minMs',
+    'milliseconds',
+    0,
+  )
+  // Without an explicit maxMs, the default rises to a larger minMs rather than refusing it.
   const catchUp = {
-    minMs: options.catchupWindow?.minMs ?? DEFAULT_CATCHUP_MIN_MS,
-    maxMs: options.catchupWindow?.maxMs ?? DEFAULT_CATCHUP_MAX_MS,
+    minMs: catchUpMinMs,
+    maxMs: wholeNumber(
+      options.catchupWindow?.maxMs ?? Math.max(DEFAULT_CATCHUP_MAX_MS, catchUpMinMs),
+      'catchupWindow.maxMs',
+      'milliseconds',
+      catchUpMinMs,
+    ),
   }
   const maxJitterMs = options.maxJitterMs ?? 0
   const jitterLimit = Math.floor(catchUp.minMs / 2)
@@ -252,6 +283,42 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
       'delivery.maxAttempts must be a whole number of sends from 1 to 100',
     )
   }
+  const maxConcurrentJobs = wholeNumber(options.maxConcurrentJobs ?? 5, 'maxConcurrentJobs', 'runs', 1)
+  const failuresBeforePause = options.maxConsecutiveFailures ?? 5
+  // Infinity: a job is never paused for its failures.
+  const maxConsecutiveFailures =
+    failuresBeforePause === Number.POSITIVE_INFINITY
+      ? failuresBeforePause
+      : wholeNumber(failuresBeforePause, 'maxConsecutiveFailures', 'failures', 1, Number.MAX_SAFE_INTEGER, {
+          orInfinity: 'never pause',
+        })
+  const recentResultsInPrompt = wholeNumber(
+    options.recentResultsInPrompt ?? 3,
+    'recentResultsInPrompt',
+    'results',
+    0,
+    MAX_RECENT_RESULTS_IN_PROMPT,
+  )
+  const maxResultChars = wholeNumber(
+    options.maxResultChars ?? 16_000,
+    'maxResultChars',
+    'characters',
+    MIN_RESULT_CHARS,
+  )
+  const retention: Retention = {
+    maxAgeMs: wholeNumber(
+      options.retention?.maxAgeMs ?? 30 * 86_400_000,
+      'retention.maxAgeMs',
+      'milliseconds',
+      1,
+    ),
+    maxRunsPerJob: wholeNumber(
+      options.retention?.maxRunsPerJob ?? 1000,
+      'retention.maxRunsPerJob',
+      'runs',
+      1,
+    ),
+  }
   const delivery: DeliveryRetrySettings = Object.freeze({
     maxAttempts,
     baseDelayMs: timerMs(options.delivery?.baseDelayMs ?? 10_000, 'delivery.baseDelayMs', 0),
@@ -269,21 +336,18 @@ export function resolveSchedulerOptions(options: CronSchedulerOptions): Schedule
     logger: options.logger ?? silentLogger,
     newId,
     ownerId: options.ownerId ?? newId(),
-    maxConcurrentJobs: Math.max(1, options.maxConcurrentJobs ?? 5),
+    maxConcurrentJobs,
     maxWaitingRuns,
-    maxConsecutiveFailures: Math.max(1, options.maxConsecutiveFailures ?? 5),
-    recentResultsInPrompt: options.recentResultsInPrompt ?? 3,
+    maxConsecutiveFailures,
+    recentResultsInPrompt,
     automationPrefix: options.automationPrefix,
     scheduleWriteDelayMs,
-    maxResultChars: options.maxResultChars ?? 16_000,
+    maxResultChars,
     maxPayloadInPromptBytes,
     leaseMs,
     syncIntervalMs,
     catchUp,
-    retention: {
-      maxAgeMs: options.retention?.maxAgeMs ?? 30 * 86_400_000,
-      maxRunsPerJob: options.retention?.maxRunsPerJob ?? 1000,
-    },
+    retention,
     autoPrune,
     maxAiRunsPerDay,
     maxAiTokensPerDay,
@@ -303,11 +367,45 @@ export function timerMs(value: unknown, field: string, min: number): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > MAX_TIMER_MS) {
     throw invalid(
       field,
-      `${field} must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS} (the longest timer Node keeps)`,
+      `${field} must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS} (the longest timer Node keeps); got ${shown(value)}`,
       { min, max: MAX_TIMER_MS },
     )
   }
   return value
+}
+
+/**
+ * Checks a count or size option: a whole number of `unit` from `min` to `max` (no upper bound by
+ * default); throws `CRON_INVALID_INPUT` naming the option otherwise.
+ */
+export function wholeNumber(
+  value: unknown,
+  field: string,
+  unit: string,
+  min: number,
+  max: number = Number.MAX_SAFE_INTEGER,
+  options: { readonly orInfinity?: string } = {},
+): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`
+    const infinity = options.orInfinity === undefined ? '' : ` (Infinity to ${options.orInfinity})`
+    throw invalid(
+      field,
+      `${field} must be a whole number of ${unit}, ${range}${infinity}; got ${shown(value)}`,
+      {
+        min,
+        ...(max === Number.MAX_SAFE_INTEGER ? {} : { max }),
+      },
+    )
+  }
+  return value
+}
+
+/** How a refused option value reads in its error: numbers as they are, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value)
+  if (typeof value === 'string') return `the text ${JSON.stringify(value.slice(0, 32))}`
+  return typeof value
 }
 
 function invalid(field: string, message: string, data: Record<string, unknown> = {}): CronError {

@@ -41,27 +41,36 @@ import {
 import {
   compileJobSchedule,
   DEFAULT_MIN_INTERVAL_MS,
+  MAX_INTERVAL_MS,
   toNextRun,
   type ValidatedSchedule,
   validateSchedule,
 } from './schedule.js'
 import { CronScheduler, type TriggerOptions, type TriggerResult } from './scheduler.js'
 import type { CronSchedulerEvents } from './scheduler-events.js'
-import { type CronSchedulerOptions, timerMs } from './scheduler-options.js'
+import {
+  type CronSchedulerOptions,
+  MAX_RECENT_RESULTS_IN_PROMPT,
+  timerMs,
+  wholeNumber,
+} from './scheduler-options.js'
 import { hostTimeZone, resolveTimeZone } from './time-zone.js'
 
 /** Options of {@link CronService}: the scheduler's, plus validation limits and defaults. */
 export interface CronServiceOptions extends CronSchedulerOptions {
   /** Zone for jobs created without one (default: the host zone, resolved at construction). */
   readonly defaultTimezone?: string
-  /** Smallest gap between two fires of a job (default 60 s; SECURITY.md CRON-2). */
+  /**
+   * Smallest gap between two fires of a job (default 60 s; whole milliseconds from 0 to 365 days;
+   * SECURITY.md CRON-2).
+   */
   readonly minIntervalMs?: number
-  /** Most jobs the store may hold (default 500; SECURITY.md CRON-3). */
+  /** Most jobs the store may hold (default 500; a whole number, 1 or more; SECURITY.md CRON-3). */
   readonly maxJobs?: number
   /**
    * Most jobs one session key (`<channel>:<chat>:<user>`, the job's `createdBy`) may keep (default
-   * 50; SECURITY.md CRON-3: a cap per user and channel). Jobs without `createdBy`, made by the host
-   * itself, count only against `maxJobs`.
+   * 50; a whole number, 1 or more; SECURITY.md CRON-3: a cap per user and channel). Jobs without
+   * `createdBy`, made by the host itself, count only against `maxJobs`.
    */
   readonly maxJobsPerCreator?: number
   /** Run timeout for jobs created without one (default 10 min; from 1 s to `maxTimeoutMs`). */
@@ -250,13 +259,26 @@ export class CronService {
     this.#clock = options.clock ?? systemClock
     this.#newId = options.idGenerator ?? randomUUID
     this.#defaultTimezone = resolveTimeZone(options.defaultTimezone ?? hostTimeZone())
-    this.#minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS
-    this.#maxJobs = options.maxJobs ?? 500
-    this.#maxJobsPerCreator = options.maxJobsPerCreator ?? 50
+    this.#minIntervalMs = wholeNumber(
+      options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS,
+      'minIntervalMs',
+      'milliseconds',
+      0,
+      MAX_INTERVAL_MS,
+    )
+    this.#maxJobs = wholeNumber(options.maxJobs ?? 500, 'maxJobs', 'jobs', 1)
+    this.#maxJobsPerCreator = wholeNumber(options.maxJobsPerCreator ?? 50, 'maxJobsPerCreator', 'jobs', 1)
     this.#maxTimeoutMs = timerMs(options.maxTimeoutMs ?? 86_400_000, 'maxTimeoutMs', 1000)
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? Math.min(600_000, this.#maxTimeoutMs)
     this.#automationPrefix = options.automationPrefix
-    this.#recentResultsInPrompt = options.recentResultsInPrompt ?? 3
+    // Checked here too: a scheduler passed in (`options.scheduler`) never saw this option.
+    this.#recentResultsInPrompt = wholeNumber(
+      options.recentResultsInPrompt ?? 3,
+      'recentResultsInPrompt',
+      'results',
+      0,
+      MAX_RECENT_RESULTS_IN_PROMPT,
+    )
     if (
       !Number.isSafeInteger(this.#defaultTimeoutMs) ||
       this.#defaultTimeoutMs < 1000 ||

@@ -20,10 +20,14 @@ export function resolveTimeZone(timeZone: string): string {
       // fall through to the error below
     }
   }
-  throw new CronError(
+  throw unknownTimeZone(timeZone)
+}
+
+function unknownTimeZone(timeZone: unknown, cause?: unknown): CronError {
+  return new CronError(
     'CRON_INVALID_TIMEZONE',
     `Unknown time zone "${String(timeZone).slice(0, 64)}". Use an IANA name such as "UTC", "Europe/Berlin", "America/New_York" or "Asia/Kolkata".`,
-    { data: { timezone: String(timeZone).slice(0, 200) } },
+    { cause, data: { timezone: String(timeZone).slice(0, 200) } },
   )
 }
 
@@ -172,11 +176,21 @@ export class ZoneCalendar {
 
 const calendars = new Map<string, ZoneCalendar>()
 
-/** A shared {@link ZoneCalendar} for a resolved zone name (formatters are costly to build). */
+/**
+ * A shared {@link ZoneCalendar} for a resolved zone name (formatters are costly to build); throws
+ * `CRON_INVALID_TIMEZONE` for a name Intl does not know.
+ */
 export function zoneCalendar(timeZone: string): ZoneCalendar {
   let calendar = calendars.get(timeZone)
   if (calendar === undefined) {
-    calendar = new ZoneCalendar(timeZone)
+    // Intl takes a missing zone for the host's: refuse it rather than compute in the wrong zone.
+    if (typeof timeZone !== 'string' || timeZone.length === 0) throw unknownTimeZone(timeZone)
+    try {
+      calendar = new ZoneCalendar(timeZone)
+    } catch (error) {
+      if (error instanceof RangeError) throw unknownTimeZone(timeZone, error)
+      throw error
+    }
     if (calendars.size > 500) calendars.clear()
     calendars.set(timeZone, calendar)
   }

@@ -2,6 +2,8 @@
 export type WorkflowErrorCode =
   /** The YAML failed to parse or validate; `issues` lists every problem, each with its path. Nothing was run or written. */
   | 'WORKFLOW_INVALID'
+  /** An option of the engine or of a call is out of range or of the wrong type; `data.option` names it. Nothing was run or written. */
+  | 'WORKFLOW_INVALID_OPTION'
   /** A save name breaks the name rules (`[A-Za-z0-9][A-Za-z0-9_-]{0,63}`, no device names). */
   | 'WORKFLOW_INVALID_NAME'
   /** A file path lies outside the workflows directory (and workspace), is a symlink, or does not end in `.flow.yaml`. */
@@ -46,6 +48,8 @@ export type WorkflowErrorCode =
   | 'WORKFLOW_OWNERSHIP_LOST'
   /** A stored row failed validation on read (a JSON column or an unknown status). */
   | 'WORKFLOW_STORE_CORRUPT'
+  /** The store's database lacks the package's tables or columns: run `migrateWorkflow(db)` (`@lango/workflow/sqlite`) first. */
+  | 'WORKFLOW_STORE_NOT_MIGRATED'
   /** A delivery through the `ChannelSender` rejected or timed out. The run's status is unaffected. */
   | 'WORKFLOW_DELIVERY_FAILED'
 
@@ -172,6 +176,21 @@ export function invalidWorkflowError(issues: readonly WorkflowIssue[]): Workflow
     `Workflow is invalid (${count} problem${count === 1 ? '' : 's'})${head}${count > 1 ? ' …' : ''}`,
     { issues, data: { issueCount: count } },
   )
+}
+
+/**
+ * The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days): a longer one fires after
+ * about 1 ms. Every option that feeds a timer is checked against it, as in `@lango/cron`.
+ */
+export const MAX_TIMER_MS = 2_147_483_647
+
+/** Builds the `WORKFLOW_INVALID_OPTION` error for `option`; `message` says what is accepted. */
+export function invalidOptionError(
+  option: string,
+  message: string,
+  data?: Readonly<Record<string, unknown>>,
+): WorkflowError {
+  return new WorkflowError('WORKFLOW_INVALID_OPTION', message, { data: { option, ...data } })
 }
 
 /** Normalises anything thrown into an `Error`, keeping the original as `cause` when it was not one. */

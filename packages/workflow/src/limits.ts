@@ -1,3 +1,5 @@
+import { invalidOptionError, MAX_TIMER_MS } from './errors.js'
+
 /**
  * Size and shape caps applied while loading a workflow. Agent-supplied YAML gets
  * {@link AGENT_WORKFLOW_LIMITS} (SECURITY.md WF-5); trusted callers (the server's own files, the
@@ -57,18 +59,44 @@ export const TRUSTED_WORKFLOW_LIMITS: WorkflowLimits = Object.freeze({
   maxAttempts: 10,
 })
 
-/** Fills a partial set of limits from `base` (default {@link AGENT_WORKFLOW_LIMITS}) and checks them. */
+const LIMIT_KEYS = Object.keys(AGENT_WORKFLOW_LIMITS) as readonly (keyof WorkflowLimits)[]
+
+/**
+ * Fills a partial set of limits from `base` (default {@link AGENT_WORKFLOW_LIMITS}) and checks them:
+ * a mapping of known caps, each a whole number from 0 (`maxTimeoutMs` at most {@link MAX_TIMER_MS},
+ * the longest timer Node keeps); throws `WORKFLOW_INVALID_OPTION` otherwise. An `undefined` cap keeps `base`'s.
+ */
 export function resolveLimits(
   limits: Partial<WorkflowLimits> | undefined,
   base: WorkflowLimits = AGENT_WORKFLOW_LIMITS,
 ): WorkflowLimits {
   if (limits === undefined) return base
-  const merged: WorkflowLimits = { ...base, ...limits }
-  for (const [key, value] of Object.entries(merged)) {
-    if (!Number.isInteger(value) || value < 0)
-      throw new RangeError(`limits.${key} must be a non-negative integer`)
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
+    throw invalidOptionError(
+      'limits',
+      `limits must be an object of caps (${LIMIT_KEYS.join(', ')}), such as AGENT_WORKFLOW_LIMITS`,
+    )
+  const merged: Record<string, number> = { ...base }
+  for (const [key, value] of Object.entries(limits)) {
+    if (!(LIMIT_KEYS as readonly string[]).includes(key))
+      throw invalidOptionError('limits', `limits has an unknown cap; the caps are ${LIMIT_KEYS.join(', ')}`, {
+        known: LIMIT_KEYS,
+      })
+    if (value !== undefined) merged[key] = value as number
   }
-  return Object.freeze(merged)
+  for (const key of LIMIT_KEYS) {
+    const value = merged[key]
+    const max = key === 'maxTimeoutMs' ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max)
+      throw invalidOptionError(
+        `limits.${key}`,
+        key === 'maxTimeoutMs'
+          ? `limits.maxTimeoutMs must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node keeps)`
+          : `limits.${key} must be a whole number, 0 or more`,
+        { min: 0, max },
+      )
+  }
+  return Object.freeze(merged as unknown as WorkflowLimits)
 }
 
 /** The larger of two sets of limits, field by field (used when re-reading a stored definition). */

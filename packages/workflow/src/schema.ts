@@ -1,5 +1,6 @@
 import { durationProblemMessage, formatDuration as formatExactDuration, readDuration } from '@lango/duration'
 import * as v from 'valibot'
+import { scheduleProblem } from './cron-schedule.js'
 import { DURATION_UNIT_MISSING } from './duration.js'
 import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
 import type { WorkflowLimits } from './limits.js'
@@ -7,9 +8,10 @@ import type { WorkflowLimits } from './limits.js'
 /** Workflow names and step ids: `[A-Za-z0-9_-]`, 1 to 64 characters. */
 export const IDENTIFIER = /^[A-Za-z0-9_-]{1,64}$/
 /** A delivery target: `channel` or `channel:id`. */
-const DELIVERY_TARGET = /^[A-Za-z0-9_-]{1,32}(?::[^\s:][^\s]{0,255})?$/
+export const DELIVERY_TARGET = /^[A-Za-z0-9_-]{1,32}(?::[^\s:][^\s]{0,255})?$/
 
-const MAX_TARGETS = 16
+/** Most targets in one `deliver_to` (and `startRun`'s `deliverTo`). */
+export const MAX_TARGETS = 16
 /** A webhook trigger's hook name (the last segment of the host's `POST /hooks/<name>`). */
 const HOOK_NAME = /^[A-Za-z0-9_-]{1,56}$/
 const MAX_TRIGGERS = 8
@@ -132,7 +134,16 @@ function buildSchema(limits: WorkflowLimits) {
       name: identifier,
       description: v.optional(v.pipe(v.string(), v.maxLength(1024, 'must be at most 1024 characters'))),
       schedule: v.optional(
-        v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(128, 'is too long')),
+        v.pipe(
+          v.string(),
+          v.minLength(1, 'must not be empty'),
+          v.maxLength(128, 'is too long'),
+          v.rawCheck<string>(({ dataset, addIssue }) => {
+            if (!dataset.typed) return
+            const problem = scheduleProblem(dataset.value)
+            if (problem !== undefined) addIssue({ message: problem })
+          }),
+        ),
       ),
       triggers: v.optional(
         v.pipe(

@@ -3,7 +3,10 @@
  * inside the braces allowed. One regex, so a substituted value is never scanned again.
  */
 const REFERENCE = /\{\{\s*(?:([A-Za-z0-9_-]{1,64})\.result|trigger\.(payload))\s*\}\}/g
-const NEAR_MISS = /^\s*[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]*\s*$/
+/** Inside of a placeholder that looks like a step reference but is not one: `a.output`, `a .result`. */
+const NEAR_MISS = /^\s*[A-Za-z0-9_-]+\s*\.\s*[A-Za-z0-9_.-]*\s*$/
+/** The start of a step reference whose `}}` never comes: `{{a.result`, `{{a.result}`. */
+const UNCLOSED = /\{\{\s*[A-Za-z0-9_-]+\s*\./y
 
 /** A template reference found in a step's text. */
 export interface TemplateReference {
@@ -26,7 +29,10 @@ export interface TemplateScan {
   readonly references: TemplateReference[]
   /** Every `{{trigger.payload}}` (the payload of the call that started the run), in order; `stepId` is `trigger`. */
   readonly triggers: TemplateReference[]
-  /** How many placeholders look like step references but are not `{{id.result}}` (e.g. `{{a.output}}`). */
+  /**
+   * How many placeholders look like step references but are not `{{id.result}}` (e.g. `{{a.output}}`,
+   * `{{a .result}}`, or an unclosed `{{a.result`).
+   */
   readonly invalid: number
 }
 
@@ -41,14 +47,25 @@ export function scanTemplates(text: string): TemplateScan {
   const references: TemplateReference[] = []
   const triggers: TemplateReference[] = []
   let invalid = 0
+  /** End of the last placeholder: a `{{` before it is part of one. */
+  let covered = 0
+  const countUnclosed = (until: number): void => {
+    for (let at = text.indexOf('{{', covered); at !== -1 && at < until; at = text.indexOf('{{', at + 1)) {
+      UNCLOSED.lastIndex = at
+      if (UNCLOSED.test(text)) invalid += 1
+    }
+  }
   PLACEHOLDER.lastIndex = 0
   for (let match = PLACEHOLDER.exec(text); match !== null; match = PLACEHOLDER.exec(text)) {
     const stepId = match[1]
     const span = { start: match.index, end: match.index + match[0].length }
+    countUnclosed(span.start)
+    covered = span.end
     if (stepId !== undefined) references.push({ stepId, ...span })
     else if (match[2] !== undefined) triggers.push({ stepId: 'trigger', ...span })
     else if (NEAR_MISS.test(match[3] as string)) invalid += 1
   }
+  countUnclosed(text.length)
   return { references, triggers, invalid }
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { abortable, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
-import { invalidWorkflowError, toError, WorkflowError } from './errors.js'
+import { invalidOptionError, invalidWorkflowError, MAX_TIMER_MS, toError, WorkflowError } from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
 import type { StepGraph } from './graph.js'
 import { resolveLimits, TRUSTED_WORKFLOW_LIMITS, type WorkflowLimits, widestLimits } from './limits.js'
@@ -27,6 +27,7 @@ import type {
   WorkflowStore,
 } from './ports.js'
 import { RunExecution } from './run-execution.js'
+import { DELIVERY_TARGET, MAX_TARGETS } from './schema.js'
 import { silentLogger } from './silent-logger.js'
 import { systemClock, unrefTimer } from './system-clock.js'
 import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES } from './template.js'
@@ -205,26 +206,26 @@ export class WorkflowEngine {
       logger: options.logger ?? silentLogger,
       idGenerator: options.idGenerator ?? randomUUID,
       ownerId: options.ownerId ?? randomUUID(),
-      defaultMaxParallel: positive(options.defaultMaxParallel, 4, 'defaultMaxParallel'),
-      defaultStepTimeoutMs: positive(options.defaultStepTimeoutMs, 10 * 60 * 1000, 'defaultStepTimeoutMs'),
-      runTimeoutMs: positive(options.runTimeoutMs, 2 * 60 * 60 * 1000, 'runTimeoutMs'),
-      maxConcurrentRuns: positive(options.maxConcurrentRuns, 16, 'maxConcurrentRuns'),
-      maxRunsPerWorkflow: positive(options.maxRunsPerWorkflow, 4, 'maxRunsPerWorkflow'),
-      maxNesting: positive(options.maxNesting, 2, 'maxNesting'),
-      maxResultLength: positive(options.maxResultLength, 64 * 1024, 'maxResultLength'),
-      maxRenderedInputLength: positive(options.maxRenderedInputLength, 128 * 1024, 'maxRenderedInputLength'),
-      maxPayloadInPromptBytes: positive(
+      defaultMaxParallel: count(options.defaultMaxParallel, 4, 'defaultMaxParallel'),
+      defaultStepTimeoutMs: timerMs(options.defaultStepTimeoutMs, 10 * 60 * 1000, 'defaultStepTimeoutMs'),
+      runTimeoutMs: timerMs(options.runTimeoutMs, 2 * 60 * 60 * 1000, 'runTimeoutMs'),
+      maxConcurrentRuns: count(options.maxConcurrentRuns, 16, 'maxConcurrentRuns'),
+      maxRunsPerWorkflow: count(options.maxRunsPerWorkflow, 4, 'maxRunsPerWorkflow'),
+      maxNesting: count(options.maxNesting, 2, 'maxNesting'),
+      maxResultLength: count(options.maxResultLength, 64 * 1024, 'maxResultLength'),
+      maxRenderedInputLength: count(options.maxRenderedInputLength, 128 * 1024, 'maxRenderedInputLength'),
+      maxPayloadInPromptBytes: count(
         options.maxPayloadInPromptBytes,
         DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES,
         'maxPayloadInPromptBytes',
       ),
       leaseMs:
         options.leaseMs === undefined && options.ownerLeaseMs !== undefined
-          ? positive(options.ownerLeaseMs, 30_000, 'ownerLeaseMs')
-          : positive(options.leaseMs, 30_000, 'leaseMs'),
-      deliveryTimeoutMs: positive(options.deliveryTimeoutMs, 15_000, 'deliveryTimeoutMs'),
-      pollIntervalMs: positive(options.pollIntervalMs, 500, 'pollIntervalMs'),
-      retention: options.retention ?? { maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxRuns: 1000 },
+          ? timerMs(options.ownerLeaseMs, 30_000, 'ownerLeaseMs')
+          : timerMs(options.leaseMs, 30_000, 'leaseMs'),
+      deliveryTimeoutMs: timerMs(options.deliveryTimeoutMs, 15_000, 'deliveryTimeoutMs'),
+      pollIntervalMs: timerMs(options.pollIntervalMs, 500, 'pollIntervalMs'),
+      retention: checkedRetention(options.retention),
       autoPrune: options.autoPrune ?? true,
     })
     this.#limits = resolveLimits(options.limits)
@@ -330,6 +331,18 @@ export class WorkflowEngine {
   ): Promise<{ readonly runId: string; readonly workflowName: string }> {
     options?.signal?.throwIfAborted()
     this.#assertStarted()
+    checkStartRunOptions(options)
+    if (
+      typeof workflow !== 'string' &&
+      (typeof workflow !== 'object' || workflow === null || typeof workflow.source !== 'string')
+    )
+      throw invalidWorkflowError([
+        {
+          path: '',
+          code: 'invalid_type',
+          message: 'the workflow must be YAML text, or a workflow from load() or parseWorkflow()',
+        },
+      ])
     let loaded: LoadedWorkflow
     let graph: StepGraph
     if (typeof workflow === 'string') {
@@ -397,10 +410,17 @@ export class WorkflowEngine {
     const signal = options?.signal
     signal?.throwIfAborted()
     const { clock } = this.#options
-    const deadline =
-      options?.timeoutMs === undefined
-        ? Number.POSITIVE_INFINITY
-        : clock.now().getTime() + Math.max(0, options.timeoutMs)
+    const timeoutMs = options?.timeoutMs
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0)
+    )
+      throw invalidOptionError(
+        'timeoutMs',
+        'timeoutMs must be a number of milliseconds, 0 or more (Infinity, or no timeoutMs, waits for the end)',
+        { min: 0 },
+      )
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.now().getTime() + timeoutMs
     for (;;) {
       const left = deadline - clock.now().getTime()
       const execution = this.#runs.get(runId)
@@ -408,8 +428,11 @@ export class WorkflowEngine {
         if (left <= 0) break
         const waits: Promise<unknown>[] = [execution.done]
         let timer: unknown
+        // A wait longer than a Node timer holds goes in chunks: the loop looks at the time again.
         if (Number.isFinite(left))
-          waits.push(new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, left))))
+          waits.push(
+            new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, Math.min(left, MAX_TIMER_MS)))),
+          )
         try {
           await abortable(Promise.race(waits), signal)
         } finally {
@@ -945,20 +968,95 @@ export class WorkflowEngine {
   }
 }
 
-function positive(value: number | undefined, fallback: number, name: string): number {
+/**
+ * A millisecond option that feeds a timer: a positive number up to {@link MAX_TIMER_MS} (a longer
+ * Node timer fires after about 1 ms); throws `WORKFLOW_INVALID_OPTION` naming it otherwise.
+ */
+function timerMs(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS)
+    throw invalidOptionError(
+      name,
+      `${name} must be a positive number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node keeps)`,
+      { min: 1, max: MAX_TIMER_MS },
+    )
   return value
+}
+
+/** A count or size option: a whole number from 1; throws `WORKFLOW_INVALID_OPTION` naming it otherwise. */
+function count(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw invalidOptionError(name, `${name} must be a whole number, 1 or more`, { min: 1 })
+  return value
+}
+
+const DEFAULT_RETENTION = Object.freeze({ maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxRuns: 1000 })
+
+/** The `retention` option: `maxAgeMs` a number of milliseconds from 0, `maxRuns` a whole number from 0. */
+function checkedRetention(
+  value: WorkflowEngineOptions['retention'],
+): NonNullable<WorkflowEngineOptions['retention']> {
+  if (value === undefined) return DEFAULT_RETENTION
+  if (typeof value !== 'object' || value === null)
+    throw invalidOptionError('retention', 'retention must be an object { maxAgeMs, maxRuns }')
+  const { maxAgeMs, maxRuns } = value
+  if (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0)
+    throw invalidOptionError(
+      'retention.maxAgeMs',
+      'retention.maxAgeMs must be a whole number of milliseconds, 0 or more',
+      { min: 0 },
+    )
+  if (typeof maxRuns !== 'number' || !Number.isSafeInteger(maxRuns) || maxRuns < 0)
+    throw invalidOptionError('retention.maxRuns', 'retention.maxRuns must be a whole number, 0 or more', {
+      min: 0,
+    })
+  return Object.freeze({ maxAgeMs, maxRuns })
+}
+
+/**
+ * `startRun`'s options: `deliverTo` follows the YAML's `deliver_to` rule (at most 16 targets, each
+ * `channel` or `channel:id`), `triggerPayload` and `originSession` are strings. Throws `WORKFLOW_INVALID_OPTION`.
+ */
+function checkStartRunOptions(options: StartRunOptions | undefined): void {
+  if (options === undefined) return
+  if (typeof options !== 'object' || options === null)
+    throw invalidOptionError('options', 'startRun options must be an object')
+  const { deliverTo } = options
+  if (deliverTo !== undefined) {
+    if (!Array.isArray(deliverTo) || deliverTo.length > MAX_TARGETS)
+      throw invalidOptionError(
+        'deliverTo',
+        `deliverTo must be a list of at most ${MAX_TARGETS} targets, each "channel" or "channel:id"`,
+        { max: MAX_TARGETS },
+      )
+    deliverTo.forEach((target: unknown, index) => {
+      if (typeof target !== 'string' || !DELIVERY_TARGET.test(target))
+        throw invalidOptionError(
+          'deliverTo',
+          `deliverTo[${index}] must be "channel" or "channel:id" (channel [A-Za-z0-9_-]{1,32}, id without spaces), as in deliver_to`,
+          { index },
+        )
+    })
+  }
+  for (const name of ['triggerPayload', 'originSession'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'string')
+      throw invalidOptionError(name, `${name} must be a string`)
+  }
 }
 
 /** Longest `creator` a run takes (a session key). */
 const MAX_CREATOR_LENGTH = 256
 
-/** A run's `creator` option: undefined for none or `''`; a TypeError for anything but a short string. */
+/** A run's `creator` option: undefined for none or `''`; `WORKFLOW_INVALID_OPTION` for anything but a short string. */
 function checkedCreator(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined
   if (typeof value !== 'string' || value.length > MAX_CREATOR_LENGTH)
-    throw new TypeError(`creator must be a string of at most ${MAX_CREATOR_LENGTH} characters`)
+    throw invalidOptionError(
+      'creator',
+      `creator must be a string of at most ${MAX_CREATOR_LENGTH} characters (a session key)`,
+      { max: MAX_CREATOR_LENGTH },
+    )
   return value
 }
 

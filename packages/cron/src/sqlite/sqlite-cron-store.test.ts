@@ -6,8 +6,10 @@ import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { createTestDatabase } from '../__fixtures__/database.js'
 import { CronError } from '../errors.js'
+import * as entry from '../index.js'
 import { createTestJob } from '../testing/test-job.js'
 import { cronStoreContract } from '../testing/vitest.js'
+import * as sqlite from './index.js'
 import { CRON_MIGRATION_TABLE, type CronDatabase, cronMigrations, migrateCron } from './schema.js'
 import { SqliteCronStore } from './sqlite-cron-store.js'
 
@@ -248,6 +250,36 @@ describe('SqliteCronStore specifics', () => {
       expect(claims.reduce((total, claimed) => total + claimed.inserted.size, 0)).toBe(100)
     } finally {
       await database.cleanup()
+    }
+  })
+})
+
+describe('a database whose migrations never ran', () => {
+  it('start() and add() reject with a CronError that says to run migrateCron, and work once it ran', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'lango-cron-'))
+    const db = new Kysely<CronDatabase>({
+      dialect: new SqliteDialect({ database: new Database(join(directory, 'test.db')) }),
+    })
+    try {
+      const service = new entry.CronService({ store: new sqlite.SqliteCronStore(db), defaultTimezone: 'UTC' })
+      const job = { name: 'news', scheduleType: 'cron', schedule: '0 8 * * *', prompt: 'Headlines' }
+      for (const call of [() => service.start(), () => service.add(job)]) {
+        const error = await call().then(
+          () => undefined,
+          (reason: unknown) => reason,
+        )
+        expect(entry.CronError.is(error)).toBe(true)
+        expect(error).toMatchObject({ code: 'CRON_STORE_NOT_MIGRATED', data: { problem: 'not-migrated' } })
+        expect((error as Error).message).toMatch(
+          /^The database has no table cron_\w+: cron's migrations have not run on it\. Run `await migrateCron\(db\)`/,
+        )
+      }
+      await service.stop()
+      await sqlite.migrateCron(db)
+      expect((await service.add(job)).status).toBe('created')
+    } finally {
+      await db.destroy()
+      await rm(directory, { recursive: true, force: true })
     }
   })
 })

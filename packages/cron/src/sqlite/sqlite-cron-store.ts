@@ -60,6 +60,9 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
   readonly #db: Kysely<CronDatabase>
   /** The handle speaks PostgreSQL: {@link completeRunWithOutcome} can use data-modifying CTEs. */
   readonly #postgres: boolean
+  /** Cron's tables were found (see {@link SqliteCronStore.#checkTables}); false until the first call. */
+  #tablesFound = false
+  #checkingTables: Promise<void> | undefined
 
   constructor(db: Kysely<DB>) {
     // Kysely's DB parameter is invariant: narrow the host's wider handle once, here. Only cron's
@@ -68,8 +71,40 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     this.#postgres = db.getExecutor().adapter instanceof PostgresAdapter
   }
 
+  /**
+   * At the store's first use, one statement that names every cron table: on a database whose
+   * migrations never ran, the first call fails with a `CronError` that says to run
+   * {@link migrateCron}, not with the driver's "no such table". After it succeeds, each call pays
+   * one field read.
+   */
+  async #checkTables(): Promise<void> {
+    this.#checkingTables ??= this.#findTables().finally(() => {
+      this.#checkingTables = undefined
+    })
+    await this.#checkingTables
+  }
+
+  async #findTables(): Promise<void> {
+    try {
+      await sql`select 1 from cron_jobs, cron_runs, cron_deliveries, cron_owners where 1 = 0`.execute(
+        this.#db,
+      )
+    } catch (error) {
+      const table = missingTable(error)
+      // Anything else (a busy or closed database) is the driver's to report; the next call checks again.
+      if (table === undefined) throw error
+      throw new CronError(
+        'CRON_STORE_NOT_MIGRATED',
+        `The database has no table ${table}: cron's migrations have not run on it. Run \`await migrateCron(db)\` (from @lango/cron/sqlite) on this database before the store is used.`,
+        { cause: error, data: { table, problem: 'not-migrated' } },
+      )
+    }
+    this.#tablesFound = true
+  }
+
   async insertJob(job: CronJob, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     try {
       await this.#db.insertInto('cron_jobs').values(jobToRow(job)).execute()
     } catch (error) {
@@ -79,6 +114,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async updateJob(id: string, patch: CronJobPatch, options?: StoreCallOptions): Promise<CronJob | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const values = patchToRow(patch)
     if (Object.keys(values).length === 0) return this.getJob(id, options)
     try {
@@ -96,6 +132,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async deleteJob(id: string, options?: StoreCallOptions): Promise<boolean> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     await this.#db.deleteFrom('cron_deliveries').where('job_id', '=', id).execute()
     await this.#db.deleteFrom('cron_runs').where('job_id', '=', id).execute()
     const result = await this.#db.deleteFrom('cron_jobs').where('id', '=', id).executeTakeFirst()
@@ -104,18 +141,21 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async getJob(id: string, options?: StoreCallOptions): Promise<CronJob | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const row = await this.#db.selectFrom('cron_jobs').selectAll().where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : jobFromRow(row)
   }
 
   async getJobByName(name: string, options?: StoreCallOptions): Promise<CronJob | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const row = await this.#db.selectFrom('cron_jobs').selectAll().where('name', '=', name).executeTakeFirst()
     return row === undefined ? undefined : jobFromRow(row)
   }
 
   async listJobs(options?: StoreCallOptions & JobListFilter): Promise<CronJob[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const { ids, after, limit, changedSince, sort = 'name', afterKey } = options ?? {}
     const key = sortKeyExpression(sort)
     const select = (idChunk?: readonly string[]) =>
@@ -156,6 +196,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async enabledSchedules(options?: StoreCallOptions): Promise<JobSchedule[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_jobs')
       .select(['id', 'name', 'schedule_type', 'schedule', 'timezone', 'enabled', 'next_run_at'])
@@ -167,6 +208,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async countJobs(options?: StoreCallOptions & JobCountFilter): Promise<number> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const row = await this.#filtered(options ?? {})
       .$if(options?.changedSince !== undefined, (q) =>
         q.where('updated_at', '>=', options?.changedSince as number),
@@ -218,6 +260,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<JobVersion[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_jobs')
       .select(['id', 'name', 'enabled', 'updated_at'])
@@ -239,6 +282,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<ReadonlyMap<string, { readonly enabled: boolean; readonly updatedAt: number }>> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const versions = new Map<string, { enabled: boolean; updatedAt: number }>()
     for (let start = 0; start < ids.length; start += IN_CHUNK) {
       const rows = await this.#db
@@ -254,6 +298,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async updateSchedules(updates: readonly JobScheduleUpdate[], options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const plain = updates.filter((update) => update.disable === undefined)
     // One statement per chunk (CASE over ids): one write transaction instead of one per job. Each
     // WHEN is a compare-and-set, so a late write never moves a job back or revives a paused one.
@@ -340,6 +385,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async insertRuns(runs: readonly NewCronRun[], options?: StoreCallOptions): Promise<RunInsertResult> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     checkExclusiveRuns(runs)
     const inserted = new Set<string>()
     const overlapSkipped = new Set<string>()
@@ -392,6 +438,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<OccurrenceKey[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const claimed: OccurrenceKey[] = []
     // Job ids and instants as two plain IN lists, which PostgreSQL plans as one index scan (pairs of
     // row values it would test one by one); the pairs not asked for are dropped here. Occurrences
@@ -476,6 +523,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async completeRun(id: string, completion: RunCompletion, options?: StoreCallOptions): Promise<boolean> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const result = await this.#completion(this.#db, id, completion).executeTakeFirst()
     return result.numUpdatedRows > 0n
   }
@@ -492,6 +540,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<CompletionWithOutcome> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     if (!this.#postgres) {
       const done = await this.#completion(this.#db, id, completion).executeTakeFirst()
       if (done.numUpdatedRows === 0n) return { updated: false, failures: undefined }
@@ -574,6 +623,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     await this.#db
       .updateTable('cron_runs')
       .set({ delivery_status: status, delivery_error: error })
@@ -583,6 +633,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async insertDeliveries(rows: readonly NewCronDelivery[], options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
       await this.#db
         .insertInto('cron_deliveries')
@@ -614,6 +665,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<CronDelivery | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const row = await this.#db
       .updateTable('cron_deliveries')
       .set((eb) => ({
@@ -631,6 +683,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async finishDelivery(id: string, update: DeliveryUpdate, options?: StoreCallOptions): Promise<boolean> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const result = await this.#db
       .updateTable('cron_deliveries')
       .set({
@@ -652,6 +705,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<CronDelivery[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_deliveries')
       .selectAll()
@@ -668,6 +722,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<CronDelivery[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_deliveries')
       .selectAll()
@@ -681,6 +736,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async listDeliveries(runIds: readonly string[], options?: StoreCallOptions): Promise<CronDelivery[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const deliveries: CronDelivery[] = []
     for (let start = 0; start < runIds.length; start += IN_CHUNK) {
       const rows = await this.#db
@@ -702,6 +758,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<number | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const row = await this.#outcome(this.#db, { jobId, status, failed })
       .returning('consecutive_failures')
       .executeTakeFirst()
@@ -710,12 +767,14 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async getRun(id: string, options?: StoreCallOptions): Promise<CronRun | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const row = await this.#db.selectFrom('cron_runs').selectAll().where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : runFromRow(row)
   }
 
   async listRuns(options?: ListRunsOptions): Promise<CronRun[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const limit = clampLimit(options?.limit)
     let query = this.#db
       .selectFrom('cron_runs')
@@ -733,6 +792,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<number[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_runs')
       .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
@@ -751,6 +811,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<TokenTotal[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     // Inlined, not a parameter, so both databases divide integers (a bound JS number may be a REAL
     // to SQLite); checkBucketMs makes it a safe integer first.
     const size = sql.lit(checkBucketMs(input.bucketMs))
@@ -776,6 +837,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async recentResults(jobId: string, limit: number, options?: StoreCallOptions): Promise<string[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_runs')
       .select('result')
@@ -790,6 +852,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     await this.#db
       .insertInto('cron_owners')
       .values({ id: owner, started_at: now, heartbeat_at: now })
@@ -799,11 +862,13 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
 
   async removeOwner(owner: string, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     await this.#db.deleteFrom('cron_owners').where('id', '=', owner).execute()
   }
 
   async liveOwners(input: { readonly aliveSince: number }, options?: StoreCallOptions): Promise<string[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .selectFrom('cron_owners')
       .select('id')
@@ -818,6 +883,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<CronRun[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     const rows = await this.#db
       .updateTable('cron_runs')
       .set((eb) => ({
@@ -839,6 +905,7 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
     options?: StoreCallOptions,
   ): Promise<number> {
     options?.signal?.throwIfAborted()
+    if (!this.#tablesFound) await this.#checkTables()
     let deleted = 0
     const byAge = await this.#db
       .deleteFrom('cron_runs')
@@ -919,6 +986,15 @@ function clampBudgetLimit(limit: number): number {
 function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return 100
   return Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(limit)))
+}
+
+/** The cron table a "no such table" (SQLite) or "relation … does not exist" (PostgreSQL) error names. */
+function missingTable(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : ''
+  const match = /no such table: (?:\w+\.)?(cron_\w+)|relation "(?:\w+\.)?(cron_\w+)" does not exist/.exec(
+    message,
+  )
+  return match?.[1] ?? match?.[2]
 }
 
 function mapConstraintError(error: unknown, name: string | undefined): unknown {

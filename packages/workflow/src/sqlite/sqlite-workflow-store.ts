@@ -23,7 +23,12 @@ import type {
   WorkflowStore,
 } from '../ports.js'
 import { reusedById } from '../reused-steps.js'
-import type { WorkflowDatabase, WorkflowRunsTable, WorkflowStepRunsTable } from './schema.js'
+import {
+  WORKFLOW_MIGRATION_TABLE,
+  type WorkflowDatabase,
+  type WorkflowRunsTable,
+  type WorkflowStepRunsTable,
+} from './schema.js'
 
 /** Largest page `listRuns` returns (SECURITY.md SQL-4). */
 const MAX_LIST_LIMIT = 500
@@ -40,6 +45,57 @@ const UNFINISHED_STEPS: readonly StepStatus[] = ['pending', 'running']
 const ENDED: readonly RunStatus[] = ['completed', 'failed', 'cancelled']
 
 const TargetsSchema = v.array(v.string())
+
+/** Every column of each table at the latest migration (the compiler checks none is missing). */
+const RUN_COLUMNS = Object.keys({
+  id: true,
+  workflow_name: true,
+  definition: true,
+  status: true,
+  total_steps: true,
+  completed_steps: true,
+  error: true,
+  deliver_to: true,
+  origin_session: true,
+  owner: true,
+  started_at: true,
+  completed_at: true,
+  lease_version: true,
+  lease_expires_at: true,
+  rerun_of: true,
+  trigger_payload: true,
+  creator: true,
+} satisfies Record<keyof WorkflowRunsTable, true>) as (keyof WorkflowRunsTable)[]
+const STEP_COLUMNS = Object.keys({
+  run_id: true,
+  step_id: true,
+  position: true,
+  status: true,
+  input: true,
+  result: true,
+  error: true,
+  attempt: true,
+  started_at: true,
+  completed_at: true,
+  input_tokens: true,
+  output_tokens: true,
+  reused_from: true,
+} satisfies Record<keyof WorkflowStepRunsTable, true>) as (keyof WorkflowStepRunsTable)[]
+const OWNER_COLUMNS = Object.keys({
+  id: true,
+  started_at: true,
+  heartbeat_at: true,
+} satisfies Record<
+  keyof WorkflowDatabase['workflow_owners'],
+  true
+>) as (keyof WorkflowDatabase['workflow_owners'])[]
+
+/** SQLite's "no such table/column", PostgreSQL's undefined_table (42P01) or undefined_column (42703). */
+function isMissingSchema(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (code === '42P01' || code === '42703') return true
+  return typeof message === 'string' && /^no such (table|column)\b/.test(message)
+}
 
 /**
  * {@link WorkflowStore} over kysely. Named for its default database; every query is plain kysely
@@ -65,14 +121,53 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
    * @param db the host's Kysely, typed with `WorkflowDatabase` or any database that includes its
    * tables (e.g. `Kysely<CronDatabase & WorkflowDatabase>`, shared with `@lango/cron`), no cast needed.
    */
+  /** Set once the first call found every table and column of the latest migration. */
+  #migrated = false
+  #migrationCheck: Promise<void> | undefined
+
   constructor(db: Kysely<DB>) {
     // Kysely's DB parameter is invariant; this store only ever touches its own three tables.
     this.#db = db as unknown as Kysely<WorkflowDatabase>
     this.#rowLocks = db.getExecutor().adapter instanceof PostgresAdapter
   }
 
+  /**
+   * Checks once, at first use, that the database has this package's tables and columns (one
+   * `LIMIT 0` select per table); a database whose migrations were not run gets
+   * `WORKFLOW_STORE_NOT_MIGRATED` instead of the driver's "no such table". Checked again on the
+   * next call after a failure, so running the migrations later is enough.
+   */
+  #checkMigrated(): Promise<void> {
+    this.#migrationCheck ??= this.#probeSchema().then(
+      () => {
+        this.#migrated = true
+      },
+      (error: unknown) => {
+        this.#migrationCheck = undefined
+        throw error
+      },
+    )
+    return this.#migrationCheck
+  }
+
+  async #probeSchema(): Promise<void> {
+    try {
+      await this.#db.selectFrom('workflow_runs').select(RUN_COLUMNS).limit(0).execute()
+      await this.#db.selectFrom('workflow_step_runs').select(STEP_COLUMNS).limit(0).execute()
+      await this.#db.selectFrom('workflow_owners').select(OWNER_COLUMNS).limit(0).execute()
+    } catch (error) {
+      if (!isMissingSchema(error)) throw error
+      throw new WorkflowError(
+        'WORKFLOW_STORE_NOT_MIGRATED',
+        'The workflow tables are missing or out of date: run migrateWorkflow(db) from @lango/workflow/sqlite on this database before using the store',
+        { cause: error, data: { migrationTable: WORKFLOW_MIGRATION_TABLE } },
+      )
+    }
+  }
+
   async insertRun(run: NewWorkflowRun, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const reused = reusedById(run)
     await this.#db.transaction().execute(async (transaction) => {
       await transaction
@@ -128,6 +223,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     options: OwnedCallOptions,
   ): Promise<boolean> {
     options.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     if (patch.status !== 'completed') {
       // One statement is atomic on its own: no interactive transaction needed.
       const result = await this.#ownedStepUpdate(
@@ -164,6 +260,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     options: OwnedCallOptions,
   ): Promise<boolean> {
     options.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     if (stepIds.length === 0) return true
     return this.#db.transaction().execute(async (transaction) => {
       let updated = 0n
@@ -226,6 +323,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     options?: StoreCallOptions & { readonly lease?: RunLease },
   ): Promise<boolean> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const lease = options?.lease
     return this.#db.transaction().execute(async (transaction) => {
       let query = transaction
@@ -251,6 +349,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
 
   async getRun(runId: string, options?: StoreCallOptions): Promise<WorkflowRunRecord | undefined> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const row = await this.#db
       .selectFrom('workflow_runs')
       .selectAll()
@@ -261,6 +360,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
 
   async listSteps(runId: string, options?: StoreCallOptions): Promise<StepRunRecord[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const rows = await this.#db
       .selectFrom('workflow_step_runs')
       .selectAll()
@@ -272,6 +372,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
 
   async listRuns(query?: ListRunsQuery, options?: StoreCallOptions): Promise<WorkflowRunRecord[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const limit = clampLimit(query?.limit)
     let select = this.#db.selectFrom('workflow_runs').selectAll()
     if (query?.status !== undefined) select = select.where('status', '=', query.status)
@@ -282,6 +383,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
 
   async heartbeat(owner: string, now: number, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     await this.#db
       .insertInto('workflow_owners')
       .values({ id: owner, started_at: now, heartbeat_at: now })
@@ -296,6 +398,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     options?: StoreCallOptions,
   ): Promise<string[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const renewed: string[] = []
     for (let start = 0; start < runs.length; start += RENEW_CHUNK) {
       const chunk = runs.slice(start, start + RENEW_CHUNK)
@@ -318,6 +421,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
 
   async releaseOwner(owner: string, options?: StoreCallOptions): Promise<void> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     await this.#db.transaction().execute(async (transaction) => {
       await transaction
         .updateTable('workflow_runs')
@@ -335,6 +439,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     options?: StoreCallOptions,
   ): Promise<LeasedRun[]> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const limit = request.limit === undefined ? undefined : Math.max(0, Math.trunc(request.limit))
     const claimed =
       limit === 0
@@ -414,6 +519,7 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     options?: StoreCallOptions,
   ): Promise<number> {
     options?.signal?.throwIfAborted()
+    if (!this.#migrated) await this.#checkMigrated()
     const old = await this.#db
       .selectFrom('workflow_runs')
       .select('id')

@@ -1,0 +1,75 @@
+/**
+ * A saved workflow's `schedule` is checked twice: by `@lango/workflow` when the file is parsed or
+ * saved (its shape only; the package does not load cron's parser), and by `@lango/cron` when the
+ * server schedules it. The two must agree on which texts are schedules, or a file would be saved
+ * and then never run (or refused although cron takes it). Whether a schedule ever fires, and cron's
+ * interval floor, are cron's alone: not compared here.
+ */
+import { CronError, validateSchedule } from '@lango/cron'
+import { parseWorkflow } from '@lango/workflow'
+import { describe, expect, it } from 'vitest'
+
+const SCHEDULES = [
+  '0 9 * * *',
+  '*/5 * * * *',
+  '0 9 * * 1-5',
+  '0 9 * * mon-fri',
+  '0 0 1 jan,jul *',
+  '30 0 9 * * *',
+  '0 0 L * *',
+  '0 0 * * 5L',
+  '0 0 * * 1#2',
+  '@daily',
+  '@hourly',
+  '@weekdays',
+  '@every 1h',
+  '@every 90m',
+  '61 * * * *',
+  '* 24 * * *',
+  '0 0 0 * *',
+  '0 0 * 13 *',
+  '0 0 * * 8',
+  '*/0 * * * *',
+  '5-1 * * * *',
+  '*/5 0 9 * * *',
+  '0 0 9 * * * *',
+  '* * * *',
+  'whenever',
+  '@reboot',
+  '@every',
+  '@every soon',
+  'H * * * *',
+]
+
+/** What cron says of a text as a cron-type schedule: taken, or refused as no schedule. */
+function cronTakes(schedule: string): boolean {
+  try {
+    validateSchedule({
+      scheduleType: 'cron',
+      schedule,
+      timezone: 'UTC',
+      now: Date.UTC(2026, 0, 1),
+      minIntervalMs: 0,
+    })
+    return true
+  } catch (error) {
+    if (CronError.is(error) && error.code === 'CRON_NEVER_FIRES') return true
+    if (
+      CronError.is(error) &&
+      (error.code === 'CRON_INVALID_SCHEDULE' || error.code === 'CRON_INVALID_INPUT')
+    )
+      return false
+    throw error
+  }
+}
+
+function workflowTakes(schedule: string): boolean {
+  const yaml = `name: agreement\nschedule: ${JSON.stringify(schedule)}\nsteps:\n  - id: a\n    run: echo a\n`
+  return parseWorkflow(yaml).ok
+}
+
+describe("a saved workflow's schedule: @lango/workflow and @lango/cron take the same texts", () => {
+  it.each(SCHEDULES)('%s', (schedule) => {
+    expect(workflowTakes(schedule)).toBe(cronTakes(schedule))
+  })
+})
