@@ -4,17 +4,13 @@
  * every `exec`, PTY ones included. A cron shell job lists its own descriptors. Linux (`/proc`); with
  * and without a supervisor (a secret in the environment makes one).
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { until } from './fixtures/http-server.js'
-import { CLI } from './fixtures/lango-serve.js'
-
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
-type Json = Record<string, any>
+import { announcedUrl, CLI, runShellJobOnce } from './fixtures/lango-serve.js'
 
 /** The leaked descriptor's number in `lango serve`: past 0–15 and a gap. */
 const LEAKED = 40
@@ -24,18 +20,6 @@ const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
 })
-
-function announced(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = ''
-    child.stderr?.on('data', (chunk) => {
-      text += chunk
-      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
-      if (match?.[1] !== undefined) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
-  })
-}
 
 describe.skipIf(!existsSync('/proc/self/fdinfo'))('descriptors lango serve inherited', () => {
   it.each([
@@ -62,34 +46,8 @@ describe.skipIf(!existsSync('/proc/self/fdinfo'))('descriptors lango serve inher
       child.kill('SIGTERM')
       await exited
     })
-    const url = await announced(child)
-    const api = async (path: string, body?: unknown): Promise<Json> => {
-      const response = await fetch(`${url}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      })
-      return (await response.json()) as Json
-    }
-    await api('/api/cron/jobs', {
-      kind: 'shell',
-      name: 'fds',
-      schedule_type: 'cron',
-      schedule: '0 3 * * *',
-      command: 'ls -l /proc/$$/fd',
-    })
-    const { run_id: runId } = await api('/api/cron/jobs/fds/trigger', {})
-    const run = await until(
-      async () => {
-        const { entries } = await api('/api/cron/runs?job=fds&limit=5')
-        return entries.find((entry: Json) => entry.id === runId && entry.status !== 'running')
-      },
-      20_000,
-      'the listing to finish',
-    )
+    const url = await announcedUrl(child)
+    const run = await runShellJobOnce(url, TOKEN, 'fds', 'ls -l /proc/$$/fd')
     expect(run.status).toBe('completed')
     const listing = String(run.result)
     expect(listing).toMatch(/\s1 -> /)

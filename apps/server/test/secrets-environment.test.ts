@@ -7,7 +7,7 @@
  * supervisor `lango serve` becomes with secrets in its environment stops its server on SIGTERM and
  * exits with its code. Linux only (`/proc`).
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -18,7 +18,7 @@ import { startWebhookReceiver } from './fixtures/fake-chat-apis.js'
 import { startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startFakeTelegram } from './fixtures/fake-telegram.js'
 import { until } from './fixtures/http-server.js'
-import { CLI } from './fixtures/lango-serve.js'
+import { announcedUrl, CLI, runShellJobOnce } from './fixtures/lango-serve.js'
 import { startOtlpReceiver } from './fixtures/otlp-receiver.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -103,7 +103,7 @@ async function startServe(
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  const url = await announced(child)
+  const url = await announcedUrl(child)
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -113,18 +113,6 @@ async function startServe(
     await rm(home, { recursive: true, force: true })
   })
   return { home, url, child, files }
-}
-
-function announced(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = ''
-    child.stderr?.on('data', (chunk) => {
-      text += chunk
-      const match = /^lango listening on (http:\/\/\S+)$/m.exec(text)
-      if (match?.[1] !== undefined) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`lango serve exited ${code}: ${text}`)))
-  })
 }
 
 /** Writes each ancestor's pid, cmdline and environ, up to and including pid 1, into `file`. */
@@ -171,19 +159,6 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
         },
         otlpSecret,
       )
-      const api = async (path: string, body?: unknown): Promise<Json> => {
-        const response = await fetch(`${server.url}${path}`, {
-          method: body === undefined ? 'GET' : 'POST',
-          headers: {
-            authorization: `Bearer ${secrets.LANGO_API_TOKEN}`,
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        })
-        const json = (await response.json()) as Json
-        if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
-        return json
-      }
       const ancestors = join(server.home, 'ancestors.txt')
       // What the configuration was read from, printed: the masker must hide every secret in it.
       // Given in the environment, they stay in the supervisor's, which any process of the user can
@@ -192,21 +167,11 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
         way === 'environment'
           ? "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -E '^(LANGO_|OTEL_)' | sort -u"
           : `cat ${server.files.join(' ')}`
-      await api('/api/cron/jobs', {
-        kind: 'shell',
-        name: 'walk',
-        schedule_type: 'cron',
-        schedule: '0 3 * * *',
-        command: `${walkAncestors(ancestors)}\n${printed}`,
-      })
-      const { run_id: runId } = await api('/api/cron/jobs/walk/trigger', {})
-      const run = await until(
-        async () => {
-          const { entries } = await api('/api/cron/runs?job=walk&limit=5')
-          return entries.find((entry: Json) => entry.id === runId && entry.status !== 'running')
-        },
-        20_000,
-        'the walk to finish',
+      const run = await runShellJobOnce(
+        server.url,
+        secrets.LANGO_API_TOKEN,
+        'walk',
+        `${walkAncestors(ancestors)}\n${printed}`,
       )
       expect(run.status).toBe('completed')
 
@@ -263,33 +228,9 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
       child.kill('SIGTERM')
       await exited
     })
-    const url = await announced(child)
-    const api = async (path: string, body?: unknown): Promise<Json> => {
-      const response = await fetch(`${url}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        ...(body === undefined
-          ? {}
-          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      })
-      return (await response.json()) as Json
-    }
+    const url = await announcedUrl(child)
     const ancestors = join(home, 'ancestors.txt')
-    await api('/api/cron/jobs', {
-      kind: 'shell',
-      name: 'walk',
-      schedule_type: 'cron',
-      schedule: '0 3 * * *',
-      command: `${walkAncestors(ancestors)}\nenv`,
-    })
-    const { run_id: runId } = await api('/api/cron/jobs/walk/trigger', {})
-    const run = await until(
-      async () => {
-        const { entries } = await api('/api/cron/runs?job=walk&limit=5')
-        return entries.find((entry: Json) => entry.id === runId && entry.status !== 'running')
-      },
-      20_000,
-      'the walk to finish',
-    )
+    const run = await runShellJobOnce(url, undefined, 'walk', `${walkAncestors(ancestors)}\nenv`)
     expect(run.status).toBe('completed')
     const walked = await readFile(ancestors, 'utf8')
     expect(walked).toMatch(/^== 1$/m)
@@ -300,7 +241,7 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
       expect(String(run.result), `${variable} in the command's own environment`).not.toContain(secret)
     }
     // Handed over: the server is not the process started (the supervisor is).
-    const health = await api('/healthz')
+    const health = (await (await fetch(`${url}/healthz`)).json()) as Json
     expect(Number(String(health.instance).split(':')[1])).not.toBe(child.pid)
   })
 
@@ -311,7 +252,7 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANGO_HOME: home, LANGO_API_TOKEN: fresh('api') },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    const url = await announced(child)
+    const url = await announcedUrl(child)
     const health = (await (await fetch(`${url}/healthz`)).json()) as Json
     // The server is another process than the one started, and not its child.
     const serverPid = Number(String(health.instance).split(':')[1])
