@@ -161,6 +161,19 @@ describe('buildApprovalSummary (seed 000)', () => {
     )
   })
 
+  it('a command cannot fake the marks: a literal ↵ or \\u{…} in it reads differently from a line break or an escape', () => {
+    // `echo a ↵ rm b` is one command (the ↵ an argument), unlike `echo a` and `rm b` on two lines.
+    expect(buildApprovalSummary('exec', { command: 'echo a ↵ rm b' })).toBe('Execute: echo a \\u{21b5} rm b')
+    expect(buildApprovalSummary('exec', { command: 'echo a\nrm b' })).toBe('Execute: echo a ↵ rm b')
+    // The text `\u{1b}` (printf would print an ESC) is not an escaped ESC in the command itself.
+    expect(buildApprovalSummary('exec', { command: "printf '\\u{1b}'" })).toBe(
+      "Execute: printf '\\u{5c}u{1b}'",
+    )
+    expect(buildApprovalSummary('exec', { command: "printf '\x1b'" })).toBe("Execute: printf '\\u{1b}'")
+    // Other backslashes stay as written.
+    expect(buildApprovalSummary('exec', { command: "printf 'a\\tb\\n'" })).toBe("Execute: printf 'a\\tb\\n'")
+  })
+
   it('shows no look-alike space: a character the shell reads as part of a word is escaped', () => {
     // `done<NBSP>#` is one word to the shell, so the `#` starts no comment and what follows runs;
     // shown as a plain space it would read as a commented-out tail (issue 21, an outside probe).

@@ -12,13 +12,19 @@ const HIDING = /(?! )[\p{Cc}\p{Cf}\p{Z}\p{Default_Ignorable_Code_Point}\u2800]/g
  * command separates commands, so it must stay visible), runs of spaces and tabs as one space (the
  * shell splits words on either), and every other character that could hide text escaped
  * (`\u{1b}`, `\u{a0}`, `\u{d}`): what the approver reads is what the shell parses, with no
- * look-alike space. Never cut: an approver sees every character that runs (SECURITY.md SEC-9,
+ * look-alike space. A literal `↵`, and a backslash the text holds before `u{`, are escaped too
+ * (`\u{21b5}`, `\u{5c}u{…}`), so neither mark can be faked. Never cut: an approver sees every character that runs (SECURITY.md SEC-9,
  * CRON-5).
  */
 export function wholeLine(text: unknown): string {
-  return (typeof text === 'string' ? text : String(text ?? ''))
-    .replace(/^[ \t\n]+|[ \t\n]+$/g, '')
-    .replace(/[ \t]+/g, ' ')
-    .replace(/ ?\n[ \n]*/g, ' ↵ ')
-    .replace(HIDING, (character) => `\\u{${(character.codePointAt(0) as number).toString(16)}}`)
+  return (
+    (typeof text === 'string' ? text : String(text ?? ''))
+      // What the text itself holds of the marks used below is escaped first, so that a ` ↵ ` is always a
+      // line break and a `\u{…}` always an escaped character: a command cannot fake either.
+      .replace(/↵|\\(?=u\{)/g, (character) => `\\u{${(character.codePointAt(0) as number).toString(16)}}`)
+      .replace(/^[ \t\n]+|[ \t\n]+$/g, '')
+      .replace(/[ \t]+/g, ' ')
+      .replace(/ ?\n[ \n]*/g, ' ↵ ')
+      .replace(HIDING, (character) => `\\u{${(character.codePointAt(0) as number).toString(16)}}`)
+  )
 }
