@@ -4,13 +4,12 @@
  * every `exec`, PTY ones included. A cron shell job lists its own descriptors. Linux (`/proc`); with
  * and without a supervisor (a secret in the environment makes one).
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { announcedUrl, CLI, runShellJobOnce } from './fixtures/lango-serve.js'
+import { announcedUrl, runShellJobOnce, spawnServe } from './fixtures/lango-serve.js'
 
 /** The leaked descriptor's number in `lango serve`: past 0–15 and a gap. */
 const LEAKED = 40
@@ -31,21 +30,8 @@ describe.skipIf(!existsSync('/proc/self/fdinfo'))('descriptors lango serve inher
     const stdio: ('pipe' | 'ignore')[] = ['ignore', 'pipe', 'pipe']
     while (stdio.length < LEAKED) stdio.push('ignore')
     stdio.push('pipe')
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        LANGO_HOME: home,
-        LANGO_LOG_LEVEL: 'warn',
-        ...secrets,
-      },
-      stdio,
-    })
-    cleanups.push(async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
-    })
+    const { child, stop } = spawnServe(home, secrets, stdio)
+    cleanups.push(stop)
     const url = await announcedUrl(child)
     const run = await runShellJobOnce(url, TOKEN, 'fds', 'ls -l /proc/$$/fd')
     expect(run.status).toBe('completed')

@@ -18,7 +18,7 @@ import { startWebhookReceiver } from './fixtures/fake-chat-apis.js'
 import { startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startFakeTelegram } from './fixtures/fake-telegram.js'
 import { until } from './fixtures/http-server.js'
-import { announcedUrl, CLI, runShellJobOnce } from './fixtures/lango-serve.js'
+import { announcedUrl, CLI, runShellJobOnce, spawnServe } from './fixtures/lango-serve.js'
 import { startOtlpReceiver } from './fixtures/otlp-receiver.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -213,21 +213,8 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
       GITHUB_TOKEN: fresh('ghp'),
       HTTPS_PROXY: `http://operator:${fresh('proxy')}@127.0.0.1:9`,
     }
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        LANGO_HOME: home,
-        LANGO_LOG_LEVEL: 'warn',
-        ...credentials,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    cleanups.push(async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
-    })
+    const { child, stop } = spawnServe(home, credentials)
+    cleanups.push(stop)
     const url = await announcedUrl(child)
     const ancestors = join(home, 'ancestors.txt')
     const run = await runShellJobOnce(url, undefined, 'walk', `${walkAncestors(ancestors)}\nenv`)

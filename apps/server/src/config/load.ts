@@ -637,12 +637,12 @@ function modelPrices(models: FileConfig['models']): ServerConfig['models'] {
   return table
 }
 
-/** `~` and `~/x` are under the user's home; other relative paths resolve against `base`. */
 /** An allow-list from the file, duplicates dropped; absent: undefined (nothing restricted). */
 function allowedList(items: readonly string[] | null | undefined): readonly string[] | undefined {
   return items == null ? undefined : [...new Set(items)]
 }
 
+/** `~` and `~/x` are under the user's home; other relative paths resolve against `base`. */
 function resolvePath(value: string, base: string, userHome: string): string {
   if (value === '~') return resolve(userHome)
   if (value.startsWith('~/')) return resolve(userHome, value.slice(2))

@@ -117,14 +117,14 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
   /** PostgreSQL: claim with row locks (`FOR UPDATE SKIP LOCKED`). */
   readonly #rowLocks: boolean
 
-  /**
-   * @param db the host's Kysely, typed with `WorkflowDatabase` or any database that includes its
-   * tables (e.g. `Kysely<CronDatabase & WorkflowDatabase>`, shared with `@lango/cron`), no cast needed.
-   */
   /** Set once the first call found every table and column of the latest migration. */
   #migrated = false
   #migrationCheck: Promise<void> | undefined
 
+  /**
+   * @param db the host's Kysely, typed with `WorkflowDatabase` or any database that includes its
+   * tables (e.g. `Kysely<CronDatabase & WorkflowDatabase>`, shared with `@lango/cron`), no cast needed.
+   */
   constructor(db: Kysely<DB>) {
     // Kysely's DB parameter is invariant; this store only ever touches its own three tables.
     this.#db = db as unknown as Kysely<WorkflowDatabase>
