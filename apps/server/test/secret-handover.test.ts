@@ -3,8 +3,11 @@
  * environment block its commands could read (issue 21; an outside probe found a database password
  * given as `?password=`, OpenTelemetry's headers and credentials in other URLs left behind).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { credentialsIn, secretsIn } from '../src/cli/handover.js'
+import { credentialsIn, type NodeRuntime, proxiesKeptInPlace, secretsIn } from '../src/cli/handover.js'
 
 describe('secretsIn: the variables handed over', () => {
   it('takes every secret variable, and URL variables only when they carry a credential', () => {
@@ -66,6 +69,68 @@ describe("credentialsIn: other tools' credentials, handed over too", () => {
       'GITHUB_TOKEN',
       'HTTPS_PROXY',
       'PGPASSWORD',
+    ])
+  })
+
+  it('leaves variables that say where a credential is, not what it is (no supervisor for an SSH or desktop session)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lango-pointers-'))
+    try {
+      const keyFile = join(dir, 'service-account.json')
+      writeFileSync(keyFile, '{}')
+      const env = {
+        SSH_AUTH_SOCK: '/tmp/ssh-XXXX/agent.1234',
+        GNOME_KEYRING_CONTROL: '/run/user/1000/keyring',
+        SSL_KEY_FILE: '/etc/ssl/private/server.key',
+        AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/secrets/eks/token',
+        AZURE_CLIENT_CERTIFICATE_PATH: '/home/op/cert.pem',
+        GOOGLE_APPLICATION_CREDENTIALS: keyFile,
+        // A path-like value that names nothing on disk is the credential itself (ECS's credentials id).
+        AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: '/v2/credentials/0b6f1d2e-5c4a',
+        NPM_TOKEN: 'npm_abc',
+      }
+      expect(Object.keys(credentialsIn(env)).sort()).toEqual([
+        'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+        'NPM_TOKEN',
+      ])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("a proxy URL with a password and Node's own proxy support (NODE_USE_ENV_PROXY)", () => {
+  const proxy = {
+    HTTPS_PROXY: 'http://op:pw@proxy:3128',
+    HTTP_PROXY: 'http://op:pw@proxy:3128',
+    NO_PROXY: 'localhost',
+  }
+  const node = (version: string, appliesProxyLater: boolean): NodeRuntime => ({ version, appliesProxyLater })
+
+  it('is handed over when Node does not read it at start, or can apply it after the handover', () => {
+    for (const runtime of [node('20.20.2', false), node('22.20.0', false), node('24.21.0', true)]) {
+      const env = { ...proxy, NODE_USE_ENV_PROXY: '1' }
+      expect(Object.keys(credentialsIn(env, runtime)).sort(), runtime.version).toEqual([
+        'HTTPS_PROXY',
+        'HTTP_PROXY',
+      ])
+      expect(proxiesKeptInPlace(env, runtime)).toEqual([])
+    }
+  })
+
+  it('stays in place, and is reported, where Node reads it at start and cannot apply it later', () => {
+    for (const env of [
+      { ...proxy, NODE_USE_ENV_PROXY: '1' },
+      { ...proxy, NODE_OPTIONS: '--max-old-space-size=512 --use-env-proxy' },
+    ]) {
+      for (const runtime of [node('22.21.0', false), node('24.5.0', false)]) {
+        expect(credentialsIn(env, runtime), runtime.version).toEqual({})
+        expect(proxiesKeptInPlace(env, runtime).sort()).toEqual(['HTTPS_PROXY', 'HTTP_PROXY'])
+      }
+    }
+    // Without Node's proxy support asked for, nothing reads it at start: handed over.
+    expect(Object.keys(credentialsIn(proxy, node('24.5.0', false))).sort()).toEqual([
+      'HTTPS_PROXY',
+      'HTTP_PROXY',
     ])
   })
 })

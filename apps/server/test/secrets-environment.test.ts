@@ -11,12 +11,14 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startWebhookReceiver } from './fixtures/fake-chat-apis.js'
-import { startFakeOpenAI } from './fixtures/fake-openai.js'
+import { reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startFakeTelegram } from './fixtures/fake-telegram.js'
+import { startForwardProxy } from './fixtures/forward-proxy.js'
 import { until } from './fixtures/http-server.js'
 import { announcedUrl, CLI, runShellJobOnce, spawnServe } from './fixtures/lango-serve.js'
 import { startOtlpReceiver } from './fixtures/otlp-receiver.js'
@@ -231,6 +233,70 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
     const health = (await (await fetch(`${url}/healthz`)).json()) as Json
     expect(Number(String(health.instance).split(':')[1])).not.toBe(child.pid)
   })
+
+  it('variables that say where a credential is (a socket, a key file) start no supervisor, and no command gets them', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))
+    cleanups.push(() => rm(home, { recursive: true, force: true }))
+    const keyFile = join(home, 'service-account.json')
+    await writeFile(keyFile, '{}', { mode: 0o600 })
+    const pointers = {
+      SSH_AUTH_SOCK: join(home, 'agent.sock'),
+      SSL_KEY_FILE: join(home, 'server.key'),
+      GOOGLE_APPLICATION_CREDENTIALS: keyFile,
+    }
+    const { child, stop } = spawnServe(home, pointers)
+    cleanups.push(stop)
+    const url = await announcedUrl(child)
+    // No supervisor: the server is the process started.
+    const health = (await (await fetch(`${url}/healthz`)).json()) as Json
+    expect(Number(String(health.instance).split(':')[1])).toBe(child.pid)
+    const run = await runShellJobOnce(url, undefined, 'env', 'env')
+    expect(run.status).toBe('completed')
+    expect(String(run.result)).toMatch(/^PATH=/m)
+    for (const variable of Object.keys(pointers)) expect(String(run.result)).not.toContain(`${variable}=`)
+  })
+
+  it.runIf(typeof (http as { setGlobalProxyFromEnv?: unknown }).setGlobalProxyFromEnv === 'function')(
+    "a proxy URL with a password handed over still carries the server's requests (NODE_USE_ENV_PROXY)",
+    async () => {
+      const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))
+      cleanups.push(() => rm(home, { recursive: true, force: true }))
+      const model = await startFakeOpenAI([reply.text('through the proxy')])
+      cleanups.push(() => model.close())
+      const proxy = await startForwardProxy({ 'model.lango.test:80': new URL(model.baseUrl).host })
+      cleanups.push(() => proxy.close())
+      const password = fresh('proxy')
+      const token = fresh('api')
+      const { child, stop } = spawnServe(home, {
+        LANGO_API_TOKEN: token,
+        LANGO_MODEL_BASE_URL: 'http://model.lango.test/v1',
+        LANGO_MODEL: 'test-model',
+        NODE_USE_ENV_PROXY: '1',
+        HTTP_PROXY: `${proxy.url.replace('//', `//operator:${password}@`)}`,
+        NO_PROXY: 'localhost,127.0.0.1',
+      })
+      cleanups.push(stop)
+      const url = await announcedUrl(child)
+      const response = await fetch(`${url}/api/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ session: 'proxy', message: 'hello' }),
+      })
+      const body = (await response.json()) as Json
+      expect(response.status, JSON.stringify(body)).toBe(200)
+      expect(body.reply).toBe('through the proxy')
+      expect(proxy.targets).toContain('model.lango.test:80')
+      expect(proxy.authorizations).toContain(
+        `Basic ${Buffer.from(`operator:${password}`).toString('base64')}`,
+      )
+      // And the password is not in the server's start-up environment.
+      const health = (await (await fetch(`${url}/healthz`)).json()) as Json
+      const serverPid = Number(String(health.instance).split(':')[1])
+      expect(serverPid).not.toBe(child.pid)
+      expect(await readFile(`/proc/${serverPid}/environ`, 'utf8')).not.toContain(password)
+    },
+    60_000,
+  )
 
   it('a supervised server stops on SIGTERM to its supervisor, which exits with its code', async () => {
     const home = await mkdtemp(join(tmpdir(), 'lango-secrets-env-'))

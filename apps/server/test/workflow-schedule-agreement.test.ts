@@ -39,6 +39,31 @@ const SCHEDULES = [
   '@every',
   '@every soon',
   'H * * * *',
+  // Names count from 1 for months (`apr` is 4) and from 0 for days (`sun` is 0).
+  '0 9 * apr-3 *',
+  '0 9 * jan-mar *',
+  '0 9 * mar,dec *',
+  '0 9 * * sun-sat',
+  '0 9 * * mon-7',
+  // Day forms cron-parser takes and refuses.
+  '0 9 1,L * *',
+  '0 9 ? * 1',
+  '0 9 * * fri#2',
+  '0 9 * * friL',
+  '0 9 * * 0L',
+  '0 9 LW * *',
+  '0 9 15W * *',
+  '0 9 L-2 * *',
+  '0 9 * * L',
+  '0 9 * * 8L',
+  '0 9 * * 1#6',
+  '0 9 * * xyzL',
+  '0 9 * * xyz#2',
+  '0 9 * * SUNL',
+  '0 9 * * sunL',
+  '0 9 * * 5l',
+  '0 9 l * *',
+  '0 9 * JAN *',
 ]
 
 /** What cron says of a text as a cron-type schedule: taken, or refused as no schedule. */

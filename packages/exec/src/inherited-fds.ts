@@ -6,7 +6,7 @@ const O_CLOEXEC = 0o2000000
 /**
  * Closes the file descriptors this process inherited open across `exec` (3 and up, without
  * close-on-exec), so that no command it starts gets them: a descriptor its parent leaked (a pipe of
- * a job runner, `lango serve 5</run/secret`) is otherwise handed to every child, PTY ones included,
+ * a job runner, `lango serve 20</run/secret`) is otherwise handed to every child, PTY ones included,
  * because a spawn passes on every descriptor not marked close-on-exec. Node marks 0–15 at start and
  * stops at the first gap after them; libuv and Node open their own with close-on-exec, so the ones
  * left without it are the inherited ones. Call once at start, before anything is spawned, as with

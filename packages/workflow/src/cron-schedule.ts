@@ -25,8 +25,8 @@ interface Field {
   readonly min: number
   readonly max: number
   readonly names?: readonly string[]
-  /** Day fields take cron-parser's `L`, `W`, `#` forms. */
-  readonly special?: RegExp
+  /** Day fields take cron-parser's `L` and `#` forms (it has no `W`). */
+  readonly special?: (text: string) => boolean
 }
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']
@@ -35,16 +35,26 @@ const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat']
 const FIELDS: readonly Field[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
-  { name: 'day-of-month', min: 1, max: 31, special: /^(?:L|LW|\d{1,2}W|L-\d{1,2})$/i },
+  // `L`: the month's last day (a capital, as cron-parser takes it).
+  { name: 'day-of-month', min: 1, max: 31, special: (text) => text === 'L' },
   { name: 'month', min: 1, max: 12, names: MONTHS },
   {
     name: 'day-of-week',
     min: 0,
     max: 7,
     names: DAYS,
-    special: /^(?:L|[0-7]L|[0-7]#[1-5]|[a-z]{3}(?:L|#[1-5]))$/i,
+    special: lastOrNthWeekday,
   },
 ]
+
+/**
+ * `5L` (the month's last Friday) and `5#2` (its second), by number or name; a lone `L` is the
+ * day-of-month's form. The `L` is a capital, as cron-parser takes it.
+ */
+function lastOrNthWeekday(text: string): boolean {
+  const day = /^([0-7]|[A-Za-z]{3})(?:L|#[1-5])$/.exec(text)?.[1]
+  return day !== undefined && (/^\d$/.test(day) || DAYS.includes(day.toLowerCase()))
+}
 
 /**
  * Why `text` is not a schedule `@lango/cron` takes, as a message for the `schedule` issue; `undefined`
@@ -82,7 +92,7 @@ function fieldIsValid(text: string, field: Field): boolean {
     if (extra !== undefined || base === undefined || base === '') return false
     if (step !== undefined && (!/^\d{1,4}$/.test(step) || Number(step) === 0)) return false
     if (base === '*' || (base === '?' && field.special !== undefined)) return true
-    if (field.special?.test(base) === true) return step === undefined
+    if (field.special?.(base) === true) return step === undefined
     const bounds = base.split('-')
     if (bounds.length > 2) return false
     const values = bounds.map((bound) => fieldValue(bound, field))
@@ -97,6 +107,7 @@ function fieldValue(text: string, field: Field): number | undefined {
     const value = Number(text)
     return value >= field.min && value <= field.max ? value : undefined
   }
+  // Names count from the field's first value: `jan` is 1, `sun` is 0.
   const index = field.names?.indexOf(text.toLowerCase()) ?? -1
-  return index === -1 ? undefined : index
+  return index === -1 ? undefined : field.min + index
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
-import { writeSync } from 'node:fs'
+import { existsSync, readlinkSync, statSync, writeSync } from 'node:fs'
+import http from 'node:http'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
 import { closeInheritedDescriptors, isCredentialEnv } from '@lango/exec'
@@ -96,16 +97,88 @@ export function secretsIn(env: NodeJS.ProcessEnv): Record<string, string> {
 /**
  * The other variables of `env` that hold a credential by `@lango/exec`'s rule (`isCredentialEnv`):
  * names such as `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `PGPASSWORD`, or a URL with a password as
- * the value. lango's own variables are {@link secretsIn}'s.
+ * the value. lango's own variables are {@link secretsIn}'s. Left out, because the value is not the
+ * secret but where it is ({@link pointsAtCredential}): `SSH_AUTH_SOCK`, `SSL_KEY_FILE`,
+ * `GOOGLE_APPLICATION_CREDENTIALS=/home/op/key.json`; commands never get those either (exec's
+ * environment rule), but moving them would start a supervisor for every SSH or desktop session.
+ * Also left: a proxy URL Node itself reads at start (`NODE_USE_ENV_PROXY=1`) when this Node
+ * cannot apply it later ({@link proxyStaysInPlace}).
  */
-export function credentialsIn(env: NodeJS.ProcessEnv): Record<string, string> {
+export function credentialsIn(
+  env: NodeJS.ProcessEnv,
+  runtime: NodeRuntime = THIS_NODE,
+): Record<string, string> {
   const own = new Set<string>([...SECRET_VARIABLES, ...URL_VARIABLES, HANDOVER_VARIABLE])
+  const keepProxy = proxyStaysInPlace(env, runtime)
   const found: Record<string, string> = {}
   for (const [variable, value] of Object.entries(env)) {
     if (value === undefined || value === '' || own.has(variable) || variable.startsWith('LANGO_')) continue
-    if (isCredentialEnv(variable, value)) found[variable] = value
+    if (!isCredentialEnv(variable, value) || pointsAtCredential(variable, value)) continue
+    if (keepProxy && PROXY_VARIABLE.test(variable)) continue
+    found[variable] = value
   }
   return found
+}
+
+/** Names of variables that say where a credential is (a socket, a file, a directory), not what it is. */
+const POINTER_NAME = /_(?:SOCK|SOCKET|FILE|PATH|DIR|DIRECTORY|CONTROL|LOCATION)$/i
+
+/**
+ * Whether `variable` points at a credential rather than holding one: its name ends in `_SOCK`,
+ * `_FILE`, `_PATH`, `_DIR`, … (`SSH_AUTH_SOCK`, `GNOME_KEYRING_CONTROL`), or its value is the
+ * absolute path of something that exists (`GOOGLE_APPLICATION_CREDENTIALS=/home/op/key.json`). A
+ * credential-named value that is not an existing path (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`'s
+ * `/v2/credentials/<id>`) is a secret.
+ */
+function pointsAtCredential(variable: string, value: string): boolean {
+  if (POINTER_NAME.test(variable)) return true
+  return value.startsWith('/') && value.length < 4096 && !value.includes('\0') && existsSync(value)
+}
+
+/** The proxy variables Node's own proxy support reads (`NO_PROXY` holds no credential). */
+const PROXY_VARIABLE = /^(?:https?|all)_proxy$/i
+
+/** Whether Node's built-in proxy support is asked for: `NODE_USE_ENV_PROXY=1` or `--use-env-proxy`. */
+function nodeEnvProxyOn(env: NodeJS.ProcessEnv): boolean {
+  const flags = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)]
+  return env.NODE_USE_ENV_PROXY === '1' || flags.includes('--use-env-proxy')
+}
+
+/** `http.setGlobalProxyFromEnv`, where this Node has it (24.21 does, 20 does not): applies proxy variables set after start. */
+const setGlobalProxyFromEnv = (http as { setGlobalProxyFromEnv?: () => unknown }).setGlobalProxyFromEnv
+
+/** What of the Node running decides whether a proxy URL can be handed over. */
+export interface NodeRuntime {
+  /** `process.versions.node`. */
+  readonly version: string
+  /** Whether it has `http.setGlobalProxyFromEnv`. */
+  readonly appliesProxyLater: boolean
+}
+
+const THIS_NODE: NodeRuntime = {
+  version: process.versions.node,
+  appliesProxyLater: typeof setGlobalProxyFromEnv === 'function',
+}
+
+/**
+ * Whether a proxy URL with a password stays in the server's start-up environment: Node's built-in
+ * proxy support (Node 22.21 and later) reads it when the process starts, so a server started without it
+ * would send its requests (the model, the chat platforms) past the proxy, unless this Node can apply
+ * it after the handover (`http.setGlobalProxyFromEnv`). `lango serve` warns when this holds
+ * ({@link proxiesKeptInPlace}).
+ */
+function proxyStaysInPlace(env: NodeJS.ProcessEnv, runtime: NodeRuntime): boolean {
+  if (!nodeEnvProxyOn(env) || runtime.appliesProxyLater) return false
+  const [major = 0, minor = 0] = runtime.version.split('.').map(Number)
+  return major > 22 || (major === 22 && minor >= 21)
+}
+
+/** The proxy variables with a credential that {@link credentialsIn} leaves in `env` (see {@link proxyStaysInPlace}). */
+export function proxiesKeptInPlace(env: NodeJS.ProcessEnv, runtime: NodeRuntime = THIS_NODE): string[] {
+  if (!proxyStaysInPlace(env, runtime)) return []
+  return Object.keys(env).filter(
+    (variable) => PROXY_VARIABLE.test(variable) && isCredentialEnv(variable, env[variable] ?? ''),
+  )
 }
 
 /**
@@ -118,15 +191,40 @@ export function credentialsIn(env: NodeJS.ProcessEnv): Record<string, string> {
  */
 export async function environmentWithSecrets(argv: readonly string[]): Promise<NodeJS.ProcessEnv> {
   const handedOver = process.env[HANDOVER_VARIABLE] === String(HANDOVER_FD)
-  // A descriptor this process inherited open (a parent's pipe, `lango serve 5</run/secret`) would
+  // A descriptor this process inherited open (a job runner's pipe, `lango serve 20</run/secret`) would
   // otherwise reach every command it runs: closed first, the handover socket excepted.
-  if (handedOver || runsCommands(argv)) closeInheritedDescriptors(handedOver ? [HANDOVER_FD] : [])
+  if (handedOver || runsCommands(argv)) {
+    nameDescriptorFiles(process.env)
+    closeInheritedDescriptors(handedOver ? [HANDOVER_FD] : [])
+  }
   if (handedOver) return receiveSecrets()
   const secrets = secretsIn(process.env)
   const credentials = credentialsIn(process.env)
   const found = Object.keys(secrets).length + Object.keys(credentials).length
   if (!runsCommands(argv) || found === 0 || process.pid === 1) return process.env
   return supervise(argv, secrets, credentials)
+}
+
+/** A `_FILE` variable's value that names a descriptor: `/dev/fd/20`, `/proc/self/fd/20`. */
+const DESCRIPTOR_PATH = /^\/(?:dev|proc\/self)\/fd\/\d+$/
+
+/**
+ * A `<VARIABLE>_FILE` that names a descriptor this process inherited (`lango serve 20</run/secret`
+ * with `LANGO_API_TOKEN_FILE=/dev/fd/20`) would name nothing once inherited descriptors are closed:
+ * such a value is replaced by the path of the regular file the descriptor is open on. A descriptor
+ * on anything else (a pipe, as bash's `<(…)` gives) is left as it is, and the configuration says it
+ * cannot be read.
+ */
+function nameDescriptorFiles(env: NodeJS.ProcessEnv): void {
+  for (const [variable, value] of Object.entries(env)) {
+    if (!variable.endsWith('_FILE') || value === undefined || !DESCRIPTOR_PATH.test(value)) continue
+    try {
+      const target = readlinkSync(value)
+      if (target.startsWith('/') && statSync(target).isFile()) env[variable] = target
+    } catch {
+      // Not open, or on something without a path: left for the configuration to report.
+    }
+  }
 }
 
 /** The real server's side: reads the secrets, then follows the supervisor (stop, exit now, gone). */
@@ -161,8 +259,16 @@ async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {
         const message = parseMessage(line)
         if (message?.type === 'secrets' && received === undefined) {
           received = { ...message.env }
-          for (const [variable, value] of Object.entries(message.inherited ?? {}))
+          const inherited = Object.entries(message.inherited ?? {})
+          for (const [variable, value] of inherited)
             if (typeof value === 'string') process.env[variable] = value
+          // Node read its proxy settings at start, before the proxy URL was here: apply them now.
+          if (
+            nodeEnvProxyOn(process.env) &&
+            typeof setGlobalProxyFromEnv === 'function' &&
+            inherited.some(([variable]) => PROXY_VARIABLE.test(variable))
+          )
+            setGlobalProxyFromEnv()
           resolve(received)
         } else if (message?.type === 'stop') stop(message.signal)
         else if (message?.type === 'exit-now')

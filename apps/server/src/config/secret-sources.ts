@@ -105,11 +105,15 @@ function existsAsFile(file: string): boolean {
 
 /** The file's text without one trailing newline; problems become issues that name `key`, never the content. */
 function readSecretFile(file: string, key: string, issues: ConfigIssue[]): string | undefined {
+  const descriptor = /^\/(?:dev|proc\/self)\/fd\/\d+$/.test(file)
   let bytes: Buffer
   try {
     const info = statSync(file)
     if (!info.isFile()) {
-      issues.push({ key, message: `${file} is not a regular file` })
+      issues.push({
+        key,
+        message: `${file} is not a regular file${descriptor ? " (a descriptor is read only when it is open on a file, not a pipe such as bash's <(…))" : ''}`,
+      })
       return undefined
     }
     if (info.size > MAX_SECRET_FILE_BYTES) {
@@ -119,7 +123,10 @@ function readSecretFile(file: string, key: string, issues: ConfigIssue[]): strin
     bytes = readFileSync(file)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error'
-    issues.push({ key, message: `${file} cannot be read (${code})` })
+    issues.push({
+      key,
+      message: `${file} cannot be read (${code})${descriptor ? ': lango serve, lango mcp and lango workflow run --local close the descriptors they inherit unless one is open on a file; name the file by its path' : ''}`,
+    })
     return undefined
   }
   const text = bytes.toString('utf8').replace(/\r?\n$/, '')

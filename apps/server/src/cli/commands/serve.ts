@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander'
 import type { ServerConfig } from '../../config/types.js'
 import type { Logger } from '../../logger.js'
 import type { Register } from '../command.js'
-import { credentialsIn, secretsIn } from '../handover.js'
+import { credentialsIn, proxiesKeptInPlace, secretsIn } from '../handover.js'
 
 /**
  * What `serve` and `mcp` warn of as they start: deprecated forms in the configuration, and secrets
@@ -33,6 +33,15 @@ function warnAtStart(config: ServerConfig, logger: Logger): void {
       column: warning.column,
       message: warning.message,
     })
+  const proxies = proxiesKeptInPlace(process.env)
+  if (proxies.length > 0)
+    logger.warn(
+      "a proxy URL with a password stays in this server's environment block: Node reads it at start (NODE_USE_ENV_PROXY) and this Node cannot apply it later; the commands the server runs do not get it, but one that reads the server's /proc/<pid>/environ can",
+      {
+        variables: proxies,
+        hint: 'run on Node 24.21 or later, which applies it after start, or use a proxy without a password in its URL',
+      },
+    )
   const variables = Object.keys({ ...secretsIn(process.env), ...credentialsIn(process.env) })
   if (process.pid === 1 && variables.length > 0)
     logger.warn(
