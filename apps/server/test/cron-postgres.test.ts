@@ -112,5 +112,42 @@ describe.skipIf(open === undefined)(
         await schema.close()
       }
     })
+
+    it("a schema never migrated, or migrated by an older release, is CRON_STORE_NOT_MIGRATED (by PostgreSQL's error codes)", async () => {
+      const schema = await (open as () => Promise<Schema>)()
+      const { db } = schema
+      try {
+        const store = new SqliteCronStore(db)
+        const failure = () =>
+          store.listJobs().then(
+            () => undefined,
+            (reason: unknown) => reason,
+          )
+        // No table: undefined_table (42P01).
+        expect(await failure()).toMatchObject({
+          code: 'CRON_STORE_NOT_MIGRATED',
+          data: { table: 'cron_jobs' },
+        })
+        // Every table, without the daily budgets' columns (0008): undefined_column (42703).
+        const older = new Migrator({
+          db,
+          provider: {
+            getMigrations: async () =>
+              Object.fromEntries(Object.entries(cronMigrations).filter(([name]) => name < '0008')),
+          },
+          migrationTableName: CRON_MIGRATION_TABLE,
+          migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+        })
+        expect((await older.migrateToLatest()).error).toBeUndefined()
+        expect(await failure()).toMatchObject({
+          code: 'CRON_STORE_NOT_MIGRATED',
+          data: { table: 'cron_jobs' },
+        })
+        await migrateCron(db)
+        expect(await store.listJobs()).toEqual([])
+      } finally {
+        await schema.close()
+      }
+    })
   },
 )

@@ -86,7 +86,7 @@ export interface WorkflowEngineOptions {
   readonly deliveryTimeoutMs?: number
   /** How often `waitForRun` polls the store for runs another engine executes. Default 500 ms. */
   readonly pollIntervalMs?: number
-  /** Ended runs are pruned beyond this age and count. Default 30 days / 1000 runs. */
+  /** Ended runs are pruned beyond this age and count, each 1 or more. Default 30 days / 1000 runs. */
   readonly retention?: { readonly maxAgeMs: number; readonly maxRuns: number }
   /**
    * Prune on its own: at start and after runs end, at most hourly. Default true. A host with several
@@ -993,7 +993,10 @@ function count(value: number | undefined, fallback: number, name: string): numbe
 
 const DEFAULT_RETENTION = Object.freeze({ maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxRuns: 1000 })
 
-/** The `retention` option: `maxAgeMs` a number of milliseconds from 0, `maxRuns` a whole number from 0. */
+/**
+ * The `retention` option: `maxAgeMs` a whole number of milliseconds and `maxRuns` a whole number,
+ * both from 1 (0 would delete every ended run at the next prune, as in `@lango/cron`).
+ */
 function checkedRetention(
   value: WorkflowEngineOptions['retention'],
 ): NonNullable<WorkflowEngineOptions['retention']> {
@@ -1001,16 +1004,18 @@ function checkedRetention(
   if (typeof value !== 'object' || value === null)
     throw invalidOptionError('retention', 'retention must be an object { maxAgeMs, maxRuns }')
   const { maxAgeMs, maxRuns } = value
-  if (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0)
+  if (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 1)
     throw invalidOptionError(
       'retention.maxAgeMs',
-      'retention.maxAgeMs must be a whole number of milliseconds, 0 or more',
-      { min: 0 },
+      'retention.maxAgeMs must be a whole number of milliseconds, 1 or more (0 would delete every ended run)',
+      { min: 1 },
     )
-  if (typeof maxRuns !== 'number' || !Number.isSafeInteger(maxRuns) || maxRuns < 0)
-    throw invalidOptionError('retention.maxRuns', 'retention.maxRuns must be a whole number, 0 or more', {
-      min: 0,
-    })
+  if (typeof maxRuns !== 'number' || !Number.isSafeInteger(maxRuns) || maxRuns < 1)
+    throw invalidOptionError(
+      'retention.maxRuns',
+      'retention.maxRuns must be a whole number, 1 or more (0 would delete every ended run)',
+      { min: 1 },
+    )
   return Object.freeze({ maxAgeMs, maxRuns })
 }
 

@@ -120,6 +120,16 @@ describe('invalid options are WorkflowErrors that name the option', () => {
     ['limits', { limits: 'x' as never }, 'limits must be an object of caps'],
     ['limits', { limits: { maxStep: 5 } as never }, 'limits has an unknown cap'],
     ['retention.maxRuns', { retention: { maxAgeMs: 1, maxRuns: -1 } }, 'retention.maxRuns must be'],
+    [
+      'retention.maxRuns',
+      { retention: { maxAgeMs: 1, maxRuns: 0 } },
+      'retention.maxRuns must be a whole number, 1 or more',
+    ],
+    [
+      'retention.maxAgeMs',
+      { retention: { maxAgeMs: 0, maxRuns: 5 } },
+      'retention.maxAgeMs must be a whole number of milliseconds, 1 or more',
+    ],
   ])('%s', async (option, options, message) => {
     const error = await caught(() => new WorkflowEngine({ store, ...options }))
     expect(error.code).toBe('WORKFLOW_INVALID_OPTION')

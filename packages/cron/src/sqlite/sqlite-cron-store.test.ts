@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
+import { Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { createTestDatabase } from '../__fixtures__/database.js'
 import { CronError } from '../errors.js'
@@ -271,12 +271,43 @@ describe('a database whose migrations never ran', () => {
         expect(entry.CronError.is(error)).toBe(true)
         expect(error).toMatchObject({ code: 'CRON_STORE_NOT_MIGRATED', data: { problem: 'not-migrated' } })
         expect((error as Error).message).toMatch(
-          /^The database has no table cron_\w+: cron's migrations have not run on it\. Run `await migrateCron\(db\)`/,
+          /^The database's table cron_\w+ is missing or out of date: cron's migrations have not run on it\. Run `await migrateCron\(db\)`/,
         )
       }
       await service.stop()
       await sqlite.migrateCron(db)
       expect((await service.add(job)).status).toBe('created')
+    } finally {
+      await db.destroy()
+      await rm(directory, { recursive: true, force: true })
+    }
+  })
+
+  it('a database migrated only by an older release (a column missing) is CRON_STORE_NOT_MIGRATED too, before any write', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'lango-cron-'))
+    const db = new Kysely<CronDatabase>({
+      dialect: new SqliteDialect({ database: new Database(join(directory, 'test.db')) }),
+    })
+    try {
+      // Every table there, the daily budgets' columns (0008) not yet.
+      const before = Object.fromEntries(
+        Object.entries(sqlite.cronMigrations).filter(([name]) => name < '0008'),
+      ) as Record<string, Migration>
+      const older = new Migrator({
+        db,
+        provider: { getMigrations: async () => before },
+        migrationTableName: sqlite.CRON_MIGRATION_TABLE,
+        migrationLockTableName: `${sqlite.CRON_MIGRATION_TABLE}_lock`,
+      })
+      expect((await older.migrateToLatest()).error).toBeUndefined()
+      const store = new sqlite.SqliteCronStore(db)
+      const error = await store.listJobs().then(
+        () => undefined,
+        (reason: unknown) => reason,
+      )
+      expect(error).toMatchObject({ code: 'CRON_STORE_NOT_MIGRATED', data: { problem: 'not-migrated' } })
+      await sqlite.migrateCron(db)
+      expect(await store.listJobs()).toEqual([])
     } finally {
       await db.destroy()
       await rm(directory, { recursive: true, force: true })

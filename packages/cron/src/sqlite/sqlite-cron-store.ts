@@ -72,10 +72,12 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
   }
 
   /**
-   * At the store's first use, one statement that names every cron table: on a database whose
-   * migrations never ran, the first call fails with a `CronError` that says to run
-   * {@link migrateCron}, not with the driver's "no such table". After it succeeds, each call pays
-   * one field read.
+   * At the store's first use, a `LIMIT 0` select of every column of each cron table: on a database
+   * whose migrations never ran, or ran only up to an older release, the first call fails with a
+   * `CronError` that says to run {@link migrateCron}, not with the driver's "no such table" or "no
+   * such column" at some later call. Told by SQLite's message and PostgreSQL's error codes (42P01,
+   * 42703), which do not depend on the server's language. After it succeeds, each call pays one
+   * field read.
    */
   async #checkTables(): Promise<void> {
     this.#checkingTables ??= this.#findTables().finally(() => {
@@ -85,19 +87,22 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
   }
 
   async #findTables(): Promise<void> {
-    try {
-      await sql`select 1 from cron_jobs, cron_runs, cron_deliveries, cron_owners where 1 = 0`.execute(
-        this.#db,
-      )
-    } catch (error) {
-      const table = missingTable(error)
-      // Anything else (a busy or closed database) is the driver's to report; the next call checks again.
-      if (table === undefined) throw error
-      throw new CronError(
-        'CRON_STORE_NOT_MIGRATED',
-        `The database has no table ${table}: cron's migrations have not run on it. Run \`await migrateCron(db)\` (from @lango/cron/sqlite) on this database before the store is used.`,
-        { cause: error, data: { table, problem: 'not-migrated' } },
-      )
+    for (const [table, columns] of Object.entries(CRON_COLUMNS) as [keyof CronDatabase, string[]][]) {
+      try {
+        await this.#db
+          .selectFrom(table)
+          .select(columns as never[])
+          .limit(0)
+          .execute()
+      } catch (error) {
+        // Anything else (a busy or closed database) is the driver's to report; the next call checks again.
+        if (!isMissingSchema(error)) throw error
+        throw new CronError(
+          'CRON_STORE_NOT_MIGRATED',
+          `The database's table ${table} is missing or out of date: cron's migrations have not run on it. Run \`await migrateCron(db)\` (from @lango/cron/sqlite) on this database before the store is used.`,
+          { cause: error, data: { table, problem: 'not-migrated' } },
+        )
+      }
     }
     this.#tablesFound = true
   }
@@ -989,12 +994,85 @@ function clampLimit(limit: number | undefined): number {
 }
 
 /** The cron table a "no such table" (SQLite) or "relation … does not exist" (PostgreSQL) error names. */
-function missingTable(error: unknown): string | undefined {
-  const message = error instanceof Error ? error.message : ''
-  const match = /no such table: (?:\w+\.)?(cron_\w+)|relation "(?:\w+\.)?(cron_\w+)" does not exist/.exec(
-    message,
-  )
-  return match?.[1] ?? match?.[2]
+/** SQLite's "no such table/column", PostgreSQL's undefined_table (42P01) or undefined_column (42703). */
+function isMissingSchema(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (code === '42P01' || code === '42703') return true
+  return typeof message === 'string' && /^no such (?:table|column)\b/.test(message)
+}
+
+/** Every column of each table at the latest migration (the compiler checks none is missing). */
+const CRON_COLUMNS: { readonly [T in keyof CronDatabase]: readonly (keyof CronDatabase[T])[] } = {
+  cron_jobs: columns<CronDatabase['cron_jobs']>({
+    id: true,
+    name: true,
+    kind: true,
+    schedule_type: true,
+    schedule: true,
+    timezone: true,
+    prompt: true,
+    command: true,
+    cwd: true,
+    model: true,
+    session_mode: true,
+    deliver_to: true,
+    enabled: true,
+    timeout_ms: true,
+    overlap: true,
+    catchup: true,
+    created_at: true,
+    updated_at: true,
+    last_run_at: true,
+    next_run_at: true,
+    last_status: true,
+    consecutive_failures: true,
+    pause_reason: true,
+    created_by: true,
+    ping_url: true,
+    max_tokens_per_day: true,
+    max_cost_per_day_nano_usd: true,
+    notify: true,
+    when_command: true,
+  }),
+  cron_runs: columns<CronDatabase['cron_runs']>({
+    id: true,
+    job_id: true,
+    job_name: true,
+    trigger: true,
+    status: true,
+    scheduled_for: true,
+    started_at: true,
+    completed_at: true,
+    duration_ms: true,
+    result: true,
+    error: true,
+    skip_reason: true,
+    delivery_status: true,
+    delivery_error: true,
+    owner: true,
+    input_tokens: true,
+    output_tokens: true,
+  }),
+  cron_deliveries: columns<CronDatabase['cron_deliveries']>({
+    id: true,
+    run_id: true,
+    job_id: true,
+    target: true,
+    status: true,
+    attempts: true,
+    next_attempt_at: true,
+    last_error: true,
+    text: true,
+    owner: true,
+    created_at: true,
+    updated_at: true,
+    delivered_at: true,
+  }),
+  cron_owners: columns<CronDatabase['cron_owners']>({ id: true, started_at: true, heartbeat_at: true }),
+}
+
+function columns<Table>(all: { readonly [C in keyof Table]-?: true }): (keyof Table)[] {
+  return Object.keys(all) as (keyof Table)[]
 }
 
 function mapConstraintError(error: unknown, name: string | undefined): unknown {
