@@ -461,6 +461,18 @@ describe('lango cron', () => {
     await lango(['cron', 'remove', 'cli-escapes'])
   })
 
+  it("shows the control characters of the command line escaped in commander's own errors", async () => {
+    for (const args of [
+      ['nope\u001b]52;c;cHduZWQ=\u0007\u001b[2K'],
+      ['cron', 'list', '--bogus\u001b[2J\u202e'],
+    ]) {
+      const shown = await lango(args)
+      expect(shown.code, JSON.stringify(args)).toBe(2)
+      expect(shown.stderr).toContain('\\u{1b}')
+      expect(shown.stderr).not.toMatch(/(?![\t\n])[\p{Cc}\u202e]/u)
+    }
+  })
+
   it('trigger --wait exits 1 when the run fails; trigger alone returns the run id at once', async () => {
     await json([
       'cron',

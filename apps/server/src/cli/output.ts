@@ -16,7 +16,7 @@ const TERMINAL_UNSAFE = /(?![\t\n])[\p{Cc}\u061c\u200b\u200e\u200f\u2028-\u202e\
  * written out as `\u{1b}`, so what a job's command or output holds is what the operator reads (the
  * approval summaries' rule, SECURITY.md CRON-5). Line breaks and tabs stay; `\r\n` is a line break.
  */
-function terminalText(text: string): string {
+export function terminalText(text: string): string {
   return text
     .replace(/\r\n/g, '\n')
     .replace(TERMINAL_UNSAFE, (character) => `\\u{${(character.codePointAt(0) as number).toString(16)}}`)

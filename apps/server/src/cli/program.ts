@@ -13,7 +13,7 @@ import { registerWorkflow } from './commands/workflow.js'
 import { createContext } from './context.js'
 import { registerDoctor } from './doctor/index.js'
 import { ApiError, CliError, type CliIssue, EXIT } from './errors.js'
-import { type CliIo, Output } from './output.js'
+import { type CliIo, Output, terminalText } from './output.js'
 
 /** How a `lango` invocation ended. */
 export interface CliResult {
@@ -122,7 +122,8 @@ function createProgram(
     .configureOutput({
       // Help (what commander writes out): under --json kept for one document, see runCli.
       writeOut: (text) => (options.json ? options.help(text) : io.stdout.write(text)),
-      writeErr: (text) => io.stderr.write(text),
+      // commander's own messages quote the command line (`unknown command '…'`): shown escaped.
+      writeErr: (text) => io.stderr.write(terminalText(text)),
     })
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
