@@ -4,7 +4,14 @@
  * outside probe's findings). Through the public API, with real processes where one runs.
  */
 import { describe, expect, it } from 'vitest'
-import { createEnvBuilder, ProcessRegistry, run } from './index.js'
+import {
+  blockLangoExec,
+  classifyLangoExec,
+  createEnvBuilder,
+  ExecError,
+  ProcessRegistry,
+  run,
+} from './index.js'
 
 const invalid = (message: RegExp) =>
   expect.objectContaining({ code: 'EXEC_INVALID_OPTION', message: expect.stringMatching(message) })
@@ -65,5 +72,41 @@ describe('run options', () => {
       invalid(/inherit must be "core" or "all"/),
     )
     expect(() => createEnvBuilder({ deny: 'x' as never })).toThrow(invalid(/envPolicy.deny must be a list/))
+  })
+})
+
+describe('the lango CLI guard', () => {
+  it('refuses a command that is not a string, and an availability that is not booleans, with EXEC_INVALID_OPTION', () => {
+    const refused = (call: () => unknown) => {
+      try {
+        call()
+      } catch (error) {
+        return error
+      }
+      return undefined
+    }
+    for (const command of [null, 42, undefined, ['lango']]) {
+      const error = refused(() => blockLangoExec(command as never, { automationAvailable: true }))
+      expect(ExecError.is(error) && error.code, String(command)).toBe('EXEC_INVALID_OPTION')
+      expect((error as Error).message).toContain('takes the command line as a string')
+      expect(refused(() => classifyLangoExec(command as never))).toMatchObject({
+        code: 'EXEC_INVALID_OPTION',
+      })
+    }
+    for (const options of [
+      null,
+      {},
+      { automationAvailable: 'yes' },
+      { automationAvailable: { cron: 1 } },
+      { automationAvailable: { crons: true } },
+    ]) {
+      const error = refused(() => blockLangoExec('lango cron list', options as never))
+      expect(ExecError.is(error) && error.code, JSON.stringify(options)).toBe('EXEC_INVALID_OPTION')
+      expect((error as Error).message).toContain('automationAvailable')
+    }
+    // What is accepted still answers.
+    expect(blockLangoExec('ls', { automationAvailable: { cron: true } })).toBe('')
+    expect(blockLangoExec('lango cron list', { automationAvailable: { cron: true } })).toContain('cron_')
+    expect(blockLangoExec('lango cron list', { automationAvailable: false })).toContain('Settings')
   })
 })

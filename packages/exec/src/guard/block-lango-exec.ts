@@ -1,3 +1,4 @@
+import { ExecError } from '../errors.js'
 import {
   findLangoInvocation,
   type LangoFindingReason,
@@ -164,6 +165,11 @@ const ASK_USER = 'ask the user to run the command directly in their terminal.'
  * classifyLangoExec('cat lango.yaml') // { verdict: 'allow' }
  */
 export function classifyLangoExec(command: string): LangoExecClassification {
+  if (typeof command !== 'string')
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `the lango CLI guard takes the command line as a string, got ${describeValue(command)}`,
+    )
   const known = recentVerdicts.get(command)
   if (known !== undefined) return known
   const verdict = Object.freeze(classify(command))
@@ -203,6 +209,7 @@ export function langoExecMessage(
   options: BlockLangoExecOptions,
 ): string {
   if (classification.verdict === 'allow') return ''
+  checkAvailability(options)
   switch (classification.reason) {
     case 'too-long':
       return (
@@ -247,7 +254,39 @@ export function langoExecMessage(
  * // → '… ask the user to enable Cron in Settings, then use those tools.'
  */
 export function blockLangoExec(command: string, options: BlockLangoExecOptions): string {
+  checkAvailability(options)
   return langoExecMessage(classifyLangoExec(command), options)
+}
+
+/**
+ * `options.automationAvailable` is `true`/`false` or an object of per-feature booleans; anything
+ * else would silently read as "off" and point the agent to Settings: `EXEC_INVALID_OPTION`.
+ */
+function checkAvailability(options: BlockLangoExecOptions): void {
+  const availability = (options as Partial<BlockLangoExecOptions> | null | undefined)?.automationAvailable
+  if (typeof availability === 'boolean') return
+  if (typeof availability === 'object' && availability !== null && !Array.isArray(availability)) {
+    const wrong = Object.entries(availability).find(
+      ([feature, on]) => !FEATURES.includes(feature as AutomationFeature) || typeof on !== 'boolean',
+    )
+    if (wrong === undefined) return
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `automationAvailable.${wrong[0]} is not accepted: expected an object of ${FEATURES.join(', ')} each true or false`,
+    )
+  }
+  throw new ExecError(
+    'EXEC_INVALID_OPTION',
+    `automationAvailable must be true, false or an object { cron?, background?, workflow? } of booleans, got ${describeValue(availability)}`,
+  )
+}
+
+const FEATURES: readonly AutomationFeature[] = ['cron', 'background', 'workflow']
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'string' ? 'a string' : `${typeof value}`
 }
 
 function catchAll(): string {
