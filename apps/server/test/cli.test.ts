@@ -341,6 +341,54 @@ describe('usage and configuration errors', () => {
     }
   })
 
+  it("doctor loads a custom channel's module as the server does: its chats are checked, a module that fails is a failure", async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-cli-custom-'))
+    try {
+      await writeFile(
+        join(home, 'room.mjs'),
+        [
+          'export default () => ({',
+          "  name: 'room',",
+          '  send: async () => {},',
+          '  checkChat(chat) {',
+          "    if (chat !== 'lobby') throw new Error(`room: chat ${chat} is not a room`)",
+          '  },',
+          '})',
+          '',
+        ].join('\n'),
+      )
+      await writeFile(join(home, 'broken.mjs'), "throw new Error('broken at load')\n")
+      await writeFile(
+        join(home, 'lango.yaml'),
+        [
+          'channels:',
+          '  custom:',
+          '    - { name: room, module: room.mjs }',
+          '    - { name: broken, module: broken.mjs }',
+          '  default_deliver_to: [room:lobby, room:attic]',
+          '',
+        ].join('\n'),
+      )
+      type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
+      const report = await json<Report>(['doctor'], {
+        env: { LANGO_HOME: home, LANGO_URL: `http://127.0.0.1:${await closedPort()}` },
+      })
+      expect(report.data.checks.find((check) => check.name === 'channels')).toMatchObject({
+        status: 'warn',
+        message:
+          'configured: room, broken; channels.default_deliver_to names room:attic, which its channel refuses ' +
+          '(room: chat attic is not a room): every delivery there fails',
+      })
+      expect(report.data.checks.find((check) => check.name === 'broken')).toMatchObject({
+        status: 'fail',
+        message: expect.stringContaining('broken at load'),
+        fix: expect.stringContaining('channels.custom'),
+      })
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
   it('exits 1 with the config error naming the key and its line', async () => {
     const badHome = await mkdtemp(join(tmpdir(), 'lango-cli-config-'))
     try {

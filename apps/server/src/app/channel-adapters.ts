@@ -14,7 +14,7 @@ export async function channelAdapters(
   options: {
     /**
      * Only these channels (built-in names; a custom channel by its name): `lango doctor` builds each
-     * built-in one on its own to check targets with it, and loads no custom module.
+     * one on its own to check targets with it.
      */
     readonly only?: readonly string[]
   } = {},

@@ -16,10 +16,10 @@ const SETTINGS: Readonly<Record<string, string>> = {
 
 /**
  * Which channels are configured (custom ones included), and whether `channels.default_deliver_to`
- * and `alerts.deliver_to` name only targets they can deliver to: the channel is configured, and a
- * built-in channel takes the chat (its adapter's `checkChat`: a Telegram chat in `allowed_chats`, a
- * default channel for a bare `slack` target), as the server checks them at start; Telegram's token is
- * tried (`getMe`).
+ * and `alerts.deliver_to` name only targets they can deliver to: the channel is configured, and its
+ * adapter takes the chat (its `checkChat`: a Telegram chat in `allowed_chats`, a default channel for
+ * a bare `slack` target, whatever a custom adapter checks), as the server checks them at start;
+ * Telegram's token is tried (`getMe`).
  */
 export async function checkChannels(config: ServerConfig): Promise<CheckResult[]> {
   const { telegram, slack, discord, webhook, custom } = config.channels
@@ -30,14 +30,13 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
     webhook.url === undefined ? undefined : 'webhook',
     ...custom.map((adapter) => adapter.name),
   ].filter((name): name is string => name !== undefined)
-  // The built-in adapters as the server builds them (nothing is sent or started), each on its own:
-  // one the server could not build (a malformed token) is a failure of its own. A custom channel's
-  // module is not loaded here: its name is checked, not its chats.
+  // The adapters as the server builds them (nothing is sent or started), each on its own: one the
+  // server could not build (a malformed token, a custom module that does not load) is a failure of
+  // its own. A custom channel's module is loaded and its factory called, as at start (the
+  // operator's own code, from lango.yaml); its `checkChat` then checks its targets' chats.
   const builtIn = new Map<string, ChannelAdapter>()
   const unbuilt: CheckResult[] = []
-  for (const name of ['telegram', 'slack', 'discord', 'webhook'].filter((name) =>
-    configured.includes(name),
-  )) {
+  for (const name of configured) {
     try {
       for (const adapter of await channelAdapters(config, silentLogger, { only: [name] }))
         builtIn.set(adapter.name, adapter)
@@ -46,7 +45,7 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
         name,
         status: 'fail',
         message: `the server cannot start this channel: ${error instanceof Error ? error.message : String(error)}`,
-        fix: `check the ${name} settings (${SETTINGS[name]})`,
+        fix: `check the ${name} settings (${SETTINGS[name] ?? `channels.custom: its module and options`})`,
       })
     }
   }
