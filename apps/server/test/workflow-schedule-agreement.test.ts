@@ -1,7 +1,7 @@
 /**
  * A saved workflow's `schedule` is checked twice: by `@lango/workflow` when the file is parsed or
- * saved (its shape only; the package does not load cron's parser), and by `@lango/cron` when the
- * server schedules it. The two must agree on which texts are schedules, or a file would be saved
+ * saved (`@lango/cron`'s own rules copied, the expression parsed by cron-parser as cron parses it),
+ * and by `@lango/cron` when the server schedules it. The two must agree on which texts are schedules, or a file would be saved
  * and then never run (or refused although cron takes it). Whether a schedule ever fires, and cron's
  * interval floor, are cron's alone: not compared here.
  */
@@ -64,6 +64,31 @@ const SCHEDULES = [
   '0 9 * * 5l',
   '0 9 l * *',
   '0 9 * JAN *',
+  // `?` in any field; `#` only alone in its field; an item twice.
+  '? 9 * * *',
+  '0 ? * * *',
+  '0 9 * ? *',
+  '0 9 * * 1#2,1#4',
+  '0 9 * * 1-5,5#2',
+  '0 9 * * 5#2,5L',
+  '0 9 * * 5#2/2',
+  '0 9 * * 5L,3',
+  '0 9 * * 2,5L',
+  '0 9 L,15 * *',
+  '0 9 L,L * *',
+  '0 9 * * 5L,5L',
+  '0 9 1,1 * *',
+  '0 9 * * 1,1',
+  '0 9 * * 0,7',
+  '0 9 * jan,1 *',
+  '0 9 * * 1,01',
+  '0 9 1-5,3 * *',
+  '0 9 */2,4 * *',
+  '0,0 9 * * *',
+  '0 9 * * thu',
+  '0 9 * * 1-5/H',
+  'H/5 * * * *',
+  '0 h * * *',
 ]
 
 /** What cron says of a text as a cron-type schedule: taken, or refused as no schedule. */

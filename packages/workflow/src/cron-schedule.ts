@@ -1,8 +1,10 @@
+import { createRequire } from 'node:module'
 import { readDuration } from '@lango/duration'
+import type { CronExpressionParser } from 'cron-parser'
 
 /**
  * The forms a workflow's `schedule` takes: those `@lango/cron` accepts for a cron job (which runs
- * saved workflows that have one). Fixed text: messages never quote the value (WF-6).
+ * saved workflows that have one). Fixed text: messages never quote the value.
  */
 const SCHEDULE_FORMS =
   '5 fields "minute hour day-of-month month day-of-week" (such as "*/5 * * * *" or "0 9 * * 1-5"), 6 fields whose first (seconds) field is a single number 0-59, a macro (@hourly, @daily, @weekly, @monthly, @yearly, @weekdays, @weekends), or "@every <duration>" (such as "@every 1h")'
@@ -31,6 +33,7 @@ interface Field {
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat']
+const NAMES = new Set([...MONTHS, ...DAYS])
 
 const FIELDS: readonly Field[] = [
   { name: 'minute', min: 0, max: 59 },
@@ -58,8 +61,12 @@ function lastOrNthWeekday(text: string): boolean {
 
 /**
  * Why `text` is not a schedule `@lango/cron` takes, as a message for the `schedule` issue; `undefined`
- * when its shape is right. Checks the form, each field's numbers, names, ranges and steps; whether it
- * ever fires, and cron's shortest interval, are `@lango/cron`'s to check when the job is made.
+ * when it is one. The macros, `@every` and the 6-field form are `@lango/cron`'s own rules, checked
+ * here; a cron expression is parsed by cron-parser, as `@lango/cron` parses it (same library, same
+ * options), so the two agree by construction: every list, duplicate and `L`/`#` rule is its. Whether
+ * it ever fires, and cron's shortest interval, are `@lango/cron`'s to check when the job is made.
+ * The message names the field (from a shape check of each field, else from cron-parser's refusal)
+ * and never quotes the value.
  */
 export function scheduleProblem(text: string): string | undefined {
   const trimmed = text.trim().replace(/\s+/g, ' ')
@@ -79,12 +86,57 @@ export function scheduleProblem(text: string): string | undefined {
       return `has 6 fields, but the first (seconds) is not a single number 0-59; expected ${SCHEDULE_FORMS}`
   }
   if (parts.length !== 5) return `must be a cron expression: ${SCHEDULE_FORMS}`
+  // cron-parser takes Jenkins' `H` (a hashed value); `@lango/cron` refuses it.
+  if (/h/i.test(trimmed.replace(/[a-z]{3}/gi, (word) => (NAMES.has(word.toLowerCase()) ? '' : word))))
+    return `uses H (hashed values), which cron does not take; expected ${SCHEDULE_FORMS}`
+  const refusal = cronRefusal(trimmed)
+  if (refusal === undefined) return undefined
   for (const [index, field] of FIELDS.entries()) {
     if (!fieldIsValid(parts[index] as string, field))
       return `has an invalid ${field.name} field (numbers ${field.min}-${field.max}${field.names === undefined ? '' : ' or names'}, with *, ranges a-b, lists a,b and steps /n); expected ${SCHEDULE_FORMS}`
   }
-  return undefined
+  return refusal
 }
+
+/** cron-parser's parser, loaded at the first cron expression checked (a workflow without a schedule never loads it). */
+let parser: typeof CronExpressionParser | undefined
+
+/**
+ * cron-parser's verdict on a 5- or 6-field expression, parsed as `@lango/cron` parses it (UTC, from
+ * 0): `undefined` when it takes it, or refuses it only for a day of month that none of its months has
+ * (`0 0 30 2 *`: a schedule that never fires, which is cron's to report), else a message naming what
+ * is wrong without quoting the value.
+ */
+function cronRefusal(expression: string): string | undefined {
+  parser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser'))
+    .CronExpressionParser
+  try {
+    parser.parse(expression, { tz: 'UTC', currentDate: 0 })
+    return undefined
+  } catch (error) {
+    const message = error instanceof Error ? error.message : ''
+    if (/day of month/i.test(message)) return undefined
+    const field = REFUSED_FIELD.find(([pattern]) => pattern.test(message))?.[1]
+    if (/duplicate/i.test(message))
+      return `names the same value twice in its ${field ?? ''} field (a value listed twice, or inside a range also listed); expected ${SCHEDULE_FORMS}`.replace(
+        'its  field',
+        'a field',
+      )
+    if (/special characters are incompatible/.test(message))
+      return `uses # in a day-of-week field with other items, a range or a step (5#2, the second Friday, stands alone); expected ${SCHEDULE_FORMS}`
+    return `is not a cron expression cron takes${field === undefined ? '' : ` (its ${field} field)`}; expected ${SCHEDULE_FORMS}`
+  }
+}
+
+/** The field a cron-parser refusal names (`CronDayOfWeek …`, `invalid dayOfWeek …`). */
+const REFUSED_FIELD: readonly (readonly [RegExp, string])[] = [
+  [/CronSecond|\bsecond/i, 'seconds'],
+  [/CronMinute|\bminute/i, 'minute'],
+  [/CronHour|\bhour/i, 'hour'],
+  [/CronDayOfMonth|dayOfMonth/i, 'day-of-month'],
+  [/CronMonth|\bmonth\b/i, 'month'],
+  [/CronDayOfWeek|dayOfWeek/i, 'day-of-week'],
+]
 
 function fieldIsValid(text: string, field: Field): boolean {
   return text.split(',').every((item) => {

@@ -197,6 +197,21 @@ describe('validation gaps in the YAML', () => {
     expect(error.code).toBe('WORKFLOW_INVALID')
   })
 
+  it('a schedule cron-parser refuses says which field and why, without quoting the schedule', () => {
+    const message = (schedule: string): string => {
+      const parsed = parseWorkflow(withSchedule(schedule))
+      if (parsed.ok) throw new Error(`${schedule} was taken`)
+      return parsed.issues[0]?.message ?? ''
+    }
+    expect(message('0 9 1,1 * *')).toContain('names the same value twice in its day-of-month field')
+    expect(message('0 9 * * 0,7')).toContain('names the same value twice in its day-of-week field')
+    expect(message('0 9 * * 1#2,1#4')).toContain('uses # in a day-of-week field with other items')
+    expect(message('0 9 * apr-3 *')).toContain('has an invalid month field')
+    expect(message('H * * * *')).toContain('uses H (hashed values)')
+    for (const schedule of ['0 9 1,1 * *', '0 9 * * 1#2,1#4', 'H * * * *'])
+      expect(message(schedule)).not.toContain(schedule)
+  })
+
   it('near-miss templates {{a .result}} and an unclosed {{a.result are errors', () => {
     for (const template of [
       '{{a .result}}',
