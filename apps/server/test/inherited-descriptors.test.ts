@@ -45,7 +45,7 @@ describe.skipIf(!existsSync('/proc/self/fdinfo'))('descriptors lango serve inher
     ['without a supervisor', {}],
     ['with a supervisor', { LANGO_MODEL_API_KEY: 'inherited-descriptors-model-key-0123456789' }],
   ])(
-    'a _FILE naming one, open on a file, is read from that file; the descriptor still reaches no command (%s)',
+    'a _FILE naming one, open on a file (deleted since), is read from it; the descriptor still reaches no command (%s)',
     async (_name, secrets: Record<string, string>) => {
       const home = await mkdtemp(join(tmpdir(), 'lango-fds-'))
       cleanups.push(() => rm(home, { recursive: true, force: true }))
@@ -53,6 +53,8 @@ describe.skipIf(!existsSync('/proc/self/fdinfo'))('descriptors lango serve inher
       await writeFile(secretFile, `${TOKEN}\n`, { mode: 0o600 })
       const fd = openSync(secretFile, 'r')
       cleanups.push(async () => closeSync(fd))
+      // Read from the descriptor, not the path: the file is gone by the time the server starts.
+      await rm(secretFile)
       const stdio: ('pipe' | 'ignore' | number)[] = ['ignore', 'pipe', 'pipe']
       while (stdio.length < LEAKED) stdio.push('ignore')
       stdio.push(fd)

@@ -92,6 +92,17 @@ describe("credentialsIn: other tools' credentials, handed over too", () => {
         'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
         'NPM_TOKEN',
       ])
+      // A name that says "path" with a value that is not one holds the credential: handed over.
+      const named = {
+        REGISTRY_LOCATION: 'https://bot:hunter2@registry.example',
+        MONGO_DIR: 'mongodb://user:pw@db/app',
+        GITHUB_TOKEN_PATH: 'ghp_abc',
+      }
+      expect(Object.keys(credentialsIn(named)).sort()).toEqual([
+        'GITHUB_TOKEN_PATH',
+        'MONGO_DIR',
+        'REGISTRY_LOCATION',
+      ])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

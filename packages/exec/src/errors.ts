@@ -16,7 +16,10 @@ export type ExecErrorCode =
   | 'EXEC_SECRET_TOO_SHORT'
   /** A reference token names nothing the store holds, under `unknownReferences: 'refuse'`. */
   | 'EXEC_SECRET_UNKNOWN'
-  /** An option was out of range (timeout, buffer size, PTY size, command length). */
+  /**
+   * An option was out of range (timeout, buffer size, PTY size, command length), or the guard was
+   * given a command that is not a string or an `automationAvailable` that is not booleans.
+   */
   | 'EXEC_INVALID_OPTION'
   /** The process could not be spawned (shell missing, EAGAIN, PTY driver failed). */
   | 'EXEC_SPAWN_FAILED'

@@ -104,8 +104,12 @@ describe('the lango CLI guard', () => {
       expect(ExecError.is(error) && error.code, JSON.stringify(options)).toBe('EXEC_INVALID_OPTION')
       expect((error as Error).message).toContain('automationAvailable')
     }
-    // What is accepted still answers.
+    // What is accepted still answers; a feature left out, or undefined, is off.
     expect(blockLangoExec('ls', { automationAvailable: { cron: true } })).toBe('')
+    expect(blockLangoExec('ls', { automationAvailable: { cron: undefined } })).toBe('')
+    expect(blockLangoExec('lango cron list', { automationAvailable: { cron: undefined } })).toContain(
+      'Settings',
+    )
     expect(blockLangoExec('lango cron list', { automationAvailable: { cron: true } })).toContain('cron_')
     expect(blockLangoExec('lango cron list', { automationAvailable: false })).toContain('Settings')
   })

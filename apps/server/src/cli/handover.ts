@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readlinkSync, statSync, writeSync } from 'node:fs'
+import { existsSync, readFileSync, readlinkSync, statSync, writeSync } from 'node:fs'
 import http from 'node:http'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
@@ -124,15 +124,17 @@ export function credentialsIn(
 const POINTER_NAME = /_(?:SOCK|SOCKET|FILE|PATH|DIR|DIRECTORY|CONTROL|LOCATION)$/i
 
 /**
- * Whether `variable` points at a credential rather than holding one: its name ends in `_SOCK`,
- * `_FILE`, `_PATH`, `_DIR`, … (`SSH_AUTH_SOCK`, `GNOME_KEYRING_CONTROL`), or its value is the
- * absolute path of something that exists (`GOOGLE_APPLICATION_CREDENTIALS=/home/op/key.json`). A
- * credential-named value that is not an existing path (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`'s
- * `/v2/credentials/<id>`) is a secret.
+ * Whether `variable` points at a credential rather than holding one: its value is a path (`/…`,
+ * `./…`, `~/…`) and either its name says so (ends in `_SOCK`, `_FILE`, `_PATH`, `_DIR`, …:
+ * `SSH_AUTH_SOCK`, `GNOME_KEYRING_CONTROL`) or the path exists
+ * (`GOOGLE_APPLICATION_CREDENTIALS=/home/op/key.json`). A value that is not a path is what it is,
+ * whatever the name (`REGISTRY_LOCATION=https://bot:pw@…`, `GITHUB_TOKEN_PATH=ghp_…`), and a path
+ * that names nothing on disk under a name that does not say "path" is the credential itself (ECS's
+ * `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI=/v2/credentials/<id>`).
  */
 function pointsAtCredential(variable: string, value: string): boolean {
-  if (POINTER_NAME.test(variable)) return true
-  return value.startsWith('/') && value.length < 4096 && !value.includes('\0') && existsSync(value)
+  if (!/^(?:\/|\.\.?\/|~\/)/.test(value) || value.includes('\0') || value.length >= 4096) return false
+  return POINTER_NAME.test(variable) || existsSync(value)
 }
 
 /** The proxy variables Node's own proxy support reads (`NO_PROXY` holds no credential). */
@@ -210,22 +212,43 @@ const DESCRIPTOR_PATH = /^\/(?:dev|proc\/self)\/fd\/\d+$/
 
 /**
  * A `<VARIABLE>_FILE` that names a descriptor this process inherited (`lango serve 20</run/secret`
- * with `LANGO_API_TOKEN_FILE=/dev/fd/20`) would name nothing once inherited descriptors are closed:
- * such a value is replaced by the path of the regular file the descriptor is open on. A descriptor
- * on anything else (a pipe, as bash's `<(…)` gives) is left as it is, and the configuration says it
- * cannot be read.
+ * with `LANGO_API_TOKEN_FILE=/dev/fd/20`) would name nothing once inherited descriptors are closed.
+ * For lango's own secret variables the secret is read from the descriptor now (a regular file of at
+ * most 64 KiB, one trailing newline dropped, as the configuration reads a `_FILE`; a deleted file
+ * too) and kept in `env` (memory, not the environment block: a supervisor hands it over like a
+ * secret given in the environment). Another tool's `_FILE` is pointed at the file's path. A
+ * descriptor on anything else (a pipe, as bash's `<(…)` gives) is left as it is, and the
+ * configuration says it cannot be read.
  */
 function nameDescriptorFiles(env: NodeJS.ProcessEnv): void {
+  const own = new Set<string>(SECRET_VARIABLES)
   for (const [variable, value] of Object.entries(env)) {
     if (!variable.endsWith('_FILE') || value === undefined || !DESCRIPTOR_PATH.test(value)) continue
+    const secret = variable.slice(0, -'_FILE'.length)
     try {
-      const target = readlinkSync(value)
-      if (target.startsWith('/') && statSync(target).isFile()) env[variable] = target
+      // A file's descriptor links to its path (`/run/secret`, `/tmp/x (deleted)`); a pipe's or a
+      // socket's to `pipe:[…]`, `socket:[…]`, which are not statted.
+      if (!readlinkSync(value).startsWith('/')) continue
+      const info = statSync(value)
+      if (!info.isFile()) continue
+      if (own.has(secret)) {
+        if ((env[secret] ?? '') !== '' || info.size > MAX_DESCRIPTOR_SECRET_BYTES) continue
+        const text = readFileSync(value, 'utf8').replace(/\r?\n$/, '')
+        if (text === '') continue
+        env[secret] = text
+        delete env[variable]
+      } else {
+        const target = readlinkSync(value)
+        if (target.startsWith('/') && statSync(target).isFile()) env[variable] = target
+      }
     } catch {
       // Not open, or on something without a path: left for the configuration to report.
     }
   }
 }
+
+/** As the configuration's limit for a secret file. */
+const MAX_DESCRIPTOR_SECRET_BYTES = 64 * 1024
 
 /** The real server's side: reads the secrets, then follows the supervisor (stop, exit now, gone). */
 async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {

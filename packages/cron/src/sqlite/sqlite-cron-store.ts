@@ -993,12 +993,11 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(limit)))
 }
 
-/** The cron table a "no such table" (SQLite) or "relation … does not exist" (PostgreSQL) error names. */
 /** SQLite's "no such table/column", PostgreSQL's undefined_table (42P01) or undefined_column (42703). */
 function isMissingSchema(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
   if (code === '42P01' || code === '42703') return true
-  return typeof message === 'string' && /^no such (?:table|column)\b/.test(message)
+  return typeof message === 'string' && /\bno such (?:table|column)\b/.test(message)
 }
 
 /** Every column of each table at the latest migration (the compiler checks none is missing). */

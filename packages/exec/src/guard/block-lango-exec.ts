@@ -259,20 +259,22 @@ export function blockLangoExec(command: string, options: BlockLangoExecOptions):
 }
 
 /**
- * `options.automationAvailable` is `true`/`false` or an object of per-feature booleans; anything
- * else would silently read as "off" and point the agent to Settings: `EXEC_INVALID_OPTION`.
+ * `options.automationAvailable` is `true`/`false` or an object of per-feature booleans (a feature
+ * left out or `undefined` is off); anything else would silently read as "off" and point the agent
+ * to Settings: `EXEC_INVALID_OPTION`.
  */
 function checkAvailability(options: BlockLangoExecOptions): void {
   const availability = (options as Partial<BlockLangoExecOptions> | null | undefined)?.automationAvailable
   if (typeof availability === 'boolean') return
   if (typeof availability === 'object' && availability !== null && !Array.isArray(availability)) {
     const wrong = Object.entries(availability).find(
-      ([feature, on]) => !FEATURES.includes(feature as AutomationFeature) || typeof on !== 'boolean',
+      ([feature, on]) =>
+        !FEATURES.includes(feature as AutomationFeature) || (typeof on !== 'boolean' && on !== undefined),
     )
     if (wrong === undefined) return
     throw new ExecError(
       'EXEC_INVALID_OPTION',
-      `automationAvailable.${wrong[0]} is not accepted: expected an object of ${FEATURES.join(', ')} each true or false`,
+      `automationAvailable.${wrong[0]} is not accepted: expected an object of ${FEATURES.join(', ')}, each true, false or left out`,
     )
   }
   throw new ExecError(

@@ -94,7 +94,7 @@ const OWNER_COLUMNS = Object.keys({
 function isMissingSchema(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
   if (code === '42P01' || code === '42703') return true
-  return typeof message === 'string' && /^no such (table|column)\b/.test(message)
+  return typeof message === 'string' && /\bno such (table|column)\b/.test(message)
 }
 
 /**
