@@ -1,10 +1,16 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, readlinkSync, statSync, writeSync } from 'node:fs'
+import { existsSync, readlinkSync, statSync, writeSync } from 'node:fs'
 import http from 'node:http'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
 import { closeInheritedDescriptors, isCredentialEnv } from '@lango/exec'
-import { SECRET_VARIABLES, URL_VARIABLES, urlHoldsSecret } from '../config/secret-sources.js'
+import {
+  DESCRIPTOR_PATH,
+  readSecretFile,
+  SECRET_VARIABLES,
+  URL_VARIABLES,
+  urlHoldsSecret,
+} from '../config/secret-sources.js'
 
 /**
  * Secrets given in the environment never stay where the commands a server runs can read them
@@ -207,9 +213,6 @@ export async function environmentWithSecrets(argv: readonly string[]): Promise<N
   return supervise(argv, secrets, credentials)
 }
 
-/** A `_FILE` variable's value that names a descriptor: `/dev/fd/20`, `/proc/self/fd/20`. */
-const DESCRIPTOR_PATH = /^\/(?:dev|proc\/self)\/fd\/\d+$/
-
 /**
  * A `<VARIABLE>_FILE` that names a descriptor this process inherited (`lango serve 20</run/secret`
  * with `LANGO_API_TOKEN_FILE=/dev/fd/20`) would name nothing once inherited descriptors are closed.
@@ -228,27 +231,22 @@ function nameDescriptorFiles(env: NodeJS.ProcessEnv): void {
     try {
       // A file's descriptor links to its path (`/run/secret`, `/tmp/x (deleted)`); a pipe's or a
       // socket's to `pipe:[…]`, `socket:[…]`, which are not statted.
-      if (!readlinkSync(value).startsWith('/')) continue
-      const info = statSync(value)
-      if (!info.isFile()) continue
+      const target = readlinkSync(value)
+      if (!target.startsWith('/') || !statSync(value).isFile()) continue
       if (own.has(secret)) {
-        if ((env[secret] ?? '') !== '' || info.size > MAX_DESCRIPTOR_SECRET_BYTES) continue
-        const text = readFileSync(value, 'utf8').replace(/\r?\n$/, '')
-        if (text === '') continue
+        if ((env[secret] ?? '') !== '') continue
+        // As the configuration reads a `_FILE` (its size limit, one trailing newline dropped);
+        // a problem is left for the configuration to report on the descriptor's path.
+        const text = readSecretFile(value, variable, [])
+        if (text === undefined) continue
         env[secret] = text
         delete env[variable]
-      } else {
-        const target = readlinkSync(value)
-        if (target.startsWith('/') && statSync(target).isFile()) env[variable] = target
-      }
+      } else if (statSync(target).isFile()) env[variable] = target
     } catch {
       // Not open, or on something without a path: left for the configuration to report.
     }
   }
 }
-
-/** As the configuration's limit for a secret file. */
-const MAX_DESCRIPTOR_SECRET_BYTES = 64 * 1024
 
 /** The real server's side: reads the secrets, then follows the supervisor (stop, exit now, gone). */
 async function receiveSecrets(): Promise<NodeJS.ProcessEnv> {

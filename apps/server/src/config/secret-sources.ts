@@ -52,6 +52,9 @@ export function urlHoldsSecret(variable: string, value: string): boolean {
   return variable === 'LANGO_WEBHOOK_URL' && url.pathname.length > 1
 }
 
+/** A path that names a descriptor of this process: `/dev/fd/20`, `/proc/self/fd/20`. */
+export const DESCRIPTOR_PATH = /^\/(?:dev|proc\/self)\/fd\/\d+$/
+
 /** A secret file larger than this is refused unread: a token or a passphrase is small. */
 const MAX_SECRET_FILE_BYTES = 64 * 1024
 
@@ -104,8 +107,8 @@ function existsAsFile(file: string): boolean {
 }
 
 /** The file's text without one trailing newline; problems become issues that name `key`, never the content. */
-function readSecretFile(file: string, key: string, issues: ConfigIssue[]): string | undefined {
-  const descriptor = /^\/(?:dev|proc\/self)\/fd\/\d+$/.test(file)
+export function readSecretFile(file: string, key: string, issues: ConfigIssue[]): string | undefined {
+  const descriptor = DESCRIPTOR_PATH.test(file)
   let bytes: Buffer
   try {
     const info = statSync(file)
