@@ -103,6 +103,7 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
       enabled: true,
       timezone: HOST_ZONE,
       minIntervalMs: 60_000,
+      minAgentIntervalMs: 60_000,
       maxConcurrentJobs: 5,
       maxConsecutiveFailures: 5,
       maxAiTokensPerDay: undefined,
@@ -236,6 +237,7 @@ cron:
   enabled: false
   timezone: Europe/Berlin
   min_interval: 5m
+  min_agent_interval: 10m
   max_concurrent_jobs: 10
   max_consecutive_failures: 3
   max_ai_tokens_per_day: 2000000
@@ -363,6 +365,7 @@ describe('loadConfig: the file', () => {
         enabled: false,
         timezone: 'Europe/Berlin',
         minIntervalMs: 300_000,
+        minAgentIntervalMs: 600_000,
         maxConcurrentJobs: 10,
         maxConsecutiveFailures: 3,
         maxAiTokensPerDay: 2_000_000,
@@ -605,7 +608,7 @@ describe('loadConfig: errors in the file', () => {
         line: 3,
         column: 3,
         message:
-          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, webhook_prompt_limit, history',
+          'unknown key "max_concurent_jobs" (did you mean max_concurrent_jobs?); accepted keys: enabled, timezone, min_interval, min_agent_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, webhook_prompt_limit, history',
       }),
     ])
   })
@@ -711,7 +714,7 @@ describe('loadConfig: errors in the file', () => {
   it('a section given as a list says a mapping is expected, not that its items are unknown keys', async () => {
     const error = await failure('cron: [1, 2]\nhistory_unused: 1\n')
     expect(error.issues.find((issue) => issue.key === 'cron')?.message).toBe(
-      'expected a mapping with the keys enabled, timezone, min_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, webhook_prompt_limit, history, got a list',
+      'expected a mapping with the keys enabled, timezone, min_interval, min_agent_interval, max_concurrent_jobs, max_consecutive_failures, max_ai_tokens_per_day, ping_private_networks, webhook_rate_limit, webhook_prompt_limit, history, got a list',
     )
     expect(error.issues.map((issue) => issue.key)).not.toContain('cron.0')
   })
@@ -726,6 +729,24 @@ describe('loadConfig: errors in the file', () => {
         message: 'expected at most exec.max_timeout (10m), got 20m',
       }),
     ])
+  })
+
+  it('cron.min_agent_interval is at least cron.min_interval, and follows it when unset', async () => {
+    const error = await failure('cron:\n  min_interval: 5m\n  min_agent_interval: 2m\n')
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        key: 'cron.min_agent_interval',
+        line: 3,
+        column: 23,
+        message:
+          "expected at least cron.min_interval (5m): an ai job's floor is never below a shell job's, got 2m",
+      }),
+    ])
+    await writeConfig('cron: { min_interval: 2m }\n')
+    expect((await load()).cron).toMatchObject({
+      minIntervalMs: 120_000,
+      minAgentIntervalMs: 120_000,
+    })
   })
 
   it('a Slack or Discord default_channel must be one of its allowed_channels, and the list may not be empty', async () => {

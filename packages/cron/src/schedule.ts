@@ -55,6 +55,11 @@ export interface ScheduleInput {
   /** Smallest gap between two fires (default 60 s; whole milliseconds from 0 to 365 days). */
   readonly minIntervalMs?: number
   /**
+   * What `minIntervalMs` is the floor of, named in the error when the schedule is below it (e.g.
+   * `an ai job`, whose floor may be higher than a shell job's); unnamed by default.
+   */
+  readonly minIntervalOf?: string
+  /**
    * The schedule is the job's stored one, unchanged: an `every` interval stored before ADR 0013 as
    * a bare number keeps its meaning (milliseconds). New input never is.
    */
@@ -91,6 +96,7 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
     0,
     MAX_INTERVAL_MS,
   )
+  const floorOf = input.minIntervalOf === undefined ? '' : ` for ${input.minIntervalOf}`
   const raw = typeof input.schedule === 'number' ? String(input.schedule) : input.schedule
   if (typeof raw !== 'string' || raw.trim().length === 0) {
     throw new CronError('CRON_INVALID_SCHEDULE', `The schedule is empty; expected ${formsOf(scheduleType)}.`)
@@ -116,7 +122,7 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
     if (intervalMs < minIntervalMs) {
       throw new CronError(
         'CRON_INTERVAL_TOO_SHORT',
-        `An interval of ${formatDuration(intervalMs)} is below the minimum of ${formatDuration(minIntervalMs)}. Use ${formatDuration(minIntervalMs)} or longer, e.g. "every ${formatDuration(Math.max(minIntervalMs, 300_000))}".`,
+        `An interval of ${formatDuration(intervalMs)} is below the minimum of ${formatDuration(minIntervalMs)}${floorOf}. Use ${formatDuration(minIntervalMs)} or longer, e.g. "every ${formatDuration(Math.max(minIntervalMs, 300_000))}".`,
         { data: { intervalMs, minIntervalMs } },
       )
     }
@@ -208,7 +214,7 @@ export function validateSchedule(input: ScheduleInput): ValidatedSchedule {
   if (smallestGap < minIntervalMs) {
     throw new CronError(
       'CRON_INTERVAL_TOO_SHORT',
-      `The cron expression "${text}" fires as often as every ${formatDuration(smallestGap)}; the minimum interval is ${formatDuration(minIntervalMs)}. Use a coarser expression such as "*/5 * * * *" (every 5 minutes).`,
+      `The cron expression "${text}" fires as often as every ${formatDuration(smallestGap)}; the minimum interval${floorOf} is ${formatDuration(minIntervalMs)}. Use a coarser expression such as ${coarserThan(minIntervalMs)}.`,
       { data: { expression: text, smallestGapMs: smallestGap, minIntervalMs } },
     )
   }
@@ -413,4 +419,12 @@ function formsOf(scheduleType: ScheduleType): string {
   if (scheduleType === 'at') return AT_FORMS
   if (scheduleType === 'webhook') return WEBHOOK_FORMS
   return CRON_FORMS
+}
+
+/** A cron expression that fires no more often than `minIntervalMs` (at most 365 days), for error hints. */
+function coarserThan(minIntervalMs: number): string {
+  if (minIntervalMs <= 300_000) return '"*/5 * * * *" (every 5 minutes)'
+  if (minIntervalMs <= 3_600_000) return '"0 * * * *" (every hour)'
+  if (minIntervalMs <= 86_400_000) return '"0 9 * * *" (every day at 9:00)'
+  return '"0 9 1 1 *" (once a year)'
 }

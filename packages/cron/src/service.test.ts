@@ -169,6 +169,49 @@ describe('bad input: clear errors, nothing stored', () => {
     expect((await strict.create({ ...base, name: 'ok', schedule: '*/5 * * * *' })).job.name).toBe('ok')
   })
 
+  it('an ai job has a floor of its own (minAgentIntervalMs), a shell job keeps minIntervalMs', async () => {
+    const cron = harness.another({ minIntervalMs: 60_000, minAgentIntervalMs: 300_000 })
+    const shell = { scheduleType: 'cron', command: 'true' } as const
+    expect((await cron.create({ ...shell, name: 'sh', schedule: '* * * * *' })).job.kind).toBe('shell')
+
+    const fast = await rejection(cron.create({ ...base, name: 'ask', schedule: '*/2 * * * *' }))
+    expect(fast.code).toBe('CRON_INTERVAL_TOO_SHORT')
+    expect(fast.message).toBe(
+      'The cron expression "*/2 * * * *" fires as often as every 2m; the minimum interval for an ai job is 5m. Use a coarser expression such as "*/5 * * * *" (every 5 minutes).',
+    )
+    const every = await rejection(
+      cron.create({ ...base, name: 'ask', scheduleType: 'every', schedule: '90s' }),
+    )
+    expect(every.message).toMatch(/^An interval of 1m30s is below the minimum of 5m for an ai job\./)
+    expect(
+      (await cron.create({ ...base, name: 'ask', scheduleType: 'every', schedule: '5m' })).job.kind,
+    ).toBe('ai')
+
+    // The floor follows the kind a change makes: a shell job every minute cannot become an ai job.
+    const turned = await rejection(cron.update('sh', { prompt: 'x', kind: 'ai' }))
+    expect(turned.code).toBe('CRON_INTERVAL_TOO_SHORT')
+    expect((await cron.get('sh')).kind).toBe('shell')
+    // Nor can an ai job be moved under its floor, or resumed under a floor raised since.
+    expect((await rejection(cron.update('ask', { schedule: '2m' }))).code).toBe('CRON_INTERVAL_TOO_SHORT')
+    const looser = harness.another({ minIntervalMs: 60_000 })
+    await looser.create({ ...base, name: 'often', schedule: '* * * * *' })
+    await looser.pause('often')
+    expect((await rejection(cron.resume('often'))).code).toBe('CRON_INTERVAL_TOO_SHORT')
+    // A preview checks what a create would.
+    expect((await rejection(cron.preview({ ...base, name: 'p', schedule: '*/3 * * * *' }))).code).toBe(
+      'CRON_INTERVAL_TOO_SHORT',
+    )
+    expect(
+      (await cron.preview({ scheduleType: 'cron', schedule: '*/3 * * * *' })).fires.length,
+    ).toBeGreaterThan(0)
+    // A floor below minIntervalMs is minIntervalMs.
+    const lower = harness.another({ minIntervalMs: 120_000, minAgentIntervalMs: 0 })
+    expect((await rejection(lower.create({ ...base, name: 'low', schedule: '* * * * *' }))).message).toMatch(
+      /the minimum interval is 2m\./,
+    )
+    expect(() => harness.another({ minAgentIntervalMs: -1 })).toThrow(/minAgentIntervalMs/)
+  })
+
   it('honours an aborted signal', async () => {
     const controller = new AbortController()
     const reason = new Error('stop')

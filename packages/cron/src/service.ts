@@ -65,6 +65,12 @@ export interface CronServiceOptions extends CronSchedulerOptions {
    * SECURITY.md CRON-2).
    */
   readonly minIntervalMs?: number
+  /**
+   * Smallest gap between two fires of an `ai` job, whose every fire is a model run (default:
+   * `minIntervalMs`; whole milliseconds from 0 to 365 days; SECURITY.md CRON-2 suggests 5 minutes).
+   * A value below `minIntervalMs` is `minIntervalMs`: an `ai` job's floor is never the lower.
+   */
+  readonly minAgentIntervalMs?: number
   /** Most jobs the store may hold (default 500; a whole number, 1 or more; SECURITY.md CRON-3). */
   readonly maxJobs?: number
   /**
@@ -246,6 +252,7 @@ export class CronService {
   readonly #newId: IdGenerator
   readonly #defaultTimezone: string
   readonly #minIntervalMs: number
+  readonly #minAgentIntervalMs: number
   readonly #maxJobs: number
   readonly #maxJobsPerCreator: number
   readonly #defaultTimeoutMs: number
@@ -265,6 +272,16 @@ export class CronService {
       'milliseconds',
       0,
       MAX_INTERVAL_MS,
+    )
+    this.#minAgentIntervalMs = Math.max(
+      this.#minIntervalMs,
+      wholeNumber(
+        options.minAgentIntervalMs ?? this.#minIntervalMs,
+        'minAgentIntervalMs',
+        'milliseconds',
+        0,
+        MAX_INTERVAL_MS,
+      ),
     )
     this.#maxJobs = wholeNumber(options.maxJobs ?? 500, 'maxJobs', 'jobs', 1)
     this.#maxJobsPerCreator = wholeNumber(options.maxJobsPerCreator ?? 50, 'maxJobsPerCreator', 'jobs', 1)
@@ -336,7 +353,7 @@ export class CronService {
     options?.signal?.throwIfAborted()
     const now = this.#clock.now().getTime()
     const definition = this.#definition(input, undefined)
-    const schedule = this.#newSchedule(input, now)
+    const schedule = this.#newSchedule(input, now, definition.kind)
     await this.#checkCreate(definition.name, input.createdBy ?? undefined, options)
     const enabled = input.enabled ?? true
     const preview = await this.#preview(
@@ -525,7 +542,8 @@ export class CronService {
     const definition = scheduleOnly
       ? null
       : this.#definition({ ...input, name: input.name } as CronJobInput, undefined)
-    const schedule = this.#newSchedule(input, now)
+    // A schedule-only preview is checked against the floor of the kind it names (a shell job's when none).
+    const schedule = this.#newSchedule(input, now, definition?.kind ?? (input.kind === 'ai' ? 'ai' : 'shell'))
     if (definition !== null) await this.#checkCreate(definition.name, input.createdBy ?? undefined, options)
     return this.#preview(
       {
@@ -592,7 +610,7 @@ export class CronService {
         schedule: changes.schedule ?? current.schedule,
         timezone: changes.timezone ?? current.timezone,
         now,
-        minIntervalMs: this.#minIntervalMs,
+        ...this.#floor(definition.kind),
         // The stored schedule, unchanged, keeps its stored meaning (ADR 0013).
         stored:
           (changes.scheduleType ?? current.scheduleType) === current.scheduleType &&
@@ -604,6 +622,18 @@ export class CronService {
       patch.nextRunAt = enabled ? (schedule.nextRuns[0]?.at ?? null) : null
       preview = { ...base, ...schedule, atText: String(changes.schedule ?? current.schedule) }
     } else {
+      if (enabled && definition.kind === 'ai' && current.kind !== 'ai') {
+        // A shell job made an ai job keeps its schedule and next run only if they clear an ai
+        // job's floor (a paused one is checked when it is resumed, above).
+        validateSchedule({
+          scheduleType: current.scheduleType,
+          schedule: current.schedule,
+          timezone: current.timezone,
+          now,
+          ...this.#floor('ai'),
+          stored: true,
+        })
+      }
       preview = {
         ...base,
         scheduleType: current.scheduleType,
@@ -770,14 +800,23 @@ export class CronService {
   #newSchedule(
     input: Pick<CronJobInput, 'scheduleType' | 'schedule' | 'timezone'>,
     now: number,
+    kind: CronJobKind,
   ): ValidatedSchedule {
     return validateSchedule({
       scheduleType: input.scheduleType,
       schedule: input.schedule,
       timezone: input.timezone ?? this.#defaultTimezone,
       now,
-      minIntervalMs: this.#minIntervalMs,
+      ...this.#floor(kind),
     })
+  }
+
+  /** The smallest gap between two fires of a job of `kind` (SECURITY.md CRON-2), and what it is of. */
+  #floor(kind: CronJobKind): { readonly minIntervalMs: number; readonly minIntervalOf?: string } {
+    // Named only when it differs: one floor for every kind reads as "the minimum", as before.
+    if (kind === 'ai' && this.#minAgentIntervalMs > this.#minIntervalMs)
+      return { minIntervalMs: this.#minAgentIntervalMs, minIntervalOf: 'an ai job' }
+    return { minIntervalMs: this.#minIntervalMs }
   }
 
   /** The checks a create makes before storing: the name is free and the job caps allow one more. */

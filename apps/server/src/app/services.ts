@@ -19,6 +19,7 @@ export function createCron(
     leaseMs: config.cluster.leaseMs,
     defaultTimezone: config.cron.timezone,
     minIntervalMs: config.cron.minIntervalMs,
+    minAgentIntervalMs: config.cron.minAgentIntervalMs,
     maxConcurrentJobs: config.cron.maxConcurrentJobs,
     maxConsecutiveFailures: config.cron.maxConsecutiveFailures,
     // Unset: no token budget (the package's default).

@@ -358,6 +358,15 @@ function parseConfigFile(
         locate(document, ['exec', 'timeout'], false),
       )
     }
+    const cron = checked.output.cron
+    const minInterval = cron?.min_interval ?? DEFAULTS.cronMinIntervalMs
+    if (cron?.min_agent_interval != null && cron.min_agent_interval < minInterval) {
+      report(
+        'cron.min_agent_interval',
+        `expected at least cron.min_interval (${formatDuration(minInterval)}): an ai job's floor is never below a shell job's, got ${formatDuration(cron.min_agent_interval)}`,
+        locate(document, ['cron', 'min_agent_interval'], false),
+      )
+    }
   }
   if (checked.success && checked.output?.channels != null) {
     for (const name of ['slack', 'discord'] as const) {
@@ -570,6 +579,7 @@ function buildConfig(
       enabled: cron?.enabled ?? true,
       timezone: cron?.timezone ?? hostTimezone(),
       minIntervalMs: cron?.min_interval ?? DEFAULTS.cronMinIntervalMs,
+      minAgentIntervalMs: cron?.min_agent_interval ?? cron?.min_interval ?? DEFAULTS.cronMinIntervalMs,
       maxConcurrentJobs: cron?.max_concurrent_jobs ?? DEFAULTS.cronMaxConcurrentJobs,
       maxConsecutiveFailures: cron?.max_consecutive_failures ?? DEFAULTS.cronMaxConsecutiveFailures,
       maxAiTokensPerDay: cron?.max_ai_tokens_per_day ?? undefined,

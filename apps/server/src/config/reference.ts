@@ -275,6 +275,11 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     description: 'The shortest interval a job may fire at.',
     value: (c) => c.cron.minIntervalMs,
   },
+  'cron.min_agent_interval': {
+    description:
+      'The shortest interval an `ai` job may fire at: each fire is a model run that spends tokens (5m is a sensible floor, with 1m for shell jobs). At least `cron.min_interval`; a job made an `ai` job, or resumed, is checked against it too.',
+    default: '`cron.min_interval`',
+  },
   'cron.max_concurrent_jobs': {
     description: 'Job runs at the same time at most; more wait.',
     value: (c) => c.cron.maxConcurrentJobs,

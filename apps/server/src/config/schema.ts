@@ -244,6 +244,7 @@ export const fileSchema = section({
     enabled: field(boolean),
     timezone: field(timezone),
     min_interval: field(duration(SECOND, DAY)),
+    min_agent_interval: field(duration(SECOND, DAY)),
     max_concurrent_jobs: field(integer(1, 100)),
     max_consecutive_failures: field(integer(1, 1000)),
     max_ai_tokens_per_day: field(integer(1, 1_000_000_000_000)),

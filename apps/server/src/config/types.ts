@@ -167,6 +167,8 @@ export interface ServerConfig {
     readonly timezone: string
     /** Default 60 s. */
     readonly minIntervalMs: number
+    /** The floor of `ai` jobs, never below `minIntervalMs`. Default `minIntervalMs`. */
+    readonly minAgentIntervalMs: number
     /** Default 5. */
     readonly maxConcurrentJobs: number
     /** Default 5. */
