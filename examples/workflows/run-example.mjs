@@ -1,5 +1,6 @@
 // Runs daily-report.flow.yaml with @lango/workflow: a temporary SQLite file, a ShellRunner
-// over @lango/exec, and a "console" channel that prints deliveries. Needs `pnpm build` first.
+// over @lango/exec, and a channel that prints every delivery (the `log` target of the file
+// included). Needs `pnpm build` first.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -624,6 +624,31 @@ describe('lango workflow', () => {
     expect(unknownRun.code).toBe(1)
     expect(unknownRun.stderr).toMatch(/^error: /)
   })
+  it("the README's example workflow: validate, run --local, save, run it by name with --wait", async () => {
+    const example = fileURLToPath(
+      new URL('../../../examples/workflows/daily-report.flow.yaml', import.meta.url),
+    )
+    expect((await lango(['workflow', 'validate', example])).code).toBe(0)
+    const local = await json<{ status: string }>(['workflow', 'run', example, '--local'])
+    expect(local.data.status).toBe('completed')
+    const saved = await json<{ status: string; name: string }>(['workflow', 'save', example])
+    expect(saved.code).toBe(0)
+    expect(saved.data).toMatchObject({ status: 'saved', name: 'daily-report' })
+    // Saving it again is refused unless it says it replaces the saved one.
+    expect((await lango(['workflow', 'save', example])).code).toBe(1)
+    expect((await lango(['workflow', 'save', example, '--overwrite'])).code).toBe(0)
+    const waited = await json<{ status: string; steps: { step_id: string; result: string }[] }>([
+      'workflow',
+      'run',
+      'daily-report',
+      '--wait',
+      '--timeout',
+      '60s',
+    ])
+    expect(waited.code).toBe(0)
+    expect(waited.data.status).toBe('completed')
+    expect(waited.data.steps.find((step) => step.step_id === 'summary')?.result).toMatch(/^Host: .*\nLoad: /)
+  })
 })
 
 describe('lango workflow rerun (issue 25)', () => {
@@ -891,6 +916,12 @@ describe('lango doctor', () => {
       expect(checks.server?.message).toContain('1 instance on its database')
       // … and which server runs each singleton duty.
       expect(checks.server?.message).toMatch(/; leases: retention on [^:]+:\d+/)
+
+      // Without a channel or a default target, results stay in the run history, as the README says.
+      const alone = await json<Report>(['doctor'], { env })
+      expect(byName(alone.data).channels?.message).toBe(
+        'none configured: results are kept in the run history only (lango cron history, the dashboard)',
+      )
 
       const rejected = await json<Report>(['doctor'], {
         env: { ...env, LANGO_TELEGRAM_TOKEN: '12345:bad-token-2' },

@@ -206,3 +206,62 @@ describe('CLI: lango cron preview', () => {
     expect(listed.count).toBe(0)
   })
 })
+
+describe('HTTP: an ai job has a floor of its own (cron.min_agent_interval)', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer((config) => ({
+      ...config,
+      cron: { ...config.cron, minIntervalMs: 60_000, minAgentIntervalMs: 300_000 },
+    }))
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+  const post = async (path: string, body: unknown) => {
+    const response = await server.request(path, { method: 'POST', json: body })
+    return { status: response.status, body: (await response.json()) as Json }
+  }
+
+  it('refuses an ai job under it, naming it, and takes a shell job at the shell floor', async () => {
+    const ai = await post('/api/cron/jobs', {
+      name: 'ask-often',
+      kind: 'ai',
+      prompt: 'What changed?',
+      schedule_type: 'cron',
+      schedule: '*/2 * * * *',
+    })
+    expect(ai.status).toBe(422)
+    expect(ai.body.error).toMatchObject({
+      code: 'CRON_INTERVAL_TOO_SHORT',
+      message: expect.stringContaining('the minimum interval for an ai job is 5m'),
+    })
+    const dry = await post('/api/cron/jobs', {
+      name: 'ask-often',
+      kind: 'ai',
+      prompt: 'What changed?',
+      schedule_type: 'every',
+      schedule: '2m',
+      dry_run: true,
+    })
+    expect(dry.body.error?.code).toBe('CRON_INTERVAL_TOO_SHORT')
+    const shell = await post('/api/cron/jobs', {
+      name: 'tick',
+      kind: 'shell',
+      command: 'true',
+      schedule_type: 'cron',
+      schedule: '* * * * *',
+    })
+    expect(shell.status).toBe(200)
+    const slower = await post('/api/cron/jobs', {
+      name: 'ask',
+      kind: 'ai',
+      prompt: 'What changed?',
+      schedule_type: 'every',
+      schedule: '5m',
+    })
+    expect(slower.status).toBe(200)
+    const listed = ((await (await server.request('/api/cron/jobs')).json()) as Json).jobs as Json[]
+    expect(listed.map((job) => job.name).sort()).toEqual(['ask', 'tick'])
+  })
+})

@@ -368,6 +368,16 @@ try {
     )
   await langoJson(['cron', 'remove', 'disk'], server.url)
 
+  step('the example workflow: validate, save, run daily-report --wait')
+  const example = join(root, 'examples', 'workflows', 'daily-report.flow.yaml')
+  await langoJson(['workflow', 'validate', example], server.url)
+  await langoJson(['workflow', 'save', example], server.url)
+  const report = await langoJson(
+    ['workflow', 'run', 'daily-report', '--wait', '--timeout', '60s'],
+    server.url,
+  )
+  if (report.status !== 'completed') fail(`the example workflow did not complete: ${JSON.stringify(report)}`)
+
   step('stop lango serve (SIGTERM)')
   const exited = new Promise((resolvePromise) =>
     server.child.once('exit', (code, signal) => resolvePromise({ code, signal })),

@@ -66,7 +66,7 @@ export async function checkChannels(config: ServerConfig): Promise<CheckResult[]
   const listed =
     configured.length === 0
       ? config.channels.defaultDeliverTo.length === 0
-        ? 'none configured: results go to the server log only'
+        ? 'none configured: results are kept in the run history only (lango cron history, the dashboard)'
         : 'none configured'
       : `configured: ${configured.join(', ')}`
   const results: CheckResult[] = [
