@@ -233,7 +233,8 @@ describe('HTTP: an ai job has a floor of its own (cron.min_agent_interval)', () 
     })
     expect(ai.status).toBe(422)
     expect(ai.body.error).toMatchObject({
-      code: 'CRON_INTERVAL_TOO_SHORT',
+      code: 'TOOL_FAILED',
+      reason: 'CRON_INTERVAL_TOO_SHORT',
       message: expect.stringContaining('the minimum interval for an ai job is 5m'),
     })
     const dry = await post('/api/cron/jobs', {
@@ -244,7 +245,7 @@ describe('HTTP: an ai job has a floor of its own (cron.min_agent_interval)', () 
       schedule: '2m',
       dry_run: true,
     })
-    expect(dry.body.error?.code).toBe('CRON_INTERVAL_TOO_SHORT')
+    expect(dry.body.error?.reason).toBe('CRON_INTERVAL_TOO_SHORT')
     const shell = await post('/api/cron/jobs', {
       name: 'tick',
       kind: 'shell',
