@@ -219,7 +219,14 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
     cleanups.push(stop)
     const url = await announcedUrl(child)
     const ancestors = join(home, 'ancestors.txt')
-    const run = await runShellJobOnce(url, undefined, 'walk', `${walkAncestors(ancestors)}\nenv`)
+    // Its own environment, then the supervisor's block (not an ancestor; any process of the user
+    // can read it), printed: the server masks what it was handed over.
+    const run = await runShellJobOnce(
+      url,
+      undefined,
+      'walk',
+      `${walkAncestors(ancestors)}\nenv\necho ---\ncat /proc/${child.pid}/environ | tr '\\0' '\\n' | grep -E '^(AWS_SECRET_ACCESS_KEY|GITHUB_TOKEN|HTTPS_PROXY)=' | sort`,
+    )
     expect(run.status).toBe('completed')
     const walked = await readFile(ancestors, 'utf8')
     expect(walked).toMatch(/^== 1$/m)
@@ -227,8 +234,13 @@ describe.skipIf(!existsSync('/proc/self/environ'))('the server keeps its secrets
     for (const [variable, value] of Object.entries(credentials)) {
       const secret = variable === 'HTTPS_PROXY' ? (new URL(value).password as string) : value
       expect(walked, `${variable} in an ancestor's environment`).not.toContain(secret)
-      expect(String(run.result), `${variable} in the command's own environment`).not.toContain(secret)
+      expect(String(run.result), `${variable} in the command's output`).not.toContain(secret)
     }
+    expect(String(run.result).split('---\n')[1]?.trim().split('\n')).toEqual([
+      'AWS_SECRET_ACCESS_KEY=[secret:env:AWS_SECRET_ACCESS_KEY]',
+      'GITHUB_TOKEN=[secret:env:GITHUB_TOKEN]',
+      'HTTPS_PROXY=http://operator:[secret:env:HTTPS_PROXY]@127.0.0.1:9',
+    ])
     // Handed over: the server is not the process started (the supervisor is).
     const health = (await (await fetch(`${url}/healthz`)).json()) as Json
     expect(Number(String(health.instance).split(':')[1])).not.toBe(child.pid)

@@ -10,7 +10,8 @@ import { ApprovalStore, Approvals } from '../approvals.js'
 import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
 import { undeliverableBecause } from '../channels/target.js'
-import { configSecrets } from '../config/redact.js'
+import { credentialsIn } from '../cli/handover.js'
+import { configSecrets, environmentSecrets } from '../config/redact.js'
 import type { ServerConfig } from '../config/types.js'
 import { EventHub } from '../events.js'
 import { claimHostRun } from '../host-runs.js'
@@ -72,7 +73,8 @@ export async function createApp(
     const directory = await WorkflowDirectory.open(config.workflow.directory, {
       ...(config.workflow.workspace === undefined ? {} : { allowedRoots: [config.workflow.workspace] }),
     })
-    const secrets = configSecrets(config)
+    // The configuration's secrets, and other tools' credentials the server's environment holds.
+    const secrets = [...configSecrets(config), ...environmentSecrets(credentialsIn(process.env))]
     // Too short to mask without revealing them (SECURITY.md SEC-4): said once, by name, never value.
     // `setting`, not `secret`: the logger redacts fields named like secrets.
     for (const label of new Set(

@@ -70,6 +70,25 @@ export interface ConfigSecret {
   readonly maybe?: true
 }
 
+/**
+ * Other tools' credentials the server holds in its `process.env` (`AWS_SECRET_ACCESS_KEY`,
+ * `GITHUB_TOKEN`, a proxy URL's password: what `lango serve` hands over to its server rather than
+ * leave in an environment block), for the output masker: a command never gets them, but one that
+ * reads them elsewhere (the supervisor's `/proc/<pid>/environ`, a file) shows them masked, labelled
+ * `env:<NAME>`. `credentials` is the variables that hold one (`credentialsIn` of the handover).
+ */
+export function environmentSecrets(credentials: Readonly<Record<string, string>>): ConfigSecret[] {
+  const found: ConfigSecret[] = []
+  for (const [name, value] of Object.entries(credentials)) {
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? URL.parse(value) : null
+    // A URL with a password (a proxy's): its password is the secret, the rest is an address.
+    if (url !== null && url.password !== '')
+      found.push({ label: `env:${name}`, value: decodeURIComponent(url.password) })
+    if (url === null || url.password === '') found.push({ label: `env:${name}`, value })
+  }
+  return found
+}
+
 /** Option names of custom channels that hold credentials. */
 const CREDENTIAL_OPTION = /token|secret|key|pass|auth|cred/i
 

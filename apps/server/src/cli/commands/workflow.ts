@@ -295,9 +295,14 @@ async function runLocal(
   const { WorkflowError } = await import('@lango/workflow')
   const usesSecrets = source.includes('{{secret:')
   const vault = usesSecrets ? await (await import('./secrets.js')).openVault(context) : undefined
-  // The configuration's secrets are masked in the steps' output as the server masks them.
-  const { configSecrets } = await import('../../config/redact.js')
-  const configured = await context.config().then(configSecrets, () => [])
+  // The configuration's secrets, and other tools' credentials in this process's environment, are
+  // masked in the steps' output as the server masks them.
+  const { configSecrets, environmentSecrets } = await import('../../config/redact.js')
+  const { credentialsIn } = await import('../handover.js')
+  const configured = [
+    ...(await context.config().then(configSecrets, () => [])),
+    ...environmentSecrets(credentialsIn(process.env)),
+  ]
   const controller = new AbortController()
   const interrupt = () => controller.abort()
   process.once('SIGINT', interrupt)
