@@ -3,7 +3,10 @@
  * truncated (a failed copy, a full disk) would start an empty server without a word: the server says
  * which it is at start. Real servers on real files in a temp home.
  */
-import { rm, writeFile } from 'node:fs/promises'
+
+import { existsSync } from 'node:fs'
+import { chmod, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type RunningServer, serve } from '../src/serve.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
@@ -43,12 +46,28 @@ describe('the database file at start', () => {
   })
 
   it('an empty file (0 bytes): warns that a new database is started there, and how to put a backup back', async () => {
-    const { path, run } = await start((file) => writeFile(file, ''))
+    const { path, run } = await start((file) => writeFile(file, '', { mode: 0o600 }))
     const said = await run()
     expect(said).toMatchObject([{ level: 'warn', fields: { database: path } }])
     expect(said[0]?.message).toBe(
       'the database file is empty (0 bytes): starting with a new database. If it held your jobs, stop the server and put a backup back in its place (see lango backup)',
     )
     expect(await run()).toEqual([])
+  })
+
+  it('a new file is readable by the server’s user only, whatever the home’s mode; one others may read is warned about', async () => {
+    const { path, run } = await start(async (file) => chmod(join(file, '..'), 0o755))
+    await run()
+    for (const file of [path, `${path}-wal`, `${path}-shm`].filter((each) => existsSync(each)))
+      expect((await stat(file)).mode & 0o777, file).toBe(0o600)
+    expect(await run()).toEqual([])
+    await chmod(path, 0o644)
+    expect(await run()).toEqual([
+      {
+        level: 'warn',
+        message: 'the database file is readable by other users: make it readable by the server’s user only',
+        fields: { database: path, hint: `chmod 600 ${path}` },
+      },
+    ])
   })
 })

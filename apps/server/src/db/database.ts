@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
@@ -232,8 +232,22 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
   // SQLite takes a missing or empty file for a new database: say so, for a file that held the jobs
   // and went missing or was truncated (a failed copy, a full disk) would otherwise go unnoticed.
   const size = fileSize(path)
-  if (size === null) logger.info('no database file yet: a new one is created', { database: path })
-  else if (size === 0)
+  if (size === null) {
+    logger.info('no database file yet: a new one is created', { database: path })
+    // Readable by the server's user only, whatever the umask or the directory's mode (a LANGO_HOME
+    // made 0755 beforehand): it holds commands, results, approvals and the vault's ciphertext.
+    // SQLite gives its -wal and -shm files the database file's mode.
+    try {
+      closeSync(openSync(path, 'wx', 0o600))
+    } catch {
+      // Made meanwhile by another process, or not makeable: opening it says so.
+    }
+  } else if (groupOrOthersMayRead(path))
+    logger.warn('the database file is readable by other users: make it readable by the server’s user only', {
+      database: path,
+      hint: `chmod 600 ${path}`,
+    })
+  if (size === 0)
     logger.warn(
       'the database file is empty (0 bytes): starting with a new database. If it held your jobs, stop the server and put a backup back in its place (see lango backup)',
       { database: path },
@@ -294,5 +308,14 @@ function fileSize(path: string): number | null | undefined {
     return statSync(path).size
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
+  }
+}
+
+/** Whether users other than the owner may read the file at `path` (false when it cannot be read). */
+function groupOrOthersMayRead(path: string): boolean {
+  try {
+    return (statSync(path).mode & 0o044) !== 0
+  } catch {
+    return false
   }
 }
