@@ -145,6 +145,21 @@ export function truncate(text: string, max: number): string {
   return `${text.slice(0, kept)}… [truncated ${text.length - kept} characters]`
 }
 
+/**
+ * Cuts `text` to `max` characters keeping its beginning and its end, the cut marked in the middle
+ * with how many characters it took (` … [truncated N characters] … `): a command's last lines (its
+ * summary, its errors) are kept however much it printed before them.
+ */
+export function truncateMiddle(text: string, max: number): string {
+  if (text.length <= max) return text
+  const marker = (count: number) => ` … [truncated ${count} characters] … `
+  // Sized for the longest count it can hold, so text and marker stay within `max`.
+  const room = Math.max(0, max - marker(text.length).length)
+  const head = Math.ceil(room / 2)
+  const tail = room - head
+  return `${text.slice(0, head)}${marker(text.length - room)}${tail === 0 ? '' : text.slice(-tail)}`
+}
+
 /** The ports execution needs; a missing runner fails the run with a clear error. */
 export interface ExecutionPorts {
   readonly agentRunner?: AgentRunner
@@ -224,7 +239,7 @@ export async function executeJob(
     ),
     signal,
   )
-  const stdout = truncate(output.stdout ?? '', ports.maxResultChars)
+  const stdout = truncateMiddle(output.stdout ?? '', ports.maxResultChars)
   if (output.blocked === true) {
     return {
       status: 'failed',

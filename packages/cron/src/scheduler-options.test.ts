@@ -123,3 +123,24 @@ describe('maxResultChars', () => {
     expect(Number(match?.[2])).toBe(text.length - kept.length)
   })
 })
+
+describe('maxResultChars of a shell job', () => {
+  it('a cut output keeps its beginning and its end, and says truly how many characters were cut between them', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxResultChars: 200 })
+    const text = `START ${'x'.repeat(5_000)} END-MARKER`
+    harness.shell.respond(() => ({ exitCode: 0, stdout: text, stderr: '' }))
+    await harness.service.start()
+    await harness.service.create({ name: 'loud', scheduleType: 'every', schedule: '1h', command: 'loud' })
+    const ended = harness.service.scheduler.events.next('run:end')
+    await harness.service.trigger('loud')
+    const result = (await ended).run.result ?? ''
+    const match = /^(.*) … \[truncated (\d+) characters\] … (.*)$/s.exec(result)
+    expect(match).not.toBeNull()
+    const [, head = '', cut, tail = ''] = match as RegExpExecArray
+    expect(result.length).toBeLessThanOrEqual(200)
+    expect(head.startsWith('START ')).toBe(true)
+    expect(tail.endsWith(' END-MARKER')).toBe(true)
+    expect(text.startsWith(head) && text.endsWith(tail)).toBe(true)
+    expect(Number(cut)).toBe(text.length - head.length - tail.length)
+  })
+})
