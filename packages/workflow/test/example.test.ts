@@ -20,5 +20,5 @@ it('examples/workflows/daily-report.flow.yaml validates and runs with shell step
   expect(run.steps.find((step) => step.stepId === 'summary')?.result).toMatch(
     /^Host: .+\nLoad: .+\nDisk: .+ used$/,
   )
-  expect(harness.sender.to('console')[0]?.text).toContain('[Workflow] daily-report › summary: completed')
+  expect(harness.sender.to('log')[0]?.text).toContain('[Workflow] daily-report › summary: completed')
 })
