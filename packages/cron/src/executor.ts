@@ -150,7 +150,7 @@ export function truncate(text: string, max: number): string {
  * with how many characters it took (` … [truncated N characters] … `): a command's last lines (its
  * summary, its errors) are kept however much it printed before them.
  */
-export function truncateMiddle(text: string, max: number): string {
+function truncateMiddle(text: string, max: number): string {
   if (text.length <= max) return text
   const marker = (count: number) => ` … [truncated ${count} characters] … `
   // Sized for the longest count it can hold, so text and marker stay within `max`.
