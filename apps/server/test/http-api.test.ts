@@ -796,3 +796,59 @@ describe('browserGuard on a LAN address', () => {
     }
   })
 })
+
+describe('a page of an origin server.allowed_origins lists (CORS)', () => {
+  const token = 'cors-test-token-51ab'
+  const page = 'http://localhost:5173'
+  let listed: TestServer
+  beforeAll(async () => {
+    listed = await startTestServer((config) => ({
+      ...config,
+      server: { ...config.server, apiToken: token, allowedOrigins: [page] },
+    }))
+  })
+  afterAll(async () => {
+    await listed?.dispose()
+  })
+  /** A browser's preflight: no token, as browsers send it. */
+  const preflight = (path: string, origin: string, method = 'POST') =>
+    fetch(`${listed.url}${path}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': method,
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    })
+
+  it('answers its preflight without the token, and lets it read what it asked for', async () => {
+    for (const path of ['/api/cron/jobs', '/v1/chat/completions', '/mcp']) {
+      const answer = await preflight(path, page)
+      expect(answer.status, path).toBe(204)
+      expect(answer.headers.get('access-control-allow-origin'), path).toBe(page)
+      expect(answer.headers.get('access-control-allow-headers'), path).toMatch(/authorization/)
+      expect(answer.headers.get('access-control-allow-methods'), path).toMatch(/POST/)
+    }
+    const read = await fetch(`${listed.url}/api/cron/jobs`, {
+      headers: { origin: page, authorization: `Bearer ${token}` },
+    })
+    expect(read.status).toBe(200)
+    expect(read.headers.get('access-control-allow-origin')).toBe(page)
+    // Without the token it is still refused, and the page may read why.
+    const anonymous = await fetch(`${listed.url}/api/cron/jobs`, { headers: { origin: page } })
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get('access-control-allow-origin')).toBe(page)
+  })
+
+  it('gives an origin it does not list nothing: no preflight answer, no CORS header, 403 as before', async () => {
+    const other = 'http://localhost:3000'
+    const answer = await preflight('/api/cron/jobs', other)
+    expect(answer.status).toBe(401)
+    expect(answer.headers.get('access-control-allow-origin')).toBeNull()
+    const forged = await fetch(`${listed.url}/api/cron/jobs`, {
+      headers: { origin: other, authorization: `Bearer ${token}` },
+    })
+    expect(forged.status).toBe(403)
+    expect(forged.headers.get('access-control-allow-origin')).toBeNull()
+  })
+})

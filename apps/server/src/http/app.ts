@@ -1,4 +1,5 @@
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { cors } from 'hono/cors'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { App } from '../app/app.js'
@@ -6,7 +7,7 @@ import { ServerError } from '../errors.js'
 import { registerUiRoutes } from '../ui/index.js'
 import { bearerGuard, browserGuard, hostGuard } from './guards.js'
 import { createHostPolicy } from './host-policy.js'
-import { createOriginPolicy } from './origin-policy.js'
+import { createOriginPolicy, type OriginPolicy } from './origin-policy.js'
 import { createReadiness } from './readiness.js'
 import { bodyTooLarge, errorResponse, jsonContentType } from './responses.js'
 import { approvalRoutes } from './routes/approvals.js'
@@ -110,10 +111,17 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
   registerUiRoutes(http, {
     tokenRequired: config.server.apiToken !== undefined && config.server.apiToken !== '',
   })
+  const origins = createOriginPolicy({ allowedOrigins: config.server.allowedOrigins })
+  // Before the token: a page of an origin `server.allowed_origins` lists may read what it asked for
+  // (CORS), and its preflight, which a browser sends without the token, is answered here.
+  if (config.server.allowedOrigins.length > 0) {
+    const listed = listedOriginsCors(origins)
+    for (const path of ['/api/*', '/v1/*', '/mcp']) http.use(path, listed)
+  }
   if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
     http.use('*', bearerGuard(config.server.apiToken))
   }
-  const guard = browserGuard(createOriginPolicy({ allowedOrigins: config.server.allowedOrigins }), logger)
+  const guard = browserGuard(origins, logger)
   const json = jsonContentType()
   for (const path of ['/api/*', '/v1/*']) {
     http.use(path, guard)
@@ -160,3 +168,31 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
 
 /** Where 404s and the CLI send readers for the routes: a document that is in the repository. */
 const API_DOCS = 'see the HTTP API section of apps/server/README.md'
+
+/**
+ * CORS for pages of the origins the policy accepts (those `server.allowed_origins` lists; the
+ * server's own pages are same-origin and need none): their preflight is answered at once (204, for the methods and headers the API, `/v1`
+ * and `/mcp` use) and their answers carry `Access-Control-Allow-Origin`. A request from any other
+ * origin goes on untouched, to be refused by the origin guard (`ORIGIN_FORBIDDEN`).
+ */
+function listedOriginsCors(origins: OriginPolicy): MiddlewareHandler {
+  const handler = cors({
+    origin: (origin) => origin,
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowHeaders: [
+      'authorization',
+      'content-type',
+      'last-event-id',
+      'mcp-protocol-version',
+      'mcp-session-id',
+    ],
+    exposeHeaders: ['retry-after', 'www-authenticate', 'x-lango-event-id', 'mcp-session-id'],
+    maxAge: 600,
+  })
+  return (c, next) => {
+    const origin = c.req.header('origin')
+    if (origin === undefined || origin === '') return next()
+    if (origins.problem(origin, c.req.url, c.req.header('host')) !== undefined) return next()
+    return handler(c, next)
+  }
+}
