@@ -335,6 +335,28 @@ describe('request bodies (issue 21)', () => {
         message: 'the request body is not valid UTF-8: send JSON encoded as UTF-8',
       })
     }
+    // /mcp too: its SDK would have run the command with U+FFFD in place of the byte (a probe).
+    const call = Buffer.concat([
+      Buffer.from(
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"printf ab',
+      ),
+      Buffer.from([0xff]),
+      Buffer.from('cd"}}}'),
+    ])
+    const mcp = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: call,
+    })
+    expect(mcp.status).toBe(400)
+    expect(await mcp.json()).toMatchObject({
+      jsonrpc: '2.0',
+      error: {
+        code: -32700,
+        message: expect.stringContaining('not valid UTF-8'),
+        data: { code: 'INVALID_JSON' },
+      },
+    })
   })
 
   it('refuses a body nested deeper than 64 levels before parsing it, on the API and /mcp', async () => {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { errorStatus } from '../error-status.js'
 import { jsonRpcErrorBody } from '../guards.js'
@@ -25,7 +26,7 @@ export function jsonRpcErrors(): MiddlewareHandler {
 /**
  * MCP over Streamable HTTP, mounted at `/mcp` (every method): `mcp` answers. A body beyond
  * `maxBytes` is answered 413 as a JSON-RPC error once the rest is dropped (the connection stays
- * usable), one nested deeper than {@link MAX_JSON_DEPTH} 400, before the MCP
+ * usable), one nested deeper than {@link MAX_JSON_DEPTH} or not UTF-8 400, before the MCP
  * SDK parses anything.
  */
 export function mcpRoutes(mcp: McpRequestHandler, maxBytes: number): Hono {
@@ -53,6 +54,14 @@ async function mcpWithinLimits(c: Context, mcp: McpRequestHandler, maxBytes: num
     const message = `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`
     return Response.json(jsonRpcErrorBody(message, 'BODY_TOO_DEEP', -32700), {
       status: errorStatus('BODY_TOO_DEEP'),
+    })
+  }
+  // The SDK would read bytes that are not UTF-8 with U+FFFD in their place: a tool would run other
+  // text than was sent (a command with another byte). Refused as the API refuses them.
+  if (!isUtf8(bytes)) {
+    const message = 'the request body is not valid UTF-8: send JSON encoded as UTF-8'
+    return Response.json(jsonRpcErrorBody(message, 'INVALID_JSON', -32700), {
+      status: errorStatus('INVALID_JSON'),
     })
   }
   return mcp(
