@@ -117,23 +117,31 @@ export function openAiErrors(app: App): MiddlewareHandler {
 
 /**
  * Takes the model server's address out of a message: `the model server http://10.0.0.5:8080/v1
- * answered …` reads `the model server answered …`, a bare address `the model server`.
+ * answered …` reads `the model server answered …`, a bare address `the model server`. The network's
+ * own words for a failed connection name it too (`connect ECONNREFUSED 10.0.0.5:8080`, `getaddrinfo
+ * ENOTFOUND model.internal`): its host name and any IP address with its port read `[address]`.
  */
 function modelAddressHider(app: App): (message: string) => string {
   const base = app.config.model.baseUrl
   if (base === undefined) return (message) => message
-  const addresses = [
-    ...new Set([displayUrl(base), base.replace(/\/+$/, ''), URL.parse(base)?.origin ?? base]),
-  ]
+  const parsed = URL.parse(base)
+  const addresses = [...new Set([displayUrl(base), base.replace(/\/+$/, ''), parsed?.origin ?? base])]
     .filter((address) => address !== '')
     .sort((a, b) => b.length - a.length)
+  const names = [...new Set([parsed?.host ?? '', parsed?.hostname.replace(/^\[|\]$/g, '') ?? ''])]
+    .filter((name) => name !== '')
+    .sort((a, b) => b.length - a.length)
+    .map((name) => new RegExp(`(?<![\\w.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`, 'gi'))
   return (message) => {
     let text = message
     for (const address of addresses) text = text.replaceAll(`the model server ${address}`, 'the model server')
     // `(model server <address>)`: the parenthesis names the server on its own.
     for (const address of addresses) text = text.replaceAll(`(model server ${address})`, '(the model server)')
     for (const address of addresses) text = text.replaceAll(address, 'the model server')
+    for (const name of names) text = text.replace(name, '[address]')
     return text
+      .replace(/(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?(?![\w.])/g, '[address]')
+      .replace(/\[[0-9a-f:.]*:[0-9a-f:.]*\](?::\d{1,5})?/gi, '[address]')
   }
 }
 
