@@ -315,6 +315,33 @@ describe('POST /v1/chat/completions with stream: true', () => {
     expect(model.requests.length).toBe(requests)
   })
 
+  it('refuses a response_format other than text instead of answering free text as if it were met', async () => {
+    const requests = model.requests.length
+    for (const response_format of [
+      { type: 'json_object' as const },
+      { type: 'json_schema' as const, json_schema: { name: 'answer', schema: { type: 'object' } } },
+    ]) {
+      const error = await client.chat.completions
+        .create({ model: 'lango', response_format, messages: [{ role: 'user', content: 'JSON please' }] })
+        .catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+      expect(error).toMatchObject({
+        status: 400,
+        type: 'invalid_request_error',
+        param: 'response_format',
+        code: 'unsupported_parameter',
+      })
+    }
+    expect(model.requests.length).toBe(requests)
+    model.script(reply.text('plain'))
+    const plain = await client.chat.completions.create({
+      model: 'lango',
+      response_format: { type: 'text' },
+      messages: [{ role: 'user', content: 'Text is fine' }],
+    })
+    expect(plain.choices[0]?.message.content).toBe('plain')
+  })
+
   it('answers every /v1 error in OpenAI’s shape, and never names the model server’s address', async () => {
     const empty = await client.chat.completions
       .create({ model: 'lango', messages: [] })

@@ -240,6 +240,19 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
         'unsupported_parameter',
       )
     }
+    // Structured output asked for (a JSON schema, or JSON only) cannot be promised: the agent's
+    // reply is its own text. Refused, as client tools are, rather than answered as if it were met.
+    const format = (parsed.output as { response_format?: unknown }).response_format
+    const formatType =
+      typeof format === 'object' && format !== null ? (format as { type?: unknown }).type : undefined
+    if (format !== undefined && format !== null && formatType !== 'text')
+      return invalidRequest(
+        c,
+        'INVALID_REQUEST',
+        '`response_format` other than `{"type": "text"}` is not supported: this endpoint is the Lango agent, whose reply is its own text, never held to a JSON schema. Ask for the format in the message instead, or leave `response_format` out.',
+        'response_format',
+        'unsupported_parameter',
+      )
     const { n } = parsed.output
     if (n !== undefined && n !== null && n !== 1)
       return invalidRequest(
