@@ -119,7 +119,7 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
     for (const path of ['/api/*', '/v1/*', '/mcp']) http.use(path, listed)
   }
   if (config.server.apiToken !== undefined && config.server.apiToken !== '') {
-    http.use('*', bearerGuard(config.server.apiToken))
+    http.use('*', bearerGuard(config.server.apiToken, { logger }))
   }
   const guard = browserGuard(origins, logger)
   const json = jsonContentType()

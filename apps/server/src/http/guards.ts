@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from '../logger.js'
 import { errorStatus } from './error-status.js'
@@ -11,13 +12,38 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest()
 }
 
+/** How often at most a wrong API token is logged: the first at once, then one line a minute with a count. */
+const WRONG_TOKEN_LOG_MS = 60_000
+
 /**
  * Requires `Authorization: Bearer <token>` on every request but `GET /healthz` (401 `AUTH_REQUIRED`
  * without it, `AUTH_INVALID` for a wrong one), compared in constant time. Neither the expected nor
- * the given token is ever echoed or logged.
+ * the given token is ever echoed or logged. A wrong token is logged (a guess, or a client holding an
+ * old token): the first at once, then at most one line per `logEveryMs` saying how many were
+ * refused since, so a flood of guesses is one line a minute.
  */
-export function bearerGuard(token: string): MiddlewareHandler {
+export function bearerGuard(
+  token: string,
+  options: { readonly logger?: Logger; readonly logEveryMs?: number; readonly now?: () => number } = {},
+): MiddlewareHandler {
   const expected = digest(token)
+  const logEveryMs = options.logEveryMs ?? WRONG_TOKEN_LOG_MS
+  let lastLoggedAt = Number.NEGATIVE_INFINITY
+  let unlogged = 0
+  const wrongToken = (method: string, path: string, from: string | undefined): void => {
+    unlogged += 1
+    const now = (options.now ?? performance.now.bind(performance))()
+    if (options.logger === undefined || now - lastLoggedAt < logEveryMs) return
+    options.logger.warn('request refused: wrong API token', {
+      code: 'AUTH_INVALID',
+      method,
+      path,
+      ...(from === undefined ? {} : { from }),
+      refused: unlogged,
+    })
+    lastLoggedAt = now
+    unlogged = 0
+  }
   return async (c, next) => {
     if ((c.req.method === 'GET' || c.req.method === 'HEAD') && c.req.path === '/healthz') return next()
     const header = c.req.header('authorization')
@@ -31,6 +57,8 @@ export function bearerGuard(token: string): MiddlewareHandler {
     }
     const match = /^Bearer +(\S+) *$/i.exec(header)
     if (match?.[1] === undefined || !timingSafeEqual(digest(match[1]), expected)) {
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+      wrongToken(c.req.method, c.req.path, incoming?.socket.remoteAddress)
       c.header('WWW-Authenticate', 'Bearer realm="lango", error="invalid_token"')
       return errorResponse(
         c,
