@@ -231,8 +231,9 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   // SQLite takes a missing or empty file for a new database: say so, for a file that held the jobs
   // and went missing or was truncated (a failed copy, a full disk) would otherwise go unnoticed.
-  const size = fileSize(path)
-  if (size === null) {
+  const file = fileStat(path)
+  const size = file === null ? null : file?.size
+  if (file === null) {
     logger.info('no database file yet: a new one is created', { database: path })
     // Readable by the server's user only, whatever the umask or the directory's mode (a LANGO_HOME
     // made 0755 beforehand): it holds commands, results, approvals and the vault's ciphertext.
@@ -242,7 +243,7 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
     } catch {
       // Made meanwhile by another process, or not makeable: opening it says so.
     }
-  } else if (groupOrOthersMayRead(path))
+  } else if (file !== undefined && (file.mode & 0o044) !== 0)
     logger.warn('the database file is readable by other users: make it readable by the server’s user only', {
       database: path,
       hint: `chmod 600 ${path}`,
@@ -299,23 +300,12 @@ function openSqlite<DB>(config: ServerConfig, logger: Logger): OpenDatabase<DB> 
   return { db, path, close }
 }
 
-/**
- * The size of the file at `path` in bytes; null when there is none; undefined when it cannot be
- * read (opening it then says why, as SERVER_DATABASE_UNAVAILABLE).
- */
-function fileSize(path: string): number | null | undefined {
+/** The file's size and mode; null when it does not exist, undefined when it cannot be read. */
+function fileStat(path: string): { readonly size: number; readonly mode: number } | null | undefined {
   try {
-    return statSync(path).size
+    const { size, mode } = statSync(path)
+    return { size, mode }
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
-  }
-}
-
-/** Whether users other than the owner may read the file at `path` (false when it cannot be read). */
-function groupOrOthersMayRead(path: string): boolean {
-  try {
-    return (statSync(path).mode & 0o044) !== 0
-  } catch {
-    return false
   }
 }
