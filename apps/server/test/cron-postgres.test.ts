@@ -13,11 +13,17 @@ import {
 } from '@lango/cron/sqlite'
 import { createTestJob } from '@lango/cron/testing'
 import { cronStoreContract } from '@lango/cron/testing/vitest'
-import { Migrator, sql } from 'kysely'
+import { type Kysely, Migrator, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { type PostgresSchema, postgresSchemas } from './fixtures/postgres-schema.js'
 
 type Schema = PostgresSchema<CronDatabase>
+
+/** The schema a handle's `search_path` names. */
+async function currentSchema(db: Kysely<CronDatabase>): Promise<string> {
+  const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(db)
+  return rows[0]?.name as string
+}
 
 const backend = await postgresSchemas<CronDatabase>('cron_test')
 const open = backend.open
@@ -44,6 +50,8 @@ describe.skipIf(open === undefined)(
           },
           migrationTableName: CRON_MIGRATION_TABLE,
           migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+          // As migrateCron does: kysely otherwise takes a lock table in another test's schema for this one's.
+          migrationTableSchema: await currentSchema(db),
         })
         expect((await before.migrateToLatest()).error).toBeUndefined()
         const job = createTestJob()
@@ -106,6 +114,8 @@ describe.skipIf(open === undefined)(
           provider: { getMigrations: async () => ({ ...cronMigrations }) },
           migrationTableName: CRON_MIGRATION_TABLE,
           migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+          // As migrateCron does: kysely otherwise takes a lock table in another test's schema for this one's.
+          migrationTableSchema: await currentSchema(db),
         })
         expect((await all.migrateTo(first)).error).toBeUndefined()
       } finally {
@@ -137,6 +147,8 @@ describe.skipIf(open === undefined)(
           },
           migrationTableName: CRON_MIGRATION_TABLE,
           migrationLockTableName: `${CRON_MIGRATION_TABLE}_lock`,
+          // As migrateCron does: kysely otherwise takes a lock table in another test's schema for this one's.
+          migrationTableSchema: await currentSchema(db),
         })
         expect((await older.migrateToLatest()).error).toBeUndefined()
         expect(await failure()).toMatchObject({
