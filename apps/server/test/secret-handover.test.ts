@@ -7,7 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { credentialsIn, type NodeRuntime, proxiesKeptInPlace, secretsIn } from '../src/cli/handover.js'
+import {
+  credentialsIn,
+  type NodeRuntime,
+  proxiesKeptInPlace,
+  secretsIn,
+} from '../src/config/environment-credentials.js'
 
 describe('secretsIn: the variables handed over', () => {
   it('takes every secret variable, and URL variables only when they carry a credential', () => {

@@ -75,7 +75,7 @@ export interface ConfigSecret {
  * `GITHUB_TOKEN`, a proxy URL's password: what `lango serve` hands over to its server rather than
  * leave in an environment block), for the output masker: a command never gets them, but one that
  * reads them elsewhere (the supervisor's `/proc/<pid>/environ`, a file) shows them masked, labelled
- * `env:<NAME>`. `credentials` is the variables that hold one (`credentialsIn` of the handover).
+ * `env:<NAME>`. `credentials` is the variables that hold one (`credentialsIn`, `environment-credentials.ts`).
  */
 export function environmentSecrets(credentials: Readonly<Record<string, string>>): ConfigSecret[] {
   const found: ConfigSecret[] = []

@@ -1,8 +1,8 @@
 import { InvalidArgumentError } from 'commander'
+import { credentialsIn, proxiesKeptInPlace, secretsIn } from '../../config/environment-credentials.js'
 import type { ServerConfig } from '../../config/types.js'
 import type { Logger } from '../../logger.js'
 import type { Register } from '../command.js'
-import { credentialsIn, proxiesKeptInPlace, secretsIn } from '../handover.js'
 
 /**
  * What `serve` and `mcp` warn of as they start: deprecated forms in the configuration, and secrets

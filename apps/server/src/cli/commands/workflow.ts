@@ -298,7 +298,7 @@ async function runLocal(
   // The configuration's secrets, and other tools' credentials in this process's environment, are
   // masked in the steps' output as the server masks them.
   const { configSecrets, environmentSecrets } = await import('../../config/redact.js')
-  const { credentialsIn } = await import('../handover.js')
+  const { credentialsIn } = await import('../../config/environment-credentials.js')
   const configured = [
     ...(await context.config().then(configSecrets, () => [])),
     ...environmentSecrets(credentialsIn(process.env)),
