@@ -215,6 +215,23 @@ describe('bad input', () => {
     expect(route.status).toBe(404)
     expect(await json(route)).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } })
 
+    // A route's path asked with a method it does not take: 405 and the methods it takes (RFC 9110).
+    const method = await server.request('/api/cron/jobs', { method: 'PUT', json: {} })
+    expect(method.status).toBe(405)
+    expect(method.headers.get('allow')).toBe('GET, HEAD, POST')
+    expect((await json(method)).error).toEqual({
+      code: 'METHOD_NOT_ALLOWED',
+      message: expect.stringContaining('/api/cron/jobs does not take PUT; it takes GET, HEAD, POST'),
+    })
+    const one = await server.request('/api/cron/jobs/some-job', { method: 'POST', json: {} })
+    expect(one.status).toBe(405)
+    expect(one.headers.get('allow')).toMatch(/^GET, HEAD, .*DELETE$/)
+    // Under /v1 in OpenAI's shape, with the header.
+    const v1 = await server.request('/v1/models', { method: 'DELETE' })
+    expect(v1.status).toBe(405)
+    expect(v1.headers.get('allow')).toBe('GET, HEAD')
+    expect((await json(v1)).error).toMatchObject({ code: 'method_not_allowed' })
+
     const origin = await server.request('/api/tools', { headers: { origin: 'https://evil.example' } })
     expect(origin.status).toBe(403)
     expect((await json(origin)).error.code).toBe('ORIGIN_FORBIDDEN')

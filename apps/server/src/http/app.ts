@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { App } from '../app/app.js'
 import { ServerError } from '../errors.js'
 import { registerUiRoutes } from '../ui/index.js'
+import { allowedMethods } from './allowed-methods.js'
 import { bearerGuard, browserGuard, hostGuard } from './guards.js'
 import { createHostPolicy } from './host-policy.js'
 import { createOriginPolicy, type OriginPolicy } from './origin-policy.js'
@@ -82,7 +83,19 @@ export function createHttpApp(app: App, options: HttpAppOptions = {}): Hono {
       'the server failed to handle this request; its log has the details',
     )
   })
-  http.notFound((c) => errorResponse(c, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; ${API_DOCS}`))
+  // A path that has routes, asked with a method it has none for: 405 with the methods it takes.
+  const allowed = allowedMethods(http)
+  http.notFound((c) => {
+    const methods = allowed(c.req.path)
+    if (methods.length === 0)
+      return errorResponse(c, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}; ${API_DOCS}`)
+    c.header('Allow', methods.join(', '))
+    return errorResponse(
+      c,
+      'METHOD_NOT_ALLOWED',
+      `${c.req.path} does not take ${c.req.method}; it takes ${methods.join(', ')}; ${API_DOCS}`,
+    )
+  })
 
   // Middleware applies to the routes mounted after it (Hono runs handlers in registration order).
   // Before anything else, so that refusals are counted too: the request metrics.

@@ -29,8 +29,10 @@ export type HttpErrorCode =
   | 'BODY_TOO_DEEP'
   /** A body or query field has the wrong type or value; `issues` names each. */
   | 'INVALID_REQUEST'
-  /** No such route (or method). */
+  /** No such route. */
   | 'NOT_FOUND'
+  /** The path has routes, none for this method; the `Allow` header lists the methods it takes. */
+  | 'METHOD_NOT_ALLOWED'
   /** The server is starting or stopping. */
   | 'SERVER_NOT_READY'
   /** The client went away before the agent's turn ended (`POST /api/chat`, `/v1/chat/completions`). */
@@ -84,6 +86,7 @@ export const ERROR_STATUS = {
   BODY_TOO_DEEP: 400,
   INVALID_REQUEST: 400,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   SERVER_NOT_READY: 503,
   // nginx's "client closed request": nobody reads it, the log and the tests do.
   CANCELLED: 499 as UnofficialStatusCode,
