@@ -1,3 +1,3 @@
 import { langoProject } from '@lango/vitest-config'
 
-export default langoProject({ name: 'exec', testTimeout: 60_000 })
+export default langoProject({ name: 'exec' })

@@ -1,3 +1,3 @@
 import { langoProject } from '@lango/vitest-config'
 
-export default langoProject({ name: 'tools', testTimeout: 30_000 })
+export default langoProject({ name: 'tools' })

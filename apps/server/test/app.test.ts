@@ -97,6 +97,32 @@ describe('createApp: the composition root', () => {
     await expect(running.cron.get('workflow.nightly')).rejects.toMatchObject({ code: 'CRON_JOB_NOT_FOUND' })
   })
 
+  // An outside probe: a saved file rewritten by hand after it was confirmed ran its new steps when an
+  // agent triggered its job (a moderate action, asked of nobody), though workflow_run would ask.
+  it("a scheduled workflow's file changed since it was scheduled is not run, by trigger or schedule, until it is scheduled again", async () => {
+    const running = await start()
+    await call(running, 'workflow_save', { name: 'nightly', yaml_content: SCHEDULED('0 3 * * *') })
+    const file = join(home, 'workflows', 'nightly.flow.yaml')
+    const marker = join(home, 'unconfirmed.txt')
+    await writeFile(file, SCHEDULED('0 3 * * *').replace('echo one', `echo unconfirmed > ${marker}`))
+
+    const end = running.cron.scheduler.events.next('run:end', ({ run }) => run.jobName === 'workflow.nightly')
+    const triggered = await call(running, 'manage_cron_jobs', { action: 'trigger', id: 'workflow.nightly' })
+    expect(triggered).toMatchObject({ message: 'Job triggered' })
+    const ended = (await end).run
+    expect(ended).toMatchObject({ status: 'failed' })
+    expect(ended.error).toContain('the saved workflow nightly changed since it was scheduled')
+    expect(ended.error).toContain('--overwrite')
+    expect(await running.engine.listRuns({ limit: 10 })).toHaveLength(0)
+    await expect(readFile(marker, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' })
+
+    // Scheduled again (a save, or the sync a start runs): what the file holds now runs.
+    await running.syncSchedules()
+    const again = await running.cron.trigger('workflow.nightly')
+    expect((await runEnd(running, again.runId as string)).status).toBe('completed')
+    expect((await readFile(marker, 'utf8')).trim()).toBe('unconfirmed')
+  })
+
   it('a shell job named like a scheduled workflow but made by an agent runs its own command', async () => {
     const running = await start()
     await call(running, 'workflow_save', {

@@ -1,16 +1,20 @@
 import type { CronJob, CronService, ShellRunner as CronShellRunner } from '@lango/cron'
 import type { WorkflowDirectory, WorkflowEngine, ShellRunner as WorkflowShellRunner } from '@lango/workflow'
-import { mayBeScheduledWorkflow, scheduledWorkflowOf } from './jobs.js'
+import { mayBeScheduledWorkflow, pinnedDigest, scheduledWorkflowOf, workflowDigest } from './jobs.js'
 
 /**
  * Runs a scheduled workflow for its cron job: starts a run of the saved file, waits for it (the
  * cron run's signal cancels it) and reports it as a shell result would — exit 0 when it completed,
- * 1 otherwise — with the run id and per-step outcome as output.
+ * 1 otherwise — with the run id and per-step outcome as output. A file whose text is no longer the
+ * one its schedule pinned (`pinned`, when it was saved or the server started) is not run: its steps
+ * are nobody's confirmed steps (a command or an editor changed them since), and the run fails
+ * saying how to schedule what the file holds now.
  */
 async function runScheduledWorkflow(
   engine: WorkflowEngine,
   directory: WorkflowDirectory,
   workflowName: string,
+  pinned: string | undefined,
   cronRun: { readonly jobName: string; readonly runId: string; readonly payload?: string },
   signal: AbortSignal,
 ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
@@ -25,6 +29,10 @@ async function runScheduledWorkflow(
       { cause: error },
     )
   }
+  if (pinned !== undefined && workflowDigest(workflow.source) !== pinned)
+    throw new Error(
+      `the saved workflow ${workflowName} changed since it was scheduled (saved, or read when the server started), so its steps were not run: save it again (lango workflow save <file> --name ${workflowName} --overwrite, or workflow_save with overwrite) or restart the server to schedule what ${directory.path}/${workflowName}.flow.yaml holds now`,
+    )
   const { runId } = await engine.startRun(workflow, {
     originSession: `cron:${cronRun.jobName}:${cronRun.runId}`,
     deliverTo: workflow.definition.deliverTo ?? [],
@@ -98,6 +106,7 @@ export function dispatchScheduledWorkflows(options: {
         running,
         directory,
         workflow,
+        pinnedDigest(job.command),
         {
           jobName: request.jobName,
           runId: request.runId,

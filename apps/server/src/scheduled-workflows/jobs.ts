@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { CronJob, CronService } from '@lango/cron'
 
 /**
@@ -32,11 +33,23 @@ export function scheduledWorkflowOf(job: Pick<CronJob, 'name' | 'createdBy'>): s
 }
 
 /**
- * What the shell job of a scheduled workflow shows as its command. The server runs the workflow
- * instead; should the command itself ever run, it fails saying why (it never passes for a run).
+ * What the shell job of a scheduled workflow shows as its command: the workflow's name and the
+ * digest of the file's text when it was scheduled ({@link workflowDigest}), which a run checks
+ * (./dispatch.ts). The server runs the workflow instead; should the command itself ever run, it
+ * fails saying why (it never passes for a run).
  */
-export function placeholderCommand(workflowName: string): string {
-  return `echo 'lango: this job runs the saved workflow ${workflowName}, which the server did not resolve' >&2; exit 1`
+export function placeholderCommand(workflowName: string, digest: string): string {
+  return `echo 'lango: this job runs the saved workflow ${workflowName} (sha256 ${digest}), which the server did not resolve' >&2; exit 1`
+}
+
+/** The digest of a workflow file's text that its schedule pins: 128 bits of its SHA-256, in hex. */
+export function workflowDigest(source: string): string {
+  return createHash('sha256').update(source).digest('hex').slice(0, 32)
+}
+
+/** The digest a scheduled workflow's job pinned ({@link placeholderCommand}); undefined for an older server's job. */
+export function pinnedDigest(command: string | null | undefined): string | undefined {
+  return /\(sha256 ([0-9a-f]{32})\)/.exec(command ?? '')?.[1]
 }
 
 /**

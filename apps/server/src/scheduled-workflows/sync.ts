@@ -2,11 +2,19 @@ import type { CronService } from '@lango/cron'
 import type { WorkflowDirectory } from '@lango/workflow'
 import type { EventHub } from '../events.js'
 import type { Logger } from '../logger.js'
-import { cronJobNameFor, placeholderCommand, scheduledWorkflowJobs, WORKFLOW_SCHEDULER } from './jobs.js'
+import {
+  cronJobNameFor,
+  placeholderCommand,
+  scheduledWorkflowJobs,
+  WORKFLOW_SCHEDULER,
+  workflowDigest,
+} from './jobs.js'
 
 /** A cron job the server keeps for a saved workflow: its schedule, or one of its webhook triggers. */
 interface WantedJob {
   readonly workflow: string
+  /** The digest of the file's text now: the job runs the workflow only while the file holds it. */
+  readonly digest: string
   readonly scheduleType: 'cron' | 'webhook'
   /** The cron expression, or the hook name. */
   readonly schedule: string
@@ -28,7 +36,9 @@ interface SyncOptions {
  * `workflow.<name>.<hook>` (created, or updated when its schedule, zone or targets changed); the
  * jobs of workflows that were removed or lost their schedule or trigger are removed. Runs of those
  * jobs go to the workflow engine (./dispatch.ts), so they show in cron history and workflow runs
- * both. A file that does not load is logged and left alone (its jobs, if any, stay).
+ * both. Each job pins the digest of its file's text as this sync read it: a run of a file that has
+ * changed since fails (the file is scheduled again by a save or the next start). A file that does
+ * not load is logged and left alone (its jobs, if any, stay).
  */
 async function syncScheduledWorkflows(
   cron: CronService,
@@ -45,6 +55,7 @@ async function syncScheduledWorkflows(
       const { schedule, triggers, timezone, deliverTo } = workflow.definition
       const common = {
         workflow: name,
+        digest: workflowDigest(workflow.source),
         ...(timezone === undefined ? {} : { timezone }),
         ...(deliverTo === undefined ? {} : { deliverTo }),
       }
@@ -106,7 +117,7 @@ async function syncScheduledWorkflows(
       job !== undefined &&
       job.scheduleType === want.scheduleType &&
       job.schedule === want.schedule &&
-      job.command === placeholderCommand(want.workflow) &&
+      job.command === placeholderCommand(want.workflow, want.digest) &&
       (want.timezone === undefined || job.timezone === want.timezone) &&
       JSON.stringify(job.deliverTo) === JSON.stringify(want.deliverTo ?? [])
     if (same) continue
@@ -117,7 +128,7 @@ async function syncScheduledWorkflows(
         scheduleType: want.scheduleType,
         schedule: want.schedule,
         ...(want.timezone === undefined ? {} : { timezone: want.timezone }),
-        command: placeholderCommand(want.workflow),
+        command: placeholderCommand(want.workflow, want.digest),
         deliverTo: [...(want.deliverTo ?? [])],
         createdBy: WORKFLOW_SCHEDULER,
         // A workflow bounds its own run (run timeout); the job's timeout is the cron maximum.
