@@ -190,6 +190,14 @@ steps:
       "sed -e $'s/\\'//g' {{a.result}}",
       "echo $'\\'' {{a.result}} $'\\'''",
       "echo $'it\\'s' {{a.result}}",
+      // A quote inside `${…}` is not the end of it: `"${C:-"{}"}"` leaves the shell inside double
+      // quotes where a pass that took the first `}` for the end is outside (an outside probe's `$(…)`).
+      'echo "${CONFIG:-"{}"}" "fetched: {{a.result}}"',
+      'echo "${CONFIG:-"{}"}" {{a.result}}',
+      'echo "${x:-\'}\'}" {{a.result}}',
+      'echo ${x:-`echo }`} {{a.result}}',
+      'echo ${x:-\\}} {{a.result}}',
+      'echo ${x:-$(echo })} {{a.result}}',
     ]
     for (const command of unsafe) {
       const issues = issuesOf(
@@ -205,6 +213,8 @@ steps:
       'echo \'x\' {{a.result}} "y"',
       // `$'…'` without a backslash-quote reads the same in bash and dash.
       "printf $'%s\\n' {{a.result}}",
+      // A `${…}` without quotes or expansions in it is followed.
+      'echo ${HOME} "${x:-default}" ${x:-$HOME} {{a.result}}',
     ]
     for (const command of safe) {
       const parsed = parseWorkflow(

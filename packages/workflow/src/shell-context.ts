@@ -16,6 +16,9 @@ const SPECIAL = /['"`$\\#<]/
 
 const WORD_BREAK = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')'])
 
+/** Characters inside `${…}` after which the pass no longer knows the quoting (see `parameter`). */
+const UNFOLLOWED_IN_PARAMETER = new Set(["'", '"', '`', '\\', '$'])
+
 /**
  * How the shell reads `$'…'`: bash, ksh, zsh and POSIX.1-2024 as one quoted string with
  * backslash escapes (`\'` does not end it); dash (Debian's and Ubuntu's `/bin/sh`) and older POSIX
@@ -26,8 +29,9 @@ type Dialect = 'ansi-quotes' | 'posix-2017'
 /**
  * Returns the references in a `run` command that sit where a single-quoted value would not stay one
  * plain shell word (SECURITY.md WF-8): inside `'…'`, `"…"`, `$'…'`, backticks, `${…}`, `$((…))`, a
- * comment (a newline in the value would end it), after a backslash, or anywhere after a heredoc
- * `<<` (its body is not parsed for quotes). Unquoted text and `$(…)` are safe.
+ * comment (a newline in the value would end it), after a backslash, anywhere after a heredoc
+ * `<<` (its body is not parsed for quotes) or after a `${…}` whose word holds a quote, a backslash,
+ * `$` or a backtick (`${x:-"}"}`: not followed). Unquoted text and `$(…)` are safe.
  * Commands run with `/bin/sh`, which is bash on some systems and dash on others, and the two read
  * `$'…'` differently: a reference counts as safe only when it is plain under both readings (after
  * `$'a\'b'` bash is outside quotes where dash is inside, and a value's own quote would then end
@@ -57,7 +61,9 @@ function unsafeIn(
 ): TemplateReference[] {
   const unsafe: TemplateReference[] = []
   const stack: Context[] = ['plain']
-  let heredoc = false
+  // After a heredoc `<<` (its body is not parsed for quotes) or a `${…}` word with quotes or
+  // expansions (not followed): no placeholder is in a context this pass can vouch for.
+  let untracked = false
   let next = 0
   let index = 0
   const length = command.length
@@ -71,7 +77,7 @@ function unsafeIn(
     }
     const context = stack[stack.length - 1] as Context
     if (reference !== undefined && reference.start === index) {
-      if (heredoc || (context !== 'plain' && context !== 'substitution')) unsafe.push(reference)
+      if (untracked || (context !== 'plain' && context !== 'substitution')) unsafe.push(reference)
       next += 1
       index = reference.end
       continue
@@ -100,7 +106,7 @@ function unsafeIn(
             index += 1
           }
         } else if (char === ')' && context === 'substitution') stack.pop()
-        else if (char === '<' && following === '<') heredoc = true
+        else if (char === '<' && following === '<') untracked = true
         else if (char === '#' && (index === 0 || WORD_BREAK.has(command[index - 1] as string)))
           stack.push('comment')
         break
@@ -128,7 +134,14 @@ function unsafeIn(
         else if (char === '`') stack.pop()
         break
       case 'parameter':
+        // `${x:-word}`: the word has quotes and expansions of its own, which shells read differently
+        // inside and outside double quotes (`"${x:-"}"}"`); a `}` in them does not end it. Not
+        // followed: from a quote, backslash, `$` or backtick inside `${…}` on, every placeholder is
+        // unsafe (an outside probe ran `$(…)` from a step's output past `"${C:-"{}"}" "{{a.result}}"`).
         if (char === '}') stack.pop()
+        // `$name` and `$1` in the word are plain expansions; `$(`, `${`, `$'` and `$"` are not followed.
+        else if (char === '$' && following !== undefined && /[\w@*#?!$-]/.test(following)) index += 1
+        else if (UNFOLLOWED_IN_PARAMETER.has(char)) untracked = true
         break
       case 'arithmetic':
         if (char === ')' && following === ')') {
