@@ -288,6 +288,24 @@ export class Approvals {
     return this.get(id)
   }
 
+  /**
+   * Answers a pending approval for the call that runs on the answer at once (an MCP client's form
+   * answer, sent with the call made again): decides it when it is still pending and unexpired, and
+   * claims it, so one answer runs one call across every process. `used` is true only when it stands
+   * approved, `approved` says so too, and this caller is the one that claimed it; a replayed or
+   * late answer finds it claimed or expired.
+   */
+  async answerAndUse(
+    id: string,
+    approved: boolean,
+    options: ApprovalCallOptions & { readonly decidedBy?: string } = {},
+  ): Promise<{ readonly approval: ApprovalView; readonly used: boolean }> {
+    const approval = await this.answer(id, approved, options)
+    if (approval.status === 'pending') return { approval, used: false }
+    const claimed = await this.#store.claim(id, this.#options.now(), options)
+    return { approval, used: claimed && approved && approval.status === 'approved' }
+  }
+
   /** Records what became of the call an approval was asked for. */
   async recordOutcome(
     id: string,

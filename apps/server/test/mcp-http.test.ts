@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -554,6 +554,60 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
     expect(
       (await server.app.approvals.list({ status: 'pending' })).map((approval) => approval.summary),
     ).not.toContain('Execute: echo elicited')
+  })
+
+  // An outside probe: one accepted form, sent again with the same requestState, ran the call every
+  // time, after the approval timeout too, and no approval recorded any of it.
+  it("a form's answer runs the call once, is recorded as an approval, and cannot be replayed", async () => {
+    const marker = join(await mkdtemp(join(tmpdir(), 'lango-mcp-replay-')), 'ran.txt')
+    const modern = async (extra: Record<string, unknown>) => {
+      const response = await fetch(server.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'exec',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: {
+            name: 'exec',
+            arguments: { command: `echo replayed >> ${marker}` },
+            _meta: {
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            },
+            ...extra,
+          },
+        }),
+      })
+      return (jsonRpcOf(await response.text()) as { result: Record<string, unknown> }).result
+    }
+    const asked = await modern({})
+    const state = asked.requestState
+    expect(typeof state).toBe('string')
+    const [pending] = await server.app.approvals.list({ status: 'pending' })
+    expect(pending).toMatchObject({ tool: 'exec', summary: `Execute: echo replayed >> ${marker}` })
+
+    const accept = { inputResponses: { lango_approval: { action: 'accept', content: { approve: true } } } }
+    const ran = await modern({ ...accept, requestState: state })
+    expect(ran).toMatchObject({ structuredContent: { exit_code: 0 } })
+    for (const replay of [state, `${pending?.id}.forged`]) {
+      expect(await modern({ ...accept, requestState: replay })).toMatchObject({
+        isError: true,
+        structuredContent: { error: { code: 'TOOL_DENIED' } },
+      })
+    }
+    expect(await readFile(marker, 'utf8')).toBe('replayed\n')
+    expect(await server.app.approvals.get(pending?.id as string)).toMatchObject({
+      status: 'approved',
+      decided_by: 'mcp client form',
+      outcome: { ok: true },
+    })
   })
 
   it('the elicitation form shows every command whole (SECURITY.md SEC-9, CRON-5)', async () => {

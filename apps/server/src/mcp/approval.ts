@@ -43,8 +43,10 @@ type CallNote =
  *
  * - through the client, when it declared form elicitation: the call answers `input_required` with
  *   an approve/deny form (2026-07-28 clients fulfil it and retry; on 2025-era connections the SDK
- *   sends `elicitation/create` and re-enters the call). Accept with `approve: true` runs the call;
- *   decline, cancel, no answer or a form for another call deny.
+ *   sends `elicitation/create` and re-enters the call). The question is a pending approval in
+ *   {@link App.approvals} too (listed, answerable elsewhere, recorded with its outcome). Accept with
+ *   `approve: true` runs the call, once, within `approvals.timeout`; decline, cancel, no answer, a
+ *   form for another call, an answer used before or one past the timeout deny.
  * - else as a pending approval in {@link App.approvals}, which lives in the server's database:
  *   the call returns at once with an `isError` result (`SERVER_APPROVAL_PENDING`) naming the
  *   approval and what to do. Any process on the same database answers it: `lango approvals approve
@@ -64,7 +66,7 @@ export class McpApprovals {
   readonly #app: App
   readonly #elicit: boolean
   readonly #notes = new WeakMap<object, CallNote>()
-  /** Signs `requestState`, so an elicitation answer only approves the call it was asked for. */
+  /** Signs `requestState`, so an elicitation answer only answers the approval of the call it was asked for. */
   readonly #key = randomBytes(32)
   readonly #lifetime = new AbortController()
 
@@ -123,23 +125,64 @@ export class McpApprovals {
     signal: AbortSignal,
   ): Promise<boolean> {
     const fingerprint = fingerprintOf(request)
+    if (this.#lifetime.signal.aborted) return false
+    const watched = AbortSignal.any([signal, this.#lifetime.signal])
     // A retried call carrying the client's answer to our form.
-    if (context.mcpReq.inputResponses?.[APPROVAL_INPUT] !== undefined) {
-      const answer = inputResponse(context.mcpReq.inputResponses, APPROVAL_INPUT)
-      const approved =
-        answer.kind === 'elicit' &&
-        answer.action === 'accept' &&
-        answer.content?.approve === true &&
-        this.#signed(fingerprint, context.mcpReq.requestState())
-      this.#app.logger.info('mcp approval answered by the client', { tool: request.toolName, approved })
-      return approved
-    }
+    if (context.mcpReq.inputResponses?.[APPROVAL_INPUT] !== undefined)
+      return this.#answered(fingerprint, request, context, watched)
     if (this.#elicit && supportsFormElicitation(clientCapabilities(server, context))) {
-      this.#notes.set(context, { kind: 'elicit', request, state: this.#sign(fingerprint) })
+      // The question is an approval in the database, as every other (the dashboard and `lango
+      // approvals` list it, and may answer it first): the form's answer decides it and is used once.
+      const created = await this.#app.approvals.open(
+        request,
+        { callKey: callKeyOf(fingerprint) },
+        { signal: watched },
+      )
+      // Full (too many pending), or a summary too long to ask about: denied at once.
+      if (created === undefined) return false
+      this.#app.logger.info('mcp approval asked through the client', {
+        id: created.id,
+        tool: request.toolName,
+      })
+      this.#notes.set(context, { kind: 'elicit', request, state: this.#sign(fingerprint, created.id) })
       return false
     }
-    if (this.#lifetime.signal.aborted) return false
-    return this.#pending(fingerprint, request, context, AbortSignal.any([signal, this.#lifetime.signal]))
+    return this.#pending(fingerprint, request, context, watched)
+  }
+
+  /**
+   * The client's answer to the form, with the `requestState` it was given: valid only for the call
+   * it was asked for (signed with the call's fingerprint and the approval's id), and used once
+   * within `approvals.timeout` (the approval is decided and claimed; a replay or a late answer
+   * finds it claimed or expired). The decision is recorded as any other, with the call's outcome.
+   */
+  async #answered(
+    fingerprint: string,
+    request: ApprovalRequest,
+    context: ServerContext,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const answer = inputResponse(context.mcpReq.inputResponses ?? {}, APPROVAL_INPUT)
+    const id = this.#verified(fingerprint, context.mcpReq.requestState())
+    const approve = answer.kind === 'elicit' && answer.action === 'accept' && answer.content?.approve === true
+    if (id === undefined) {
+      this.#app.logger.warn("mcp approval answer refused: its request state is not this call's", {
+        tool: request.toolName,
+      })
+      return false
+    }
+    const { approval, used } = await this.#app.approvals.answerAndUse(id, approve, {
+      decidedBy: 'mcp client form',
+      signal,
+    })
+    this.#app.logger.info('mcp approval answered by the client', {
+      id,
+      tool: request.toolName,
+      approved: used,
+      ...(approve && !used ? { status: approval.status, reason: 'already used, expired or decided' } : {}),
+    })
+    if (used) this.#notes.set(context, { kind: 'granted', approvalId: id })
+    return used
   }
 
   /**
@@ -175,15 +218,21 @@ export class McpApprovals {
     return false
   }
 
-  #sign(fingerprint: string): string {
-    return createHmac('sha256', this.#key).update(fingerprint).digest('base64url')
+  /** `requestState` of a form: the approval's id and a MAC of it with the call's fingerprint. */
+  #sign(fingerprint: string, approvalId: string): string {
+    const mac = createHmac('sha256', this.#key).update(`${approvalId}\n${fingerprint}`).digest('base64url')
+    return `${approvalId}.${mac}`
   }
 
-  #signed(fingerprint: string, state: unknown): boolean {
-    if (typeof state !== 'string') return false
-    const expected = Buffer.from(this.#sign(fingerprint))
+  /** The approval id of a `requestState` this process signed for this call; undefined otherwise. */
+  #verified(fingerprint: string, state: unknown): string | undefined {
+    if (typeof state !== 'string') return undefined
+    const dot = state.lastIndexOf('.')
+    if (dot <= 0 || dot > 200) return undefined
+    const approvalId = state.slice(0, dot)
+    const expected = Buffer.from(this.#sign(fingerprint, approvalId))
     const given = Buffer.from(state)
-    return given.length === expected.length && timingSafeEqual(given, expected)
+    return given.length === expected.length && timingSafeEqual(given, expected) ? approvalId : undefined
   }
 
   /** The result a held-back call answers with. */
