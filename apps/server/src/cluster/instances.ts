@@ -64,6 +64,8 @@ export class InstanceRegistry<DB = ClusterDatabase> {
   #timer: ReturnType<typeof setInterval> | undefined
   /** Instances already warned about for a different lease. */
   readonly #warned = new Set<string>()
+  /** Since when the heartbeat's write has failed, and the newest failure; undefined while it works. */
+  #writeFailure: { since: number; error: string; failures: number; loggedAt: number } | undefined
 
   /** Takes the host's handle as it is (any tables besides `instances`). */
   constructor(db: Kysely<DB>, options: InstanceRegistryOptions) {
@@ -103,10 +105,54 @@ export class InstanceRegistry<DB = ClusterDatabase> {
         .set({ heartbeat_at: beat })
         .where('id', '=', id)
         .execute()
-        .then(() => this.#warnOtherLeases(beat))
-        .catch((error: unknown) => this.#options.logger.warn('instance heartbeat failed', { error }))
+        .then(() => {
+          this.#wrote()
+          return this.#warnOtherLeases(beat)
+        })
+        .catch((error: unknown) => this.#failedWrite(beat, error))
     }, this.#heartbeatMs)
     this.#timer.unref()
+  }
+
+  /**
+   * Whether this server's writes to the database fail, as its last heartbeat found (a full disk,
+   * a read-only file, a database that refuses writes while it still answers reads): `/healthz`
+   * answers 503 while they do. Undefined while the last heartbeat was written.
+   */
+  writeFailure(): { readonly since: number; readonly error: string } | undefined {
+    const failure = this.#writeFailure
+    return failure === undefined ? undefined : { since: failure.since, error: failure.error }
+  }
+
+  /** A heartbeat written: the database takes writes again (said once, after a failure). */
+  #wrote(): void {
+    const failure = this.#writeFailure
+    if (failure === undefined) return
+    this.#writeFailure = undefined
+    this.#options.logger.info('instance heartbeat written again: the database takes writes', {
+      failedForMs: this.#now() - failure.since,
+      failures: failure.failures,
+    })
+  }
+
+  /** A heartbeat not written: logged at once, then once a minute with how many failed since. */
+  #failedWrite(now: number, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error)
+    const failure = this.#writeFailure
+    if (failure === undefined) {
+      this.#writeFailure = { since: now, error: message, failures: 1, loggedAt: now }
+      this.#options.logger.warn('instance heartbeat failed', { error })
+      return
+    }
+    failure.error = message
+    failure.failures++
+    if (now - failure.loggedAt < 60_000) return
+    failure.loggedAt = now
+    this.#options.logger.warn('instance heartbeat still failing', {
+      error,
+      failures: failure.failures,
+      sinceMs: now - failure.since,
+    })
   }
 
   /**

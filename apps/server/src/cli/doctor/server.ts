@@ -70,6 +70,13 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
         message: `not running at ${client.baseUrl}`,
         fix: 'start it with `lango serve`',
       }
+    if (ApiError.is(error) && error.status === 503 && error.code === 'SERVER_DATABASE_UNAVAILABLE')
+      return {
+        name: 'server',
+        status: 'fail',
+        message: `answers at ${client.baseUrl} but ${error.message}`,
+        fix: "free space on the database's disk (or make its file writable, or bring PostgreSQL back); the server's log names the error, and the server resumes by itself once writes work",
+      }
     if (ApiError.is(error) && error.status === 503)
       return {
         name: 'server',

@@ -97,6 +97,21 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
       logger.warn('health check: the database does not answer', { error })
       return c.json({ status: 'unavailable', database: 'unavailable', ...base }, 503)
     }
+    // Reads answer, writes fail (a full disk, a read-only file): as good as down for a scheduler.
+    const unwritable = app.instances.writeFailure()
+    if (unwritable !== undefined) {
+      const message = `the database refuses writes since ${new Date(unwritable.since).toISOString()}: ${unwritable.error}`
+      return c.json(
+        {
+          status: 'unavailable',
+          database: 'unwritable',
+          database_kind: config.database.kind,
+          ...base,
+          error: { code: 'SERVER_DATABASE_UNAVAILABLE', message },
+        },
+        503,
+      )
+    }
     if (base.scheduler_tick.stale) {
       // Once per stale spell, not once per probe.
       if (!staleLogged) logger.warn('health check: the scheduler is stale', { ...base.scheduler_tick })
