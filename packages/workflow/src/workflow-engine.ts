@@ -363,7 +363,7 @@ export class WorkflowEngine {
     }
     const { definition } = loaded
     const creator = checkedCreator(options?.creator) ?? null
-    this.#admit(loaded, options?.nesting ?? 0)
+    this.#admit(loaded, await this.#nestingOf(options?.nesting, options?.originSession, options?.signal))
     const runId = this.#options.idGenerator()
     const startedAt = this.#now()
     const leaseExpiresAt = startedAt + this.#options.leaseMs
@@ -622,7 +622,14 @@ export class WorkflowEngine {
     const loaded = plan.workflow
     const graph = validatedGraph(loaded) as StepGraph
     const creator = checkedCreator(options?.creator) ?? original.creator ?? null
-    this.#admit(loaded, options?.nesting ?? 0)
+    this.#admit(
+      loaded,
+      await this.#nestingOf(
+        options?.nesting,
+        options?.originSession ?? original.originSession ?? undefined,
+        signal,
+      ),
+    )
     const newId = this.#options.idGenerator()
     const startedAt = this.#now()
     const leaseExpiresAt = startedAt + this.#options.leaseMs
@@ -677,6 +684,32 @@ export class WorkflowEngine {
       false,
     )
     return { runId: newId, workflowName: loaded.definition.name, plan }
+  }
+
+  /**
+   * How deep a start is: the caller's `nesting`, or, when it is started from a step of a run of
+   * this engine's store (an agent step's session, `workflow:<name>:<run id>:<step>`), the number of
+   * runs above it, read from the store (each run's own `originSession`), whichever is deeper. A
+   * caller that counts from its session alone sees one level (an outside probe's workflow started
+   * itself 775 times: each start counted 1); the chain of runs is the store's. Read at most
+   * `maxNesting` + 1 levels up.
+   */
+  async #nestingOf(
+    given: number | undefined,
+    originSession: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    let depth = 0
+    let session = originSession
+    while (session !== undefined && depth <= this.#options.maxNesting) {
+      const runId = runIdOfStepSession(session)
+      if (runId === undefined) break
+      const parent = await this.#options.store.getRun(runId, signal === undefined ? undefined : { signal })
+      if (parent === undefined) break
+      depth++
+      session = parent.originSession ?? undefined
+    }
+    return Math.max(given ?? 0, depth)
   }
 
   /** Throws unless a run of `loaded` may start now: nesting, runners, concurrency caps. */
@@ -1075,4 +1108,15 @@ function leaseLost(runId: string, leaseVersion: number): WorkflowError {
 
 function notFound(runId: string): WorkflowError {
   return new WorkflowError('WORKFLOW_RUN_NOT_FOUND', 'No workflow run with this id', { data: { runId } })
+}
+
+/**
+ * The run id of a step's session key (`workflow:<workflow name>:<run id>:<step id>`, as a run hands
+ * its prompt steps: run-execution.ts); undefined for any other session. The workflow's name may hold
+ * colons, a run id and a step id do not.
+ */
+function runIdOfStepSession(session: string): string | undefined {
+  if (!session.startsWith('workflow:')) return undefined
+  const parts = session.split(':')
+  return parts.length >= 4 ? parts.at(-2) : undefined
 }

@@ -9,6 +9,7 @@ import type { AgentRunner, AgentRunResult, ShellRunner, ShellRunRequest } from '
 import { quoteShellWord, UNTRUSTED_DATA_NOTICE } from '../src/template.js'
 import { ChildProcessShellRunner } from '../src/testing/child-process-shell-runner.js'
 import { RecordingAgentRunner, RecordingChannelSender } from '../src/testing/recording.js'
+import type { WorkflowEngine } from '../src/workflow-engine.js'
 import { createHarness, type Harness, nextEvent, stepStatuses } from './__fixtures__/harness.js'
 
 let harness: Harness | undefined
@@ -570,6 +571,35 @@ describe('WorkflowEngine: API contract', () => {
       code: 'WORKFLOW_NESTING_TOO_DEEP',
     })
     expect((await h.store.listRuns()).map((run) => run.id)).toEqual([runId])
+  })
+
+  // An outside probe: an agent step that starts its own workflow again, as the workflow_run tool
+  // does from a step's session (nesting counted 1 from the session alone), ran 775 times.
+  it('counts nesting through the chain of runs a start comes from, so a workflow cannot start itself without end', async () => {
+    const yaml = 'name: recur\nsteps: [{ id: a, prompt: again }]\n'
+    const answers: string[] = []
+    let engine: WorkflowEngine | undefined
+    const agentRunner: AgentRunner = {
+      async run(request) {
+        const started = await (engine as WorkflowEngine)
+          .startRun(yaml, { originSession: request.sessionKey, nesting: 1 })
+          .then(
+            ({ runId }) => `started ${runId}`,
+            (error: unknown) => (WorkflowError.is(error) ? error.code : String(error)),
+          )
+        answers.push(started)
+        return { text: started }
+      },
+    }
+    const h = await setup({ agentRunner })
+    engine = h.engine
+    const { runId } = await h.engine.startRun(yaml)
+    await waitFor(() => answers.includes('WORKFLOW_NESTING_TOO_DEEP'), { what: 'the refused start' })
+    // The first run and two nested ones (maxNesting 2); the third start from inside is refused.
+    expect(answers.filter((answer) => answer.startsWith('started'))).toHaveLength(2)
+    await waitFor(async () => (await h.store.listRuns()).every((run) => run.status !== 'running'))
+    expect(await h.store.listRuns()).toHaveLength(3)
+    expect((await h.engine.getRun(runId))?.status).toBe('completed')
   })
 
   it('refuses to run before start() and after stop()', async () => {
