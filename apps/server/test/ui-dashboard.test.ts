@@ -411,7 +411,10 @@ describe.skipIf(chromiumMissing !== undefined)(
           await summary.waitFor()
           expect(await summary.textContent()).toContain('ui-remove-me')
           expect(await summary.textContent()).toContain(id)
-          await card.getByRole('button', { name: 'Approve' }).focus()
+          // A new card's buttons take activation a moment after it is drawn (nothing slides under a click).
+          const approve = card.getByRole('button', { name: 'Approve' })
+          await until(async () => ((await approve.isEnabled()) ? true : undefined))
+          await approve.focus()
           await page.keyboard.press('Enter')
           await until(async () =>
             (await server.request(`/api/cron/jobs/${id}`)).status === 404 ? true : undefined,

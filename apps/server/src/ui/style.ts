@@ -47,6 +47,7 @@ h2 { font-size: 1.15rem; margin: 1.5rem 0 0.5rem; }
 button { font: inherit; min-height: 2.5rem; padding: 0.35rem 0.9rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); cursor: pointer; }
 button:hover { border-color: var(--accent); }
 button:disabled { opacity: 0.6; cursor: progress; }
+button[aria-disabled="true"] { opacity: 0.6; cursor: not-allowed; }
 button.approve { background: var(--good-bg); color: var(--good-fg); }
 button.deny { background: var(--bad-bg); color: var(--bad-fg); }
 code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 0.9em; }

@@ -20,6 +20,8 @@
  * @property {number} [pollMs] Read the page again this often while it is open (no event tells of changes).
  * @property {(route: Route) => Promise<any>} load
  * @property {(data: any, route: Route, page: PageContext) => Node} render
+ * @property {() => void} [drawn] Called each time what `render` returned is in place on the page,
+ *   in the same task (no input event reaches the page in between): to measure what was drawn.
  * @property {(type: string, data: any, route: Route, page: PageContext) => boolean} [onEvent]
  *   Handles a live event in place (one row); false: read the whole page again as for other views.
  * @property {boolean} [drawOnce] A form: drawn once per visit, never read again while it is open
@@ -155,7 +157,7 @@ async function refresh() {
       } else readWithoutStream = reads
     }
     route.data = data
-    render(VIEWS[route.view].render(data, route, PAGE))
+    draw(route, data)
     if (route.focusKey) {
       const target = /** @type {HTMLElement | null} */ (
         main.querySelector(`[data-key="${CSS.escape(route.focusKey)}"]`)
@@ -188,7 +190,14 @@ async function refresh() {
 /** Draws the open view again from the data it last loaded (a local change such as a selected step). */
 function rerender() {
   const route = currentRoute
-  if (route !== null && route.data !== undefined) render(VIEWS[route.view].render(route.data, route, PAGE))
+  if (route !== null && route.data !== undefined) draw(route, route.data)
+}
+
+/** Draws the route's view from `data`, then tells the view it is in place. */
+function draw(route, data) {
+  const view = VIEWS[route.view]
+  render(view.render(data, route, PAGE))
+  if (view.drawn) view.drawn()
 }
 
 /**

@@ -1,13 +1,144 @@
 // @ts-check
 import { api, post } from './api.js'
-import { badge, h, heading, headline, oneLine, time } from './dom.js'
+import { announce, badge, h, heading, headline, oneLine, time } from './dom.js'
 
 /** @import { View, PageContext } from './app.js' */
 
-/** Approvals: what waits for a decision, with Approve and Deny, and below it what was decided. */
+/**
+ * Approvals: what waits for a decision, with Approve and Deny, and below it what was decided.
+ *
+ * The page never asks a person to approve what they cannot see. A redraw keeps the focus, but not
+ * the pointer: a click aimed at one approval's button must not land on another's that slid under
+ * it. So pending approvals are listed oldest first (a new one is added at the end, moving nothing),
+ * and whenever the decision buttons move on the page (a card added, removed or moved, anything
+ * above them growing), they all ignore activation for {@link SETTLE_MS}, shown as disabled.
+ */
 
 /** Decided approvals per page of the history. */
 const HISTORY_PAGE = 25
+
+/** How long (ms) the decision buttons ignore activation after they moved: about the time to see it. */
+const SETTLE_MS = 1000
+
+/** Where the decision buttons were last seen: `<data-key>@<x>,<y>` each, page coordinates. */
+let layout = ''
+/** The timer that ends the settling, or 0 when the buttons take activation. */
+let settleTimer = 0
+/** Whether the page's pointer and size watchers are installed (once, on the first draw). */
+let watching = false
+
+/** @returns {HTMLButtonElement[]} */
+function decisionButtons() {
+  return [...document.querySelectorAll('button[data-decision]')].map(
+    (button) => /** @type {HTMLButtonElement} */ (button),
+  )
+}
+
+/**
+ * Marks the buttons settling (ignoring activation) or not. `aria-disabled`, not `disabled`: a
+ * disabled button loses the keyboard focus, and a keyboard user's place must survive a redraw.
+ * @param {HTMLButtonElement[]} buttons
+ * @param {boolean} settling
+ */
+function markSettling(buttons, settling) {
+  for (const button of buttons) {
+    if (settling) button.setAttribute('aria-disabled', 'true')
+    else button.removeAttribute('aria-disabled')
+  }
+}
+
+/**
+ * Compares where the decision buttons are with where they were last seen; when any of them moved,
+ * appeared or went, every one of them settles for {@link SETTLE_MS} (again, when already settling).
+ * Runs after each draw (`drawn`: before any input can reach the new buttons), when the page
+ * changes size, and on every pointerdown (what moved since is caught before the click it starts).
+ */
+function checkLayout() {
+  const buttons = decisionButtons()
+  const seen = buttons
+    .map((button) => {
+      const box = button.getBoundingClientRect()
+      return `${button.dataset.key}@${Math.round(box.left + scrollX)},${Math.round(box.top + scrollY)}`
+    })
+    .join(' ')
+  if (seen === layout) return
+  layout = seen
+  if (buttons.length === 0) return
+  clearTimeout(settleTimer)
+  markSettling(buttons, true)
+  settleTimer = setTimeout(() => {
+    settleTimer = 0
+    markSettling(decisionButtons(), false)
+  }, SETTLE_MS)
+}
+
+/** Installs the watchers of {@link checkLayout}, once. */
+function watchLayout() {
+  if (watching) return
+  watching = true
+  document.addEventListener('pointerdown', checkLayout, true)
+  new ResizeObserver(checkLayout).observe(document.body)
+}
+
+/**
+ * What became of a decision, for the announcement: the approval as the server answered it, which
+ * may have expired, or been decided by someone else, before this answer arrived.
+ */
+function decided(approval, approve, answer) {
+  const wanted = approve ? 'approved' : 'denied'
+  const what = headline(approval.summary)
+  const status = answer && typeof answer.status === 'string' ? answer.status : 'unknown'
+  if (status === wanted) return `${approve ? 'Approved' : 'Denied'}: ${what}`
+  const why =
+    status === 'expired'
+      ? 'it had already expired'
+      : status === 'cancelled'
+        ? 'it had already been cancelled'
+        : status === 'pending'
+          ? 'it is still pending'
+          : `it was already decided: ${status.replace(/_/g, ' ')}`
+  return `Not ${wanted}: ${what} (${why})`
+}
+
+/**
+ * A decision button's action: ignored while the buttons settle (announced, so that a person who
+ * clicked knows why nothing happened), else the answer sent and what became of it announced.
+ * @param {PageContext} page
+ */
+function decide(event, approval, approve, page) {
+  const button = /** @type {HTMLButtonElement} */ (event.currentTarget)
+  checkLayout()
+  if (settleTimer !== 0) {
+    announce('Not decided: the list of approvals just changed. Check the request, then try again.')
+    return
+  }
+  page.act(
+    button,
+    () =>
+      post(`/api/approvals/${encodeURIComponent(approval.id)}`, { decision: approve ? 'approve' : 'deny' }),
+    (answer) => decided(approval, approve, answer),
+  )
+}
+
+/**
+ * An Approve or Deny button, settling as the others are when drawn while they settle.
+ * @param {PageContext} page
+ */
+function decisionButton(approval, approve, page) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      className: approve ? 'approve' : 'deny',
+      'data-key': `${approve ? 'approve' : 'deny'}:${approval.id}`,
+      'data-decision': approve ? 'approve' : 'deny',
+      'aria-describedby': `summary-${approval.id}`,
+      'aria-disabled': settleTimer !== 0 ? 'true' : undefined,
+      onclick: (event) => decide(event, approval, approve, page),
+    },
+    approve ? 'Approve' : 'Deny',
+  )
+}
 
 /** Who decided, in words: the deciding process (or the caller's label); an expiry has nobody. */
 function decider(approval) {
@@ -116,6 +247,8 @@ function history(data) {
 export const approvals = {
   title: 'Approvals',
   async load(route) {
+    // A visit's first draw counts as a move: nothing was seen of it yet.
+    if (route.data === undefined) layout = ''
     // Read again (an event), the history keeps as many rows as were shown, up to the API's 200.
     const shown = route.data?.history?.length || 0
     const limit = Math.min(200, Math.max(HISTORY_PAGE, shown))
@@ -129,8 +262,13 @@ export const approvals = {
       historyNext: decided.next_cursor || null,
     }
   },
+  drawn() {
+    watchLayout()
+    checkLayout()
+  },
   render(data, _route, page) {
-    const approvals = data.approvals || []
+    // Oldest first (the API lists newest first): a new request goes at the end, moving nothing.
+    const approvals = [...(data.approvals || [])].reverse()
     return h(
       'section',
       {},
@@ -159,42 +297,8 @@ export const approvals = {
                 h(
                   'div',
                   { className: 'actions' },
-                  h(
-                    'button',
-                    {
-                      type: 'button',
-                      className: 'approve',
-                      'data-key': `approve:${approval.id}`,
-                      'aria-describedby': `summary-${approval.id}`,
-                      onclick: (event) =>
-                        page.act(
-                          event.currentTarget,
-                          () =>
-                            post(`/api/approvals/${encodeURIComponent(approval.id)}`, {
-                              decision: 'approve',
-                            }),
-                          (answer) => `Approved: ${headline(approval.summary)} (${answer.status})`,
-                        ),
-                    },
-                    'Approve',
-                  ),
-                  h(
-                    'button',
-                    {
-                      type: 'button',
-                      className: 'deny',
-                      'data-key': `deny:${approval.id}`,
-                      'aria-describedby': `summary-${approval.id}`,
-                      onclick: (event) =>
-                        page.act(
-                          event.currentTarget,
-                          () =>
-                            post(`/api/approvals/${encodeURIComponent(approval.id)}`, { decision: 'deny' }),
-                          (answer) => `Denied: ${headline(approval.summary)} (${answer.status})`,
-                        ),
-                    },
-                    'Deny',
-                  ),
+                  decisionButton(approval, true, page),
+                  decisionButton(approval, false, page),
                 ),
               ),
             ),
