@@ -34,6 +34,8 @@ export const SERVER_EVENTS = {
   'workflow.run.end': ['run_id', 'workflow', 'status', 'error'],
   'workflow.step.start': ['run_id', 'step_id', 'attempt'],
   'workflow.step.end': ['run_id', 'step_id', 'status', 'error'],
+  // A run's result (`step_id` null) or a step's did not reach a target: not retried.
+  'workflow.delivery.failed': ['run_id', 'workflow', 'step_id', 'target', 'error'],
   'background.task.submit': ['task_id', 'status'],
   'background.task.start': ['task_id', 'status'],
   'background.task.end': ['task_id', 'status'],

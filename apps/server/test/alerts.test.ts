@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { ServerConfig } from '../src/config/types.js'
 import { silentLogger } from '../src/logger.js'
 import { type RunningServer, serve } from '../src/serve.js'
-import { testConfig, until } from './fixtures/http-server.js'
+import { openEvents, testConfig, until } from './fixtures/http-server.js'
 import { startLangoServe } from './fixtures/lango-serve.js'
 import { postgresDatabase } from './fixtures/postgres-database.js'
 
@@ -27,21 +27,28 @@ afterEach(async () => {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
 
+/** What {@link operatorWebhook} refuses: with `status`, the bodies `when` matches (every one without it). */
+interface Refusal {
+  status?: number
+  when?: (body: Json) => boolean
+}
+
 /** The operator's webhook: every POST's JSON body. `failWith` makes it answer that status instead. */
-async function operatorWebhook(): Promise<{ url: string; bodies: Json[]; failWith: { status?: number } }> {
+async function operatorWebhook(): Promise<{ url: string; bodies: Json[]; failWith: Refusal }> {
   const bodies: Json[] = []
-  const failWith: { status?: number } = {}
+  const failWith: Refusal = {}
   const server: Server = createServer((request, response) => {
     let text = ''
     request.on('data', (chunk) => {
       text += chunk
     })
     request.on('end', () => {
-      if (failWith.status !== undefined) {
+      const body = JSON.parse(text) as Json
+      if (failWith.status !== undefined && (failWith.when?.(body) ?? true)) {
         response.writeHead(failWith.status).end('refused')
         return
       }
-      bodies.push(JSON.parse(text) as Json)
+      bodies.push(body)
       response.writeHead(204).end()
     })
   })
@@ -390,5 +397,47 @@ describe('the watchdog and alerts.deliver_to', () => {
     expect(text).not.toContain('echo report')
     const run = await server.app.cron.getRun(triggered.runId as string)
     expect(run.status).toBe('completed')
+  })
+
+  it("a workflow's result the receiver refuses (500) is a delivery_failed alert and a workflow.delivery.failed event", async () => {
+    const webhook = await operatorWebhook()
+    // The workflow's result and the alerts go to the same webhook: it refuses only the result.
+    webhook.failWith.status = 500
+    webhook.failWith.when = (body) => String(body.text).startsWith('[Workflow]')
+    const server = await startServer(webhook.url)
+    const events = await openEvents(server.url)
+    cleanups.push(async () => events.close())
+    const response = await fetch(`${server.url}/api/workflows/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        yaml_content:
+          'name: nightly\ndeliver_to: [webhook]\nsteps:\n  - { id: a, run: "echo the-result-text" }\n',
+        wait_seconds: 30,
+      }),
+    })
+    expect(response.status).toBe(200)
+    const run = (await response.json()) as Json
+    expect(run.status).toBe('completed')
+
+    const failed = await events.next('workflow.delivery.failed', undefined, 30_000)
+    expect(failed.data).toEqual({
+      run_id: run.run_id,
+      workflow: 'nightly',
+      step_id: null,
+      target: 'webhook',
+      error: expect.stringContaining('500'),
+    })
+    const text = await until(
+      async () =>
+        webhook.bodies.map((body) => String(body.text)).find((t) => t.includes('Deliveries failed:')),
+      60_000,
+    )
+    expect(text).toMatch(
+      new RegExp(`workflow nightly: the result of run ${run.run_id} did not reach webhook \\(.*500.*\\)`),
+    )
+    expect(text).not.toContain('the-result-text')
+    const status = (await (await fetch(`${server.url}/api/alerts`)).json()) as Json
+    expect(status.raised).toBe(1)
   })
 })

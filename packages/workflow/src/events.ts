@@ -26,9 +26,10 @@ export interface WorkflowEvents {
   }
   /** Something went wrong outside a step (a store write, a lost lease); the engine keeps running. */
   'run:error': { readonly runId?: string; readonly error: Error }
-  /** A delivery failed; statuses are unaffected. */
+  /** A delivery failed (it is not retried); statuses are unaffected. */
   'delivery:error': {
     readonly runId: string
+    readonly workflowName: string
     readonly stepId?: string
     readonly target: string
     readonly error: Error

@@ -799,6 +799,7 @@ export class RunExecution {
           logger.warn('workflow delivery failed', { runId: this.runId, stepId, target })
           emitter.emit('delivery:error', {
             runId: this.runId,
+            workflowName: this.workflowName,
             ...(stepId === undefined ? {} : { stepId }),
             target,
             error,

@@ -1,4 +1,5 @@
 import type { CronService } from '@lango/cron'
+import type { WorkflowEngine } from '@lango/workflow'
 import type { UsageRecord } from '../agent/index.js'
 import type { SingletonDuties } from '../cluster/leases.js'
 import { formatDuration } from '../config/rules.js'
@@ -8,6 +9,7 @@ import type { Alert, Alerts } from './alerts.js'
 /** What raises alerts: the parts {@link watchForAlerts} listens to. */
 interface AlertSources {
   readonly cron: CronService
+  readonly engine: Pick<WorkflowEngine, 'on'>
   readonly duties: SingletonDuties
 }
 
@@ -15,11 +17,12 @@ interface AlertSources {
  * Raises an alert for each thing an operator must hear about: the cron scheduler stalled (its
  * watchdog saw its timers more than a lease late), an occurrence missed (recorded `skipped` with a
  * `missed …` reason), a job paused by the scheduler (consecutive failures), a delivery that failed
- * for good (after its last retry, or at once when the channel refused it), a lease this server held
- * lost. Returns the function that stops listening.
+ * for good (after its last retry, or at once when the channel refused it; a workflow's, run or step
+ * result, at its one attempt), a lease this server held lost. Returns the function that stops
+ * listening.
  */
 export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => void {
-  const { cron, duties } = sources
+  const { cron, engine, duties } = sources
   const stops = [
     cron.on('scheduler:stall', (stall) => {
       const cause = {
@@ -49,6 +52,19 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
         text: `job ${delivery.job.name}: the result of run ${delivery.run.id} did not reach ${delivery.target} after ${delivery.attempt} ${delivery.attempt === 1 ? 'attempt' : 'attempts'} (${delivery.error ?? 'failed'}); it is in the run's history`,
       })
     }),
+    // A workflow's delivery is not retried: each failure is final. Keyed like a job's, by workflow
+    // and target, so one workflow failing every run is one line with a count.
+    engine.on('delivery:error', (delivery) => {
+      const what =
+        delivery.stepId === undefined
+          ? `the result of run ${delivery.runId}`
+          : `the result of step ${delivery.stepId} of run ${delivery.runId}`
+      alerts.raise({
+        kind: 'delivery_failed',
+        key: `workflow\u0000${delivery.workflowName}\u0000${delivery.target}`,
+        text: `workflow ${delivery.workflowName}: ${what} did not reach ${delivery.target} (${workflowDeliveryReason(delivery.error)}); it is in the run's record (workflow_status)`,
+      })
+    }),
     cron.on('job:pause', ({ job, reason }) => {
       alerts.raise({
         kind: 'job_paused',
@@ -73,6 +89,14 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
   return () => {
     for (const stop of stops) stop()
   }
+}
+
+/**
+ * Why a workflow's delivery failed, in one line: the channel's reason (the engine wraps what the
+ * channel threw as its cause), or the engine's own (a timeout). Never the text that was sent.
+ */
+export function workflowDeliveryReason(error: Error): string {
+  return error.cause instanceof Error && error.cause.message !== '' ? error.cause.message : error.message
 }
 
 function iso(ms: number): string {

@@ -175,7 +175,7 @@ export async function createApp(
       logger,
       ...(metrics === undefined ? {} : metrics.alertHooks),
     })
-    const stopAlerts = watchForAlerts(alerts, { cron, duties })
+    const stopAlerts = watchForAlerts(alerts, { cron, engine, duties })
     tracing.observe({ cron, engine })
     metrics?.observe({
       cron,

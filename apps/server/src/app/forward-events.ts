@@ -1,6 +1,7 @@
 import type { BackgroundManager } from '@lango/background'
 import type { CronService } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
+import { workflowDeliveryReason } from '../alerts/sources.js'
 import type { EventHub } from '../events.js'
 
 /** Publishes the packages' state changes on the hub (`GET /api/events`). */
@@ -63,6 +64,15 @@ export function forwardEvents(
       step_id: e.stepId,
       status: e.status,
       error: e.error,
+    }),
+  )
+  engine.on('delivery:error', (e) =>
+    events.emit('workflow.delivery.failed', {
+      run_id: e.runId,
+      workflow: e.workflowName,
+      step_id: e.stepId ?? null,
+      target: e.target,
+      error: workflowDeliveryReason(e.error),
     }),
   )
   for (const [name, type] of [
