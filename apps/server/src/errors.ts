@@ -23,7 +23,11 @@ export const SERVER_ERROR_CODES = {
   SERVER_UNSAFE_BIND: 500,
   /** The address is taken or cannot be bound. */
   SERVER_LISTEN_FAILED: 500,
-  /** A saved workflow's schedule could not be registered with cron. */
+  /**
+   * A saved workflow's schedule (or a webhook trigger) could not be registered with cron: its job
+   * name too long, taken by a job the server did not make, or refused by cron. `workflow_save`
+   * refuses such a workflow before writing it (the `reason` of its `TOOL_FAILED`, 422).
+   */
   SERVER_SCHEDULE_FAILED: 500,
   /** No pending approval has that id (never existed, answered or expired). */
   SERVER_APPROVAL_NOT_FOUND: 404,

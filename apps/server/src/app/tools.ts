@@ -13,7 +13,9 @@ import {
 } from '@lango/tools'
 import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import type { ServerConfig } from '../config/types.js'
+import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
+import { scheduleProblems } from '../scheduled-workflows/sync.js'
 import type { UsageLedger } from '../usage/usage-ledger.js'
 import { createSecretsTools } from '../vault/secrets-tool.js'
 import { automationOf } from './automation.js'
@@ -42,11 +44,28 @@ export interface ToolServices {
  */
 export function createTools(config: ServerConfig, services: ToolServices, logger: Logger): AnyTool[] {
   const { exec, cron, background, engine, directory } = services
-  // workflow_save re-registers the saved workflow's schedule at once.
+  // workflow_save re-registers the saved workflow's schedule at once. A workflow whose schedule or
+  // webhook triggers cron could not register (a name too long for a job, a job of that name that is
+  // not the server's, a schedule cron refuses) is refused before anything is written: answering
+  // `saved` for a workflow that never runs, or whose old schedule keeps firing, would hide it.
   const savingDirectory = {
     read: directory.read.bind(directory),
     list: directory.list.bind(directory),
     async save(...args: Parameters<WorkflowDirectory['save']>) {
+      const [name, source] = args
+      let workflow: ReturnType<WorkflowEngine['load']> | undefined
+      try {
+        workflow = engine.load(source)
+      } catch {
+        // Invalid: directory.save refuses it with every issue.
+      }
+      const problems = workflow === undefined ? [] : await scheduleProblems(cron, name, workflow)
+      if (problems.length > 0)
+        throw new ServerError(
+          'SERVER_SCHEDULE_FAILED',
+          `The workflow ${name} was not saved: cron cannot register what starts it (${problems.join('; ')}).`,
+          { data: { workflow: name, problems } },
+        )
       const saved = await directory.save(...args)
       await services
         .syncSchedules()

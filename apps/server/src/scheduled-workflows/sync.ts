@@ -1,11 +1,12 @@
-import type { CronService } from '@lango/cron'
-import type { WorkflowDirectory } from '@lango/workflow'
+import type { CronJobInput, CronService } from '@lango/cron'
+import type { LoadedWorkflow, WorkflowDirectory } from '@lango/workflow'
 import type { EventHub } from '../events.js'
 import type { Logger } from '../logger.js'
 import {
   cronJobNameFor,
   placeholderCommand,
   scheduledWorkflowJobs,
+  scheduledWorkflowOf,
   WORKFLOW_SCHEDULER,
   workflowDigest,
 } from './jobs.js'
@@ -31,6 +32,97 @@ interface SyncOptions {
 }
 
 /**
+ * The cron jobs a saved workflow wants: one for its `schedule`, one per webhook trigger, each by
+ * its job name (undefined when that name would be too long for cron).
+ */
+function wantedJobsOf(name: string, workflow: LoadedWorkflow): [string | undefined, WantedJob][] {
+  const { schedule, triggers, timezone, deliverTo } = workflow.definition
+  const common = {
+    workflow: name,
+    digest: workflowDigest(workflow.source),
+    ...(timezone === undefined ? {} : { timezone }),
+    ...(deliverTo === undefined ? {} : { deliverTo }),
+  }
+  return [
+    ...(schedule === undefined
+      ? []
+      : [
+          [cronJobNameFor(name), { ...common, scheduleType: 'cron', schedule }] as [
+            string | undefined,
+            WantedJob,
+          ],
+        ]),
+    ...(triggers ?? []).map(
+      (trigger) =>
+        [
+          cronJobNameFor(name, trigger.webhook),
+          { ...common, scheduleType: 'webhook', schedule: trigger.webhook },
+        ] as [string | undefined, WantedJob],
+    ),
+  ]
+}
+
+/** The cron job of a {@link WantedJob}, as the server creates it (or updates its own). */
+function jobInputOf(jobName: string, want: WantedJob): CronJobInput {
+  return {
+    name: jobName,
+    kind: 'shell',
+    scheduleType: want.scheduleType,
+    schedule: want.schedule,
+    ...(want.timezone === undefined ? {} : { timezone: want.timezone }),
+    command: placeholderCommand(want.workflow, want.digest),
+    deliverTo: [...(want.deliverTo ?? [])],
+    createdBy: WORKFLOW_SCHEDULER,
+    // A workflow bounds its own run (run timeout); the job's timeout is the cron maximum.
+    timeout: '2h',
+  }
+}
+
+/** Why the job a cron job name stands for is another's: it was not made by the server for a workflow. */
+function notOurs(jobName: string): string {
+  return `a cron job named ${jobName} that the server did not create for this workflow exists (a user's or an agent's): it is left alone; rename or remove that job, or save the workflow under another name`
+}
+
+/**
+ * Why the schedule and webhook triggers of the saved workflow `name` (as it would be saved) could
+ * not all be registered with cron, one line each; empty when they can. Checked the way the sync
+ * would register them, writing nothing: each job name fits cron's, is free or the server's own for
+ * this workflow, and cron accepts the job (`CronService.preview`: the schedule, `cron.min_interval`,
+ * the caps on jobs). `workflow_save` refuses a workflow with any (nothing is written, the old file
+ * and its schedule stay).
+ */
+export async function scheduleProblems(
+  cron: CronService,
+  name: string,
+  workflow: LoadedWorkflow,
+): Promise<string[]> {
+  const problems: string[] = []
+  for (const [jobName, want] of wantedJobsOf(name, workflow)) {
+    const what = want.scheduleType === 'webhook' ? `webhook trigger ${want.schedule}` : 'schedule'
+    if (jobName === undefined) {
+      problems.push(
+        `${what}: its cron job name (workflow.${name}${want.scheduleType === 'webhook' ? `.${want.schedule}` : ''}) would be longer than 64 characters; use a shorter workflow name`,
+      )
+      continue
+    }
+    const holder = await cron.get(jobName).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code === 'CRON_JOB_NOT_FOUND') return undefined
+      throw error
+    })
+    if (holder?.name === jobName && scheduledWorkflowOf(holder) !== name) {
+      problems.push(`${what}: ${notOurs(jobName)}`)
+      continue
+    }
+    try {
+      await cron.preview(jobInputOf(jobName, want), { count: 1 })
+    } catch (error) {
+      problems.push(`${what}: cron refuses it: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  return problems
+}
+
+/**
  * Keeps cron in step with the saved workflows: each `*.flow.yaml` with a `schedule` has one cron
  * job `workflow.<name>`, and each of its `triggers: [{ webhook: <hook> }]` one `webhook` job
  * `workflow.<name>.<hook>` (created, or updated when its schedule, zone or targets changed); the
@@ -38,7 +130,9 @@ interface SyncOptions {
  * jobs go to the workflow engine (./dispatch.ts), so they show in cron history and workflow runs
  * both. Each job pins the digest of its file's text as this sync read it: a run of a file that has
  * changed since fails (the file is scheduled again by a save or the next start). A file that does
- * not load is logged and left alone (its jobs, if any, stay).
+ * not load is logged and left alone (its jobs, if any, stay). Only jobs the server made for
+ * workflows are updated or removed: a job of the same name made by anyone else (a user's shell job
+ * `workflow.<name>`) is never overwritten; the workflow is then not scheduled, and the clash logged.
  */
 async function syncScheduledWorkflows(
   cron: CronService,
@@ -52,31 +146,7 @@ async function syncScheduledWorkflows(
   for (const name of present) {
     try {
       const { workflow } = await directory.read(name)
-      const { schedule, triggers, timezone, deliverTo } = workflow.definition
-      const common = {
-        workflow: name,
-        digest: workflowDigest(workflow.source),
-        ...(timezone === undefined ? {} : { timezone }),
-        ...(deliverTo === undefined ? {} : { deliverTo }),
-      }
-      const jobs: [string | undefined, WantedJob][] = [
-        ...(schedule === undefined
-          ? []
-          : [
-              [cronJobNameFor(name), { ...common, scheduleType: 'cron', schedule }] as [
-                string | undefined,
-                WantedJob,
-              ],
-            ]),
-        ...(triggers ?? []).map(
-          (trigger) =>
-            [
-              cronJobNameFor(name, trigger.webhook),
-              { ...common, scheduleType: 'webhook', schedule: trigger.webhook },
-            ] as [string | undefined, WantedJob],
-        ),
-      ]
-      for (const [jobName, job] of jobs) {
+      for (const [jobName, job] of wantedJobsOf(name, workflow)) {
         if (jobName === undefined) {
           logger.warn('saved workflow not scheduled: its name is too long for a cron job', {
             workflow: name,
@@ -122,21 +192,19 @@ async function syncScheduledWorkflows(
       JSON.stringify(job.deliverTo) === JSON.stringify(want.deliverTo ?? [])
     if (same) continue
     try {
-      await cron.add({
-        name: jobName,
-        kind: 'shell',
-        scheduleType: want.scheduleType,
-        schedule: want.schedule,
-        ...(want.timezone === undefined ? {} : { timezone: want.timezone }),
-        command: placeholderCommand(want.workflow, want.digest),
-        deliverTo: [...(want.deliverTo ?? [])],
-        createdBy: WORKFLOW_SCHEDULER,
-        // A workflow bounds its own run (run timeout); the job's timeout is the cron maximum.
-        timeout: '2h',
-      })
+      // Only the server's own job is updated; any other is created, never taken over by name.
+      const input = jobInputOf(jobName, want)
+      if (job === undefined) await cron.create(input)
+      else await cron.update(job.id, input)
       registered.add(want.workflow)
     } catch (error) {
-      logger.warn('saved workflow schedule rejected by cron', { workflow: want.workflow, error })
+      if (job === undefined && (error as { code?: unknown }).code === 'CRON_DUPLICATE_NAME')
+        logger.warn('saved workflow not scheduled: its cron job name is taken by a job it did not make', {
+          workflow: want.workflow,
+          job: jobName,
+          hint: notOurs(jobName),
+        })
+      else logger.warn('saved workflow schedule rejected by cron', { workflow: want.workflow, error })
     }
   }
   const missingHere = new Set<string>()
