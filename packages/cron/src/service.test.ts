@@ -262,6 +262,13 @@ describe('create/update results', () => {
       },
     ])
     expect(await harness.service.nextRuns(job.id)).toEqual(nextRuns)
+    // An outside probe: a count of 1e9 filled the heap and aborted Node; -1 and NaN read as 1.
+    for (const count of [1e9, 51, 0, -1, Number.NaN, 2.5])
+      await expect(harness.service.nextRuns(job.id, count), String(count)).rejects.toMatchObject({
+        code: 'CRON_INVALID_INPUT',
+        message: expect.stringContaining('count must be a whole number from 1 to 50'),
+      })
+    expect(await harness.service.nextRuns(job.id, 50)).toHaveLength(50)
   })
 
   it('update changes the schedule and re-arms at once', async () => {

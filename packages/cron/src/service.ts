@@ -455,13 +455,17 @@ export class CronService {
     return this.#resolve(idOrName, options)
   }
 
-  /** The next `count` fire times of a job (none when disabled). */
+  /**
+   * The next `count` fire times of a job (none when disabled): a whole number from 1 to 50, default
+   * 3, else `CRON_INVALID_INPUT` (as {@link preview}'s).
+   */
   async nextRuns(
     idOrName: string,
     count = 3,
     options?: { readonly signal?: AbortSignal },
   ): Promise<NextRun[]> {
-    return nextRunsOf(await this.#resolve(idOrName, options), count)
+    const checked = previewCount(count)
+    return nextRunsOf(await this.#resolve(idOrName, options), checked)
   }
 
   /**

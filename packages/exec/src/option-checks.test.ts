@@ -46,6 +46,25 @@ describe('ProcessRegistry options', () => {
 })
 
 describe('run options', () => {
+  // An outside probe: `envSource: 'bogus'` was taken for 'trusted' (PATH overridable, plain tokens
+  // in credential-named keys), and a command over Linux's one-argument limit rejected with a raw E2BIG.
+  it.each(['bogus', 'host', 'Agent'])('envSource %o is refused before anything runs', async (envSource) => {
+    await expect(
+      run('echo $PATH', { env: { PATH: '/tmp' }, envSource: envSource as never }),
+    ).rejects.toMatchObject(invalid(/envSource must be "agent" or "trusted"/))
+  })
+
+  it.runIf(process.platform === 'linux')(
+    'a command longer than one argument of a program may be on Linux is refused with the limit, in bytes',
+    async () => {
+      await expect(run(`: ${'日'.repeat(50_000)}`)).rejects.toMatchObject(
+        invalid(/command must be at most 131071 bytes in UTF-8 .* got 150002/),
+      )
+      // Just under the limit still runs.
+      expect(await run(`: ${'a'.repeat(131_000)}; echo ran`)).toMatchObject({ exitCode: 0, stdout: 'ran\n' })
+    },
+  )
+
   it("unknownReferences: 'refuse' without a secret store refuses every token before anything runs", async () => {
     await expect(run('echo {{secret:missing}}', { unknownReferences: 'refuse' })).rejects.toMatchObject({
       code: 'EXEC_SECRET_UNKNOWN',

@@ -73,6 +73,12 @@ function referenceVariable(index: number): string {
 
 const TOKEN_PATTERN = /\{\{(secret|decrypt|secretfile|decryptfile):([^}]+)\}\}/g
 const MAX_COMMAND_LENGTH = 256 * 1024
+/**
+ * Linux's limit on one argument of a new program (`MAX_ARG_STRLEN`, 32 pages: 128 KiB with its
+ * NUL): the command is `sh -c`'s one argument, so a longer one fails in the kernel (`E2BIG`).
+ */
+const MAX_ARGUMENT_BYTES = 128 * 1024 - 1
+const ENV_SOURCES: readonly string[] = ['agent', 'trusted']
 
 /** The RefStore key behind a token: `{{secretfile:gh}}` reads `{{secret:gh}}`. */
 function storeKey(kind: string, name: string): string {
@@ -275,6 +281,16 @@ export async function prepareSpawn(
     throw new ExecError(
       'EXEC_INVALID_OPTION',
       `command must be at most ${MAX_COMMAND_LENGTH} characters with no NUL`,
+    )
+  if (process.platform === 'linux' && Buffer.byteLength(command) > MAX_ARGUMENT_BYTES)
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `command must be at most ${MAX_ARGUMENT_BYTES} bytes in UTF-8 (Linux's limit on one argument of a program), got ${Buffer.byteLength(command)}: write a longer script to a file and run the file`,
+    )
+  if (options.envSource !== undefined && !ENV_SOURCES.includes(options.envSource))
+    throw new ExecError(
+      'EXEC_INVALID_OPTION',
+      `envSource must be "agent" or "trusted", got ${JSON.stringify(String(options.envSource)).slice(0, 40)}`,
     )
   if (options.unknownReferences !== undefined && !['keep', 'refuse'].includes(options.unknownReferences))
     throw new ExecError(

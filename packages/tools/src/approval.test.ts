@@ -348,6 +348,36 @@ describe('approval policy and gate', () => {
     },
   })
 
+  // An outside probe: `policy: 'Dangerous'` (or `'strict'`, 42) ran every call and asked nobody.
+  it('a policy that is none of the four runs nothing and asks nobody; requiresApproval asks for every call', async () => {
+    const before = calls.length
+    const asked: unknown[] = []
+    const gate: ApprovalGate = {
+      async request(request) {
+        asked.push(request)
+        return true
+      },
+    }
+    for (const policy of ['Dangerous', 'strict', 42, null]) {
+      const outcome = await invokeTool(
+        risky,
+        { command: 'echo never' },
+        {},
+        { policy: policy as never, gate },
+      )
+      expect(outcome, String(policy)).toMatchObject({
+        ok: false,
+        error: {
+          code: 'TOOL_DENIED',
+          message: expect.stringContaining('is not one of all, moderate, dangerous, none'),
+        },
+      })
+    }
+    expect(calls.length).toBe(before)
+    expect(asked).toEqual([])
+    expect(requiresApproval('strict' as never, 'safe')).toBe(true)
+  })
+
   it('asks the gate with the summary and runs only when approved', async () => {
     const seen: unknown[] = []
     const gate: ApprovalGate = {

@@ -29,7 +29,13 @@ export interface ApprovalGate {
   request(request: ApprovalRequest, options: { readonly signal: AbortSignal }): Promise<boolean | undefined>
 }
 
-/** True when a call of this safety needs approval under `policy`. */
+/** The approval policies, most asking first. */
+export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = ['all', 'moderate', 'dangerous', 'none']
+
+/**
+ * True when a call of this safety needs approval under `policy`. A value that is no policy (a
+ * JavaScript caller's `'strict'`, `'Dangerous'`) needs approval for every call: never fails open.
+ */
 export function requiresApproval(policy: ApprovalPolicy, safety: ToolSafety): boolean {
   switch (policy) {
     case 'all':
@@ -40,6 +46,8 @@ export function requiresApproval(policy: ApprovalPolicy, safety: ToolSafety): bo
       return safety === 'dangerous'
     case 'none':
       return false
+    default:
+      return true
   }
 }
 

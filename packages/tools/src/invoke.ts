@@ -1,5 +1,11 @@
 import * as v from 'valibot'
-import { type ApprovalGate, type ApprovalPolicy, buildApprovalSummary, requiresApproval } from './approval.js'
+import {
+  APPROVAL_POLICIES,
+  type ApprovalGate,
+  type ApprovalPolicy,
+  buildApprovalSummary,
+  requiresApproval,
+} from './approval.js'
 import { ToolError, type ToolErrorCode } from './errors.js'
 import { type AnyTool, callSafety, type ToolContext } from './tool.js'
 
@@ -172,6 +178,12 @@ export async function invokeTool(
   context: ToolContext = {},
   options: InvokeOptions = {},
 ): Promise<ToolCallOutcome> {
+  // A policy that is none of the four (a JavaScript caller's typo) runs nothing: it never fails open.
+  if (options.policy !== undefined && !APPROVAL_POLICIES.includes(options.policy))
+    return failure(
+      'TOOL_DENIED',
+      `not run: the approval policy ${JSON.stringify(String(options.policy)).slice(0, 40)} is not one of ${APPROVAL_POLICIES.join(', ')}`,
+    )
   const parsed = v.safeParse(tool.parameters, params ?? {})
   if (!parsed.success) {
     const issues = describeIssues(parsed.issues)
