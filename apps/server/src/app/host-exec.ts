@@ -2,6 +2,7 @@ import {
   blockLangoExec,
   type EnvPolicy,
   ProcessRegistry,
+  type PtyDriver,
   type RefStore,
   RunLimiter,
   type RunOptions,
@@ -53,7 +54,7 @@ export function createHostExec(config: ServerConfig, refStore: RefStore, logger:
     cwd: config.exec.cwd,
   } satisfies ExecDefaults
   const processes = new ProcessRegistry({
-    ptyDriver: nodePtyDriver(),
+    ...ptyDriverOf(logger),
     refStore,
     unknownReferences,
     envPolicy,
@@ -78,4 +79,24 @@ export function createHostExec(config: ServerConfig, refStore: RefStore, logger:
     },
   }
   return { defaults, processes, shell }
+}
+
+/**
+ * node-pty's driver for background sessions with `pty: true`, or none when node-pty is not
+ * installed or does not load (an optional dependency npm may not have built): the server still
+ * starts and runs every command without a terminal, as the README promises; `pty: true` then fails
+ * with `EXEC_PTY_UNAVAILABLE`, and `lango doctor` says so. An outside probe's server exited at start.
+ */
+function ptyDriverOf(logger: Logger): { ptyDriver?: PtyDriver } {
+  try {
+    return { ptyDriver: nodePtyDriver() }
+  } catch (error) {
+    logger.warn(
+      'node-pty does not load: commands run without a terminal, and pty: true fails (lango doctor)',
+      {
+        error,
+      },
+    )
+    return {}
+  }
 }

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { type CheckResult, safeMessage } from './check.js'
 
 const PTY_TIMEOUT_MS = 5000
@@ -27,6 +28,14 @@ export async function checkBetterSqlite(): Promise<CheckResult> {
 /** How the node-pty check loads the module (a parameter so a test can stand in a missing one). */
 export type LoadPty = () => Promise<typeof import('node-pty')>
 
+/**
+ * node-pty as `@lango/exec` loads it: resolved from where `@lango/exec` is installed, which need not
+ * be where this CLI is (an outside probe's global install put them side by side, and the server's
+ * own copy of node-pty was out of `@lango/exec`'s reach while this check found it).
+ */
+const ptyAsExecLoadsIt: LoadPty = async () =>
+  createRequire(import.meta.resolve('@lango/exec/pty'))('node-pty') as typeof import('node-pty')
+
 /** True when `error` says the module is not installed at all (npm skips an optional one it cannot build). */
 function isModuleNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code
@@ -38,7 +47,7 @@ function isModuleNotFound(error: unknown): boolean {
  * an optional dependency: when it is not installed (npm could not build it) or does not load, exec
  * still runs every command without a terminal, so that is a warning, not a failure.
  */
-export async function checkPty(load: LoadPty = () => import('node-pty')): Promise<CheckResult> {
+export async function checkPty(load: LoadPty = ptyAsExecLoadsIt): Promise<CheckResult> {
   const fix = 'rebuild it for this Node (`pnpm rebuild node-pty`); until then exec with pty: true fails'
   let pty: typeof import('node-pty')
   try {
