@@ -34,7 +34,9 @@ export type LoadPty = () => Promise<typeof import('node-pty')>
  * own copy of node-pty was out of `@lango/exec`'s reach while this check found it).
  */
 const ptyAsExecLoadsIt: LoadPty = async () =>
-  createRequire(import.meta.resolve('@lango/exec/pty'))('node-pty') as typeof import('node-pty')
+  createRequire(createRequire(import.meta.url).resolve('@lango/exec/pty'))(
+    'node-pty',
+  ) as typeof import('node-pty')
 
 /** True when `error` says the module is not installed at all (npm skips an optional one it cannot build). */
 function isModuleNotFound(error: unknown): boolean {
