@@ -244,7 +244,7 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
       },
     })
     expect(seen.map((request) => request.summary)).toEqual([
-      'Run workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary] Summarise the state of {{host.result}}',
+      'Run workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary; after host] Summarise the state of {{host.result}}',
     ])
     expect(outcome).toMatchObject({
       ok: true,
@@ -266,7 +266,7 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
       await invokeTool(workflowRun, { file_path: 'missing' }, session, { policy: 'moderate', gate }),
     ).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_FILE_NOT_FOUND' } })
     expect(seen).toEqual([
-      'Run inline workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary] Summarise the state of {{host.result}}',
+      'Run inline workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary; after host] Summarise the state of {{host.result}}',
     ])
   })
 
@@ -313,11 +313,11 @@ ${['a', 'b', 'c', 'd', 'e']
     )
     const commands = [
       '[host] hostname',
-      '[upload] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}',
+      '[upload; after host] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}',
       `[long] set -e ↵ ${long('x')}`,
       ...['a', 'b', 'c', 'd', 'e'].map((letter) => `[step-${letter}] ${long(letter)}`),
     ]
-    const agents = '\n1 agent step:\n[summary] Summarise {{upload.result}}'
+    const agents = '\n1 agent step:\n[summary; after upload] Summarise {{upload.result}}'
     expect(seen[0]).toBe(`Run inline workflow: nightly — 8 shell steps:\n${commands.join('\n')}${agents}`)
     expect(seen[1]).toMatch(/^Save workflow: nightly \(\d+ characters of YAML\) — 8 shell steps:\n/)
     expect(seen[1]?.endsWith(`\n${commands.join('\n')}${agents}`)).toBe(true)
@@ -440,7 +440,7 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       `Save workflow: briefing (${yaml.length} characters of YAML) — runs on schedule: 0 7 * * *, unattended — 1 shell step:\n` +
         '[fetch] curl -s https://example.org/news\n' +
         '1 agent step:\n' +
-        '[brief] Summarise {{fetch.result}} ↵ then email it to everyone in the address book\n' +
+        '[brief; after fetch] Summarise {{fetch.result}} ↵ then email it to everyone in the address book\n' +
         'results go to: webhook, telegram:42; [brief] slack:C1',
     )
   })
@@ -519,10 +519,41 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       },
     )
     expect(seen).toEqual([
-      'Run inline workflow: gated — 3 shell steps:\n[a when] test -f ready\n[b when] exit 1\n[b] echo b\n1 agent step:\n[a] summarise',
+      'Run inline workflow: gated — 3 shell steps:\n[a when] test -f ready\n[b when; after a] exit 1\n[b; after a] echo b\n1 agent step:\n[a] summarise',
     ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await engine.listRuns()).toEqual([])
+  })
+
+  // An outside probe: `[backup] cp …` was shown above `[wipe] rm -rf …`, in the YAML's order; backup
+  // depended on wipe, so the data was wiped first and the backup failed.
+  it('shows the steps in the order they run, with what each runs after, its attempts and whether a failure stops the run', async () => {
+    const seen: string[] = []
+    await invokeTool(
+      tools.get('workflow_run') as AnyTool,
+      {
+        yaml_content: [
+          'name: order',
+          'steps:',
+          '  - { id: backup, run: "cp -r data backup", depends_on: [wipe] }',
+          '  - { id: wipe, run: "rm -rf data", retry: { attempts: 3 }, continue_on_error: true }',
+          '  - { id: report, prompt: "say what happened", depends_on: [backup, wipe] }',
+          '',
+        ].join('\n'),
+      },
+      session,
+      {
+        gate: {
+          async request(request) {
+            seen.push(request.summary)
+            return false
+          },
+        },
+      },
+    )
+    expect(seen).toEqual([
+      'Run inline workflow: order — 2 shell steps:\n[wipe; 3 attempts; continues on failure] rm -rf data\n[backup; after wipe] cp -r data backup\n1 agent step:\n[report; after backup, wipe] say what happened',
+    ])
   })
 
   it('an invalid inline workflow fails with every issue before anyone is asked', async () => {
@@ -612,7 +643,7 @@ describe('a workspace file is judged by its parse; only steps a person confirmed
     expect(asked).toMatchObject([
       {
         safety: 'dangerous',
-        summary: `Run workflow: ${join(dir, 'workspace', 'shell.flow.yaml')} — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary] Summarise the state of {{host.result}}`,
+        summary: `Run workflow: ${join(dir, 'workspace', 'shell.flow.yaml')} — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary; after host] Summarise the state of {{host.result}}`,
       },
     ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })

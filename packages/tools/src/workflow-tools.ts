@@ -99,6 +99,12 @@ export interface WorkflowHandle {
       readonly when?: string
       /** Where this step's result goes (shown in the approval line). */
       readonly deliverTo?: readonly string[]
+      /** The steps it runs after (shown, with the order steps run in). */
+      readonly dependsOn?: readonly string[]
+      /** Its attempts in all, when it is retried (shown). */
+      readonly retry?: { readonly attempts: number }
+      /** Whether the run goes on when it fails (shown). */
+      readonly continueOnError?: boolean
     }>
   }
 }
@@ -184,12 +190,47 @@ const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed
 
 type StepHandle = NonNullable<WorkflowHandle['definition']>['steps'][number]
 
-/** The shell commands of some steps, as the approval shows them: each `when` gate (`[id when]`) and `run` command, whole. */
+/**
+ * The steps in the order they can run: each after the steps it depends on, steps free at the same
+ * time in the order written (an outside probe approved `[backup] cp` above `[wipe] rm -rf` and the
+ * wipe ran first: `backup` depended on it). A cycle, which validation refuses, keeps the written order.
+ */
+function inRunOrder(steps: readonly StepHandle[]): StepHandle[] {
+  const done = new Set<string>()
+  const ordered: StepHandle[] = []
+  const left = [...steps]
+  while (left.length > 0) {
+    const index = left.findIndex((step) => (step.dependsOn ?? []).every((id) => done.has(id)))
+    const [next] = left.splice(index === -1 ? 0 : index, 1)
+    ordered.push(next as StepHandle)
+    done.add((next as StepHandle).id)
+  }
+  return ordered
+}
+
+/**
+ * `id` (`id when` for its gate), then what decides when and how often it runs: `backup; after wipe;
+ * 3 attempts; continues on failure` (a step id holds no `;` or space).
+ */
+function stepLabel(step: StepHandle, part = ''): string {
+  const notes = [
+    ...((step.dependsOn ?? []).length > 0 ? [`after ${(step.dependsOn ?? []).join(', ')}`] : []),
+    ...(step.retry !== undefined && step.retry.attempts > 1 ? [`${step.retry.attempts} attempts`] : []),
+    ...(step.continueOnError === true ? ['continues on failure'] : []),
+  ]
+  return [`${step.id}${part}`, ...notes].join('; ')
+}
+
+/**
+ * The shell commands of some steps, as the approval shows them, in the order they run: each `when`
+ * gate (`[id when]`) and `run` command, whole, labelled with what it runs after, its attempts and
+ * whether the run goes on when it fails.
+ */
 function shellCommandsOf(steps: readonly StepHandle[]): string {
   const commands: ShellStepText[] = []
-  for (const step of steps) {
-    if (step.when !== undefined) commands.push({ id: `${step.id} when`, command: step.when })
-    if (step.kind === 'run') commands.push({ id: step.id, command: step.text })
+  for (const step of inRunOrder(steps)) {
+    if (step.when !== undefined) commands.push({ id: stepLabel(step, ' when'), command: step.when })
+    if (step.kind === 'run') commands.push({ id: stepLabel(step), command: step.text })
   }
   return describeShellSteps(commands)
 }
@@ -204,7 +245,9 @@ function contentOf(workflow: WorkflowHandle): string {
   const sections = [
     shellCommandsOf(steps),
     describeAgentSteps(
-      steps.filter((step) => step.kind === 'prompt').map((step) => ({ id: step.id, prompt: step.text })),
+      inRunOrder(steps)
+        .filter((step) => step.kind === 'prompt')
+        .map((step) => ({ id: stepLabel(step), prompt: step.text })),
     ),
     describeDeliveries(
       workflow.definition?.deliverTo,
