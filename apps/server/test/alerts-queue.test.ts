@@ -50,6 +50,33 @@ describe('Alerts: what the operator hears', () => {
     await alerts.stop()
   })
 
+  // An outside probe: a webhook refusing every run's result sent one alert a minute, all day.
+  it("holds back a job's failed deliveries to one target for ten minutes; another target's are sent", async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000 })
+    const failed = (target: string) =>
+      alerts.raise({
+        kind: 'delivery_failed',
+        key: `job-1\u0000${target}`,
+        text: `job backup: ${target} refused`,
+      })
+    failed('slack:C1')
+    await clock.advance(1000)
+    await settle()
+    for (let minute = 0; minute < 9; minute++) {
+      await clock.advance(60_000)
+      failed('slack:C1')
+    }
+    failed('telegram:42')
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(2)
+    expect(channel.received[1]).toContain('telegram:42 refused')
+    expect(channel.received.join('\n')).not.toMatch(/slack:C1 refused[\s\S]*slack:C1 refused/)
+    await alerts.stop()
+  })
+
   it('quiet alerts raised within one batch are one line with a count, not one line and held-back repeats', async () => {
     const clock = new FakeClock(START)
     const channel = operatorChannel()

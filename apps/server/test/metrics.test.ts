@@ -67,6 +67,24 @@ describe('GET /metrics after a known workload', () => {
     )
   }
 
+  // An outside probe: these series first appeared at 1, which `increase()` reads as no increase.
+  it('has every alert kind, alert batch status and background task status from the first scrape, at 0', async () => {
+    const text = await (await server.request('/metrics', { headers: auth })).text()
+    for (const kind of [
+      'scheduler_stalled',
+      'missed_runs',
+      'job_paused',
+      'delivery_failed',
+      'lease_lost',
+      'budget_exhausted',
+    ])
+      expect(text).toMatch(new RegExp(`^lango_alerts_total\\{kind="${kind}"\\} \\d+$`, 'm'))
+    for (const status of ['sent', 'failed'])
+      expect(text).toContain(`lango_alert_batches_total{status="${status}"} 0`)
+    for (const status of ['done', 'failed', 'cancelled'])
+      expect(text).toMatch(new RegExp(`^lango_background_tasks_total\\{status="${status}"\\} \\d+$`, 'm'))
+  })
+
   it('counts what the ledger holds, by job, kind, status and delivery', async () => {
     const ok = await createJob({ name: 'metrics-ok', command: 'echo fine', deliver_to: ['log'] })
     const failing = await createJob({ name: 'metrics-failing', command: 'exit 3' })

@@ -89,9 +89,17 @@ const HEADINGS: Readonly<Record<AlertKind, string>> = {
   budget_exhausted: 'Budgets exhausted',
 }
 const ORDER = Object.keys(HEADINGS) as AlertKind[]
+/** Every kind of alert, in the order a batch lists them. */
+export const ALERT_KINDS: readonly AlertKind[] = ORDER
 
 /** Kinds whose repeats are held back (see {@link AlertsOptions.repeatAfterMs}): each says "still so". */
-const QUIET_REPEATS: ReadonlySet<AlertKind> = new Set(['scheduler_stalled', 'missed_runs', 'lease_lost'])
+const QUIET_REPEATS: ReadonlySet<AlertKind> = new Set([
+  'scheduler_stalled',
+  'missed_runs',
+  'lease_lost',
+  // A target that refuses every run's result (an outside probe: one message a minute, all day).
+  'delivery_failed',
+])
 /** At most this many recent alerts are remembered for holding back repeats. */
 const MAX_RECENT = 1000
 

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client'
-import type { AlertKind } from '../alerts/alerts.js'
+import { ALERT_KINDS, type AlertKind } from '../alerts/alerts.js'
 
 /** The {@link Alerts} hooks that count alerts raised by kind and batches sent or failed. */
 export interface AlertHooks {
@@ -26,6 +26,10 @@ export function alertMetrics(registry: Registry): AlertHooks {
     labelNames: ['status'] as const,
     registers,
   })
+  // Every series from the first scrape, at 0: Prometheus' `increase()` reads a series that first
+  // appears at 1 as no increase, so the first alert (or failed batch) after a start went unseen.
+  for (const kind of ALERT_KINDS) alerts.inc({ kind }, 0)
+  for (const status of ['sent', 'failed'] as const) batches.inc({ status }, 0)
   return {
     onAlert: (kind) => alerts.inc({ kind }),
     onBatch: (status) => batches.inc({ status }),

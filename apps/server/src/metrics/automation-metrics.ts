@@ -74,6 +74,8 @@ export function recordAutomation(
     registers,
   })
 
+  // Series without a per-name label exist from the first scrape, at 0 (see alert-metrics.ts).
+  for (const status of ['done', 'failed', 'cancelled'] as const) tasks.inc({ status }, 0)
   const { cron, engine, background } = services
   // Names come and go (jobs removed or renamed here or on another server, a name per inline
   // workflow): the exposition keeps the most recently used ones, never every name a server saw (an
