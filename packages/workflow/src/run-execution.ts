@@ -18,6 +18,7 @@ import type {
   WorkflowStore,
 } from './ports.js'
 import { ReadyQueue } from './ready-queue.js'
+import { stepSessionKey } from './step-session.js'
 import { renderCommand, renderPrompt } from './template.js'
 import { NO_TOKEN_COUNTS, type TokenCounts, tokenCounts } from './token-counts.js'
 import { runWhenGate, whenDataSection } from './when-gate.js'
@@ -528,7 +529,7 @@ export class RunExecution {
         throw new WorkflowError('WORKFLOW_RUNNER_MISSING', 'No AgentRunner is configured for prompt steps')
       const request: AgentRunRequest = {
         prompt: input,
-        sessionKey: `workflow:${this.workflowName}:${this.runId}:${step.id}`,
+        sessionKey: stepSessionKey(this.workflowName, this.runId, step.id),
         ...(step.agent === undefined ? {} : { agent: step.agent }),
         workflowName: this.workflowName,
         runId: this.runId,

@@ -29,6 +29,7 @@ import type {
 import { RunExecution } from './run-execution.js'
 import { DELIVERY_TARGET, MAX_TARGETS } from './schema.js'
 import { silentLogger } from './silent-logger.js'
+import { runIdOfStepSession } from './step-session.js'
 import { systemClock, unrefTimer } from './system-clock.js'
 import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES } from './template.js'
 
@@ -1108,15 +1109,4 @@ function leaseLost(runId: string, leaseVersion: number): WorkflowError {
 
 function notFound(runId: string): WorkflowError {
   return new WorkflowError('WORKFLOW_RUN_NOT_FOUND', 'No workflow run with this id', { data: { runId } })
-}
-
-/**
- * The run id of a step's session key (`workflow:<workflow name>:<run id>:<step id>`, as a run hands
- * its prompt steps: run-execution.ts); undefined for any other session. The workflow's name may hold
- * colons, a run id and a step id do not.
- */
-function runIdOfStepSession(session: string): string | undefined {
-  if (!session.startsWith('workflow:')) return undefined
-  const parts = session.split(':')
-  return parts.length >= 4 ? parts.at(-2) : undefined
 }
