@@ -395,9 +395,10 @@ describe.skipIf(reachable !== undefined)(
       await until(async () => telegram.openPolls === 1 || undefined, 15_000, 'one open long poll')
 
       await kill(holder, 'SIGSTOP')
+      // A deadline, not a window: beside two busy loops the takeover took longer than six leases.
       await until(
         async () => ((await holds(other)) ? true : undefined),
-        LEASE_MS * 6,
+        45_000,
         'the other to take the lease',
       )
       const pollsBefore = telegram.callsOf('getUpdates').length
@@ -417,7 +418,7 @@ describe.skipIf(reachable !== undefined)(
       await telegram.waitFor('sendMessage', (call) => String(call.payload.chat_id) === '42', 15_000)
       expect(await holds(other)).toBe(true)
       expect(telegram.conflicts).toBe(0)
-    }, 60_000)
+    }, 120_000)
 
     it('Telegram: only the holder of the bot token lease polls; when it is killed another takes the lease once it runs out and polls, never two at once', async () => {
       const { url, pool } = await freshDatabase()
