@@ -833,7 +833,7 @@ describe('lango secrets', () => {
       env,
       input: `${value}\n`,
     })
-    expect(set.code).toBe(0)
+    expect(set.code, set.stdout).toBe(0)
     expect(set.data).toMatchObject({ status: 'created', token: '{{secret:CLI_CANARY}}' })
     const listed = await json<{ secrets: { name: string; token: string }[] }>(['secrets', 'list'], { env })
     expect(listed.data.secrets).toEqual([

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3'
 import {
   DummyDriver,
   Kysely,
+  type KyselyPlugin,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
@@ -519,6 +520,39 @@ describe('vault', () => {
     } finally {
       await other.destroy()
       await rm(otherDir, { recursive: true, force: true })
+    }
+  })
+
+  it('set succeeds while another process writes to the database between its statements', async () => {
+    // The server writes (heartbeats, runs) while `lango secrets set` runs beside it on the same file.
+    const beside = new Database(file, { timeout: 0 })
+    beside.exec('create table if not exists beside_writes (n integer)')
+    let writes = 0
+    const writeBeside: KyselyPlugin = {
+      transformQuery(args) {
+        // Before each statement the vault sends, the other connection commits a write when it can
+        // (it cannot while the vault's transaction holds the write lock: it would wait for it).
+        try {
+          beside.prepare('insert into beside_writes (n) values (?)').run(writes + 1)
+          writes++
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error
+        }
+        return args.node
+      },
+      transformResult: async (args) => args.result,
+    }
+    try {
+      await Vault.open(db, { passphrase: PASSPHRASE, kdf: FAST })
+      const vault = await Vault.open(db.withPlugin(writeBeside), { passphrase: PASSPHRASE, kdf: FAST })
+      const created = await vault.set('API', API_VALUE)
+      expect(created).toMatchObject({ created: true, name: 'API' })
+      const updated = await vault.set('API', `${API_VALUE}-v2`)
+      expect(updated).toMatchObject({ created: false, created_at: created.created_at })
+      expect(await vault.get('API')).toBe(`${API_VALUE}-v2`)
+      expect(writes).toBeGreaterThan(2)
+    } finally {
+      beside.close()
     }
   })
 

@@ -218,18 +218,23 @@ export class Vault implements RefStore {
     const plaintext = checkValue(name, value)
     const sealed = seal(this.#key, plaintext, secretAad(name))
     const now = this.#clock.now().getTime()
+    // Writes only, the insert first: on SQLite a transaction that read first could not take the
+    // write lock once another process (the server beside `lango secrets set`) had written meanwhile
+    // (SQLITE_BUSY at once, past busy_timeout).
     const existing = await this.#db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('vault_secrets')
-        .select('created_at')
-        .where('name', '=', name)
-        .executeTakeFirst()
-      await trx
+      const inserted = await trx
         .insertInto('vault_secrets')
         .values({ name, ...sealed, created_at: now, updated_at: now })
-        .onConflict((conflict) => conflict.column('name').doUpdateSet({ ...sealed, updated_at: now }))
-        .execute()
-      return row
+        .onConflict((conflict) => conflict.column('name').doNothing())
+        .returning('name')
+        .executeTakeFirst()
+      if (inserted !== undefined) return undefined
+      return trx
+        .updateTable('vault_secrets')
+        .set({ ...sealed, updated_at: now })
+        .where('name', '=', name)
+        .returning('created_at')
+        .executeTakeFirstOrThrow()
     })
     this.#held.set(name, { sealed: fingerprint(sealed), value })
     return {
