@@ -82,6 +82,9 @@ describe('the turn budget of the agent runner', () => {
       'budget_exhausted: the turn used 3,300 tokens, past its budget of 2,500 tokens (agent.budget); it was stopped before the next model call (the tool calls of its last step ran: cron_list)',
     )
     expect(error.data).toMatchObject({ steps: 3, tokens: 3300, maxTokens: 2500 })
+    // The packages' AgentRunFailure: what the turn spent, and that trying again cannot help.
+    expect(error.usage).toEqual({ inputTokens: 3000, outputTokens: 300 })
+    expect(error.retryable).toBe(false)
     expect(usage).toEqual([
       expect.objectContaining({ ok: false, steps: 3, budgetExhausted: true, model: 'test-model' }),
     ])
@@ -254,6 +257,8 @@ describe('agent.budget on the server', () => {
       /budget_exhausted: the turn used 3,300 tokens \(\$0\.0060\), past its budget of 2,500 tokens/,
     )
     expect(model.chatBodies).toHaveLength(3)
+    // Its spend is on the run and counts against cron.max_ai_tokens_per_day like a completed run's.
+    expect([run.inputTokens, run.outputTokens]).toEqual([3000, 300])
 
     const alert = await until(async () => alerts.find((text) => text.includes('Budgets exhausted:')), 60_000)
     expect(alert).toMatch(

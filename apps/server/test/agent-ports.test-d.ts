@@ -7,11 +7,22 @@
  * parameters are checked contravariantly; the `@ts-expect-error` lines show the check rejects a
  * runner that needs a field a package does not send.
  */
-import type { AgentRunner as BackgroundAgentRunner } from '@lango/background'
-import type { AgentRunner as CronAgentRunner } from '@lango/cron'
-import type { AgentRunner as WorkflowAgentRunner } from '@lango/workflow'
+import type {
+  AgentRunFailure as BackgroundAgentRunFailure,
+  AgentRunner as BackgroundAgentRunner,
+} from '@lango/background'
+import type { AgentRunFailure as CronAgentRunFailure, AgentRunner as CronAgentRunner } from '@lango/cron'
+import type {
+  AgentRunFailure as WorkflowAgentRunFailure,
+  AgentRunner as WorkflowAgentRunner,
+} from '@lango/workflow'
 import { expectTypeOf } from 'vitest'
-import { type AgentRunner, type AgentTurnResult, createAgentRunner } from '../src/agent/index.js'
+import {
+  type AgentError,
+  type AgentRunner,
+  type AgentTurnResult,
+  createAgentRunner,
+} from '../src/agent/index.js'
 
 type AsFunction<Method> = Method extends (...args: infer Args) => infer Result
   ? (...args: Args) => Result
@@ -83,3 +94,20 @@ expectTypeOf<AgentTurnResult['usage']>().toMatchTypeOf<{
 }>()
 expectTypeOf(runner.chat).returns.resolves.toEqualTypeOf<AgentTurnResult>()
 expectTypeOf(runner.observe).returns.resolves.toEqualTypeOf<string>()
+
+// What a rejection says (what a failed turn spent, whether trying again can help) has one shape in
+// every package, and the runner's error is it: cron counts the usage, workflow stops retrying.
+expectTypeOf<CronAgentRunFailure>().toEqualTypeOf<WorkflowAgentRunFailure>()
+expectTypeOf<CronAgentRunFailure>().toEqualTypeOf<BackgroundAgentRunFailure>()
+const failure = {} as AgentError
+const asCron: CronAgentRunFailure = failure
+const asWorkflow: WorkflowAgentRunFailure = failure
+const asBackground: BackgroundAgentRunFailure = failure
+void asCron
+void asWorkflow
+void asBackground
+expectTypeOf<AgentError['usage']>().toEqualTypeOf<CronAgentRunFailure['usage']>()
+expectTypeOf<AgentError['retryable']>().toEqualTypeOf<boolean>()
+// The check has teeth: a failure whose usage is text, or whose retryable is a word, fits none.
+expectFalse<Fits<{ readonly usage: string }, CronAgentRunFailure>>()
+expectFalse<Fits<{ readonly retryable: 'no' }, WorkflowAgentRunFailure>>()

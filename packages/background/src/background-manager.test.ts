@@ -256,6 +256,29 @@ describe('AgentRunner port', () => {
     })
   })
 
+  it("keeps what a failed run spent and honours retryable: false (the rejection's AgentRunFailure)", async () => {
+    const { manager, runner } = createHarness()
+    manager.start()
+    const stopped = manager.submit({ prompt: 'spend' })
+    const flaky = manager.submit({ prompt: 'flaky' })
+    ;(await runner.nextCall()).reject(
+      Object.assign(new Error('budget_exhausted: the turn used 900 tokens'), {
+        usage: { inputTokens: 800, outputTokens: 100 },
+        retryable: false,
+      }),
+    )
+    ;(await runner.nextCall()).reject(
+      Object.assign(new Error('upstream 503'), { usage: { inputTokens: -3, outputTokens: 1 } }),
+    )
+    expect(await manager.wait(stopped)).toMatchObject({
+      status: 'failed',
+      usage: { inputTokens: 800, outputTokens: 100 },
+      retryable: false,
+    })
+    // Counts that are not whole numbers of 0 or more are not kept.
+    expect(await manager.wait(flaky)).toMatchObject({ status: 'failed', usage: undefined, retryable: true })
+  })
+
   it('fails the task when the runner throws synchronously or rejects with a non-Error', async () => {
     const throwing = createHarness({
       runner: {

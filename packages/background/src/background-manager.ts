@@ -442,7 +442,10 @@ export class BackgroundManager {
         cause,
         data: { taskId: record.id },
       })
-      record.retryable = !PermanentError.is(failure)
+      // The runner's rejection may say what it spent and that retrying cannot help (AgentRunFailure).
+      record.usage = usageOf(failure)
+      record.retryable =
+        !PermanentError.is(failure) && (failure as { retryable?: unknown } | null)?.retryable !== false
       this.#end(record, 'failed', error)
     }
   }

@@ -4,6 +4,7 @@ export type { BackgroundManagerOptions } from './background-manager-options.js'
 export { BackgroundError, type BackgroundErrorCode, PermanentError } from './errors.js'
 export type { BackgroundEventName, BackgroundEvents, BackgroundListener } from './events.js'
 export type {
+  AgentRunFailure,
   AgentRunner,
   AgentRunRequest,
   AgentRunResult,

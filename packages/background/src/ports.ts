@@ -45,6 +45,24 @@ export interface AgentRunResult {
 }
 
 /**
+ * What a rejection of `AgentRunner.run` may carry, read from whatever the runner throws (the same
+ * optional fields in every Lango package, docs/decisions/0006). A runner that throws a plain
+ * `Error` still fits: both are optional.
+ */
+export interface AgentRunFailure {
+  /**
+   * Tokens the run spent before it failed (a turn stopped by its budget spent them all the same).
+   * Kept on the failed task (`TaskSnapshot.usage`).
+   */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  /**
+   * `false`: trying again cannot succeed (a spending budget is exhausted, the step limit was reached,
+   * the model server refused the key). The failed task then says `retryable: false`, as for a `PermanentError`.
+   */
+  readonly retryable?: boolean
+}
+
+/**
  * Runs one agent turn for a background task. Implemented in apps/server.
  *
  * The runner should stop and reject with `signal.reason` when `signal` aborts (cancel, timeout or

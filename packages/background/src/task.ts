@@ -51,8 +51,9 @@ export interface TaskSnapshot {
   /** True when `result` was cut to `maxResultLength`; the text then ends with a `[… truncated …]` marker. */
   readonly resultTruncated: boolean
   /**
-   * Tokens the agent reported for a `done` task (`AgentRunResult.usage`, counts that are not whole
-   * numbers of 0 or more left out); undefined otherwise, and when the runner reported none.
+   * Tokens the agent reported for a `done` task (`AgentRunResult.usage`) or a `failed` one (its
+   * rejection's `AgentRunFailure.usage`), counts that are not whole numbers of 0 or more left out;
+   * undefined otherwise, and when the runner reported none.
    */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined
   /** Why the task failed or was cancelled, for people (capped at 2,000 characters). */
@@ -61,7 +62,10 @@ export interface TaskSnapshot {
   readonly errorCode: BackgroundErrorCode | undefined
   /** True when the task failed because it passed its deadline. */
   readonly timedOut: boolean
-  /** For `failed` tasks: false when the runner threw a `PermanentError`, else true. Undefined otherwise. */
+  /**
+   * For `failed` tasks: false when the runner threw a `PermanentError` or an error with
+   * `retryable: false` (`AgentRunFailure`), else true. Undefined otherwise.
+   */
   readonly retryable: boolean | undefined
   readonly originChannel: string | undefined
   readonly originSession: string | undefined

@@ -42,6 +42,12 @@ function tokenCounts(usage: unknown): TokenCounts | undefined {
   return counts.inputTokens === null && counts.outputTokens === null ? undefined : counts
 }
 
+/** The tokens a rejection of `AgentRunner.run` says it spent (`AgentRunFailure.usage`), checked likewise. */
+export function failureUsage(error: unknown): TokenCounts | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  return tokenCounts((error as { usage?: unknown }).usage)
+}
+
 function tokenCount(value: unknown): number | null {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return null
   return Math.min(Math.round(value), Number.MAX_SAFE_INTEGER)

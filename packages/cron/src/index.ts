@@ -23,6 +23,7 @@ export { compileSchedule, nextFireTime } from './next-fire-time.js'
 export type { PingUrlProblem } from './ping-url.js'
 export { MAX_PING_URL_CHARS, pingUrlFor } from './ping-url.js'
 export type {
+  AgentRunFailure,
   AgentRunner,
   AgentRunRequest,
   AgentRunResult,

@@ -150,7 +150,8 @@ export interface CronRun {
   readonly deliveryError: string | null
   /**
    * Tokens the agent reported for an `ai` run (prompt, tool results and history sent to the model);
-   * null for shell runs, runs whose runner reported no usage, and runs that did not complete.
+   * for a failed run, what its runner's rejection said it spent (`AgentRunFailure.usage`). Null for
+   * shell runs, runs whose runner reported no usage, and runs cancelled or timed out.
    */
   readonly inputTokens: number | null
   /** Tokens the model generated in an `ai` run; null as for {@link CronRun.inputTokens}. */

@@ -107,6 +107,25 @@ export interface AgentRunResult {
 }
 
 /**
+ * What a rejection of `AgentRunner.run` may carry, read from whatever the runner throws (the same
+ * optional fields in every Lango package, docs/decisions/0006). A runner that throws a plain
+ * `Error` still fits: both are optional.
+ */
+export interface AgentRunFailure {
+  /**
+   * Tokens the run spent before it failed (a turn stopped by its budget spent them all the same).
+   * Stored on the failed run and counted by the daily AI token budget (`maxAiTokensPerDay`),
+   * like a completed run's.
+   */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  /**
+   * `false`: trying again cannot succeed (a spending budget is exhausted, the step limit was reached,
+   * the model server refused the key). Cron never retries a run, so it does not read this.
+   */
+  readonly retryable?: boolean
+}
+
+/**
  * Runs one agent turn for a fired `ai` job. Implemented by the host. `options.signal` is aborted on
  * the job's timeout, pause, remove and scheduler stop.
  */

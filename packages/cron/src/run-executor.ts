@@ -2,7 +2,14 @@ import type { DeliveryLedger } from './delivery-ledger.js'
 import { shouldNotify } from './delivery-ledger.js'
 import { formatDuration } from './duration.js'
 import { CronError, toError } from './errors.js'
-import { deliver, deliveryText, type ExecutionOutcome, executeJob, truncate } from './executor.js'
+import {
+  deliver,
+  deliveryText,
+  type ExecutionOutcome,
+  executeJob,
+  failureUsage,
+  truncate,
+} from './executor.js'
 import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from './model.js'
 import type { ActiveRun } from './run-slots.js'
 import { MAX_TIMER_MS, type SchedulerSettings } from './scheduler-options.js'
@@ -112,7 +119,13 @@ export class RunExecutor {
         status = 'failed'
       }
       error = truncate(toError(reason).message, 4000)
-      outcome = status === 'failed' || status === 'timed_out' ? { status, result: null, error } : undefined
+      // What a failed turn spent (its rejection's `usage`) counts like a completed one's: a turn
+      // stopped by its own budget spent it all the same. A timed-out run's runner was not waited for.
+      const usage = job.kind === 'ai' && !signal.aborted ? failureUsage(caught) : undefined
+      outcome =
+        status === 'failed' || status === 'timed_out'
+          ? { status, result: null, error, ...(usage === undefined ? {} : { usage }) }
+          : undefined
     } finally {
       clock.clearTimeout(timeout)
     }

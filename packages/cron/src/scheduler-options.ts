@@ -125,7 +125,8 @@ export interface CronSchedulerOptions {
    * occurrence is recorded `skipped` with the reason and when the next may run, like
    * `maxAiRunsPerDay`. Tokens are known only when a run ends, so runs already started when it is
    * reached still finish (and count). Counted from the store at start and from this scheduler's
-   * own runs after that; runs whose runner reports no usage count nothing.
+   * own runs after that; a failed run counts what its runner's rejection says it spent
+   * (`AgentRunFailure.usage`); runs whose runner reports no usage count nothing.
    */
   readonly maxAiTokensPerDay?: number
   /**

@@ -526,6 +526,38 @@ describe('daily AI token budget (CRON-3)', () => {
     ])
   })
 
+  it('a failed ai run counts what its rejection says it spent (AgentRunFailure.usage), after a restart too', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 100 })
+    // A turn its own budget stopped: it failed, and it spent its tokens all the same.
+    harness.agent.respond(() => {
+      throw Object.assign(new Error('budget_exhausted: the turn used 70 tokens'), {
+        usage: { inputTokens: 50, outputTokens: 20 },
+        retryable: false,
+      })
+    })
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.clock.advance(3 * 60 * MINUTE)
+    await settle(harness)
+    const runs = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    // 0 and 70 are under 100, so two start and fail; then 140 are counted.
+    expect(runs.map((run) => [run.status, run.inputTokens, run.outputTokens])).toEqual([
+      ['failed', 50, 20],
+      ['failed', 50, 20],
+      ['skipped', null, null],
+    ])
+    expect(runs[2]?.skipReason).toMatch(/^budget: 140 AI tokens already used in the last 24 hours/)
+    // A restarted scheduler reads the failed runs' 140 tokens from the store.
+    await harness.service.stop()
+    const restarted = harness.another({ maxAiTokensPerDay: 140 })
+    await restarted.start()
+    await harness.clock.advance(60 * MINUTE)
+    await restarted.scheduler.whenIdle()
+    const after = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    expect(after.map((run) => run.status).slice(3)).toEqual(['skipped'])
+    expect(after[3]?.skipReason).toMatch(/^budget: 140 AI tokens already used in the last 24 hours/)
+  })
+
   it('counts the tokens already in the store when a scheduler starts (a restart does not reset it)', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 80 })
     harness.agent.respond(() => ({ text: 'ok', usage }))

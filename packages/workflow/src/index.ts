@@ -24,6 +24,7 @@ export type {
 export type { ParseWorkflowOptions, WorkflowParseResult } from './parse-workflow.js'
 export { parseWorkflow } from './parse-workflow.js'
 export type {
+  AgentRunFailure,
   AgentRunner,
   AgentRunRequest,
   AgentRunResult,

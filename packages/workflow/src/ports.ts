@@ -60,10 +60,28 @@ export interface AgentRunResult {
    * Tokens the run used (`inputTokens`: what was sent to the model; `outputTokens`: what it
    * generated), the same optional field as in every Lango package's `AgentRunResult`
    * (docs/decisions/0006). A runner that cannot count leaves it out. The step's record keeps the
-   * counts of the attempt that completed it (`inputTokens`, `outputTokens`; a count that is not a
-   * finite, non-negative number is stored as null).
+   * sum over its attempts, failed ones included (`AgentRunFailure.usage`) (`inputTokens`,
+   * `outputTokens`; a count that is not a finite, non-negative number is stored as null).
    */
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+}
+
+/**
+ * What a rejection of `AgentRunner.run` may carry, read from whatever the runner throws (the same
+ * optional fields in every Lango package, docs/decisions/0006). A runner that throws a plain
+ * `Error` still fits: both are optional.
+ */
+export interface AgentRunFailure {
+  /**
+   * Tokens the run spent before it failed (a turn stopped by its budget spent them all the same).
+   * Stored on the step (summed over its attempts).
+   */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  /**
+   * `false`: trying again cannot succeed (a spending budget is exhausted, the step limit was reached,
+   * the model server refused the key). The step then gets no further attempt, whatever its `retry`.
+   */
+  readonly retryable?: boolean
 }
 
 /**

@@ -20,7 +20,7 @@ import type {
 import { ReadyQueue } from './ready-queue.js'
 import { stepSessionKey } from './step-session.js'
 import { renderCommand, renderPrompt } from './template.js'
-import { NO_TOKEN_COUNTS, type TokenCounts, tokenCounts } from './token-counts.js'
+import { addTokenCounts, failureOf, NO_TOKEN_COUNTS, type TokenCounts, tokenCounts } from './token-counts.js'
 import { runWhenGate, whenDataSection } from './when-gate.js'
 
 /** What a run needs from its engine. */
@@ -69,8 +69,16 @@ const DELIVERY_TEXT_LIMIT = 3500
 
 type Outcome =
   | { readonly ok: true; readonly result: string; readonly tokens: TokenCounts }
-  /** `final`: another attempt cannot help (the runner's guard blocked the command). */
-  | { readonly ok: false; readonly error: WorkflowError; readonly final?: boolean }
+  /**
+   * `final`: another attempt cannot help (the runner's guard blocked the command, or the agent runner
+   * said `retryable: false`). `tokens`: what the failed attempt spent, when its runner said.
+   */
+  | {
+      readonly ok: false
+      readonly error: WorkflowError
+      readonly final?: boolean
+      readonly tokens?: TokenCounts
+    }
 
 /**
  * Executes one run: a ready queue fed as dependencies finish, at most `max_parallel` steps at once,
@@ -304,6 +312,8 @@ export class RunExecution {
       this.#attempts[index] = first
       return this.#fail(index, reason)
     }
+    // Every attempt's tokens count: the step's record keeps their sum, failed attempts included.
+    let spent = NO_TOKEN_COUNTS
     for (let attempt = first; attempt <= last; attempt += 1) {
       if (this.#signal.aborted) return
       this.#status[index] = 'running'
@@ -320,7 +330,8 @@ export class RunExecution {
       this.#context.emitter.emit('step:start', { runId: this.runId, stepId: step.id, attempt })
       const outcome = await this.#attempt(step, input, attempt)
       if (this.#signal.aborted) return this.#interrupted(index, attempt)
-      if (outcome.ok) return this.#complete(index, outcome.result, outcome.tokens)
+      if (outcome.tokens !== undefined) spent = addTokenCounts(spent, outcome.tokens)
+      if (outcome.ok) return this.#complete(index, outcome.result, spent)
       failure = outcome.error
       if (outcome.final === true) break
       if (attempt < last) {
@@ -336,7 +347,7 @@ export class RunExecution {
         } catch {}
       }
     }
-    if (failure !== undefined) await this.#fail(index, failure)
+    if (failure !== undefined) await this.#fail(index, failure, spent)
   }
 
   /** The run was aborted while `index` worked: cancel and run timeout mark it `cancelled`, stop and lost lease leave it for resume. */
@@ -543,10 +554,15 @@ export class RunExecution {
       return { ok: true, result: answer.text, tokens: tokenCounts(answer.usage) }
     } catch (error) {
       if (signal.aborted && WorkflowError.is(signal.reason)) return { ok: false, error: signal.reason }
-      if (WorkflowError.is(error)) return { ok: false, error }
+      // The runner's rejection may say what it spent and that trying again cannot help (a budget
+      // that is exhausted stays exhausted): recorded, and no further attempt.
+      const { tokens, final } = failureOf(error)
+      if (WorkflowError.is(error)) return { ok: false, error, final, tokens }
       const message = toError(error).message
       return {
         ok: false,
+        final,
+        tokens,
         error: new WorkflowError(
           'WORKFLOW_STEP_FAILED',
           `The step failed: ${message.slice(0, ERROR_TEXT_LIMIT)}`,
@@ -583,13 +599,16 @@ export class RunExecution {
     this.#release(index)
   }
 
-  async #fail(index: number, error: WorkflowError): Promise<void> {
+  async #fail(index: number, error: WorkflowError, tokens?: TokenCounts): Promise<void> {
     const step = this.#steps[index] as StepDefinition
     const message = error.message.slice(0, ERROR_TEXT_LIMIT)
     await this.#write(step.id, {
       status: 'failed',
       error: message,
       completedAt: this.#context.clock.now().getTime(),
+      ...(tokens === undefined || (tokens.inputTokens === null && tokens.outputTokens === null)
+        ? {}
+        : { inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens }),
     })
     this.#status[index] = 'failed'
     this.#context.emitter.emit('step:end', {

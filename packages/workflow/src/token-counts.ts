@@ -22,3 +22,20 @@ function tokenCount(value: unknown): number | null {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return null
   return Math.min(Math.round(value), Number.MAX_SAFE_INTEGER)
 }
+
+/** `a` and `b` summed (a step's attempts): null only where neither reported a count. */
+export function addTokenCounts(a: TokenCounts, b: TokenCounts): TokenCounts {
+  const add = (x: number | null, y: number | null): number | null =>
+    x === null ? y : y === null ? x : Math.min(x + y, Number.MAX_SAFE_INTEGER)
+  return { inputTokens: add(a.inputTokens, b.inputTokens), outputTokens: add(a.outputTokens, b.outputTokens) }
+}
+
+/**
+ * What a rejection of `AgentRunner.run` says (`AgentRunFailure`): the tokens spent before it failed,
+ * and whether another attempt cannot help (`retryable: false`). Read from any thrown value.
+ */
+export function failureOf(error: unknown): { readonly tokens: TokenCounts; readonly final: boolean } {
+  if (typeof error !== 'object' || error === null) return { tokens: NO_TOKEN_COUNTS, final: false }
+  const { usage, retryable } = error as { usage?: unknown; retryable?: unknown }
+  return { tokens: tokenCounts(usage), final: retryable === false }
+}

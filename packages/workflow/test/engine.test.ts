@@ -396,7 +396,7 @@ steps:
     ])
   })
 
-  it('records the tokens of each completed prompt step in its row; run steps, failures and uncounted answers keep null', async () => {
+  it('records the tokens of each completed prompt step in its row; run steps, failures that say none and uncounted answers keep null', async () => {
     let retriedAttempts = 0
     const agent = new RecordingAgentRunner((request) => {
       switch (request.stepId) {
@@ -409,7 +409,7 @@ steps:
           return new Error('model unavailable')
         case 'retried':
           retriedAttempts += 1
-          // The first attempt fails; only the attempt that completes the step is recorded.
+          // The first attempt fails and says no usage; the attempt that completes the step is recorded.
           return retriedAttempts === 1
             ? new Error('rate limited')
             : { text: 'second try', usage: { inputTokens: 7, outputTokens: 8 } }
@@ -453,6 +453,62 @@ steps:
       expected,
     )
     expect(retriedAttempts).toBe(2)
+  })
+
+  it("a rejection's AgentRunFailure counts: its usage is kept (summed over attempts), retryable: false ends the retries", async () => {
+    const failure = (message: string, extra: { usage?: unknown; retryable?: boolean }) =>
+      Object.assign(new Error(message), extra)
+    const attempts = new Map<string, number>()
+    const agent = new RecordingAgentRunner((request) => {
+      const attempt = (attempts.get(request.stepId) ?? 0) + 1
+      attempts.set(request.stepId, attempt)
+      switch (request.stepId) {
+        case 'spent':
+          // Stopped by its budget: it spent tokens, and trying again would be stopped the same way.
+          return failure('budget_exhausted: the turn used 900 tokens', {
+            usage: { inputTokens: 800, outputTokens: 100 },
+            retryable: false,
+          })
+        case 'flaky':
+          // Two failed attempts that spent tokens, then one that completes: the step keeps all three.
+          return attempt < 3
+            ? failure('the model server answered 502', { usage: { inputTokens: 40, outputTokens: 2 } })
+            : { text: 'third try', usage: { inputTokens: 50, outputTokens: 10 } }
+        default:
+          return failure('rate limited', { retryable: true })
+      }
+    })
+    const h = await setup({ agentRunner: agent })
+    const { runId } = await h.engine.startRun(`name: spend
+steps:
+  - id: spent
+    prompt: "Spend"
+    continue_on_error: true
+    retry: { attempts: 3, backoff: 10ms }
+  - id: flaky
+    prompt: "Flaky"
+    retry: { attempts: 3, backoff: 10ms }
+  - id: again
+    prompt: "Again"
+    continue_on_error: true
+    retry: { attempts: 2, backoff: 10ms }
+`)
+    const snapshot = await h.engine.waitForRun(runId)
+    expect(Object.fromEntries(attempts)).toEqual({ spent: 1, flaky: 3, again: 2 })
+    expect(
+      snapshot.steps.map((step) => [
+        step.stepId,
+        step.status,
+        step.attempt,
+        step.inputTokens,
+        step.outputTokens,
+      ]),
+    ).toEqual([
+      ['spent', 'failed', 1, 800, 100],
+      ['flaky', 'completed', 3, 130, 14],
+      ['again', 'failed', 2, null, null],
+    ])
+    expect(snapshot.steps[0]?.error).toContain('budget_exhausted')
   })
 
   it('fails a step whose rendered input grows past the cap, without running it', async () => {

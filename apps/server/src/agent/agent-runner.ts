@@ -435,13 +435,28 @@ function denialBlock(denials: readonly ToolDenial[]): string {
   return [`Refused in this unattended run (${denials.length}):`, ...shown, ...more].join('\n')
 }
 
-/** An error of a run that had refused calls: the same code, the refusals added to message and data. */
-function withDenials(error: AgentError, denials: readonly ToolDenial[]): AgentError {
-  if (denials.length === 0) return error
-  return new AgentError(error.code, `${error.message}\n${denialBlock(denials)}`, {
-    cause: error.cause,
-    data: { ...error.data, denials },
-  })
+/**
+ * A failed turn's error: the same code, any refused calls added to its message and data, and what
+ * the turn spent (`usage`, the packages' `AgentRunFailure.usage`) when it called the model.
+ */
+function failedTurn(
+  error: AgentError,
+  denials: readonly ToolDenial[],
+  usage: TokenUsage | undefined,
+): AgentError {
+  if (denials.length === 0 && usage === undefined) return error
+  const data = denials.length === 0 ? error.data : { ...error.data, denials }
+  return new AgentError(
+    error.code,
+    denials.length === 0 ? error.message : `${error.message}\n${denialBlock(denials)}`,
+    {
+      cause: error.cause,
+      ...(data === undefined ? {} : { data }),
+      ...(usage === undefined
+        ? {}
+        : { usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } }),
+    },
+  )
 }
 
 /**
@@ -990,7 +1005,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         stepSpan.end({ error: type })
         stepSpan = undefined
       }
-      const failure = AgentError.is(error) ? withDenials(error, denials) : error
+      const failure = AgentError.is(error)
+        ? failedTurn(error, denials, modelCalled || budgetExhausted ? usage : undefined)
+        : error
       logger.warn('agent turn failed', {
         ...fields,
         ...(AgentError.is(failure) ? { code: failure.code, error: failure.message } : { aborted: true }),
