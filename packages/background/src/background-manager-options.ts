@@ -61,6 +61,12 @@ interface BackgroundManagerSettings {
   readonly stopGraceMs?: number
   /** Text put before every prompt. Default `AUTOMATION_PREFIX`; `''` for none. */
   readonly automationPrefix?: string
+  /**
+   * Deepest nesting of tasks submitted from inside automation runs (`SubmitRequest.nesting`; SECURITY.md
+   * WF-7): an agent whose task submits a task that submits a task… is refused past it, so a prompt
+   * cannot spend without end. Default 2, as `@lango/workflow`'s `maxNesting`.
+   */
+  readonly maxNesting?: number
   /** Default `systemClock`. */
   readonly clock?: Clock
   /** Default `silentLogger`. Logs carry ids, statuses and sizes, never prompts or results. */
@@ -80,6 +86,7 @@ const DEFAULT_OPTIONS = Object.freeze({
   notifyTimeoutMs: 30_000,
   stopGraceMs: 10_000,
   automationPrefix: AUTOMATION_PREFIX,
+  maxNesting: 2,
 })
 
 /** Every option with its default. */
@@ -113,6 +120,7 @@ export function resolveOptions(options: BackgroundManagerOptions): ResolvedOptio
     notifyTimeoutMs: options.notifyTimeoutMs ?? DEFAULT_OPTIONS.notifyTimeoutMs,
     stopGraceMs: options.stopGraceMs ?? DEFAULT_OPTIONS.stopGraceMs,
     automationPrefix: options.automationPrefix ?? DEFAULT_OPTIONS.automationPrefix,
+    maxNesting: options.maxNesting ?? DEFAULT_OPTIONS.maxNesting,
     clock: options.clock ?? systemClock,
     logger: options.logger === undefined ? silentLogger : safeLogger(options.logger),
     idGenerator: options.idGenerator ?? (() => globalThis.crypto.randomUUID()),
@@ -122,6 +130,7 @@ export function resolveOptions(options: BackgroundManagerOptions): ResolvedOptio
   checkInteger(resolved.maxFinishedTasks, 'maxFinishedTasks', 0)
   checkInteger(resolved.maxPromptLength, 'maxPromptLength', 1)
   checkInteger(resolved.maxResultLength, 'maxResultLength', 1)
+  checkInteger(resolved.maxNesting, 'maxNesting', 0, 100)
   checkTimeout(resolved.taskTimeoutMs, 'taskTimeoutMs')
   checkInteger(resolved.notifyTimeoutMs, 'notifyTimeoutMs', 1, MAX_TIMER_MS)
   checkInteger(resolved.stopGraceMs, 'stopGraceMs', 0, MAX_TIMER_MS)

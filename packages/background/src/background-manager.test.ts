@@ -279,6 +279,34 @@ describe('AgentRunner port', () => {
     expect(await manager.wait(flaky)).toMatchObject({ status: 'failed', usage: undefined, retryable: true })
   })
 
+  it('refuses a task past maxNesting in a chain of tasks submitted from tasks (SECURITY.md WF-7)', async () => {
+    const { manager } = createHarness({ maxNesting: 2 })
+    manager.start()
+    // A person's task, then one submitted from inside it (its session bg:<id>), and so on.
+    const first = manager.submit({ prompt: 'look for work', originSession: 'telegram:1:2' })
+    const second = manager.submit({ prompt: 'and more', originSession: `bg:${first}` })
+    const third = manager.submit({ prompt: 'and more', originSession: `bg:${second}` })
+    expect([first, second, third].map((id) => manager.snapshot(id).nesting)).toEqual([0, 1, 2])
+    let refused: unknown
+    try {
+      manager.submit({ prompt: 'and more', originSession: `bg:${third}` })
+    } catch (error) {
+      refused = error
+    }
+    expect(BackgroundError.is(refused)).toBe(true)
+    expect(refused).toMatchObject({
+      code: 'BACKGROUND_NESTING_TOO_DEEP',
+      data: { nesting: 3, maxNesting: 2 },
+    })
+    // The host's count (a workflow step started from a task) is taken when it is deeper.
+    expect(manager.snapshot(manager.submit({ prompt: 'x', nesting: 2 })).nesting).toBe(2)
+    expect(() => manager.submit({ prompt: 'x', nesting: 3 })).toThrow(/nest at most 2 deep/)
+    expect(() => manager.submit({ prompt: 'x', nesting: -1 })).toThrow(/nesting must be a whole number/)
+    expect(() => createHarness({ maxNesting: -1 })).toThrow(/maxNesting must be an integer/)
+    // Nothing refused was queued.
+    expect(manager.list()).toHaveLength(4)
+  })
+
   it('fails the task when the runner throws synchronously or rejects with a non-Error', async () => {
     const throwing = createHarness({
       runner: {

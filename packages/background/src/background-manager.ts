@@ -108,7 +108,8 @@ export class BackgroundManager {
    * Queues a task and returns its id at once; it starts as soon as a slot is free.
    *
    * @throws BackgroundError `BACKGROUND_INVALID_INPUT` for a blank or too long prompt or a bad timeout,
-   *   `BACKGROUND_QUEUE_FULL` when `maxQueuedTasks` tasks already wait, `BACKGROUND_STOPPED` after `stop()`.
+   *   `BACKGROUND_NESTING_TOO_DEEP` past `maxNesting`, `BACKGROUND_QUEUE_FULL` when `maxQueuedTasks`
+   *   tasks already wait, `BACKGROUND_STOPPED` after `stop()`.
    */
   submit(request: SubmitRequest): TaskId {
     if (this.#state === 'stopping' || this.#state === 'stopped') throw stoppedError()
@@ -129,6 +130,7 @@ export class BackgroundManager {
     const creator = checkOrigin(request.creator, 'creator')
     const timeoutMs = request.timeoutMs ?? options.taskTimeoutMs
     checkTimeout(timeoutMs, 'timeoutMs')
+    const nesting = this.#nestingOf(request.nesting, originSession)
 
     const startsNow =
       this.#state === 'running' && this.#runningCount < options.maxConcurrentTasks && this.#pendingCount === 0
@@ -147,7 +149,16 @@ export class BackgroundManager {
         'The id generator returned an empty or duplicate id',
       )
     }
-    const record = new TaskRecord(id, prompt, originChannel, originSession, timeoutMs, this.#now(), creator)
+    const record = new TaskRecord(
+      id,
+      prompt,
+      originChannel,
+      originSession,
+      timeoutMs,
+      this.#now(),
+      creator,
+      nesting,
+    )
     this.#tasks.set(id, record)
     this.#queue.push(record)
     this.#pendingCount += 1
@@ -155,6 +166,26 @@ export class BackgroundManager {
     if (this.#emitter.has('task:submit')) this.#emitter.emit('task:submit', toSnapshot(record))
     this.#pump()
     return id
+  }
+
+  /**
+   * How deep a submission is: the caller's `nesting`, or one deeper than the task whose session
+   * (`bg:<id>`) it comes from, whichever is deeper. Throws past `maxNesting`.
+   */
+  #nestingOf(given: number | undefined, originSession: string | undefined): number {
+    if (given !== undefined && (!Number.isSafeInteger(given) || given < 0))
+      throw invalidInput('nesting must be a whole number of 0 or more', { field: 'nesting' })
+    const parent =
+      originSession?.startsWith('bg:') === true ? this.#tasks.get(originSession.slice(3)) : undefined
+    const nesting = Math.max(given ?? 0, parent === undefined ? 0 : parent.nesting + 1)
+    const { maxNesting } = this.#options
+    if (nesting > maxNesting)
+      throw new BackgroundError(
+        'BACKGROUND_NESTING_TOO_DEEP',
+        `Tasks submitted from inside automation runs may nest at most ${maxNesting} deep; this one would be ${nesting} deep. Do the work in this task instead of submitting another.`,
+        { data: { nesting, maxNesting } },
+      )
+    return nesting
   }
 
   /**
@@ -634,6 +665,7 @@ function toSnapshot(record: TaskRecord): TaskSnapshot {
     retryable: record.retryable,
     originChannel: record.originChannel,
     originSession: record.originSession,
+    nesting: record.nesting,
     timeoutMs: record.timeoutMs,
     createdAt: record.createdAt,
     startedAt: record.startedAt,

@@ -4,6 +4,8 @@ export type BackgroundErrorCode =
   | 'BACKGROUND_INVALID_INPUT'
   /** The queue already holds `maxQueuedTasks` pending tasks; the submission was rejected. */
   | 'BACKGROUND_QUEUE_FULL'
+  /** The submission is deeper than `maxNesting` in a chain of runs started from inside runs (SECURITY.md WF-7). */
+  | 'BACKGROUND_NESTING_TOO_DEEP'
   /** The manager is stopping or stopped: no submissions, no restart. Also the error of tasks `stop()` cancelled. */
   | 'BACKGROUND_STOPPED'
   /** No task with this id (never existed, or evicted after it ended). */

@@ -31,6 +31,7 @@ export class TaskRecord implements DeadlineItem {
     readonly timeoutMs: number,
     readonly createdAt: number,
     readonly creator: string | undefined = undefined,
+    readonly nesting = 0,
   ) {}
 }
 

@@ -35,6 +35,14 @@ export interface SubmitRequest {
   readonly creator?: string
   /** This task's timeout; defaults to the manager's `taskTimeoutMs`. `Infinity` means none. */
   readonly timeoutMs?: number
+  /**
+   * How deep in a chain of automation runs this submission is, as the host counts it: 0 from a
+   * person, 1 from inside a cron run, task or workflow step a person started, and so on (SECURITY.md
+   * WF-7). The manager also counts its own chain (a submission from a task's session `bg:<id>` is
+   * one deeper than that task) and takes the deeper; past `maxNesting` it refuses the task
+   * (`BACKGROUND_NESTING_TOO_DEEP`). Default 0.
+   */
+  readonly nesting?: number
 }
 
 /**
@@ -62,6 +70,8 @@ export interface TaskSnapshot {
   readonly errorCode: BackgroundErrorCode | undefined
   /** True when the task failed because it passed its deadline. */
   readonly timedOut: boolean
+  /** How deep in a chain of automation runs the task is (`SubmitRequest.nesting`): 0 for a person's. */
+  readonly nesting: number
   /**
    * For `failed` tasks: false when the runner threw a `PermanentError` or an error with
    * `retryable: false` (`AgentRunFailure`), else true. Undefined otherwise.

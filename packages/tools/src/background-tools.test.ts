@@ -54,6 +54,20 @@ describe('background tools (seed 000)', () => {
     expect(runner.calls[1]?.request.creator).toBe('telegram:4242:7')
   })
 
+  it("bg_submit starts its task as deep as the calling session (the host's nesting), refused past maxNesting (WF-7)", async () => {
+    const from = async (context: ToolContext) => {
+      const outcome = await call('bg_submit', { prompt: 'go on' }, context)
+      if (!outcome.ok) return (outcome.error as { reason?: string }).reason
+      return manager.snapshot((outcome as { result: { task_id: string } }).result.task_id).nesting
+    }
+    // A person's chat: 0. A session the host counted 2 deep (a workflow step started by a task).
+    expect(await from(session)).toBe(0)
+    expect(await from({ sessionKey: 'workflow:w:r1:s', nesting: 2 })).toBe(2)
+    expect(await from({ sessionKey: 'workflow:w:r1:s', nesting: 3 })).toBe('BACKGROUND_NESTING_TOO_DEEP')
+    // Without the host's count, a task's own session counts one level.
+    expect(await from({ sessionKey: 'bg:someone-else' })).toBe(1)
+  })
+
   it('bg_submit from a chat announcing to another chat needs approval, showing where; its own chat and the default do not', async () => {
     const asked: string[] = []
     const asking = (params: unknown, context: ToolContext = session) =>

@@ -15,7 +15,7 @@ import {
   spendOutputEntries,
   usageUnavailableEntry,
 } from './run-spend.js'
-import { type AnyTool, creatorOf, defineTool } from './tool.js'
+import { type AnyTool, creatorOf, defineTool, nestingOf } from './tool.js'
 
 /** Task statuses, as `@lango/background` names them. */
 const TASK_STATUS_VALUES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const
@@ -42,6 +42,7 @@ export interface BackgroundToolsService {
     originChannel?: string
     originSession?: string
     creator?: string
+    nesting?: number
   }): string
   snapshot(taskId: string): BackgroundTaskView
   list(options?: { status?: (typeof TASK_STATUS_VALUES)[number] }): readonly BackgroundTaskView[]
@@ -159,6 +160,7 @@ export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[
           ...(channel === undefined ? {} : { originChannel: channel }),
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
           ...creatorOf(context),
+          nesting: nestingOf(context),
         })
         return {
           status: 'submitted' as const,

@@ -25,6 +25,14 @@ export interface ToolContext {
    * is its own creator); an automated run sets it, since its session key names no person.
    */
   readonly creator?: string
+  /**
+   * How deep in a chain of automation runs the calling session is, as the host counts it across
+   * kinds (SECURITY.md WF-7): 0 for a person's chat or a cron run, 1 inside a background task or
+   * workflow step a person started, and so on. The background task or workflow run a call starts
+   * is that deep, and is refused past its package's `maxNesting`. Absent: counted from the session
+   * key alone (`bg:` and `workflow:` sessions count 1), which cannot see a chain.
+   */
+  readonly nesting?: number
   /** Aborts the call (the wait of `workflow_run`, a running `exec`). */
   readonly signal?: AbortSignal
   /** Receives progress while a call waits; tools that do not wait never call it. */
@@ -38,6 +46,16 @@ export interface ToolContext {
 export function creatorOf(context: ToolContext): { readonly creator?: string } {
   const creator = context.creator ?? context.sessionKey
   return creator === undefined ? {} : { creator }
+}
+
+/**
+ * `context.nesting`, or, when the host gave none, the session key's own level: a call from inside
+ * a background task (`bg:…`) or a workflow step (`workflow:…`) is one level down.
+ */
+export function nestingOf(context: ToolContext): number {
+  if (context.nesting !== undefined) return context.nesting
+  const session = context.sessionKey
+  return session?.startsWith('workflow:') === true || session?.startsWith('bg:') === true ? 1 : 0
 }
 
 /** A JSON Schema object as published to models and MCP clients. */

@@ -21,7 +21,7 @@ import {
   usageUnavailableEntry,
 } from './run-spend.js'
 import { wholeLine } from './text.js'
-import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
+import { type AnyTool, creatorOf, defineTool, nestingOf, type ToolContext, type ToolSafety } from './tool.js'
 import {
   describeAgentSteps,
   describeDeliveries,
@@ -407,11 +407,6 @@ function fromStepOption(fromStep: string | undefined): { fromStep?: string } {
   return fromStep === undefined ? {} : { fromStep }
 }
 
-/** Nesting depth of a call made from inside an automation run (`workflow:…` session keys count one level). */
-function nestingOf(sessionKey: string | undefined): number {
-  return sessionKey?.startsWith('workflow:') === true ? 1 : 0
-}
-
 /**
  * The workflow tools: the contract's five (`workflow_run`, `workflow_status`, `workflow_list`,
  * `workflow_cancel`, `workflow_save`) and `workflow_rerun` (issue 25).
@@ -595,7 +590,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           ...(deliverTo.length === 0 ? {} : { deliverTo }),
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
           ...creatorOf(context),
-          nesting: nestingOf(context.sessionKey),
+          nesting: nestingOf(context),
         })
         const run = await waitWithProgress(id, (params.wait_seconds ?? 30) * 1000, context)
         return {
@@ -764,7 +759,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
           ...fromStepOption(params.from_step),
           ...(context.sessionKey === undefined ? {} : { originSession: context.sessionKey }),
           ...creatorOf(context),
-          nesting: nestingOf(context.sessionKey),
+          nesting: nestingOf(context),
         })
         const run = await waitWithProgress(started.runId, (params.wait_seconds ?? 30) * 1000, context)
         return {

@@ -16,6 +16,8 @@ export interface AiSdkToolsOptions extends InvokeOptions {
   readonly sessionKey?: string | ((options: ToolExecutionOptions) => string | undefined)
   /** Who the calls' work counts against (`ToolContext.creator`); default the session key. */
   readonly creator?: string
+  /** How deep in a chain of automation runs the session is (`ToolContext.nesting`). */
+  readonly nesting?: number
 }
 
 /**
@@ -54,6 +56,7 @@ export function toAiSdkTools(
           {
             ...(sessionKey === undefined ? {} : { sessionKey }),
             ...(options.creator === undefined ? {} : { creator: options.creator }),
+            ...(options.nesting === undefined ? {} : { nesting: options.nesting }),
             ...(execution.abortSignal === undefined ? {} : { signal: execution.abortSignal }),
           },
           options,
