@@ -20,7 +20,7 @@ describe('buildApprovalSummary (seed 000)', () => {
         schedule: '1h',
         prompt: 'Fetch  the\nnews',
       }),
-    ).toBe('Create cron job: news (every=1h) — prompt: "Fetch the ↵ news"')
+    ).toBe('Create cron job: news (every=1h) — prompt: "Fetch  the ↵ news"')
   })
 
   it("an ai job's when gate is shown whole: a shell command that runs before every run", () => {
@@ -146,9 +146,10 @@ describe('buildApprovalSummary (seed 000)', () => {
   })
 
   it('keeps line breaks visible and escapes characters that could hide text', () => {
-    // A newline separates commands: shown as ↵, never folded into a space that reads as arguments.
+    // A newline separates commands: shown as ↵, never folded into a space that reads as arguments;
+    // the next line's indentation follows the mark as written.
     expect(buildApprovalSummary('exec', { command: 'echo safe\n  rm -rf ~/work' })).toBe(
-      'Execute: echo safe ↵ rm -rf ~/work',
+      'Execute: echo safe ↵   rm -rf ~/work',
     )
     // A terminal escape that erases the line, a carriage return that sends the cursor back (one
     // word for the shell, not a new command), and a right-to-left override are shown, not obeyed.
@@ -200,8 +201,8 @@ describe('buildApprovalSummary (seed 000)', () => {
         `Execute: echo backup done${escaped}${tail}`,
       )
     }
-    // Plain spaces and tabs still read as the shell splits them.
-    expect(buildApprovalSummary('exec', { command: 'echo a \t  b' })).toBe('Execute: echo a b')
+    // Plain spaces stay as they are; a tab, which reads as spaces, is escaped.
+    expect(buildApprovalSummary('exec', { command: 'echo a \t  b' })).toBe('Execute: echo a \\u{9}  b')
   })
 
   it('has a line for every moderate and dangerous tool, and for manage_cron_jobs actions', () => {
@@ -229,6 +230,77 @@ describe('buildApprovalSummary (seed 000)', () => {
     for (const line of Object.values(lines)) expect(line).not.toMatch(/^Call /)
     expect(lines.create).toBe('Create cron job: daily-backup (cron=0 3 * * *) — command: tar -czf b.tgz .')
     expect(lines.delete).toBe('Delete cron job: abc123')
+  })
+})
+
+describe("approval lines show a command's whitespace as it runs (an outside probe; SECURITY.md SEC-9)", () => {
+  it('keeps every space: a run of spaces inside a quoted argument is what printf prints', () => {
+    expect(buildApprovalSummary('exec', { command: `printf '%s\\n' "a    b"` })).toBe(
+      `Execute: printf '%s\\n' "a    b"`,
+    )
+    expect(buildApprovalSummary('exec_bg', { command: 'echo "x  y"' })).toBe(
+      'Execute in background: echo "x  y"',
+    )
+  })
+
+  it("keeps a heredoc'd script's indentation, so which lines sit inside an if shows", () => {
+    const script = (indent: string) =>
+      `python3 - <<'EOF'\nimport os\nif os.environ.get('CI'):\n    print('ci')\n${indent}os.remove('/srv/data')\nEOF`
+    // Inside the if: it runs only on CI. Not indented: it always runs.
+    const inside = buildApprovalSummary('exec', { command: script('    ') })
+    const always = buildApprovalSummary('exec', { command: script('') })
+    expect(inside).toBe(
+      "Execute: python3 - <<'EOF' ↵ import os ↵ if os.environ.get('CI'): ↵     print('ci') ↵     os.remove('/srv/data') ↵ EOF",
+    )
+    expect(always).toBe(
+      "Execute: python3 - <<'EOF' ↵ import os ↵ if os.environ.get('CI'): ↵     print('ci') ↵ os.remove('/srv/data') ↵ EOF",
+    )
+    // Still one line: a command's own lines never become lines of the summary.
+    expect(inside).not.toContain('\n')
+  })
+
+  it('shows a tab escaped, never as a space, and a tab cannot be faked', () => {
+    expect(buildApprovalSummary('exec', { command: "printf 'a\tb' | cut -f2" })).toBe(
+      "Execute: printf 'a\\u{9}b' | cut -f2",
+    )
+    // The text `\u{9}` in a command is not a tab.
+    expect(buildApprovalSummary('exec', { command: "printf 'a\\u{9}b'" })).toBe(
+      "Execute: printf 'a\\u{5c}u{9}b'",
+    )
+  })
+
+  it('shows a space at either end of a value, which would not show as a plain space', () => {
+    // `/srv ` is another directory than `/srv`.
+    expect(buildApprovalSummary('exec', { command: 'ls', cwd: '/srv ' })).toBe(
+      'Execute: ls — cwd: /srv\\u{20}',
+    )
+    expect(buildApprovalSummary('exec', { command: '  ls' })).toBe('Execute: \\u{20}\\u{20}ls')
+    expect(buildApprovalSummary('exec', { command: 'ls\n' })).toBe('Execute: ls ↵')
+    expect(buildApprovalSummary('exec', { command: '\n  ls' })).toBe('Execute: ↵   ls')
+  })
+
+  it('two commands that run differently never read alike', () => {
+    const commands = [
+      'a b',
+      'a  b',
+      'a\tb',
+      'a \tb',
+      'a\nb',
+      'a\n\nb',
+      'a \nb',
+      'a\n b',
+      'a\n\tb',
+      ' a b',
+      'a b ',
+      'a\n',
+      'a ↵ b',
+      'a \\u{9}b',
+      'a \\u{20}b',
+      'a\u00a0b',
+    ]
+    const lines = commands.map((command) => buildApprovalSummary('exec', { command }))
+    expect(new Set(lines).size).toBe(commands.length)
+    for (const line of lines) expect(line).not.toMatch(/[\t\n]/)
   })
 })
 

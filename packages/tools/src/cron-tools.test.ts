@@ -727,10 +727,11 @@ describe('approval lines of calls that name a job (issue 26)', () => {
     expect(line).toMatch(
       /^Remove cron job and its history: inbox \(id [^;]+; every 1h Europe\/Berlin; prompt: "/,
     )
-    // Whole: its line break shown as ↵, every one of its 30 clauses, up to the closing quote.
+    // Whole: its line break shown as ↵, every one of its 30 clauses, up to the closing quote (its
+    // last space too, escaped, so that it shows).
     expect(line).toContain('Summarise the inbox. ↵ Then ')
     expect(line.match(/list every sender;/g)).toHaveLength(30)
-    expect(line.endsWith('list every sender;")')).toBe(true)
+    expect(line.endsWith('list every sender;\\u{20}")')).toBe(true)
     expect(await approvalLine('cron_remove', { id: 'no-such-job' })).toBe(
       'Remove cron job and its history: no-such-job',
     )

@@ -314,7 +314,8 @@ ${['a', 'b', 'c', 'd', 'e']
     const commands = [
       '[host] hostname',
       '[upload; after host] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}',
-      `[long] set -e ↵ ${long('x')}`,
+      // A block scalar ends in a line break, which runs too: shown, like every other character.
+      `[long] set -e ↵ ${long('x')} ↵`,
       ...['a', 'b', 'c', 'd', 'e'].map((letter) => `[step-${letter}] ${long(letter)}`),
     ]
     const agents = '\n1 agent step:\n[summary; after upload] Summarise {{upload.result}}'
@@ -322,6 +323,37 @@ ${['a', 'b', 'c', 'd', 'e']
     expect(seen[1]).toMatch(/^Save workflow: nightly \(\d+ characters of YAML\) — 8 shell steps:\n/)
     expect(seen[1]?.endsWith(`\n${commands.join('\n')}${agents}`)).toBe(true)
     expect(seen.join('\n')).not.toContain('…')
+  })
+})
+
+describe("a workflow's approval shows each command's whitespace as it runs (an outside probe; SECURITY.md SEC-9)", () => {
+  it("keeps a step's indentation, runs of spaces and tabs, each step still on its own line", async () => {
+    const seen: string[] = []
+    const gate = {
+      async request(request: ApprovalRequest) {
+        seen.push(request.summary)
+        return false
+      },
+    }
+    const yaml = [
+      'name: tidy',
+      'steps:',
+      '  - id: clean',
+      '    run: |',
+      '      if [ -d /srv/cache ]; then',
+      '        rm -rf /srv/cache',
+      '      fi',
+      '      rm -rf /srv/tmp',
+      '  - id: say',
+      `    run: "printf '%s\\\\n' \\"a    b\\" \\ta"`,
+      '',
+    ].join('\n')
+    await invokeTool(tools.get('workflow_run') as AnyTool, { yaml_content: yaml }, session, { gate })
+    expect(seen).toEqual([
+      'Run inline workflow: tidy — 2 shell steps:\n' +
+        '[clean] if [ -d /srv/cache ]; then ↵   rm -rf /srv/cache ↵ fi ↵ rm -rf /srv/tmp ↵\n' +
+        `[say] printf '%s\\n' "a    b" \\u{9}a`,
+    ])
   })
 })
 
