@@ -330,7 +330,7 @@ describe('approvals in the chat show every command whole (SECURITY.md SEC-9, CRO
     )
     const job = await answerInChat('whole-in-chat', 1)
     expect(job.call.method).toBe('sendMessage')
-    expect(job.shown).toContain(`— command: ${cronCommand}\n`)
+    expect(job.shown).toContain(`— command: ${cronCommand}; results go to: telegram:${CHAT}\n`)
     // Over 4096 characters: the whole command in a file, the buttons on it; approving it runs it.
     const document = await answerInChat('approved-after-reading-the-file', 0)
     expect(document.call.method).toBe('sendDocument')

@@ -130,7 +130,7 @@ describe('POST /api/tools/:name', () => {
           scheduleValue: '0 3 * * *',
           config: { command: cronCommand },
         },
-        `Create cron job: whole-command (cron=0 3 * * *) — command: ${cronCommand}`,
+        `Create cron job: whole-command (cron=0 3 * * *) — command: ${cronCommand}; results go to: nowhere (kept only in the run history)`,
       ],
     ]
     for (const [tool, params, summary] of calls) {

@@ -632,7 +632,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
       expect(declining.asked).toEqual([
         `Approve this dangerous call of exec?\nExecute: ${command}`,
         `Approve this dangerous call of workflow_run?\nRun inline workflow: five-long-steps — 5 shell steps:\n${steps.map((step, index) => `[s${index + 1}] ${step}`).join('\n')}`,
-        `Approve this dangerous call of manage_cron_jobs?\nCreate cron job: whole-over-mcp (cron=0 3 * * *) — command: ${cronCommand}`,
+        `Approve this dangerous call of manage_cron_jobs?\nCreate cron job: whole-over-mcp (cron=0 3 * * *) — command: ${cronCommand}; results go to: nowhere (kept only in the run history)`,
       ])
     } finally {
       await declining.client.close()

@@ -121,10 +121,59 @@ function webhookDetails(scheduleType: unknown, hook: unknown): string[] {
 }
 
 /**
- * `cron_add`'s approval line; `current` is the job of that name when the call updates one (the
- * line then says Update and shows each budget it changes as old → new).
+ * How a job's runs go, for an approval line, as the call sets them (the field names the tool takes):
+ * the session its agent runs in (`main`: runs share one and see earlier runs), how long a run may
+ * take, what happens to a run due while one still goes, and which runs are delivered. Each changes
+ * what runs, when, or who reads it; nothing for a field the call leaves alone (a new job then has
+ * the default the tool describes, an updated one keeps what it has).
  */
-export function cronAddSummary(p: Params, current?: CurrentJob, caller?: string): string {
+function runDetails(fields: {
+  readonly session_mode?: unknown
+  readonly timeout?: unknown
+  readonly overlap?: unknown
+  readonly notify?: unknown
+}): string[] {
+  const { session_mode: sessionMode, timeout, overlap, notify } = fields
+  return [
+    ...(sessionMode === undefined ? [] : [`session_mode: ${wholeLine(sessionMode)}`]),
+    // A number is seconds (the tool's unit); a text carries its own unit.
+    ...(timeout === undefined
+      ? []
+      : [`timeout: ${wholeLine(timeout)}${typeof timeout === 'number' ? ' s' : ''}`]),
+    ...(overlap === undefined ? [] : [`overlap: ${wholeLine(overlap)}`]),
+    ...(notify === undefined ? [] : [`notify: ${wholeLine(notify)}`]),
+  ]
+}
+
+/**
+ * Where a job's results go, for an approval line: the call's `deliver_to` when it names targets,
+ * else `resolved` (what the call would store: the chat it came from, or the configured default),
+ * shown as `nowhere` when that is empty. Nothing when the call names none and `resolved` is not known.
+ */
+function deliveryDetails(explicit: unknown, resolved: readonly string[] | undefined): string[] {
+  const targets = Array.isArray(explicit) && explicit.length > 0 ? explicit : resolved
+  if (targets === undefined) return []
+  return [
+    targets.length === 0
+      ? 'results go to: nowhere (kept only in the run history)'
+      : `results go to: ${targets.map(wholeLine).join(', ')}`,
+  ]
+}
+
+/**
+ * `cron_add`'s approval line; `current` is the job of that name when the call updates one (the
+ * line then says Update and shows each budget it changes as old → new). Every field the call sets
+ * that changes what runs, when, or where its results go is shown: the schedule and its time zone,
+ * the prompt and `when` gate whole, the session mode, timeout, overlap and notify policies, the ping
+ * URL, the delivery targets (`deliverTo`: the ones the call will store, found from its session when
+ * it names none) and the daily budgets.
+ */
+export function cronAddSummary(
+  p: Params,
+  current?: CurrentJob,
+  caller?: string,
+  deliverTo?: readonly string[],
+): string {
   const owner = current?.createdBy
   const details = [
     ...(owner === undefined || owner === caller || (owner === null && caller === undefined)
@@ -132,11 +181,10 @@ export function cronAddSummary(p: Params, current?: CurrentJob, caller?: string)
       : [`a job created by ${owner === null ? 'the host' : wholeLine(owner)}, whose budget its runs spend`]),
     ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
     ...whenDetails(p.when),
+    ...runDetails(p),
     ...pingDetails(p.ping_url),
     ...webhookDetails(p.schedule_type, p.schedule),
-    ...(Array.isArray(p.deliver_to) && p.deliver_to.length > 0
-      ? [`results go to: ${p.deliver_to.map(wholeLine).join(', ')}`]
-      : []),
+    ...deliveryDetails(p.deliver_to, deliverTo),
     ...budgetDetails(
       [
         ['max_tokens_per_day', p.max_tokens_per_day, current?.maxTokensPerDay],
@@ -145,16 +193,22 @@ export function cronAddSummary(p: Params, current?: CurrentJob, caller?: string)
       current,
     ),
   ]
-  return `${current === undefined ? 'Create' : 'Update'} cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)})${
+  const zone = p.timezone === undefined ? '' : `; timezone=${wholeLine(p.timezone)}`
+  return `${current === undefined ? 'Create' : 'Update'} cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)}${zone})${
     details.length === 0 ? '' : ` — ${details.join('; ')}`
   }`
 }
 
 /**
  * `manage_cron_jobs`' approval line; `current` is the job an `update` changes, when it was read
- * (each budget it changes then shows as old → new).
+ * (each budget it changes then shows as old → new); `deliverTo`, the targets a `create` will store
+ * (found from the call's session), when known.
  */
-export function manageCronJobsSummary(p: Params, current?: CurrentJob): string {
+export function manageCronJobsSummary(
+  p: Params,
+  current?: CurrentJob,
+  deliverTo?: readonly string[],
+): string {
   const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
   const job = wholeLine(p.id ?? p.name)
   const budgets = (known: CurrentJob | undefined) =>
@@ -169,8 +223,10 @@ export function manageCronJobsSummary(p: Params, current?: CurrentJob): string {
     case 'create': {
       const details = [
         ...configDetails(config),
+        ...runDetails({ notify: p.notify }),
         ...pingDetails(p.pingUrl),
         ...webhookDetails(p.scheduleType, p.scheduleValue),
+        ...deliveryDetails(undefined, deliverTo),
         ...budgets(undefined),
       ]
       return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.scheduleType)}=${wholeLine(p.scheduleValue)})${
@@ -183,6 +239,7 @@ export function manageCronJobsSummary(p: Params, current?: CurrentJob): string {
           (field) => `${field}: ${wholeLine(p[field])}`,
         ),
         ...configDetails(config),
+        ...runDetails({ notify: p.notify }),
         ...pingDetails(p.pingUrl),
         ...webhookDetails(p.scheduleType, p.scheduleValue ?? current?.schedule),
         ...budgets(current),

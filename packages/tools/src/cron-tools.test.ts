@@ -838,14 +838,14 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
 
     const raised = await asking('cron_add', { ...watcher, max_tokens_per_day: 5000 }, false)
     expect(raised.asked).toEqual([
-      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; max_tokens_per_day: 800 → 5000',
+      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; results go to: telegram:555; max_tokens_per_day: 800 → 5000',
     ])
     expect(raised.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await budgetOf('watcher')).toEqual([800, 1])
 
     const removed = await asking('cron_add', { ...watcher, max_cost_per_day: null })
     expect(removed.asked).toEqual([
-      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; max_cost_per_day: 1 → none (removed)',
+      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; results go to: telegram:555; max_cost_per_day: 1 → none (removed)',
     ])
     expect(await budgetOf('watcher')).toEqual([800, null])
     // Setting a budget where there was none bounds the job: no approval.
@@ -973,14 +973,14 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     const rewrite = { name: 'nightly-report', schedule_type: 'cron', schedule: '* * * * *', prompt: 'Spend' }
     const denied = await asking('cron_add', rewrite, false)
     expect(denied.asked).toEqual([
-      'Update cron job: nightly-report (cron=* * * * *) — a job created by cli, whose budget its runs spend; prompt: "Spend"',
+      'Update cron job: nightly-report (cron=* * * * *) — a job created by cli, whose budget its runs spend; prompt: "Spend"; results go to: telegram:555',
     ])
     expect(denied.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect((await cron.get('nightly-report')).prompt).toBe('Summarise the night')
     // A job the host made without a creator (`POST /api/cron/jobs`) is the operator's too.
     await cron.add({ name: 'host-job', scheduleType: 'every', schedule: '1h', prompt: 'Tidy', deliverTo: [] })
     expect((await asking('cron_add', { ...rewrite, name: 'host-job' }, false)).asked).toEqual([
-      'Update cron job: host-job (cron=* * * * *) — a job created by the host, whose budget its runs spend; prompt: "Spend"',
+      'Update cron job: host-job (cron=* * * * *) — a job created by the host, whose budget its runs spend; prompt: "Spend"; results go to: telegram:555',
     ])
     // The caller's own job: an update asks nobody.
     expect((await asking('cron_add', { ...rewrite, name: 'mine' })).asked).toEqual([])
@@ -996,7 +996,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     }
     const created = await asking('cron_add', hooked)
     expect(created.asked).toEqual([
-      'Create cron job: on-deploy (webhook=deploy) — prompt: "Check the deploy"; webhook hook: deploy (each signed POST /hooks/deploy starts a run)',
+      'Create cron job: on-deploy (webhook=deploy) — prompt: "Check the deploy"; webhook hook: deploy (each signed POST /hooks/deploy starts a run); results go to: telegram:555',
     ])
     expect((await cron.get('on-deploy')).scheduleType).toBe('webhook')
     await call('cron_add', watcher)
@@ -1006,7 +1006,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
       false,
     )
     expect(changed.asked).toEqual([
-      'Update cron job: watcher (webhook=disks) — prompt: "Check the disks"; webhook hook: disks (each signed POST /hooks/disks starts a run)',
+      'Update cron job: watcher (webhook=disks) — prompt: "Check the disks"; webhook hook: disks (each signed POST /hooks/disks starts a run); results go to: telegram:555',
     ])
     expect((await cron.get('watcher')).scheduleType).toBe('every')
     // Outside invokeTool, a call whose job was not read is judged by its worst case.
@@ -1034,5 +1034,104 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
       result: { name: 'on-release', scheduleType: 'webhook', scheduleValue: 'release' },
     })
     expect((await cron.get('on-release')).scheduleType).toBe('webhook')
+  })
+})
+
+describe('cron approval lines show what runs, when and where its results go (an outside probe; SECURITY.md CRON-5)', () => {
+  /** Asks for every call (policy all) with a gate that answers `answer`; gives back what it was shown. */
+  const shown = async (name: string, params: unknown, sessionKey = session.sessionKey, answer = true) => {
+    const asked: string[] = []
+    const outcome = await invokeTool(
+      tools.get(name) as AnyTool,
+      params,
+      { sessionKey },
+      {
+        policy: 'all',
+        gate: {
+          async request(request) {
+            asked.push(request.summary)
+            return answer
+          },
+        },
+      },
+    )
+    return { asked, outcome }
+  }
+  const digest = { name: 'digest', schedule_type: 'cron', schedule: '0 7 * * 1-5', prompt: 'Sum up the news' }
+
+  it('cron_add shows the time zone, session mode, timeout, overlap and notify policies it sets, as stored', async () => {
+    const created = await shown('cron_add', {
+      ...digest,
+      timezone: 'America/New_York',
+      session_mode: 'main',
+      timeout: '2h',
+      overlap: 'allow',
+      notify: 'failure',
+    })
+    expect(created.asked).toEqual([
+      'Create cron job: digest (cron=0 7 * * 1-5; timezone=America/New_York) — prompt: "Sum up the news"; session_mode: main; timeout: 2h; overlap: allow; notify: failure; results go to: telegram:555',
+    ])
+    const job = await cron.get('digest')
+    expect(job).toMatchObject({
+      timezone: 'America/New_York',
+      sessionMode: 'main',
+      timeoutMs: 2 * 60 * 60 * 1000,
+      overlap: 'allow',
+      notify: 'failure',
+      deliverTo: ['telegram:555'],
+    })
+    // An update that moves the job to another zone, with a timeout in seconds: both shown.
+    const moved = await shown(
+      'cron_add',
+      { ...digest, timezone: 'Asia/Tokyo', timeout: 600 },
+      undefined,
+      false,
+    )
+    expect(moved.asked).toEqual([
+      'Update cron job: digest (cron=0 7 * * 1-5; timezone=Asia/Tokyo) — prompt: "Sum up the news"; timeout: 600 s; results go to: telegram:555',
+    ])
+    expect((await cron.get('digest')).timezone).toBe('America/New_York')
+  })
+
+  it('cron_add without deliver_to shows where its results will go: the chat it came from, else the default', async () => {
+    expect((await shown('cron_add', digest)).asked).toEqual([
+      'Create cron job: digest (cron=0 7 * * 1-5) — prompt: "Sum up the news"; results go to: telegram:555',
+    ])
+    // An update from another chat moves the results there: the approver is shown where (and whose job it is).
+    expect((await shown('cron_add', digest, 'telegram:777:1', false)).asked).toEqual([
+      'Update cron job: digest (cron=0 7 * * 1-5) — a job created by telegram:555:9, whose budget its runs spend; prompt: "Sum up the news"; results go to: telegram:777',
+    ])
+    expect((await cron.get('digest')).deliverTo).toEqual(['telegram:555'])
+    // Not from a chat: the configured default.
+    expect((await shown('cron_add', { ...digest, name: 'api-digest' }, 'http:api')).asked).toEqual([
+      'Create cron job: api-digest (cron=0 7 * * 1-5) — prompt: "Sum up the news"; results go to: webhook',
+    ])
+    expect((await cron.get('api-digest')).deliverTo).toEqual(['webhook'])
+  })
+
+  it('manage_cron_jobs shows the notify policy it sets and where a new job delivers', async () => {
+    const created = await shown(
+      'manage_cron_jobs',
+      {
+        action: 'create',
+        name: 'report',
+        type: 'ai',
+        scheduleType: 'cron',
+        scheduleValue: '0 6 * * *',
+        config: { prompt: 'Report' },
+        notify: 'never',
+      },
+      'http:api',
+    )
+    // No chat and no default: the results are only in the run history.
+    expect(created.asked).toEqual([
+      'Create cron job: report (cron=0 6 * * *) — prompt: "Report"; notify: never; results go to: nowhere (kept only in the run history)',
+    ])
+    const job = await cron.get('report')
+    expect(job).toMatchObject({ notify: 'never', deliverTo: [] })
+    const updated = await shown('manage_cron_jobs', { action: 'update', id: job.id, notify: 'always' })
+    expect(updated.asked).toEqual([
+      `Update cron job: report (id ${job.id}; cron 0 6 * * * Europe/Berlin; prompt: "Report") — notify: always`,
+    ])
   })
 })

@@ -1056,10 +1056,15 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         return undefined
       },
       // Says Update, with each budget as old → new, when a job of that name exists, and whose it is
-      // when it is not the caller's.
-      async approvalSummary(params) {
+      // when it is not the caller's; and where results go, as the handler will store it.
+      async approvalSummary(params, context) {
         if (current.of(params) === undefined) await current.read(params, params.name)
-        return cronAddSummary(params, current.of(params) ?? undefined, callers.of(params))
+        return cronAddSummary(
+          params,
+          current.of(params) ?? undefined,
+          callers.of(params),
+          resolveDeliveryTargets(params.deliver_to, context.sessionKey, options.defaultDeliverTo),
+        )
       },
       // An upsert by name: the same call again leaves the same job.
       idempotent: true,
@@ -1570,13 +1575,15 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       preview_count: previewCount,
     }),
     output: manageCronJobsOutput,
-    approvalSummary: async (params) => {
-      if (
-        params.action === 'create' ||
-        params.action === 'list' ||
-        params.action === 'get' ||
-        params.id === undefined
-      )
+    approvalSummary: async (params, context) => {
+      // A new job delivers where the handler resolves it to: the approver is shown where.
+      if (params.action === 'create')
+        return manageCronJobsSummary(
+          params,
+          undefined,
+          resolveDeliveryTargets(undefined, context.sessionKey, options.defaultDeliverTo),
+        )
+      if (params.action === 'list' || params.action === 'get' || params.id === undefined)
         return buildApprovalSummary('manage_cron_jobs', params)
       // The job as it is now: its name in place of the id, and each budget changed as old → new.
       const job = current.of(params) ?? (await service.get(params.id))
