@@ -49,6 +49,7 @@ export type {
   WorkflowStore,
 } from './ports.js'
 export { silentLogger } from './silent-logger.js'
+export { runIdOfStepSession, stepSessionKey } from './step-session.js'
 export { systemClock } from './system-clock.js'
 export type { WorkflowDirectoryOptions, WorkflowFile } from './workflow-directory.js'
 export { WorkflowDirectory } from './workflow-directory.js'

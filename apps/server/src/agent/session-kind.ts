@@ -13,10 +13,22 @@ export interface SessionKind {
   readonly unattended: boolean
   /** One session per run: conversation memory is neither read nor written. */
   readonly isolated: boolean
+  /**
+   * How deep in a chain of automation runs the turn is (SECURITY.md WF-7): a background task or
+   * workflow run its tools start is this deep, refused past `maxNesting`. 0 for a person's chat and
+   * a cron run; absent: the tools count from the session key alone (one level for `bg:` and
+   * `workflow:`).
+   */
+  readonly nesting?: number
 }
 
 /** A person's chat (HTTP, MCP, Telegram, a custom channel): attended, with memory. */
-export const CHAT_SESSION: SessionKind = Object.freeze({ source: 'chat', unattended: false, isolated: false })
+export const CHAT_SESSION: SessionKind = Object.freeze({
+  source: 'chat',
+  unattended: false,
+  isolated: false,
+  nesting: 0,
+})
 
 /**
  * An automated run: unattended, and isolated unless it shares memory across runs (a cron job's
@@ -24,7 +36,12 @@ export const CHAT_SESSION: SessionKind = Object.freeze({ source: 'chat', unatten
  */
 export function unattendedSession(
   source: Exclude<SessionSource, 'chat'>,
-  options: { readonly isolated?: boolean } = {},
+  options: { readonly isolated?: boolean; readonly nesting?: number } = {},
 ): SessionKind {
-  return Object.freeze({ source, unattended: true, isolated: options.isolated ?? true })
+  return Object.freeze({
+    source,
+    unattended: true,
+    isolated: options.isolated ?? true,
+    ...(options.nesting === undefined ? {} : { nesting: options.nesting }),
+  })
 }

@@ -126,6 +126,8 @@ export function buildTurnTools(options: TurnToolsOptions): Record<string, Tool> 
   const base = toAiSdkTools(options.tools, {
     sessionKey: options.sessionKey,
     ...(options.creator === undefined ? {} : { creator: options.creator }),
+    // What the turn's tools start is one level down the chain of runs (SECURITY.md WF-7).
+    ...(options.session.nesting === undefined ? {} : { nesting: options.session.nesting }),
     approvalTimeoutMs: options.approvalTimeoutMs,
     ...(unattended
       ? { policy: options.permissions.allowDangerous ? 'none' : 'dangerous' }

@@ -24,16 +24,26 @@ export function unattendedRunner(
   agent: () => AgentRunner,
   source: 'cron' | 'background' | 'workflow',
   isolated: (request: AgentRunRequest & { readonly jobName?: string }) => boolean = () => true,
+  nestingOf?: (sessionKey: string) => Promise<number>,
 ) {
   return {
-    run: (
+    run: async (
       request: AgentRunRequest & { readonly jobName?: string },
       options: { readonly signal: AbortSignal },
-    ) =>
-      agent().run(
-        { ...request, session: unattendedSession(source, { isolated: isolated(request) }) },
+    ) => {
+      // How deep the run is in a chain of runs, across kinds: what its tools start is one deeper.
+      const nesting = nestingOf === undefined ? undefined : await nestingOf(request.sessionKey)
+      return agent().run(
+        {
+          ...request,
+          session: unattendedSession(source, {
+            isolated: isolated(request),
+            ...(nesting === undefined ? {} : { nesting }),
+          }),
+        },
         options,
-      ),
+      )
+    },
   }
 }
 

@@ -24,6 +24,7 @@ import { type UsageDatabase, UsageLedger } from '../usage/usage-ledger.js'
 import { createAgent, createSessions, unattendedRunner } from './agent.js'
 import { type App, assembleApp } from './app.js'
 import { automationInstructions } from './automation.js'
+import { automationNesting } from './automation-nesting.js'
 import { channelAdapters } from './channel-adapters.js'
 import { chatsPart } from './chats.js'
 import { joinCluster } from './cluster.js'
@@ -109,12 +110,17 @@ export async function createApp(
     const theAgent = (): AgentRunner => agent
     const cronStore = new SqliteCronStore(database.db)
     const workflowStore = new SqliteWorkflowStore(database.db)
+    // How deep a run is in a chain of tasks and workflow runs started from inside runs (WF-7).
+    const nestingOf = automationNesting({
+      task: (taskId) => background.snapshot(taskId),
+      run: (runId) => workflowStore.getRun(runId),
+    })
     const engine = createWorkflowEngine(config, {
       store: workflowStore,
       ownerId,
       clock,
       shellRunner: shell,
-      agentRunner: tracing.agent('workflow', unattendedRunner(theAgent, 'workflow')),
+      agentRunner: tracing.agent('workflow', unattendedRunner(theAgent, 'workflow', undefined, nestingOf)),
       channelSender: sender('workflow'),
       logger,
     })
@@ -135,6 +141,7 @@ export async function createApp(
         theAgent,
         'cron',
         (request) => request.sessionKey !== `cron:${request.jobName}`,
+        nestingOf,
       ),
       // Failures as cron's DeliveryError (Retry-After, permanent), so its delivery ledger retries well.
       channelSender: cronDeliverySender(sender('cron'), channels),
@@ -144,7 +151,10 @@ export async function createApp(
       logger,
     })
     const background = createBackground(config, {
-      agentRunner: tracing.agent('background', unattendedRunner(theAgent, 'background')),
+      agentRunner: tracing.agent(
+        'background',
+        unattendedRunner(theAgent, 'background', undefined, nestingOf),
+      ),
       channelSender: sender('background'),
       logger,
     })
