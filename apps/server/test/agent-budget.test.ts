@@ -167,15 +167,31 @@ describe('the turn budget of the agent runner', () => {
       },
       error() {},
     }
-    model.script(reply.text('a', { usage: USAGE }), reply.text('b', { usage: USAGE }))
-    const agent = runner({ turnBudget: { maxCostUsd: 0.001 }, logger })
+    model.script(reply.text('a', { usage: USAGE }), reply.text('b', { usage: USAGE }), reply.text('c'))
+    // A daily money budget (the server's, a job's) is read before the turn: said too, once.
+    const daily = {
+      scope: 'the server',
+      setting: 'agent.budget.max_*_per_day',
+      spentTokens: 0,
+      spentCostUsd: 0,
+      maxCostUsd: 5,
+    }
+    const agent = runner({ turnBudget: { maxCostUsd: 0.001 }, logger, spendLimits: async () => [daily] })
     await agent.run({ prompt: 'x', sessionKey: 'cron:a:1' })
     await agent.run({ prompt: 'y', sessionKey: 'cron:a:2' })
+    await agent.run({ prompt: 'z', sessionKey: 'cron:a:3' })
+    const fix =
+      'give the model a price in lango.yaml (models.test-model.price: { input, output }, US dollars per million tokens), or bound it with a token budget'
     expect(warnings.filter((warning) => warning.message.includes('has no price'))).toEqual([
       {
         message:
           'agent.budget.max_cost_per_turn does not bound this model: it has no price (models.<name>.price)',
-        fields: { model: 'test-model' },
+        fields: { model: 'test-model', setting: 'agent.budget.max_cost_per_turn', fix },
+      },
+      {
+        message:
+          'agent.budget.max_*_per_day does not bound this model: it has no price (models.<name>.price)',
+        fields: { model: 'test-model', setting: 'agent.budget.max_*_per_day', fix },
       },
     ])
   })

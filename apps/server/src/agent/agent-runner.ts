@@ -709,17 +709,18 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     let ok = false
     let budgetExhausted = false
     const price = prices[input.model]
-    if (budget.maxCostUsd !== undefined && price === undefined && !unpriced.has(input.model)) {
-      // Fail-open on money is said out loud, once per model: the token budget still applies.
+    /** Fail-open on money is said out loud, once per model and setting: token budgets still apply. */
+    const warnUnpriced = (setting: string): void => {
+      if (price !== undefined || unpriced.has(`${setting}\n${input.model}`)) return
       if (unpriced.size >= MAX_WARNED_MODELS) unpriced.clear()
-      unpriced.add(input.model)
-      logger.warn(
-        'agent.budget.max_cost_per_turn does not bound this model: it has no price (models.<name>.price)',
-        {
-          model: input.model,
-        },
-      )
+      unpriced.add(`${setting}\n${input.model}`)
+      logger.warn(`${setting} does not bound this model: it has no price (models.<name>.price)`, {
+        model: input.model,
+        setting,
+        fix: `give the model a price in lango.yaml (models.${input.model}.price: { input, output }, US dollars per million tokens), or bound it with a token budget`,
+      })
     }
+    if (budget.maxCostUsd !== undefined) warnUnpriced('agent.budget.max_cost_per_turn')
     /** The daily budgets of this turn (per job, creator, server), read before its first model call. */
     let limits: readonly SpendLimit[] = []
     /** The daily budget that stopped the turn; undefined when it was the turn's own (or none). */
@@ -780,6 +781,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         if (options.spendLimits !== undefined) {
           try {
             limits = await options.spendLimits(input.context)
+            for (const limit of limits) if (limit.maxCostUsd !== undefined) warnUnpriced(limit.setting)
           } catch (error) {
             if (signal.aborted) throw error
             logger.warn('agent daily budgets not read: this turn is bounded by agent.budget alone', {

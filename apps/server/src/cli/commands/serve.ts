@@ -26,6 +26,22 @@ function warnAtStart(config: ServerConfig, logger: Logger): void {
       port: config.server.port,
       hint: 'choose another port (server.port in lango.yaml, --port); browsers and fetch refuse the ports of the Fetch standard\'s "bad port" list',
     })
+  const model = config.model.name
+  if (model !== undefined && config.models[model]?.price === undefined) {
+    const { turnBudget, dailyBudget, creatorDailyBudget } = config.agent
+    const money = [
+      turnBudget.maxCostUsd === undefined ? undefined : 'agent.budget.max_cost_per_turn',
+      dailyBudget.maxCostUsd === undefined ? undefined : 'agent.budget.max_cost_per_day',
+      creatorDailyBudget.maxCostUsd === undefined ? undefined : 'agent.budget.max_cost_per_creator_per_day',
+    ].filter((setting) => setting !== undefined)
+    // A money budget over a model without a price would count $0 for ever: said at once.
+    if (money.length > 0)
+      logger.warn('a money budget cannot bound the model: it has no price', {
+        model,
+        settings: money,
+        fix: `give it a price in lango.yaml (models.${model}.price: { input, output }, US dollars per million tokens), or bound it with the max_tokens_* budgets`,
+      })
+  }
   for (const warning of config.warnings)
     logger.warn('configuration: deprecated form', {
       key: warning.key,
