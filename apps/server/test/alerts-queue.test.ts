@@ -1,6 +1,8 @@
 import { FakeClock } from '@lango/cron/testing'
 import { describe, expect, it } from 'vitest'
 import { Alerts } from '../src/alerts/alerts.js'
+import { DatabaseOutage } from '../src/alerts/database-outage.js'
+import type { Logger } from '../src/logger-port.js'
 
 const START = Date.parse('2026-03-01T00:00:00Z')
 
@@ -171,6 +173,66 @@ describe('Alerts: a full queue while a message is in flight', () => {
     expect(received.map((text) => /job (\w) was paused/.exec(text)?.[1])).toEqual(['a', 'd'])
     expect(received[1]).toContain('(2 earlier alert messages could not be sent and were dropped)')
     expect(alerts.status()).toMatchObject({ waiting: 0, failing: false })
+    await alerts.stop()
+  })
+})
+
+describe('DatabaseOutage: one alert per outage of the database, and one when it ends', () => {
+  it('a storm of failed store calls is one alert and a log line a minute; the end is told once; a new outage is told again', async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    const lines: string[] = []
+    const logger: Logger = {
+      debug() {},
+      info() {},
+      warn: (message) => lines.push(message),
+      error: (message) => lines.push(message),
+    }
+    const alerts = new Alerts({ targets: ['telegram:42'], sender: channel, clock, logger, batchMs: 1000 })
+    const outage = new DatabaseOutage(alerts, { clock, logger, quietMs: 15_000 })
+    const beat = async () => {
+      await clock.advance(5_000)
+      outage.written()
+    }
+    // Every due occurrence's claim fails, twice a second, for five minutes; the heartbeat is written.
+    for (let at = 0; at < 600; at++) {
+      outage.failed('the cron scheduler', 'database or disk is full')
+      await clock.advance(500)
+      if (at % 10 === 9) outage.written()
+    }
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(1)
+    expect(channel.received[0]).toMatch(
+      /^\[Lango alert\]\n\nDatabase failing:\n- a store call of the cron scheduler failed at 2026-03-01T00:00:00.000Z: database or disk is full;/,
+    )
+    // One alert line, then the failures counted once a minute, not 600 lines.
+    expect(lines.filter((line) => line.startsWith('alert: '))).toHaveLength(1)
+    expect(lines.filter((line) => line === 'the database is still failing')).toHaveLength(4)
+
+    // Writes work: the first heartbeat a lease after the last failure ends it, once.
+    await beat()
+    await beat()
+    await settle()
+    expect(channel.received).toHaveLength(1)
+    await beat()
+    await beat()
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(2)
+    expect(channel.received[1]).toMatch(
+      /^\[Lango alert\]\n\nDatabase recovered:\n- the database takes writes again: store calls failed from 2026-03-01T00:00:00.000Z to \S+ \(600 failures, the last: database or disk is full\)/,
+    )
+
+    // A new outage two minutes later is news: sent, not held back as a repeat of the first.
+    await clock.advance(2 * 60_000)
+    outage.failed('the instance heartbeat', 'attempt to write a readonly database')
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(3)
+    expect(channel.received[2]).toContain(
+      'Database failing:\n- a store call of the instance heartbeat failed at',
+    )
     await alerts.stop()
   })
 })

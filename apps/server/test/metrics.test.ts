@@ -77,6 +77,8 @@ describe('GET /metrics after a known workload', () => {
       'delivery_failed',
       'lease_lost',
       'budget_exhausted',
+      'database_failing',
+      'database_recovered',
     ])
       expect(text).toMatch(new RegExp(`^lango_alerts_total\\{kind="${kind}"\\} \\d+$`, 'm'))
     for (const status of ['sent', 'failed'])

@@ -9,6 +9,8 @@ export type AlertKind =
   | 'delivery_failed'
   | 'lease_lost'
   | 'budget_exhausted'
+  | 'database_failing'
+  | 'database_recovered'
 
 /** One thing the operator should know about. Never a prompt, a result or a secret: names, times, reasons. */
 export interface Alert {
@@ -81,6 +83,8 @@ export interface AlertsOptions {
 }
 
 const HEADINGS: Readonly<Record<AlertKind, string>> = {
+  database_failing: 'Database failing',
+  database_recovered: 'Database recovered',
   scheduler_stalled: 'Scheduler stalled',
   missed_runs: 'Missed runs',
   job_paused: 'Jobs paused',

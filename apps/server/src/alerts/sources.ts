@@ -1,16 +1,21 @@
 import type { CronService } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
 import type { UsageRecord } from '../agent/index.js'
+import type { InstanceRegistry } from '../cluster/instances.js'
 import type { SingletonDuties } from '../cluster/leases.js'
 import { formatDuration } from '../config/rules.js'
 import { skipReasonKind } from '../metrics/skip-reasons.js'
 import type { Alert, Alerts } from './alerts.js'
+import { type DatabaseOutage, isCronStoreFailure, workflowStoreFailure } from './database-outage.js'
 
 /** What raises alerts: the parts {@link watchForAlerts} listens to. */
 interface AlertSources {
   readonly cron: CronService
   readonly engine: Pick<WorkflowEngine, 'on'>
   readonly duties: SingletonDuties
+  readonly instances: Pick<InstanceRegistry, 'onHeartbeat'>
+  /** Told of every failed store call and heartbeat: one alert per outage of the database, and its end. */
+  readonly outage: DatabaseOutage
 }
 
 /**
@@ -18,12 +23,26 @@ interface AlertSources {
  * watchdog saw its timers more than a lease late), an occurrence missed (recorded `skipped` with a
  * `missed …` reason), a job paused by the scheduler (consecutive failures), a delivery that failed
  * for good (after its last retry, or at once when the channel refused it; a workflow's, run or step
- * result, at its one attempt), a lease this server held lost. Returns the function that stops
- * listening.
+ * result, at its one attempt), a lease this server held lost, the database failing (a store call
+ * of the cron scheduler or the workflow engine, or the instance heartbeat, failed) and working
+ * again. Returns the function that stops listening.
  */
 export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => void {
-  const { cron, engine, duties } = sources
+  const { cron, engine, duties, instances, outage } = sources
   const stops = [
+    // A store call the scheduler failed and survived (an occurrence due then may leave no run row);
+    // a run that failed or timed out is the run's own record, not the database's.
+    cron.on('run:error', ({ error }) => {
+      if (isCronStoreFailure(error)) outage.failed('the cron scheduler', error.message)
+    }),
+    engine.on('run:error', ({ error }) => {
+      const reason = workflowStoreFailure(error)
+      if (reason !== undefined) outage.failed('the workflow engine', reason)
+    }),
+    instances.onHeartbeat((beat) => {
+      if (beat.written) outage.written()
+      else outage.failed('the instance heartbeat', beat.error)
+    }),
     cron.on('scheduler:stall', (stall) => {
       const cause = {
         store: 'the database did not answer (its heartbeat and upkeep waited on it)',

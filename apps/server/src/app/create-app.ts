@@ -5,6 +5,7 @@ import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { Kysely } from 'kysely'
 import type { AgentRunner } from '../agent/index.js'
 import { Alerts } from '../alerts/alerts.js'
+import { DatabaseOutage } from '../alerts/database-outage.js'
 import { budgetAlert, watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
 import { cronDeliverySender } from '../channels/delivery-error.js'
@@ -185,7 +186,14 @@ export async function createApp(
       logger,
       ...(metrics === undefined ? {} : metrics.alertHooks),
     })
-    const stopAlerts = watchForAlerts(alerts, { cron, engine, duties })
+    const stopAlerts = watchForAlerts(alerts, {
+      cron,
+      engine,
+      duties,
+      instances,
+      // Ends once the heartbeat is written and nothing failed for a lease (three heartbeats).
+      outage: new DatabaseOutage(alerts, { clock, logger, quietMs: config.cluster.leaseMs }),
+    })
     tracing.observe({ cron, engine })
     metrics?.observe({
       cron,

@@ -34,6 +34,11 @@ const row = v.object({
   lease_ms: v.nullish(epoch, null),
 })
 
+/** What one heartbeat found: written, or refused with the database's reason. */
+export type HeartbeatOutcome =
+  | { readonly written: true }
+  | { readonly written: false; readonly error: string }
+
 /** Options of {@link InstanceRegistry}. */
 export interface InstanceRegistryOptions {
   readonly id: string
@@ -66,6 +71,7 @@ export class InstanceRegistry<DB = ClusterDatabase> {
   readonly #warned = new Set<string>()
   /** Since when the heartbeat's write has failed, and the newest failure; undefined while it works. */
   #writeFailure: { since: number; error: string; failures: number; loggedAt: number } | undefined
+  readonly #heartbeatListeners = new Set<(outcome: HeartbeatOutcome) => void>()
 
   /** Takes the host's handle as it is (any tables besides `instances`). */
   constructor(db: Kysely<DB>, options: InstanceRegistryOptions) {
@@ -124,8 +130,28 @@ export class InstanceRegistry<DB = ClusterDatabase> {
     return failure === undefined ? undefined : { since: failure.since, error: failure.error }
   }
 
+  /**
+   * Calls `listener` after each heartbeat, written or not (the operator's alerts tell an outage of
+   * the database's writes, and its end). Returns the function that stops calling it.
+   */
+  onHeartbeat(listener: (outcome: HeartbeatOutcome) => void): () => void {
+    this.#heartbeatListeners.add(listener)
+    return () => this.#heartbeatListeners.delete(listener)
+  }
+
+  #heartbeat(outcome: HeartbeatOutcome): void {
+    for (const listener of this.#heartbeatListeners) {
+      try {
+        listener(outcome)
+      } catch (error) {
+        this.#options.logger.warn('instance heartbeat listener failed', { error })
+      }
+    }
+  }
+
   /** A heartbeat written: the database takes writes again (said once, after a failure). */
   #wrote(): void {
+    this.#heartbeat({ written: true })
     const failure = this.#writeFailure
     if (failure === undefined) return
     this.#writeFailure = undefined
@@ -138,6 +164,7 @@ export class InstanceRegistry<DB = ClusterDatabase> {
   /** A heartbeat not written: logged at once, then once a minute with how many failed since. */
   #failedWrite(now: number, error: unknown): void {
     const message = error instanceof Error ? error.message : String(error)
+    this.#heartbeat({ written: false, error: message })
     const failure = this.#writeFailure
     if (failure === undefined) {
       this.#writeFailure = { since: now, error: message, failures: 1, loggedAt: now }

@@ -404,7 +404,7 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
   },
   'alerts.deliver_to': {
     description:
-      'Where the operator’s alerts go: a stalled scheduler, missed runs, failed deliveries, a job paused after failures, a lost lease.',
+      'Where the operator’s alerts go: a stalled scheduler, missed runs, failed deliveries, a job paused after failures, a lost lease, an exhausted budget, a database failing and recovered.',
     value: (c) => c.alerts.deliverTo,
   },
   'telemetry.service_name': {
