@@ -1316,9 +1316,26 @@ export class CronScheduler {
     void tracked.finally(() => this.#tasks.delete(tracked))
   }
 
+  /** When the last `cron scheduler error` line was logged, and how many errors were not since. */
+  #errorLog = { at: Number.NEGATIVE_INFINITY, unlogged: 0 }
+
   #reportError(error: unknown, jobId?: string, runId?: string): void {
     const normalized = toError(error)
-    this.#settings.logger.error('cron scheduler error', { jobId, runId, error: normalized.message })
+    // A store that fails (a full disk, a lost database) fails every call: one line a minute, with
+    // how many more there were, instead of a storm. Every error is still emitted as `run:error`.
+    const now = this.#now()
+    if (now - this.#errorLog.at >= ERROR_LOG_INTERVAL_MS) {
+      const { unlogged } = this.#errorLog
+      this.#errorLog = { at: now, unlogged: 0 }
+      this.#settings.logger.error('cron scheduler error', {
+        jobId,
+        runId,
+        error: normalized.message,
+        ...(unlogged === 0 ? {} : { moreSinceLastLine: unlogged }),
+      })
+    } else {
+      this.#errorLog.unlogged++
+    }
     this.events.emit('run:error', {
       ...(jobId === undefined ? {} : { jobId }),
       ...(runId === undefined ? {} : { runId }),
@@ -1328,6 +1345,9 @@ export class CronScheduler {
 }
 
 /** Waiting occurrences checked by one read of which other schedulers took (one store chunk). */
+/** At most one `cron scheduler error` log line per this long; the rest are counted into the next. */
+const ERROR_LOG_INTERVAL_MS = 60_000
+
 const PRUNE_LIMIT = 500
 
 /** Least time between two checks of the waiting occurrences while other schedulers claim too. */

@@ -198,3 +198,46 @@ describe("a failed look at a due job keeps the schedule's grid (issue 21, an out
     expect((await service.get('tick')).nextRunAt).toBe(first + 60 * MINUTE)
   })
 })
+
+describe('a store that keeps failing', () => {
+  it('logs one cron scheduler error line a minute, counting the rest; every failure is still run:error', async () => {
+    database = await createTestDatabase()
+    const store = new LockedSqliteCronStore(database.db)
+    const clock = new FakeClock(T0)
+    const lines: Record<string, unknown>[] = []
+    const errors: string[] = []
+    service = new CronService({
+      store,
+      clock,
+      agentRunner: new RecordingAgentRunner(),
+      defaultTimezone: 'UTC',
+      logger: {
+        debug() {},
+        info() {},
+        warn() {},
+        error(message, fields) {
+          if (message === 'cron scheduler error') lines.push({ ...fields })
+        },
+      },
+    })
+    service.on('run:error', (event) => errors.push(event.error.message))
+    await service.start()
+    for (let index = 0; index < 20; index++)
+      await service.add({ name: `job-${index}`, scheduleType: 'every', schedule: '1m', prompt: 'x' })
+    // Every claim fails for five minutes: 20 jobs a minute.
+    store.failures = 10_000
+    for (let second = 0; second < 5 * 60; second++) await clock.advance(1000)
+    // The store works again: whatever was retrying settles.
+    store.failures = 0
+    await clock.advance(MINUTE)
+    await service.scheduler.whenIdle()
+    expect(errors.length).toBeGreaterThanOrEqual(100)
+    expect(lines.length).toBeGreaterThan(0)
+    expect(lines.length).toBeLessThanOrEqual(5)
+    expect(lines[0]).toMatchObject({ error: 'database is locked' })
+    // The later lines say how many errors were not logged since the one before; none is lost.
+    const counted = lines.reduce((sum, line) => sum + 1 + ((line.moreSinceLastLine as number) ?? 0), 0)
+    expect(counted).toBeLessThanOrEqual(errors.length)
+    expect(counted).toBeGreaterThan(errors.length - 40)
+  })
+})
