@@ -90,6 +90,22 @@ describe('the turn budget of the agent runner', () => {
     ])
   })
 
+  it('a model server that reports only total_tokens is counted all the same (as output tokens)', async () => {
+    model.script(
+      ...Array.from({ length: 10 }, (_, index) =>
+        reply.toolCalls([{ id: `call_${index}`, name: 'cron_list', arguments: {} }], {
+          usage: { totalTokens: 1100 },
+        }),
+      ),
+    )
+    const failure = await runner({ turnBudget: { maxTokens: 2500 } })
+      .run({ prompt: 'Check the jobs until they are all fine.', sessionKey: 'cron:watch:r2' })
+      .catch((error: unknown) => error)
+    expect((failure as AgentError).code).toBe('AGENT_BUDGET_EXHAUSTED')
+    expect(model.chatBodies).toHaveLength(3)
+    expect((failure as AgentError).usage).toEqual({ inputTokens: 0, outputTokens: 3300 })
+  })
+
   it('a chat turn stopped by its budget is remembered with the tool calls that ran, so the next turn knows', async () => {
     model.script(...Array.from({ length: 10 }, (_, index) => more(index)))
     const appended: { sessionKey: string; roles: string[] }[] = []

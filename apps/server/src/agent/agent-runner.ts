@@ -307,14 +307,31 @@ function tokenCount(value: number | undefined): number {
   return Math.min(MAX_STEP_TOKENS, Math.round(value))
 }
 
+/**
+ * Adds a step's usage to the turn's. A total beyond its parts (a server that reports only
+ * `total_tokens`, or leaves tokens out of both parts) counts the rest as output tokens, the dearer
+ * kind: the budgets count every token the server says it used, never 0 for a turn it reported.
+ */
 function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): TokenUsage {
   const input = tokenCount(step?.inputTokens)
-  const output = tokenCount(step?.outputTokens)
+  const reported = tokenCount(step?.outputTokens)
+  const stepTotal = Math.max(input + reported, tokenCount(totalOf(step)))
+  const output = stepTotal - input
   return {
     inputTokens: total.inputTokens + input,
     outputTokens: total.outputTokens + output,
-    totalTokens: total.totalTokens + Math.max(input + output, tokenCount(step?.totalTokens)),
+    totalTokens: total.totalTokens + stepTotal,
   }
+}
+
+/**
+ * A step's total: the AI SDK's, or the server's own `total_tokens` when that is more (the SDK
+ * reads the total only beside `prompt_tokens` and `completion_tokens`, and says 0 without them).
+ */
+function totalOf(step: LanguageModelUsage | undefined): number | undefined {
+  const raw = step?.raw?.total_tokens
+  if (typeof raw !== 'number') return step?.totalTokens
+  return step?.totalTokens === undefined || !(step.totalTokens >= raw) ? raw : step.totalTokens
 }
 
 /**
@@ -323,7 +340,7 @@ function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): Toke
  * or undefined.
  */
 function usageProblem(step: LanguageModelUsage | undefined): 'missing' | 'invalid' | undefined {
-  const counts = [step?.inputTokens, step?.outputTokens, step?.totalTokens]
+  const counts = [step?.inputTokens, step?.outputTokens, totalOf(step)]
   if (counts.every((count) => count === undefined)) return 'missing'
   const valid = (count: number | undefined) =>
     count === undefined || (Number.isSafeInteger(count) && count >= 0 && count <= MAX_STEP_TOKENS)
