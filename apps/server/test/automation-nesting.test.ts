@@ -1,11 +1,7 @@
-import { rm } from 'node:fs/promises'
 import { invokeTool } from '@lango/tools'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { ServerConfig } from '../src/config/types.js'
-import { silentLogger } from '../src/logger.js'
-import { type RunningServer, serve } from '../src/serve.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
-import { testConfig, until } from './fixtures/http-server.js'
+import { startTestServer, until } from './fixtures/http-server.js'
 
 // Probe finding (spend): each package capped its own chain of runs started from inside runs, and
 // the count restarted at every change of kind, so a workflow step that submits a background task
@@ -37,23 +33,12 @@ function asks(body: FakeOpenAIBody, text: string): boolean {
 
 describe('a chain of runs started from inside runs, across kinds (WF-7)', () => {
   it('a workflow step that submits a task that starts the workflow again stops at maxNesting', async () => {
-    const made = await testConfig(
-      (loaded): ServerConfig => ({
-        ...loaded,
-        model: { ...loaded.model, baseUrl: model.baseUrl, name: 'test-model' },
-        agent: { ...loaded.agent, maxRetries: 0 },
-      }),
-    )
-    const server: RunningServer = await serve({
-      config: made.config,
-      logger: silentLogger,
-      passphrase: '',
-      closeGraceMs: 200,
-    })
-    cleanups.push(async () => {
-      await server.close()
-      await rm(made.home, { recursive: true, force: true })
-    })
+    const server = await startTestServer((loaded) => ({
+      ...loaded,
+      model: { ...loaded.model, baseUrl: model.baseUrl, name: 'test-model' },
+      agent: { ...loaded.agent, maxRetries: 0 },
+    }))
+    cleanups.push(() => server.dispose())
     const call = async (name: string, params: unknown) => {
       const tool = server.app.tools.find((candidate) => candidate.name === name)
       if (tool === undefined) throw new Error(`no tool ${name}`)
