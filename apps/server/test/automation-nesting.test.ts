@@ -1,6 +1,6 @@
 import { invokeTool } from '@lango/tools'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
+import { asks, type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 import { startTestServer, until } from './fixtures/http-server.js'
 
 // Probe finding (spend): each package capped its own chain of runs started from inside runs, and
@@ -9,8 +9,6 @@ import { startTestServer, until } from './fixtures/http-server.js'
 // counts the chain across kinds (SECURITY.md WF-7): the run its tools start is one deeper than the
 // turn, and each package refuses past its maxNesting (2). The model is a fake OpenAI server on
 // loopback that plays both agents.
-
-type FakeOpenAIBody = FakeOpenAI['chatBodies'][number]
 
 let model: FakeOpenAI
 const cleanups: (() => Promise<void>)[] = []
@@ -23,13 +21,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   await model.close()
 })
-
-/** Whether a chat-completions request's user message mentions `text`. */
-function asks(body: FakeOpenAIBody, text: string): boolean {
-  return body.messages.some(
-    (message) => message.role === 'user' && JSON.stringify(message.content).includes(text),
-  )
-}
 
 describe('a chain of runs started from inside runs, across kinds (WF-7)', () => {
   it('a workflow step that submits a task that starts the workflow again stops at maxNesting', async () => {

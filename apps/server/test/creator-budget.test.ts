@@ -6,9 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ServerConfig } from '../src/config/types.js'
 import { silentLogger } from '../src/logger.js'
 import { type RunningServer, serve } from '../src/serve.js'
-import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
-
-type FakeOpenAIBody = FakeOpenAI['chatBodies'][number]
+import { asks, type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 
 import { testConfig, until } from './fixtures/http-server.js'
 
@@ -73,13 +71,6 @@ async function chat(server: RunningServer, message: string) {
     body: JSON.stringify({ session: 'alice', message }),
   })
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-}
-
-/** Whether a chat-completions request's user message mentions `text` (not a tool call's arguments). */
-function asks(body: FakeOpenAIBody, text: string): boolean {
-  return body.messages.some(
-    (message) => message.role === 'user' && JSON.stringify(message.content).includes(text),
-  )
 }
 
 /** The chat-completions requests whose user message mentions `text`. */
