@@ -106,6 +106,30 @@ describe('the turn budget of the agent runner', () => {
     expect((failure as AgentError).usage).toEqual({ inputTokens: 0, outputTokens: 3300 })
   })
 
+  it('asks the model for no more output than the tightest token budget has left (max_tokens)', async () => {
+    model.script(reply.text('a'), reply.text('b'), reply.text('c'))
+    await runner({ turnBudget: { maxTokens: 2500 } }).run({ prompt: 'x', sessionKey: 'cron:a:1' })
+    // A daily budget with 400 tokens left is tighter than the turn's 2,500.
+    const daily = {
+      scope: 'the server',
+      setting: 'agent.budget.max_*_per_day',
+      spentTokens: 9600,
+      spentCostUsd: 0,
+      maxTokens: 10_000,
+    }
+    await runner({ turnBudget: { maxTokens: 2500 }, spendLimits: async () => [daily] }).run({
+      prompt: 'y',
+      sessionKey: 'cron:a:2',
+    })
+    // Without a token budget the model's own default applies.
+    await runner({}).run({ prompt: 'z', sessionKey: 'cron:a:3' })
+    expect(model.chatBodies.map((body) => (body as { max_tokens?: number }).max_tokens)).toEqual([
+      2500,
+      400,
+      undefined,
+    ])
+  })
+
   it('a chat turn stopped by its budget is remembered with the tool calls that ran, so the next turn knows', async () => {
     model.script(...Array.from({ length: 10 }, (_, index) => more(index)))
     const appended: { sessionKey: string; roles: string[] }[] = []

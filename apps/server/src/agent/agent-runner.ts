@@ -347,6 +347,23 @@ function usageProblem(step: LanguageModelUsage | undefined): 'missing' | 'invali
   return counts.every(valid) ? undefined : 'invalid'
 }
 
+/**
+ * The most output tokens one model call may ask for (`max_tokens`): what the tightest token budget
+ * of the turn (its own, a daily one) has left when it starts, at least 1; undefined without one.
+ */
+function outputBound(
+  budget: { readonly maxTokens?: number },
+  limits: readonly SpendLimit[],
+): number | undefined {
+  const left = [
+    budget.maxTokens,
+    ...limits.map((limit) =>
+      limit.maxTokens === undefined ? undefined : limit.maxTokens - limit.spentTokens,
+    ),
+  ].filter((tokens): tokens is number => tokens !== undefined)
+  return left.length === 0 ? undefined : Math.max(1, Math.min(...left))
+}
+
 /** `usage` in words: `1,234 tokens` and, with a price, `($0.0123)`. */
 function describeSpend(usage: TokenUsage, price: ModelPrice | undefined): string {
   const tokens = `${(usage.inputTokens + usage.outputTokens).toLocaleString('en-US')} tokens`
@@ -836,6 +853,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         }
         const userMessage: ModelMessage = { role: 'user', content: input.prompt }
         modelCalled = true
+        const maxOutputTokens = outputBound(budget, limits)
         const settings = {
           model: provider.chatModel(input.model),
           system: buildSystemPrompt({
@@ -884,6 +902,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             ({ steps: done }: { readonly steps: readonly { readonly usage: LanguageModelUsage }[] }) =>
               overBudget(done.reduce((total, step) => addUsage(total, step.usage), ZERO_USAGE)),
           ],
+          // No one answer may be longer than the tightest token budget has left: a model that
+          // writes without end is cut by the server, not after it has been paid for.
+          ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
           maxRetries,
           abortSignal: signal,
           ...(tracer === undefined
