@@ -102,11 +102,14 @@ describe('daily budgets', () => {
       /^budget_exhausted: the turn used 3,300 tokens; with the 0 tokens cron job watcher used before it today, that passes its budget of 2,500 tokens a day \(max_tokens_per_day \/ max_cost_per_day of the job\); it was stopped before the next model call/,
     )
 
+    // A turn its spent budget refused before any model call is a skipped run, not a failure: the
+    // job is not paused for a budget that resets tomorrow.
     const second = await runJob(server, 'watcher')
-    expect(second.status).toBe('failed')
-    expect(second.error).toMatch(
+    expect(second.status).toBe('skipped')
+    expect(second.skipReason).toMatch(
       /^budget_exhausted: cron job watcher already used 3,300 tokens today, past its budget of 2,500 tokens a day .*no model call/,
     )
+    expect((await server.app.cron.get('watcher')).consecutiveFailures).toBe(1)
     expect(model.chatBodies).toHaveLength(3)
 
     // cron_history shows each run's tokens (from the ledger: a stopped run recorded none of its own) and model.
@@ -178,8 +181,8 @@ describe('daily budgets', () => {
     })
     expect(renamed.name).toBe('watcher-2')
     const second = await runJob(server, 'watcher-2')
-    expect(second.status).toBe('failed')
-    expect(second.error).toMatch(
+    expect(second.status).toBe('skipped')
+    expect(second.skipReason).toMatch(
       /^budget_exhausted: cron job watcher-2 already used 3,300 tokens today, past its budget of 2,500 tokens a day .*no model call/,
     )
     expect(model.chatBodies).toHaveLength(3)

@@ -60,6 +60,11 @@ export interface AgentRunFailure {
    * the model server refused the key). The failed task then says `retryable: false`, as for a `PermanentError`.
    */
   readonly retryable?: boolean
+  /**
+   * `false`: the runner refused before doing anything (a daily spending budget already spent, no
+   * model call). The task still fails.
+   */
+  readonly started?: boolean
 }
 
 /**

@@ -123,6 +123,12 @@ export interface AgentRunFailure {
    * the model server refused the key). Cron never retries a run, so it does not read this.
    */
   readonly retryable?: boolean
+  /**
+   * `false`: the runner refused before doing anything (a daily spending budget already spent, no
+   * model call). Cron then records the run `skipped` with the error's message, as its own budgets do: not a
+   * failure, so a job whose daily budget is spent is not paused for good.
+   */
+  readonly started?: boolean
 }
 
 /**

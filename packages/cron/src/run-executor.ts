@@ -115,10 +115,15 @@ export class RunExecutor {
         status = 'timed_out'
       } else if (CronError.is(reason) && reason.code === 'CRON_RUN_CANCELLED') {
         status = (reason.data?.status as 'cancelled' | 'interrupted' | undefined) ?? 'cancelled'
+      } else if (job.kind === 'ai' && !signal.aborted && refusedBeforeStart(caught)) {
+        // The runner did nothing (its daily budget is spent): skipped, as cron's own budgets do,
+        // so a job is neither failed nor auto-paused for a budget that resets.
+        status = 'skipped'
+        skipReason = truncate(toError(caught).message, 4000)
       } else {
         status = 'failed'
       }
-      error = truncate(toError(reason).message, 4000)
+      error = status === 'skipped' ? null : truncate(toError(reason).message, 4000)
       // What a failed turn spent (its rejection's `usage`) counts like a completed one's: a turn
       // stopped by its own budget spent it all the same. A timed-out run's runner was not waited for.
       const usage = job.kind === 'ai' && !signal.aborted ? failureUsage(caught) : undefined
@@ -218,4 +223,9 @@ export class RunExecutor {
         : ([] as string[])
     return executeJob(job, run.id, recent, signal, this.#settings, payload)
   }
+}
+
+/** Whether an agent runner's rejection says it did nothing (`AgentRunFailure.started === false`). */
+function refusedBeforeStart(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { started?: unknown }).started === false
 }

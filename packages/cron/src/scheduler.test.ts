@@ -558,6 +558,37 @@ describe('daily AI token budget (CRON-3)', () => {
     expect(after[3]?.skipReason).toMatch(/^budget: 140 AI tokens already used in the last 24 hours/)
   })
 
+  it('a run its runner refused before starting (AgentRunFailure.started: false) is skipped, never a failure that pauses the job', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxConsecutiveFailures: 2 })
+    let spent = true
+    harness.agent.respond(() => {
+      if (!spent) return { text: 'report', usage }
+      throw Object.assign(new Error('budget_exhausted: cron job ask already used 2,600 tokens today'), {
+        started: false,
+        retryable: false,
+        usage: { inputTokens: 0, outputTokens: 0 },
+      })
+    })
+    await harness.service.start()
+    await harness.service.add({ name: 'ask', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.clock.advance(3 * 60 * MINUTE)
+    await settle(harness)
+    // The job's budget resets: its next run goes ahead; it was never paused.
+    spent = false
+    await harness.clock.advance(60 * MINUTE)
+    await settle(harness)
+    const runs = (await harness.runs()).filter((run) => run.jobName === 'ask')
+    expect(runs.map((run) => [run.status, run.error])).toEqual([
+      ['skipped', null],
+      ['skipped', null],
+      ['skipped', null],
+      ['completed', null],
+    ])
+    expect(runs[0]?.skipReason).toBe('budget_exhausted: cron job ask already used 2,600 tokens today')
+    const job = await harness.service.get('ask')
+    expect([job.enabled, job.consecutiveFailures]).toEqual([true, 0])
+  })
+
   it('counts the tokens already in the store when a scheduler starts (a restart does not reset it)', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 80 })
     harness.agent.respond(() => ({ text: 'ok', usage }))

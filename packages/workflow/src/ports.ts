@@ -82,6 +82,11 @@ export interface AgentRunFailure {
    * the model server refused the key). The step then gets no further attempt, whatever its `retry`.
    */
   readonly retryable?: boolean
+  /**
+   * `false`: the runner refused before doing anything (a daily spending budget already spent, no
+   * model call). The step still fails (the run cannot go on without it).
+   */
+  readonly started?: boolean
 }
 
 /**

@@ -486,6 +486,7 @@ function failedTurn(
     {
       cause: error.cause,
       ...(data === undefined ? {} : { data }),
+      ...(error.started === undefined ? {} : { started: error.started }),
       ...(usage === undefined
         ? {}
         : { usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } }),
@@ -847,6 +848,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
                   ...(spent.maxTokens === undefined ? {} : { maxTokens: spent.maxTokens }),
                   ...(spent.maxCostUsd === undefined ? {} : { maxCostUsd: spent.maxCostUsd }),
                 },
+                // Nothing was done: cron records the run skipped (no failure, no auto-pause).
+                started: false,
               },
             )
           }

@@ -24,12 +24,15 @@ const FINAL_CODES: ReadonlySet<AgentErrorCode> = new Set<AgentErrorCode>([
  *
  * It is also the packages' `AgentRunFailure` (docs/decisions/0006): `usage` says what a failed turn
  * spent (cron counts it against its daily AI token budget, workflow steps and background tasks keep
- * it), and `retryable` is false for the codes another attempt cannot fix.
+ * it), `retryable` is false for the codes another attempt cannot fix, and `started` is false for a
+ * turn refused before it did anything (cron then records its run skipped).
  */
 export class AgentError extends LangoServerError<AgentErrorCode> {
   override readonly name = 'AgentError'
   /** Tokens the turn spent before it failed; absent when it made no model call. */
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  /** False when the turn was refused before it did anything (a daily budget already spent). */
+  readonly started?: boolean
 
   constructor(
     code: AgentErrorCode,
@@ -38,9 +41,11 @@ export class AgentError extends LangoServerError<AgentErrorCode> {
       readonly cause?: unknown
       readonly data?: Record<string, unknown>
       readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+      readonly started?: boolean
     },
   ) {
     super(code, message, options)
+    if (options?.started !== undefined) this.started = options.started
     const usage = options?.usage
     if (usage !== undefined)
       this.usage = Object.freeze({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens })
