@@ -79,8 +79,8 @@ describe('the usage ledger on PostgreSQL', () => {
     // On the second server, renamed there: its day is the job's, by id, whoever ran it.
     await call(second, 'manage_cron_jobs', { action: 'update', id: 'watcher', name: 'watcher-2' })
     const refused = await runJob(second, 'watcher-2')
-    expect(refused.status).toBe('failed')
-    expect(refused.error).toMatch(
+    expect(refused.status).toBe('skipped')
+    expect(refused.skipReason).toMatch(
       /^budget_exhausted: cron job watcher-2 already used 3,300 tokens today, past its budget of 2,500 tokens a day .*no model call/,
     )
     // And the server-wide budget: a chat on the second server is refused on the first one's spend.
