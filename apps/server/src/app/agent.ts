@@ -17,14 +17,15 @@ function modelConfigured(config: ServerConfig): boolean {
 /**
  * The agent runner of one package's runs (cron, background, workflow): each run carries who started
  * it (unattended; isolated unless `isolated` says a cron job shares one session across runs),
- * never read back from the session key. `agent` is read at each run: the agent is made after the
- * services these runners serve (it needs their tools), and nothing runs before `start()`.
+ * never read back from the session key, and how deep it is in a chain of runs (`nestingOf` its
+ * session). `agent` is read at each run: the agent is made after the services these runners serve
+ * (it needs their tools), and nothing runs before `start()`.
  */
 export function unattendedRunner(
   agent: () => AgentRunner,
   source: 'cron' | 'background' | 'workflow',
+  nestingOf: (sessionKey: string) => Promise<number>,
   isolated: (request: AgentRunRequest & { readonly jobName?: string }) => boolean = () => true,
-  nestingOf?: (sessionKey: string) => Promise<number>,
 ) {
   return {
     run: async (
@@ -32,15 +33,9 @@ export function unattendedRunner(
       options: { readonly signal: AbortSignal },
     ) => {
       // How deep the run is in a chain of runs, across kinds: what its tools start is one deeper.
-      const nesting = nestingOf === undefined ? undefined : await nestingOf(request.sessionKey)
+      const nesting = await nestingOf(request.sessionKey)
       return agent().run(
-        {
-          ...request,
-          session: unattendedSession(source, {
-            isolated: isolated(request),
-            ...(nesting === undefined ? {} : { nesting }),
-          }),
-        },
+        { ...request, session: unattendedSession(source, { isolated: isolated(request), nesting }) },
         options,
       )
     },

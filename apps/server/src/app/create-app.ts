@@ -121,7 +121,7 @@ export async function createApp(
       ownerId,
       clock,
       shellRunner: shell,
-      agentRunner: tracing.agent('workflow', unattendedRunner(theAgent, 'workflow', undefined, nestingOf)),
+      agentRunner: tracing.agent('workflow', unattendedRunner(theAgent, 'workflow', nestingOf)),
       channelSender: sender('workflow'),
       logger,
     })
@@ -141,8 +141,8 @@ export async function createApp(
       agentRunner: unattendedRunner(
         theAgent,
         'cron',
-        (request) => request.sessionKey !== `cron:${request.jobName}`,
         nestingOf,
+        (request) => request.sessionKey !== `cron:${request.jobName}`,
       ),
       // Failures as cron's DeliveryError (Retry-After, permanent), so its delivery ledger retries well.
       channelSender: cronDeliverySender(sender('cron'), channels),
@@ -152,10 +152,7 @@ export async function createApp(
       logger,
     })
     const background = createBackground(config, {
-      agentRunner: tracing.agent(
-        'background',
-        unattendedRunner(theAgent, 'background', undefined, nestingOf),
-      ),
+      agentRunner: tracing.agent('background', unattendedRunner(theAgent, 'background', nestingOf)),
       channelSender: sender('background'),
       logger,
     })
