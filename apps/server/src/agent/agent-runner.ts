@@ -1,9 +1,17 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { AnyTool, ApprovalGate, ApprovalPolicy } from '@lango/tools'
-import { generateText, type LanguageModelUsage, type ModelMessage, stepCountIs, streamText } from 'ai'
+import {
+  generateText,
+  type LanguageModelUsage,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  wrapLanguageModel,
+} from 'ai'
 import { type Logger, silentLogger } from '../logger.js'
 import { errorType } from '../telemetry/attributes.js'
 import type { Tracer, TraceSpan } from '../telemetry/tracer.js'
+import { CallMeter, type CallUsage, type UnfinishedCall } from './call-meter.js'
 import { AgentError } from './errors.js'
 import type { ConversationMemory } from './memory.js'
 import { modelFailure } from './model-errors.js'
@@ -94,8 +102,9 @@ export interface SpendLimit {
 
 /** What {@link AgentRunnerOptions.spendLimits} is asked about: the turn about to start. */
 export interface TurnContext {
-  readonly purpose: 'run' | 'chat'
-  readonly sessionKey: string
+  /** `observe`: the observer condensing a session (its key, when known). */
+  readonly purpose: 'run' | 'chat' | 'observe'
+  readonly sessionKey?: string
   readonly model: string
   readonly jobName?: string
   readonly jobId?: string
@@ -312,7 +321,7 @@ function tokenCount(value: number | undefined): number {
  * `total_tokens`, or leaves tokens out of both parts) counts the rest as output tokens, the dearer
  * kind: the budgets count every token the server says it used, never 0 for a turn it reported.
  */
-function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): TokenUsage {
+function addUsage(total: TokenUsage, step: CallUsage | undefined): TokenUsage {
   const input = tokenCount(step?.inputTokens)
   const reported = tokenCount(step?.outputTokens)
   const stepTotal = Math.max(input + reported, tokenCount(totalOf(step)))
@@ -328,7 +337,7 @@ function addUsage(total: TokenUsage, step: LanguageModelUsage | undefined): Toke
  * A step's total: the AI SDK's, or the server's own `total_tokens` when that is more (the SDK
  * reads the total only beside `prompt_tokens` and `completion_tokens`, and says 0 without them).
  */
-function totalOf(step: LanguageModelUsage | undefined): number | undefined {
+function totalOf(step: CallUsage | undefined): number | undefined {
   const raw = step?.raw?.total_tokens
   if (typeof raw !== 'number') return step?.totalTokens
   return step?.totalTokens === undefined || !(step.totalTokens >= raw) ? raw : step.totalTokens
@@ -339,7 +348,7 @@ function totalOf(step: LanguageModelUsage | undefined): number | undefined {
  * budgets cannot count the turn), `invalid` (negative, not whole, beyond {@link MAX_STEP_TOKENS}),
  * or undefined.
  */
-function usageProblem(step: LanguageModelUsage | undefined): 'missing' | 'invalid' | undefined {
+function usageProblem(step: CallUsage | undefined): 'missing' | 'invalid' | undefined {
   const counts = [step?.inputTokens, step?.outputTokens, totalOf(step)]
   if (counts.every((count) => count === undefined)) return 'missing'
   const valid = (count: number | undefined) =>
@@ -467,6 +476,42 @@ function denialBlock(denials: readonly ToolDenial[]): string {
     .map((denial) => `- ${denial.toolName}: ${denial.summary} — ${DENIAL_REASONS[denial.reason]}`)
   const more = denials.length > MAX_DENIALS_SHOWN ? [`- and ${denials.length - MAX_DENIALS_SHOWN} more`] : []
   return [`Refused in this unattended run (${denials.length}):`, ...shown, ...more].join('\n')
+}
+
+/** The first of `limits` already spent today (its cost counts only for a model with a price). */
+function spentLimit(limits: readonly SpendLimit[], price: ModelPrice | undefined): SpendLimit | undefined {
+  return limits.find(
+    (limit) =>
+      (limit.maxTokens !== undefined && limit.spentTokens >= limit.maxTokens) ||
+      (limit.maxCostUsd !== undefined && price !== undefined && limit.spentCostUsd >= limit.maxCostUsd),
+  )
+}
+
+/** The error of a model call refused before it was made: `spent`, a daily budget, is used up. */
+function notStarted(spent: SpendLimit, what: string): AgentError {
+  const cost = spent.spentCostUsd > 0 ? ` ($${spent.spentCostUsd.toFixed(4)})` : ''
+  return new AgentError(
+    'AGENT_BUDGET_EXHAUSTED',
+    `budget_exhausted: ${spent.scope} already used ${spent.spentTokens.toLocaleString('en-US')} tokens${cost} today, past its budget of ${describeLimit(spent)} (${spent.setting}); ${what} was not started (no model call)`,
+    {
+      data: {
+        steps: 0,
+        scope: spent.scope,
+        setting: spent.setting,
+        spentTokens: spent.spentTokens,
+        spentCostUsd: spent.spentCostUsd,
+        ...(spent.maxTokens === undefined ? {} : { maxTokens: spent.maxTokens }),
+        ...(spent.maxCostUsd === undefined ? {} : { maxCostUsd: spent.maxCostUsd }),
+      },
+      // Nothing was done: cron records the run skipped (no failure, no auto-pause).
+      started: false,
+    },
+  )
+}
+
+/** Whether a turn ended because it was cancelled or ran out of time (a request it had sent may still be generating). */
+function aborted(error: unknown, callerSignal: AbortSignal | undefined): boolean {
+  return callerSignal?.aborted === true || (AgentError.is(error) && error.code === 'AGENT_TIMEOUT')
 }
 
 /**
@@ -738,6 +783,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     const startedAt = now().getTime()
     const denials: ToolDenial[] = []
     let usage = ZERO_USAGE
+    /** The model calls of the turn, so that one cut off before its step ended still counts. */
+    const meter = new CallMeter()
+    let unfinished: UnfinishedCall | undefined
     let steps = 0
     let toolCalls = 0
     let modelCalled = false
@@ -824,41 +872,18 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
               error,
             })
           }
-          const spent = limits.find(
-            (limit) =>
-              (limit.maxTokens !== undefined && limit.spentTokens >= limit.maxTokens) ||
-              (limit.maxCostUsd !== undefined &&
-                price !== undefined &&
-                limit.spentCostUsd >= limit.maxCostUsd),
-          )
+          const spent = spentLimit(limits, price)
           if (spent !== undefined) {
             stoppedBy = spent
             budgetExhausted = true
-            const cost = spent.spentCostUsd > 0 ? ` ($${spent.spentCostUsd.toFixed(4)})` : ''
-            throw new AgentError(
-              'AGENT_BUDGET_EXHAUSTED',
-              `budget_exhausted: ${spent.scope} already used ${spent.spentTokens.toLocaleString('en-US')} tokens${cost} today, past its budget of ${describeLimit(spent)} (${spent.setting}); the turn was not started (no model call)`,
-              {
-                data: {
-                  steps: 0,
-                  scope: spent.scope,
-                  setting: spent.setting,
-                  spentTokens: spent.spentTokens,
-                  spentCostUsd: spent.spentCostUsd,
-                  ...(spent.maxTokens === undefined ? {} : { maxTokens: spent.maxTokens }),
-                  ...(spent.maxCostUsd === undefined ? {} : { maxCostUsd: spent.maxCostUsd }),
-                },
-                // Nothing was done: cron records the run skipped (no failure, no auto-pause).
-                started: false,
-              },
-            )
+            throw notStarted(spent, 'the turn')
           }
         }
         const userMessage: ModelMessage = { role: 'user', content: input.prompt }
         modelCalled = true
         const maxOutputTokens = outputBound(budget, limits)
         const settings = {
-          model: provider.chatModel(input.model),
+          model: wrapLanguageModel({ model: provider.chatModel(input.model), middleware: meter.middleware }),
           system: buildSystemPrompt({
             tools,
             session,
@@ -928,6 +953,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             readonly finishReason: string
           }) {
             steps += 1
+            meter.stepEnded()
             checkUsage(input.model, step.usage)
             usage = addUsage(usage, step.usage)
             if (step.response.modelId !== '') answeredBy = step.response.modelId
@@ -1048,12 +1074,17 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         stepSpan.end({ error: type })
         stepSpan = undefined
       }
+      // A model call cut off before its step ended (the turn's timeout, a cancel, a broken stream)
+      // was paid for all the same: its reported or estimated tokens count.
+      unfinished = meter.unfinished(aborted(error, callerSignal))
+      if (unfinished !== undefined) usage = addUsage(usage, unfinished.usage)
       const failure = AgentError.is(error)
         ? failedTurn(error, denials, modelCalled || budgetExhausted ? usage : undefined)
         : error
       logger.warn('agent turn failed', {
         ...fields,
         ...(AgentError.is(failure) ? { code: failure.code, error: failure.message } : { aborted: true }),
+        ...(unfinished === undefined ? {} : { unfinishedCall: unfinished.basis }),
         steps,
         durationMs: now().getTime() - startedAt,
       })
@@ -1120,20 +1151,59 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     async observe(messages, observeOptions = {}) {
       observeOptions.signal?.throwIfAborted()
       if (messages.length === 0) return ''
+      const meter = new CallMeter()
+      const price = prices[defaultModel]
       let usage = ZERO_USAGE
       let steps = 0
       let ok = false
+      let modelCalled = false
+      let budgetExhausted = false
+      let stoppedBy: SpendLimit | undefined
       try {
         const text = await guarded(observeOptions.signal, defaultModel, async (signal) => {
+          // Condensing a session spends on it: the server's daily budget holds for the observer as
+          // for a turn (a probe found observer calls went on past a spent budget).
+          let limits: readonly SpendLimit[] = []
+          if (options.spendLimits !== undefined) {
+            try {
+              limits = await options.spendLimits({
+                purpose: 'observe',
+                model: defaultModel,
+                ...(observeOptions.sessionKey === undefined ? {} : { sessionKey: observeOptions.sessionKey }),
+              })
+            } catch (error) {
+              if (signal.aborted) throw error
+              logger.warn(
+                'agent daily budgets not read: this observer call is bounded by agent.budget alone',
+                {
+                  model: defaultModel,
+                  error,
+                },
+              )
+            }
+            const spent = spentLimit(limits, price)
+            if (spent !== undefined) {
+              stoppedBy = spent
+              budgetExhausted = true
+              throw notStarted(spent, 'condensing the session (the observer)')
+            }
+          }
+          const maxOutputTokens = outputBound(budget, limits)
+          modelCalled = true
           const result = await generateText({
-            model: provider.chatModel(defaultModel),
+            model: wrapLanguageModel({
+              model: provider.chatModel(defaultModel),
+              middleware: meter.middleware,
+            }),
             system: OBSERVER_SYSTEM_PROMPT,
             prompt: observerPrompt(messages, maxObserveChars),
             stopWhen: stepCountIs(1),
+            ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
             maxRetries,
             abortSignal: signal,
             onStepFinish(step) {
               steps += 1
+              meter.stepEnded()
               checkUsage(defaultModel, step.usage)
               usage = addUsage(usage, step.usage)
             },
@@ -1142,15 +1212,22 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         })
         ok = true
         return text
+      } catch (error) {
+        const unfinished = meter.unfinished(aborted(error, observeOptions.signal))
+        if (unfinished !== undefined) usage = addUsage(usage, unfinished.usage)
+        throw error
       } finally {
-        reportUsage({
-          purpose: 'observe',
-          ...(observeOptions.sessionKey === undefined ? {} : { sessionKey: observeOptions.sessionKey }),
-          model: defaultModel,
-          usage,
-          steps,
-          ok,
-        })
+        if (modelCalled || budgetExhausted)
+          reportUsage({
+            purpose: 'observe',
+            ...(observeOptions.sessionKey === undefined ? {} : { sessionKey: observeOptions.sessionKey }),
+            model: defaultModel,
+            usage,
+            steps,
+            ok,
+            ...(price === undefined ? {} : { costUsd: costOf(usage, price) }),
+            ...(budgetExhausted ? { budgetExhausted, budget: budgetSource(stoppedBy) } : {}),
+          })
       }
     },
   }
