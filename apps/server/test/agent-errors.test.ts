@@ -186,13 +186,29 @@ describe('model server failures become typed errors', () => {
     expect(usages[0]?.usage.inputTokens).toBeLessThan(10 + cutOff / 2)
   })
 
-  it('ends AGENT_TIMEOUT while waiting to retry', async () => {
-    model.script(reply.error(429, 'wait', { 'retry-after': '30' }))
-    const started = performance.now()
-    const error = await failureOf(runner({ timeoutMs: 300, maxRetries: 2 }).chat('http', 'hi'))
-    expect(error.code).toBe('AGENT_TIMEOUT')
-    // It did not sit out the 30 s Retry-After (a generous bound: the timeout is 0.3 s).
-    expect(performance.now() - started).toBeLessThan(15_000)
+  it('never calls again before the Retry-After, however long: one past the turn’s time ends the call at once, saying the wait', async () => {
+    // The AI SDK's own retry follows a Retry-After only up to 60 s and otherwise calls again after
+    // 2 s: a server asking for 90 s was called again long before it allowed.
+    model.script(
+      reply.error(429, 'quota for this minute used', { 'retry-after': '90' }),
+      reply.text('too early'),
+    )
+    const error = await failureOf(runner({ timeoutMs: 30_000, maxRetries: 2 }).chat('http', 'hi'))
+    expect(error.code).toBe('AGENT_MODEL_RATE_LIMITED')
+    expect(error.message).toBe(
+      `the model server ${model.baseUrl} is rate limiting requests (HTTP 429): quota for this minute used; not tried again: the server asked to wait 90s, longer than the turn has left (agent.timeout)`,
+    )
+    expect(error.data).toMatchObject({ status: 429, attempts: 1, retryAfterMs: 90_000 })
+    expect(model.chatBodies).toHaveLength(1)
+  })
+
+  it('does not sit out a backoff past the turn’s time either', async () => {
+    model.script(reply.error(503, 'warming up'), reply.text('too late'))
+    const error = await failureOf(runner({ timeoutMs: 1_000, maxRetries: 2 }).chat('http', 'hi'))
+    expect(error.code).toBe('AGENT_MODEL_ERROR')
+    expect(error.message).toContain(
+      'not tried again: the next try would come after 2s, longer than the turn has left',
+    )
     expect(model.chatBodies).toHaveLength(1)
   })
 })

@@ -15,6 +15,7 @@ import { CallMeter, type CallUsage, type UnfinishedCall } from './call-meter.js'
 import { AgentError } from './errors.js'
 import type { ConversationMemory } from './memory.js'
 import { modelFailure } from './model-errors.js'
+import { retryingModelCalls } from './model-retry.js'
 import { displayUrl } from './model-url.js'
 import { noModelRunner } from './no-model.js'
 import { OBSERVER_SYSTEM_PROMPT, observerPrompt } from './observer.js'
@@ -733,6 +734,17 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
    * it throws into the runner's errors: the caller's abort reason unchanged, a timeout as
    * `AGENT_TIMEOUT`, anything else through {@link modelFailure}.
    */
+  /**
+   * The model `name` for one turn: each call metered (`meter`: a call cut off still counts) and
+   * tried again as {@link retryingModelCalls} does, within the turn's time (`deadline`, from
+   * `performance.now()`). The meter is inside the retries: a wait between tries costs nothing.
+   */
+  const metered = (name: string, meter: CallMeter, deadline: number) =>
+    wrapLanguageModel({
+      model: wrapLanguageModel({ model: provider.chatModel(name), middleware: meter.middleware }),
+      middleware: retryingModelCalls({ maxRetries, timeLeft: () => deadline - performance.now() }),
+    })
+
   async function guarded<T>(
     callerSignal: AbortSignal | undefined,
     model: string,
@@ -840,6 +852,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     const { tracer } = options
     /** The model call under way and the tool calls it asked for (`agent.step`), when tracing. */
     let stepSpan: TraceSpan | undefined
+    const deadline = performance.now() + timeoutMs
     try {
       return await guarded(callerSignal, input.model, async (signal) => {
         let history: Awaited<ReturnType<ConversationMemory['load']>> = {
@@ -883,7 +896,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         modelCalled = true
         const maxOutputTokens = outputBound(budget, limits)
         const settings = {
-          model: wrapLanguageModel({ model: provider.chatModel(input.model), middleware: meter.middleware }),
+          model: metered(input.model, meter, deadline),
           system: buildSystemPrompt({
             tools,
             session,
@@ -933,7 +946,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           // No one answer may be longer than the tightest token budget has left: a model that
           // writes without end is cut by the server, not after it has been paid for.
           ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
-          maxRetries,
+          // Retried by retryingModelCalls, which follows any Retry-After.
+          maxRetries: 0,
           abortSignal: signal,
           ...(tracer === undefined
             ? {}
@@ -1152,6 +1166,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       observeOptions.signal?.throwIfAborted()
       if (messages.length === 0) return ''
       const meter = new CallMeter()
+      const deadline = performance.now() + timeoutMs
       const price = prices[defaultModel]
       let usage = ZERO_USAGE
       let steps = 0
@@ -1191,15 +1206,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           const maxOutputTokens = outputBound(budget, limits)
           modelCalled = true
           const result = await generateText({
-            model: wrapLanguageModel({
-              model: provider.chatModel(defaultModel),
-              middleware: meter.middleware,
-            }),
+            model: metered(defaultModel, meter, deadline),
             system: OBSERVER_SYSTEM_PROMPT,
             prompt: observerPrompt(messages, maxObserveChars),
             stopWhen: stepCountIs(1),
             ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
-            maxRetries,
+            // Retried by retryingModelCalls, which follows any Retry-After.
+            maxRetries: 0,
             abortSignal: signal,
             onStepFinish(step) {
               steps += 1

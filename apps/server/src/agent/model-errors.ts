@@ -7,7 +7,9 @@ import {
   RetryError,
   TypeValidationError,
 } from 'ai'
+import { formatDuration } from '../config/rules.js'
 import { AgentError, type AgentErrorCode } from './errors.js'
+import { RetryWaitTooLong } from './model-retry.js'
 import { displayUrl } from './model-url.js'
 
 /** Replaces every occurrence of `secret` (when there is one) in `text`. */
@@ -71,6 +73,7 @@ interface ModelFailureContext {
 export function modelFailure(error: unknown, context: ModelFailureContext): AgentError {
   if (AgentError.is(error)) return error
   const url = displayUrl(context.baseUrl)
+  if (error instanceof RetryWaitTooLong) return waitTooLong(error, url, context)
   let last = error
   let attempts = 1
   if (RetryError.isInstance(error)) {
@@ -132,4 +135,40 @@ export function modelFailure(error: unknown, context: ModelFailureContext): Agen
   }
   const message = last instanceof Error ? last.message : String(last)
   return make('AGENT_FAILED', `agent run against ${url} failed: ${shortLine(message, 300, context.apiKey)}`)
+}
+
+/**
+ * A call not tried again because the wait before the next try is longer than the turn has left:
+ * rate limited (429) or the server's error, with the wait said (`retryAfterMs`) so the caller
+ * knows when to come back.
+ */
+function waitTooLong(error: RetryWaitTooLong, url: string, context: ModelFailureContext): AgentError {
+  const status = error.last.statusCode
+  const said = serverMessage(error.last)
+  const detail = said === undefined ? '' : `: ${shortLine(said, 300, context.apiKey)}`
+  const wait = `${error.asked ? 'the server asked to wait' : 'the next try would come after'} ${formatDuration(error.waitMs)}, longer than the turn has left (agent.timeout)`
+  const what =
+    status === 429
+      ? `the model server ${url} is rate limiting requests (HTTP 429)`
+      : status === undefined
+        ? `cannot reach the model server ${url}`
+        : `the model server ${url} answered HTTP ${status}`
+  return new AgentError(
+    status === 429
+      ? 'AGENT_MODEL_RATE_LIMITED'
+      : status === undefined
+        ? 'AGENT_MODEL_UNREACHABLE'
+        : 'AGENT_MODEL_ERROR',
+    `${what}${detail}; not tried again: ${wait}`,
+    {
+      cause: redactedCause(error.last, context.apiKey),
+      data: {
+        url,
+        model: context.model,
+        attempts: error.attempts,
+        ...(status === undefined ? {} : { status }),
+        retryAfterMs: error.waitMs,
+      },
+    },
+  )
 }
