@@ -87,6 +87,37 @@ describe('GET /metrics after a known workload', () => {
       expect(text).toMatch(new RegExp(`^lango_background_tasks_total\\{status="${status}"\\} \\d+$`, 'm'))
   })
 
+  // An outside probe: a job's series first appeared at 1, so an alert on `increase()` of its
+  // failures never saw its first failure.
+  it('has a job’s alerting series at 0 from its creation, and a workflow’s from its first run’s start', async () => {
+    const at0 = (metrics: Scrape, name: string, labels: Record<string, string>) =>
+      metrics
+        .get(name)
+        ?.metrics.find((sample) =>
+          Object.entries(labels).every(([key, wanted]) => sample.labels?.[key] === wanted),
+        )?.value
+    await createJob({ name: 'metrics-fresh', command: 'true' })
+    const metrics = await scrape(server)
+    for (const status of ['completed', 'failed', 'timed_out', 'interrupted'])
+      expect(
+        at0(metrics, 'lango_cron_runs_total', { job: 'metrics-fresh', kind: 'shell', status }),
+        status,
+      ).toBe('0')
+    expect(at0(metrics, 'lango_cron_skipped_total', { job: 'metrics-fresh', reason: 'missed' })).toBe('0')
+    for (const status of ['delivered', 'failed'])
+      expect(at0(metrics, 'lango_cron_deliveries_total', { job: 'metrics-fresh', status }), status).toBe('0')
+
+    const started = await server.request('/api/workflows/runs', {
+      headers: auth,
+      json: { yaml_content: ['name: metrics-flow', 'steps:', '  - id: a', '    run: "echo one"'].join('\n') },
+    })
+    expect(started.status).toBe(200)
+    await until(async () => {
+      const now = await scrape(server)
+      return at0(now, 'lango_workflow_runs_total', { workflow: 'metrics-flow', status: 'failed' }) === '0'
+    })
+  })
+
   it('counts what the ledger holds, by job, kind, status and delivery', async () => {
     const ok = await createJob({ name: 'metrics-ok', command: 'echo fine', deliver_to: ['log'] })
     const failing = await createJob({ name: 'metrics-failing', command: 'exit 3' })

@@ -19,6 +19,9 @@ const FIRE_LATENESS_BUCKETS = [
  */
 const MAX_JOB_NAMES = 1000
 
+/** The run statuses of a job whose series exist from when the job is first seen: what alerts watch. */
+const SEEDED_RUN_STATUSES = ['completed', 'failed', 'timed_out', 'interrupted'] as const
+
 /** Workflow names with series at once: an inline workflow's name is whatever its caller wrote. */
 const MAX_WORKFLOW_NAMES = 200
 
@@ -84,15 +87,48 @@ export function recordAutomation(
   const workflowNames = new RecentLabels('workflow', MAX_WORKFLOW_NAMES, [workflowRuns])
   /** The name each job's series are under, to forget an old name once a job is renamed. */
   const nameOf = new Map<string, string>()
+  /** Jobs whose series an operator alerts on exist at 0 under their current name (a subset of `nameOf`). */
+  const seeded = new Set<string>()
   const job = (id: string, name: string): string => {
     const before = nameOf.get(id)
-    if (before !== undefined && before !== name) jobNames.forget(before)
+    if (before !== undefined && before !== name) {
+      jobNames.forget(before)
+      seeded.delete(id)
+    }
     nameOf.delete(id)
     nameOf.set(id, name)
-    if (nameOf.size > MAX_JOB_NAMES) nameOf.delete(nameOf.keys().next().value as string)
+    if (nameOf.size > MAX_JOB_NAMES) {
+      const oldest = nameOf.keys().next().value as string
+      nameOf.delete(oldest)
+      seeded.delete(oldest)
+    }
     return jobNames.use(name)
   }
+  /**
+   * A job's series that alerts are written on, at 0 from when the job is first seen (created, loaded
+   * at start, changed, a run started): a series that first appears at 1 is no increase to
+   * `increase()` and `rate()`, so an alert on a job's first failure would never fire (an outside
+   * probe found per-job counters did). Only these: every status and reason of every job would
+   * multiply the series for nothing.
+   */
+  const seed = (known: { readonly id: string; readonly name: string; readonly kind: string }): void => {
+    const label = job(known.id, known.name)
+    if (seeded.has(known.id)) return
+    seeded.add(known.id)
+    for (const status of SEEDED_RUN_STATUSES) cronRuns.inc({ job: label, kind: known.kind, status }, 0)
+    skipped.inc({ job: label, reason: 'missed' }, 0)
+    for (const status of ['delivered', 'failed'] as const) deliveries.inc({ job: label, status }, 0)
+  }
+  // The jobs there are at start (those made on another server are seeded when first seen here).
+  void cron.list({ limit: MAX_JOB_NAMES }).then(
+    (jobs) => {
+      for (const known of jobs) seed(known)
+    },
+    () => undefined,
+  )
+  cron.on('run:start', ({ job: started }) => seed(started))
   cron.on('run:end', ({ job: ended, run }) => {
+    seed(ended)
     cronRuns.inc({ job: job(ended.id, ended.name), kind: ended.kind, status: run.status })
   })
   // Each target's final outcome (a run's delivery may end after the run, once its retries are done).
@@ -108,14 +144,19 @@ export function recordAutomation(
   })
   cron.on('job:change', ({ job: changed, change }) => {
     if (change !== 'removed') {
-      const before = nameOf.get(changed.id)
-      if (before !== undefined && before !== changed.name) job(changed.id, changed.name)
+      seed(changed)
       return
     }
     nameOf.delete(changed.id)
+    seeded.delete(changed.id)
     jobNames.forget(changed.name)
   })
   background.on('task:end', (task) => tasks.inc({ status: task.status }))
+  // A workflow's series at 0 from its first run's start, before that run can end (see `seed`).
+  engine.on('run:start', (run) => {
+    const workflow = workflowNames.use(run.workflowName)
+    for (const status of ['completed', 'failed'] as const) workflowRuns.inc({ workflow, status }, 0)
+  })
   engine.on('run:end', (run) =>
     workflowRuns.inc({ workflow: workflowNames.use(run.workflowName), status: run.status }),
   )
