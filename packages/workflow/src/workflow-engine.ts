@@ -101,6 +101,13 @@ export interface WorkflowEngineOptions {
 export interface StartRunOptions {
   /** Targets auto-detected from the caller (e.g. the session's chat); the YAML's own `deliver_to` wins. */
   readonly deliverTo?: readonly string[]
+  /**
+   * Where the run's end report goes instead of the YAML's `deliver_to` and `deliverTo`: `[]` when
+   * the host delivers the run's outcome itself (a scheduler with its own delivery ledger delivers
+   * each occurrence once). Stored with the run, so a resumed run keeps it. Steps' own `deliver_to`
+   * is unaffected.
+   */
+  readonly reportTo?: readonly string[]
   /** The session that asked for the run, recorded on it. */
   readonly originSession?: string
   /**
@@ -368,7 +375,7 @@ export class WorkflowEngine {
     const runId = this.#options.idGenerator()
     const startedAt = this.#now()
     const leaseExpiresAt = startedAt + this.#options.leaseMs
-    const deliverTo = definition.deliverTo ?? options?.deliverTo ?? []
+    const deliverTo = options?.reportTo ?? definition.deliverTo ?? options?.deliverTo ?? []
     await this.#options.store.insertRun(
       {
         id: runId,
@@ -1054,26 +1061,27 @@ function checkedRetention(
 }
 
 /**
- * `startRun`'s options: `deliverTo` follows the YAML's `deliver_to` rule (at most 16 targets, each
+ * `startRun`'s options: `deliverTo` and `reportTo` follow the YAML's `deliver_to` rule (at most 16 targets, each
  * `channel` or `channel:id`), `triggerPayload` and `originSession` are strings. Throws `WORKFLOW_INVALID_OPTION`.
  */
 function checkStartRunOptions(options: StartRunOptions | undefined): void {
   if (options === undefined) return
   if (typeof options !== 'object' || options === null)
     throw invalidOptionError('options', 'startRun options must be an object')
-  const { deliverTo } = options
-  if (deliverTo !== undefined) {
-    if (!Array.isArray(deliverTo) || deliverTo.length > MAX_TARGETS)
+  for (const name of ['deliverTo', 'reportTo'] as const) {
+    const targets = options[name]
+    if (targets === undefined) continue
+    if (!Array.isArray(targets) || targets.length > MAX_TARGETS)
       throw invalidOptionError(
-        'deliverTo',
-        `deliverTo must be a list of at most ${MAX_TARGETS} targets, each "channel" or "channel:id"`,
+        name,
+        `${name} must be a list of at most ${MAX_TARGETS} targets, each "channel" or "channel:id"`,
         { max: MAX_TARGETS },
       )
-    deliverTo.forEach((target: unknown, index) => {
+    targets.forEach((target: unknown, index) => {
       if (typeof target !== 'string' || !DELIVERY_TARGET.test(target))
         throw invalidOptionError(
-          'deliverTo',
-          `deliverTo[${index}] must be "channel" or "channel:id" (channel [A-Za-z0-9_-]{1,32}, id without spaces), as in deliver_to`,
+          name,
+          `${name}[${index}] must be "channel" or "channel:id" (channel [A-Za-z0-9_-]{1,32}, id without spaces), as in deliver_to`,
           { index },
         )
     })
