@@ -29,6 +29,12 @@ export const SERVER_ERROR_CODES = {
    * refuses such a workflow before writing it (the `reason` of its `TOOL_FAILED`, 422).
    */
   SERVER_SCHEDULE_FAILED: 500,
+  /**
+   * The cron job of a saved workflow's schedule (or webhook trigger) was not removed: the workflow's
+   * file still declares it and the server would make it again. Remove the schedule from the
+   * workflow, or the workflow, instead (the `reason` of `cron_remove`'s `TOOL_FAILED`, 422).
+   */
+  SERVER_SCHEDULED_WORKFLOW_JOB: 500,
   /** No pending approval has that id (never existed, answered or expired). */
   SERVER_APPROVAL_NOT_FOUND: 404,
 

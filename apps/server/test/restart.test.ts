@@ -146,4 +146,73 @@ steps:
     expect(entries).toHaveLength(1)
     expect(entries[0]).toMatchObject({ status: 'interrupted', trigger: 'manual' })
   })
+
+  // An outside probe: the cron run that started a scheduled workflow was recorded interrupted while
+  // the engine resumed its workflow run, so the job's overlap policy (skip) no longer saw it and the
+  // next occurrence started a second run beside the resumed one.
+  it("a scheduled workflow's resumed run is taken over by its cron job: no second run starts beside it", async () => {
+    const first = await startServer()
+    const pids = join(home, 'wf-pids')
+    const gate = join(home, 'wf-gate')
+    const yaml = `name: slow
+schedule: "0 3 * * *"
+steps:
+  - id: wait
+    run: echo $$ >> ${pids}; while [ ! -f ${gate} ]; do sleep 0.05; done; echo waited
+`
+    const saved = await fetch(`${first.url}/api/workflows/saved/slow`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ yaml_content: yaml }),
+    })
+    expect(saved.status).toBe(200)
+    const started = await api(first.url, '/api/cron/jobs/workflow.slow/trigger', {})
+    const firstCronRun = started.run_id as string
+    await waitFor(async () => (await pidsIn(pids)).length > 0, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the workflow step to start',
+    })
+    await killHard(first.child)
+
+    const second = await startServer()
+    // The engine resumed the run: its step runs again.
+    await waitFor(async () => (await pidsIn(pids)).length > 1, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the resumed step to start',
+    })
+    // The next occurrence (here triggered) must not start a second run beside the resumed one: the
+    // job's run that took it over holds the overlap policy.
+    const next = await fetch(`${second.url}/api/cron/jobs/workflow.slow/trigger`, { method: 'POST' })
+    expect(((await next.json()) as { error?: { message?: string } }).error?.message).toContain(
+      'overlap: the previous run of this job is still in progress',
+    )
+    const runsWhileWaiting = (await api(second.url, '/api/workflows/runs')).runs as Array<
+      Record<string, unknown>
+    >
+    await writeFile(gate, '')
+    const resumedId = runsWhileWaiting[runsWhileWaiting.length - 1]?.run_id as string
+    const cronRuns = await waitFor(
+      async () => {
+        const history = (await api(second.url, '/api/cron/runs?job=workflow.slow')).entries as Array<
+          Record<string, unknown>
+        >
+        return history.length > 1 && history.every((entry) => entry.status !== 'running')
+          ? history
+          : undefined
+      },
+      { timeoutMs: 30_000, intervalMs: 50, what: 'the cron runs to end' },
+    )
+    const runs = (await api(second.url, '/api/workflows/runs')).runs as Array<Record<string, unknown>>
+    expect(runs).toHaveLength(1)
+    expect(runs[0]).toMatchObject({ run_id: resumedId, status: 'completed' })
+    expect(await pidsIn(pids)).toHaveLength(2)
+    expect(cronRuns.find((entry) => entry.id === firstCronRun)).toMatchObject({ status: 'interrupted' })
+    // A run of the job took the resumed run over and reports it.
+    const reporting = cronRuns.filter((entry) => entry.status === 'completed')
+    expect(reporting).toHaveLength(1)
+    expect(reporting[0]?.result).toContain(`run ${resumedId}: completed`)
+    expect(reporting[0]?.result).toContain('taken over')
+  })
 })

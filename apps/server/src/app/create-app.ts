@@ -19,6 +19,7 @@ import { claimHostRun } from '../host-runs.js'
 import type { Logger } from '../logger.js'
 import { createServerMetrics } from '../metrics/server-metrics.js'
 import { dispatchScheduledWorkflows } from '../scheduled-workflows/dispatch.js'
+import { takeOverResumedRuns } from '../scheduled-workflows/resumed.js'
 import { scheduleSync } from '../scheduled-workflows/sync.js'
 import { loadTracer } from '../telemetry/load.js'
 import { type UsageDatabase, UsageLedger } from '../usage/usage-ledger.js'
@@ -275,14 +276,21 @@ export async function createApp(
     // The engine stops after cron and background: its runs stay resumable (shell steps aborted, not failed).
     lifecycle.add({ name: 'workflow engine', start: () => engine.start(), stop: () => engine.stop() })
     lifecycle.add({ name: 'background', start: () => background.start(), stop: () => background.stop() })
+    // A scheduled workflow's run resumed without its cron run (interrupted by a crash or a stop)
+    // is taken over by a new run of its job, so it is reported once and counts for the overlap policy.
+    const resumedRuns = takeOverResumedRuns(engine, cron, logger)
     if (config.cron.enabled)
       lifecycle.add({
         name: 'cron',
         async start() {
           await cron.start()
           await syncSchedules().catch((error) => logger.warn('workflow schedules not synced', { error }))
+          await resumedRuns.start()
         },
-        stop: () => cron.stop(),
+        stop: () => {
+          resumedRuns.stop()
+          return cron.stop()
+        },
       })
     lifecycle.add(chatsPart(channels, agent, duties, logger, approvals))
     // Alerts stop before the channels they go through (what is waiting is sent), after the duties.

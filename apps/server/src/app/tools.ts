@@ -15,7 +15,7 @@ import type { WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import type { ServerConfig } from '../config/types.js'
 import { ServerError } from '../errors.js'
 import type { Logger } from '../logger.js'
-import { scheduleProblems } from '../scheduled-workflows/sync.js'
+import { scheduledJobRemovalProblem, scheduleProblems } from '../scheduled-workflows/sync.js'
 import type { UsageLedger } from '../usage/usage-ledger.js'
 import { createSecretsTools } from '../vault/secrets-tool.js'
 import { automationOf } from './automation.js'
@@ -73,6 +73,23 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
       return saved
     },
   }
+  // The cron job of a saved workflow's schedule is made from its file: removing it while the file
+  // still declares it is refused (the next sync would make it again), saying how to unschedule it.
+  const cronService = new Proxy(cron, {
+    get(target, property) {
+      if (property === 'remove')
+        return async (idOrName: string, options?: { readonly signal?: AbortSignal }) => {
+          const problem = await scheduledJobRemovalProblem(target, directory, idOrName)
+          if (problem !== undefined)
+            throw new ServerError('SERVER_SCHEDULED_WORKFLOW_JOB', problem.message, {
+              data: { job: problem.job, workflow: problem.workflow },
+            })
+          return target.remove(idOrName, options)
+        }
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
   const defaultDeliverTo = config.channels.defaultDeliverTo
   const { checkTarget } = services
   // A ledger read error is logged here; the tools then answer without model and cost
@@ -99,8 +116,8 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
     }),
     ...(config.cron.enabled
       ? [
-          ...createCronTools({ service: cron, defaultDeliverTo, spend, checkTarget }),
-          createManageCronJobsTool({ service: cron, defaultDeliverTo }),
+          ...createCronTools({ service: cronService, defaultDeliverTo, spend, checkTarget }),
+          createManageCronJobsTool({ service: cronService, defaultDeliverTo }),
         ]
       : []),
     ...(config.background.enabled

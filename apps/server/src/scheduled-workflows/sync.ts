@@ -248,3 +248,42 @@ export function scheduleSync(
     }
   }
 }
+
+/**
+ * Why the cron job `idOrName` may not be removed, or undefined when it may: a job the server keeps
+ * for a saved workflow whose file here still declares it (its `schedule`, or the webhook trigger
+ * it stands for). The file is what schedules the workflow: the next sync (a start, a save) would
+ * make the job again, so removing it would come undone. A job whose file is not in this server's
+ * directory (a cluster's, or a file removed by hand) or no longer declares it may go, as before.
+ */
+export async function scheduledJobRemovalProblem(
+  cron: Pick<CronService, 'get'>,
+  directory: WorkflowDirectory,
+  idOrName: string,
+): Promise<{ readonly job: string; readonly workflow: string; readonly message: string } | undefined> {
+  const job = await cron.get(idOrName).catch((error: unknown) => {
+    // The removal itself says the job does not exist.
+    if ((error as { code?: unknown }).code === 'CRON_JOB_NOT_FOUND') return undefined
+    throw error
+  })
+  const name = job === undefined ? undefined : scheduledWorkflowOf(job)
+  if (job === undefined || name === undefined) return undefined
+  const workflow = await directory.read(name).then(
+    (read) => read.workflow,
+    () => undefined,
+  )
+  const want =
+    workflow === undefined
+      ? undefined
+      : wantedJobsOf(name, workflow).find(([jobName]) => jobName === job.name)?.[1]
+  if (want === undefined) return undefined
+  const what =
+    want.scheduleType === 'webhook'
+      ? `the webhook trigger ${want.schedule} of the saved workflow ${name} (triggers: [{ webhook: ${want.schedule} }])`
+      : `the schedule of the saved workflow ${name} (schedule: "${want.schedule}")`
+  return {
+    job: job.name,
+    workflow: name,
+    message: `The cron job ${job.name} was not removed: it runs ${what}, which ${directory.path}/${name}.flow.yaml declares, and the server would make it again. Remove the ${want.scheduleType === 'webhook' ? 'trigger' : 'schedule'} from the workflow and save it again (lango workflow save <file> --name ${name} --overwrite, or workflow_save with overwrite), or delete the workflow's file; to stop its runs for now, pause the job (lango cron pause ${job.name}).`,
+  }
+}
