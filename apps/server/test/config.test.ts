@@ -135,7 +135,18 @@ function defaultsFor(home: string, file: string | undefined): ServerConfig {
     logging: { level: 'info' },
     metrics: { enabled: true },
     alerts: { deliverTo: [] },
-    telemetry: { serviceName: 'lango', tracesUrl: undefined, headers: {} },
+    telemetry: {
+      enabled: true,
+      exporter: 'otlp',
+      serviceName: 'lango',
+      resourceAttributes: {},
+      sampler: 'parentbased_always_on',
+      samplerArg: 1,
+      timeoutMs: 10_000,
+      protocol: 'http/json',
+      tracesUrl: undefined,
+      headers: {},
+    },
   }
 }
 
@@ -399,7 +410,14 @@ describe('loadConfig: the file', () => {
       metrics: { enabled: false },
       alerts: { deliverTo: ['telegram:42', 'webhook'] },
       telemetry: {
+        enabled: true,
+        exporter: 'otlp',
         serviceName: 'lango-test',
+        resourceAttributes: {},
+        sampler: 'parentbased_always_on',
+        samplerArg: 1,
+        timeoutMs: 10_000,
+        protocol: 'http/json',
         tracesUrl: 'http://127.0.0.1:4318/v1/traces',
         headers: { authorization: 'Bearer otlp-key' },
       },
@@ -1058,6 +1076,81 @@ describe('loadConfig: secrets from files (issue 21: *_FILE and systemd credentia
     expect(wrong.message).toContain('OTEL_EXPORTER_OTLP_HEADERS')
     expect(wrong.message).toContain('name=value pairs')
     expect(wrong.message).not.toContain('no-equals-sign-secret')
+  })
+
+  it("reads OpenTelemetry's SDK variables over the telemetry keys of the file", async () => {
+    await writeConfig(
+      [
+        'telemetry:',
+        '  enabled: false',
+        '  service_name: from-file',
+        '  resource_attributes: { team: yaml, region: eu, service.name: attribute-name }',
+        '  exporter: none',
+        '  sampler: traceidratio',
+        '  sampler_arg: 0.5',
+        '  otlp: { endpoint: "http://127.0.0.1:4318", timeout: 5s, protocol: http/json }',
+        '',
+      ].join('\n'),
+    )
+    const fromFile = await load()
+    expect(fromFile.telemetry).toMatchObject({
+      enabled: false,
+      exporter: 'none',
+      serviceName: 'from-file',
+      resourceAttributes: { team: 'yaml', region: 'eu' },
+      sampler: 'traceidratio',
+      samplerArg: 0.5,
+      timeoutMs: 5000,
+      protocol: 'http/json',
+    })
+    const fromEnvironment = await load({
+      OTEL_SDK_DISABLED: 'False',
+      OTEL_TRACES_EXPORTER: 'OTLP',
+      OTEL_RESOURCE_ATTRIBUTES: 'team=ops%2Fnight,service.name=attribute-wins-over-file',
+      OTEL_TRACES_SAMPLER: 'ParentBased_Always_Off',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '7000',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    })
+    expect(fromEnvironment.telemetry).toMatchObject({
+      enabled: true,
+      exporter: 'otlp',
+      serviceName: 'attribute-wins-over-file',
+      resourceAttributes: { team: 'ops/night', region: 'eu' },
+      sampler: 'parentbased_always_off',
+      samplerArg: 0.25,
+      timeoutMs: 7000,
+    })
+    const named = await load({
+      OTEL_SERVICE_NAME: 'service-name-wins',
+      OTEL_RESOURCE_ATTRIBUTES: 'service.name=loses',
+      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '300',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '7000',
+    })
+    expect(named.telemetry.serviceName).toBe('service-name-wins')
+    expect(named.telemetry.resourceAttributes).toEqual({ team: 'yaml', region: 'eu' })
+    expect(named.telemetry.timeoutMs).toBe(300)
+    // `lango doctor` shows them (the redacted configuration).
+    expect(redactedConfig(named)).toMatchObject({
+      telemetry: { serviceName: 'service-name-wins', sampler: 'traceidratio', timeoutMs: 300 },
+    })
+  })
+
+  it('refuses bad telemetry keys in the file, naming what is accepted', async () => {
+    const wrong = await failure(
+      'telemetry: { sampler: sometimes, sampler_arg: 2, exporter: zipkin, otlp: { protocol: grpc } }\n',
+    )
+    const keys = wrong.issues.map((issue) => issue.key)
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'telemetry.sampler',
+        'telemetry.sampler_arg',
+        'telemetry.exporter',
+        'telemetry.otlp.protocol',
+      ]),
+    )
+    expect(wrong.message).toContain('parentbased_traceidratio')
+    expect(wrong.message).toContain('expected http/json')
   })
 
   it('reads systemd credentials named as the variables, below the variables and their _FILEs', async () => {

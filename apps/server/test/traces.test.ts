@@ -39,6 +39,7 @@ describe('traces over OTLP/HTTP', () => {
         model: { ...config.model, apiKey: CANARY_KEY },
         agent: { ...config.agent, maxRetries: 0 },
         telemetry: {
+          ...config.telemetry,
           serviceName: 'lango-traces-test',
           tracesUrl: `${receiver.endpoint}/v1/traces`,
           headers: { authorization: `Bearer ${CANARY_HEADER}` },
@@ -264,6 +265,7 @@ describe('a collector that refuses the exports', () => {
     const made = await testConfig((config) => ({
       ...config,
       telemetry: {
+        ...config.telemetry,
         serviceName: 'lango-refused-test',
         tracesUrl: `${receiver.endpoint}/v1/traces`,
         headers: {},

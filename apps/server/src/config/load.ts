@@ -5,6 +5,7 @@ import * as v from 'valibot'
 import { type Document, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument } from 'yaml'
 import { ConfigError, type ConfigIssue } from './errors.js'
 import {
+  boolean,
   chatId,
   databaseUrl,
   formatDuration,
@@ -13,13 +14,19 @@ import {
   integer,
   invalidMessage,
   logLevel,
+  milliseconds,
   name,
   otlpHeaderList,
+  otlpProtocol,
   passphrase,
   path,
   type Rule,
+  ratio,
+  resourceAttributeList,
   secret,
   timezone,
+  traceExporter,
+  traceSampler,
   UNITS,
 } from './rules.js'
 import {
@@ -194,7 +201,43 @@ function readEnvironment(env: NodeJS.ProcessEnv, issues: ConfigIssue[]) {
     otlpEndpoint: read('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl),
     otlpHeaders: readSecret('OTEL_EXPORTER_OTLP_HEADERS', otlpHeaderList),
     otlpTracesHeaders: readSecret('OTEL_EXPORTER_OTLP_TRACES_HEADERS', otlpHeaderList),
+    // The rest of the SDK's variables the traces use, with the specification's meaning (an
+    // enumeration is read case-insensitively); a bad value is an issue, never ignored.
+    otelSdkDisabled: read('OTEL_SDK_DISABLED', boolean, booleanText),
+    otelServiceName: read('OTEL_SERVICE_NAME', name),
+    otelResourceAttributes: read('OTEL_RESOURCE_ATTRIBUTES', resourceAttributeList),
+    otelTracesExporter: read('OTEL_TRACES_EXPORTER', traceExporter, word),
+    otelTracesSampler: read('OTEL_TRACES_SAMPLER', traceSampler, word),
+    otelTracesSamplerArg: read('OTEL_TRACES_SAMPLER_ARG', ratio, numberText),
+    otlpTimeout: read('OTEL_EXPORTER_OTLP_TIMEOUT', milliseconds(1, OTLP_MAX_TIMEOUT_MS), numberText),
+    otlpTracesTimeout: read(
+      'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
+      milliseconds(1, OTLP_MAX_TIMEOUT_MS),
+      numberText,
+    ),
+    otlpProtocol: read('OTEL_EXPORTER_OTLP_PROTOCOL', otlpProtocol, word),
+    otlpTracesProtocol: read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', otlpProtocol, word),
   }
+}
+
+/** The longest OTLP export timeout accepted (10 minutes). */
+const OTLP_MAX_TIMEOUT_MS = 10 * UNITS.MINUTE
+
+/** An enumeration's value as OpenTelemetry reads it: case-insensitive, spaces around ignored. */
+function word(text: string): string {
+  return text.trim().toLowerCase()
+}
+
+/** `true`/`false` in any case become booleans; anything else stays text (and is an issue). */
+function booleanText(text: string): unknown {
+  const lower = word(text)
+  return lower === 'true' ? true : lower === 'false' ? false : text
+}
+
+/** A decimal number becomes a number; anything else stays text (and is an issue). */
+function numberText(text: string): unknown {
+  const trimmed = text.trim()
+  return /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(trimmed) ? Number(trimmed) : text
 }
 
 /**
@@ -473,6 +516,7 @@ const DEFAULTS = Object.freeze({
   sessionMaxMessages: 500,
   sessionObserveAfterMessages: 50,
   sessionKeepRecentMessages: 12,
+  otlpTimeoutMs: 10 * UNITS.SECOND,
 })
 
 function buildConfig(
@@ -483,8 +527,20 @@ function buildConfig(
   const { home, userHome } = context
   const local = (value: string) => resolvePath(value, home, userHome)
   const database = env.database ?? file.database?.url ?? { kind: 'sqlite' as const, url: 'lango.db' }
-  const { server, cluster, model, agent, sessions, channels, approvals, cron, background, workflow, exec } =
-    file
+  const {
+    server,
+    cluster,
+    model,
+    agent,
+    sessions,
+    channels,
+    approvals,
+    cron,
+    background,
+    workflow,
+    exec,
+    telemetry,
+  } = file
   return {
     home,
     file: context.file,
@@ -622,7 +678,25 @@ function buildConfig(
     metrics: { enabled: file.metrics?.enabled ?? true },
     alerts: { deliverTo: file.alerts?.deliver_to ?? [] },
     telemetry: {
-      serviceName: file.telemetry?.service_name ?? 'lango',
+      enabled: env.otelSdkDisabled === undefined ? (telemetry?.enabled ?? true) : !env.otelSdkDisabled,
+      exporter: env.otelTracesExporter ?? telemetry?.exporter ?? 'otlp',
+      // OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the specification),
+      // and each variable over the file.
+      serviceName:
+        env.otelServiceName ??
+        env.otelResourceAttributes?.['service.name'] ??
+        telemetry?.service_name ??
+        telemetry?.resource_attributes?.['service.name'] ??
+        'lango',
+      resourceAttributes: withoutServiceName({
+        ...(telemetry?.resource_attributes ?? {}),
+        ...(env.otelResourceAttributes ?? {}),
+      }),
+      sampler: env.otelTracesSampler ?? telemetry?.sampler ?? 'parentbased_always_on',
+      samplerArg: env.otelTracesSamplerArg ?? telemetry?.sampler_arg ?? 1,
+      timeoutMs:
+        env.otlpTracesTimeout ?? env.otlpTimeout ?? telemetry?.otlp?.timeout ?? DEFAULTS.otlpTimeoutMs,
+      protocol: env.otlpTracesProtocol ?? env.otlpProtocol ?? telemetry?.otlp?.protocol ?? 'http/json',
       tracesUrl: otlpTracesUrl(env, file),
       // lango.yaml's, then the environment's (as the exporter reads them: the traces-specific last).
       headers: {
@@ -632,6 +706,12 @@ function buildConfig(
       },
     },
   }
+}
+
+/** Resource attributes without `service.name`: that one is `telemetry.serviceName`. */
+function withoutServiceName(attributes: Readonly<Record<string, string>>): Record<string, string> {
+  const { 'service.name': _serviceName, ...rest } = attributes
+  return rest
 }
 
 /** `models` of the file, with each price in the runner's terms. */

@@ -407,9 +407,43 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
       'Where the operator’s alerts go: a stalled scheduler, missed runs, failed deliveries, a job paused after failures, a lost lease, an exhausted budget, a database failing and recovered.',
     value: (c) => c.alerts.deliverTo,
   },
+  'telemetry.enabled': {
+    description:
+      'Whether the server makes traces at all; `false` (or `OTEL_SDK_DISABLED=true`) turns them off even with an endpoint, and then no OpenTelemetry module is loaded. `OTEL_SDK_DISABLED=false` turns them back on over the file.',
+    value: (c) => c.telemetry.enabled,
+    env: ['OTEL_SDK_DISABLED'],
+  },
   'telemetry.service_name': {
-    description: 'The `service.name` of exported traces.',
+    description:
+      'The `service.name` of exported traces. `OTEL_SERVICE_NAME` wins over it, and so does a `service.name` in `OTEL_RESOURCE_ATTRIBUTES` (below `OTEL_SERVICE_NAME`).',
     value: (c) => c.telemetry.serviceName,
+    env: ['OTEL_SERVICE_NAME'],
+  },
+  'telemetry.resource_attributes': {
+    description:
+      'Resource attributes of every exported span (`deployment.environment.name: prod`), besides `service.name` and `service.version`. `OTEL_RESOURCE_ATTRIBUTES` (`key=value,…`, values percent-encoded) adds to them, its values winning; a `service.name` there names the service unless `OTEL_SERVICE_NAME` is set.',
+    value: (c) => c.telemetry.resourceAttributes,
+    env: ['OTEL_RESOURCE_ATTRIBUTES'],
+    accepted:
+      'a mapping (at most 64) of attribute keys (printable ASCII without spaces, commas or `=`) to text of at most 255 characters',
+  },
+  'telemetry.exporter': {
+    description:
+      'Where spans go: `otlp` (to the endpoint below) or `none` (no tracer is made and nothing is exported, even with an endpoint).',
+    value: (c) => c.telemetry.exporter,
+    env: ['OTEL_TRACES_EXPORTER'],
+  },
+  'telemetry.sampler': {
+    description:
+      'Which traces are kept, as OpenTelemetry names its samplers: `always_on`, `always_off`, `traceidratio` (a share of traces, by trace ID), and the `parentbased_` forms that follow a parent span’s decision and apply the named one to a root.',
+    value: (c) => c.telemetry.sampler,
+    env: ['OTEL_TRACES_SAMPLER'],
+  },
+  'telemetry.sampler_arg': {
+    description:
+      'The share of traces `traceidratio` and `parentbased_traceidratio` keep, from 0 to 1; the other samplers ignore it.',
+    value: (c) => c.telemetry.samplerArg,
+    env: ['OTEL_TRACES_SAMPLER_ARG'],
   },
   'telemetry.otlp.endpoint': {
     description:
@@ -423,6 +457,18 @@ const NOTES: Readonly<Record<string, KeyNote>> = {
     value: (c) => c.telemetry.headers,
     env: ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'],
     accepted: 'a mapping (at most 20) of HTTP header names to values of 1 to 4096 characters',
+  },
+  'telemetry.otlp.protocol': {
+    description:
+      'How spans are encoded: OTLP as JSON over HTTP, the one protocol the exporter speaks. The variables are read so that `grpc` or `http/protobuf` is an error rather than ignored.',
+    value: (c) => c.telemetry.protocol,
+    env: ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'],
+  },
+  'telemetry.otlp.timeout': {
+    description:
+      'How long one export may take before it counts as failed. The variables give whole milliseconds (`5000`), the traces-specific one first.',
+    value: (c) => c.telemetry.timeoutMs,
+    env: ['OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT'],
   },
 }
 

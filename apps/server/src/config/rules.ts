@@ -144,6 +144,92 @@ export const otlpHeaderList: Rule<Readonly<Record<string, string>>> = {
   },
 }
 
+/** The samplers of OpenTelemetry's `OTEL_TRACES_SAMPLER` this server has (the SDK's own). */
+export const TRACE_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const
+
+export const traceSampler: Rule<(typeof TRACE_SAMPLERS)[number]> = oneOf(TRACE_SAMPLERS)
+
+/** `OTEL_TRACES_EXPORTER`: OTLP, or none (spans are exported nowhere). */
+export const traceExporter: Rule<'otlp' | 'none'> = {
+  expected: 'expected otlp or none (the trace exporters this server has)',
+  parse: (input) => (input === 'otlp' || input === 'none' ? input : undefined),
+}
+
+/**
+ * `OTEL_EXPORTER_OTLP_PROTOCOL`: the exporter sends OTLP as JSON over HTTP, and nothing else (`grpc`
+ * and `http/protobuf` would need another exporter package).
+ */
+export const otlpProtocol: Rule<'http/json'> = {
+  expected:
+    'expected http/json (traces are sent as OTLP JSON over HTTP; grpc and http/protobuf are not supported)',
+  parse: (input) => (input === 'http/json' ? input : undefined),
+}
+
+/** A probability: `OTEL_TRACES_SAMPLER_ARG` of the trace-ID ratio samplers. */
+export const ratio: Rule<number> = {
+  expected: 'expected a number from 0 to 1, such as 0.25',
+  parse: (input) =>
+    typeof input === 'number' && Number.isFinite(input) && input >= 0 && input <= 1 ? input : undefined,
+}
+
+/** `OTEL_EXPORTER_OTLP_TIMEOUT`: whole milliseconds, as OpenTelemetry's variables give them. */
+export function milliseconds(min: number, max: number): Rule<number> {
+  return {
+    expected: `expected a whole number of milliseconds from ${min} to ${max}, such as 10000`,
+    parse: (input) =>
+      typeof input === 'number' && Number.isInteger(input) && input >= min && input <= max
+        ? input
+        : undefined,
+  }
+}
+
+/** A resource attribute's key: printable ASCII without spaces, commas or `=`, at most 255 characters. */
+export const RESOURCE_ATTRIBUTE_KEY = /^[!-+\--<>-~]{1,255}$/
+
+/** A resource attribute's value: at most 255 characters, no control characters. */
+export const resourceAttributeValue: Rule<string> = {
+  expected: 'expected a value of at most 255 characters without control characters',
+  parse: (input) =>
+    typeof input === 'string' && input.length <= 255 && !/\p{Cc}/u.test(input) ? input : undefined,
+}
+
+/**
+ * OpenTelemetry's `OTEL_RESOURCE_ATTRIBUTES` form: `key=value` pairs separated by commas, each value
+ * percent-decoded, at most 64.
+ */
+export const resourceAttributeList: Rule<Readonly<Record<string, string>>> = {
+  expected:
+    'expected key=value pairs separated by commas (at most 64; keys of printable ASCII, values of at most 255 characters, percent-encoded)',
+  parse: (input) => {
+    if (typeof input !== 'string') return undefined
+    const attributes: Record<string, string> = {}
+    const pairs = input.split(',').filter((pair) => pair.trim() !== '')
+    if (pairs.length === 0 || pairs.length > 64) return undefined
+    for (const pair of pairs) {
+      const at = pair.indexOf('=')
+      if (at <= 0) return undefined
+      const key = pair.slice(0, at).trim()
+      let value: string
+      try {
+        value = decodeURIComponent(pair.slice(at + 1).trim())
+      } catch {
+        return undefined
+      }
+      if (!RESOURCE_ATTRIBUTE_KEY.test(key) || resourceAttributeValue.parse(value) === undefined)
+        return undefined
+      attributes[key] = value
+    }
+    return attributes
+  },
+}
+
 /** The vault's passphrase: any text (spaces allowed), at most 1,024 characters, no control characters. */
 export const passphrase: Rule<string> = {
   expected: 'expected a passphrase of 1 to 1024 characters without control characters',

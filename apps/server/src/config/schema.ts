@@ -22,10 +22,16 @@ import {
   logLevel,
   name,
   origin,
+  otlpProtocol,
   path,
+  RESOURCE_ATTRIBUTE_KEY,
   type Rule,
+  ratio,
+  resourceAttributeValue,
   secret,
   timezone,
+  traceExporter,
+  traceSampler,
   UNITS,
 } from './rules.js'
 
@@ -115,6 +121,25 @@ const otlpHeaders = v.nullish(
       (issue) => `expected a mapping of header names to values, got ${describeInput(issue.input)}`,
     ),
     v.check((headers) => Object.keys(headers).length <= 20, 'expected at most 20 headers'),
+  ),
+)
+
+/** `telemetry.resource_attributes`: attribute key → text, at most 64 (OTEL_RESOURCE_ATTRIBUTES' form as YAML). */
+const resourceAttributes = v.nullish(
+  v.pipe(
+    v.record(
+      v.pipe(
+        v.string(),
+        v.regex(
+          RESOURCE_ATTRIBUTE_KEY,
+          (issue) =>
+            `expected an attribute key of printable ASCII without spaces, commas or =, got ${describeInput(issue.input)}`,
+        ),
+      ),
+      item(resourceAttributeValue),
+      (issue) => `expected a mapping of attribute keys to values, got ${describeInput(issue.input)}`,
+    ),
+    v.check((attributes) => Object.keys(attributes).length <= 64, 'expected at most 64 attributes'),
   ),
 )
 
@@ -286,10 +311,17 @@ export const fileSchema = section({
     deliver_to: list(deliveryTarget, 10),
   }),
   telemetry: section({
+    enabled: field(boolean),
     service_name: field(name),
+    resource_attributes: resourceAttributes,
+    exporter: field(traceExporter),
+    sampler: field(traceSampler),
+    sampler_arg: field(ratio),
     otlp: section({
       endpoint: field(httpUrl),
       headers: otlpHeaders,
+      protocol: field(otlpProtocol),
+      timeout: field(duration(1, 10 * 60 * SECOND)),
     }),
   }),
 })

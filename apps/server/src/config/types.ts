@@ -255,8 +255,32 @@ export interface ServerConfig {
     readonly deliverTo: readonly string[]
   }
   readonly telemetry: {
-    /** `service.name` of the traces. Default `lango`. */
+    /**
+     * Whether traces are on at all (`telemetry.enabled`; `OTEL_SDK_DISABLED=true` turns them off).
+     * Off: no tracer, and no OpenTelemetry module is loaded, whatever the endpoint. Default true.
+     */
+    readonly enabled: boolean
+    /** `OTEL_TRACES_EXPORTER` / `telemetry.exporter`: `none` exports no span (no tracer is made). Default `otlp`. */
+    readonly exporter: 'otlp' | 'none'
+    /**
+     * `service.name` of the traces: `OTEL_SERVICE_NAME`, else `service.name` of
+     * `OTEL_RESOURCE_ATTRIBUTES`, else `telemetry.service_name`, else `service.name` of
+     * `telemetry.resource_attributes`. Default `lango`.
+     */
     readonly serviceName: string
+    /**
+     * Further resource attributes of every span (`telemetry.resource_attributes`, then
+     * `OTEL_RESOURCE_ATTRIBUTES` over them); `service.name` is {@link serviceName}, never here.
+     */
+    readonly resourceAttributes: Readonly<Record<string, string>>
+    /** Which spans are kept (`OTEL_TRACES_SAMPLER`). Default `parentbased_always_on`. */
+    readonly sampler: TraceSampler
+    /** The ratio of the trace-ID ratio samplers (`OTEL_TRACES_SAMPLER_ARG`), 0 to 1. Default 1. */
+    readonly samplerArg: number
+    /** How long one export may take (`OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, `OTEL_EXPORTER_OTLP_TIMEOUT`). Default 10 s. */
+    readonly timeoutMs: number
+    /** The OTLP encoding: JSON over HTTP, the only one the exporter speaks. */
+    readonly protocol: 'http/json'
     /**
      * Where traces go (OTLP over HTTP, JSON), or undefined: no tracing, and no OpenTelemetry module
      * is loaded. `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as is), else `OTEL_EXPORTER_OTLP_ENDPOINT`
@@ -267,3 +291,12 @@ export interface ServerConfig {
     readonly headers: Readonly<Record<string, string>>
   }
 }
+
+/** The samplers of `OTEL_TRACES_SAMPLER` (the OpenTelemetry SDK's built-in ones). */
+export type TraceSampler =
+  | 'always_on'
+  | 'always_off'
+  | 'traceidratio'
+  | 'parentbased_always_on'
+  | 'parentbased_always_off'
+  | 'parentbased_traceidratio'

@@ -4,16 +4,36 @@ import type { Tracer } from './tracer.js'
 
 /**
  * The server's tracer, when traces are configured (`telemetry.otlp.endpoint` or
- * `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); undefined otherwise. The
- * OpenTelemetry SDK is imported here, on demand: a server without an endpoint never loads it.
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and not turned off
+ * (`OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`); undefined otherwise. The OpenTelemetry SDK
+ * is imported here, on demand: a server without traces never loads it.
  */
 export async function loadTracer(config: ServerConfig, logger: Logger): Promise<Tracer | undefined> {
-  const { tracesUrl, headers, serviceName } = config.telemetry
+  const { tracesUrl, headers, serviceName, resourceAttributes, sampler, samplerArg, timeoutMs } =
+    config.telemetry
   if (tracesUrl === undefined) return undefined
+  if (!config.telemetry.enabled || config.telemetry.exporter === 'none') {
+    logger.info('traces are off', {
+      reason: config.telemetry.enabled ? 'the trace exporter is none' : 'the OpenTelemetry SDK is disabled',
+    })
+    return undefined
+  }
   const { createOtelTracer } = await import('./otel.js')
-  const tracer = createOtelTracer({ url: tracesUrl, headers, serviceName, onExport: exportReporter(logger) })
+  const tracer = createOtelTracer({
+    url: tracesUrl,
+    headers,
+    serviceName,
+    resourceAttributes,
+    sampler,
+    samplerArg,
+    timeoutMillis: timeoutMs,
+    onExport: exportReporter(logger),
+  })
   // The URL's origin only: a path or query may hold a key.
-  logger.info('traces exported over OTLP/HTTP', { endpoint: URL.parse(tracesUrl)?.origin ?? '[set]' })
+  logger.info('traces exported over OTLP/HTTP', {
+    endpoint: URL.parse(tracesUrl)?.origin ?? '[set]',
+    sampler,
+  })
   return tracer
 }
 

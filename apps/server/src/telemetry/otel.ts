@@ -9,7 +9,17 @@ import { type Context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@o
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace'
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace'
+import type { TraceSampler } from '../config/types.js'
 import { VERSION } from '../version.js'
 import { allowedAttributes, type SpanAttributes, type SpanName } from './attributes.js'
 import type { Tracer, TraceSpan } from './tracer.js'
@@ -21,6 +31,14 @@ export interface OtelTracerOptions {
   /** Sent with every export (`authorization`); never logged, never on a span. */
   readonly headers: Readonly<Record<string, string>>
   readonly serviceName: string
+  /** Further resource attributes of every span (`OTEL_RESOURCE_ATTRIBUTES`); `service.name` is {@link serviceName}. */
+  readonly resourceAttributes?: Readonly<Record<string, string>>
+  /** Which spans are kept (`OTEL_TRACES_SAMPLER`); default `parentbased_always_on`, the SDK's. */
+  readonly sampler?: TraceSampler
+  /** The ratio of the `traceidratio` samplers (`OTEL_TRACES_SAMPLER_ARG`), 0 to 1; default 1. */
+  readonly samplerArg?: number
+  /** How long one export may take; default 10 s. */
+  readonly timeoutMillis?: number
   /** Told of each export that failed (the collector down, refusing, too slow) and each that worked. */
   readonly onExport?: (outcome: { readonly ok: boolean; readonly error?: string }) => void
 }
@@ -47,10 +65,34 @@ function reporting(exporter: SpanExporter, onExport: OtelTracerOptions['onExport
   }
 }
 
+/** The SDK's sampler of `OTEL_TRACES_SAMPLER`'s name (the specification's meaning of each). */
+function samplerOf(name: TraceSampler, ratio: number): Sampler {
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler()
+    case 'always_off':
+      return new AlwaysOffSampler()
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio)
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() })
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() })
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) })
+  }
+}
+
 /** Spans of one server: the SDK's provider, exporter and context manager behind the {@link Tracer} seam. */
 export function createOtelTracer(options: OtelTracerOptions): Tracer {
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': options.serviceName, 'service.version': VERSION }),
+    // The operator's attributes over the defaults; service.name is always the configured one.
+    resource: resourceFromAttributes({
+      'service.version': VERSION,
+      ...options.resourceAttributes,
+      'service.name': options.serviceName,
+    }),
+    sampler: samplerOf(options.sampler ?? 'parentbased_always_on', options.samplerArg ?? 1),
     spanProcessors: [
       // Bounded: beyond 2048 spans waiting, new ones are dropped (the SDK's default queue).
       new BatchSpanProcessor({
@@ -58,7 +100,7 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
           new OTLPTraceExporter({
             url: options.url,
             headers: { ...options.headers },
-            timeoutMillis: 10_000,
+            timeoutMillis: options.timeoutMillis ?? 10_000,
           }),
           options.onExport,
         ),
