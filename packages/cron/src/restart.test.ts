@@ -89,7 +89,13 @@ describe('restart', () => {
     // the process is gone: its clock never moves again, nothing of it runs
 
     await harness.clock.advanceTo(at(12))
+    // Told once, with the runs marked (the host's alert names them and their dead owner).
+    const told: (readonly CronRun[])[] = []
+    harness.service.on('run:interrupted', ({ runs }) => told.push(runs))
     await harness.service.start()
+    expect(told.map((runs) => runs.map((run) => [run.jobName, run.status, run.owner]))).toEqual([
+      [['five', 'interrupted', 'dead']],
+    ])
     await harness.clock.advanceTo(at(15))
     await harness.service.scheduler.whenIdle()
     let runs = await harness.runs()

@@ -25,6 +25,15 @@ export interface CronSchedulerEvents {
    */
   'run:end': { readonly job: CronJob; readonly run: CronRun }
   /**
+   * Runs of schedulers taken for dead (no heartbeat for two leases: killed, crashed, cut off from
+   * the database) that this one just marked `interrupted`, at its start or in a maintenance round:
+   * one event per batch, before each run is reported as `run:end`, by the scheduler that marked
+   * them. Each `run` carries its `owner` (the dead scheduler) and its `error` (why). An interrupted
+   * run is not run again; its job's next occurrence runs as scheduled. Not emitted for runs this
+   * scheduler interrupts itself when it stops.
+   */
+  'run:interrupted': { readonly runs: readonly CronRun[] }
+  /**
    * One send of a run's result to one target ended: `delivered`, `failed` (final: a permanent
    * failure, the attempts used up, or a send whose outcome is unknown), or `retrying` (a retry is
    * scheduled). `attempt` counts the sends of this target so far; `run` is the run row as known then

@@ -526,8 +526,9 @@ export class CronScheduler {
   // ---------------------------------------------------------------- firing
 
   /**
-   * Reports runs of dead schedulers this one marked `interrupted` as `run:end`: nobody else will (their
-   * owner is gone), and a host counting runs by status agrees with the ledger.
+   * Reports runs of dead schedulers this one marked `interrupted`, as one `run:interrupted` and each
+   * as `run:end`: nobody else will (their owner is gone), and a host counting runs by status agrees
+   * with the ledger.
    */
   async #reportInterrupted(runs: readonly CronRun[]): Promise<void> {
     // Said once per round, by job and owner: a server taken for dead is worth a line in every log
@@ -537,6 +538,7 @@ export class CronScheduler {
       jobs: [...new Set(runs.map((run) => run.jobName))].slice(0, 20),
       owners: [...new Set(runs.map((run) => run.owner).filter((owner) => owner !== null))].slice(0, 5),
     })
+    this.events.emit('run:interrupted', { runs })
     for (const run of runs) {
       let job = this.#fires.get(run.jobId)?.job
       try {
