@@ -4,10 +4,11 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { InstanceRegistry } from '../src/cluster/instances.js'
+import { InstanceRegistry, type LostInstance } from '../src/cluster/instances.js'
 import { migrateCluster } from '../src/cluster/schema.js'
 import { type Logger, silentLogger } from '../src/logger.js'
 import type { LogFields } from '../src/logger-port.js'
+import { until } from './fixtures/http-server.js'
 
 let dir: string | undefined
 afterEach(async () => {
@@ -119,6 +120,55 @@ describe('InstanceRegistry', () => {
       'long',
     ])
     await Promise.all([long.stop(), short.stop(), later.stop()])
+    await db.destroy()
+  })
+
+  it('tells one survivor of a server silent past its lease, removing its row; the silent one, beating again, registers again', async () => {
+    const db = await database()
+    // `stalled` writes heartbeats stamped at a time that no longer moves (a 60 ms lease); the
+    // survivors beat on the real clock (a 600 ms lease).
+    const frozen = Date.now()
+    const warnings: string[] = []
+    const make = (id: string, clock: () => number, heartbeatMs: number, log: Logger = silentLogger) =>
+      new InstanceRegistry(db, {
+        id,
+        host: 'h',
+        pid: 9,
+        version: '0.1.0',
+        logger: log,
+        heartbeatMs,
+        now: clock,
+      })
+    const stalled = make('stalled', () => frozen, 20, {
+      ...silentLogger,
+      warn: (message) => warnings.push(message),
+    })
+    const survivors = [make('s1', Date.now, 200), make('s2', Date.now, 200)]
+    const lost: Array<{ by: string; lost: readonly LostInstance[] }> = []
+    for (const survivor of survivors) survivor.onLost((found) => lost.push({ by: survivor.id, lost: found }))
+    await stalled.start()
+    await Promise.all(survivors.map((survivor) => survivor.start()))
+    const first = await until(async () => lost[0])
+    expect(first.lost).toEqual([
+      {
+        id: 'stalled',
+        host: 'h',
+        pid: 9,
+        version: '0.1.0',
+        startedAt: frozen,
+        heartbeatAt: frozen,
+        leaseMs: 60,
+        foundAt: expect.any(Number),
+      },
+    ])
+    // Its next heartbeat finds its row gone: it registers again (and is taken for dead again).
+    await until(async () =>
+      warnings.some((message) => message.includes('registered again')) ? true : undefined,
+    )
+    await until(async () => (lost.length >= 2 ? true : undefined))
+    // Each removal is told once: never the same row to both survivors.
+    for (const entry of lost) expect(entry.lost.map((instance) => instance.id)).toEqual(['stalled'])
+    await Promise.all([stalled.stop(), ...survivors.map((survivor) => survivor.stop())])
     await db.destroy()
   })
 })

@@ -79,6 +79,8 @@ describe('GET /metrics after a known workload', () => {
       'budget_exhausted',
       'database_failing',
       'database_recovered',
+      'server_lost',
+      'runs_interrupted',
     ])
       expect(text).toMatch(new RegExp(`^lango_alerts_total\\{kind="${kind}"\\} \\d+$`, 'm'))
     for (const status of ['sent', 'failed'])

@@ -11,6 +11,8 @@ export type AlertKind =
   | 'budget_exhausted'
   | 'database_failing'
   | 'database_recovered'
+  | 'server_lost'
+  | 'runs_interrupted'
 
 /** One thing the operator should know about. Never a prompt, a result or a secret: names, times, reasons. */
 export interface Alert {
@@ -85,6 +87,8 @@ export interface AlertsOptions {
 const HEADINGS: Readonly<Record<AlertKind, string>> = {
   database_failing: 'Database failing',
   database_recovered: 'Database recovered',
+  server_lost: 'Servers lost',
+  runs_interrupted: 'Runs interrupted',
   scheduler_stalled: 'Scheduler stalled',
   missed_runs: 'Missed runs',
   job_paused: 'Jobs paused',

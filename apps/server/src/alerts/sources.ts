@@ -1,7 +1,7 @@
-import type { CronService } from '@lango/cron'
+import type { CronRun, CronService } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
 import type { UsageRecord } from '../agent/index.js'
-import type { InstanceRegistry } from '../cluster/instances.js'
+import type { InstanceRegistry, LostInstance } from '../cluster/instances.js'
 import type { SingletonDuties } from '../cluster/leases.js'
 import { formatDuration } from '../config/rules.js'
 import { skipReasonKind } from '../metrics/skip-reasons.js'
@@ -13,7 +13,7 @@ interface AlertSources {
   readonly cron: CronService
   readonly engine: Pick<WorkflowEngine, 'on'>
   readonly duties: SingletonDuties
-  readonly instances: Pick<InstanceRegistry, 'onHeartbeat'>
+  readonly instances: Pick<InstanceRegistry, 'id' | 'onHeartbeat' | 'onLost'>
   /** Told of every failed store call and heartbeat: one alert per outage of the database, and its end. */
   readonly outage: DatabaseOutage
 }
@@ -25,11 +25,41 @@ interface AlertSources {
  * for good (after its last retry, or at once when the channel refused it; a workflow's, run or step
  * result, at its one attempt), a lease this server held lost, the database failing (a store call
  * of the cron scheduler or the workflow engine, or the instance heartbeat, failed) and working
- * again. Returns the function that stops listening.
+ * again, another server taken for dead (its heartbeat older than its lease; told by the one server
+ * that removed its row), and runs a dead server left (its cron runs this server's scheduler marked
+ * `interrupted`, one line per dead server; a workflow run this server's engine took over and
+ * resumed, one line per workflow). Returns the function that stops listening.
  */
 export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => void {
   const { cron, engine, duties, instances, outage } = sources
+  const self = instances.id
   const stops = [
+    instances.onLost((lost) => {
+      for (const instance of lost) alerts.raise(serverLostAlert(instance, self))
+    }),
+    // One line per dead server: its runs this scheduler marked in one round.
+    cron.on('run:interrupted', ({ runs }) => {
+      const byOwner = new Map<string, CronRun[]>()
+      for (const run of runs) {
+        const owner = run.owner ?? 'unknown'
+        byOwner.set(owner, [...(byOwner.get(owner) ?? []), run])
+      }
+      for (const [owner, owned] of byOwner)
+        alerts.raise({
+          kind: 'runs_interrupted',
+          key: `cron\u0000${owner}`,
+          text: `server ${owner} stopped while running ${describeRuns(owned)}: marked interrupted by this server (${self}); an interrupted cron run is not retried, the job's next occurrence runs as scheduled (lango cron trigger <name> runs one now)`,
+        })
+    }),
+    // A workflow run another server (or this one, its lease lost) left: resumed here from its steps.
+    engine.on('run:start', ({ runId, workflowName, resumed }) => {
+      if (!resumed) return
+      alerts.raise({
+        kind: 'runs_interrupted',
+        key: `workflow\u0000${workflowName}`,
+        text: `workflow ${workflowName}: run ${runId} was left by the server running it (stopped, killed, or its lease expired) and is resumed by this server (${self}) from its recorded steps; steps that had not finished run again (workflow_status shows it)`,
+      })
+    }),
     // A store call the scheduler failed and survived (an occurrence due then may leave no run row);
     // a run that failed or timed out is the run's own record, not the database's.
     cron.on('run:error', ({ error }) => {
@@ -116,6 +146,34 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
  */
 export function workflowDeliveryReason(error: Error): string {
   return error.cause instanceof Error && error.cause.message !== '' ? error.cause.message : error.message
+}
+
+/** At most this many runs are named in one `runs_interrupted` line; the rest are counted. */
+const RUNS_NAMED = 10
+
+/** `job backup (run r1, started …)`, … for a dead server's interrupted cron runs. */
+function describeRuns(runs: readonly CronRun[]): string {
+  const named = runs
+    .slice(0, RUNS_NAMED)
+    .map(
+      (run) =>
+        `job ${run.jobName} (run ${run.id}${run.startedAt === null ? '' : `, started ${iso(run.startedAt)}`})`,
+    )
+  const more = runs.length > RUNS_NAMED ? ` and ${runs.length - RUNS_NAMED} more` : ''
+  return `${runs.length === 1 ? 'cron run' : `${runs.length} cron runs`} ${named.join(', ')}${more}`
+}
+
+/**
+ * The alert of a server taken for dead: which one, as its registry row said, since when it was
+ * silent, and what the survivors take over.
+ */
+function serverLostAlert(instance: LostInstance, self: string): Alert {
+  const silentMs = Math.max(0, Math.round((instance.foundAt - instance.heartbeatAt) / 1000) * 1000)
+  return {
+    kind: 'server_lost',
+    key: instance.id,
+    text: `server ${instance.id} (host ${instance.host}, pid ${instance.pid}, version ${instance.version}, started ${iso(instance.startedAt)}) has not written its heartbeat since ${iso(instance.heartbeatAt)} (${formatDuration(silentMs)}, past its ${formatDuration(instance.leaseMs)} lease) and was taken for dead by this server (${self}): it was killed, crashed or lost the database without stopping. Its running cron runs are marked interrupted (not retried), its workflow runs are resumed by a surviving server, and the duties it held (Telegram polling, retention) pass to another server when their leases expire`,
+  }
 }
 
 function iso(ms: number): string {

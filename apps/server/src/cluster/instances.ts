@@ -34,6 +34,25 @@ const row = v.object({
   lease_ms: v.nullish(epoch, null),
 })
 
+/**
+ * A server this one took for dead: its heartbeat was older than its lease (it was killed, crashed,
+ * or was cut off from the database without stopping), so this server removed its row. Each row is
+ * removed by one server only (the first to find it), so each loss is reported once cluster-wide.
+ */
+export interface LostInstance {
+  readonly id: string
+  readonly host: string
+  readonly pid: number
+  readonly version: string
+  /** When it started and when its last heartbeat was written (epoch ms). */
+  readonly startedAt: number
+  readonly heartbeatAt: number
+  /** The lease it was judged by (its own, or this server's for a row without one), in ms. */
+  readonly leaseMs: number
+  /** When this server found it dead (epoch ms). */
+  readonly foundAt: number
+}
+
 /** What one heartbeat found: written, or refused with the database's reason. */
 export type HeartbeatOutcome =
   | { readonly written: true }
@@ -56,8 +75,10 @@ export interface InstanceRegistryOptions {
  * The servers sharing this database (ARCHITECTURE.md §10; issue 14): each registers a row
  * (id, host, pid, version, started, heartbeat) at start, beats every `heartbeatMs`, and deletes it
  * at stop. Each row records its instance's lease (three heartbeat intervals): one whose heartbeat
- * is older than its own lease is reported not alive, and its row is deleted by the next instance
- * that starts. Servers sharing a database must share `cluster.lease` (a scheduler takes another for
+ * is older than its own lease is reported not alive, and its row is deleted by the first instance
+ * that finds it so (at its start or after one of its heartbeats), which tells its
+ * {@link InstanceRegistry.onLost} listeners: one server per loss. A server taken for dead that
+ * beats again (it was stalled) registers again. Servers sharing a database must share `cluster.lease` (a scheduler takes another for
  * dead by its own lease): one that finds an instance alive with another lease logs a warning, once
  * per instance, at start and with its heartbeats.
  */
@@ -72,6 +93,9 @@ export class InstanceRegistry<DB = ClusterDatabase> {
   /** Since when the heartbeat's write has failed, and the newest failure; undefined while it works. */
   #writeFailure: { since: number; error: string; failures: number; loggedAt: number } | undefined
   readonly #heartbeatListeners = new Set<(outcome: HeartbeatOutcome) => void>()
+  readonly #lostListeners = new Set<(lost: readonly LostInstance[]) => void>()
+  /** When this instance started (its row's `started_at`, written again if it must register again). */
+  #startedAt = 0
 
   /** Takes the host's handle as it is (any tables besides `instances`). */
   constructor(db: Kysely<DB>, options: InstanceRegistryOptions) {
@@ -93,31 +117,103 @@ export class InstanceRegistry<DB = ClusterDatabase> {
     const now = this.#now()
     const { id, host, pid, version } = this.#options
     const lease = this.#staleAfterMs()
-    // Each row by its own lease (this server's for a row that has none).
-    await this.#db
-      .deleteFrom('instances')
-      .where(sql<boolean>`heartbeat_at + coalesce(lease_ms, ${lease}) < ${now}`)
-      .execute()
+    const lost = await this.#removeDead(now)
+    this.#startedAt = now
     await this.#db
       .insertInto('instances')
       .values({ id, host, pid, version, started_at: now, heartbeat_at: now, lease_ms: lease })
       .onConflict((conflict) => conflict.column('id').doUpdateSet({ heartbeat_at: now, lease_ms: lease }))
       .execute()
+    this.#lost(lost)
     await this.#warnOtherLeases(now)
     this.#timer = setInterval(() => {
       const beat = this.#now()
-      this.#db
-        .updateTable('instances')
-        .set({ heartbeat_at: beat })
-        .where('id', '=', id)
-        .execute()
-        .then(() => {
+      this.#beat(beat)
+        .then(async () => {
           this.#wrote()
+          // Not a failed heartbeat: logged, and tried again at the next one.
+          await this.#removeDead(beat).then(
+            (lost) => this.#lost(lost),
+            (error: unknown) => this.#options.logger.warn('dead servers not removed', { error }),
+          )
           return this.#warnOtherLeases(beat)
         })
         .catch((error: unknown) => this.#failedWrite(beat, error))
     }, this.#heartbeatMs)
     this.#timer.unref()
+  }
+
+  /**
+   * Writes this instance's heartbeat; registers it again when its row is gone (another server took
+   * it for dead while it was stalled or cut off from the database).
+   */
+  async #beat(now: number): Promise<void> {
+    const { id, host, pid, version } = this.#options
+    const updated = await this.#db
+      .updateTable('instances')
+      .set({ heartbeat_at: now })
+      .where('id', '=', id)
+      .executeTakeFirst()
+    if (Number(updated.numUpdatedRows) > 0) return
+    const lease = this.#staleAfterMs()
+    await this.#db
+      .insertInto('instances')
+      .values({ id, host, pid, version, started_at: this.#startedAt, heartbeat_at: now, lease_ms: lease })
+      .onConflict((conflict) => conflict.column('id').doUpdateSet({ heartbeat_at: now, lease_ms: lease }))
+      .execute()
+    this.#options.logger.warn(
+      'this server was taken for dead by another (its heartbeat was older than its lease): registered again',
+      { instance: id },
+    )
+  }
+
+  /**
+   * Deletes the rows of instances whose heartbeat is older than their own lease (this server's for
+   * a row that has none) and returns them: a row two servers find at once is returned to one.
+   */
+  async #removeDead(now: number): Promise<LostInstance[]> {
+    const lease = this.#staleAfterMs()
+    const rows = await this.#db
+      .deleteFrom('instances')
+      .where('id', '<>', this.#options.id)
+      .where(sql<boolean>`heartbeat_at + coalesce(lease_ms, ${lease}) < ${now}`)
+      .returningAll()
+      .execute()
+    return rows
+      .map((raw) => v.parse(row, raw))
+      .map((entry) => ({
+        id: entry.id,
+        host: entry.host,
+        pid: entry.pid,
+        version: entry.version,
+        startedAt: entry.started_at,
+        heartbeatAt: entry.heartbeat_at,
+        leaseMs: entry.lease_ms ?? lease,
+        foundAt: now,
+      }))
+  }
+
+  /**
+   * Calls `listener` with the servers this one took for dead and removed (see {@link LostInstance}),
+   * at its start and after its heartbeats; nothing when none. Returns the function that stops calling it.
+   */
+  onLost(listener: (lost: readonly LostInstance[]) => void): () => void {
+    this.#lostListeners.add(listener)
+    return () => this.#lostListeners.delete(listener)
+  }
+
+  #lost(lost: readonly LostInstance[]): void {
+    if (lost.length === 0) return
+    this.#options.logger.warn('servers on this database taken for dead (no heartbeat within their lease)', {
+      instances: lost.map((instance) => ({ id: instance.id, host: instance.host, pid: instance.pid })),
+    })
+    for (const listener of this.#lostListeners) {
+      try {
+        listener(lost)
+      } catch (error) {
+        this.#options.logger.warn('lost instance listener failed', { error })
+      }
+    }
   }
 
   /**

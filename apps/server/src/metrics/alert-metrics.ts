@@ -16,7 +16,7 @@ export function alertMetrics(registry: Registry): AlertHooks {
   const registers = [registry]
   const alerts = new Counter({
     name: 'lango_alerts_total',
-    help: 'Operator alerts raised, by kind (scheduler_stalled, missed_runs, job_paused, delivery_failed, lease_lost, budget_exhausted, database_failing, database_recovered).',
+    help: 'Operator alerts raised, by kind (scheduler_stalled, missed_runs, job_paused, delivery_failed, lease_lost, budget_exhausted, database_failing, database_recovered, server_lost, runs_interrupted).',
     labelNames: ['kind'] as const,
     registers,
   })
