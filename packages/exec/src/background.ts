@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto'
 import { StringDecoder } from 'node:string_decoder'
 import type { EnvPolicy } from './env.js'
 import { ExecError, spawnFailed } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { type Logger, type PtyDriver, type RefStore, silentLogger } from './ports.js'
-import { type PreparedSpawn, prepareSpawn, type SpawnOptions } from './prepare.js'
+import { type PreparedSpawn, prepareSpawn, SPAWN_OPTION_KEYS, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor, releasePipes } from './process-group.js'
 import { type StreamRedactor, streamRedactorFor } from './redact.js'
 import { ByteRingBuffer } from './ring-buffer.js'
@@ -297,6 +298,31 @@ export interface ProcessRegistryOptions {
 
 const DEFAULT_OUTPUT_BUFFER = 1024 * 1024
 
+const BACKGROUND_OPTION_KEYS = [
+  ...SPAWN_OPTION_KEYS.filter((key) => key !== 'refStore' && key !== 'envPolicy'),
+  'pty',
+  'timeoutMs',
+]
+const checkRegistryKeys = refuseUnknownKeys('ProcessRegistry options', [
+  'maxRunning',
+  'maxRetained',
+  'outputBufferBytes',
+  'maxLifetimeMs',
+  'killGraceMs',
+  'refStore',
+  'unknownReferences',
+  'envPolicy',
+  'ptyDriver',
+  'logger',
+  'idGenerator',
+])
+const checkStartKeys = refuseUnknownKeys('ProcessRegistry.start options', BACKGROUND_OPTION_KEYS)
+const checkStartBackgroundKeys = refuseUnknownKeys('startBackground options', [
+  ...BACKGROUND_OPTION_KEYS,
+  'registry',
+])
+const checkPtyKeys = refuseUnknownKeys('pty settings', ['cols', 'rows', 'stripAnsi'])
+
 /** A count option: a whole number from `min` up (undefined: the default). */
 function checkCount(value: number | undefined, name: string, min: number): void {
   if (value === undefined) return
@@ -324,6 +350,7 @@ export class ProcessRegistry {
   #stopped = false
 
   constructor(options: ProcessRegistryOptions = {}) {
+    checkRegistryKeys(options)
     checkCount(options.maxRunning, 'maxRunning', 1)
     checkCount(options.maxRetained, 'maxRetained', 0)
     checkTimeout(options.maxLifetimeMs, 'maxLifetimeMs', 0)
@@ -359,6 +386,8 @@ export class ProcessRegistry {
 
   /** Starts `command` in the background and returns at once. */
   async start(command: string, options: BackgroundOptions = {}): Promise<BackgroundProcess> {
+    checkStartKeys(options)
+    if (typeof options.pty === 'object') checkPtyKeys(options.pty)
     if (this.#stopped) throw new ExecError('EXEC_INVALID_OPTION', 'the process registry has been stopped')
     const lifetimeMs = checkTimeout(options.timeoutMs, 'timeoutMs', this.#options.maxLifetimeMs)
     if (this.runningCount + this.#starting >= this.#options.maxRunning)
@@ -543,10 +572,11 @@ export class ProcessRegistry {
  * Starts a background process in `options.registry` (the contract name for
  * {@link ProcessRegistry.start}).
  */
-export function startBackground(
+export async function startBackground(
   command: string,
   options: BackgroundOptions & { readonly registry: ProcessRegistry },
 ): Promise<BackgroundProcess> {
+  checkStartBackgroundKeys(options)
   const { registry, ...rest } = options
   return registry.start(command, rest)
 }

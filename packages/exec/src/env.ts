@@ -1,4 +1,14 @@
 import { ExecError } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
+
+const checkPolicyKeys = refuseUnknownKeys('envPolicy', ['inherit', 'allow', 'deny'])
+const checkBuildKeys = refuseUnknownKeys('env build options', [
+  'base',
+  'overrides',
+  'overrideSource',
+  'replace',
+  'pty',
+])
 
 /**
  * Child-environment policy (SECURITY.md §1). One builder serves every spawner: `run`,
@@ -250,6 +260,7 @@ function localeValueAllowed(upper: string, value: string): boolean {
 export function createEnvBuilder(policy: EnvPolicy = {}): {
   build(options?: Omit<BuildEnvOptions, 'policy'>): BuiltEnv
 } {
+  checkPolicyKeys(policy)
   if (policy.inherit !== undefined && policy.inherit !== 'core' && policy.inherit !== 'all')
     throw new ExecError(
       'EXEC_INVALID_OPTION',
@@ -275,6 +286,7 @@ export function createEnvBuilder(policy: EnvPolicy = {}): {
 
   return {
     build(options = {}) {
+      checkBuildKeys(options)
       const env: Record<string, string> = {}
       const dropped: string[] = []
       if (options.replace !== true) {

@@ -1,3 +1,7 @@
+import { constants } from 'node:os'
+import { ExecError } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
+
 /**
  * What must not outlive the host: live process groups and private secret files. Each owner
  * registers one synchronous clean-up; they run when the host exits (`process.on('exit')`, where
@@ -35,6 +39,19 @@ export interface SignalCleanupOptions {
 
 const DEFAULT_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP']
 
+const checkCleanupKeys = refuseUnknownKeys('installSignalCleanup options', ['signals'])
+
+/** `signals` is a list of signal names this platform knows (`'SIGTERM'`); a typo would never fire. */
+function checkSignals(signals: unknown): void {
+  if (signals === undefined) return
+  if (
+    Array.isArray(signals) &&
+    signals.every((name) => typeof name === 'string' && Object.hasOwn(constants.signals, name))
+  )
+    return
+  throw new ExecError('EXEC_INVALID_OPTION', 'signals must be a list of signal names such as "SIGTERM"')
+}
+
 /** One listener per signal however often hosts install, with a count of the installs that want it. */
 const signalHandlers = new Map<NodeJS.Signals, { listener: () => void; installs: number }>()
 
@@ -66,6 +83,8 @@ function removeSignalHandler(signal: NodeJS.Signals): void {
  * uninstall()
  */
 export function installSignalCleanup(options: SignalCleanupOptions = {}): () => void {
+  checkCleanupKeys(options)
+  checkSignals(options.signals)
   const signals = [...new Set(options.signals ?? DEFAULT_SIGNALS)]
   for (const signal of signals) {
     const entry = signalHandlers.get(signal)

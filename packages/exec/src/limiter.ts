@@ -1,4 +1,7 @@
 import { ExecError } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
+
+const checkLimiterKeys = refuseUnknownKeys('RunLimiter options', ['maxRunning', 'maxWaiting'])
 
 /** Options for {@link RunLimiter}. */
 export interface RunLimiterOptions {
@@ -28,6 +31,7 @@ export class RunLimiter {
   readonly #waiting: Array<() => void> = []
 
   constructor(options: RunLimiterOptions) {
+    checkLimiterKeys(options)
     const maxWaiting = options.maxWaiting ?? 0
     if (!Number.isSafeInteger(options.maxRunning) || options.maxRunning < 1)
       throw new ExecError('EXEC_INVALID_OPTION', 'maxRunning must be a positive integer')

@@ -336,3 +336,15 @@ export async function prepareSpawn(
     throw error
   }
 }
+
+/** The keys of {@link SpawnOptions}, for the unknown-key checks of `run`, `runWithPty` and `start`. */
+export const SPAWN_OPTION_KEYS = [
+  'cwd',
+  'env',
+  'envSource',
+  'replaceEnv',
+  'envPolicy',
+  'refStore',
+  'unknownReferences',
+  'shell',
+] as const

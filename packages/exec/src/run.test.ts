@@ -92,12 +92,16 @@ describe('run: timeouts and process groups', () => {
 })
 
 describe('run: cancellation', () => {
-  it('throws signal.reason unchanged when aborted before start, without spawning', async () => {
+  it('aborted before start resolves canceled, like an abort mid-way, without spawning', async () => {
     const marker = join(dir.path, 'ran')
     const controller = new AbortController()
     const reason = new Error('stop right there')
     controller.abort(reason)
-    await expect(run(`touch ${marker}`, { signal: controller.signal })).rejects.toBe(reason)
+    await expect(run(`touch ${marker}`, { signal: controller.signal })).resolves.toMatchObject({
+      isCanceled: true,
+      ok: false,
+      exitCode: null,
+    })
     await expect(stat(marker)).rejects.toThrow()
   })
 

@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
 import { ExecError, spawnFailed } from './errors.js'
 import type { RunLimiter } from './limiter.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { type Logger, silentLogger } from './ports.js'
-import { type PreparedSpawn, prepareSpawn, type SpawnOptions } from './prepare.js'
+import { type PreparedSpawn, prepareSpawn, SPAWN_OPTION_KEYS, type SpawnOptions } from './prepare.js'
 import { GroupSupervisor, releasePipes } from './process-group.js'
 import { type Redactor, type StreamRedactor, streamRedactorFor } from './redact.js'
 import { HeadTailCapture } from './ring-buffer.js'
@@ -11,7 +12,7 @@ import { HeadTailCapture } from './ring-buffer.js'
 /** Default and bounds shared by `run` and `runWithPty`. */
 export const DEFAULT_TIMEOUT_MS = 30_000
 export const DEFAULT_KILL_GRACE_MS = 2_000
-export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
 
 /** Options for {@link run}. */
 export interface RunOptions extends SpawnOptions {
@@ -19,7 +20,11 @@ export interface RunOptions extends SpawnOptions {
   readonly timeoutMs?: number
   /** Time between SIGTERM and SIGKILL of the process group (default 2 s). */
   readonly killGraceMs?: number
-  /** Aborting kills the process group; the result then has `isCanceled: true`. */
+  /**
+   * Aborting kills the process group; the result then has `isCanceled: true`. A signal that aborts
+   * before the process starts (already aborted, or while waiting for a `limiter` slot) gives the
+   * same result, and nothing is spawned.
+   */
   readonly signal?: AbortSignal
   /** Bytes kept per stream: the first and last halves; the middle is counted and dropped (default 1 MiB). */
   readonly maxOutputBytes?: number
@@ -55,7 +60,7 @@ export interface RunResult {
  * Takes a slot of `options.limiter`, if any, then prepares the spawn; the returned `release` also
  * gives the slot back. Nothing is held when it throws. Shared by `run` and `runWithPty`.
  */
-export async function prepareLimited(
+async function prepareLimited(
   command: string,
   options: RunOptions & { readonly pty?: boolean },
 ): Promise<PreparedSpawn> {
@@ -74,6 +79,73 @@ export async function prepareLimited(
     releaseSlot()
     throw error
   }
+}
+
+/** The keys {@link run} accepts; any other fails with `EXEC_INVALID_OPTION` naming it. */
+export const RUN_OPTION_KEYS = [
+  ...SPAWN_OPTION_KEYS,
+  'timeoutMs',
+  'killGraceMs',
+  'signal',
+  'maxOutputBytes',
+  'input',
+  'logger',
+  'limiter',
+] as const
+
+const checkRunKeys = refuseUnknownKeys('run options', RUN_OPTION_KEYS)
+
+/**
+ * The result of a run whose signal aborted before its process started: the same as one aborted
+ * mid-way (`isCanceled: true`, no exit code, no output), with nothing spawned.
+ */
+export function canceledBeforeStart(command: string, timeoutMs: number): RunResult {
+  const outcome = { exitCode: null, signal: null, timedOut: false, isCanceled: true, timeoutMs }
+  return {
+    command,
+    exitCode: null,
+    signal: null,
+    stdout: '',
+    stderr: '',
+    timedOut: false,
+    isCanceled: true,
+    ok: false,
+    durationMs: 0,
+    truncated: false,
+    message: describeOutcome(command, outcome),
+  }
+}
+
+/**
+ * {@link prepareLimited}, or undefined when `options.signal` aborts first: already at entry, while
+ * waiting for a limiter slot, or while references resolve. Nothing is held then.
+ */
+export async function prepareUnlessAborted(
+  command: string,
+  options: RunOptions & { readonly pty?: boolean },
+): Promise<PreparedSpawn | undefined> {
+  const { signal } = options
+  if (signal?.aborted) return undefined
+  let prepared: PreparedSpawn
+  try {
+    prepared = await prepareLimited(command, options)
+  } catch (error) {
+    if (signal?.aborted && error === signal.reason) return undefined
+    throw error
+  }
+  if (signal?.aborted) {
+    prepared.release()
+    return undefined
+  }
+  return prepared
+}
+
+/** `maxOutputBytes` checked (a whole number of bytes, 0 or more), or the default when absent. */
+export function checkOutputBytes(value: number | undefined): number {
+  const maxOutputBytes = value ?? DEFAULT_MAX_OUTPUT_BYTES
+  if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0)
+    throw new ExecError('EXEC_INVALID_OPTION', 'maxOutputBytes must be a non-negative integer')
+  return maxOutputBytes
 }
 
 /** `value` checked as a timer delay (positive, at most 2^31 − 1 ms), or `fallback` when absent. */
@@ -151,19 +223,17 @@ class StreamSink {
  * if (!result.ok) console.error(result.message, result.stderr)
  */
 export async function run(command: string, options: RunOptions = {}): Promise<RunResult> {
+  checkRunKeys(options)
   checkSignal(options.signal)
-  options.signal?.throwIfAborted()
   const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS)
   const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)
-  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
-  if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0)
-    throw new ExecError('EXEC_INVALID_OPTION', 'maxOutputBytes must be a non-negative integer')
+  const maxOutputBytes = checkOutputBytes(options.maxOutputBytes)
   const logger = options.logger ?? silentLogger
-  const prepared = await prepareLimited(command, options)
+  const prepared = await prepareUnlessAborted(command, options)
+  if (prepared === undefined) return canceledBeforeStart(command, timeoutMs)
   let child: ChildProcess
   const startedAt = performance.now()
   try {
-    options.signal?.throwIfAborted()
     logger.debug('exec:start', { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv })
     child = spawn(prepared.shell, prepared.args, {
       cwd: prepared.cwd,

@@ -1,4 +1,5 @@
 import { ExecError } from '../errors.js'
+import { refuseUnknownKeys } from '../option-keys.js'
 import {
   findLangoInvocation,
   type LangoFindingReason,
@@ -254,9 +255,12 @@ export function langoExecMessage(
  * // → '… ask the user to enable Cron in Settings, then use those tools.'
  */
 export function blockLangoExec(command: string, options: BlockLangoExecOptions): string {
+  checkGuardKeys(options)
   checkAvailability(options)
   return langoExecMessage(classifyLangoExec(command), options)
 }
+
+const checkGuardKeys = refuseUnknownKeys('blockLangoExec options', ['automationAvailable'])
 
 /**
  * `options.automationAvailable` is `true`/`false` or an object of per-feature booleans (a feature

@@ -1,17 +1,20 @@
 import { constants } from 'node:os'
 import { ExecError } from '../errors.js'
+import { refuseUnknownKeys } from '../option-keys.js'
 import { type PtyDriver, type PtyProcess, silentLogger } from '../ports.js'
 import { GroupSupervisor } from '../process-group.js'
 import { streamRedactorFor } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
+  canceledBeforeStart,
+  checkOutputBytes,
   checkSignal,
   checkTimeout,
   DEFAULT_KILL_GRACE_MS,
-  DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
   describeOutcome,
-  prepareLimited,
+  prepareUnlessAborted,
+  RUN_OPTION_KEYS,
   type RunOptions,
   type RunResult,
 } from '../run.js'
@@ -33,6 +36,15 @@ export interface PtyRunOptions extends Omit<RunOptions, 'input'> {
 
 /** A PTY run's result: like {@link RunResult}, with terminal output in `stdout` and `stderr` empty. */
 export type PtyRunResult = RunResult
+
+/** The keys {@link runWithPty} accepts; any other fails with `EXEC_INVALID_OPTION` naming it. */
+const checkPtyRunKeys = refuseUnknownKeys('runWithPty options', [
+  ...RUN_OPTION_KEYS,
+  'cols',
+  'rows',
+  'stripAnsi',
+  'driver',
+])
 
 function checkSize(value: number | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback
@@ -56,20 +68,20 @@ function sharedDriver(): PtyDriver {
  * const result = await runWithPty('ls --color=always', { stripAnsi: true })
  */
 export async function runWithPty(command: string, options: PtyRunOptions = {}): Promise<PtyRunResult> {
+  checkPtyRunKeys(options)
   checkSignal(options.signal)
-  options.signal?.throwIfAborted()
   const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS)
   const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)
   const cols = checkSize(options.cols, 'cols', 120)
   const rows = checkSize(options.rows, 'rows', 30)
-  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  const maxOutputBytes = checkOutputBytes(options.maxOutputBytes)
   const logger = options.logger ?? silentLogger
   const driver = options.driver ?? sharedDriver()
-  const prepared = await prepareLimited(command, { ...options, pty: true })
+  const prepared = await prepareUnlessAborted(command, { ...options, pty: true })
+  if (prepared === undefined) return canceledBeforeStart(command, timeoutMs)
   const startedAt = performance.now()
   let terminal: PtyProcess
   try {
-    options.signal?.throwIfAborted()
     terminal = driver.spawn(prepared.shell, prepared.args, {
       cwd: prepared.cwd,
       env: prepared.env,

@@ -1,0 +1,164 @@
+/**
+ * An outside probe: a misspelt option (`timoutMs`) was dropped without a word, and a pre-aborted
+ * signal rejected `run` with a bare AbortError while the same signal aborting mid-way resolves with
+ * `isCanceled: true`. Through the public API, with real processes.
+ */
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  blockLangoExec,
+  createEnvBuilder,
+  ExecError,
+  installSignalCleanup,
+  ProcessRegistry,
+  RunLimiter,
+  run,
+  startBackground,
+} from '../src/index.js'
+import { runWithPty } from '../src/pty/index.js'
+
+const unknownOption = (key: string, suggestion?: string) =>
+  expect.objectContaining({
+    name: 'ExecError',
+    code: 'EXEC_INVALID_OPTION',
+    message: expect.stringContaining(`unknown option "${key}"`),
+    data: expect.objectContaining({
+      option: key,
+      accepted: expect.any(Array),
+      ...(suggestion === undefined ? {} : { suggestion }),
+    }),
+  })
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'lango-exec-keys-'))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('unknown option keys', () => {
+  it('run refuses a misspelt key before anything runs, naming it, the closest key and what is accepted', async () => {
+    const marker = join(dir, 'ran')
+    const error = await run(`touch ${marker}`, { timoutMs: 5_000 } as never).catch(
+      (caught: unknown) => caught,
+    )
+    expect(error).toEqual(unknownOption('timoutMs', 'timeoutMs'))
+    expect(ExecError.is(error)).toBe(true)
+    expect((error as Error).message).toMatch(/did you mean "timeoutMs"\?.*accepted: cwd, env, .*timeoutMs/)
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('a key far from every accepted one gets no suggestion, only the list', async () => {
+    const error = await run('true', { zzzzzz: 1 } as never).catch((caught: unknown) => caught)
+    expect(error).toEqual(unknownOption('zzzzzz'))
+    expect((error as ExecError).data).not.toHaveProperty('suggestion')
+    expect((error as Error).message).not.toContain('did you mean')
+  })
+
+  it('runWithPty refuses an unknown key before it needs a terminal', async () => {
+    await expect(runWithPty('true', { colls: 80 } as never)).rejects.toEqual(unknownOption('colls', 'cols'))
+  })
+
+  it('constructors and factories refuse unknown keys', async () => {
+    expect(() => new ProcessRegistry({ maxRuning: 2 } as never)).toThrow(
+      unknownOption('maxRuning', 'maxRunning'),
+    )
+    expect(() => new RunLimiter({ maxRunning: 1, maxWaitng: 2 } as never)).toThrow(
+      unknownOption('maxWaitng', 'maxWaiting'),
+    )
+    expect(() => createEnvBuilder({ alow: ['MY_*'] } as never)).toThrow(unknownOption('alow', 'allow'))
+    expect(() => createEnvBuilder().build({ overides: { A: 'b' } } as never)).toThrow(
+      unknownOption('overides', 'overrides'),
+    )
+    await expect(run('true', { envPolicy: { inheirt: 'all' } as never })).rejects.toEqual(
+      unknownOption('inheirt', 'inherit'),
+    )
+    expect(() => blockLangoExec('ls', { automationAvailable: true, strict: true } as never)).toThrow(
+      unknownOption('strict'),
+    )
+    expect(() => installSignalCleanup({ signal: ['SIGTERM'] } as never)).toThrow(
+      unknownOption('signal', 'signals'),
+    )
+    expect(() => installSignalCleanup({ signals: ['SIGTREM'] as never })).toThrow(
+      expect.objectContaining({ code: 'EXEC_INVALID_OPTION', message: expect.stringContaining('signals') }),
+    )
+  })
+
+  it('registry.start and startBackground refuse unknown keys before spawning', async () => {
+    await using registry = new ProcessRegistry()
+    const marker = join(dir, 'ran')
+    await expect(registry.start(`touch ${marker}`, { timeout: 1000 } as never)).rejects.toEqual(
+      unknownOption('timeout', 'timeoutMs'),
+    )
+    await expect(registry.start(`touch ${marker}`, { pty: { col: 80 } } as never)).rejects.toEqual(
+      unknownOption('col', 'cols'),
+    )
+    await expect(startBackground(`touch ${marker}`, { registry, cdw: dir } as never)).rejects.toEqual(
+      unknownOption('cdw', 'cwd'),
+    )
+    expect(registry.runningCount).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+    // Every accepted key still passes.
+    const started = await startBackground('echo ok', { registry, cwd: dir, timeoutMs: 10_000 })
+    expect((await started.wait()).status).toBe('exited')
+  })
+})
+
+describe('a signal aborted before the process starts', () => {
+  it('run resolves like a run aborted mid-way (isCanceled) and spawns nothing', async () => {
+    const marker = join(dir, 'ran')
+    const controller = new AbortController()
+    controller.abort()
+    const result = await run(`touch ${marker}`, { signal: controller.signal })
+    expect(result).toMatchObject({
+      isCanceled: true,
+      ok: false,
+      timedOut: false,
+      exitCode: null,
+      stdout: '',
+      message: expect.stringContaining('Command was canceled'),
+    })
+    expect(existsSync(marker)).toBe(false)
+
+    // The same call aborted mid-way, for comparison.
+    const midway = new AbortController()
+    const running = run('sleep 30', { signal: midway.signal })
+    setTimeout(() => midway.abort(), 50)
+    expect(await running).toMatchObject({ isCanceled: true, ok: false })
+  })
+
+  it('a run aborted while waiting for a limiter slot resolves canceled and never spawns', async () => {
+    const limiter = new RunLimiter({ maxRunning: 1, maxWaiting: 1 })
+    const release = await limiter.acquire()
+    const marker = join(dir, 'ran')
+    const controller = new AbortController()
+    const waiting = run(`touch ${marker}`, { limiter, signal: controller.signal })
+    expect(limiter.waiting).toBe(1)
+    controller.abort()
+    expect(await waiting).toMatchObject({ isCanceled: true, exitCode: null })
+    release()
+    expect(limiter.running).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('runWithPty resolves canceled without starting a terminal', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    const spawned: string[] = []
+    const result = await runWithPty('true', {
+      signal: controller.signal,
+      driver: {
+        spawn: (file: string) => {
+          spawned.push(file)
+          throw new Error('must not spawn')
+        },
+      } as never,
+    })
+    expect(result).toMatchObject({ isCanceled: true, ok: false })
+    expect(spawned).toEqual([])
+  })
+})
