@@ -3,6 +3,7 @@ import { type CatchUpBounds, DEFAULT_CATCHUP_MAX_MS, DEFAULT_CATCHUP_MIN_MS } fr
 import { CronError } from './errors.js'
 import { DEFAULT_MAX_PAYLOAD_IN_PROMPT_BYTES, MIN_RESULT_CHARS } from './executor.js'
 import type { Retention } from './maintenance.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import type {
   AgentRunner,
   ChannelSender,
@@ -215,8 +216,71 @@ export interface BackgroundHooks {
   readonly report: (error: unknown) => void
 }
 
-/** Applies the defaults; throws `CRON_INVALID_INPUT` naming the option that is out of range. */
+/** Every key of {@link CronSchedulerOptions}, in the order its docs list them. */
+export const SCHEDULER_OPTION_KEYS = [
+  'store',
+  'agentRunner',
+  'shellRunner',
+  'channelSender',
+  'clock',
+  'logger',
+  'idGenerator',
+  'ownerId',
+  'maxConcurrentJobs',
+  'maxWaitingRuns',
+  'maxConsecutiveFailures',
+  'recentResultsInPrompt',
+  'automationPrefix',
+  'scheduleWriteDelayMs',
+  'maxResultChars',
+  'maxPayloadInPromptBytes',
+  'leaseMs',
+  'syncIntervalMs',
+  'catchupWindow',
+  'retention',
+  'autoPrune',
+  'maxAiRunsPerDay',
+  'maxAiTokensPerDay',
+  'maxJitterMs',
+  'deliveryTimeoutMs',
+  'runMonitor',
+  'pingTimeoutMs',
+  'runScope',
+  'delivery',
+] as const
+
+const checkSchedulerKeys = refuseUnknownKeys('CronScheduler options', SCHEDULER_OPTION_KEYS)
+const checkCatchupKeys = refuseUnknownKeys('catchupWindow', ['minMs', 'maxMs'])
+const checkRetentionKeys = refuseUnknownKeys('retention', ['maxAgeMs', 'maxRunsPerJob'])
+const checkDeliveryKeys = refuseUnknownKeys('delivery', [
+  'maxAttempts',
+  'baseDelayMs',
+  'maxDelayMs',
+  'maxRetryAfterMs',
+  'random',
+])
+
+/** Refuses unknown keys in the nested options (`catchupWindow`, `retention`, `delivery`). */
+export function checkNestedSchedulerKeys(options: CronSchedulerOptions): void {
+  checkCatchupKeys(options.catchupWindow)
+  checkRetentionKeys(options.retention)
+  checkDeliveryKeys(options.delivery)
+}
+
+/** The scheduler's own options out of a larger object (the service's), for `new CronScheduler`. */
+export function schedulerOptionsOf(options: CronSchedulerOptions): CronSchedulerOptions {
+  const picked: Record<string, unknown> = {}
+  for (const key of SCHEDULER_OPTION_KEYS) if (options[key] !== undefined) picked[key] = options[key]
+  return picked as unknown as CronSchedulerOptions
+}
+
+/**
+ * Applies the defaults; throws `CRON_INVALID_INPUT` naming the option that is out of range, or a
+ * key it does not know (with the closest known one).
+ */
 export function resolveSchedulerOptions(options: CronSchedulerOptions): SchedulerSettings {
+  checkSchedulerKeys(options)
+  checkNestedSchedulerKeys(options)
   const newId = options.idGenerator ?? randomUUID
   const maxAiRunsPerDay = options.maxAiRunsPerDay ?? 5000
   if (typeof maxAiRunsPerDay !== 'number' || !(maxAiRunsPerDay >= 0)) {

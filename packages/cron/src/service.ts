@@ -17,6 +17,7 @@ import type {
   SessionMode,
 } from './model.js'
 import type { CompiledSchedule } from './next-fire-time.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { checkPingUrl } from './ping-url.js'
 import type {
   Clock,
@@ -50,7 +51,10 @@ import { CronScheduler, type TriggerOptions, type TriggerResult } from './schedu
 import type { CronSchedulerEvents } from './scheduler-events.js'
 import {
   type CronSchedulerOptions,
+  checkNestedSchedulerKeys,
   MAX_RECENT_RESULTS_IN_PROMPT,
+  SCHEDULER_OPTION_KEYS,
+  schedulerOptionsOf,
   timerMs,
   wholeNumber,
 } from './scheduler-options.js'
@@ -152,6 +156,49 @@ export interface CronJobInput {
 
 /** A change to a job: any field of {@link CronJobInput}. */
 export type CronJobUpdate = Partial<CronJobInput>
+
+/** Every key of {@link CronJobInput}: a job's definition, as `create`, `add`, `update` and `preview` take it. */
+const JOB_INPUT_KEYS = [
+  'name',
+  'kind',
+  'scheduleType',
+  'schedule',
+  'timezone',
+  'prompt',
+  'command',
+  'cwd',
+  'model',
+  'sessionMode',
+  'deliverTo',
+  'timeout',
+  'overlap',
+  'catchup',
+  'notify',
+  'enabled',
+  'createdBy',
+  'pingUrl',
+  'when',
+  'maxTokensPerDay',
+  'maxCostPerDay',
+] as const satisfies readonly (keyof CronJobInput)[]
+
+const checkServiceKeys = refuseUnknownKeys('CronService options', [
+  ...SCHEDULER_OPTION_KEYS,
+  'defaultTimezone',
+  'minIntervalMs',
+  'minAgentIntervalMs',
+  'maxJobs',
+  'maxJobsPerCreator',
+  'defaultTimeoutMs',
+  'maxTimeoutMs',
+  'scheduler',
+] satisfies readonly (keyof CronServiceOptions)[])
+const checkJobKeys = refuseUnknownKeys('the job definition', JOB_INPUT_KEYS)
+const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
+const checkPreviewKeys = refuseUnknownKeys('preview options', ['count', 'existing', 'signal'])
+const checkPreviewUpdateKeys = refuseUnknownKeys('previewUpdate options', ['count', 'signal'])
+const checkTriggerKeys = refuseUnknownKeys('trigger options', ['payload', 'signal'])
+const checkHistoryKeys = refuseUnknownKeys('history options', ['job', 'limit', 'status', 'signal'])
 
 /** A job with its next fire times (job zone and UTC). */
 export interface JobWithNextRuns {
@@ -261,7 +308,9 @@ export class CronService {
   readonly #recentResultsInPrompt: number
 
   constructor(options: CronServiceOptions) {
-    this.scheduler = options.scheduler ?? new CronScheduler(options)
+    checkServiceKeys(options)
+    checkNestedSchedulerKeys(options)
+    this.scheduler = options.scheduler ?? new CronScheduler(schedulerOptionsOf(options))
     this.#store = options.store
     this.#clock = options.clock ?? systemClock
     this.#newId = options.idGenerator ?? randomUUID
@@ -340,6 +389,8 @@ export class CronService {
 
   /** Creates a job, or updates the job with the same name (cron_add). */
   async add(input: CronJobInput, options?: { readonly signal?: AbortSignal }): Promise<AddJobResult> {
+    checkJobKeys(input)
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     const name = checkName(input?.name)
     const existing = await this.#store.getJobByName(name, options)
@@ -350,6 +401,8 @@ export class CronService {
 
   /** Creates a job; a taken name is a `CRON_DUPLICATE_NAME` error (manage_cron_jobs create). */
   async create(input: CronJobInput, options?: { readonly signal?: AbortSignal }): Promise<JobWithNextRuns> {
+    checkJobKeys(input)
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     const now = this.#clock.now().getTime()
     const definition = this.#definition(input, undefined)
@@ -477,6 +530,8 @@ export class CronService {
     changes: CronJobUpdate,
     options?: { readonly signal?: AbortSignal },
   ): Promise<JobWithNextRuns> {
+    checkJobKeys(changes)
+    checkSignalKeys(options)
     return this.#update(idOrName, changes, options, true)
   }
 
@@ -523,6 +578,8 @@ export class CronService {
    * preview.dstNotes[0]?.message // '2026-03-29 02:30 does not exist in Europe/Berlin (clocks go from 02:00 to 03:00): fires at 03:00 …'
    */
   async preview(input: CronPreviewInput, options?: CronPreviewOptions): Promise<CronPreview> {
+    checkJobKeys(input)
+    checkPreviewKeys(options)
     options?.signal?.throwIfAborted()
     const count = previewCount(options?.count)
     if (typeof input !== 'object' || input === null) {
@@ -573,6 +630,8 @@ export class CronService {
     changes: CronJobUpdate,
     options?: Omit<CronPreviewOptions, 'existing'>,
   ): Promise<CronPreview> {
+    checkJobKeys(changes)
+    checkPreviewUpdateKeys(options)
     options?.signal?.throwIfAborted()
     const count = previewCount(options?.count)
     const current = await this.#resolve(idOrName, options)
@@ -750,6 +809,7 @@ export class CronService {
     idOrName: string,
     options?: TriggerOptions & { readonly signal?: AbortSignal },
   ): Promise<TriggerResult & { readonly job: CronJob }> {
+    checkTriggerKeys(options)
     const job = await this.#resolve(idOrName, options)
     const payload = options?.payload
     return { ...(await this.scheduler.trigger(job, payload === undefined ? {} : { payload })), job }
@@ -757,6 +817,7 @@ export class CronService {
 
   /** Run history, newest first, for one job (id or name) or all (cron_history). */
   async history(options?: HistoryOptions): Promise<CronRun[]> {
+    checkHistoryKeys(options)
     const limit = Math.min(200, Math.max(1, Math.floor(options?.limit ?? 20)))
     const signal = options?.signal === undefined ? {} : { signal: options.signal }
     if (options?.job === undefined) {

@@ -40,11 +40,16 @@ export async function createHarness(
   const store = new SqliteCronStore(database.db)
   const services: CronService[] = []
   let ids = 0
-  const make = (extra: Partial<CronServiceOptions> & { readonly db?: Kysely<CronDatabase> } = {}) => {
+  // The harness's own keys never reach the service: it refuses keys it does not know.
+  const { clockFor, ...serviceOptions } = options
+  const make = ({
+    db,
+    ...extra
+  }: Partial<CronServiceOptions> & { readonly db?: Kysely<CronDatabase> } = {}) => {
     const instance = services.length
     const service = new CronService({
-      store: extra.db === undefined ? store : new SqliteCronStore(extra.db),
-      clock: options.clockFor?.(clock) ?? clock,
+      store: db === undefined ? store : new SqliteCronStore(db),
+      clock: clockFor?.(clock) ?? clock,
       agentRunner: agent,
       shellRunner: shell,
       channelSender: sender,
@@ -54,7 +59,7 @@ export async function createHarness(
       syncIntervalMs: 600_000,
       ownerId: `owner-${instance}`,
       idGenerator: () => `id-${instance}-${++ids}`,
-      ...options,
+      ...serviceOptions,
       ...extra,
     })
     services.push(service)
