@@ -1,5 +1,6 @@
 import { AUTOMATION_PREFIX } from './automation-prefix.js'
 import { BackgroundError } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import type { AgentRunner, ChannelNotifier, Clock, IdGenerator, LogFields, Logger } from './ports.js'
 import { silentLogger } from './silent-logger.js'
 import { systemClock } from './system-clock.js'
@@ -100,6 +101,7 @@ export type ResolvedOptions = Required<BackgroundManagerSettings> & {
  * one that is missing or out of range. The new names of the ports win over their deprecated aliases.
  */
 export function resolveOptions(options: BackgroundManagerOptions): ResolvedOptions {
+  checkManagerKeys(options)
   const agentRunner = options?.agentRunner ?? options?.runner
   if (typeof agentRunner?.run !== 'function') {
     throw invalidInput('agentRunner is required and must have a run() method', { field: 'agentRunner' })
@@ -142,6 +144,26 @@ export function resolveOptions(options: BackgroundManagerOptions): ResolvedOptio
   }
   return resolved
 }
+
+const checkManagerKeys = refuseUnknownKeys('BackgroundManager options', [
+  'agentRunner',
+  'channelSender',
+  'maxConcurrentTasks',
+  'maxQueuedTasks',
+  'taskTimeoutMs',
+  'maxFinishedTasks',
+  'maxPromptLength',
+  'maxResultLength',
+  'notifyTimeoutMs',
+  'stopGraceMs',
+  'automationPrefix',
+  'maxNesting',
+  'clock',
+  'logger',
+  'idGenerator',
+  'runner',
+  'notifier',
+])
 
 /** Wraps a logger so that a throwing logger can never break task bookkeeping. */
 function safeLogger(logger: Logger): Logger {

@@ -11,6 +11,7 @@ import { BackgroundError, PermanentError, toError } from './errors.js'
 import { type BackgroundEventName, type BackgroundListener, Emitter } from './events.js'
 import { Fifo } from './fifo.js'
 import { NoticeDelivery } from './notice-delivery.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import type { AgentRunResult } from './ports.js'
 import {
   isTerminalStatus,
@@ -30,6 +31,17 @@ const MAX_ERROR_LENGTH = 2000
 const MAX_ORIGIN_LENGTH = 256
 /** Matches any text with a non-whitespace character. */
 const NON_BLANK = /\S/
+
+const checkSubmitKeys = refuseUnknownKeys('submit request', [
+  'prompt',
+  'originChannel',
+  'originSession',
+  'creator',
+  'timeoutMs',
+  'nesting',
+])
+const checkListKeys = refuseUnknownKeys('list options', ['status'])
+const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
 
 /** Lifecycle of a manager: `idle` (queueing only) → `running` → `stopping` → `stopped`. */
 export type BackgroundManagerState = 'idle' | 'running' | 'stopping' | 'stopped'
@@ -112,6 +124,7 @@ export class BackgroundManager {
    *   tasks already wait, `BACKGROUND_STOPPED` after `stop()`.
    */
   submit(request: SubmitRequest): TaskId {
+    checkSubmitKeys(request)
     if (this.#state === 'stopping' || this.#state === 'stopped') throw stoppedError()
     const options = this.#options
     const prompt = request?.prompt
@@ -204,6 +217,7 @@ export class BackgroundManager {
    * @throws BackgroundError `BACKGROUND_INVALID_INPUT` for an unknown status.
    */
   list(options?: { readonly status?: TaskStatus }): readonly TaskSnapshot[] {
+    checkListKeys(options)
     const status = options?.status
     if (status !== undefined && !(TASK_STATUSES as readonly string[]).includes(status)) {
       throw invalidInput(`status must be one of ${TASK_STATUSES.join(', ')}`, { field: 'status' })
@@ -270,6 +284,7 @@ export class BackgroundManager {
    * Rejects with `signal.reason` when `signal` aborts.
    */
   async whenIdle(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     const signal = options?.signal
     signal?.throwIfAborted()
     if (this.#isIdle() && this.#pendingCount === 0 && this.#runningCount === 0) return
@@ -300,6 +315,7 @@ export class BackgroundManager {
    * @throws BackgroundError `BACKGROUND_TASK_NOT_FOUND`; rejects with `signal.reason` when `signal` aborts.
    */
   async wait(taskId: TaskId, options?: { readonly signal?: AbortSignal }): Promise<TaskSnapshot> {
+    checkSignalKeys(options)
     const signal = options?.signal
     signal?.throwIfAborted()
     const record = this.#get(taskId)
@@ -335,6 +351,7 @@ export class BackgroundManager {
    * (the tasks are already cancelled).
    */
   async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     const signal = options?.signal
     signal?.throwIfAborted()
     if (this.#stopping === undefined) {
