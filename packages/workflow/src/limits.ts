@@ -1,4 +1,5 @@
 import { invalidOptionError, MAX_TIMER_MS } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
 
 /**
  * Size and shape caps applied while loading a workflow. Agent-supplied YAML gets
@@ -60,6 +61,7 @@ export const TRUSTED_WORKFLOW_LIMITS: WorkflowLimits = Object.freeze({
 })
 
 const LIMIT_KEYS = Object.keys(AGENT_WORKFLOW_LIMITS) as readonly (keyof WorkflowLimits)[]
+const checkLimitKeys = refuseUnknownKeys('limits', LIMIT_KEYS, 'limits.')
 
 /**
  * Fills a partial set of limits from `base` (default {@link AGENT_WORKFLOW_LIMITS}) and checks them:
@@ -76,14 +78,9 @@ export function resolveLimits(
       'limits',
       `limits must be an object of caps (${LIMIT_KEYS.join(', ')}), such as AGENT_WORKFLOW_LIMITS`,
     )
+  checkLimitKeys(limits)
   const merged: Record<string, number> = { ...base }
-  for (const [key, value] of Object.entries(limits)) {
-    if (!(LIMIT_KEYS as readonly string[]).includes(key))
-      throw invalidOptionError('limits', `limits has an unknown cap; the caps are ${LIMIT_KEYS.join(', ')}`, {
-        known: LIMIT_KEYS,
-      })
-    if (value !== undefined) merged[key] = value as number
-  }
+  for (const [key, value] of Object.entries(limits)) if (value !== undefined) merged[key] = value as number
   for (const key of LIMIT_KEYS) {
     const value = merged[key]
     const max = key === 'maxTimeoutMs' ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER

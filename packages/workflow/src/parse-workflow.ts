@@ -5,6 +5,7 @@ import { parseDuration } from './duration.js'
 import type { WorkflowIssue, WorkflowIssueCode } from './errors.js'
 import { buildGraph, isAncestor, layersOf, type StepGraph } from './graph.js'
 import { resolveLimits, type WorkflowLimits } from './limits.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import {
   findSkippedKeys,
   formatPath,
@@ -15,6 +16,8 @@ import {
 } from './schema.js'
 import { findUnsafeReferences } from './shell-context.js'
 import { scanTemplates } from './template.js'
+
+const checkParseKeys = refuseUnknownKeys('parseWorkflow options', ['limits'])
 
 /** Options of {@link parseWorkflow}. */
 export interface ParseWorkflowOptions {
@@ -76,6 +79,7 @@ const YAML_MESSAGES: Readonly<Record<string, string>> = {
  * if (!parsed.ok) for (const issue of parsed.issues) console.log(issue.path, issue.message)
  */
 export function parseWorkflow(source: string, options?: ParseWorkflowOptions): WorkflowParseResult {
+  checkParseKeys(options)
   const limits = resolveLimits(options?.limits)
   if (typeof source !== 'string') return fail('', 'the workflow must be YAML text', 'invalid_type')
   if (

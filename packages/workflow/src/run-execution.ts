@@ -458,11 +458,16 @@ export class RunExecution {
           : renderPrompt(template, results, payload, this.#context.maxPayloadInPromptBytes)
     }
     text += suffix
-    if (text.length > this.#context.maxRenderedInputLength) {
+    // Bytes, not characters: the cap bounds what the kernel, the runner and the store hold, and a
+    // character may take up to 4 bytes. A text of at most cap/3 UTF-16 units cannot exceed it
+    // (no UTF-16 unit takes more than 3 bytes), so only longer ones are measured.
+    const cap = this.#context.maxRenderedInputLength
+    const bytes = text.length * 3 <= cap ? 0 : Buffer.byteLength(text, 'utf8')
+    if (bytes > cap) {
       throw new WorkflowError(
         'WORKFLOW_INPUT_TOO_LARGE',
-        `The rendered ${kind === 'run' ? 'command' : 'prompt'} is longer than ${this.#context.maxRenderedInputLength} characters`,
-        { data: { runId: this.runId, stepId: step.id, length: text.length } },
+        `The rendered ${kind === 'run' ? 'command' : 'prompt'} is longer than ${cap} bytes of UTF-8 (${bytes})`,
+        { data: { runId: this.runId, stepId: step.id, bytes, maxRenderedInputLength: cap } },
       )
     }
     return text

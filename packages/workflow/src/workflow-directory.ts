@@ -17,6 +17,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { LoadedWorkflow } from './definition.js'
 import { invalidWorkflowError, WorkflowError } from './errors.js'
 import { resolveLimits, type WorkflowLimits } from './limits.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { parseWorkflow } from './parse-workflow.js'
 
 /** Save names: a letter or digit, then up to 63 of `[A-Za-z0-9_-]` (SECURITY.md WF-1). */
@@ -36,6 +37,13 @@ export interface WorkflowDirectoryOptions {
   readonly limits?: Partial<WorkflowLimits>
   readonly signal?: AbortSignal
 }
+
+const checkDirectoryKeys = refuseUnknownKeys('WorkflowDirectory.open options', [
+  'create',
+  'allowedRoots',
+  'limits',
+  'signal',
+] satisfies readonly (keyof WorkflowDirectoryOptions)[])
 
 /** A workflow read from or saved to disk. */
 export interface WorkflowFile {
@@ -92,6 +100,7 @@ export class WorkflowDirectory {
 
   /** Opens (and by default creates) the workflows directory. Throws `WORKFLOW_DIRECTORY_UNSAFE` when it is not safe to use. */
   static async open(path: string, options: WorkflowDirectoryOptions = {}): Promise<WorkflowDirectory> {
+    checkDirectoryKeys(options)
     options.signal?.throwIfAborted()
     const absolute = resolve(path)
     // A failure here (a file in the way, no permission) is reported by the checks below.

@@ -16,6 +16,7 @@ import {
   type WorkflowRunSnapshot,
   type WorkflowRunSummary,
 } from './model.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { parseWorkflow, validatedGraph } from './parse-workflow.js'
 import type {
   AgentRunner,
@@ -66,7 +67,10 @@ export interface WorkflowEngineOptions {
   readonly maxNesting?: number
   /** Longest stored result, in characters; longer results are cut with a notice. Default 64 KiB. */
   readonly maxResultLength?: number
-  /** Longest rendered prompt or command; longer fails the step. Default 128 KiB (the kernel's single-argument cap). */
+  /**
+   * Longest rendered prompt or command, in bytes of its UTF-8 (a character may take up to 4); longer
+   * fails the step (`WORKFLOW_INPUT_TOO_LARGE`). Default 128 KiB (the kernel's single-argument cap).
+   */
   readonly maxRenderedInputLength?: number
   /**
    * How much of the trigger's payload (a webhook's body) a `prompt` step's `{{trigger.payload}}`
@@ -208,6 +212,11 @@ export class WorkflowEngine {
   #lastPrune = Number.NEGATIVE_INFINITY
 
   constructor(options: WorkflowEngineOptions) {
+    checkEngineKeys(options)
+    if (options.autoPrune !== undefined && typeof options.autoPrune !== 'boolean')
+      throw invalidOptionError('autoPrune', 'autoPrune must be true or false')
+    if (options.cwd !== undefined && typeof options.cwd !== 'string')
+      throw invalidOptionError('cwd', 'cwd must be a directory path (a string)')
     this.#options = Object.freeze({
       ...options,
       clock: options.clock ?? systemClock,
@@ -258,6 +267,7 @@ export class WorkflowEngine {
    * result. Throws `WORKFLOW_INVALID` with every issue.
    */
   load(yaml: string, options?: { readonly limits?: Partial<WorkflowLimits> }): LoadedWorkflow {
+    checkLoadKeys(options)
     const parsed = parseWorkflow(yaml, {
       limits: options?.limits === undefined ? this.#limits : resolveLimits(options.limits, this.#limits),
     })
@@ -279,6 +289,7 @@ export class WorkflowEngine {
    * @returns the ids of the runs resumed now.
    */
   async start(options?: { readonly signal?: AbortSignal }): Promise<{ readonly resumed: readonly string[] }> {
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     if (this.#state === 'started' || this.#state === 'starting') return { resumed: [] }
     if (this.#state !== 'idle')
@@ -302,6 +313,7 @@ export class WorkflowEngine {
    * engine), waits for them to settle, and releases the lease so another engine may take over at once.
    */
   async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     if (this.#state === 'stopped' || this.#state === 'idle') {
       this.#state = 'stopped'
       return
@@ -415,6 +427,7 @@ export class WorkflowEngine {
    * Works for runs another engine executes too (by polling the store). This is `workflow_run`'s wait.
    */
   async waitForRun(runId: string, options?: WaitForRunOptions): Promise<WorkflowRunSnapshot> {
+    checkWaitKeys(options)
     const signal = options?.signal
     signal?.throwIfAborted()
     const { clock } = this.#options
@@ -462,6 +475,7 @@ export class WorkflowEngine {
     runId: string,
     options?: { readonly signal?: AbortSignal },
   ): Promise<WorkflowRunSnapshot | undefined> {
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     const run = await this.#options.store.getRun(runId, options)
     if (run === undefined) return undefined
@@ -473,6 +487,8 @@ export class WorkflowEngine {
     query?: { readonly limit?: number; readonly status?: RunStatus; readonly workflowName?: string },
     options?: { readonly signal?: AbortSignal },
   ): Promise<WorkflowRunSummary[]> {
+    checkListKeys(query)
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     return (await this.#options.store.listRuns(query, options)).map(toRunSummary)
   }
@@ -483,6 +499,7 @@ export class WorkflowEngine {
    * Throws `WORKFLOW_RUN_NOT_FOUND`, or `WORKFLOW_RUN_ENDED` (with `data.status`) for an ended run.
    */
   async cancelRun(runId: string, options?: { readonly signal?: AbortSignal }): Promise<WorkflowRunSnapshot> {
+    checkSignalKeys(options)
     const signal = options?.signal
     signal?.throwIfAborted()
     const execution = this.#runs.get(runId)
@@ -524,6 +541,7 @@ export class WorkflowEngine {
    * have, `WORKFLOW_NOTHING_TO_RERUN` without `fromStep` when every step completed.
    */
   async planRerun(runId: string, options?: RerunOptions): Promise<RerunPlan> {
+    checkRerunKeys(options)
     return (await this.#planRerun(runId, options)).plan
   }
 
@@ -623,6 +641,7 @@ export class WorkflowEngine {
     runId: string,
     options?: RerunOptions,
   ): Promise<{ readonly runId: string; readonly workflowName: string; readonly plan: RerunPlan }> {
+    checkRerunKeys(options)
     const signal = options?.signal
     this.#assertStarted()
     const { plan, run: original, rows } = await this.#planRerun(runId, options)
@@ -1038,12 +1057,63 @@ const DEFAULT_RETENTION = Object.freeze({ maxAgeMs: 30 * 24 * 60 * 60 * 1000, ma
  * The `retention` option: `maxAgeMs` a whole number of milliseconds and `maxRuns` a whole number,
  * both from 1 (0 would delete every ended run at the next prune, as in `@lango/cron`).
  */
+const checkEngineKeys = refuseUnknownKeys('WorkflowEngine options', [
+  'store',
+  'agentRunner',
+  'shellRunner',
+  'channelSender',
+  'cwd',
+  'clock',
+  'logger',
+  'idGenerator',
+  'ownerId',
+  'limits',
+  'defaultMaxParallel',
+  'defaultStepTimeoutMs',
+  'runTimeoutMs',
+  'maxConcurrentRuns',
+  'maxRunsPerWorkflow',
+  'maxNesting',
+  'maxResultLength',
+  'maxRenderedInputLength',
+  'maxPayloadInPromptBytes',
+  'leaseMs',
+  'ownerLeaseMs',
+  'deliveryTimeoutMs',
+  'pollIntervalMs',
+  'retention',
+  'autoPrune',
+] satisfies readonly (keyof WorkflowEngineOptions)[])
+const checkStartRunKeys = refuseUnknownKeys('startRun options', [
+  'deliverTo',
+  'reportTo',
+  'originSession',
+  'creator',
+  'triggerPayload',
+  'nesting',
+  'limits',
+  'signal',
+] satisfies readonly (keyof StartRunOptions)[])
+const checkRerunKeys = refuseUnknownKeys('rerun options', [
+  'fromStep',
+  'originSession',
+  'creator',
+  'nesting',
+  'signal',
+] satisfies readonly (keyof RerunOptions)[])
+const checkWaitKeys = refuseUnknownKeys('waitForRun options', ['timeoutMs', 'signal'])
+const checkListKeys = refuseUnknownKeys('listRuns query', ['limit', 'status', 'workflowName'])
+const checkLoadKeys = refuseUnknownKeys('load options', ['limits'])
+const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
+const checkRetentionKeys = refuseUnknownKeys('retention', ['maxAgeMs', 'maxRuns'], 'retention.')
+
 function checkedRetention(
   value: WorkflowEngineOptions['retention'],
 ): NonNullable<WorkflowEngineOptions['retention']> {
   if (value === undefined) return DEFAULT_RETENTION
   if (typeof value !== 'object' || value === null)
     throw invalidOptionError('retention', 'retention must be an object { maxAgeMs, maxRuns }')
+  checkRetentionKeys(value)
   const { maxAgeMs, maxRuns } = value
   if (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 1)
     throw invalidOptionError(
@@ -1068,6 +1138,7 @@ function checkStartRunOptions(options: StartRunOptions | undefined): void {
   if (options === undefined) return
   if (typeof options !== 'object' || options === null)
     throw invalidOptionError('options', 'startRun options must be an object')
+  checkStartRunKeys(options)
   for (const name of ['deliverTo', 'reportTo'] as const) {
     const targets = options[name]
     if (targets === undefined) continue

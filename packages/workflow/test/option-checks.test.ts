@@ -118,7 +118,11 @@ describe('invalid options are WorkflowErrors that name the option', () => {
     ['maxConcurrentRuns', { maxConcurrentRuns: 0 }, 'maxConcurrentRuns must be a whole number, 1 or more'],
     ['defaultMaxParallel', { defaultMaxParallel: Number.NaN }, 'defaultMaxParallel must be a whole number'],
     ['limits', { limits: 'x' as never }, 'limits must be an object of caps'],
-    ['limits', { limits: { maxStep: 5 } as never }, 'limits has an unknown cap'],
+    [
+      'limits.maxStep',
+      { limits: { maxStep: 5 } as never },
+      'unknown option "maxStep" in limits (did you mean "maxSteps"?); accepted: maxSourceBytes, maxSteps',
+    ],
     ['retention.maxRuns', { retention: { maxAgeMs: 1, maxRuns: -1 } }, 'retention.maxRuns must be'],
     [
       'retention.maxRuns',
