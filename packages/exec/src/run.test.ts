@@ -92,16 +92,12 @@ describe('run: timeouts and process groups', () => {
 })
 
 describe('run: cancellation', () => {
-  it('aborted before start resolves canceled, like an abort mid-way, without spawning', async () => {
+  it('throws signal.reason unchanged when aborted before start, without spawning', async () => {
     const marker = join(dir.path, 'ran')
     const controller = new AbortController()
     const reason = new Error('stop right there')
     controller.abort(reason)
-    await expect(run(`touch ${marker}`, { signal: controller.signal })).resolves.toMatchObject({
-      isCanceled: true,
-      ok: false,
-      exitCode: null,
-    })
+    await expect(run(`touch ${marker}`, { signal: controller.signal })).rejects.toBe(reason)
     await expect(stat(marker)).rejects.toThrow()
   })
 

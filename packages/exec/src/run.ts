@@ -21,9 +21,9 @@ export interface RunOptions extends SpawnOptions {
   /** Time between SIGTERM and SIGKILL of the process group (default 2 s). */
   readonly killGraceMs?: number
   /**
-   * Aborting kills the process group; the result then has `isCanceled: true`. A signal that aborts
-   * before the process starts (already aborted, or while waiting for a `limiter` slot) gives the
-   * same result, and nothing is spawned.
+   * Aborting kills the process group; the result then has `isCanceled: true`. A signal already
+   * aborted at the call (or while it waits for a `limiter` slot) rejects with `signal.reason`,
+   * unchanged, and nothing is spawned.
    */
   readonly signal?: AbortSignal
   /** Bytes kept per stream: the first and last halves; the middle is counted and dropped (default 1 MiB). */
@@ -60,7 +60,7 @@ export interface RunResult {
  * Takes a slot of `options.limiter`, if any, then prepares the spawn; the returned `release` also
  * gives the slot back. Nothing is held when it throws. Shared by `run` and `runWithPty`.
  */
-async function prepareLimited(
+export async function prepareLimited(
   command: string,
   options: RunOptions & { readonly pty?: boolean },
 ): Promise<PreparedSpawn> {
@@ -94,51 +94,6 @@ export const RUN_OPTION_KEYS = [
 ] as const
 
 const checkRunKeys = refuseUnknownKeys('run options', RUN_OPTION_KEYS)
-
-/**
- * The result of a run whose signal aborted before its process started: the same as one aborted
- * mid-way (`isCanceled: true`, no exit code, no output), with nothing spawned.
- */
-export function canceledBeforeStart(command: string, timeoutMs: number): RunResult {
-  const outcome = { exitCode: null, signal: null, timedOut: false, isCanceled: true, timeoutMs }
-  return {
-    command,
-    exitCode: null,
-    signal: null,
-    stdout: '',
-    stderr: '',
-    timedOut: false,
-    isCanceled: true,
-    ok: false,
-    durationMs: 0,
-    truncated: false,
-    message: describeOutcome(command, outcome),
-  }
-}
-
-/**
- * {@link prepareLimited}, or undefined when `options.signal` aborts first: already at entry, while
- * waiting for a limiter slot, or while references resolve. Nothing is held then.
- */
-export async function prepareUnlessAborted(
-  command: string,
-  options: RunOptions & { readonly pty?: boolean },
-): Promise<PreparedSpawn | undefined> {
-  const { signal } = options
-  if (signal?.aborted) return undefined
-  let prepared: PreparedSpawn
-  try {
-    prepared = await prepareLimited(command, options)
-  } catch (error) {
-    if (signal?.aborted && error === signal.reason) return undefined
-    throw error
-  }
-  if (signal?.aborted) {
-    prepared.release()
-    return undefined
-  }
-  return prepared
-}
 
 /** `maxOutputBytes` checked (a whole number of bytes, 0 or more), or the default when absent. */
 export function checkOutputBytes(value: number | undefined): number {
@@ -229,11 +184,12 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
   const graceMs = checkTimeout(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS)
   const maxOutputBytes = checkOutputBytes(options.maxOutputBytes)
   const logger = options.logger ?? silentLogger
-  const prepared = await prepareUnlessAborted(command, options)
-  if (prepared === undefined) return canceledBeforeStart(command, timeoutMs)
+  options.signal?.throwIfAborted()
+  const prepared = await prepareLimited(command, options)
   let child: ChildProcess
   const startedAt = performance.now()
   try {
+    options.signal?.throwIfAborted()
     logger.debug('exec:start', { command, cwd: prepared.cwd, droppedEnv: prepared.droppedEnv })
     child = spawn(prepared.shell, prepared.args, {
       cwd: prepared.cwd,

@@ -6,14 +6,13 @@ import { GroupSupervisor } from '../process-group.js'
 import { streamRedactorFor } from '../redact.js'
 import { HeadTailCapture } from '../ring-buffer.js'
 import {
-  canceledBeforeStart,
   checkOutputBytes,
   checkSignal,
   checkTimeout,
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_TIMEOUT_MS,
   describeOutcome,
-  prepareUnlessAborted,
+  prepareLimited,
   RUN_OPTION_KEYS,
   type RunOptions,
   type RunResult,
@@ -77,11 +76,12 @@ export async function runWithPty(command: string, options: PtyRunOptions = {}): 
   const maxOutputBytes = checkOutputBytes(options.maxOutputBytes)
   const logger = options.logger ?? silentLogger
   const driver = options.driver ?? sharedDriver()
-  const prepared = await prepareUnlessAborted(command, { ...options, pty: true })
-  if (prepared === undefined) return canceledBeforeStart(command, timeoutMs)
+  options.signal?.throwIfAborted()
+  const prepared = await prepareLimited(command, { ...options, pty: true })
   const startedAt = performance.now()
   let terminal: PtyProcess
   try {
+    options.signal?.throwIfAborted()
     terminal = driver.spawn(prepared.shell, prepared.args, {
       cwd: prepared.cwd,
       env: prepared.env,
