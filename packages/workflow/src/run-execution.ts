@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { abortable, childController, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
+import { deliverToTargets } from './deliver.js'
 import { formatDuration } from './duration.js'
 import { toError, WorkflowError } from './errors.js'
 import type { Emitter } from './events.js'
@@ -799,40 +800,11 @@ export class RunExecution {
   }
 
   async #deliver(targets: readonly string[], text: string, stepId?: string): Promise<void> {
-    const sender = this.#context.channelSender
-    if (sender === undefined) return
-    const { clock, logger, emitter } = this.#context
-    await Promise.all(
-      targets.map(async (target) => {
-        const controller = new AbortController()
-        const timer = clock.setTimeout(
-          () =>
-            controller.abort(
-              new WorkflowError('WORKFLOW_DELIVERY_FAILED', `Delivery to ${target} timed out`),
-            ),
-          this.#context.deliveryTimeoutMs,
-        )
-        try {
-          await abortable(sender.send(target, text, { signal: controller.signal }), controller.signal)
-        } catch (caught) {
-          const error = WorkflowError.is(caught)
-            ? caught
-            : new WorkflowError('WORKFLOW_DELIVERY_FAILED', `Delivery to ${target} failed`, {
-                cause: caught,
-                data: { target },
-              })
-          logger.warn('workflow delivery failed', { runId: this.runId, stepId, target })
-          emitter.emit('delivery:error', {
-            runId: this.runId,
-            workflowName: this.workflowName,
-            ...(stepId === undefined ? {} : { stepId }),
-            target,
-            error,
-          })
-        } finally {
-          clock.clearTimeout(timer)
-        }
-      }),
+    await deliverToTargets(
+      this.#context,
+      { runId: this.runId, workflowName: this.workflowName, ...(stepId === undefined ? {} : { stepId }) },
+      targets,
+      text,
     )
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { abortable, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
+import { deliverToTargets } from './deliver.js'
 import { invalidOptionError, invalidWorkflowError, MAX_TIMER_MS, toError, WorkflowError } from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
 import type { StepGraph } from './graph.js'
@@ -530,8 +531,51 @@ export class WorkflowEngine {
           data: { runId, status: current?.status },
         })
       }
+      // The engine working on it (another process's) stops at its next lease renewal and reports
+      // nothing: the run's targets are told here, as they would be had it ended there.
+      await this.#reportCancelled(run)
     }
     return this.#snapshot(runId, signal)
+  }
+
+  /**
+   * Tells a run's targets it was cancelled (the report its engine would have sent: status, steps
+   * completed, each step's outcome) and emits `run:end`, for a run cancelled where no engine of
+   * this process executed it.
+   */
+  async #reportCancelled(run: WorkflowRunRecord): Promise<void> {
+    const error = 'The run was cancelled'
+    const sender = this.#options.channelSender
+    if (run.deliverTo.length > 0 && sender !== undefined) {
+      const steps = await this.#options.store.listSteps(run.id).catch(() => [] as StepRunRecord[])
+      const ordered = [...steps].sort((a, b) => a.position - b.position)
+      const completed = ordered.filter((step) => step.status === 'completed').length
+      const text = [
+        `[Workflow] ${run.workflowName}: cancelled (${completed}/${run.totalSteps} steps completed)`,
+        `Error: ${error}`,
+        ordered.map((step) => `- ${step.stepId}: ${step.status}`).join('\n'),
+      ]
+        .filter((part) => part !== '')
+        .join('\n\n')
+      await deliverToTargets(
+        {
+          channelSender: sender,
+          clock: this.#options.clock,
+          logger: this.#options.logger,
+          emitter: this.#emitter,
+          deliveryTimeoutMs: this.#options.deliveryTimeoutMs,
+        },
+        { runId: run.id, workflowName: run.workflowName },
+        run.deliverTo,
+        text,
+      )
+    }
+    this.#emitter.emit('run:end', {
+      runId: run.id,
+      workflowName: run.workflowName,
+      status: 'cancelled',
+      error,
+    })
   }
 
   /**

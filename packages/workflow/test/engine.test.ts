@@ -851,6 +851,32 @@ steps:
   })
 })
 
+describe('WorkflowEngine: a run cancelled through another engine', () => {
+  // An outside probe: a run cancelled through another server ended `cancelled` and nobody was told
+  // (its own engine stops at its next lease renewal and reports nothing).
+  it('tells the run’s targets once, from the engine that cancelled it', async () => {
+    const h = await setup({ pollIntervalMs: 50 })
+    const elsewhere = new RecordingChannelSender()
+    const other = h.engineWith({ pollIntervalMs: 50, channelSender: elsewhere })
+    await other.start()
+    const { runId } = await h.engine.startRun(
+      'name: remote\ndeliver_to: [slack:C9]\nsteps:\n  - { id: first, run: "true" }\n  - { id: long, run: "sleep 30", depends_on: [first] }\n',
+    )
+    await nextEvent(h.engine, 'step:start', (payload) => payload.stepId === 'long')
+    const ended = nextEvent(other, 'run:end')
+    const snapshot = await other.cancelRun(runId)
+    expect(snapshot.status).toBe('cancelled')
+    expect((await ended).status).toBe('cancelled')
+    expect(elsewhere.to('slack:C9').map((message) => message.text)).toEqual([
+      '[Workflow] remote: cancelled (1/2 steps completed)\n\nError: The run was cancelled\n\n- first: completed\n- long: cancelled',
+    ])
+    // The engine that ran it stops without a report of its own.
+    await waitFor(async () => (await h.engine.listRuns({ status: 'running' })).length === 0)
+    await h.engine.stop()
+    expect(h.sender.to('slack:C9')).toEqual([])
+  }, 20_000)
+})
+
 describe('RecordingChannelSender', () => {
   it('records and fails configured targets', async () => {
     const sender = new RecordingChannelSender({ failTargets: ['x:1'] })
