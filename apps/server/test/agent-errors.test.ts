@@ -171,13 +171,14 @@ describe('model server failures become typed errors', () => {
     const usages: UsageRecord[] = []
     // The second model call never answers: only the turn's timeout can end this.
     const error = await failureOf(
-      runner({ timeoutMs: 400, onUsage: (record) => usages.push(record) }).run({
+      // Long enough for the second request to reach the fake on a loaded machine (compared below).
+      runner({ timeoutMs: 3000, onUsage: (record) => usages.push(record) }).run({
         prompt: 'x',
         sessionKey: 'bg:1',
       }),
     )
     expect(error.code).toBe('AGENT_TIMEOUT')
-    expect(error.message).toBe(`the agent turn did not finish within 0.4 s (model server ${model.baseUrl})`)
+    expect(error.message).toBe(`the agent turn did not finish within 3 s (model server ${model.baseUrl})`)
     expect(usages).toEqual([expect.objectContaining({ ok: false, steps: 1 })])
     // The finished step's 10 prompt tokens, and an estimate of the request the timeout cut off
     // (about four characters a token): the model server may have been generating all along.

@@ -64,7 +64,8 @@ describe('a model call cut off before its step ended still counts', () => {
   it('a turn its timeout stops while the model has not answered counts the request it sent (estimated)', async () => {
     model.script(reply.hang())
     const usage: UsageRecord[] = []
-    const failure = await runner(usage, { timeoutMs: 500 })
+    // Long enough for the request to reach the fake on a loaded machine (its body is compared below).
+    const failure = await runner(usage, { timeoutMs: 3000 })
       .run({ prompt: 'Summarise the logs of last night in detail.', sessionKey: 'cron:logs:r1' })
       .catch((error: unknown) => error)
     expect((failure as AgentError).code).toBe('AGENT_TIMEOUT')
