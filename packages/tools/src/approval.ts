@@ -1,4 +1,4 @@
-import { wholeLine } from './text.js'
+import { quoted, wholeLine, word } from './text.js'
 import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
@@ -61,13 +61,16 @@ function yamlLength(yaml: unknown): number {
 /** The `manage_cron_jobs` fields an update may change, besides `config`, in the order shown. */
 const JOB_FIELDS = ['name', 'type', 'scheduleType', 'scheduleValue', 'enabled'] as const
 
+/** Of {@link JOB_FIELDS}, those the caller writes freely (shown {@link quoted}); the others are choices. */
+const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['name', 'scheduleValue'])
+
 /**
  * A job's dead-man ping URL for an approval line, whole: every run of the job will call it (an
  * outbound request nobody watches). `''` removes it. Nothing when the call does not set it.
  */
 function pingDetails(url: unknown): string[] {
   if (url === undefined) return []
-  return [url === '' ? 'ping: none (removed)' : `ping: ${wholeLine(url)}`]
+  return [url === '' ? 'ping: none (removed)' : `ping: ${quoted(url)}`]
 }
 
 /**
@@ -76,7 +79,7 @@ function pingDetails(url: unknown): string[] {
  */
 function whenDetails(command: unknown): string[] {
   if (command === undefined) return []
-  return [command === '' ? 'when: none (removed)' : `when: ${wholeLine(command)}`]
+  return [command === '' ? 'when: none (removed)' : `when: ${quoted(command)}`]
 }
 
 /**
@@ -103,10 +106,10 @@ function budgetDetails(
   return budgets
     .filter(([, value]) => value !== undefined)
     .map(([field, value, now]) => {
-      const next = value === null ? 'none (removed)' : wholeLine(value)
+      const next = value === null ? 'none (removed)' : word(value)
       return current === undefined
         ? `${field}: ${next}`
-        : `${field}: ${now == null ? 'none' : wholeLine(now)} → ${next}`
+        : `${field}: ${now == null ? 'none' : word(now)} → ${next}`
     })
 }
 
@@ -116,7 +119,7 @@ function budgetDetails(
  */
 function webhookDetails(scheduleType: unknown, hook: unknown): string[] {
   if (String(scheduleType) !== 'webhook') return []
-  const name = wholeLine(hook)
+  const name = quoted(hook)
   return [`webhook hook: ${name} (each signed POST /hooks/${name} starts a run)`]
 }
 
@@ -135,13 +138,11 @@ function runDetails(fields: {
 }): string[] {
   const { session_mode: sessionMode, timeout, overlap, notify } = fields
   return [
-    ...(sessionMode === undefined ? [] : [`session_mode: ${wholeLine(sessionMode)}`]),
+    ...(sessionMode === undefined ? [] : [`session_mode: ${word(sessionMode)}`]),
     // A number is seconds (the tool's unit); a text carries its own unit.
-    ...(timeout === undefined
-      ? []
-      : [`timeout: ${wholeLine(timeout)}${typeof timeout === 'number' ? ' s' : ''}`]),
-    ...(overlap === undefined ? [] : [`overlap: ${wholeLine(overlap)}`]),
-    ...(notify === undefined ? [] : [`notify: ${wholeLine(notify)}`]),
+    ...(timeout === undefined ? [] : [`timeout: ${word(timeout)}${typeof timeout === 'number' ? ' s' : ''}`]),
+    ...(overlap === undefined ? [] : [`overlap: ${word(overlap)}`]),
+    ...(notify === undefined ? [] : [`notify: ${word(notify)}`]),
   ]
 }
 
@@ -156,7 +157,7 @@ function deliveryDetails(explicit: unknown, resolved: readonly string[] | undefi
   return [
     targets.length === 0
       ? 'results go to: nowhere (kept only in the run history)'
-      : `results go to: ${targets.map(wholeLine).join(', ')}`,
+      : `results go to: ${targets.map(quoted).join(', ')}`,
   ]
 }
 
@@ -178,8 +179,8 @@ export function cronAddSummary(
   const details = [
     ...(owner === undefined || owner === caller || (owner === null && caller === undefined)
       ? []
-      : [`a job created by ${owner === null ? 'the host' : wholeLine(owner)}, whose budget its runs spend`]),
-    ...(p.prompt === undefined ? [] : [`prompt: "${wholeLine(p.prompt)}"`]),
+      : [`a job created by ${owner === null ? 'the host' : quoted(owner)}, whose budget its runs spend`]),
+    ...(p.prompt === undefined ? [] : [`prompt: ${quoted(p.prompt)}`]),
     ...whenDetails(p.when),
     ...runDetails(p),
     ...pingDetails(p.ping_url),
@@ -193,8 +194,8 @@ export function cronAddSummary(
       current,
     ),
   ]
-  const zone = p.timezone === undefined ? '' : `; timezone=${wholeLine(p.timezone)}`
-  return `${current === undefined ? 'Create' : 'Update'} cron job: ${wholeLine(p.name)} (${wholeLine(p.schedule_type)}=${wholeLine(p.schedule)}${zone})${
+  const zone = p.timezone === undefined ? '' : `; timezone=${quoted(p.timezone)}`
+  return `${current === undefined ? 'Create' : 'Update'} cron job: ${quoted(p.name)} (${word(p.schedule_type)}=${quoted(p.schedule)}${zone})${
     details.length === 0 ? '' : ` — ${details.join('; ')}`
   }`
 }
@@ -210,7 +211,7 @@ export function manageCronJobsSummary(
   deliverTo?: readonly string[],
 ): string {
   const config = (typeof p.config === 'object' && p.config !== null ? p.config : {}) as Params
-  const job = wholeLine(p.id ?? p.name)
+  const job = quoted(p.id ?? p.name)
   const budgets = (known: CurrentJob | undefined) =>
     budgetDetails(
       [
@@ -229,14 +230,14 @@ export function manageCronJobsSummary(
         ...deliveryDetails(undefined, deliverTo),
         ...budgets(undefined),
       ]
-      return `Create cron job: ${wholeLine(p.name)} (${wholeLine(p.scheduleType)}=${wholeLine(p.scheduleValue)})${
+      return `Create cron job: ${quoted(p.name)} (${word(p.scheduleType)}=${quoted(p.scheduleValue)})${
         p.enabled === false ? ' disabled' : ''
       }${details.length === 0 ? '' : ` — ${details.join('; ')}`}`
     }
     case 'update': {
       const changes = [
         ...JOB_FIELDS.filter((field) => p[field] !== undefined).map(
-          (field) => `${field}: ${wholeLine(p[field])}`,
+          (field) => `${field}: ${FREE_TEXT_FIELDS.has(field) ? quoted(p[field]) : word(p[field])}`,
         ),
         ...configDetails(config),
         ...runDetails({ notify: p.notify }),
@@ -251,7 +252,7 @@ export function manageCronJobsSummary(
     case 'trigger':
       return `Trigger cron job now: ${job}`
     default:
-      return `Cron jobs: ${wholeLine(p.action)}`
+      return `Cron jobs: ${word(p.action)}`
   }
 }
 
@@ -261,26 +262,26 @@ export function manageCronJobsSummary(
  */
 function configDetails(config: Params): string[] {
   return [
-    ...(config.model === undefined ? [] : [`model: ${wholeLine(config.model)}`]),
-    ...(config.cwd === undefined ? [] : [`cwd: ${wholeLine(config.cwd)}`]),
-    ...(config.command === undefined ? [] : [`command: ${wholeLine(config.command)}`]),
+    ...(config.model === undefined ? [] : [`model: ${quoted(config.model)}`]),
+    ...(config.cwd === undefined ? [] : [`cwd: ${quoted(config.cwd)}`]),
+    ...(config.command === undefined ? [] : [`command: ${quoted(config.command)}`]),
     ...whenDetails(config.when),
-    ...(config.prompt === undefined ? [] : [`prompt: "${wholeLine(config.prompt)}"`]),
+    ...(config.prompt === undefined ? [] : [`prompt: ${quoted(config.prompt)}`]),
   ]
 }
 
 /**
- * What else shapes an `exec` or `exec_bg` run, whole: ` — cwd: /srv; env: NAME="value", …` (an
+ * What else shapes an `exec` or `exec_bg` run, whole: ` — cwd: ⟦/srv⟧; env: NAME=⟦value⟧, …` (an
  * environment variable can change what a command does), or `''` when neither is given.
  */
 function execDetails(p: Params): string {
   const env = typeof p.env === 'object' && p.env !== null ? Object.entries(p.env as Params) : []
   // Everything the call sets is shown: two calls that read alike ask for the same thing.
   const details = [
-    ...(p.cwd === undefined ? [] : [`cwd: ${wholeLine(p.cwd)}`]),
+    ...(p.cwd === undefined ? [] : [`cwd: ${quoted(p.cwd)}`]),
     ...(env.length === 0
       ? []
-      : [`env: ${env.map(([name, value]) => `${wholeLine(name)}="${wholeLine(value)}"`).join(', ')}`]),
+      : [`env: ${env.map(([name, value]) => `${word(name)}=${quoted(value)}`).join(', ')}`]),
     ...(typeof p.timeout === 'number' ? [`timeout: ${p.timeout} s`] : []),
     ...(p.pty === true ? ['in a terminal (pty)'] : []),
   ]
@@ -289,37 +290,42 @@ function execDetails(p: Params): string {
 
 const SUMMARIES: Readonly<Record<string, (params: Params) => string>> = {
   cron_add: (p) => cronAddSummary(p),
-  cron_pause: (p) => `Pause cron job: ${wholeLine(p.id)}`,
-  cron_resume: (p) => `Resume cron job: ${wholeLine(p.id)}`,
-  cron_remove: (p) => `Remove cron job and its history: ${wholeLine(p.id)}`,
+  cron_pause: (p) => `Pause cron job: ${quoted(p.id)}`,
+  cron_resume: (p) => `Resume cron job: ${quoted(p.id)}`,
+  cron_remove: (p) => `Remove cron job and its history: ${quoted(p.id)}`,
   bg_submit: (p) =>
-    `Submit background task: "${wholeLine(p.prompt)}"${p.channel === undefined ? '' : ` — result goes to: ${wholeLine(p.channel)}`}`,
-  bg_cancel: (p) => `Cancel background task: ${wholeLine(p.task_id)}`,
+    `Submit background task: ${quoted(p.prompt)}${p.channel === undefined ? '' : ` — result goes to: ${quoted(p.channel)}`}`,
+  bg_cancel: (p) => `Cancel background task: ${quoted(p.task_id)}`,
   // The YAML is not read here: the name and the commands come from the engine's parse, in the
   // workflow tools' own approval lines (Tool.approvalSummary), which invokeTool shows.
   workflow_run: (p) =>
     p.file_path !== undefined
-      ? `Run workflow: ${wholeLine(p.file_path)}`
+      ? `Run workflow: ${quoted(p.file_path)}`
       : `Run inline workflow (${yamlLength(p.yaml_content)} characters of YAML)`,
-  workflow_cancel: (p) => `Cancel workflow run: ${wholeLine(p.run_id)}`,
+  workflow_cancel: (p) => `Cancel workflow run: ${quoted(p.run_id)}`,
   workflow_rerun: (p) =>
-    `Rerun workflow run: ${wholeLine(p.run_id)}${p.from_step === undefined ? ' from its failed step' : ` from step ${wholeLine(p.from_step)}`}`,
+    `Rerun workflow run: ${quoted(p.run_id)}${p.from_step === undefined ? ' from its failed step' : ` from step ${word(p.from_step)}`}`,
   workflow_save: (p) =>
-    `Save workflow: ${wholeLine(p.name)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
+    `Save workflow: ${quoted(p.name)}${p.overwrite === true ? ' (overwrite)' : ''} (${yamlLength(p.yaml_content)} characters of YAML)`,
   manage_cron_jobs: (p) => manageCronJobsSummary(p),
-  exec: (p) => `Execute: ${wholeLine(p.command)}${execDetails(p)}`,
-  exec_bg: (p) => `Execute in background: ${wholeLine(p.command)}${execDetails(p)}`,
-  // Quoted as JSON: a line end (`\r`) is what makes a shell run the line, so it must show.
+  exec: (p) => `Execute: ${quoted(p.command)}${execDetails(p)}`,
+  exec_bg: (p) => `Execute in background: ${quoted(p.command)}${execDetails(p)}`,
+  // Quoted as JSON: a line end (`\r`) is what makes a shell run the line, so it must show (and
+  // JSON escapes its own `"`, so the input cannot end early either).
   exec_write: (p) =>
-    `Send input to process ${wholeLine(p.id)}: ${wholeLine(JSON.stringify(String(p.input ?? '')))}`,
-  exec_stop: (p) => `Stop process ${wholeLine(p.id)}`,
+    `Send input to process ${quoted(p.id)}: ${wholeLine(JSON.stringify(String(p.input ?? '')))}`,
+  exec_stop: (p) => `Stop process ${quoted(p.id)}`,
 }
 
 /**
- * What a call will do, for an approval prompt: `Create cron job: backup (cron=0 3 * * *)`, `Run
- * workflow: flows/report.flow.yaml`, `Execute: <the whole command> — cwd: …; env: …`. Nothing is
- * cut: every command, prompt and value is shown whole (SECURITY.md SEC-9, CRON-5), on one line with
- * line breaks shown as `↵` and hiding characters escaped. Secret references appear as written
+ * What a call will do, for an approval prompt: `Create cron job: ⟦backup⟧ (cron=⟦0 3 * * *⟧)`,
+ * `Run workflow: ⟦flows/report.flow.yaml⟧`, `Execute: ⟦<the whole command>⟧ — cwd: ⟦…⟧; env: …`.
+ * Nothing is cut: every command, prompt and value is shown whole (SECURITY.md SEC-9, CRON-5), on
+ * one line with line breaks shown as `↵` and hiding characters escaped. Every value the caller
+ * wrote (a command, a prompt, a path, a name, a URL, a schedule, a target) is between `⟦` and `⟧`,
+ * which it cannot hold unescaped, so none can end early and read as a detail of its own
+ * (`command: ⟦make; results go to: nowhere⟧` is one command); what is outside the marks (labels,
+ * separators, a tool's fixed choices such as `notify: failure`) is the code's. Secret references appear as written
  * (unresolved). It reads only the parameters: for `workflow_run` and `workflow_save` it does not
  * read the YAML or the file, so inline YAML shows as `Run inline workflow (N characters of YAML)`.
  * The workflow's name and shell commands come from the workflow tools' own approval lines

@@ -85,7 +85,7 @@ describe('background tools (seed 000)', () => {
     expect(asked).toEqual([])
     const elsewhere = await asking({ prompt: 'Summarise my notes', channel: 'telegram:99' })
     expect(elsewhere).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
-    expect(asked).toEqual(['Submit background task: "Summarise my notes" — result goes to: telegram:99'])
+    expect(asked).toEqual(['Submit background task: ⟦Summarise my notes⟧ — result goes to: ⟦telegram:99⟧'])
     // From outside a chat (the operator's MCP client) the caller names the channel.
     expect(
       await asking({ prompt: 'x', channel: 'telegram:99' }, { sessionKey: 'mcp:desktop' }),

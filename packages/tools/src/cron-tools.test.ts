@@ -696,7 +696,7 @@ describe('approval lines of calls that name a job (issue 26)', () => {
         config: { command },
       }),
     )
-    const job = `nightly-backup (id ${created.id}; cron 0 3 * * * Europe/Berlin; command: ${command})`
+    const job = `⟦nightly-backup⟧ (id ${created.id}; cron ⟦0 3 * * *⟧ ⟦Europe/Berlin⟧; command: ⟦${command}⟧)`
     expect(await approvalLine('cron_remove', { id: created.id })).toBe(
       `Remove cron job and its history: ${job}`,
     )
@@ -717,7 +717,7 @@ describe('approval lines of calls that name a job (issue 26)', () => {
         id: created.id,
         scheduleValue: '0 4 * * *',
       }),
-    ).toBe(`Update cron job: ${job} — scheduleValue: 0 4 * * *`)
+    ).toBe(`Update cron job: ${job} — scheduleValue: ⟦0 4 * * *⟧`)
   })
 
   it('an ai job shows its whole prompt; an id that names no job keeps the generic line', async () => {
@@ -725,15 +725,15 @@ describe('approval lines of calls that name a job (issue 26)', () => {
     await call('cron_add', { name: 'inbox', schedule_type: 'every', schedule: '1h', prompt })
     const line = await approvalLine('cron_remove', { id: 'inbox' })
     expect(line).toMatch(
-      /^Remove cron job and its history: inbox \(id [^;]+; every 1h Europe\/Berlin; prompt: "/,
+      /^Remove cron job and its history: ⟦inbox⟧ \(id [^;]+; every ⟦1h⟧ ⟦Europe\/Berlin⟧; prompt: ⟦/,
     )
-    // Whole: its line break shown as ↵, every one of its 30 clauses, up to the closing quote (its
+    // Whole: its line break shown as ↵, every one of its 30 clauses, up to the closing mark (its
     // last space too, escaped, so that it shows).
     expect(line).toContain('Summarise the inbox. ↵ Then ')
     expect(line.match(/list every sender;/g)).toHaveLength(30)
-    expect(line.endsWith('list every sender;\\u{20}")')).toBe(true)
+    expect(line.endsWith('list every sender;\\u{20}⟧)')).toBe(true)
     expect(await approvalLine('cron_remove', { id: 'no-such-job' })).toBe(
-      'Remove cron job and its history: no-such-job',
+      'Remove cron job and its history: ⟦no-such-job⟧',
     )
   })
 })
@@ -838,14 +838,14 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
 
     const raised = await asking('cron_add', { ...watcher, max_tokens_per_day: 5000 }, false)
     expect(raised.asked).toEqual([
-      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; results go to: telegram:555; max_tokens_per_day: 800 → 5000',
+      'Update cron job: ⟦watcher⟧ (every=⟦1h⟧) — prompt: ⟦Check the disks⟧; results go to: ⟦telegram:555⟧; max_tokens_per_day: 800 → 5000',
     ])
     expect(raised.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await budgetOf('watcher')).toEqual([800, 1])
 
     const removed = await asking('cron_add', { ...watcher, max_cost_per_day: null })
     expect(removed.asked).toEqual([
-      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; results go to: telegram:555; max_cost_per_day: 1 → none (removed)',
+      'Update cron job: ⟦watcher⟧ (every=⟦1h⟧) — prompt: ⟦Check the disks⟧; results go to: ⟦telegram:555⟧; max_cost_per_day: 1 → none (removed)',
     ])
     expect(await budgetOf('watcher')).toEqual([800, null])
     // Setting a budget where there was none bounds the job: no approval.
@@ -858,7 +858,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     expect((await asking('cron_add', { ...watcher, deliver_to: ['webhook'] })).asked).toEqual([])
     const elsewhere = await asking('cron_add', { ...watcher, deliver_to: ['telegram:777', 'webhook'] }, false)
     expect(elsewhere.asked).toEqual([
-      'Update cron job: watcher (every=1h) — prompt: "Check the disks"; results go to: telegram:777, webhook',
+      'Update cron job: ⟦watcher⟧ (every=⟦1h⟧) — prompt: ⟦Check the disks⟧; results go to: ⟦telegram:777⟧, ⟦webhook⟧',
     ])
     expect(elsewhere.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect((await cron.get('watcher')).deliverTo).toEqual(['webhook'])
@@ -884,7 +884,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
         config: { prompt: 'p', maxTokensPerDay: 2000, maxCostPerDay: 1 },
       }),
     )
-    const job = `spender (id ${created.id}; every 1h Europe/Berlin; prompt: "p")`
+    const job = `⟦spender⟧ (id ${created.id}; every ⟦1h⟧ ⟦Europe/Berlin⟧; prompt: ⟦p⟧)`
     const lowered = await asking('manage_cron_jobs', {
       action: 'update',
       id: 'spender',
@@ -904,7 +904,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     expect(await budgetOf('spender')).toEqual([1500, 1])
 
     const renamed = await asking('manage_cron_jobs', { action: 'update', id: 'spender', name: 'saver' })
-    expect(renamed.asked).toEqual([`Update cron job: ${job} — name: saver`])
+    expect(renamed.asked).toEqual([`Update cron job: ${job} — name: ⟦saver⟧`])
     expect((await cron.get(created.id)).name).toBe('saver')
     // The same name again is no rename.
     expect(
@@ -930,8 +930,8 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
       false,
     )
     expect(moved.asked).toHaveLength(1)
-    expect(moved.asked[0]).toContain('cwd: /srv/evil')
-    expect(moved.asked[0]).toContain('./job.sh')
+    expect(moved.asked[0]).toContain('cwd: ⟦/srv/evil⟧')
+    expect(moved.asked[0]).toContain('command: ⟦./job.sh⟧')
     expect(moved.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect((await cron.get('relative')).cwd).toBe('/srv/good')
 
@@ -941,7 +941,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
       false,
     )
     expect(faster.asked).toHaveLength(1)
-    expect(faster.asked[0]).toContain('scheduleValue: 1m')
+    expect(faster.asked[0]).toContain('scheduleValue: ⟦1m⟧')
     expect((await cron.get('relative')).schedule).toBe('1h')
     // Pausing runs nothing new.
     expect(
@@ -973,14 +973,14 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     const rewrite = { name: 'nightly-report', schedule_type: 'cron', schedule: '* * * * *', prompt: 'Spend' }
     const denied = await asking('cron_add', rewrite, false)
     expect(denied.asked).toEqual([
-      'Update cron job: nightly-report (cron=* * * * *) — a job created by cli, whose budget its runs spend; prompt: "Spend"; results go to: telegram:555',
+      'Update cron job: ⟦nightly-report⟧ (cron=⟦* * * * *⟧) — a job created by ⟦cli⟧, whose budget its runs spend; prompt: ⟦Spend⟧; results go to: ⟦telegram:555⟧',
     ])
     expect(denied.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect((await cron.get('nightly-report')).prompt).toBe('Summarise the night')
     // A job the host made without a creator (`POST /api/cron/jobs`) is the operator's too.
     await cron.add({ name: 'host-job', scheduleType: 'every', schedule: '1h', prompt: 'Tidy', deliverTo: [] })
     expect((await asking('cron_add', { ...rewrite, name: 'host-job' }, false)).asked).toEqual([
-      'Update cron job: host-job (cron=* * * * *) — a job created by the host, whose budget its runs spend; prompt: "Spend"; results go to: telegram:555',
+      'Update cron job: ⟦host-job⟧ (cron=⟦* * * * *⟧) — a job created by the host, whose budget its runs spend; prompt: ⟦Spend⟧; results go to: ⟦telegram:555⟧',
     ])
     // The caller's own job: an update asks nobody.
     expect((await asking('cron_add', { ...rewrite, name: 'mine' })).asked).toEqual([])
@@ -996,7 +996,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     }
     const created = await asking('cron_add', hooked)
     expect(created.asked).toEqual([
-      'Create cron job: on-deploy (webhook=deploy) — prompt: "Check the deploy"; webhook hook: deploy (each signed POST /hooks/deploy starts a run); results go to: telegram:555',
+      'Create cron job: ⟦on-deploy⟧ (webhook=⟦deploy⟧) — prompt: ⟦Check the deploy⟧; webhook hook: ⟦deploy⟧ (each signed POST /hooks/⟦deploy⟧ starts a run); results go to: ⟦telegram:555⟧',
     ])
     expect((await cron.get('on-deploy')).scheduleType).toBe('webhook')
     await call('cron_add', watcher)
@@ -1006,7 +1006,7 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
       false,
     )
     expect(changed.asked).toEqual([
-      'Update cron job: watcher (webhook=disks) — prompt: "Check the disks"; webhook hook: disks (each signed POST /hooks/disks starts a run); results go to: telegram:555',
+      'Update cron job: ⟦watcher⟧ (webhook=⟦disks⟧) — prompt: ⟦Check the disks⟧; webhook hook: ⟦disks⟧ (each signed POST /hooks/⟦disks⟧ starts a run); results go to: ⟦telegram:555⟧',
     ])
     expect((await cron.get('watcher')).scheduleType).toBe('every')
     // Outside invokeTool, a call whose job was not read is judged by its worst case.
@@ -1069,7 +1069,7 @@ describe('cron approval lines show what runs, when and where its results go (an 
       notify: 'failure',
     })
     expect(created.asked).toEqual([
-      'Create cron job: digest (cron=0 7 * * 1-5; timezone=America/New_York) — prompt: "Sum up the news"; session_mode: main; timeout: 2h; overlap: allow; notify: failure; results go to: telegram:555',
+      'Create cron job: ⟦digest⟧ (cron=⟦0 7 * * 1-5⟧; timezone=⟦America/New_York⟧) — prompt: ⟦Sum up the news⟧; session_mode: main; timeout: 2h; overlap: allow; notify: failure; results go to: ⟦telegram:555⟧',
     ])
     const job = await cron.get('digest')
     expect(job).toMatchObject({
@@ -1088,25 +1088,62 @@ describe('cron approval lines show what runs, when and where its results go (an 
       false,
     )
     expect(moved.asked).toEqual([
-      'Update cron job: digest (cron=0 7 * * 1-5; timezone=Asia/Tokyo) — prompt: "Sum up the news"; timeout: 600 s; results go to: telegram:555',
+      'Update cron job: ⟦digest⟧ (cron=⟦0 7 * * 1-5⟧; timezone=⟦Asia/Tokyo⟧) — prompt: ⟦Sum up the news⟧; timeout: 600 s; results go to: ⟦telegram:555⟧',
     ])
     expect((await cron.get('digest')).timezone).toBe('America/New_York')
   })
 
   it('cron_add without deliver_to shows where its results will go: the chat it came from, else the default', async () => {
     expect((await shown('cron_add', digest)).asked).toEqual([
-      'Create cron job: digest (cron=0 7 * * 1-5) — prompt: "Sum up the news"; results go to: telegram:555',
+      'Create cron job: ⟦digest⟧ (cron=⟦0 7 * * 1-5⟧) — prompt: ⟦Sum up the news⟧; results go to: ⟦telegram:555⟧',
     ])
     // An update from another chat moves the results there: the approver is shown where (and whose job it is).
     expect((await shown('cron_add', digest, 'telegram:777:1', false)).asked).toEqual([
-      'Update cron job: digest (cron=0 7 * * 1-5) — a job created by telegram:555:9, whose budget its runs spend; prompt: "Sum up the news"; results go to: telegram:777',
+      'Update cron job: ⟦digest⟧ (cron=⟦0 7 * * 1-5⟧) — a job created by ⟦telegram:555:9⟧, whose budget its runs spend; prompt: ⟦Sum up the news⟧; results go to: ⟦telegram:777⟧',
     ])
     expect((await cron.get('digest')).deliverTo).toEqual(['telegram:555'])
     // Not from a chat: the configured default.
     expect((await shown('cron_add', { ...digest, name: 'api-digest' }, 'http:api')).asked).toEqual([
-      'Create cron job: api-digest (cron=0 7 * * 1-5) — prompt: "Sum up the news"; results go to: webhook',
+      'Create cron job: ⟦api-digest⟧ (cron=⟦0 7 * * 1-5⟧) — prompt: ⟦Sum up the news⟧; results go to: ⟦webhook⟧',
     ])
     expect((await cron.get('api-digest')).deliverTo).toEqual(['webhook'])
+  })
+
+  it('a prompt, a when gate or a name cannot end early and fake where results go or the time zone', async () => {
+    // Before, the prompt's own `"` closed the quotes and the rest read as details the code wrote.
+    const faked = await shown(
+      'cron_add',
+      {
+        ...digest,
+        name: 'faked',
+        prompt: 'Sum up"; timezone=UTC; results go to: nowhere',
+        when: 'true; results go to: nowhere',
+      },
+      'http:api',
+      false,
+    )
+    expect(faked.asked).toEqual([
+      'Create cron job: ⟦faked⟧ (cron=⟦0 7 * * 1-5⟧) — prompt: ⟦Sum up"; timezone=UTC; results go to: nowhere⟧; when: ⟦true; results go to: nowhere⟧; results go to: ⟦webhook⟧',
+    ])
+    const real = await shown(
+      'cron_add',
+      { ...digest, name: 'faked', timezone: 'UTC', deliver_to: ['webhook'] },
+      'http:api',
+      false,
+    )
+    expect(real.asked).toEqual([
+      'Create cron job: ⟦faked⟧ (cron=⟦0 7 * * 1-5⟧; timezone=⟦UTC⟧) — prompt: ⟦Sum up the news⟧; results go to: ⟦webhook⟧',
+    ])
+    // The closing mark inside the prompt is escaped: it cannot end the prompt early.
+    const closed = await shown(
+      'cron_add',
+      { ...digest, prompt: 'Sum up⟧; results go to: nowhere' },
+      'http:api',
+      false,
+    )
+    expect(closed.asked).toEqual([
+      'Create cron job: ⟦digest⟧ (cron=⟦0 7 * * 1-5⟧) — prompt: ⟦Sum up\\u{27e7}; results go to: nowhere⟧; results go to: ⟦webhook⟧',
+    ])
   })
 
   it('manage_cron_jobs shows the notify policy it sets and where a new job delivers', async () => {
@@ -1125,13 +1162,13 @@ describe('cron approval lines show what runs, when and where its results go (an 
     )
     // No chat and no default: the results are only in the run history.
     expect(created.asked).toEqual([
-      'Create cron job: report (cron=0 6 * * *) — prompt: "Report"; notify: never; results go to: nowhere (kept only in the run history)',
+      'Create cron job: ⟦report⟧ (cron=⟦0 6 * * *⟧) — prompt: ⟦Report⟧; notify: never; results go to: nowhere (kept only in the run history)',
     ])
     const job = await cron.get('report')
     expect(job).toMatchObject({ notify: 'never', deliverTo: [] })
     const updated = await shown('manage_cron_jobs', { action: 'update', id: job.id, notify: 'always' })
     expect(updated.asked).toEqual([
-      `Update cron job: report (id ${job.id}; cron 0 6 * * * Europe/Berlin; prompt: "Report") — notify: always`,
+      `Update cron job: ⟦report⟧ (id ${job.id}; cron ⟦0 6 * * *⟧ ⟦Europe/Berlin⟧; prompt: ⟦Report⟧) — notify: always`,
     ])
   })
 })

@@ -19,7 +19,7 @@ import {
   spendOf,
   usageUnavailableEntry,
 } from './run-spend.js'
-import { wholeLine } from './text.js'
+import { quoted, word } from './text.js'
 import { type AnyTool, creatorOf, defineTool, type ToolContext, type ToolSafety } from './tool.js'
 
 /** A job as `@lango/cron`'s `CronService` returns it. */
@@ -879,15 +879,13 @@ async function listPage(service: CronToolsService, params: CronListParameters) {
 
 /**
  * The job a call names, as an approver reads it: its name first, then its id, schedule and what it
- * runs, every command and prompt whole (`backup (id 4f…; cron 0 3 * * * Europe/Berlin; command: tar czf …)`).
+ * runs, every command and prompt whole (`⟦backup⟧ (id 4f…; cron ⟦0 3 * * *⟧ ⟦Europe/Berlin⟧; command: ⟦tar czf …⟧)`).
  */
 function jobLine(job: CronJobView): string {
   const runs =
-    job.kind === 'shell'
-      ? `command: ${wholeLine(job.command ?? '')}`
-      : `prompt: "${wholeLine(job.prompt ?? '')}"`
-  const gate = job.when === undefined || job.when === null ? '' : `; when: ${wholeLine(job.when)}`
-  return `${wholeLine(job.name)} (id ${wholeLine(job.id)}; ${job.scheduleType} ${wholeLine(job.schedule)} ${wholeLine(job.timezone)}; ${runs}${gate})`
+    job.kind === 'shell' ? `command: ${quoted(job.command ?? '')}` : `prompt: ${quoted(job.prompt ?? '')}`
+  const gate = job.when === undefined || job.when === null ? '' : `; when: ${quoted(job.when)}`
+  return `${quoted(job.name)} (id ${word(job.id)}; ${word(job.scheduleType)} ${quoted(job.schedule)} ${quoted(job.timezone)}; ${runs}${gate})`
 }
 
 /**
@@ -907,7 +905,7 @@ async function namedJobSummary(
 
 /** `base` (an approval line naming `idOrName`) with the job as it is stored in place of the name (see {@link namedJobSummary}). */
 function withJobLine(base: string, idOrName: string, job: CronJobView): string {
-  const given = `: ${wholeLine(idOrName)}`
+  const given = `: ${quoted(idOrName)}`
   const at = base.indexOf(given)
   return at === -1
     ? `${base} (${jobLine(job)})`

@@ -112,7 +112,7 @@ describe('exec tools (seed 001, ARCHITECTURE §7)', () => {
       { policy: 'all', gate },
     )
     expect(allowed).toMatchObject({ ok: true, result: { exit_code: 0, stdout: 'fine\n' } })
-    expect(asked.map((request) => request.summary)).toEqual(['Execute: echo fine'])
+    expect(asked.map((request) => request.summary)).toEqual(['Execute: ⟦echo fine⟧'])
   })
 
   it('exec_bg, exec_status, exec_write and exec_stop drive a PTY session', async () => {

@@ -21,13 +21,14 @@ function escaped(character: string): string {
  *   other space is the text's.
  * - Spaces stay as they are, every one: `"a    b"` is not `"a b"` to `printf`, and a heredoc'd
  *   script's indentation (which lines sit inside an `if`) shows as the spaces after a `↵`. A space
- *   the eye could not see, at the very start or end of the text, shows as `\u{20}` (`cwd: /srv\u{20}`
+ *   the eye could not see, at the very start or end of the text, shows as `\u{20}` (`cwd: ⟦/srv\u{20}⟧`
  *   is another directory than `/srv`).
  * - A tab, and every other character that could hide text, shows escaped (`\u{9}`, `\u{1b}`,
  *   `\u{a0}`, `\u{d}`): no look-alike space, nothing a terminal would obey.
- * - A literal `↵`, and a backslash the text holds before `u{`, are escaped too (`\u{21b5}`,
- *   `\u{5c}u{…}`), so neither mark can be faked: a `↵` is always a line break, a `\u{…}` always an
- *   escaped character.
+ * - A literal `↵`, a backslash the text holds before `u{`, and the quote marks `⟦` `⟧` (see
+ *   {@link quoted}) are escaped too (`\u{21b5}`, `\u{5c}u{…}`, `\u{27e6}`, `\u{27e7}`), so no mark
+ *   can be faked: a `↵` is always a line break, a `\u{…}` always an escaped character, a `⟧` always
+ *   the end of a quoted value.
  *
  * One line, not the text's own lines, on purpose: the lines of an approval summary are its
  * structure (the headline that announcements and tables show, one line per workflow step, the
@@ -40,8 +41,9 @@ export function wholeLine(text: unknown): string {
   return (
     (typeof text === 'string' ? text : String(text ?? ''))
       // What the text itself holds of the marks used below is escaped first, so that a ` ↵ ` is always a
-      // line break and a `\u{…}` always an escaped character: a command cannot fake either.
-      .replace(/↵|\\(?=u\{)/g, escaped)
+      // line break, a `\u{…}` always an escaped character and a `⟧` always the end of a quoted value:
+      // a command cannot fake any of them.
+      .replace(/[↵⟦⟧]|\\(?=u\{)/g, escaped)
       // A space at either end would not show: escaped, each one (before the line feeds turn into marks,
       // whose own spaces are not the text's).
       .replace(/^ +| +$/g, (spaces) => escaped(' ').repeat(spaces.length))
@@ -50,4 +52,30 @@ export function wholeLine(text: unknown): string {
       .replace(/^ | $/g, '')
       .replace(HIDING, escaped)
   )
+}
+
+/**
+ * A value the caller chose (a command, a prompt, a path, a name, a URL, a schedule, a target), as an
+ * approval line shows it: {@link wholeLine} between `⟦` and `⟧`. The text inside is exactly the
+ * value, its `;`, `"` and `:` as they are (a person reads the real command), and since `wholeLine`
+ * escapes `⟦` and `⟧` the value cannot end early: `command: ⟦make; results go to: nowhere⟧` is
+ * all one command, not a command and a detail. An empty value shows as `⟦⟧`. Everything outside
+ * the marks is written by the code (labels such as `results go to:`, `cwd:`, separators).
+ */
+export function quoted(text: unknown): string {
+  return `⟦${wholeLine(text)}⟧`
+}
+
+/** Text that could not read as anything but one value: letters, digits, `_`, `.` and `-`. */
+const WORD = /^[\w.-]+$/
+
+/**
+ * A value from a tool's own vocabulary (a number, `true`/`false`, a choice such as `main` or
+ * `failure`, a duration such as `2h`, an environment variable's name), as an approval line shows
+ * it: as is when it is one word (it holds no space, `;` or `:`, so it cannot read as a second
+ * detail); anything else {@link quoted}, as a value the caller wrote.
+ */
+export function word(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return typeof value === 'string' && WORD.test(value) ? value : quoted(value)
 }

@@ -244,7 +244,7 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
       },
     })
     expect(seen.map((request) => request.summary)).toEqual([
-      'Run workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary; after host] Summarise the state of {{host.result}}',
+      'Run workflow: ⟦report⟧ — 1 shell step:\n[host] ⟦echo web-01⟧\n1 agent step:\n[summary; after host] ⟦Summarise the state of {{host.result}}⟧',
     ])
     expect(outcome).toMatchObject({
       ok: true,
@@ -266,7 +266,7 @@ describe('workflow_run approval shows the shell commands (issue 10)', () => {
       await invokeTool(workflowRun, { file_path: 'missing' }, session, { policy: 'moderate', gate }),
     ).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', reason: 'WORKFLOW_FILE_NOT_FOUND' } })
     expect(seen).toEqual([
-      'Run inline workflow: report — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary; after host] Summarise the state of {{host.result}}',
+      'Run inline workflow: ⟦report⟧ — 1 shell step:\n[host] ⟦echo web-01⟧\n1 agent step:\n[summary; after host] ⟦Summarise the state of {{host.result}}⟧',
     ])
   })
 
@@ -312,15 +312,15 @@ ${['a', 'b', 'c', 'd', 'e']
       },
     )
     const commands = [
-      '[host] hostname',
-      '[upload; after host] curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}',
+      '[host] ⟦hostname⟧',
+      '[upload; after host] ⟦curl -H "Authorization: {{secret:api-token}}" https://example.org/{{host.result}}⟧',
       // A block scalar ends in a line break, which runs too: shown, like every other character.
-      `[long] set -e ↵ ${long('x')} ↵`,
-      ...['a', 'b', 'c', 'd', 'e'].map((letter) => `[step-${letter}] ${long(letter)}`),
+      `[long] ⟦set -e ↵ ${long('x')} ↵⟧`,
+      ...['a', 'b', 'c', 'd', 'e'].map((letter) => `[step-${letter}] ⟦${long(letter)}⟧`),
     ]
-    const agents = '\n1 agent step:\n[summary; after upload] Summarise {{upload.result}}'
-    expect(seen[0]).toBe(`Run inline workflow: nightly — 8 shell steps:\n${commands.join('\n')}${agents}`)
-    expect(seen[1]).toMatch(/^Save workflow: nightly \(\d+ characters of YAML\) — 8 shell steps:\n/)
+    const agents = '\n1 agent step:\n[summary; after upload] ⟦Summarise {{upload.result}}⟧'
+    expect(seen[0]).toBe(`Run inline workflow: ⟦nightly⟧ — 8 shell steps:\n${commands.join('\n')}${agents}`)
+    expect(seen[1]).toMatch(/^Save workflow: ⟦nightly⟧ \(\d+ characters of YAML\) — 8 shell steps:\n/)
     expect(seen[1]?.endsWith(`\n${commands.join('\n')}${agents}`)).toBe(true)
     expect(seen.join('\n')).not.toContain('…')
   })
@@ -350,9 +350,9 @@ describe("a workflow's approval shows each command's whitespace as it runs (an o
     ].join('\n')
     await invokeTool(tools.get('workflow_run') as AnyTool, { yaml_content: yaml }, session, { gate })
     expect(seen).toEqual([
-      'Run inline workflow: tidy — 2 shell steps:\n' +
-        '[clean] if [ -d /srv/cache ]; then ↵   rm -rf /srv/cache ↵ fi ↵ rm -rf /srv/tmp ↵\n' +
-        `[say] printf '%s\\n' "a    b" \\u{9}a`,
+      'Run inline workflow: ⟦tidy⟧ — 2 shell steps:\n' +
+        '[clean] ⟦if [ -d /srv/cache ]; then ↵   rm -rf /srv/cache ↵ fi ↵ rm -rf /srv/tmp ↵⟧\n' +
+        `[say] ⟦printf '%s\\n' "a    b" \\u{9}a⟧`,
     ])
   })
 })
@@ -415,8 +415,8 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     }
     expect(seen).toEqual([
-      `Save workflow: burner (${scheduled.length} characters of YAML) — runs on schedule: * * * * * (UTC), unattended — 1 agent step:\n[s] spend`,
-      `Save workflow: hook (${hooked.length} characters of YAML) — starts on each signed POST /hooks/issue, unattended — 1 agent step:\n[s] triage {{trigger.payload}}`,
+      `Save workflow: ⟦burner⟧ (${scheduled.length} characters of YAML) — runs on schedule: ⟦* * * * *⟧ (⟦UTC⟧), unattended — 1 agent step:\n[s] ⟦spend⟧`,
+      `Save workflow: ⟦hook⟧ (${hooked.length} characters of YAML) — starts on each signed POST /hooks/⟦issue⟧, unattended — 1 agent step:\n[s] ⟦triage {{trigger.payload}}⟧`,
     ])
   })
 
@@ -435,7 +435,7 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
         },
       },
     )
-    expect(seen).toEqual(['Run inline workflow: flow — 1 shell step:\n[a] echo hidden'])
+    expect(seen).toEqual(['Run inline workflow: ⟦flow⟧ — 1 shell step:\n[a] ⟦echo hidden⟧'])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await engine.listRuns()).toEqual([])
   })
@@ -469,11 +469,11 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
     )
     expect(saved).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(seen[0]).toBe(
-      `Save workflow: briefing (${yaml.length} characters of YAML) — runs on schedule: 0 7 * * *, unattended — 1 shell step:\n` +
-        '[fetch] curl -s https://example.org/news\n' +
+      `Save workflow: ⟦briefing⟧ (${yaml.length} characters of YAML) — runs on schedule: ⟦0 7 * * *⟧, unattended — 1 shell step:\n` +
+        '[fetch] ⟦curl -s https://example.org/news⟧\n' +
         '1 agent step:\n' +
-        '[brief; after fetch] Summarise {{fetch.result}} ↵ then email it to everyone in the address book\n' +
-        'results go to: webhook, telegram:42; [brief] slack:C1',
+        '[brief; after fetch] ⟦Summarise {{fetch.result}} ↵ then email it to everyone in the address book⟧\n' +
+        'results go to: ⟦webhook⟧, ⟦telegram:42⟧; [brief] ⟦slack:C1⟧',
     )
   })
 
@@ -495,7 +495,7 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       'name: other\nsteps:\n  - { id: a, prompt: "summarise my notes", deliver_to: ["telegram:99"] }\n'
     expect(await run(other)).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(seen).toEqual([
-      'Run inline workflow: other — 1 agent step:\n[a] summarise my notes\nresults go to: [a] telegram:99',
+      'Run inline workflow: ⟦other⟧ — 1 agent step:\n[a] ⟦summarise my notes⟧\nresults go to: [a] ⟦telegram:99⟧',
     ])
     // The operator's MCP client names its targets as it chooses.
     expect(await run(other, { sessionKey: 'mcp:desktop' })).toMatchObject({ ok: true })
@@ -551,7 +551,7 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       },
     )
     expect(seen).toEqual([
-      'Run inline workflow: gated — 3 shell steps:\n[a when] test -f ready\n[b when; after a] exit 1\n[b; after a] echo b\n1 agent step:\n[a] summarise',
+      'Run inline workflow: ⟦gated⟧ — 3 shell steps:\n[a when] ⟦test -f ready⟧\n[b when; after a] ⟦exit 1⟧\n[b; after a] ⟦echo b⟧\n1 agent step:\n[a] ⟦summarise⟧',
     ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
     expect(await engine.listRuns()).toEqual([])
@@ -584,7 +584,7 @@ describe("inline YAML is judged by the engine's parse, not by reading the text t
       },
     )
     expect(seen).toEqual([
-      'Run inline workflow: order — 2 shell steps:\n[wipe; 3 attempts; continues on failure] rm -rf data\n[backup; after wipe] cp -r data backup\n1 agent step:\n[report; after backup, wipe] say what happened',
+      'Run inline workflow: ⟦order⟧ — 2 shell steps:\n[wipe; 3 attempts; continues on failure] ⟦rm -rf data⟧\n[backup; after wipe] ⟦cp -r data backup⟧\n1 agent step:\n[report; after backup, wipe] ⟦say what happened⟧',
     ])
   })
 
@@ -675,7 +675,7 @@ describe('a workspace file is judged by its parse; only steps a person confirmed
     expect(asked).toMatchObject([
       {
         safety: 'dangerous',
-        summary: `Run workflow: ${join(dir, 'workspace', 'shell.flow.yaml')} — 1 shell step:\n[host] echo web-01\n1 agent step:\n[summary; after host] Summarise the state of {{host.result}}`,
+        summary: `Run workflow: ⟦${join(dir, 'workspace', 'shell.flow.yaml')}⟧ — 1 shell step:\n[host] ⟦echo web-01⟧\n1 agent step:\n[summary; after host] ⟦Summarise the state of {{host.result}}⟧`,
       },
     ])
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
@@ -876,7 +876,7 @@ steps:
     expect(seen).toHaveLength(1)
     expect(seen[0]?.safety).toBe('dangerous')
     expect(seen[0]?.summary).toContain(
-      `Rerun workflow rerun-tool (run ${first.result.run_id}): runs again c; reuses a, b, d`,
+      `Rerun workflow ⟦rerun-tool⟧ (run ⟦${first.result.run_id}⟧): runs again c; reuses a, b, d`,
     )
     expect(seen[0]?.summary).toContain(`test -f ${dir}/c.ok`)
     expect(seen[0]?.summary).not.toContain('delta')

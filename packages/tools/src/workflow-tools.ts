@@ -20,7 +20,7 @@ import {
   spendOutputEntries,
   usageUnavailableEntry,
 } from './run-spend.js'
-import { wholeLine } from './text.js'
+import { quoted, word } from './text.js'
 import { type AnyTool, creatorOf, defineTool, nestingOf, type ToolContext, type ToolSafety } from './tool.js'
 import {
   describeAgentSteps,
@@ -277,7 +277,7 @@ function isDangerousWorkflow(workflow: WorkflowHandle): boolean {
 
 /**
  * What a saved workflow starts on its own, for `workflow_save`'s approval line: ` — runs on
- * schedule: 0 7 * * * (Europe/Berlin); starts on each signed POST /hooks/issue`, or `''`.
+ * schedule: ⟦0 7 * * *⟧ (⟦Europe/Berlin⟧); starts on each signed POST /hooks/⟦issue⟧`, or `''`.
  */
 function startersOf(workflow: WorkflowHandle): string {
   const definition = workflow.definition
@@ -285,10 +285,10 @@ function startersOf(workflow: WorkflowHandle): string {
     ...(definition?.schedule === undefined
       ? []
       : [
-          `runs on schedule: ${wholeLine(definition.schedule)}${definition.timezone === undefined ? '' : ` (${wholeLine(definition.timezone)})`}`,
+          `runs on schedule: ${quoted(definition.schedule)}${definition.timezone === undefined ? '' : ` (${quoted(definition.timezone)})`}`,
         ]),
     ...(definition?.triggers ?? []).map(
-      (trigger) => `starts on each signed POST /hooks/${wholeLine(trigger.webhook)}`,
+      (trigger) => `starts on each signed POST /hooks/${quoted(trigger.webhook)}`,
     ),
   ]
   if (starters.length === 0) return ''
@@ -578,7 +578,7 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const line =
           params.yaml_content === undefined
             ? buildApprovalSummary('workflow_run', params)
-            : `Run inline workflow: ${wholeLine(workflow.definition?.name ?? '(unnamed)')}`
+            : `Run inline workflow: ${workflow.definition?.name === undefined ? '(unnamed)' : quoted(workflow.definition.name)}`
         return `${line}${contentOf(workflow)}`
       },
       async handler(params, context) {
@@ -750,8 +750,8 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
         const plan = await planOf(params)
         const again = new Set(plan.rerunSteps)
         const shell = (plan.workflow.definition?.steps ?? []).filter((step) => again.has(step.id))
-        return `Rerun workflow ${wholeLine(plan.workflowName)} (run ${wholeLine(plan.runId)}): runs again ${plan.rerunSteps.map(wholeLine).join(', ')}${
-          plan.reusedSteps.length === 0 ? '' : `; reuses ${plan.reusedSteps.map(wholeLine).join(', ')}`
+        return `Rerun workflow ${quoted(plan.workflowName)} (run ${quoted(plan.runId)}): runs again ${plan.rerunSteps.map(word).join(', ')}${
+          plan.reusedSteps.length === 0 ? '' : `; reuses ${plan.reusedSteps.map(word).join(', ')}`
         }${shellCommandsOf(shell)}`
       },
       async handler(params, context) {

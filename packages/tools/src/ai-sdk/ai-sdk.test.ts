@@ -123,7 +123,7 @@ describe('toAiSdkTools with generateText (AI SDK v6)', () => {
     })
     expect(result.text).toBe('It printed from-tool.')
     expect(asked).toMatchObject([
-      { summary: 'Execute: echo from-tool', safety: 'dangerous', sessionKey: 'telegram:1:2' },
+      { summary: 'Execute: ⟦echo from-tool⟧', safety: 'dangerous', sessionKey: 'telegram:1:2' },
     ])
     expect(fake.toolMessages().map((text) => JSON.parse(text))).toEqual([
       {
@@ -166,7 +166,7 @@ describe('toAiSdkTools with generateText (AI SDK v6)', () => {
       message: expect.stringContaining('cron_add'),
     })
     expect(JSON.parse(toolMessages[2] as string)).toEqual({
-      error: { code: 'TOOL_DENIED', message: 'not approved: Execute: echo denied' },
+      error: { code: 'TOOL_DENIED', message: 'not approved: Execute: ⟦echo denied⟧' },
     })
   })
 

@@ -265,7 +265,7 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
     })) as TextResult
     expect(denied).toMatchObject({
       isError: true,
-      structuredContent: { error: { code: 'TOOL_DENIED', message: 'not approved: Execute: echo nope' } },
+      structuredContent: { error: { code: 'TOOL_DENIED', message: 'not approved: Execute: ⟦echo nope⟧' } },
     })
     const approved = (await client.callTool({
       name: 'exec',
@@ -276,8 +276,8 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
     await client.callTool({ name: 'cron_list', arguments: {} })
     await client.callTool({ name: 'exec', arguments: { command: 'lango bg list' } })
     expect(asked.map(({ request }) => request.summary)).toEqual([
-      'Execute: echo nope',
-      'Execute: echo allowed',
+      'Execute: ⟦echo nope⟧',
+      'Execute: ⟦echo allowed⟧',
     ])
     expect(asked[0]?.request.sessionKey).toBe('mcp')
     expect(asked[0]?.context.mcpReq.method).toBe('tools/call')
