@@ -82,7 +82,7 @@ beforeEach(async () => {
     prompt: 'Summarise the day.',
   })
   // The approval line names the job whole: id, schedule and prompt.
-  removeSummary = `Remove cron job and its history: nightly (id ${job.id}; cron 0 3 * * * UTC; prompt: "Summarise the day.")`
+  removeSummary = `Remove cron job and its history: ⟦nightly⟧ (id ${job.id}; cron ⟦0 3 * * *⟧ ⟦UTC⟧; prompt: ⟦Summarise the day.⟧)`
   model = await startFakeOpenAI()
 })
 
@@ -276,7 +276,7 @@ describe('unattended runs', () => {
     expect(result).toContain('Scheduling is not allowed here.')
     expect(result).toContain('Refused in this unattended run (1):')
     expect(result).toContain(
-      '- cron_add: Create cron job: daily-report (cron=0 8 * * *) — prompt: "Report." — unattended runs cannot create or change cron jobs (approvals.unattended.allow_cron_create)',
+      '- cron_add: Create cron job: ⟦daily-report⟧ (cron=⟦0 8 * * *⟧) — prompt: ⟦Report.⟧ — unattended runs cannot create or change cron jobs (approvals.unattended.allow_cron_create)',
     )
     expect(await jobNames()).toEqual(['nightly'])
     expect(toolResultOf(1).error?.message).toMatch(

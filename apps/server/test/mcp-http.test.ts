@@ -423,7 +423,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
             code: 'SERVER_APPROVAL_PENDING',
             message: expect.stringContaining('lango approvals approve'),
           },
-          approval: { status: 'pending', tool: 'exec', summary: 'Execute: echo approved-run' },
+          approval: { status: 'pending', tool: 'exec', summary: 'Execute: ⟦echo approved-run⟧' },
         },
       })
       const id = approvalIdOf(first)
@@ -534,7 +534,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
       const ran = await accepting.call('exec', { command: 'echo elicited' })
       expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'elicited\n' })
       expect(accepting.asked).toHaveLength(1)
-      expect(accepting.asked[0]).toContain('Execute: echo elicited')
+      expect(accepting.asked[0]).toContain('Execute: ⟦echo elicited⟧')
     } finally {
       await accepting.client.close()
     }
@@ -553,7 +553,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
     }
     expect(
       (await server.app.approvals.list({ status: 'pending' })).map((approval) => approval.summary),
-    ).not.toContain('Execute: echo elicited')
+    ).not.toContain('Execute: ⟦echo elicited⟧')
   })
 
   // An outside probe: one accepted form, sent again with the same requestState, ran the call every
@@ -591,7 +591,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
     const state = asked.requestState
     expect(typeof state).toBe('string')
     const [pending] = await server.app.approvals.list({ status: 'pending' })
-    expect(pending).toMatchObject({ tool: 'exec', summary: `Execute: echo replayed >> ${marker}` })
+    expect(pending).toMatchObject({ tool: 'exec', summary: `Execute: ⟦echo replayed >> ${marker}⟧` })
 
     const accept = { inputResponses: { lango_approval: { action: 'accept', content: { approve: true } } } }
     const ran = await modern({ ...accept, requestState: state })
@@ -630,9 +630,9 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
         config: { command: cronCommand },
       })
       expect(declining.asked).toEqual([
-        `Approve this dangerous call of exec?\nExecute: ${command}`,
-        `Approve this dangerous call of workflow_run?\nRun inline workflow: five-long-steps — 5 shell steps:\n${steps.map((step, index) => `[s${index + 1}] ${step}`).join('\n')}`,
-        `Approve this dangerous call of manage_cron_jobs?\nCreate cron job: whole-over-mcp (cron=0 3 * * *) — command: ${cronCommand}; results go to: nowhere (kept only in the run history)`,
+        `Approve this dangerous call of exec?\nExecute: ⟦${command}⟧`,
+        `Approve this dangerous call of workflow_run?\nRun inline workflow: ⟦five-long-steps⟧ — 5 shell steps:\n${steps.map((step, index) => `[s${index + 1}] ⟦${step}⟧`).join('\n')}`,
+        `Approve this dangerous call of manage_cron_jobs?\nCreate cron job: ⟦whole-over-mcp⟧ (cron=⟦0 3 * * *⟧) — command: ⟦${cronCommand}⟧; results go to: nowhere (kept only in the run history)`,
       ])
     } finally {
       await declining.client.close()

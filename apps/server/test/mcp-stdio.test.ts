@@ -290,7 +290,7 @@ describe('lango mcp with approvals.mcp_policy: dangerous', () => {
     expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'approved-over-stdio\n' })
     expect(existsSync(join(lango.home, 'made-once-approved'))).toBe(true)
     expect(asked).toHaveLength(1)
-    expect(asked[0]).toContain('Execute: echo approved-over-stdio')
+    expect(asked[0]).toContain('Execute: ⟦echo approved-over-stdio; touch made-once-approved⟧')
     const denied = await lango.call('exec', { command: 'touch never-made' })
     expect(denied).toMatchObject({
       isError: true,
@@ -317,7 +317,7 @@ describe('lango mcp with approvals.mcp_policy: dangerous', () => {
           code: 'SERVER_APPROVAL_PENDING',
           message: expect.stringContaining('lango approvals approve'),
         },
-        approval: { status: 'pending', tool: 'exec', summary: 'Execute: echo never' },
+        approval: { status: 'pending', tool: 'exec', summary: 'Execute: ⟦echo never⟧' },
       },
     })
     expect((await lango.call('cron_list', {})).isError).toBeFalsy()
@@ -426,7 +426,7 @@ describe('lango mcp with a client that negotiates the 2026-07-28 protocol', () =
         arguments: { command: 'echo modern' },
       })) as ToolResult
       expect(ran.structuredContent).toMatchObject({ exit_code: 0, stdout: 'modern\n' })
-      expect(asked).toEqual([expect.stringContaining('Execute: echo modern')])
+      expect(asked).toEqual([expect.stringContaining('Execute: ⟦echo modern⟧')])
     } finally {
       await client.close()
       await rm(home, { recursive: true, force: true })

@@ -157,7 +157,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         ).toBe(`approve:${first}`)
         await enabled(approveFirst)
         await page.keyboard.press('Enter')
-        expect(await announced(page, /^(Approved|Not )/)).toBe('Approved: Execute: echo ui-keys-a')
+        expect(await announced(page, /^(Approved|Not )/)).toBe('Approved: Execute: ⟦echo ui-keys-a⟧')
         expect(await statusOf(first)).toBe('approved')
         expect(await statusOf(second)).toBe('pending')
         expect(errors).toEqual([])
@@ -178,7 +178,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         await server.request(`/api/approvals/${id}`, { json: { decision: 'deny' } })
         await approve.click()
         expect(await announced(page, /^(Approved|Not )/)).toBe(
-          'Not approved: Execute: echo ui-decided-elsewhere (it was already decided: denied)',
+          'Not approved: Execute: ⟦echo ui-decided-elsewhere⟧ (it was already decided: denied)',
         )
         expect(await statusOf(id)).toBe('denied')
         expect(errors).toEqual([])

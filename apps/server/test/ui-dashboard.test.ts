@@ -347,7 +347,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           const pending = await json(asked)
           const card = page.locator(`li[data-approval="${pending.approval_id}"]`)
           await card.waitFor()
-          expect(await card.textContent()).toContain('Execute: echo approved-in-ui')
+          expect(await card.textContent()).toContain('Execute: ⟦echo approved-in-ui⟧')
           await screenshot(page, 'approvals')
 
           await card.getByRole('button', { name: 'Approve' }).click()
@@ -358,7 +358,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(done).toMatchObject({ status: 'approved', outcome: { ok: true, result: { exit_code: 0 } } })
           await page.getByText('Nothing is waiting for approval.').waitFor()
           expect(await page.locator('#announcer').textContent()).toContain(
-            'Approved: Execute: echo approved-in-ui',
+            'Approved: Execute: ⟦echo approved-in-ui⟧',
           )
 
           // And a denial, of a command whose end hides behind 300 harmless characters: the card
@@ -368,7 +368,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           const secondCard = page.locator(`li[data-approval="${second.approval_id}"]`)
           const summary = secondCard.locator('pre.summary')
           await summary.waitFor()
-          expect(await summary.textContent()).toBe(`Execute: ${command}`)
+          expect(await summary.textContent()).toBe(`Execute: ⟦${command}⟧`)
           expect(
             await summary.evaluate(
               (element) =>

@@ -61,7 +61,7 @@ beforeAll(async () => {
   })
   expect(added.status).toBe(202)
   const pending = (await added.json()) as Json
-  expect(pending.summary).toContain('webhook hook: push (each signed POST /hooks/push starts a run)')
+  expect(pending.summary).toContain('webhook hook: ⟦push⟧ (each signed POST /hooks/⟦push⟧ starts a run)')
   const answered = await server.request(`/api/approvals/${pending.approval_id}`, {
     json: { decision: 'approve' },
   })
