@@ -91,6 +91,17 @@ describe('run: timeouts and process groups', () => {
   })
 })
 
+describe('run: stripAnsi', () => {
+  it('removes colour and cursor codes from stdout and stderr when asked, and keeps them otherwise', async () => {
+    const command = "printf '\\033[31mred\\033[0m\\n'; printf '\\033[1mbold\\033[0m\\n' >&2"
+    const stripped = await run(command, { stripAnsi: true })
+    expect(stripped.stdout).toBe('red\n')
+    expect(stripped.stderr).toBe('bold\n')
+    const kept = await run(command)
+    expect(kept.stdout).toBe('\u001b[31mred\u001b[0m\n')
+  })
+})
+
 describe('run: cancellation', () => {
   it('throws signal.reason unchanged when aborted before start, without spawning', async () => {
     const marker = join(dir.path, 'ran')

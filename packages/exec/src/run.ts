@@ -16,6 +16,11 @@ const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
 
 /** Options for {@link run}. */
 export interface RunOptions extends SpawnOptions {
+  /**
+   * Remove ANSI escape sequences from `stdout` and `stderr` (default false), as `runWithPty` does:
+   * for a program that colours its output whatever it writes to (`ls --color=always`).
+   */
+  readonly stripAnsi?: boolean
   /** Kill the whole process group after this long (default 30 s). */
   readonly timeoutMs?: number
   /** Time between SIGTERM and SIGKILL of the process group (default 2 s). */
@@ -91,6 +96,7 @@ export const RUN_OPTION_KEYS = [
   'input',
   'logger',
   'limiter',
+  'stripAnsi',
 ] as const
 
 const checkRunKeys = refuseUnknownKeys('run options', RUN_OPTION_KEYS)
@@ -144,9 +150,9 @@ class StreamSink {
   readonly #decoder: StringDecoder | undefined
   readonly #redactor: StreamRedactor | undefined
 
-  constructor(maxBytes: number, redactor: Redactor) {
+  constructor(maxBytes: number, redactor: Redactor, stripAnsi: boolean | undefined) {
     this.capture = new HeadTailCapture(maxBytes)
-    this.#redactor = streamRedactorFor(redactor)
+    this.#redactor = streamRedactorFor(redactor, { stripAnsi })
     if (this.#redactor !== undefined) this.#decoder = new StringDecoder('utf8')
   }
 
@@ -202,8 +208,8 @@ export async function run(command: string, options: RunOptions = {}): Promise<Ru
     prepared.release()
     throw error
   }
-  const stdout = new StreamSink(maxOutputBytes, prepared.redactor)
-  const stderr = new StreamSink(maxOutputBytes, prepared.redactor)
+  const stdout = new StreamSink(maxOutputBytes, prepared.redactor, options.stripAnsi)
+  const stderr = new StreamSink(maxOutputBytes, prepared.redactor, options.stripAnsi)
   child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
   if (options.input !== undefined && child.stdin !== null) {

@@ -1,6 +1,6 @@
 import type { BackgroundManager } from '@lango/background'
 import type { CronService } from '@lango/cron'
-import { blockLangoExec, type ProcessRegistry, run, stripAnsi } from '@lango/exec'
+import { blockLangoExec, type ProcessRegistry, run } from '@lango/exec'
 import { runWithPty } from '@lango/exec/pty'
 import {
   type AnyTool,
@@ -105,13 +105,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
   return [
     ...createExecTools({
       backend: {
-        // `run` takes no `stripAnsi` (it refuses keys it does not know): the codes come off here.
-        run: async (command, { stripAnsi: strip, ...options }) => {
-          const result = await run(command, { ...exec.defaults, ...options })
-          return strip === true
-            ? { ...result, stdout: stripAnsi(result.stdout), stderr: stripAnsi(result.stderr) }
-            : result
-        },
+        run: (command, options) => run(command, { ...exec.defaults, ...options }),
         runWithPty: (command, options) => runWithPty(command, { ...exec.defaults, ...options }),
         registry: exec.processes,
         blockLangoExec,

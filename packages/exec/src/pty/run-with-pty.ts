@@ -41,7 +41,6 @@ const checkPtyRunKeys = refuseUnknownKeys('runWithPty options', [
   ...RUN_OPTION_KEYS,
   'cols',
   'rows',
-  'stripAnsi',
   'driver',
 ])
 
