@@ -506,7 +506,7 @@ function processBehaviour(backend: () => Backend | undefined) {
       error: {
         code: 'TOOL_DENIED',
         message: expect.stringMatching(
-          /^not run, nobody was asked: 2 approvals are already waiting from mcp.*: Execute: echo one more$/,
+          /^not run, nobody was asked: 2 approvals are already waiting from mcp.*: Execute: ⟦echo one more⟧$/,
         ),
       },
     })
