@@ -1,0 +1,3 @@
+import { langoProject } from '@lango/vitest-config'
+
+export default langoProject({ name: 'option-keys' })
