@@ -958,7 +958,7 @@ describe('lango doctor', () => {
     }
   })
 
-  it('warns about an instance on the database that stopped answering (killed without deregistering)', async () => {
+  it('warns about a server on the database that stopped answering (killed without deregistering), after the running server removed it', async () => {
     const database = new Database(join(home as string, 'lango.db'))
     database.pragma('busy_timeout = 5000')
     database
@@ -967,12 +967,31 @@ describe('lango doctor', () => {
       )
       .run('gone', 'old-host', 4242, '0.1.0', 1, 1)
     try {
+      // The running server takes it for dead at its next heartbeat and removes its row.
+      await waitFor(() => database.prepare("select 1 from instances where id = 'gone'").get() === undefined, {
+        what: 'the running server to remove the dead instance',
+      })
+      const listed = (await (await fetch(`${url}/api/instances`)).json()) as {
+        instances: { id: string }[]
+        lost: { id: string; host: string; pid: number; heartbeat_at: string; found_at: string }[]
+      }
+      expect(listed.instances.map((instance) => instance.id)).not.toContain('gone')
+      expect(listed.lost).toEqual([
+        expect.objectContaining({
+          id: 'gone',
+          host: 'old-host',
+          pid: 4242,
+          heartbeat_at: new Date(1).toISOString(),
+        }),
+      ])
       type Report = { checks: { name: string; status: string; message: string; fix?: string }[] }
       const report = await json<Report>(['doctor'])
       expect(report.data.checks.find((check) => check.name === 'server')).toMatchObject({
         status: 'warn',
-        message: expect.stringContaining('2 instances on its database, 1 not answering (old-host:4242)'),
-        fix: expect.stringContaining('next server to start removes it'),
+        message: expect.stringContaining(
+          `1 instance on its database, 1 taken for dead in the last day (old-host:4242 at ${listed.lost[0]?.found_at})`,
+        ),
+        fix: expect.stringContaining("find why in its host's log"),
       })
     } finally {
       database.prepare("delete from instances where id = 'gone'").run()

@@ -171,4 +171,45 @@ describe('InstanceRegistry', () => {
     await Promise.all([stalled.stop(), ...survivors.map((survivor) => survivor.stop())])
     await db.destroy()
   })
+  it('keeps the servers it took for dead for a day, the last 20, for /api/instances and lango doctor', async () => {
+    const db = await database()
+    let now = 1_000_000_000
+    const registry = new InstanceRegistry(db, {
+      id: 'self',
+      host: 'h',
+      pid: 1,
+      version: '0.1.0',
+      logger: silentLogger,
+      heartbeatMs: 5_000,
+      now: () => now,
+    })
+    // 25 servers dead long ago: the start removes them all, and the list keeps the newest 20.
+    for (let index = 0; index < 25; index++)
+      await db
+        .insertInto('instances')
+        .values({
+          id: `dead-${index}`,
+          host: 'old',
+          pid: index,
+          version: '0.1.0',
+          started_at: 1,
+          heartbeat_at: 1,
+        })
+        .execute()
+    await registry.start()
+    expect(registry.recentlyLost().map((instance) => instance.id)).toEqual(
+      Array.from({ length: 20 }, (_, index) => `dead-${index + 5}`),
+    )
+    expect(registry.recentlyLost()[0]).toMatchObject({
+      host: 'old',
+      heartbeatAt: 1,
+      leaseMs: 15_000,
+      foundAt: now,
+    })
+    // A day later they are no longer recent.
+    now += 24 * 60 * 60_000 + 1
+    expect(registry.recentlyLost()).toEqual([])
+    await registry.stop()
+    await db.destroy()
+  })
 })

@@ -53,6 +53,9 @@ export interface LostInstance {
   readonly foundAt: number
 }
 
+/** How many lost servers {@link InstanceRegistry.recentlyLost} keeps. */
+const RECENTLY_LOST_KEPT = 20
+
 /** What one heartbeat found: written, or refused with the database's reason. */
 export type HeartbeatOutcome =
   | { readonly written: true }
@@ -96,6 +99,8 @@ export class InstanceRegistry<DB = ClusterDatabase> {
   readonly #lostListeners = new Set<(lost: readonly LostInstance[]) => void>()
   /** When this instance started (its row's `started_at`, written again if it must register again). */
   #startedAt = 0
+  /** The servers this one took for dead, newest last; at most {@link RECENTLY_LOST_KEPT}. */
+  readonly #recentlyLost: LostInstance[] = []
 
   /** Takes the host's handle as it is (any tables besides `instances`). */
   constructor(db: Kysely<DB>, options: InstanceRegistryOptions) {
@@ -202,8 +207,19 @@ export class InstanceRegistry<DB = ClusterDatabase> {
     return () => this.#lostListeners.delete(listener)
   }
 
+  /**
+   * The servers this one took for dead (and removed) within the last `withinMs` (default a day),
+   * oldest first, at most the last 20: what `lango doctor` warns about once their rows are gone.
+   */
+  recentlyLost(withinMs = 24 * 60 * 60_000): readonly LostInstance[] {
+    const since = this.#now() - withinMs
+    return this.#recentlyLost.filter((instance) => instance.foundAt >= since)
+  }
+
   #lost(lost: readonly LostInstance[]): void {
     if (lost.length === 0) return
+    this.#recentlyLost.push(...lost)
+    this.#recentlyLost.splice(0, Math.max(0, this.#recentlyLost.length - RECENTLY_LOST_KEPT))
     this.#options.logger.warn('servers on this database taken for dead (no heartbeat within their lease)', {
       instances: lost.map((instance) => ({ id: instance.id, host: instance.host, pid: instance.pid })),
     })

@@ -32,10 +32,13 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
           lease_ms?: number | null
         }[]
         leases?: { name: string; owner: string; expires_at: string }[]
+        /** Servers this one took for dead in the last day (absent from servers before this field). */
+        lost?: { host: string; pid: number; found_at: string }[]
       }>('/api/instances', { timeoutMs: NETWORK_TIMEOUT_MS })
       .catch(() => undefined)
     const instances = cluster?.instances ?? []
     const silent = instances.filter((instance) => !instance.alive)
+    const lost = cluster?.lost ?? []
     const mixed = mixedLeases(instances)
     const clusterLine =
       cluster === undefined
@@ -44,11 +47,22 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
             silent.length === 0
               ? ''
               : `, ${silent.length} not answering (${silent.map((instance) => `${instance.host}:${instance.pid}`).join(', ')})`
+          }${
+            lost.length === 0
+              ? ''
+              : `, ${lost.length} taken for dead in the last day (${lost.map((instance) => `${instance.host}:${instance.pid} at ${instance.found_at}`).join(', ')})`
           }${mixed === undefined ? '' : `, with different cluster.lease values (${mixed})`}${leaseLine(cluster.leases ?? [])}`
     const fixes = [
       ...(silent.length === 0
         ? []
-        : ['an instance stopped without deregistering (killed?); the next server to start removes it']),
+        : [
+            'an instance stopped without deregistering (killed?): a running server removes it at its next heartbeat, else the next server to start',
+          ]),
+      ...(lost.length === 0
+        ? []
+        : [
+            "a server stopped without deregistering (killed, crashed, its host down, or cut off from the database): find why in its host's log; its cron runs were marked interrupted and its workflow runs resumed here or on another server",
+          ]),
       ...(mixed === undefined
         ? []
         : [

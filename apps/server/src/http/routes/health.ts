@@ -151,7 +151,18 @@ export function healthRoutes(app: App, readiness: Readiness): Hono {
 
   routes.get('/api/instances', async (c) => {
     const [instances, leases] = await Promise.all([app.instances.list(), app.duties.all()])
-    return c.json({ instances, count: instances.length, leases })
+    // The servers this one took for dead in the last day: their rows are gone from `instances`.
+    const lost = app.instances.recentlyLost().map((instance) => ({
+      id: instance.id,
+      host: instance.host,
+      pid: instance.pid,
+      version: instance.version,
+      started_at: new Date(instance.startedAt).toISOString(),
+      heartbeat_at: new Date(instance.heartbeatAt).toISOString(),
+      lease_ms: instance.leaseMs,
+      found_at: new Date(instance.foundAt).toISOString(),
+    }))
+    return c.json({ instances, count: instances.length, leases, lost })
   })
 
   return routes
