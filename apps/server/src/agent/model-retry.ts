@@ -1,4 +1,6 @@
+import { systemClock } from '@lango/cron'
 import { APICallError, type LanguageModelMiddleware, RetryError } from 'ai'
+import { sleep } from '../abort.js'
 import { parseRetryAfter } from '../channels/retry.js'
 
 /** The first wait before trying a failed call again when the server names none; doubled each time (the AI SDK's). */
@@ -65,7 +67,7 @@ export function retryingModelCalls(policy: ModelRetryPolicy): LanguageModelMiddl
         const waitMs = named ?? FIRST_BACKOFF_MS * 2 ** (errors.length - 1)
         if (waitMs > policy.timeLeft())
           throw new RetryWaitTooLong(error, waitMs, named !== undefined, errors.length)
-        await pause(waitMs, signal)
+        await sleep(systemClock, waitMs, signal)
       }
     }
   }
@@ -82,20 +84,4 @@ function waitNamed(headers: Readonly<Record<string, string>> | undefined): numbe
   const ms = Number(headers['retry-after-ms'])
   if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return Math.ceil(ms)
   return parseRetryAfter(headers['retry-after'], new Date())
-}
-
-/** Waits `ms`; rejects with the signal's reason when it aborts first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted()
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal?.reason)
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }
