@@ -53,7 +53,7 @@ export class CallMeter {
         call.reported = fromCallUsage(result.usage)
         return result
       } catch (error) {
-        this.#failed(call, params)
+        this.#failed(call)
         throw error
       }
     },
@@ -63,7 +63,7 @@ export class CallMeter {
       try {
         result = await doStream()
       } catch (error) {
-        this.#failed(call, params)
+        this.#failed(call)
         throw error
       }
       // Headers of a 200 came: the server is generating.
@@ -125,8 +125,8 @@ export class CallMeter {
   }
 
   /** A call that threw: refused by the server (counts nothing) unless aborted or already answering. */
-  #failed(call: OpenCall, params: CallParams): void {
-    if (this.#open === call && params.abortSignal?.aborted !== true && !call.answered) this.#open = undefined
+  #failed(call: OpenCall): void {
+    if (this.#open === call && call.params.abortSignal?.aborted !== true && !call.answered) this.#open = undefined
   }
 }
 
