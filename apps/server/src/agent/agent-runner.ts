@@ -9,6 +9,7 @@ import {
   wrapLanguageModel,
 } from 'ai'
 import { type Logger, silentLogger } from '../logger.js'
+import type { LogFields } from '../logger-port.js'
 import { errorType } from '../telemetry/attributes.js'
 import type { Tracer, TraceSpan } from '../telemetry/tracer.js'
 import { CallMeter, type CallUsage, type UnfinishedCall } from './call-meter.js'
@@ -745,6 +746,29 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       middleware: retryingModelCalls({ maxRetries, timeLeft: () => deadline - performance.now() }),
     })
 
+  /**
+   * The daily budgets (per job, creator, server) a model call is asked about, read before it
+   * starts. Budgets that cannot be read are logged, and `what` is bounded by `agent.budget` alone.
+   */
+  async function dailyLimits(
+    context: TurnContext,
+    signal: AbortSignal,
+    what: string,
+    fields: LogFields,
+  ): Promise<readonly SpendLimit[]> {
+    if (options.spendLimits === undefined) return []
+    try {
+      return await options.spendLimits(context)
+    } catch (error) {
+      if (signal.aborted) throw error
+      logger.warn(`agent daily budgets not read: ${what} is bounded by agent.budget alone`, {
+        ...fields,
+        error,
+      })
+      return []
+    }
+  }
+
   async function guarded<T>(
     callerSignal: AbortSignal | undefined,
     model: string,
@@ -874,23 +898,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             )
           }
         }
-        if (options.spendLimits !== undefined) {
-          try {
-            limits = await options.spendLimits(input.context)
-            for (const limit of limits) if (limit.maxCostUsd !== undefined) warnUnpriced(limit.setting)
-          } catch (error) {
-            if (signal.aborted) throw error
-            logger.warn('agent daily budgets not read: this turn is bounded by agent.budget alone', {
-              ...fields,
-              error,
-            })
-          }
-          const spent = spentLimit(limits, price)
-          if (spent !== undefined) {
-            stoppedBy = spent
-            budgetExhausted = true
-            throw notStarted(spent, 'the turn')
-          }
+        limits = await dailyLimits(input.context, signal, 'this turn', fields)
+        for (const limit of limits) if (limit.maxCostUsd !== undefined) warnUnpriced(limit.setting)
+        const spent = spentLimit(limits, price)
+        if (spent !== undefined) {
+          stoppedBy = spent
+          budgetExhausted = true
+          throw notStarted(spent, 'the turn')
         }
         const userMessage: ModelMessage = { role: 'user', content: input.prompt }
         modelCalled = true
@@ -1178,30 +1192,21 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         const text = await guarded(observeOptions.signal, defaultModel, async (signal) => {
           // Condensing a session spends on it: the server's daily budget holds for the observer as
           // for a turn (a probe found observer calls went on past a spent budget).
-          let limits: readonly SpendLimit[] = []
-          if (options.spendLimits !== undefined) {
-            try {
-              limits = await options.spendLimits({
-                purpose: 'observe',
-                model: defaultModel,
-                ...(observeOptions.sessionKey === undefined ? {} : { sessionKey: observeOptions.sessionKey }),
-              })
-            } catch (error) {
-              if (signal.aborted) throw error
-              logger.warn(
-                'agent daily budgets not read: this observer call is bounded by agent.budget alone',
-                {
-                  model: defaultModel,
-                  error,
-                },
-              )
-            }
-            const spent = spentLimit(limits, price)
-            if (spent !== undefined) {
-              stoppedBy = spent
-              budgetExhausted = true
-              throw notStarted(spent, 'condensing the session (the observer)')
-            }
+          const limits = await dailyLimits(
+            {
+              purpose: 'observe',
+              model: defaultModel,
+              ...(observeOptions.sessionKey === undefined ? {} : { sessionKey: observeOptions.sessionKey }),
+            },
+            signal,
+            'this observer call',
+            { model: defaultModel },
+          )
+          const spent = spentLimit(limits, price)
+          if (spent !== undefined) {
+            stoppedBy = spent
+            budgetExhausted = true
+            throw notStarted(spent, 'condensing the session (the observer)')
           }
           const maxOutputTokens = outputBound(budget, limits)
           modelCalled = true
