@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { abortable, childController, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
-import { deliverToTargets } from './deliver.js'
+import { DELIVERY_TEXT_LIMIT, deliverToTargets, runReportText, truncate } from './deliver.js'
 import { formatDuration } from './duration.js'
 import { toError, WorkflowError } from './errors.js'
 import type { Emitter } from './events.js'
@@ -66,7 +66,6 @@ export interface RunInit {
 
 const MAX_BACKOFF_MS = 10 * 60 * 1000
 const ERROR_TEXT_LIMIT = 2000
-const DELIVERY_TEXT_LIMIT = 3500
 
 type Outcome =
   | { readonly ok: true; readonly result: string; readonly tokens: TokenCounts }
@@ -771,27 +770,27 @@ export class RunExecution {
   async #deliverRun(status: RunStatus, error: string | null): Promise<void> {
     const targets = this.#init.deliverTo
     if (targets.length === 0) return
-    const lines: string[] = []
-    let completed = 0
-    for (let index = 0; index < this.#steps.length; index += 1) {
-      const stepStatus = this.#status[index] as StepStatus
-      if (stepStatus === 'completed') completed += 1
-      lines.push(`- ${(this.#steps[index] as StepDefinition).id}: ${stepStatus}`)
-    }
-    const header = `[Workflow] ${this.workflowName}: ${status} (${completed}/${this.#steps.length} steps completed)`
-    const results: string[] = []
-    for (let index = 0; index < this.#steps.length; index += 1) {
-      // Sinks (no dependents) hold the workflow's outcome.
-      if (this.#graph.dependents[index]?.length !== 0 || this.#status[index] !== 'completed') continue
-      results.push(`${(this.#steps[index] as StepDefinition).id}:\n${this.#results[index] ?? ''}`)
-    }
-    const body = [
-      header,
-      error === null ? '' : `Error: ${error}`,
-      lines.join('\n'),
-      results.join('\n\n'),
-    ].filter((part) => part !== '')
-    await this.#deliver(targets, truncate(body.join('\n\n'), DELIVERY_TEXT_LIMIT))
+    const steps = this.#steps.map((step, index) => ({
+      id: step.id,
+      status: this.#status[index] as StepStatus,
+    }))
+    // Sinks (no dependents) hold the workflow's outcome.
+    const results = this.#steps.flatMap((step, index) =>
+      this.#graph.dependents[index]?.length !== 0 || this.#status[index] !== 'completed'
+        ? []
+        : [{ id: step.id, text: this.#results[index] ?? '' }],
+    )
+    await this.#deliver(
+      targets,
+      runReportText({
+        workflowName: this.workflowName,
+        status,
+        error,
+        totalSteps: steps.length,
+        steps,
+        results,
+      }),
+    )
   }
 
   #track(promise: Promise<void>): void {
@@ -813,10 +812,6 @@ function capResult(value: string, limit: number): string {
   const clean = value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value
   if (clean.length <= limit) return clean
   return `${clean.slice(0, limit)}\n… [truncated ${clean.length - limit} characters]`
-}
-
-function truncate(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`
 }
 
 function tail(text: string, limit: number): string {

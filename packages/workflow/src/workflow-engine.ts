@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { abortable, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
-import { deliverToTargets } from './deliver.js'
+import { deliverToTargets, runReportText } from './deliver.js'
 import { invalidOptionError, invalidWorkflowError, MAX_TIMER_MS, toError, WorkflowError } from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
 import type { StepGraph } from './graph.js'
@@ -549,14 +549,14 @@ export class WorkflowEngine {
     if (run.deliverTo.length > 0 && sender !== undefined) {
       const steps = await this.#options.store.listSteps(run.id).catch(() => [] as StepRunRecord[])
       const ordered = [...steps].sort((a, b) => a.position - b.position)
-      const completed = ordered.filter((step) => step.status === 'completed').length
-      const text = [
-        `[Workflow] ${run.workflowName}: cancelled (${completed}/${run.totalSteps} steps completed)`,
-        `Error: ${error}`,
-        ordered.map((step) => `- ${step.stepId}: ${step.status}`).join('\n'),
-      ]
-        .filter((part) => part !== '')
-        .join('\n\n')
+      const text = runReportText({
+        workflowName: run.workflowName,
+        status: 'cancelled',
+        error,
+        totalSteps: run.totalSteps,
+        steps: ordered.map((step) => ({ id: step.stepId, status: step.status })),
+        results: [],
+      })
       await deliverToTargets(
         {
           channelSender: sender,
