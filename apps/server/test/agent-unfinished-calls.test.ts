@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { CronService } from '@lango/cron'
 import { type CronDatabase, migrateCron, SqliteCronStore } from '@lango/cron/sqlite'
 import { type AnyTool, createCronTools } from '@lango/tools'
+import { waitFor } from '@lango/vitest-config/wait-for'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -127,6 +128,42 @@ describe('a model call cut off before its step ended still counts', () => {
     expect(usage.map((record) => record.usage)).toEqual([
       { inputTokens: 1234, outputTokens: 56, totalTokens: 1290 },
     ])
+  })
+
+  it('a cron run its timeout cuts off records the tokens of the call under way (AgentRunOptions.onUsage), as the ledger counts them', async () => {
+    model.script(reply.hang())
+    const usage: UsageRecord[] = []
+    // The agent's own timeout is longer than the job's: cron's timeout aborts the turn, and cron
+    // does not wait for it to settle.
+    const agent = runner(usage, { timeoutMs: 60_000 })
+    const cron = new CronService({
+      store: new SqliteCronStore(db),
+      defaultTimezone: 'UTC',
+      agentRunner: { run: (request, options) => agent.run(request, options) },
+    })
+    await cron.start()
+    try {
+      await cron.add({
+        name: 'logs',
+        scheduleType: 'every',
+        schedule: '1h',
+        prompt: 'Summarise the logs.',
+        timeout: '5s',
+      })
+      const ended = new Promise<{ status: string; inputTokens: number | null; outputTokens: number | null }>(
+        (resolve) => cron.on('run:end', ({ run }) => resolve(run)),
+      )
+      await cron.trigger('logs')
+      const run = await ended
+      expect(run.status).toBe('timed_out')
+      await waitFor(() => usage.length === 1)
+      const [record] = usage as [UsageRecord]
+      // The request was sent and the model never answered: estimated, as the ledger counts it.
+      expect(record.usage.inputTokens).toBeGreaterThan(0)
+      expect([run.inputTokens, run.outputTokens]).toEqual([record.usage.inputTokens, 0])
+    } finally {
+      await cron.stop()
+    }
   })
 
   it('a call the model server refused (an HTTP error) counts nothing', async () => {

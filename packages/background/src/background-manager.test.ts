@@ -279,6 +279,29 @@ describe('AgentRunner port', () => {
     expect(await manager.wait(flaky)).toMatchObject({ status: 'failed', usage: undefined, retryable: true })
   })
 
+  it('a task cancelled, timed out or stopped keeps the last total its runner told (AgentRunOptions.onUsage)', async () => {
+    const { manager, runner, clock } = createHarness({ taskTimeoutMs: 60_000 })
+    manager.start()
+    const cancelled = manager.submit({ prompt: 'cancel me' })
+    const timedOut = manager.submit({ prompt: 'too slow', timeoutMs: 1000 })
+    const stopped = manager.submit({ prompt: 'stopped' })
+    const told = { inputTokens: 100, outputTokens: 20 }
+    const runs = [await runner.nextCall(), await runner.nextCall(), await runner.nextCall()]
+    // Each has spent 100 + 20; the one cut by its timeout tells its model call's cost when it aborts.
+    for (const run of runs) run.onUsage(told)
+    runs[1]?.signal.addEventListener('abort', () => runs[1]?.onUsage({ inputTokens: 150, outputTokens: 30 }))
+    manager.cancel(cancelled)
+    clock.advance(1000)
+    expect(manager.snapshot(cancelled)).toMatchObject({ status: 'cancelled', usage: told })
+    expect(manager.snapshot(timedOut)).toMatchObject({
+      status: 'failed',
+      timedOut: true,
+      usage: { inputTokens: 150, outputTokens: 30 },
+    })
+    await manager.stop()
+    expect(manager.snapshot(stopped)).toMatchObject({ status: 'cancelled', usage: told })
+  })
+
   it('refuses a task past maxNesting in a chain of tasks submitted from tasks (SECURITY.md WF-7)', async () => {
     const { manager } = createHarness({ maxNesting: 2 })
     manager.start()
@@ -612,7 +635,7 @@ describe('runner options', () => {
     expect(call.settled).toBe(true)
   })
 
-  it('passes a plain object whose signal is an own enumerable property', async () => {
+  it('passes a plain object whose signal and onUsage are own enumerable properties', async () => {
     let seen: { readonly signal: AbortSignal } | undefined
     const { manager } = createHarness({
       runner: {
@@ -625,7 +648,7 @@ describe('runner options', () => {
     manager.start()
     manager.submit({ prompt: 'inspect my options' })
     expect(Object.getPrototypeOf(seen)).toBe(Object.prototype)
-    expect(Object.keys(seen as object)).toEqual(['signal'])
+    expect(Object.keys(seen as object)).toEqual(['signal', 'onUsage'])
     expect(Object.assign({}, seen).signal).toBe(seen?.signal)
   })
 })

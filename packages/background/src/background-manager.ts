@@ -22,7 +22,7 @@ import {
   type TaskSnapshot,
   type TaskStatus,
 } from './task.js'
-import { abortRunner, runOptions, TaskRecord } from './task-record.js'
+import { abortRunner, runOptions, TaskRecord, usageCounts } from './task-record.js'
 import { capText, formatDuration } from './text.js'
 
 /** Longest stored error message, in characters. */
@@ -533,6 +533,8 @@ export class BackgroundManager {
     }
     if (wasRunning) {
       this.#runningCount -= 1
+      // Ended without the runner's own count (cancelled, timed out, stopped): its last told total.
+      record.usage ??= record.told
     } else {
       this.#pendingCount -= 1
       // Cancelled pending tasks linger in the queue until dispatch reaches them; keep that bounded.
@@ -657,15 +659,7 @@ function resultText(value: unknown): string {
  * code, so anything else is left out rather than shown as a count.
  */
 function usageOf(value: unknown): TaskSnapshot['usage'] {
-  const usage = (value as { usage?: unknown } | null | undefined)?.usage
-  if (typeof usage !== 'object' || usage === null) return undefined
-  const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown }
-  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
-  return Object.freeze({ inputTokens, outputTokens })
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+  return usageCounts((value as { usage?: unknown } | null | undefined)?.usage)
 }
 
 function toSnapshot(record: TaskRecord): TaskSnapshot {

@@ -6,6 +6,7 @@ export type { BackgroundEventName, BackgroundEvents, BackgroundListener } from '
 export type {
   AgentRunFailure,
   AgentRunner,
+  AgentRunOptions,
   AgentRunRequest,
   AgentRunResult,
   ChannelNotifier,

@@ -75,7 +75,21 @@ export interface AgentRunFailure {
  * ends the task without it and discards whatever it returns later.
  */
 export interface AgentRunner {
-  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult>
+  run(request: AgentRunRequest, options: AgentRunOptions): Promise<AgentRunResult>
+}
+
+/** The second argument of `AgentRunner.run` (the same in every Lango package, docs/decisions/0006). */
+export interface AgentRunOptions {
+  /** Aborted on the task's cancel, timeout and the manager's stop. */
+  readonly signal: AbortSignal
+  /**
+   * Tells the manager the tokens the turn has spent so far (a running total; the last call wins).
+   * A task that ends by its `signal` (cancelled, timed out, stopped) keeps the last total told as
+   * its `usage`: the manager does not wait for the runner, so a runner says what the call under
+   * way cost from a listener on `signal` (listeners run before the task ends). An answer's or a
+   * rejection's own `usage` wins. Never calling it is fine; the manager passes it on every task (other callers of a runner may not).
+   */
+  readonly onUsage?: (usage: { readonly inputTokens: number; readonly outputTokens: number }) => void
 }
 
 /**

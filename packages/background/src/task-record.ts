@@ -1,5 +1,6 @@
 import type { DeadlineItem } from './deadlines.js'
 import type { BackgroundErrorCode } from './errors.js'
+import type { AgentRunOptions } from './ports.js'
 import type { TaskId, TaskSnapshot, TaskStatus } from './task.js'
 
 /** Mutable state of one task; never handed out (see `TaskSnapshot`). */
@@ -10,6 +11,8 @@ export class TaskRecord implements DeadlineItem {
   result: string | undefined = undefined
   resultTruncated = false
   usage: TaskSnapshot['usage'] = undefined
+  /** The runner's last running total (`AgentRunOptions.onUsage`): the usage of a task that ends without its own. */
+  told: TaskSnapshot['usage'] = undefined
   error: string | undefined = undefined
   errorCode: BackgroundErrorCode | undefined = undefined
   timedOut = false
@@ -36,11 +39,29 @@ export class TaskRecord implements DeadlineItem {
 }
 
 /**
- * The `options` argument of `AgentRunner.run`: a plain object whose `signal` is an own property, so
- * an adapter that spreads or copies the options keeps it.
+ * The `options` argument of `AgentRunner.run`: a plain object whose `signal` and `onUsage` are own
+ * properties, so an adapter that spreads or copies the options keeps them.
  */
-export function runOptions(record: TaskRecord): { readonly signal: AbortSignal } {
-  return { signal: record.controller.signal }
+export function runOptions(record: TaskRecord): AgentRunOptions {
+  return {
+    signal: record.controller.signal,
+    onUsage: (usage) => {
+      const counts = usageCounts(usage)
+      if (counts !== undefined) record.told = counts
+    },
+  }
+}
+
+/** `usage` when both counts are whole numbers of 0 or more (the runner is the host's code). */
+export function usageCounts(usage: unknown): TaskSnapshot['usage'] {
+  if (typeof usage !== 'object' || usage === null) return undefined
+  const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown }
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
+  return Object.freeze({ inputTokens, outputTokens })
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 }
 
 /** Aborts the task's runner signal with `reason`; a no-op when it already aborted. */

@@ -25,7 +25,7 @@ export interface ExecutionOutcome {
 }
 
 /** A run's token counts as stored: each a whole number of tokens, or null when not reported. */
-interface TokenCounts {
+export interface TokenCounts {
   readonly inputTokens: number | null
   readonly outputTokens: number | null
 }
@@ -178,8 +178,9 @@ export interface ExecutionPorts {
 
 /**
  * Executes one run of `job` through the right port; `payload` is a webhook run's (see
- * {@link buildAgentPrompt}; a shell runner gets it as `request.payload`). Rejects with
- * `signal.reason` when aborted.
+ * {@link buildAgentPrompt}; a shell runner gets it as `request.payload`); `onUsage` hears the
+ * agent runner's running totals (`AgentRunOptions.onUsage`). Rejects with `signal.reason` when
+ * aborted.
  */
 export async function executeJob(
   job: CronJob,
@@ -187,8 +188,9 @@ export async function executeJob(
   recentResults: readonly string[],
   signal: AbortSignal,
   ports: ExecutionPorts,
-  payload?: string,
+  extras: { readonly payload?: string | undefined; readonly onUsage?: (usage: TokenCounts) => void } = {},
 ): Promise<ExecutionOutcome> {
+  const { payload } = extras
   signal.throwIfAborted()
   if (job.kind === 'ai') {
     const runner = ports.agentRunner
@@ -215,7 +217,13 @@ export async function executeJob(
           runId,
           ...(job.createdBy === null ? {} : { creator: job.createdBy }),
         },
-        { signal },
+        {
+          signal,
+          onUsage: (told) => {
+            const counts = tokenCounts(told)
+            if (counts !== undefined) extras.onUsage?.(counts)
+          },
+        },
       ),
       signal,
     )

@@ -25,6 +25,7 @@ export { MAX_PING_URL_CHARS, pingUrlFor } from './ping-url.js'
 export type {
   AgentRunFailure,
   AgentRunner,
+  AgentRunOptions,
   AgentRunRequest,
   AgentRunResult,
   ChannelSender,

@@ -131,12 +131,23 @@ export interface AgentRunFailure {
   readonly started?: boolean
 }
 
-/**
- * Runs one agent turn for a fired `ai` job. Implemented by the host. `options.signal` is aborted on
- * the job's timeout, pause, remove and scheduler stop.
- */
+/** The second argument of `AgentRunner.run` (the same in every Lango package, docs/decisions/0006). */
+export interface AgentRunOptions {
+  /** Aborted on the job's timeout, pause, remove and scheduler stop. */
+  readonly signal: AbortSignal
+  /**
+   * Tells cron the tokens the run has spent so far (a running total; the last call wins). A run
+   * that ends by its `signal` (timed out, cancelled, interrupted) is recorded, and counted by
+   * `maxAiTokensPerDay`, with the last total told: its promise is not waited for, so a runner says
+   * what the call under way cost from a listener on `signal` (listeners run before cron records the
+   * run). A completed or failed run's own `usage` wins. A runner that cannot count never calls it; cron passes it on every run (other callers of a runner may not).
+   */
+  readonly onUsage?: (usage: { readonly inputTokens: number; readonly outputTokens: number }) => void
+}
+
+/** Runs one agent turn for a fired `ai` job. Implemented by the host. */
 export interface AgentRunner {
-  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult>
+  run(request: AgentRunRequest, options: AgentRunOptions): Promise<AgentRunResult>
 }
 
 /** What a `shell` job asks of the shell. The command is the stored, unresolved text. */

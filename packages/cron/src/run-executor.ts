@@ -8,6 +8,7 @@ import {
   type ExecutionOutcome,
   executeJob,
   failureUsage,
+  type TokenCounts,
   truncate,
 } from './executor.js'
 import type { CronJob, CronRun, CronRunStatus, DeliveryStatus } from './model.js'
@@ -103,8 +104,15 @@ export class RunExecutor {
     let error: string | null = null
     let result: string | null = null
     let skipReason: string | undefined
+    /** The agent runner's last running total: what a run cut off by its signal spent. */
+    let told: TokenCounts | undefined
     try {
-      outcome = await this.#perform(job, run, signal, active.payload)
+      outcome = await this.#perform(job, run, signal, {
+        payload: active.payload,
+        onUsage: (usage) => {
+          told = usage
+        },
+      })
       status = outcome.status
       result = outcome.result
       error = outcome.error
@@ -125,8 +133,10 @@ export class RunExecutor {
       }
       error = status === 'skipped' ? null : truncate(toError(reason).message, 4000)
       // What a failed turn spent (its rejection's `usage`) counts like a completed one's: a turn
-      // stopped by its own budget spent it all the same. A timed-out run's runner was not waited for.
-      const usage = job.kind === 'ai' && !signal.aborted ? failureUsage(caught) : undefined
+      // stopped by its own budget spent it all the same. A run cut off by its signal (timed out,
+      // cancelled, interrupted) was not waited for: it counts the runner's last running total.
+      const usage =
+        job.kind === 'ai' ? ((signal.aborted ? undefined : failureUsage(caught)) ?? told) : undefined
       outcome =
         status === 'failed' || status === 'timed_out'
           ? { status, result: null, error, ...(usage === undefined ? {} : { usage }) }
@@ -136,8 +146,10 @@ export class RunExecutor {
     }
     const completedAt = clock.now().getTime()
     const durationMs = completedAt - startedAt
-    const inputTokens = outcome?.usage?.inputTokens ?? null
-    const outputTokens = outcome?.usage?.outputTokens ?? null
+    // A cancelled or interrupted run has no outcome to deliver, but what it spent is recorded.
+    const usage = outcome?.usage ?? (job.kind === 'ai' ? told : undefined)
+    const inputTokens = usage?.inputTokens ?? null
+    const outputTokens = usage?.outputTokens ?? null
     const completion = {
       status,
       completedAt,
@@ -214,14 +226,14 @@ export class RunExecutor {
     job: CronJob,
     run: CronRun,
     signal: AbortSignal,
-    payload?: string,
+    extras: Parameters<typeof executeJob>[5],
   ): Promise<ExecutionOutcome> {
     const { store, recentResultsInPrompt } = this.#settings
     const recent =
       job.kind === 'ai' && recentResultsInPrompt > 0
         ? await store.recentResults(job.id, recentResultsInPrompt)
         : ([] as string[])
-    return executeJob(job, run.id, recent, signal, this.#settings, payload)
+    return executeJob(job, run.id, recent, signal, this.#settings, extras)
   }
 }
 

@@ -558,6 +558,51 @@ describe('daily AI token budget (CRON-3)', () => {
     expect(after[3]?.skipReason).toMatch(/^budget: 140 AI tokens already used in the last 24 hours/)
   })
 
+  it('an ai run cut off by its timeout or cancelled counts the last total its runner told (AgentRunOptions.onUsage)', async () => {
+    harness = await createHarness('2026-01-01T00:00:00Z', { maxAiTokensPerDay: 250 })
+    const started: Array<() => void> = []
+    // A turn that has spent 100 + 20 when its model call is cut off: the runner tells the call's
+    // cost from its abort listener, and never settles (cron does not wait for it).
+    harness.agent.respond((_request, index, options) => {
+      options.onUsage?.({ inputTokens: 100, outputTokens: 20 })
+      if (index === 0)
+        options.signal.addEventListener('abort', () =>
+          options.onUsage?.({ inputTokens: 150, outputTokens: 30 }),
+        )
+      started[index]?.()
+      return new Promise(() => {})
+    })
+    await harness.service.start()
+    await harness.service.add({
+      name: 'slow',
+      scheduleType: 'every',
+      schedule: '1h',
+      prompt: 'x',
+      timeout: '30s',
+    })
+    await harness.clock.advance(60 * MINUTE + 30_000)
+    await settle(harness)
+    // The second run is cancelled by a pause while its model call is under way.
+    const secondStarted = new Promise<void>((resolve) => {
+      started[1] = resolve
+    })
+    await harness.clock.advance(60 * MINUTE - 30_000)
+    await secondStarted
+    await harness.service.pause('slow')
+    await settle(harness)
+    await harness.service.resume('slow')
+    await harness.clock.advance(60 * MINUTE)
+    await settle(harness)
+    const runs = (await harness.runs()).filter((run) => run.jobName === 'slow')
+    expect(runs.map((run) => [run.status, run.inputTokens, run.outputTokens])).toEqual([
+      ['timed_out', 150, 30],
+      ['cancelled', 100, 20],
+      ['skipped', null, null],
+    ])
+    // 180 + 120 = 300 tokens: past the day's 250.
+    expect(runs[2]?.skipReason).toMatch(/^budget: 300 AI tokens already used in the last 24 hours/)
+  })
+
   it('a run its runner refused before starting (AgentRunFailure.started: false) is skipped, never a failure that pauses the job', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z', { maxConsecutiveFailures: 2 })
     let spent = true

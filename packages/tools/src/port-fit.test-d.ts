@@ -187,6 +187,43 @@ expectFalse<Fits<typeof textCounts, Strict<CronAgentRunner['run']>>>()
 expectFalse<Fits<typeof textCounts, Strict<WorkflowAgentRunner['run']>>>()
 expectFalse<Fits<typeof textCounts, Strict<BackgroundAgentRunner['run']>>>()
 
+// ── The running token total: one optional listener, the same in every package ───────────────────
+
+type CronRunOptions = Parameters<CronAgentRunner['run']>[1]
+type WorkflowRunOptions = Parameters<WorkflowAgentRunner['run']>[1]
+type BackgroundRunOptions = Parameters<BackgroundAgentRunner['run']>[1]
+type RunOptions = {
+  readonly signal: AbortSignal
+  readonly onUsage?: (usage: { readonly inputTokens: number; readonly outputTokens: number }) => void
+}
+expectTrue<Fits<CronRunOptions, RunOptions> & Fits<RunOptions, CronRunOptions>>()
+expectTrue<Fits<WorkflowRunOptions, RunOptions> & Fits<RunOptions, WorkflowRunOptions>>()
+expectTrue<Fits<BackgroundRunOptions, RunOptions> & Fits<RunOptions, BackgroundRunOptions>>()
+
+/** A runner that tells its running total (as the server's does) fits every package. */
+const tellingRunner = {
+  async run(
+    request: { readonly prompt: string; readonly sessionKey: string },
+    { signal, onUsage }: RunOptions,
+  ) {
+    signal.addEventListener('abort', () => onUsage?.({ inputTokens: 10, outputTokens: 0 }))
+    onUsage?.({ inputTokens: 10, outputTokens: 5 })
+    return { text: request.prompt }
+  },
+}
+expectTrue<Fits<Strict<typeof tellingRunner.run>, Strict<CronAgentRunner['run']>>>()
+expectTrue<Fits<Strict<typeof tellingRunner.run>, Strict<WorkflowAgentRunner['run']>>>()
+expectTrue<Fits<Strict<typeof tellingRunner.run>, Strict<BackgroundAgentRunner['run']>>>()
+
+/** One that wants the total in another unit is refused by every package. */
+declare const textTotals: (
+  request: { readonly prompt: string; readonly sessionKey: string },
+  options: { readonly signal: AbortSignal; readonly onUsage?: (usage: { inputTokens: string }) => void },
+) => Promise<{ readonly text: string }>
+expectFalse<Fits<typeof textTotals, Strict<CronAgentRunner['run']>>>()
+expectFalse<Fits<typeof textTotals, Strict<WorkflowAgentRunner['run']>>>()
+expectFalse<Fits<typeof textTotals, Strict<BackgroundAgentRunner['run']>>>()
+
 // ── The check rejects the shapes ADR 0006 replaced ───────────────────────────────────────────────
 
 /** Cron's old agent port: the signal inside the request. */

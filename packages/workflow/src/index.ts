@@ -26,6 +26,7 @@ export { parseWorkflow } from './parse-workflow.js'
 export type {
   AgentRunFailure,
   AgentRunner,
+  AgentRunOptions,
   AgentRunRequest,
   AgentRunResult,
   ChannelSender,

@@ -96,7 +96,21 @@ export interface AgentRunFailure {
  * answer discarded.
  */
 export interface AgentRunner {
-  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult>
+  run(request: AgentRunRequest, options: AgentRunOptions): Promise<AgentRunResult>
+}
+
+/** The second argument of `AgentRunner.run` (the same in every Lango package, docs/decisions/0006). */
+export interface AgentRunOptions {
+  /** Aborted on the step's timeout, the run's cancel or timeout, and the engine's stop. */
+  readonly signal: AbortSignal
+  /**
+   * Tells the engine the tokens the turn has spent so far (a running total; the last call wins). An
+   * attempt that ends by its `signal` (step timeout, cancel) keeps the last total told, on the step
+   * (`inputTokens` / `outputTokens`, summed over attempts): its promise is not waited for, so a
+   * runner says what the call under way cost from a listener on `signal` (listeners run before the
+   * engine records the attempt). An answer's or rejection's own `usage` wins. Never calling it is fine; the engine passes it on every prompt step (other callers of a runner may not).
+   */
+  readonly onUsage?: (usage: { readonly inputTokens: number; readonly outputTokens: number }) => void
 }
 
 /**

@@ -329,8 +329,8 @@ export class RunExecution {
       })
       this.#context.emitter.emit('step:start', { runId: this.runId, stepId: step.id, attempt })
       const outcome = await this.#attempt(step, input, attempt)
-      if (this.#signal.aborted) return this.#interrupted(index, attempt)
       if (outcome.tokens !== undefined) spent = addTokenCounts(spent, outcome.tokens)
+      if (this.#signal.aborted) return this.#interrupted(index, attempt, spent)
       if (outcome.ok) return this.#complete(index, outcome.result, spent)
       failure = outcome.error
       if (outcome.final === true) break
@@ -350,8 +350,11 @@ export class RunExecution {
     if (failure !== undefined) await this.#fail(index, failure, spent)
   }
 
-  /** The run was aborted while `index` worked: cancel and run timeout mark it `cancelled`, stop and lost lease leave it for resume. */
-  #interrupted(index: number, attempt: number): void {
+  /**
+   * The run was aborted while `index` worked: cancel and run timeout mark it `cancelled` (keeping
+   * what its attempts spent, `spent`), stop and lost lease leave it for resume.
+   */
+  async #interrupted(index: number, attempt: number, spent: TokenCounts = NO_TOKEN_COUNTS): Promise<void> {
     // Cancel and run timeout are recorded by #finish; stop and lost lease leave the step for resume.
     this.#status[index] = 'pending'
     const reason = this.#signal.reason
@@ -360,6 +363,20 @@ export class RunExecution {
       (reason.code === 'WORKFLOW_RUN_CANCELLED' || reason.code === 'WORKFLOW_RUN_TIMEOUT')
     ) {
       this.#status[index] = 'cancelled'
+      if (spent.inputTokens !== null || spent.outputTokens !== null) {
+        // Before #finish (it waits for every step): a step cut off spent its tokens all the same.
+        await this.#write((this.#steps[index] as StepDefinition).id, {
+          status: 'running',
+          inputTokens: spent.inputTokens,
+          outputTokens: spent.outputTokens,
+        }).catch((error: unknown) =>
+          this.#context.logger.warn('workflow step tokens not recorded', {
+            runId: this.runId,
+            stepId: (this.#steps[index] as StepDefinition).id,
+            error,
+          }),
+        )
+      }
       this.#context.emitter.emit('step:end', {
         runId: this.runId,
         stepId: (this.#steps[index] as StepDefinition).id,
@@ -477,6 +494,8 @@ export class RunExecution {
     const { clock } = this.#context
     const timeoutMs = step.timeoutMs ?? this.#context.defaultStepTimeoutMs
     const { controller, dispose } = childController(this.#signal)
+    /** The agent runner's last running total (`AgentRunOptions.onUsage`), for an attempt cut off or without its own. */
+    let told: TokenCounts | undefined
     const timer = clock.setTimeout(
       () =>
         controller.abort(
@@ -552,16 +571,28 @@ export class RunExecution {
         stepId: step.id,
         ...(typeof this.#init.creator === 'string' ? { creator: this.#init.creator } : {}),
       }
-      const answer = await abortable(runner.run(request, { signal }), signal)
+      const answer = await abortable(
+        runner.run(request, {
+          signal,
+          onUsage: (usage) => {
+            told = tokenCounts(usage)
+          },
+        }),
+        signal,
+      )
       if (typeof answer?.text !== 'string') {
         return { ok: false, error: new WorkflowError('WORKFLOW_STEP_FAILED', 'The agent returned no text') }
       }
-      return { ok: true, result: answer.text, tokens: tokenCounts(answer.usage) }
+      return { ok: true, result: answer.text, tokens: reported(tokenCounts(answer.usage), told) }
     } catch (error) {
-      if (signal.aborted && WorkflowError.is(signal.reason)) return { ok: false, error: signal.reason }
+      // Cut off (step timeout, cancel, stop): the runner was not waited for; its last told total counts.
+      if (signal.aborted && WorkflowError.is(signal.reason))
+        return { ok: false, error: signal.reason, ...(told === undefined ? {} : { tokens: told }) }
       // The runner's rejection may say what it spent and that trying again cannot help (a budget
       // that is exhausted stays exhausted): recorded, and no further attempt.
-      const { tokens, final } = failureOf(error)
+      const failure = failureOf(error)
+      const { final } = failure
+      const tokens = reported(failure.tokens, told)
       if (WorkflowError.is(error)) return { ok: false, error, final, tokens }
       const message = toError(error).message
       return {
@@ -806,6 +837,11 @@ export class RunExecution {
       text,
     )
   }
+}
+
+/** The counts an answer or a rejection reported, else the runner's last told total. */
+function reported(own: TokenCounts, told: TokenCounts | undefined): TokenCounts {
+  return own.inputTokens === null && own.outputTokens === null && told !== undefined ? told : own
 }
 
 function capResult(value: string, limit: number): string {

@@ -511,6 +511,39 @@ steps:
     expect(snapshot.steps[0]?.error).toContain('budget_exhausted')
   })
 
+  it('an attempt cut off by its step timeout, or by a cancel, keeps the last total its runner told (AgentRunOptions.onUsage)', async () => {
+    const asked = new Set<string>()
+    const agent = new RecordingAgentRunner((request, options) => {
+      asked.add(request.stepId)
+      // A turn that has spent 100 + 20 when its model call is cut off: the runner tells the call's
+      // cost from its abort listener, then rejects with the signal's reason.
+      options.onUsage?.({ inputTokens: 100, outputTokens: 20 })
+      return new Promise((_, reject) =>
+        options.signal.addEventListener('abort', () => {
+          options.onUsage?.({ inputTokens: 150, outputTokens: 30 })
+          reject(options.signal.reason)
+        }),
+      )
+    })
+    const h = await setup({ agentRunner: agent })
+    const timedOut = await h.engine.startRun(`name: slow
+steps:
+  - { id: ask, prompt: "Ask", timeout: 100ms, retry: { attempts: 2, backoff: 10ms } }
+`)
+    const ended = await h.engine.waitForRun(timedOut.runId)
+    expect(
+      ended.steps.map((step) => [step.status, step.attempt, step.inputTokens, step.outputTokens]),
+    ).toEqual([['failed', 2, 300, 60]])
+    expect(ended.steps[0]?.error).toContain('timed out')
+    const cancelled = await h.engine.startRun('name: cut\nsteps:\n  - { id: long, prompt: "Long" }\n')
+    await waitFor(() => asked.has('long'))
+    await h.engine.cancelRun(cancelled.runId)
+    const snapshot = await h.engine.waitForRun(cancelled.runId)
+    expect(snapshot.steps.map((step) => [step.status, step.inputTokens, step.outputTokens])).toEqual([
+      ['cancelled', 150, 30],
+    ])
+  })
+
   it('fails a step whose rendered input grows past the cap, without running it', async () => {
     const h = await setup({ maxRenderedInputLength: 1000 })
     const { runId } = await h.engine.startRun(`name: big

@@ -194,6 +194,17 @@ interface ChatOptions {
   readonly onEvent?: (event: AgentTurnEvent) => void
 }
 
+/** The second argument of {@link AgentRunner.run}: the `AgentRunOptions` of cron, background and workflow. */
+export interface AgentRunCallOptions {
+  readonly signal?: AbortSignal
+  /**
+   * Hears the turn's tokens so far (a running total): after each step, when `signal` aborts (the
+   * call under way included, reported or estimated as the usage ledger counts it) and at the end.
+   * A caller that does not wait for an aborted turn records what it spent from the last total.
+   */
+  readonly onUsage?: (usage: { readonly inputTokens: number; readonly outputTokens: number }) => void
+}
+
 /** Options of {@link AgentRunner.observe}. */
 interface ObserveOptions {
   readonly signal?: AbortSignal
@@ -215,7 +226,7 @@ export interface AgentRunner {
    * approval policy and gate. Rejects with `signal.reason` when `signal` aborts, with an
    * {@link AgentError} otherwise; never throws synchronously.
    */
-  run(request: AgentRunRequest, options?: { readonly signal?: AbortSignal }): Promise<AgentTurnResult>
+  run(request: AgentRunRequest, options?: AgentRunCallOptions): Promise<AgentTurnResult>
   /** One interactive turn (HTTP chat, Telegram): `message` from the person in `sessionKey`. Rejects as {@link run} does. */
   chat(sessionKey: string, message: string, options?: ChatOptions): Promise<AgentTurnResult>
   /**
@@ -811,6 +822,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     readonly gate: ApprovalGate | undefined
     readonly history?: readonly ModelMessage[] | undefined
     readonly onEvent?: ((event: AgentTurnEvent) => void) | undefined
+    readonly onUsage?: AgentRunCallOptions['onUsage'] | undefined
   }
 
   async function turn(input: TurnInput, callerSignal: AbortSignal | undefined): Promise<AgentTurnResult> {
@@ -873,6 +885,22 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       return false
     }
     const fields = { sessionKey: input.sessionKey, model: input.model }
+    /** Tells the caller's `onUsage` the turn's running total (the caller's code: its throw is logged). */
+    const tell = (total: TokenUsage): void => {
+      if (input.onUsage === undefined) return
+      try {
+        input.onUsage({ inputTokens: total.inputTokens, outputTokens: total.outputTokens })
+      } catch (error) {
+        logger.warn('agent usage listener failed', { ...fields, error })
+      }
+    }
+    // A caller that stops waiting when it aborts (cron's timeout, a cancel) hears what the turn
+    // spent at that moment, the call under way included, before it records the run.
+    const onCallerAbort = (): void => {
+      const open = meter.peek(true)
+      tell(open === undefined ? usage : addUsage(usage, open.usage))
+    }
+    if (input.onUsage !== undefined) callerSignal?.addEventListener('abort', onCallerAbort, { once: true })
     const { tracer } = options
     /** The model call under way and the tool calls it asked for (`agent.step`), when tracing. */
     let stepSpan: TraceSpan | undefined
@@ -984,6 +1012,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
             meter.stepEnded()
             checkUsage(input.model, step.usage)
             usage = addUsage(usage, step.usage)
+            tell(usage)
             if (step.response.modelId !== '') answeredBy = step.response.modelId
             toolCalls += step.toolCalls.length
             stepSpan?.set({
@@ -1118,6 +1147,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       })
       throw failure
     } finally {
+      callerSignal?.removeEventListener('abort', onCallerAbort)
+      if (modelCalled) tell(usage)
       if (modelCalled || budgetExhausted) {
         reportUsage({
           purpose: input.purpose,
@@ -1156,6 +1187,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           prompt: request.prompt,
           model,
           gate: options.approvalGate,
+          onUsage: runOptions.onUsage,
         },
         runOptions.signal,
       )

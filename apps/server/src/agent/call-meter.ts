@@ -101,8 +101,14 @@ export class CallMeter {
    * turn was cancelled or timed out (the request had been sent: the server may be generating).
    */
   unfinished(aborted: boolean): UnfinishedCall | undefined {
-    const call = this.#open
+    const unfinished = this.peek(aborted)
     this.#open = undefined
+    return unfinished
+  }
+
+  /** What {@link unfinished} would say now, leaving the call open (the caller's running total on abort). */
+  peek(aborted: boolean): UnfinishedCall | undefined {
+    const call = this.#open
     if (call === undefined) return undefined
     if (call.reported !== undefined) return { usage: call.reported, basis: 'reported' }
     if (!aborted && !call.answered) return undefined
@@ -126,7 +132,8 @@ export class CallMeter {
 
   /** A call that threw: refused by the server (counts nothing) unless aborted or already answering. */
   #failed(call: OpenCall): void {
-    if (this.#open === call && call.params.abortSignal?.aborted !== true && !call.answered) this.#open = undefined
+    if (this.#open === call && call.params.abortSignal?.aborted !== true && !call.answered)
+      this.#open = undefined
   }
 }
 

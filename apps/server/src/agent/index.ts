@@ -1,4 +1,5 @@
 export {
+  type AgentRunCallOptions,
   type AgentRunner,
   type AgentRunnerOptions,
   type AgentRunRequest,

@@ -1,5 +1,12 @@
 import type { AnyTool } from '@lango/tools'
-import type { AgentRunner, AgentRunRequest, SpendLimit, TurnContext, UsageRecord } from '../agent/index.js'
+import type {
+  AgentRunCallOptions,
+  AgentRunner,
+  AgentRunRequest,
+  SpendLimit,
+  TurnContext,
+  UsageRecord,
+} from '../agent/index.js'
 import { noModelRunner } from '../agent/no-model.js'
 import { unattendedSession } from '../agent/session-kind.js'
 import type { Approvals } from '../approvals.js'
@@ -30,7 +37,8 @@ export function unattendedRunner(
   return {
     run: async (
       request: AgentRunRequest & { readonly jobName?: string },
-      options: { readonly signal: AbortSignal },
+      // Passed on as they are: the signal, and `onUsage` (the run's running token total).
+      options: { readonly signal: AbortSignal } & AgentRunCallOptions,
     ) => {
       // How deep the run is in a chain of runs, across kinds: what its tools start is one deeper.
       const nesting = await nestingOf(request.sessionKey)

@@ -1,6 +1,6 @@
 import type { CronService, RunScope } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
-import type { AgentRunner, AgentRunRequest, AgentTurnResult } from '../agent/index.js'
+import type { AgentRunCallOptions, AgentRunner, AgentRunRequest, AgentTurnResult } from '../agent/index.js'
 import type { DeliverySender } from '../metrics/delivery-metrics.js'
 import type { HostShellRunner } from '../scheduled-workflows/dispatch.js'
 import { errorType, type SpanAttributes } from '../telemetry/attributes.js'
@@ -23,8 +23,15 @@ export interface AppTracing {
   /** The agent runner of one source: background tasks and workflow steps get their root spans here. */
   agent<R extends AgentRunRequest & { readonly runId?: string }>(
     source: 'cron' | 'background' | 'workflow',
-    runner: { run(request: R, options: { readonly signal: AbortSignal }): Promise<AgentTurnResult> },
-  ): { run(request: R, options: { readonly signal: AbortSignal }): Promise<AgentTurnResult> }
+    runner: {
+      run(
+        request: R,
+        options: { readonly signal: AbortSignal } & AgentRunCallOptions,
+      ): Promise<AgentTurnResult>
+    },
+  ): {
+    run(request: R, options: { readonly signal: AbortSignal } & AgentRunCallOptions): Promise<AgentTurnResult>
+  }
   /** `chat.turn` root spans around the agent's chats. */
   chats(agent: AgentRunner): AgentRunner
   /** Reads how runs ended from the services' events (the root spans' status). */

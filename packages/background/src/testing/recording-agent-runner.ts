@@ -1,4 +1,4 @@
-import type { AgentRunner, AgentRunRequest, AgentRunResult } from '../ports.js'
+import type { AgentRunner, AgentRunOptions, AgentRunRequest, AgentRunResult } from '../ports.js'
 import { RecordCursor } from './record-cursor.js'
 
 /** One call a `RecordingAgentRunner` received, with the means to finish it. */
@@ -7,6 +7,8 @@ export interface RecordedRun {
   readonly index: number
   readonly request: AgentRunRequest
   readonly signal: AbortSignal
+  /** Tells the manager the tokens spent so far, as a counting runner does (`AgentRunOptions.onUsage`). */
+  onUsage(usage: { readonly inputTokens: number; readonly outputTokens: number }): void
   /** True once the run's promise has resolved or rejected. */
   readonly settled: boolean
   /** Resolves the run with `{ text }` (ignored once settled). */
@@ -23,7 +25,7 @@ export interface RecordingAgentRunnerOptions {
    */
   readonly handler?: (
     request: AgentRunRequest,
-    options: { readonly signal: AbortSignal },
+    options: AgentRunOptions,
   ) => AgentRunResult | Promise<AgentRunResult>
   /**
    * Behave like a badly written runner that never looks at its signal. Default false: the run
@@ -56,8 +58,8 @@ export class RecordingAgentRunner implements AgentRunner {
   }
 
   /** Records the call; answers through the handler, or waits for `resolve()`/`reject()` on the recorded run. */
-  run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult> {
-    const { signal } = options
+  run(request: AgentRunRequest, options: AgentRunOptions): Promise<AgentRunResult> {
+    const { signal, onUsage } = options
     let settle!: (outcome: { ok: true; value: AgentRunResult } | { ok: false; error: unknown }) => void
     let settled = false
     const promise = new Promise<AgentRunResult>((resolve, reject) => {
@@ -75,6 +77,7 @@ export class RecordingAgentRunner implements AgentRunner {
       index: this.calls.length,
       request,
       signal,
+      onUsage: (usage) => onUsage?.(usage),
       get settled() {
         return settled
       },
@@ -89,7 +92,7 @@ export class RecordingAgentRunner implements AgentRunner {
     const handler = this.#options.handler
     if (handler !== undefined) {
       Promise.resolve()
-        .then(() => handler(request, { signal }))
+        .then(() => handler(request, options))
         .then(
           (value) => settle({ ok: true, value }),
           (error: unknown) => settle({ ok: false, error }),

@@ -1,5 +1,6 @@
 import type {
   AgentRunner,
+  AgentRunOptions,
   AgentRunRequest,
   AgentRunResult,
   ChannelSender,
@@ -40,7 +41,7 @@ export interface PortCallOptions {
 export type AgentHandler = (
   request: AgentRunRequest,
   index: number,
-  options: PortCallOptions,
+  options: AgentRunOptions,
 ) => Promise<AgentRunResult | string> | AgentRunResult | string
 
 /** Answers a recorded shell request. */
@@ -72,7 +73,7 @@ export class RecordingAgentRunner implements AgentRunner {
     this.#handler = handler
   }
 
-  async run(request: AgentRunRequest, options: PortCallOptions): Promise<AgentRunResult> {
+  async run(request: AgentRunRequest, options: AgentRunOptions): Promise<AgentRunResult> {
     const index = this.calls.length
     this.calls.push(request)
     this.signals.push(options.signal)

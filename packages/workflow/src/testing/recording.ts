@@ -1,4 +1,10 @@
-import type { AgentRunner, AgentRunRequest, AgentRunResult, ChannelSender } from '../ports.js'
+import type {
+  AgentRunner,
+  AgentRunOptions,
+  AgentRunRequest,
+  AgentRunResult,
+  ChannelSender,
+} from '../ports.js'
 
 /**
  * How a {@link RecordingAgentRunner} answers one request: text, a whole answer (text with the
@@ -6,7 +12,7 @@ import type { AgentRunner, AgentRunRequest, AgentRunResult, ChannelSender } from
  */
 export type AgentResponder = (
   request: AgentRunRequest,
-  options: { readonly signal: AbortSignal },
+  options: AgentRunOptions,
 ) => string | AgentRunResult | Error | Promise<string | AgentRunResult | Error>
 
 /**
@@ -22,7 +28,7 @@ export class RecordingAgentRunner implements AgentRunner {
     this.#respond = respond
   }
 
-  async run(request: AgentRunRequest, options: { readonly signal: AbortSignal }): Promise<AgentRunResult> {
+  async run(request: AgentRunRequest, options: AgentRunOptions): Promise<AgentRunResult> {
     this.calls.push(request)
     options.signal.throwIfAborted()
     const answer = await this.#respond(request, options)
