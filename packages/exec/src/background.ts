@@ -209,6 +209,7 @@ export class BackgroundProcess {
 
   /** Resolves when the process has ended. */
   async wait(options: { signal?: AbortSignal } = {}): Promise<BackgroundSnapshot> {
+    checkWaitKeys(options)
     const { signal } = options
     signal?.throwIfAborted()
     if (signal === undefined) {
@@ -322,6 +323,7 @@ const checkStartBackgroundKeys = refuseUnknownKeys('startBackground options', [
   'registry',
 ])
 const checkPtyKeys = refuseUnknownKeys('pty settings', ['cols', 'rows', 'stripAnsi'])
+const checkWaitKeys = refuseUnknownKeys('BackgroundProcess.wait options', ['signal'])
 
 /** A count option: a whole number from `min` up (undefined: the default). */
 function checkCount(value: number | undefined, name: string, min: number): void {

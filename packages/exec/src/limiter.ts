@@ -2,6 +2,7 @@ import { ExecError } from './errors.js'
 import { refuseUnknownKeys } from './option-keys.js'
 
 const checkLimiterKeys = refuseUnknownKeys('RunLimiter options', ['maxRunning', 'maxWaiting'])
+const checkAcquireKeys = refuseUnknownKeys('RunLimiter.acquire options', ['signal'])
 
 /** Options for {@link RunLimiter}. */
 export interface RunLimiterOptions {
@@ -58,6 +59,7 @@ export class RunLimiter {
    * signal's reason, unchanged, when it aborts while waiting.
    */
   async acquire(options: { readonly signal?: AbortSignal } = {}): Promise<() => void> {
+    checkAcquireKeys(options)
     const { signal } = options
     signal?.throwIfAborted()
     if (this.#running < this.maxRunning) {

@@ -1,4 +1,5 @@
 import { ExecError } from './errors.js'
+import { refuseUnknownKeys } from './option-keys.js'
 
 /**
  * Shortest secret value exec accepts (SECURITY.md SEC-4). Shorter values cannot be masked safely:
@@ -7,6 +8,8 @@ import { ExecError } from './errors.js'
  * with `EXEC_SECRET_TOO_SHORT`; a vault should refuse to store them.
  */
 export const MIN_SECRET_LENGTH = 8
+
+const checkStreamKeys = refuseUnknownKeys('Redactor.stream options', ['stripAnsi'])
 
 /** Escape strings (OSC titles, DCS) longer than this while unterminated are not waited for. */
 const MAX_ESCAPE_LENGTH = 4096
@@ -323,6 +326,7 @@ export class Redactor {
    * With `stripAnsi`, escape sequences are removed from what it emits.
    */
   stream(options: { stripAnsi?: boolean } = {}): StreamRedactor {
+    checkStreamKeys(options)
     const strip = options.stripAnsi === true
     return new ChunkRedactor((text, final) => this.#process(text, final, strip))
   }

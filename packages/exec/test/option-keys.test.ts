@@ -9,10 +9,13 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   blockLangoExec,
+  classifyLangoExec,
   createEnvBuilder,
   ExecError,
   installSignalCleanup,
+  langoExecMessage,
   ProcessRegistry,
+  Redactor,
   RunLimiter,
   run,
   startBackground,
@@ -104,5 +107,50 @@ describe('unknown option keys', () => {
     // Every accepted key still passes.
     const started = await startBackground('echo ok', { registry, cwd: dir, timeoutMs: 10_000 })
     expect((await started.wait()).status).toBe('exited')
+  })
+
+  it('a background process refuses unknown wait options, and read takes no options object', async () => {
+    await using registry = new ProcessRegistry()
+    const process = await registry.start('echo ok')
+    await expect(process.wait({ signl: AbortSignal.timeout(60_000) } as never)).rejects.toEqual(
+      unknownOption('signl', 'signal'),
+    )
+    expect((await process.wait({ signal: new AbortController().signal })).status).toBe('exited')
+    expect(() => process.read({ offset: 0 } as never)).toThrow(
+      expect.objectContaining({ code: 'EXEC_INVALID_OPTION', message: expect.stringContaining('offset') }),
+    )
+  })
+
+  it('RunLimiter.acquire refuses an unknown key before it takes a slot', async () => {
+    const limiter = new RunLimiter({ maxRunning: 1 })
+    await expect(limiter.acquire({ sigal: new AbortController().signal } as never)).rejects.toEqual(
+      unknownOption('sigal', 'signal'),
+    )
+    expect(limiter.running).toBe(0)
+    const release = await limiter.acquire({})
+    release()
+  })
+
+  it("the Redactor's stream refuses an unknown key", () => {
+    const redactor = new Redactor().add('sk-test-123456', 'api')
+    expect(() => redactor.stream({ stripAnsii: true } as never)).toThrow(
+      unknownOption('stripAnsii', 'stripAnsi'),
+    )
+    const stream = redactor.stream({ stripAnsi: true })
+    expect(stream.push('\u001b[1mkey sk-test-123456\u001b[0m') + stream.flush()).toBe('key [secret:api]')
+  })
+
+  it('langoExecMessage refuses unknown keys, for an allowed command too', () => {
+    const allowed = classifyLangoExec('ls')
+    expect(() => langoExecMessage(allowed, { automationAvailble: true } as never)).toThrow(
+      unknownOption('automationAvailble', 'automationAvailable'),
+    )
+    expect(() =>
+      langoExecMessage(classifyLangoExec('lango cron list'), {
+        automationAvailable: true,
+        strict: 1,
+      } as never),
+    ).toThrow(unknownOption('strict'))
+    expect(langoExecMessage(allowed, { automationAvailable: true })).toBe('')
   })
 })

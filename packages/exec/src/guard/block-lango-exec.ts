@@ -209,6 +209,7 @@ export function langoExecMessage(
   classification: LangoExecClassification,
   options: BlockLangoExecOptions,
 ): string {
+  checkMessageKeys(options)
   if (classification.verdict === 'allow') return ''
   checkAvailability(options)
   switch (classification.reason) {
@@ -261,6 +262,7 @@ export function blockLangoExec(command: string, options: BlockLangoExecOptions):
 }
 
 const checkGuardKeys = refuseUnknownKeys('blockLangoExec options', ['automationAvailable'])
+const checkMessageKeys = refuseUnknownKeys('langoExecMessage options', ['automationAvailable'])
 
 /**
  * `options.automationAvailable` is `true`/`false` or an object of per-feature booleans (a feature
