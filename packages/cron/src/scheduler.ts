@@ -11,6 +11,7 @@ import { JobSync } from './job-sync.js'
 import { Ledger } from './ledger.js'
 import { DEAD_AFTER_LEASES, Maintenance, type Stall } from './maintenance.js'
 import type { CronJob, CronRun, RunTrigger } from './model.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import type { CronStore, JobScheduleUpdate, JobVersion, NewCronRun, TimerHandle } from './ports.js'
 import { RunBudget } from './run-budget.js'
 import { RunExecutor } from './run-executor.js'
@@ -245,6 +246,7 @@ export class CronScheduler {
    * defaults to three tick intervals, that is `leaseMs`.
    */
   health(options?: { readonly staleAfterMs?: number }): SchedulerHealth {
+    checkHealthKeys(options)
     const tickIntervalMs = this.#maintenance.tickIntervalMs
     const staleAfterMs = options?.staleAfterMs ?? 3 * tickIntervalMs
     const last = this.#maintenance.lastTickAt
@@ -281,6 +283,7 @@ export class CronScheduler {
    * (trigger `schedule`; `catchup: none` does not skip them). Idempotent.
    */
   async start(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     if (this.#started) return
     if (this.#starting !== undefined) return this.#starting
@@ -369,6 +372,7 @@ export class CronScheduler {
    * the owner.
    */
   async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     if (this.#starting !== undefined) await this.#starting.catch(() => {})
     if (!this.#started) return
@@ -477,6 +481,7 @@ export class CronScheduler {
    * A failing store rejects with its error (and holds no run slot).
    */
   async trigger(job: CronJob, options: TriggerOptions = {}): Promise<TriggerResult> {
+    checkTriggerKeys(options)
     if (!this.#started) {
       throw new CronError(
         'CRON_NOT_RUNNING',
@@ -1345,6 +1350,10 @@ export class CronScheduler {
     })
   }
 }
+
+const checkHealthKeys = refuseUnknownKeys('health options', ['staleAfterMs'])
+const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
+const checkTriggerKeys = refuseUnknownKeys('trigger options', ['payload'])
 
 /** Waiting occurrences checked by one read of which other schedulers took (one store chunk). */
 /** At most one `cron scheduler error` log line per this long; the rest are counted into the next. */

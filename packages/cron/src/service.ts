@@ -200,6 +200,40 @@ const checkPreviewUpdateKeys = refuseUnknownKeys('previewUpdate options', ['coun
 const checkTriggerKeys = refuseUnknownKeys('trigger options', ['payload', 'signal'])
 const checkHistoryKeys = refuseUnknownKeys('history options', ['job', 'limit', 'status', 'signal'])
 
+/** Every filter of {@link CronService.count}: a filter added to `JobCountFilter` and not here fails typecheck. */
+const COUNT_FILTERS = {
+  enabled: true,
+  createdBy: true,
+  changedSince: true,
+  nameContains: true,
+  kind: true,
+  timezone: true,
+  scheduleType: true,
+  schedule: true,
+  lastStatus: true,
+  failing: true,
+  lastDeliveryFailed: true,
+} as const satisfies Record<keyof JobCountFilter, true>
+/** Every key of {@link CronService.list}'s options (its filters, order and paging). */
+const LIST_KEYS = Object.keys({
+  ...COUNT_FILTERS,
+  sort: true,
+  after: true,
+  afterKey: true,
+  limit: true,
+  signal: true,
+} as const satisfies Record<Exclude<keyof JobListFilter, 'ids'> | 'signal', true>)
+const checkListKeys = refuseUnknownKeys('list options', LIST_KEYS)
+const checkListPageKeys = refuseUnknownKeys('listPage options', [
+  ...Object.keys(COUNT_FILTERS),
+  'sort',
+  'limit',
+  'from',
+  'signal',
+])
+const checkPageFromKeys = refuseUnknownKeys('listPage from', ['after', 'afterKey'])
+const checkCountKeys = refuseUnknownKeys('count filter', [...Object.keys(COUNT_FILTERS), 'signal'])
+
 /** A job with its next fire times (job zone and UTC). */
 export interface JobWithNextRuns {
   readonly job: CronJob
@@ -374,11 +408,13 @@ export class CronService {
 
   /** Starts the scheduler (see {@link CronScheduler.start}). */
   async start(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     await this.scheduler.start(options)
   }
 
   /** Stops the scheduler (see {@link CronScheduler.stop}). */
   async stop(options?: { readonly signal?: AbortSignal }): Promise<void> {
+    checkSignalKeys(options)
     await this.scheduler.stop(options)
   }
 
@@ -451,6 +487,7 @@ export class CronService {
    * `sort` other than name) and `limit` read one page (see {@link CronStore.listJobs}).
    */
   async list(options?: Omit<JobListFilter, 'ids'> & { readonly signal?: AbortSignal }): Promise<CronJob[]> {
+    checkListKeys(options)
     options?.signal?.throwIfAborted()
     const limit = options?.limit
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
@@ -479,6 +516,8 @@ export class CronService {
       readonly signal?: AbortSignal
     },
   ): Promise<{ readonly jobs: CronJob[]; readonly next: JobPagePosition | null }> {
+    checkListPageKeys(options)
+    checkPageFromKeys(options.from)
     const { from, limit, ...filter } = options
     const sort = options.sort ?? 'name'
     const jobs = await this.list({
@@ -498,6 +537,7 @@ export class CronService {
 
   /** How many jobs match `filter` (the filters of {@link list}, without its paging and order). */
   async count(filter?: JobCountFilter & { readonly signal?: AbortSignal }): Promise<number> {
+    checkCountKeys(filter)
     filter?.signal?.throwIfAborted()
     await this.scheduler.flushPendingWrites()
     return this.#store.countJobs(filter)
@@ -505,6 +545,7 @@ export class CronService {
 
   /** A job by id or name; `CRON_JOB_NOT_FOUND` when none. */
   async get(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    checkSignalKeys(options)
     return this.#resolve(idOrName, options)
   }
 
@@ -517,6 +558,7 @@ export class CronService {
     count = 3,
     options?: { readonly signal?: AbortSignal },
   ): Promise<NextRun[]> {
+    checkSignalKeys(options)
     const checked = previewCount(count)
     return nextRunsOf(await this.#resolve(idOrName, options), checked)
   }
@@ -779,6 +821,7 @@ export class CronService {
 
   /** Disables a job and unregisters it at once, cancelling a run in flight (cron_pause). */
   async pause(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    checkSignalKeys(options)
     const current = await this.#resolve(idOrName, options)
     if (!current.enabled) return current
     return (await this.#update(current.id, { enabled: false }, options, false)).job
@@ -786,6 +829,7 @@ export class CronService {
 
   /** Enables a job again, with a fresh next fire and its failure count reset (cron_resume). */
   async resume(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<JobWithNextRuns> {
+    checkSignalKeys(options)
     const current = await this.#resolve(idOrName, options)
     if (current.enabled) return { job: current, nextRuns: nextRunsOf(current, 3) }
     return this.#update(current.id, { enabled: true }, options, false)
@@ -793,6 +837,7 @@ export class CronService {
 
   /** Deletes a job and its history, cancelling a run in flight (cron_remove). */
   async remove(idOrName: string, options?: { readonly signal?: AbortSignal }): Promise<CronJob> {
+    checkSignalKeys(options)
     const current = await this.#resolve(idOrName, options)
     await this.scheduler.unregister(current.id, 'removed')
     await this.#store.deleteJob(current.id, options)
@@ -838,6 +883,7 @@ export class CronService {
 
   /** One run (ledger row) by id; `CRON_RUN_NOT_FOUND` when none. */
   async getRun(runId: string, options?: { readonly signal?: AbortSignal }): Promise<CronRun> {
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     const run =
       typeof runId === 'string' && runId.length > 0 ? await this.#store.getRun(runId, options) : undefined
@@ -856,6 +902,7 @@ export class CronService {
     runIds: readonly string[],
     options?: { readonly signal?: AbortSignal },
   ): Promise<CronDelivery[]> {
+    checkSignalKeys(options)
     options?.signal?.throwIfAborted()
     if (runIds.length === 0) return []
     return this.#store.listDeliveries(runIds, options)
