@@ -6,6 +6,7 @@ import {
   resolveDeliveryTargets,
 } from './delivery.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import {
   lookUpSpend,
   type RunSpendLookup,
@@ -63,6 +64,17 @@ export interface BackgroundToolsOptions {
   readonly spend?: RunSpendLookup
 }
 
+const checkBackgroundKeys = refuseUnknownKeys(
+  'createBackgroundTools options',
+  Object.keys({
+    service: true,
+    defaultChannel: true,
+    checkTarget: true,
+    maxPromptLength: true,
+    spend: true,
+  } satisfies Record<keyof BackgroundToolsOptions, true>),
+)
+
 const taskId = v.pipe(
   v.string('task_id must be a string'),
   v.minLength(1, 'task_id must not be empty'),
@@ -103,6 +115,7 @@ function view(task: BackgroundTaskView): v.InferOutput<typeof taskOutput> {
 
 /** The five background tools of the contract: `bg_submit`, `bg_status`, `bg_list`, `bg_result`, `bg_cancel`. */
 export function createBackgroundTools(options: BackgroundToolsOptions): AnyTool[] {
+  checkBackgroundKeys(options)
   const { service } = options
   const maxPrompt = options.maxPromptLength ?? 100_000
   const fallback = options.defaultChannel === undefined ? [] : [options.defaultChannel]

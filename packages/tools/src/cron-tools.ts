@@ -9,6 +9,7 @@ import {
 } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { mentionsSecret } from './persistence-risk.js'
 import {
   lookUpSpend,
@@ -277,6 +278,15 @@ export interface CronToolsOptions {
   /** Refuses a `deliver_to` target results could not reach (an unconfigured channel), before anything is stored. */
   readonly checkTarget?: DeliveryTargetCheck
 }
+
+const CRON_OPTION_KEYS = Object.keys({
+  service: true,
+  spend: true,
+  defaultDeliverTo: true,
+  checkTarget: true,
+} satisfies Record<keyof CronToolsOptions, true>)
+const checkCronKeys = refuseUnknownKeys('createCronTools options', CRON_OPTION_KEYS)
+const checkManageKeys = refuseUnknownKeys('createManageCronJobsTool options', CRON_OPTION_KEYS)
 
 const jobId = v.pipe(
   v.string('id must be a string'),
@@ -1011,6 +1021,7 @@ function createdByOf(context: ToolContext): { readonly createdBy?: string } {
 
 /** The six cron tools of the contract: `cron_add`, `cron_list`, `cron_pause`, `cron_resume`, `cron_remove`, `cron_history`. */
 export function createCronTools(options: CronToolsOptions): AnyTool[] {
+  checkCronKeys(options)
   const { service } = options
   const current = currentJobs(service)
   const callers = jobCallers()
@@ -1435,6 +1446,7 @@ function triggerResult(outcome: {
 
 /** Seed 002's `manage_cron_jobs`: one tool with actions list, get, create, update, delete, trigger. */
 export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
+  checkManageKeys(options)
   const { service } = options
   const current = currentJobs(service)
   const budgetOf = (params: {

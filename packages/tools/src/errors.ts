@@ -1,6 +1,10 @@
 /** Codes of errors a tool call can end with. */
 export type ToolErrorCode =
-  /** Parameters failed validation; `issues` names each field and what is accepted. */
+  /**
+   * Parameters failed validation; `issues` names each field and what is accepted. Also thrown by a
+   * factory (`createExecTools`, `registerTools`, …) for an option key it does not know: `data` holds
+   * `option`, `suggestion` and `accepted`.
+   */
   | 'TOOL_INVALID_PARAMETERS'
   /** No tool with that name. */
   | 'TOOL_NOT_FOUND'

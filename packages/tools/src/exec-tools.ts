@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { refuseUnknownKeys } from './option-keys.js'
 import { type AnyTool, defineTool } from './tool.js'
 
 /** The result of a finished command, as `@lango/exec`'s `run` and `runWithPty` return it. */
@@ -64,6 +65,18 @@ export interface ExecToolsOptions {
   /** Largest output chunk `exec_status` returns per call (default 64 KiB). */
   readonly maxStatusBytes?: number
 }
+
+const checkExecKeys = refuseUnknownKeys(
+  'createExecTools options',
+  Object.keys({
+    backend: true,
+    automationAvailable: true,
+    defaultTimeoutSeconds: true,
+    maxTimeoutSeconds: true,
+    maxStatusBytes: true,
+  } satisfies Record<keyof ExecToolsOptions, true>),
+)
+const checkAvailabilityKeys = refuseUnknownKeys('automationAvailable', ['cron', 'background', 'workflow'])
 
 const command = v.pipe(
   v.string('command must be a string'),
@@ -133,6 +146,8 @@ function isBlocked(result: unknown): boolean {
 
 /** The five exec tools of the contract: `exec`, `exec_bg`, `exec_status`, `exec_write`, `exec_stop`. */
 export function createExecTools(options: ExecToolsOptions): AnyTool[] {
+  checkExecKeys(options)
+  if (typeof options.automationAvailable === 'object') checkAvailabilityKeys(options.automationAvailable)
   const { backend } = options
   const automationAvailable = options.automationAvailable ?? true
   const maxTimeout = options.maxTimeoutSeconds ?? 600

@@ -9,6 +9,7 @@ import {
 } from './delivery.js'
 import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
+import { refuseUnknownKeys } from './option-keys.js'
 import { mentionsSecret } from './persistence-risk.js'
 import {
   lookUpSpend,
@@ -171,6 +172,18 @@ export interface WorkflowToolsOptions {
   /** What runs spent (model, cost), for `workflow_status`; without it no model or cost is shown. */
   readonly spend?: RunSpendLookup
 }
+
+const checkWorkflowKeys = refuseUnknownKeys(
+  'createWorkflowTools options',
+  Object.keys({
+    service: true,
+    defaultDeliverTo: true,
+    checkTarget: true,
+    maxWaitSeconds: true,
+    progressIntervalSeconds: true,
+    spend: true,
+  } satisfies Record<keyof WorkflowToolsOptions, true>),
+)
 
 const runId = v.pipe(
   v.string('run_id must be a string'),
@@ -412,6 +425,7 @@ function fromStepOption(fromStep: string | undefined): { fromStep?: string } {
  * `workflow_cancel`, `workflow_save`) and `workflow_rerun` (issue 25).
  */
 export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
+  checkWorkflowKeys(options)
   const { engine, directory } = options.service
   const maxWait = options.maxWaitSeconds ?? 300
   const progressIntervalMs = Math.max(50, (options.progressIntervalSeconds ?? 5) * 1000)

@@ -1,9 +1,10 @@
 /**
  * Refuses option keys a reader does not know, so a misspelt option (`timoutMs`, `stroe`) fails at
  * once instead of being dropped. Own enumerable keys only; one Set lookup per key, cheap enough for
- * every call of a hot path. Source only: `@lango/exec`, `@lango/cron`, `@lango/background` and
- * `@lango/workflow` list it as a devDependency and tsup bundles it, so no package imports another
- * at run time (as `@lango/duration`, ADR 0013); each wraps what it finds in its own typed error.
+ * every call of a hot path. Source only: `@lango/exec`, `@lango/cron`, `@lango/background`,
+ * `@lango/workflow` and `@lango/tools` list it as a devDependency and tsup bundles it, so no
+ * package imports another at run time (as `@lango/duration`, ADR 0013); each wraps what it finds
+ * in its own typed error.
  */
 
 /** A key of an options object that its reader does not accept. */

@@ -1,6 +1,7 @@
 import { dynamicTool, type JSONSchema7, jsonSchema, type Tool, type ToolExecutionOptions } from 'ai'
 import * as v from 'valibot'
 import { describeIssues, type InvokeOptions, invalidParametersMessage, invokeTool } from '../invoke.js'
+import { refuseUnknownKeys } from '../option-keys.js'
 import type { AnyTool } from '../tool.js'
 
 /**
@@ -20,6 +21,18 @@ export interface AiSdkToolsOptions extends InvokeOptions {
   readonly nesting?: number
 }
 
+const checkAiSdkKeys = refuseUnknownKeys(
+  'toAiSdkTools options',
+  Object.keys({
+    policy: true,
+    gate: true,
+    approvalTimeoutMs: true,
+    sessionKey: true,
+    creator: true,
+    nesting: true,
+  } satisfies Record<keyof AiSdkToolsOptions, true>),
+)
+
 /**
  * Turns tools into AI SDK (v6) tools, keyed by name, for `generateText`/`streamText`'s `tools`.
  * The model sees each tool's JSON Schema; its input is validated with the tool's own valibot
@@ -34,6 +47,7 @@ export function toAiSdkTools(
   tools: readonly AnyTool[],
   options: AiSdkToolsOptions = {},
 ): Record<string, Tool> {
+  checkAiSdkKeys(options)
   const entries = tools.map((tool): [string, Tool] => [
     tool.name,
     dynamicTool({

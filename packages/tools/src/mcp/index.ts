@@ -9,6 +9,7 @@ import type {
 import * as v from 'valibot'
 import type { ApprovalPolicy, ApprovalRequest } from '../approval.js'
 import { type InvokeOptions, invokeTool, toolErrorPayloadSchema } from '../invoke.js'
+import { refuseUnknownKeys } from '../option-keys.js'
 import {
   type AnyTool,
   type JsonSchema,
@@ -47,6 +48,11 @@ export interface RegisterToolsOptions {
    */
   readonly sessionKey?: string | ((context: ServerContext) => string | undefined)
 }
+
+const checkRegisterKeys = refuseUnknownKeys(
+  'registerTools options',
+  Object.keys({ approval: true, sessionKey: true } satisfies Record<keyof RegisterToolsOptions, true>),
+)
 
 /**
  * MCP annotations from a tool's worst-case safety (`worstSafety`, else `safety`), so a host can
@@ -158,6 +164,7 @@ export function registerTools(
   tools: readonly AnyTool[],
   options: RegisterToolsOptions = {},
 ): RegisteredTool[] {
+  checkRegisterKeys(options)
   const names = new Set<string>()
   for (const tool of tools) {
     if (names.has(tool.name)) throw new TypeError(`two tools are named ${tool.name}`)
