@@ -106,6 +106,8 @@ export class RunExecutor {
     let skipReason: string | undefined
     /** The agent runner's last running total: what a run cut off by its signal spent. */
     let told: TokenCounts | undefined
+    /** What the runner's rejection said it spent (`AgentRunFailure.usage`). */
+    let rejected: TokenCounts | undefined
     try {
       outcome = await this.#perform(job, run, signal, {
         payload: active.payload,
@@ -133,21 +135,17 @@ export class RunExecutor {
       }
       error = status === 'skipped' ? null : truncate(toError(reason).message, 4000)
       // What a failed turn spent (its rejection's `usage`) counts like a completed one's: a turn
-      // stopped by its own budget spent it all the same. A run cut off by its signal (timed out,
-      // cancelled, interrupted) was not waited for: it counts the runner's last running total.
-      const usage =
-        job.kind === 'ai' ? ((signal.aborted ? undefined : failureUsage(caught)) ?? told) : undefined
-      outcome =
-        status === 'failed' || status === 'timed_out'
-          ? { status, result: null, error, ...(usage === undefined ? {} : { usage }) }
-          : undefined
+      // stopped by its own budget spent it all the same.
+      outcome = status === 'failed' || status === 'timed_out' ? { status, result: null, error } : undefined
+      if (outcome !== undefined && !signal.aborted) rejected = failureUsage(caught)
     } finally {
       clock.clearTimeout(timeout)
     }
     const completedAt = clock.now().getTime()
     const durationMs = completedAt - startedAt
-    // A cancelled or interrupted run has no outcome to deliver, but what it spent is recorded.
-    const usage = outcome?.usage ?? (job.kind === 'ai' ? told : undefined)
+    // A run cut off by its signal (timed out, cancelled, interrupted) was not waited for: it counts
+    // the runner's last running total, as does an answer or a rejection that said nothing.
+    const usage = job.kind === 'ai' ? (outcome?.usage ?? rejected ?? told) : undefined
     const inputTokens = usage?.inputTokens ?? null
     const outputTokens = usage?.outputTokens ?? null
     const completion = {
