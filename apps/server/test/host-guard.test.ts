@@ -191,3 +191,30 @@ describe.skipIf(lanAddress === undefined)(`a server bound to a LAN address (${la
     }
   })
 })
+
+describe('/v1 refusals with a model configured', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer((config) => ({ ...config, server: { ...config.server, apiToken: TOKEN } }), {
+      LANGO_MODEL_BASE_URL: 'http://127.0.0.1:9/v1',
+      LANGO_MODEL: 'test-model',
+    })
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('say what the API says, addresses and all (only a turn’s failure hides the model server’s), as a permission_error', async () => {
+    // An outside probe: the model server's hider ran over every /v1 error and turned this server's
+    // own accepted names into `[address]`.
+    const port = Number(new URL(server.url).port)
+    const host = `evil.example:${port}`
+    const api = JSON.parse((await send('127.0.0.1', port, { method: 'GET', path: '/api/tools', host })).body)
+    const v1 = await send('127.0.0.1', port, { method: 'GET', path: '/v1/models', host })
+    expect(v1.status).toBe(403)
+    const body = JSON.parse(v1.body)
+    expect(body.error.message).toBe(api.error.message)
+    expect(body.error.message).toContain('127.0.0.1')
+    expect(body.error).toMatchObject({ type: 'permission_error', code: 'host_forbidden' })
+  })
+})

@@ -91,7 +91,8 @@ function finishReasonOf(result: AgentTurnResult): 'stop' | 'length' | 'content_f
 
 /** OpenAI's error `type` for a status: its SDKs and chat front ends show and branch on it. */
 function openAiErrorType(status: number): string {
-  if (status === 401 || status === 403) return 'authentication_error'
+  if (status === 401) return 'authentication_error'
+  if (status === 403) return 'permission_error'
   if (status === 404) return 'invalid_request_error'
   if (status === 429) return 'rate_limit_error'
   return status >= 500 ? 'server_error' : 'invalid_request_error'
@@ -102,12 +103,14 @@ function openAiErrorType(status: number): string {
  * layer answered (the Host, token and Origin guards, body checks, readiness, an unknown route, the
  * route itself), so OpenAI clients read each as they read OpenAI's own (issue 21: an outside probe
  * got the API's `{ code, message, issues }`). `code` is the API's code in lower case, `param` the
- * first field an `issues` list names. The model server's address never reaches the client.
+ * first field an `issues` list names. The model server's address never reaches the client: it is
+ * taken out of an agent error's message (`AGENT_*`), the only kind that can name it.
  */
 export function openAiErrors(app: App): MiddlewareHandler {
   const hide = modelAddressHider(app)
   return reshapeErrors((error, status) => {
-    const message = hide(error.message)
+    // Only a turn's failure can name the model server; the guards' own words name this server.
+    const message = error.code.startsWith('AGENT_') ? hide(error.message) : error.message
     const param = error.issues?.find((issue) => typeof issue.path === 'string' && issue.path !== '')?.path
     return {
       error: { message, type: openAiErrorType(status), param: param ?? null, code: error.code.toLowerCase() },
