@@ -261,14 +261,27 @@ export class Approvals {
 
   /**
    * Answers a pending approval, whichever process asked for it; one already answered or expired is
-   * returned as it stands (the caller compares its status). `decidedBy` defaults to this process's
-   * origin.
+   * returned as it stands (the caller compares its status, or uses {@link decide} to learn whether
+   * this answer was the one that counted). `decidedBy` defaults to this process's origin.
    */
   async answer(
     id: string,
     approved: boolean,
     options: ApprovalCallOptions & { readonly decidedBy?: string } = {},
   ): Promise<ApprovalView> {
+    return (await this.decide(id, approved, options)).approval
+  }
+
+  /**
+   * Answers a pending approval as {@link answer} does, and says whether this answer decided it:
+   * `decided` is false when it was already answered, expired or cancelled (the approval is then
+   * returned as it stands, unchanged by this answer).
+   */
+  async decide(
+    id: string,
+    approved: boolean,
+    options: ApprovalCallOptions & { readonly decidedBy?: string } = {},
+  ): Promise<{ readonly approval: ApprovalView; readonly decided: boolean }> {
     const status = approved ? 'approved' : 'denied'
     const decidedBy = options.decidedBy ?? this.origin
     const won = await this.#store.decide(
@@ -282,10 +295,10 @@ export class Approvals {
       else {
         const view = await this.get(id)
         this.#publishAnswered(view.id, status, view.tool, decidedBy)
-        return view
+        return { approval: view, decided: true }
       }
     }
-    return this.get(id)
+    return { approval: await this.get(id), decided: won }
   }
 
   /**
@@ -397,7 +410,7 @@ export class Approvals {
     })
   }
 
-  /** Prunes, checks the pending bound, inserts the row and publishes `approval.pending`. */
+  /** Prunes, checks the pending bounds, inserts the row and publishes `approval.pending`. */
   async #create(
     request: ApprovalRequest,
     callKey: string | null,
@@ -419,20 +432,26 @@ export class Approvals {
     }
     const now = this.#options.now()
     const { maxPending } = this.#options
-    const perSession = Math.max(1, Math.ceil(maxPending / 4))
-    const [pending, ofSession] = await Promise.all([
+    const perChannel = Math.max(1, Math.ceil(maxPending / 4))
+    // A quarter per channel, not per session: session names cost an API client nothing.
+    const channel = request.sessionKey === undefined ? undefined : channelOf(request.sessionKey)
+    const [pending, ofChannel] = await Promise.all([
       this.#store.countPending(now, options),
-      this.#store.countPending(now, { ...options, sessionKey: request.sessionKey ?? null }),
+      this.#store.countPending(now, { ...options, ...(channel === undefined ? { sessionKey: null } : { channel }) }),
     ])
-    if (pending >= maxPending || ofSession >= perSession) {
+    if (pending >= maxPending || ofChannel >= perChannel) {
       const whose =
-        pending >= maxPending ? 'on this server' : `from ${request.sessionKey ?? 'callers without a session'}`
-      const max = pending >= maxPending ? maxPending : perSession
+        pending >= maxPending
+          ? 'on this server'
+          : channel === undefined
+            ? 'from callers without a session'
+            : `from ${channel} sessions`
+      const max = pending >= maxPending ? maxPending : perChannel
       this.#options.logger?.warn('approval refused: too many pending', { max, session: request.sessionKey })
       throw new ToolError(
         'TOOL_DENIED',
         `nobody was asked: ${max} approvals are already waiting ${whose}, the most it keeps; answer or deny them (lango approvals, the dashboard, POST /api/approvals/<id>) or let them expire`,
-        { data: { max, pending, ofSession } },
+        { data: { max, pending, ofChannel } },
       )
     }
     const id = this.#options.idGenerator()
@@ -545,6 +564,15 @@ export class Approvals {
       this.#schedulePoll()
     }
   }
+}
+
+/**
+ * The channel a session belongs to (`http` of `http:alice`, `telegram` of `telegram:5:6`, `mcp`):
+ * the server composes every session key from its channel, and channel names are reserved.
+ */
+function channelOf(sessionKey: string): string {
+  const colon = sessionKey.indexOf(':')
+  return colon === -1 ? sessionKey : sessionKey.slice(0, colon)
 }
 
 function toView(stored: StoredApproval, now: number): ApprovalView {

@@ -35,8 +35,14 @@ export const SERVER_ERROR_CODES = {
    * workflow, or the workflow, instead (the `reason` of `cron_remove`'s `TOOL_FAILED`, 422).
    */
   SERVER_SCHEDULED_WORKFLOW_JOB: 500,
-  /** No pending approval has that id (never existed, answered or expired). */
+  /** No approval has that id (never existed, or pruned from the history). */
   SERVER_APPROVAL_NOT_FOUND: 404,
+  /**
+   * The approval was no longer pending when the answer came (answered, expired or cancelled): the
+   * answer changed nothing. `data` holds the approval as it stands (`approval`), its `status` and
+   * `decided_by`.
+   */
+  SERVER_APPROVAL_DECIDED: 409,
 
   // AgentError (src/agent/errors.ts): the model server's faults are 502, a timeout 504.
   /** No model is configured (no base URL or no model name): agent runs cannot start. */

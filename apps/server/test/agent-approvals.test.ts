@@ -12,6 +12,7 @@ import {
   createCronTools,
   createManageCronJobsTool,
   createWorkflowTools,
+  ToolError,
 } from '@lango/tools'
 import { type AgentRunner as WorkflowAgentRunner, WorkflowDirectory, WorkflowEngine } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
@@ -185,6 +186,25 @@ describe('approval in attended turns', () => {
       expect.objectContaining({ toolName: 'cron_remove', reason: 'not_approved' }),
     ])
     expect(signals[0]?.aborted).toBe(true)
+    expect(await jobNames()).toEqual(['nightly'])
+  })
+
+  it('a call nobody could be asked about is listed as not_asked, with why, never as not approved', async () => {
+    const full: ApprovalGate = {
+      request: async () => {
+        throw new ToolError('TOOL_DENIED', 'nobody was asked: 25 approvals are already waiting from http sessions')
+      },
+    }
+    model.script(removeNightly, reply.text('The approval queue is full.'))
+    const result = await runner().chat('http:x7', 'remove nightly', { approvalGate: full })
+    expect(result.denials).toEqual([
+      {
+        toolName: 'cron_remove',
+        reason: 'not_asked',
+        summary: `not run, nobody was asked: 25 approvals are already waiting from http sessions: ${removeSummary}`,
+      },
+    ])
+    expect(toolResultOf(1).error).toMatchObject({ code: 'TOOL_DENIED', data: { asked: false } })
     expect(await jobNames()).toEqual(['nightly'])
   })
 

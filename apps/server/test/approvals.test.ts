@@ -506,10 +506,35 @@ function processBehaviour(backend: () => Backend | undefined) {
       error: {
         code: 'TOOL_DENIED',
         message: expect.stringMatching(
-          /^not run, nobody was asked: 2 approvals are already waiting from mcp.*: Execute: ⟦echo one more⟧$/,
+          /^not run, nobody was asked: 2 approvals are already waiting from mcp sessions.*: Execute: ⟦echo one more⟧$/,
         ),
+        data: { asked: false, max: 2 },
       },
     })
+    await serve.approvals.cancelAll()
+  })
+
+  it('the quarter is per channel: an API client naming a new session per call cannot fill every slot (outside probe)', async () => {
+    const serve = inProcess('serve', { maxPending: 8 })
+    // `/api/chat` names its sessions `http:<name>`, the OpenAI endpoint `openai:<user>`: free to choose.
+    for (const name of ['a', 'b'])
+      expect(
+        await serve.approvals.open(request(`Execute: ${name}`, { sessionKey: `http:${name}` }), {
+          callKey: `http-${name}`,
+        }),
+      ).toMatchObject({ status: 'pending' })
+    for (const sessionKey of ['http:c', 'http', 'http:under_score'])
+      await expect(
+        serve.approvals.open(request('Execute: c', { sessionKey }), { callKey: `more-${sessionKey}` }),
+      ).rejects.toMatchObject({
+        code: 'TOOL_DENIED',
+        message: expect.stringMatching(/^nobody was asked: 2 approvals are already waiting from http sessions/),
+      })
+    // Other channels are still asked; a channel whose name starts like another's is its own.
+    for (const sessionKey of ['telegram:5:6', 'openai:alice', 'https:x', 'mcp'])
+      expect(
+        await serve.approvals.open(request('Execute: other', { sessionKey }), { callKey: `other-${sessionKey}` }),
+      ).toMatchObject({ status: 'pending' })
     await serve.approvals.cancelAll()
   })
 

@@ -119,7 +119,8 @@ function agentStatus(code: string): number {
 function answered(code: string): number {
   if (Object.hasOwn(HTTP_LAYER, code)) return HTTP_LAYER[code as HttpErrorCode]
   if (code.startsWith('TOOL_')) return toolStatus(code as ToolErrorCode)
-  if (code.startsWith('SERVER_')) return code === 'SERVER_APPROVAL_NOT_FOUND' ? 404 : 500
+  if (code.startsWith('SERVER_'))
+    return code === 'SERVER_APPROVAL_NOT_FOUND' ? 404 : code === 'SERVER_APPROVAL_DECIDED' ? 409 : 500
   if (code.startsWith('AGENT_')) return agentStatus(code)
   return code.endsWith('_NOT_FOUND') ? 404 : 422
 }

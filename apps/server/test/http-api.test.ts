@@ -164,6 +164,24 @@ describe('POST /api/tools/:name', () => {
     expect(done.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
   })
 
+  it('answers 409 to an answer that came after the approval was decided, and changes nothing', async () => {
+    const pending = await json(await server.request('/api/tools/exec', { json: { command: 'echo decided-once' } }))
+    const path = `/api/approvals/${pending.approval_id}`
+    const denied = await server.request(path, { json: { decision: 'deny' } })
+    expect(denied.status).toBe(200)
+    expect((await json(denied)).status).toBe('denied')
+    for (const decision of ['approve', 'deny']) {
+      const late = await server.request(path, { json: { decision } })
+      expect(late.status).toBe(409)
+      expect((await json(late)).error).toMatchObject({
+        code: 'SERVER_APPROVAL_DECIDED',
+        message: expect.stringContaining(`approval ${pending.approval_id} was already denied`),
+        data: { id: pending.approval_id, status: 'denied', approval: { id: pending.approval_id, status: 'denied' } },
+      })
+    }
+    expect((await json(await server.request(path))).status).toBe('denied')
+  })
+
   it('refuses a bad approval answer and an unknown approval', async () => {
     const pending = await json(await server.request('/api/tools/exec', { json: { command: 'echo later' } }))
     const bad = await server.request(`/api/approvals/${pending.approval_id}`, { json: { decision: 'maybe' } })

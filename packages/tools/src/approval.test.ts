@@ -607,7 +607,9 @@ describe('approval policy and gate', () => {
     const before = calls.length
     const full: ApprovalGate = {
       request: async () => {
-        throw new ToolError('TOOL_DENIED', 'nobody was asked: 100 approvals are already waiting')
+        throw new ToolError('TOOL_DENIED', 'nobody was asked: 100 approvals are already waiting', {
+          data: { max: 100 },
+        })
       },
     }
     expect(await invokeTool(risky, { command: 'echo x' }, {}, { gate: full })).toEqual({
@@ -615,6 +617,8 @@ describe('approval policy and gate', () => {
       error: {
         code: 'TOOL_DENIED',
         message: 'not run, nobody was asked: 100 approvals are already waiting: Execute: ⟦echo x⟧',
+        // The gate's data, and that nobody decided it.
+        data: { max: 100, asked: false },
       },
     })
     expect(calls.length).toBe(before)

@@ -105,7 +105,11 @@ function failure(code: ToolErrorCode, message: string, detail: FailureDetail = {
  * How a gate answered; `unasked` when it rejected with a `ToolError` `TOOL_DENIED` saying why
  * nobody could be asked (the call is then refused with that reason, not as "not approved").
  */
-type GateAnswer = 'approved' | 'denied' | 'canceled' | { readonly unasked: string }
+type GateAnswer =
+  | 'approved'
+  | 'denied'
+  | 'canceled'
+  | { readonly unasked: string; readonly data?: Readonly<Record<string, unknown>> }
 
 /**
  * Asks the gate, bounded by the approval timeout and the call's signal; the gate's signal aborts
@@ -141,7 +145,8 @@ async function askGate(
   } catch (error) {
     if (canceledByCaller()) return 'canceled'
     // A gate that could not ask anyone says why (too many pending, too long to show whole).
-    return ToolError.is(error) && error.code === 'TOOL_DENIED' ? { unasked: error.message } : 'denied'
+    if (!ToolError.is(error) || error.code !== 'TOOL_DENIED') return 'denied'
+    return error.data === undefined ? { unasked: error.message } : { unasked: error.message, data: error.data }
   } finally {
     clearTimeout(timer)
     if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
@@ -211,7 +216,11 @@ export async function invokeTool(
     )
     if (answer === 'canceled') return canceled(tool)
     if (answer === 'denied') return failure('TOOL_DENIED', `not approved: ${summary}`)
-    if (typeof answer === 'object') return failure('TOOL_DENIED', `not run, ${answer.unasked}: ${summary}`)
+    if (typeof answer === 'object')
+      // `asked: false` tells a host this refusal was nobody's decision (too many pending, too long).
+      return failure('TOOL_DENIED', `not run, ${answer.unasked}: ${summary}`, {
+        data: { ...answer.data, asked: false },
+      })
   }
   try {
     if (context.signal?.aborted) return canceled(tool)

@@ -480,6 +480,7 @@ const DENIAL_REASONS: Readonly<Record<ToolDenial['reason'], string>> = {
   unattended_cron_create:
     'unattended runs cannot create or change cron jobs (approvals.unattended.allow_cron_create)',
   not_approved: 'not approved',
+  not_asked: 'nobody could be asked',
 }
 
 /** The block listing a run's refused calls, for its recorded text or error. */

@@ -9,6 +9,8 @@ import type { UnattendedPermissions } from './system-prompt.js'
 type DenialReason =
   /** A person's approval was needed and not given: denied, no answer in time, or no gate to ask. */
   | 'not_approved'
+  /** Nobody could be asked (too many approvals waiting, a request too long to show whole): nobody's decision. */
+  | 'not_asked'
   /** A dangerous call in an unattended run, which nobody can approve (unless `allowDangerous`). */
   | 'unattended_dangerous'
   /** An unattended run tried to create or change a cron job (unless `allowCronCreate`). */
@@ -92,6 +94,12 @@ function deniedMessage(output: unknown): string | undefined {
   return error?.code === 'TOOL_DENIED' && typeof error.message === 'string' ? error.message : undefined
 }
 
+/** `data.asked` of a refusal: false when the gate could ask nobody (`invokeTool`). */
+function wasAsked(output: unknown): boolean | undefined {
+  const asked = (output as { error?: { data?: { asked?: unknown } } } | null)?.error?.data?.asked
+  return typeof asked === 'boolean' ? asked : undefined
+}
+
 /** Cuts a result whose JSON exceeds `max` characters to its head and tail, saying how much was dropped. */
 function capToolResult(output: unknown, max: number): unknown {
   let json: string | undefined
@@ -148,6 +156,10 @@ export function buildTurnTools(options: TurnToolsOptions): Record<string, Tool> 
       }
       const output = await execute(input, execution)
       const denied = deniedMessage(output)
+      if (denied !== undefined && !unattended && wasAsked(output) === false) {
+        options.onDenial({ toolName: name, reason: 'not_asked', summary: denied })
+        return output
+      }
       if (denied !== undefined) {
         const summary = denied.startsWith(NOT_APPROVED) ? denied.slice(NOT_APPROVED.length) : denied
         if (unattended) {

@@ -393,7 +393,12 @@ export class ApprovalStore<DB = ApprovalDatabase> {
   /** Approvals pending at `now`; with `sessionKey`, only those asked from that session (`null`: none). */
   async countPending(
     now: number,
-    options?: StoreCallOptions & { readonly sessionKey?: string | null },
+    options?: StoreCallOptions & {
+      /** Only those of this session (null: without one). */
+      readonly sessionKey?: string | null
+      /** Only those of sessions of this channel: its key is the channel, or starts `<channel>:`. */
+      readonly channel?: string
+    },
   ): Promise<number> {
     options?.signal?.throwIfAborted()
     let query = this.#db
@@ -406,6 +411,17 @@ export class ApprovalStore<DB = ApprovalDatabase> {
         options.sessionKey === null
           ? query.where('session_key', 'is', null)
           : query.where('session_key', '=', options.sessionKey)
+    const channel = options?.channel
+    if (channel !== undefined) {
+      // substr, not LIKE: a channel name may hold `_`, which LIKE reads as a wildcard.
+      const prefix = `${channel}:`
+      query = query.where((eb) =>
+        eb.or([
+          eb('session_key', '=', channel),
+          eb(eb.fn('substr', ['session_key', eb.lit(1), eb.lit(prefix.length)]), '=', prefix),
+        ]),
+      )
+    }
     const row = await query.executeTakeFirstOrThrow()
     return Number(row.count)
   }

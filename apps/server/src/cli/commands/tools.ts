@@ -1,7 +1,7 @@
 import { Option } from 'commander'
 import type { ApprovalView } from '../../approvals.js'
 import type { Register } from '../command.js'
-import { CliError } from '../errors.js'
+import { ApiError, CliError } from '../errors.js'
 import { formatTime, type Output, oneLine } from '../output.js'
 
 /** A tool as `GET /api/tools` lists it. */
@@ -101,20 +101,29 @@ export const registerApprovals: Register = (program, action) => {
       .action(
         action(async (context, [id = '']) => {
           const client = await context.client()
-          const data = await client.post<ApprovalView>(`/api/approvals/${encodeURIComponent(id)}`, {
-            body: { decision },
-          })
-          const expected = decision === 'approve' ? 'approved' : 'denied'
+          const decided = await client
+            .post<ApprovalView>(`/api/approvals/${encodeURIComponent(id)}`, { body: { decision } })
+            .catch((error: unknown) => {
+              // Answered earlier, expired or cancelled: shown as it stands, and not this answer.
+              const stands = error instanceof ApiError && error.code === 'SERVER_APPROVAL_DECIDED' && error.data?.approval
+              if (stands) return { late: stands as ApprovalView }
+              throw error
+            })
+          if ('late' in decided) {
+            const data = decided.late
+            return {
+              data,
+              exitCode: 1,
+              render: (out) => out.error(`approval ${data.id} was already ${data.status}`),
+            }
+          }
+          const data = decided
           return {
             data,
-            // An approval answered earlier (or expired) is shown as it stands, and is not this answer.
-            exitCode: data.status === expected ? 0 : 1,
             render: (out) =>
-              data.status === expected
-                ? out.print(
-                    `${out.paint(decision === 'approve' ? 'green' : 'red', data.status)} ${data.tool}: ${data.summary}`,
-                  )
-                : out.error(`approval ${data.id} was already ${data.status}`),
+              out.print(
+                `${out.paint(decision === 'approve' ? 'green' : 'red', data.status)} ${data.tool}: ${data.summary}`,
+              ),
           }
         }),
       )

@@ -26,11 +26,16 @@ async function approvalResponse(c: Context, read: () => Promise<unknown>): Promi
   try {
     return c.json(await read(), 200)
   } catch (error) {
-    if (error instanceof ServerError && error.code === 'SERVER_APPROVAL_NOT_FOUND') {
-      return errorResponse(c, error.code, error.message, error.data === undefined ? {} : { data: error.data })
-    }
-    throw error
+    return approvalError(c, error)
   }
+}
+
+/** 404 `SERVER_APPROVAL_NOT_FOUND` for an unknown id; anything else is rethrown. */
+function approvalError(c: Context, error: unknown): Response {
+  if (error instanceof ServerError && error.code === 'SERVER_APPROVAL_NOT_FOUND') {
+    return errorResponse(c, error.code, error.message, error.data === undefined ? {} : { data: error.data })
+  }
+  throw error
 }
 
 /**
@@ -89,9 +94,21 @@ export function approvalRoutes(app: App): Hono {
         { issues },
       )
     }
-    return approvalResponse(c, () =>
-      app.approvals.answer(c.req.param('id'), parsed.output.decision === 'approve'),
-    )
+    const id = c.req.param('id')
+    try {
+      const { approval, decided } = await app.approvals.decide(id, parsed.output.decision === 'approve')
+      if (decided) return c.json(approval, 200)
+      // An answer that came too late must not read as a success: the approval stands as it was.
+      const by = approval.decided_by === null ? '' : ` by ${approval.decided_by}`
+      return errorResponse(
+        c,
+        'SERVER_APPROVAL_DECIDED',
+        `approval ${approval.id} was already ${approval.status}${by}: this answer (${parsed.output.decision}) changed nothing`,
+        { data: { id: approval.id, status: approval.status, decided_by: approval.decided_by, approval } },
+      )
+    } catch (error) {
+      return approvalError(c, error)
+    }
   })
 
   return routes

@@ -1,5 +1,5 @@
 // @ts-check
-import { api, post } from './api.js'
+import { api } from './api.js'
 import { announce, badge, h, heading, headline, oneLine, time } from './dom.js'
 
 /** @import { View, PageContext } from './app.js' */
@@ -115,8 +115,13 @@ function decide(event, approval, approve, page) {
   page.act(
     button,
     () =>
-      post(`/api/approvals/${encodeURIComponent(approval.id)}`, { decision: approve ? 'approve' : 'deny' }),
-    (answer) => decided(approval, approve, answer),
+      api(`/api/approvals/${encodeURIComponent(approval.id)}`, {
+        method: 'POST',
+        json: { decision: approve ? 'approve' : 'deny' },
+        // 409: no longer pending (decided elsewhere, expired); the approval as it stands is in `data`.
+        accept: [409],
+      }),
+    (answer) => decided(approval, approve, answer?.error?.data?.approval ?? answer),
   )
 }
 
