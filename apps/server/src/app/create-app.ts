@@ -12,7 +12,7 @@ import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
 import { undeliverableBecause } from '../channels/target.js'
 import { credentialsIn } from '../config/environment-credentials.js'
-import { configSecrets, environmentSecrets } from '../config/redact.js'
+import { configSecrets, environmentSecrets, tooShortToMask } from '../config/redact.js'
 import type { ServerConfig } from '../config/types.js'
 import { EventHub } from '../events.js'
 import { claimHostRun } from '../host-runs.js'
@@ -80,13 +80,9 @@ export async function createApp(
     const secrets = [...configSecrets(config), ...environmentSecrets(credentialsIn(process.env))]
     // Too short to mask without revealing them (SECURITY.md SEC-4): said once, by name, never value.
     // `setting`, not `secret`: the logger redacts fields named like secrets.
-    for (const label of new Set(
-      secrets
-        .filter(({ value, maybe }) => value.length < MIN_SECRET_LENGTH && maybe !== true)
-        .map(({ label }) => label),
-    ))
+    for (const setting of tooShortToMask(secrets))
       logger.warn('secret too short to mask', {
-        setting: label.replace(/^config:/, ''),
+        setting,
         minLength: MIN_SECRET_LENGTH,
         hint: 'commands the server runs that print it show it in clear: use a longer value',
       })

@@ -1,3 +1,4 @@
+import { MIN_SECRET_LENGTH } from '@lango/exec'
 import { SECRET_PARAMETER } from './secret-sources.js'
 import type { ServerConfig } from './types.js'
 
@@ -60,6 +61,20 @@ function redactUrl(text: string, hidePath: boolean): string {
 }
 
 /** A secret the configuration holds, named by where it came from (the label masked output shows). */
+/**
+ * The settings among `secrets` too short to mask without revealing them (SECURITY.md SEC-4), by
+ * name (`server.api_token`), each once; a value that is only maybe a credential is left out.
+ */
+export function tooShortToMask(secrets: readonly ConfigSecret[]): string[] {
+  return [
+    ...new Set(
+      secrets
+        .filter(({ value, maybe }) => value.length < MIN_SECRET_LENGTH && maybe !== true)
+        .map(({ label }) => label.replace(/^config:/, '')),
+    ),
+  ]
+}
+
 export interface ConfigSecret {
   readonly label: string
   readonly value: string

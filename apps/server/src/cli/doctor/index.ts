@@ -10,6 +10,7 @@ import { checkDeliveries } from './deliveries.js'
 import { checkModel } from './model.js'
 import { checkBetterSqlite, checkPty } from './native.js'
 import { renderChecks } from './render.js'
+import { checkSecretLengths } from './secrets.js'
 import { checkServer } from './server.js'
 
 /** `lango doctor [--json]`: every check, what to do about each problem; exit 1 if any failed. */
@@ -54,6 +55,9 @@ async function runChecks(context: CommandContext): Promise<CheckResult[]> {
     guarded('server', () => checkServer(context)),
     guarded('cron jobs', () => checkCronJobs(context)),
     guarded('deliveries', () => checkDeliveries(context)),
+    config === undefined
+      ? skipped('secret lengths')
+      : guarded('secret lengths', async () => checkSecretLengths(config)),
     config === undefined ? skipped('model') : guarded('model', () => checkModel(config)),
     config === undefined ? skipped('channels') : guarded('channels', () => checkChannels(config)),
   ])

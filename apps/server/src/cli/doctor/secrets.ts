@@ -1,5 +1,24 @@
+import { MIN_SECRET_LENGTH } from '@lango/exec'
+import { configSecrets, tooShortToMask } from '../../config/redact.js'
 import type { ServerConfig } from '../../config/types.js'
 import type { CheckResult } from './check.js'
+
+/**
+ * Every secret the configuration holds is long enough to mask (SECURITY.md SEC-4): a shorter one
+ * is printed in clear by any command the server runs that reads it, as `lango serve` warns at start.
+ */
+export function checkSecretLengths(config: ServerConfig): CheckResult {
+  const short = tooShortToMask(configSecrets(config))
+  if (short.length === 0)
+    return { name: 'secret lengths', status: 'ok', message: `every configured secret is long enough to mask` }
+  return {
+    name: 'secret lengths',
+    status: 'warn',
+    message: `${short.join(', ')} ${short.length === 1 ? 'is' : 'are'} shorter than ${MIN_SECRET_LENGTH} characters: too short to mask, so a command the server runs that prints ${short.length === 1 ? 'it' : 'one'} shows it in clear`,
+    fix: `use a value of at least ${MIN_SECRET_LENGTH} characters (a long random token: openssl rand -hex 32)`,
+    details: { settings: short, minLength: MIN_SECRET_LENGTH },
+  }
+}
 
 /** Stored secrets can be opened: LANGO_PASSPHRASE is set when there are any. */
 export function checkSecrets(secrets: number, config: ServerConfig): CheckResult {

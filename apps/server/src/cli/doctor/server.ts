@@ -35,7 +35,11 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
         /** Servers this one took for dead in the last day (absent from servers before this field). */
         lost?: { host: string; pid: number; found_at: string }[]
       }>('/api/instances', { timeoutMs: NETWORK_TIMEOUT_MS })
-      .catch(() => undefined)
+      .catch((error: unknown) => {
+        // A refused token is the operator's to fix (every other check that asks the server fails too).
+        if (ApiError.is(error) && error.status === 401) throw error
+        return undefined
+      })
     const instances = cluster?.instances ?? []
     const silent = instances.filter((instance) => !instance.alive)
     const lost = cluster?.lost ?? []
@@ -83,6 +87,13 @@ export async function checkServer(context: CommandContext): Promise<CheckResult>
         status: 'warn',
         message: `not running at ${client.baseUrl}`,
         fix: 'start it with `lango serve`',
+      }
+    if (ApiError.is(error) && error.status === 401)
+      return {
+        name: 'server',
+        status: 'fail',
+        message: `answers at ${client.baseUrl} but refuses the API token: ${error.message}`,
+        fix: "set LANGO_API_TOKEN (or server.api_token in this home's lango.yaml) to the token the server was started with",
       }
     if (ApiError.is(error) && error.status === 503 && error.code === 'SERVER_DATABASE_UNAVAILABLE')
       return {
