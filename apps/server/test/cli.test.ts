@@ -444,6 +444,7 @@ describe('lango cron', () => {
       run: { status: string; result: string; trigger: string }
     }>(['cron', 'trigger', 'cli-hello', '--wait', '--timeout', '20s'])
     expect(triggered.code).toBe(0)
+    expect(triggered.data).toMatchObject({ ok: true, status: 'completed' })
     expect(triggered.data.run).toMatchObject({ status: 'completed', trigger: 'manual' })
     expect(triggered.data.run.result).toContain('hello from cron')
 
@@ -538,6 +539,15 @@ describe('lango cron', () => {
     const failed = await lango(['cron', 'trigger', 'cli-fails', '--wait'])
     expect(failed.code).toBe(1)
     expect(failed.stdout).toMatch(/^failed run /m)
+    // --json says the run's end at the top, as `workflow run --wait --json` does (outside probe).
+    const failedJson = await json<{ ok: boolean; status: string; triggered: string; run: { status: string } }>([
+      'cron',
+      'trigger',
+      'cli-fails',
+      '--wait',
+    ])
+    expect(failedJson.code).toBe(1)
+    expect(failedJson.data).toMatchObject({ ok: false, status: 'failed', triggered: 'started', run: { status: 'failed' } })
     await lango(['cron', 'remove', 'cli-fails'])
   })
 })

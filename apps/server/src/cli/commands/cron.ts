@@ -328,9 +328,12 @@ export const registerCron: Register = (program, action) => {
           { timeoutMs: options.timeout, what: `the run of cron job ${id}` },
         )
         const ended = run as RunView
+        const ok = RUN_OK.has(ended.status)
         return {
-          data: { ...started, run_id: ended.id, run: ended },
-          exitCode: RUN_OK.has(ended.status) ? EXIT.ok : EXIT.failure,
+          // With --wait the answer is the run's end: `status` is the run's, as `workflow run --wait` says;
+          // `triggered` keeps how the trigger went (started or queued).
+          data: { ...started, ok, status: ended.status, triggered: status, run_id: ended.id, run: ended },
+          exitCode: ok ? EXIT.ok : EXIT.failure,
           render: (out) => renderRunEnd(out, ended),
         }
       }),
