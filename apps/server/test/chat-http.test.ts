@@ -97,6 +97,14 @@ describe('POST /api/chat', () => {
     const body = (await response.json()) as Json
     expect(body.error.code).toBe('INVALID_REQUEST')
     expect(body.error.issues.map((issue: Json) => issue.path)).toEqual(['session', 'message'])
+    // In plain words, each after its field (an outside probe read valibot's `Invalid key: Expected …`).
+    const unknown = await server.request('/api/chat', { json: { message: 'hi', sesion: 'x' } })
+    expect(((await unknown.json()) as Json).error).toMatchObject({
+      message: 'sesion: unknown field (not one this accepts)',
+      issues: [{ path: 'sesion', message: 'unknown field (not one this accepts)' }],
+    })
+    const missing = await server.request('/api/chat', { json: {} })
+    expect(((await missing.json()) as Json).error.message).toBe('message: is required')
     expect((await server.request('/healthz')).status).toBe(200)
   })
 

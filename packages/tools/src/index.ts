@@ -51,7 +51,13 @@ export {
   type ExecToolsBackend,
   type ExecToolsOptions,
 } from './exec-tools.js'
-export { type InvokeOptions, invokeTool, type ParameterIssue, type ToolCallOutcome } from './invoke.js'
+export {
+  describeIssues,
+  type InvokeOptions,
+  invokeTool,
+  type ParameterIssue,
+  type ToolCallOutcome,
+} from './invoke.js'
 export {
   type AnyTool,
   callSafety,

@@ -126,3 +126,32 @@ describe('every tool rejects invalid parameters with an error naming the field',
     }
   })
 })
+
+describe('the messages are plain words, not the validation library’s defaults (outside probe)', () => {
+  const issuesOf = async (name: string, params: unknown) => {
+    const outcome = await invokeTool(tools.get(name) as AnyTool, params, {}, { policy: 'none' })
+    if (outcome.ok) throw new Error(`${name} accepted ${JSON.stringify(params)}`)
+    return outcome.error.issues ?? []
+  }
+
+  it('no case reads "Invalid …: Expected … but received …"', async () => {
+    for (const [name, params] of CASES)
+      for (const issue of await issuesOf(name, params))
+        expect(issue.message, `${name} ${issue.path}`).not.toMatch(/Invalid \w+: Expected|but received/)
+  })
+
+  it('says an unknown field, a missing one, a choice and a type plainly', async () => {
+    expect(await issuesOf('exec', { command: 'ls', bogus: true })).toContainEqual({
+      path: 'bogus',
+      message: 'unknown field (not one this accepts)',
+    })
+    expect(await issuesOf('cron_add', { schedule_type: 'cron', schedule: '0 3 * * *', prompt: 'p' })).toContainEqual(
+      { path: 'name', message: 'is required' },
+    )
+    const [choice] = await issuesOf('bg_list', { status: 'sleeping' })
+    expect(choice?.message).toMatch(/^must be one of "\w+"(, "\w+")+ \(got "sleeping"\)$/)
+    expect(await issuesOf('manage_cron_jobs', { action: 'update', enabled: 'no' })).toContainEqual(
+      expect.objectContaining({ path: 'enabled', message: 'must be true or false (got "no")' }),
+    )
+  })
+})

@@ -86,9 +86,59 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
   return keys.length === 0 ? '(parameters)' : keys.join('.')
 }
 
-/** Formats valibot issues as `field: what is wrong`, one per problem. */
+/**
+ * Formats valibot issues as `field: what is wrong`, one per problem. A schema's own message is kept;
+ * valibot's default wording (`Invalid key: Expected never but received "x"`) is said plainly:
+ * `unknown field`, `is required`, `must be one of "a", "b" (got "c")`, `must be a number (got "5")`.
+ */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): ParameterIssue[] {
-  return issues.map((issue) => ({ path: issuePath(issue), message: issue.message }))
+  return issues.map((issue) => ({ path: issuePath(issue), message: plainMessage(issue) }))
+}
+
+/** What valibot's default messages begin with (`Invalid type: Expected …`); a schema's own never do here. */
+const DEFAULT_MESSAGE = /^Invalid (\w+): Expected /
+
+const OBJECT_SCHEMAS = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest'])
+
+/** An issue's message in plain words when it is valibot's default, else as the schema wrote it. */
+function plainMessage(issue: v.BaseIssue<unknown>): string {
+  const wording = DEFAULT_MESSAGE.exec(issue.message)
+  if (wording === null) return issue.message
+  const { expected, received } = issue
+  if (OBJECT_SCHEMAS.has(issue.type) && wording[1] === 'key') {
+    if (expected === 'never') return 'unknown field (not one this accepts)'
+    if (received === 'undefined') return 'is required'
+  }
+  const got = received === 'undefined' ? 'nothing' : received
+  if (issue.kind === 'schema') return `must be ${expectedInWords(expected)} (got ${got})`
+  const what = issue.type.endsWith('_length')
+    ? 'length '
+    : issue.type.endsWith('_size')
+      ? 'size '
+      : issue.type.endsWith('_entries')
+        ? 'number of entries '
+        : ''
+  return `${what}must be ${expected ?? 'another value'} (got ${got})`
+}
+
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  bigint: 'an integer',
+  boolean: 'true or false',
+  Object: 'an object',
+  Array: 'an array',
+  null: 'null',
+  undefined: 'absent',
+  never: 'absent',
+}
+
+/** `("a" | "b")` → `one of "a", "b"`; `number` → `a number`. */
+function expectedInWords(expected: string | null): string {
+  if (expected === null) return 'of another type'
+  const alternatives = expected.startsWith('(') && expected.endsWith(')') ? expected.slice(1, -1).split(' | ') : [expected]
+  const words = alternatives.map((alternative) => TYPE_WORDS[alternative] ?? alternative)
+  return words.length === 1 ? (words[0] as string) : `one of ${words.join(', ')}`
 }
 
 /** `invalid parameters for <tool>: field: what is wrong; …`: the one wording every adapter uses. */

@@ -1,3 +1,4 @@
+import { describeIssues } from '@lango/tools'
 import type { Context } from 'hono'
 import type * as v from 'valibot'
 import { AgentError } from '../agent/errors.js'
@@ -8,13 +9,17 @@ export const MAX_MESSAGE_CHARS = 100_000
 
 /** The 400 `INVALID_REQUEST` for a body that does not match its schema, naming each field. */
 export function invalidBody(c: Context, issues: readonly v.BaseIssue<unknown>[]): Response {
-  const list = issues.map((issue) => ({
-    path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
+  // The tools' wording (`unknown field`, `is required`), with the body's root as an empty path.
+  const list = describeIssues(issues).map((issue) => ({
+    path: issue.path === '(parameters)' ? '' : issue.path,
     message: issue.message,
   }))
-  return errorResponse(c, 'INVALID_REQUEST', list.map((issue) => issue.message).join('; '), {
-    issues: list,
-  })
+  return errorResponse(
+    c,
+    'INVALID_REQUEST',
+    list.map((issue) => (issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`)).join('; '),
+    { issues: list },
+  )
 }
 
 /**
