@@ -33,8 +33,12 @@ async function startServer() {
 }
 
 function killHard(child: ChildProcess): Promise<void> {
+  return stopWith(child, 'SIGKILL')
+}
+
+function stopWith(child: ChildProcess, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGKILL')
+  child.kill(signal)
   return exited
 }
 
@@ -72,7 +76,7 @@ async function pidsIn(file: string): Promise<number[]> {
   return (await readFile(file, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean).map(Number)
 }
 
-describe('kill -9 and restart (real lango serve processes)', () => {
+describe('kill -9 or stop, and restart (real lango serve processes)', () => {
   it('a workflow run resumes without re-running its completed step, and the killed step leaves no process', async () => {
     const first = await startServer()
     const count = join(home, 'count')
@@ -150,69 +154,77 @@ steps:
   // An outside probe: the cron run that started a scheduled workflow was recorded interrupted while
   // the engine resumed its workflow run, so the job's overlap policy (skip) no longer saw it and the
   // next occurrence started a second run beside the resumed one.
-  it("a scheduled workflow's resumed run is taken over by its cron job: no second run starts beside it", async () => {
-    const first = await startServer()
-    const pids = join(home, 'wf-pids')
-    const gate = join(home, 'wf-gate')
-    const yaml = `name: slow
+  // SIGTERM too (outside probe): the cron run's stop cancelled the workflow run, so a clean stop lost it
+  // (recorded cancelled, nothing resumed, nothing reported), where the README says it is resumed.
+  it.each([
+    ['killed (SIGKILL)', 'SIGKILL'],
+    ['stopped (SIGTERM)', 'SIGTERM'],
+  ] as const)(
+    "a scheduled workflow's run its server %s mid-way is resumed and taken over by its cron job: no second run starts beside it",
+    async (_how, stopSignal) => {
+      const first = await startServer()
+      const pids = join(home, 'wf-pids')
+      const gate = join(home, 'wf-gate')
+      const yaml = `name: slow
 schedule: "0 3 * * *"
 steps:
   - id: wait
     run: echo $$ >> ${pids}; while [ ! -f ${gate} ]; do sleep 0.05; done; echo waited
 `
-    const saved = await fetch(`${first.url}/api/workflows/saved/slow`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ yaml_content: yaml }),
-    })
-    expect(saved.status).toBe(200)
-    const started = await api(first.url, '/api/cron/jobs/workflow.slow/trigger', {})
-    const firstCronRun = started.run_id as string
-    await waitFor(async () => (await pidsIn(pids)).length > 0, {
-      timeoutMs: 30_000,
-      intervalMs: 50,
-      what: 'the workflow step to start',
-    })
-    await killHard(first.child)
+      const saved = await fetch(`${first.url}/api/workflows/saved/slow`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ yaml_content: yaml }),
+      })
+      expect(saved.status).toBe(200)
+      const started = await api(first.url, '/api/cron/jobs/workflow.slow/trigger', {})
+      const firstCronRun = started.run_id as string
+      await waitFor(async () => (await pidsIn(pids)).length > 0, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        what: 'the workflow step to start',
+      })
+      await stopWith(first.child, stopSignal)
 
-    const second = await startServer()
-    // The engine resumed the run: its step runs again.
-    await waitFor(async () => (await pidsIn(pids)).length > 1, {
-      timeoutMs: 30_000,
-      intervalMs: 50,
-      what: 'the resumed step to start',
-    })
-    // The next occurrence (here triggered) must not start a second run beside the resumed one: the
-    // job's run that took it over holds the overlap policy.
-    const next = await fetch(`${second.url}/api/cron/jobs/workflow.slow/trigger`, { method: 'POST' })
-    expect(((await next.json()) as { error?: { message?: string } }).error?.message).toContain(
-      'overlap: the previous run of this job is still in progress',
-    )
-    const runsWhileWaiting = (await api(second.url, '/api/workflows/runs')).runs as Array<
-      Record<string, unknown>
-    >
-    await writeFile(gate, '')
-    const resumedId = runsWhileWaiting[runsWhileWaiting.length - 1]?.run_id as string
-    const cronRuns = await waitFor(
-      async () => {
-        const history = (await api(second.url, '/api/cron/runs?job=workflow.slow')).entries as Array<
-          Record<string, unknown>
-        >
-        return history.length > 1 && history.every((entry) => entry.status !== 'running')
-          ? history
-          : undefined
-      },
-      { timeoutMs: 30_000, intervalMs: 50, what: 'the cron runs to end' },
-    )
-    const runs = (await api(second.url, '/api/workflows/runs')).runs as Array<Record<string, unknown>>
-    expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({ run_id: resumedId, status: 'completed' })
-    expect(await pidsIn(pids)).toHaveLength(2)
-    expect(cronRuns.find((entry) => entry.id === firstCronRun)).toMatchObject({ status: 'interrupted' })
-    // A run of the job took the resumed run over and reports it.
-    const reporting = cronRuns.filter((entry) => entry.status === 'completed')
-    expect(reporting).toHaveLength(1)
-    expect(reporting[0]?.result).toContain(`run ${resumedId}: completed`)
-    expect(reporting[0]?.result).toContain('taken over')
-  })
+      const second = await startServer()
+      // The engine resumed the run: its step runs again.
+      await waitFor(async () => (await pidsIn(pids)).length > 1, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        what: 'the resumed step to start',
+      })
+      // The next occurrence (here triggered) must not start a second run beside the resumed one: the
+      // job's run that took it over holds the overlap policy.
+      const next = await fetch(`${second.url}/api/cron/jobs/workflow.slow/trigger`, { method: 'POST' })
+      expect(((await next.json()) as { error?: { message?: string } }).error?.message).toContain(
+        'overlap: the previous run of this job is still in progress',
+      )
+      const runsWhileWaiting = (await api(second.url, '/api/workflows/runs')).runs as Array<
+        Record<string, unknown>
+      >
+      await writeFile(gate, '')
+      const resumedId = runsWhileWaiting[runsWhileWaiting.length - 1]?.run_id as string
+      const cronRuns = await waitFor(
+        async () => {
+          const history = (await api(second.url, '/api/cron/runs?job=workflow.slow')).entries as Array<
+            Record<string, unknown>
+          >
+          return history.length > 1 && history.every((entry) => entry.status !== 'running')
+            ? history
+            : undefined
+        },
+        { timeoutMs: 30_000, intervalMs: 50, what: 'the cron runs to end' },
+      )
+      const runs = (await api(second.url, '/api/workflows/runs')).runs as Array<Record<string, unknown>>
+      expect(runs).toHaveLength(1)
+      expect(runs[0]).toMatchObject({ run_id: resumedId, status: 'completed' })
+      expect(await pidsIn(pids)).toHaveLength(2)
+      expect(cronRuns.find((entry) => entry.id === firstCronRun)).toMatchObject({ status: 'interrupted' })
+      // A run of the job took the resumed run over and reports it.
+      const reporting = cronRuns.filter((entry) => entry.status === 'completed')
+      expect(reporting).toHaveLength(1)
+      expect(reporting[0]?.result).toContain(`run ${resumedId}: completed`)
+      expect(reporting[0]?.result).toContain('taken over')
+    },
+  )
 })

@@ -133,7 +133,12 @@ export interface AgentRunFailure {
 
 /** The second argument of `AgentRunner.run` (the same in every Lango package, docs/decisions/0006). */
 export interface AgentRunOptions {
-  /** Aborted on the job's timeout, pause, remove and scheduler stop. */
+  /**
+   * Aborted on the job's timeout, pause, remove and scheduler stop. Its `reason` says which: a
+   * `CronError` `CRON_RUN_TIMEOUT` for the timeout, `CRON_RUN_CANCELLED` with `data.status`
+   * `cancelled` for a pause or remove and `interrupted` for a stop (or a run another scheduler
+   * took for dead while this one stalled): the run is recorded with that status.
+   */
   readonly signal: AbortSignal
   /**
    * Tells cron the tokens the run has spent so far (a running total; the last call wins). A run
@@ -185,7 +190,7 @@ export interface ShellRunResult {
 /**
  * Runs a `shell` job's command. Implemented by the host over `@lango/exec`, applying the CLI
  * guard, the env builder, secret resolution and output caps at every fire (SECURITY.md CRON-4).
- * `options.signal` is aborted as for {@link AgentRunner}.
+ * `options.signal` is aborted as for {@link AgentRunner}, with the same `reason`s.
  */
 export interface ShellRunner {
   run(request: ShellRunRequest, options: { readonly signal: AbortSignal }): Promise<ShellRunResult>

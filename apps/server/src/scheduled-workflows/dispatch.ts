@@ -1,4 +1,4 @@
-import type { CronJob, CronService, ShellRunner as CronShellRunner } from '@lango/cron'
+import { type CronJob, CronError, type CronService, type ShellRunner as CronShellRunner } from '@lango/cron'
 import type {
   LoadedWorkflow,
   WorkflowDirectory,
@@ -132,6 +132,11 @@ async function runScheduledWorkflow(
     }))
   }
   const onAbort = (): void => {
+    // Interrupted (the scheduler stopped, or took this run for dead elsewhere): the workflow run is
+    // the engine's, which leaves it resumable at stop and resumes it after; this cron run is
+    // recorded `interrupted` and the job's next run takes the workflow run over (orphanedRunOf).
+    // Only a timeout, a pause or a remove cancels it.
+    if (interrupted(signal.reason)) return
     engine.cancelRun(runId).catch(() => {})
   }
   signal.addEventListener('abort', onAbort, { once: true })
@@ -145,6 +150,11 @@ async function runScheduledWorkflow(
   } finally {
     signal.removeEventListener('abort', onAbort)
   }
+}
+
+/** True when cron aborted its run as `interrupted` (stop, or a takeover), not cancelled or timed out. */
+function interrupted(reason: unknown): boolean {
+  return CronError.is(reason) && reason.code === 'CRON_RUN_CANCELLED' && reason.data?.status === 'interrupted'
 }
 
 /** One shell runner for cron jobs and workflow steps (ADR 0006): the request is either's. */
