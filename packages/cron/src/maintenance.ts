@@ -206,6 +206,10 @@ export class Maintenance {
     const { store, clock, logger, leaseMs } = this.#settings
     const now = clock.now().getTime()
     try {
+      // After a stall this scheduler's own heartbeat may be older than the dead owners' line: it
+      // writes a fresh one before looking for dead owners' runs, or it would interrupt its own
+      // (whichever of its overdue timers fires first after a SIGSTOP or a suspended host).
+      if (this.#suspect) await store.heartbeat(this.#settings.ownerId, clock.now().getTime())
       if (this.#hooks.alive !== undefined)
         this.#hooks.alive(await store.liveOwners({ aliveSince: now - leaseMs }))
       const interrupted = await store.interruptOrphanedRuns({

@@ -24,9 +24,9 @@ afterEach(async () => {
 })
 
 /** A scheduler whose one job's run, due at 01:00, goes on until its signal aborts. */
-async function runningJob() {
+async function runningJob(wrap: (store: SqliteCronStore) => SqliteCronStore = (store) => store) {
   database = await createTestDatabase()
-  const store = new SqliteCronStore(database.db)
+  const store = wrap(new SqliteCronStore(database.db))
   const clock = new FakeClock(T0)
   const agent = new RecordingAgentRunner(
     (_request, _index, { signal }) =>
@@ -71,4 +71,32 @@ it('a stall alone, with nothing taken over, stops nothing', async () => {
   await clock.advance(LEASE)
   expect(agent.signals[0]?.aborted).toBe(false)
   expect(service.scheduler.runningCount).toBe(1)
+})
+
+it('after a stall it never takes its own runs for dead, whichever of its timers fires first (outside probe)', async () => {
+  // A SIGSTOPped server, once continued, marked its own running run interrupted ("server X stopped
+  // while running … marked interrupted by this server (X)") when its upkeep round ran before its
+  // heartbeat. Here every heartbeat write is held while the overdue timers fire, so the round
+  // cannot count on the heartbeat timer's.
+  let held: Promise<void> | undefined
+  const { clock, agent, store } = await runningJob((inner) => {
+    const heartbeat = inner.heartbeat.bind(inner)
+    inner.heartbeat = async (...args) => {
+      if (held !== undefined) await held
+      return heartbeat(...args)
+    }
+    return inner
+  })
+  clock.jump(3 * LEASE)
+  let release = () => {}
+  held = new Promise((resolve) => {
+    release = resolve
+  })
+  await clock.advance(LEASE)
+  expect((await store.listRuns({ limit: 5 }))[0]?.status).toBe('running')
+  held = undefined
+  release()
+  await clock.advance(LEASE)
+  expect(agent.signals[0]?.aborted).toBe(false)
+  expect((await store.listRuns({ limit: 5 }))[0]?.status).toBe('running')
 })
