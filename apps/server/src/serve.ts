@@ -8,7 +8,9 @@ import { createApp } from './app/create-app.js'
 import type { ServerConfig } from './config/types.js'
 import { ServerError } from './errors.js'
 import { createHttpApp } from './http/app.js'
+import { jsonRpcErrorBody } from './http/guards.js'
 import { isLoopbackHost, isWildcardHost } from './http/host-policy.js'
+import { openAiErrorBody } from './http/routes/openai.js'
 import type { Logger } from './logger.js'
 import type { McpHttpEndpoint } from './mcp/http.js'
 import { routeWarnings } from './process-warnings.js'
@@ -246,10 +248,17 @@ function starting(request: Request, startedAt: number): Response {
       { status: 503, headers },
     )
   }
-  return Response.json(
-    { error: { code: 'SERVER_NOT_READY', message: 'the server is starting; try again shortly' } },
-    { status: 503, headers },
-  )
+  // In the shape each route's clients read, as the app answers once it runs (OpenAI's under /v1,
+  // JSON-RPC's at /mcp).
+  const path = new URL(request.url).pathname
+  const message = 'the server is starting; try again shortly'
+  const body =
+    path === '/v1' || path.startsWith('/v1/')
+      ? openAiErrorBody('SERVER_NOT_READY', message, 503)
+      : path === '/mcp'
+        ? jsonRpcErrorBody(message, 'SERVER_NOT_READY')
+        : { error: { code: 'SERVER_NOT_READY', message } }
+  return Response.json(body, { status: 503, headers })
 }
 
 /** Binds the address; a taken or forbidden one is a `SERVER_LISTEN_FAILED` naming it. */

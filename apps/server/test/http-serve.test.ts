@@ -165,11 +165,16 @@ describe('a server with an API token, a small body limit and short approvals', (
     })
     expect(view.status).toBe('expired')
     expect(view.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
-    // Answering after expiry changes nothing.
-    const late = (await (
-      await server.request(`/api/approvals/${id}`, { headers: auth, json: { decision: 'approve' } })
-    ).json()) as Json
-    expect(late.status).toBe('expired')
+    // Answering after expiry changes nothing, and says so (409).
+    const late = await server.request(`/api/approvals/${id}`, {
+      headers: auth,
+      json: { decision: 'approve' },
+    })
+    expect(late.status).toBe(409)
+    expect(((await late.json()) as Json).error).toMatchObject({
+      code: 'SERVER_APPROVAL_DECIDED',
+      data: { status: 'expired' },
+    })
   })
 })
 

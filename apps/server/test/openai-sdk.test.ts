@@ -93,6 +93,26 @@ describe('GET /v1/models/{id}', () => {
 })
 
 describe('POST /v1/chat/completions', () => {
+  it('tells the SDK not to send a failed turn again (its tools ran): one turn, however many retries it allows', async () => {
+    // An outside probe: with the SDK's default maxRetries (2) a turn that ran a tool and then
+    // failed was sent three times, and the tool ran three times.
+    const retrying = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused-on-loopback', maxRetries: 2 })
+    model.script(
+      reply.toolCalls([{ id: 'call_once', name: 'cron_list', arguments: {} }]),
+      reply.error(500, 'boom'),
+      reply.error(500, 'boom'),
+      reply.error(500, 'boom'),
+    )
+    const before = model.chatBodies.length
+    const failed = await retrying.chat.completions
+      .create({ model: 'lango', messages: [{ role: 'user', content: 'list and fail' }] })
+      .catch((caught: unknown) => caught)
+    expect(failed).toBeInstanceOf(OpenAI.APIError)
+    expect((failed as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false')
+    // One turn: the tool call, then the model server's three failed tries (its own retries).
+    expect(model.chatBodies.length - before).toBe(4)
+  })
+
   it('passes a system message to the model and keeps stderr JSON lines (no plain-text AI SDK warning)', async () => {
     model.script(reply.text('Bonjour.'))
     const completion = await client.chat.completions.create({

@@ -112,10 +112,13 @@ export function openAiErrors(app: App): MiddlewareHandler {
     // Only a turn's failure can name the model server; the guards' own words name this server.
     const message = error.code.startsWith('AGENT_') ? hide(error.message) : error.message
     const param = error.issues?.find((issue) => typeof issue.path === 'string' && issue.path !== '')?.path
-    return {
-      error: { message, type: openAiErrorType(status), param: param ?? null, code: error.code.toLowerCase() },
-    }
+    return openAiErrorBody(error.code, message, status, param)
   })
+}
+
+/** An error in OpenAI's shape: `type` from the status, the API's `code` in lower case. */
+export function openAiErrorBody(code: string, message: string, status: number, param?: string) {
+  return { error: { message, type: openAiErrorType(status), param: param ?? null, code: code.toLowerCase() } }
 }
 
 /**
@@ -146,6 +149,17 @@ function modelAddressHider(app: App): (message: string) => string {
       .replace(/(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?(?![\w.])/g, '[address]')
       .replace(/\[[0-9a-f:.]*:[0-9a-f:.]*\](?::\d{1,5})?/gi, '[address]')
   }
+}
+
+/**
+ * A failed turn's answer, with `x-should-retry: false`: OpenAI's SDKs send a request again on a
+ * 429 or 5xx unless told not to, and a turn is not a read: it may have run tools before it failed
+ * (an outside probe's background task was submitted three times), the model server's calls were
+ * already retried here, and a spent budget or a missing model fails again.
+ */
+function turnFailure(c: Context, error: unknown): Response {
+  c.header('x-should-retry', 'false')
+  return agentFailure(c, error)
 }
 
 /** An `invalid_request_error` in OpenAI's own shape (message, type, param, code), which its SDKs read. */
@@ -326,7 +340,7 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
           usage: usageOf(result),
         })
       } catch (error) {
-        return agentFailure(c, error)
+        return turnFailure(c, error)
       } finally {
         link.dispose()
       }
@@ -374,7 +388,7 @@ export function openAiRoutes(app: App, shutdown: AbortSignal | undefined): Hono 
     const before = await Promise.race([begun.then(() => undefined), settled])
     if (before !== undefined && !before.ok && early.length === 0) {
       link.dispose()
-      return agentFailure(c, before.error)
+      return turnFailure(c, before.error)
     }
     return streamSSE(c, async (sse) => {
       // The turn reports synchronously; its chunks are written in order, one after another. A
