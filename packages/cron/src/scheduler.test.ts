@@ -894,6 +894,67 @@ describe('pause, remove and failures', () => {
     expect(resumed.job).toMatchObject({ enabled: true, consecutiveFailures: 0, pauseReason: null })
   })
 
+  it('says in the log when the auto-pause notice could not be delivered (outside probe: dropped silently)', async () => {
+    const warnings: { message: string; fields?: Record<string, unknown> }[] = []
+    const logger = {
+      debug() {},
+      info() {},
+      warn(message: string, fields?: Record<string, unknown>) {
+        warnings.push({ message, ...(fields === undefined ? {} : { fields }) })
+      },
+      error() {},
+    }
+    harness = await createHarness('2026-01-01T00:00:00Z', { logger, maxConsecutiveFailures: 2 })
+    harness.agent.respond(() => {
+      throw new Error('model unavailable')
+    })
+    harness.sender.failingTargets.add('telegram:7')
+    await harness.service.start()
+    await harness.service.add({
+      name: 'flaky',
+      scheduleType: 'every',
+      schedule: '1m',
+      prompt: 'x',
+      deliverTo: ['telegram:7'],
+    })
+    const paused = harness.service.scheduler.events.next('job:pause')
+    await harness.clock.advance(5 * MINUTE)
+    await settle(harness)
+    await paused
+    expect(warnings).toContainEqual({
+      message: 'cron job auto-pause notice not delivered',
+      fields: expect.objectContaining({ jobName: 'flaky', error: expect.stringContaining('telegram:7') }),
+    })
+  })
+
+  it('names the runs a stop cut off in one warning: they are recorded interrupted and not retried', async () => {
+    const warnings: { message: string; fields?: Record<string, unknown> }[] = []
+    const logger = {
+      debug() {},
+      info() {},
+      warn(message: string, fields?: Record<string, unknown>) {
+        warnings.push({ message, ...(fields === undefined ? {} : { fields }) })
+      },
+      error() {},
+    }
+    harness = await createHarness('2026-01-01T00:00:00Z', { logger })
+    harness.agent.respond(
+      (_request, _index, { signal }) =>
+        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    )
+    await harness.service.start()
+    await harness.service.add({ name: 'once', scheduleType: 'every', schedule: '1h', prompt: 'x' })
+    await harness.clock.advance(60 * MINUTE)
+    const [running] = await harness.runs()
+    expect(running?.status).toBe('running')
+    await harness.service.stop()
+    expect((await harness.runs())[0]?.status).toBe('interrupted')
+    expect(warnings).toContainEqual({
+      message: 'cron runs interrupted by the stop: not retried',
+      fields: { runs: [running?.id] },
+    })
+  })
+
   it('a success resets the consecutive failure count', async () => {
     harness = await createHarness('2026-01-01T00:00:00Z')
     harness.agent.respond((_request, index) => {

@@ -381,11 +381,17 @@ export class CronScheduler {
     this.#maintenance.stop()
     this.#sync.stop()
     this.#deliveries.stop()
+    const cut = this.#slots.allActive().filter((run) => run.phase === 'run')
     for (const run of this.#slots.allActive()) {
       run.controller.abort(
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
       )
     }
+    // Not retried: said where an operator stopping the server looks (a one-time job's only run).
+    if (cut.length > 0)
+      this.#settings.logger.warn('cron runs interrupted by the stop: not retried', {
+        runs: cut.map((run) => run.runId),
+      })
     const waiting = [
       ...this.#slots.drainPending((jobId) => this.#fires.get(jobId)?.job),
       ...this.#deferred.keys(),
@@ -1217,11 +1223,18 @@ export class CronScheduler {
       await this.#recordSkips(dropped, 'skipped: the job was paused after consecutive failures')
     }
     this.#settings.logger.warn('cron job auto-paused', { jobId: job.id, failures })
-    await this.#executor.deliver(
+    const notice = await this.#executor.deliver(
       job.deliverTo,
       `[Cron] ${job.name}\nThis job was paused after ${failures} consecutive failures. Last error: ${last}\nFix the job, then resume it (cron_resume).`,
       signal,
     )
+    // A notice, not a run's result: sent once, without the ledger's retries; a failure is said here.
+    if (notice.status === 'failed')
+      this.#settings.logger.warn('cron job auto-pause notice not delivered', {
+        jobId: job.id,
+        jobName: job.name,
+        error: notice.error,
+      })
     this.events.emit('job:pause', { job: paused ?? { ...job, enabled: false, pauseReason: reason }, reason })
   }
 

@@ -48,7 +48,7 @@ export function watchForAlerts(alerts: Alerts, sources: AlertSources): () => voi
         alerts.raise({
           kind: 'runs_interrupted',
           key: `cron\u0000${owner}`,
-          text: `server ${owner} stopped while running ${describeRuns(owned)}: marked interrupted by this server (${self}); an interrupted cron run is not retried, the job's next occurrence runs as scheduled (lango cron trigger <name> runs one now)`,
+          text: `server ${owner} stopped while running ${describeRuns(owned)}: marked interrupted by this server (${self}); an interrupted cron run is not retried: a recurring job's next occurrence runs as scheduled, a one-time (at) job does not run again (lango cron trigger <name> runs one now)`,
         })
     }),
     // A workflow run another server (or this one, its lease lost) left: resumed here from its steps.
