@@ -531,6 +531,8 @@ export class CronScheduler {
       return { status: 'skipped', reason: claimed.row.skipReason ?? '', runId: claimed.row.id }
     }
     this.#startRun(job, claimed.row, payload)
+    // A manual run is the job's last run too (`last_run_at`, `sort=last_run`); its next stays.
+    this.#writes.queue([{ id: job.id, nextRunAt: null, lastRunAt: claimed.row.startedAt ?? now }])
     return { status: 'started', runId: claimed.row.id }
   }
 

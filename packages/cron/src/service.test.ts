@@ -295,6 +295,20 @@ describe('create/update results', () => {
     expect(job.command).toBe('curl -H "Authorization: {{secret:api}}" https://example.com')
   })
 
+  it('a manual run is the job’s last run (last_run_at), and leaves its next run where it was (outside probe)', async () => {
+    await harness.service.start()
+    const { job } = await harness.service.create(base)
+    expect(job.lastRunAt).toBeNull()
+    const triggered = await harness.service.trigger(job.id)
+    expect(triggered.status).toBe('started')
+    await harness.service.scheduler.whenIdle()
+    await harness.service.scheduler.flushPendingWrites()
+    const after = await harness.service.get(job.id)
+    const [run] = await harness.runs()
+    expect(after.lastRunAt).toBe(run?.startedAt)
+    expect(after.nextRunAt).toBe(job.nextRunAt)
+  })
+
   it('trigger needs a running scheduler', async () => {
     const { job } = await harness.service.create(base)
     const idle = harness.another()
