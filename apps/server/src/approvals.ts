@@ -136,6 +136,8 @@ export class Approvals {
     readonly logger: Logger | undefined
   }
   readonly #watched = new Map<string, Watch>()
+  /** The approval each gate request was recorded as, until the gate is told the call's outcome. */
+  readonly #asked = new WeakMap<ApprovalRequest, string>()
   #pollTimer: ReturnType<typeof setTimeout> | undefined
   /** The poll in flight, which stopping waits for (the database closes next). */
   #polling: Promise<void> | undefined
@@ -163,7 +165,23 @@ export class Approvals {
    * error rejects, which `invokeTool` takes as a denial.
    */
   gate(onPending?: (approval: ApprovalView) => void): ApprovalGate {
-    return { request: (request, { signal }) => this.#request(request, signal, onPending) }
+    return {
+      request: (request, { signal }) => this.#request(request, signal, onPending),
+      settled: (request, outcome) => this.settled(request, outcome),
+    }
+  }
+
+  /**
+   * Records what became of a call a gate of these approvals asked about (`ApprovalGate.settled`)
+   * on its approval: the history's "how the call ended". A request no gate here recorded is ignored.
+   */
+  settled(request: ApprovalRequest, outcome: ToolCallOutcome): void {
+    const id = this.#asked.get(request)
+    if (id === undefined) return
+    this.#asked.delete(request)
+    this.recordOutcome(id, outcome).catch((error: unknown) =>
+      this.#options.logger?.warn('approval outcome not recorded', { approval: id, error }),
+    )
   }
 
   /**
@@ -383,6 +401,7 @@ export class Approvals {
     if (this.#closed || signal.aborted) return false
     const created = await this.#create(request, null, signal)
     if (created === undefined) return false
+    this.#asked.set(request, created.id)
     if (this.#closed) {
       // Stopped while it was recorded: nobody here will wait for it.
       await this.#store.decide(created.id, {

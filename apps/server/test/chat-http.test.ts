@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
-import { startTestServer, type TestServer } from './fixtures/http-server.js'
+import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
@@ -89,6 +89,30 @@ describe('POST /api/chat', () => {
     const toolMessage = model.chatBodies.at(-1)?.messages.at(-1)
     expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_2' })
     expect(String(toolMessage?.content)).toContain('They are kept only in the run history')
+  })
+
+  it('records how an approved call of a chat turn ended on its approval, as for a direct call (outside probe)', async () => {
+    model.script(
+      reply.toolCalls([{ id: 'call_exec', name: 'exec', arguments: { command: 'echo chat-approved' } }]),
+      reply.text('Done.'),
+    )
+    const chat = server.request('/api/chat', { json: { session: 'outcome', message: 'run it' } })
+    const pending = await until(async () => {
+      const list = (await (await server.request('/api/approvals?status=pending')).json()) as Json
+      return list.approvals.find((approval: Json) => approval.session_key === 'http:outcome')
+    })
+    expect(
+      (await server.request(`/api/approvals/${pending.id}`, { json: { decision: 'approve' } })).status,
+    ).toBe(200)
+    expect((await chat).status).toBe(200)
+    const decided = await until(async () => {
+      const view = (await (await server.request(`/api/approvals/${pending.id}`)).json()) as Json
+      return view.outcome === null ? undefined : view
+    })
+    expect(decided.outcome).toMatchObject({
+      ok: true,
+      result: { stdout: expect.stringContaining('chat-approved') },
+    })
   })
 
   it('refuses a malformed body with the field named, and keeps serving', async () => {

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { toFunctionTool } from './adapters.js'
-import { type ApprovalGate, buildApprovalSummary, requiresApproval } from './approval.js'
+import { type ApprovalGate, type ApprovalRequest, buildApprovalSummary, requiresApproval } from './approval.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'
@@ -622,6 +622,39 @@ describe('approval policy and gate', () => {
       },
     })
     expect(calls.length).toBe(before)
+  })
+
+  it('tells the gate what became of each call it was asked about, with the request it was asked (settled)', async () => {
+    const asked: ApprovalRequest[] = []
+    const settled: { request: ApprovalRequest; outcome: unknown }[] = []
+    const gate = (answer: boolean): ApprovalGate => ({
+      request: async (request) => {
+        asked.push(request)
+        return answer
+      },
+      settled: (request, outcome) => {
+        settled.push({ request, outcome })
+        throw new Error('a gate that fails to record changes nothing')
+      },
+    })
+    const approved = await invokeTool(risky, { command: 'echo settled' }, {}, { gate: gate(true) })
+    expect(approved.ok).toBe(true)
+    expect(settled[0]?.request).toBe(asked[0])
+    expect(settled[0]?.outcome).toEqual(approved)
+    const denied = await invokeTool(risky, { command: 'echo no' }, {}, { gate: gate(false) })
+    expect(settled[1]).toEqual({ request: asked[1], outcome: denied })
+    expect(denied).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    // Nobody asked: nothing to settle.
+    const full: ApprovalGate = {
+      request: async () => {
+        throw new ToolError('TOOL_DENIED', 'nobody was asked: too many')
+      },
+      settled: () => {
+        throw new Error('not called for a call nobody was asked about')
+      },
+    }
+    expect(await invokeTool(risky, { command: 'echo x' }, {}, { gate: full })).toMatchObject({ ok: false })
+    expect(settled).toHaveLength(2)
   })
 
   it('a signal aborted before approval ends the call TOOL_CANCELED at once, without asking', async () => {

@@ -1,4 +1,5 @@
 import { quoted, wholeLine, word } from './text.js'
+import type { ToolCallOutcome } from './invoke.js'
 import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */
@@ -27,6 +28,13 @@ export interface ApprovalRequest {
  */
 export interface ApprovalGate {
   request(request: ApprovalRequest, options: { readonly signal: AbortSignal }): Promise<boolean | undefined>
+  /**
+   * Optional: told what became of a call once its approval was answered (`invokeTool` calls it with
+   * the same `request` object it asked with): the call's outcome when approved and run, else its
+   * `TOOL_DENIED` or `TOOL_CANCELED`. A host records it beside its approval, so the approval history
+   * says how the call ended. Not called when the gate could ask nobody; what it throws is ignored.
+   */
+  settled?(request: ApprovalRequest, outcome: ToolCallOutcome): void
 }
 
 /** The approval policies, most asking first. */

@@ -256,25 +256,36 @@ export async function invokeTool(
   }
   if (early !== undefined) return { ok: true, result: early }
   const safety = callSafety(tool, parsed.output)
-  if (requiresApproval(options.policy ?? 'dangerous', safety)) {
-    const summary = await approvalLine(tool, parsed.output, context)
-    const answer = await askGate(
-      options.gate,
-      { toolName: tool.name, summary, safety, params: parsed.output, sessionKey: context.sessionKey },
-      options.approvalTimeoutMs ?? 5 * 60 * 1000,
-      context.signal,
-    )
-    if (answer === 'canceled') return canceled(tool)
-    if (answer === 'denied') return failure('TOOL_DENIED', `not approved: ${summary}`)
-    if (typeof answer === 'object')
-      // `asked: false` tells a host this refusal was nobody's decision (too many pending, too long).
-      return failure('TOOL_DENIED', `not run, ${answer.unasked}: ${summary}`, {
-        data: { ...answer.data, asked: false },
-      })
-  }
+  if (!requiresApproval(options.policy ?? 'dangerous', safety)) return run(tool, parsed.output, context)
+  const summary = await approvalLine(tool, parsed.output, context)
+  const request = { toolName: tool.name, summary, safety, params: parsed.output, sessionKey: context.sessionKey }
+  const answer = await askGate(options.gate, request, options.approvalTimeoutMs ?? 5 * 60 * 1000, context.signal)
+  // Nobody was asked: there is nothing for the gate to record.
+  if (typeof answer === 'object')
+    // `asked: false` tells a host this refusal was nobody's decision (too many pending, too long).
+    return failure('TOOL_DENIED', `not run, ${answer.unasked}: ${summary}`, {
+      data: { ...answer.data, asked: false },
+    })
+  const outcome =
+    answer === 'canceled'
+      ? canceled(tool)
+      : answer === 'denied'
+        ? failure('TOOL_DENIED', `not approved: ${summary}`)
+        : await run(tool, parsed.output, context)
+  if (options.gate?.settled !== undefined)
+    try {
+      options.gate.settled(request, outcome)
+    } catch {
+      // The gate's bookkeeping never changes what the call returns.
+    }
+  return outcome
+}
+
+/** Runs the handler; every failure becomes a tool error result. */
+async function run(tool: AnyTool, params: unknown, context: ToolContext): Promise<ToolCallOutcome> {
   try {
     if (context.signal?.aborted) return canceled(tool)
-    return { ok: true, result: await tool.handler(parsed.output, context) }
+    return { ok: true, result: await tool.handler(params, context) }
   } catch (error) {
     return handlerFailure(tool, error, context)
   }

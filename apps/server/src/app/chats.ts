@@ -87,5 +87,6 @@ function recordedChatGate(channels: ChannelRouter, approvals: Approvals, logger:
         local.abort(new DOMException('the approval was answered', 'AbortError'))
       }
     },
+    settled: (request, outcome) => approvals.settled(request, outcome),
   }
 }

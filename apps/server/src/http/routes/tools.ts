@@ -85,10 +85,8 @@ async function callToolOverHttp(
     const { approval } = first
     // The answer comes in another request: this one ends now, the call goes on.
     link.detachRequest()
-    void call
-      .then((outcome) => app.approvals.recordOutcome(approval.id, outcome))
-      .catch((error: unknown) => app.logger.error('approved call failed', { tool: tool.name, error }))
-      .finally(() => link.dispose())
+    // The gate records the call's outcome on its approval when it ends (ApprovalGate.settled).
+    void call.finally(() => link.dispose())
     return c.json(
       {
         status: 'pending_approval',
