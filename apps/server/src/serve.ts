@@ -82,7 +82,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const url = `http://${formatHost(reachableHost(host))}:${address.port}`
 
   let app: App | undefined
-  const mcp = lazyMcp(config, logger, address.port)
+  const mcp = lazyMcp(config, logger, address.port, shutdown.signal)
   // stderr carries JSON lines only: the AI SDK's and Node's warnings go through the logger too.
   const restoreWarnings = routeWarnings(logger)
   try {
@@ -204,7 +204,7 @@ export function installShutdown(
  * start. Its own Host check is the server's policy too (the bound address, the real port,
  * `server.allowed_hosts`), so it agrees with the guard in front of it.
  */
-function lazyMcp(config: ServerConfig, logger: Logger, port: number) {
+function lazyMcp(config: ServerConfig, logger: Logger, port: number, signal: AbortSignal) {
   let endpoint: Promise<McpHttpEndpoint> | undefined
   return {
     async handle(app: App, request: Request): Promise<Response> {
@@ -214,6 +214,7 @@ function lazyMcp(config: ServerConfig, logger: Logger, port: number) {
           port,
           allowedHosts: config.server.allowedHosts,
           allowedOrigins: config.server.allowedOrigins,
+          signal,
         }),
       )
       return (await endpoint)(request)

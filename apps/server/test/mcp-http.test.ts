@@ -713,3 +713,38 @@ describe('/mcp in the server serve() runs (bearer token set)', () => {
     }
   })
 })
+
+describe('/mcp while the server stops', () => {
+  it('cancels a call in flight (its command killed) and answers it before closing, so the client does not hang (outside probe)', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lango-mcp-stop-'))
+    const loaded = await loadConfig({ env: { LANGO_HOME: join(home, '.lango') }, home, cwd: home })
+    const config = { ...loaded, server: { ...loaded.server, host: '127.0.0.1', port: 0 } }
+    const running = await serveLango({ config, logger: silentLogger, passphrase: '', closeGraceMs: 5_000 })
+    const pidFile = join(home, 'sleep.pid')
+    const client = new Client({ name: 'stopping', version: '0.0.0' })
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`)))
+      const call = client.callTool(
+        { name: 'exec', arguments: { command: `echo $$ > ${pidFile}; exec sleep 300`, timeout: 600 } },
+        { timeout: 60_000 },
+      )
+      const pid = await waitFor(
+        async () => Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || undefined,
+        {
+          timeoutMs: 30_000,
+          what: 'the command to start',
+        },
+      )
+      const closed = running.close()
+      // Answered, with what the killed command left (no exit code): not a stream cut with no answer.
+      const result = (await call) as Result
+      expect(result.structuredContent).toMatchObject({ exit_code: null, timed_out: false })
+      await closed
+      expect(() => process.kill(pid, 0)).toThrow()
+    } finally {
+      await client.close().catch(() => {})
+      await running.close()
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+})

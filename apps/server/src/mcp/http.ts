@@ -17,6 +17,11 @@ export interface McpHttpHandlerOptions extends HostPolicyOptions {
   readonly approval?: McpApprovals
   /** Request bodies beyond this are answered 413. Default `config.server.bodyLimitBytes`. */
   readonly maxRequestBodySize?: number
+  /**
+   * The server stopping: every call in flight is cancelled and answered while its stream is still
+   * open, instead of the stream being cut with no answer.
+   */
+  readonly signal?: AbortSignal
 }
 
 /** A web-standard MCP endpoint: `(request) => response`, and `close()` for in-flight exchanges. */
@@ -39,10 +44,14 @@ export function createMcpHttpHandler(app: App, options: McpHttpHandlerOptions = 
   const approval = options.approval ?? new McpApprovals(app)
   const hosts = createHostPolicy(options)
   const origins = createOriginPolicy({ allowedOrigins: options.allowedOrigins ?? [] })
-  const handler = createMcpHandler(() => createMcpServer(app, { approval }), {
-    maxRequestBodySize: options.maxRequestBodySize ?? app.config.server.bodyLimitBytes,
-    onerror: (error) => app.logger.debug('mcp http request rejected', { error }),
-  })
+  const { signal } = options
+  const handler = createMcpHandler(
+    () => createMcpServer(app, { approval, ...(signal === undefined ? {} : { signal }) }),
+    {
+      maxRequestBodySize: options.maxRequestBodySize ?? app.config.server.bodyLimitBytes,
+      onerror: (error) => app.logger.debug('mcp http request rejected', { error }),
+    },
+  )
   const refuse = (code: 'HOST_FORBIDDEN' | 'ORIGIN_FORBIDDEN', message: string): Response => {
     app.logger.warn('mcp request refused', { code })
     return jsonRpcForbidden(code, message)

@@ -12,6 +12,8 @@ export interface CreateMcpServerOptions {
    * `approvals.mcp_policy`, which is `none` unless set (the host approves, ARCHITECTURE.md §9).
    */
   readonly approval?: McpApprovals
+  /** Aborts every call in flight (the server stopping): each is cancelled and answered. */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -33,6 +35,11 @@ export function createMcpServer(app: App, options: CreateMcpServerOptions = {}):
   )
   const approvals = options.approval ?? new McpApprovals(app)
   const approval = approvals.approvalFor(server)
-  approvals.wrap(registerTools(server, app.tools, approval === undefined ? {} : { approval }))
+  approvals.wrap(
+    registerTools(server, app.tools, {
+      ...(approval === undefined ? {} : { approval }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    }),
+  )
   return server
 }

@@ -47,11 +47,21 @@ export interface RegisterToolsOptions {
    * detected from it). Default `mcp`; a function can derive it per request.
    */
   readonly sessionKey?: string | ((context: ServerContext) => string | undefined)
+  /**
+   * Aborts every call besides its request's own signal: the host stopping. A call in flight is
+   * then cancelled (an `exec` command killed; a call not started yet ends `TOOL_CANCELED`) and
+   * answered before the host closes its transport, where the client would otherwise wait for an
+   * answer that never comes.
+   */
+  readonly signal?: AbortSignal
 }
 
 const checkRegisterKeys = refuseUnknownKeys(
   'registerTools options',
-  Object.keys({ approval: true, sessionKey: true } satisfies Record<keyof RegisterToolsOptions, true>),
+  Object.keys({ approval: true, sessionKey: true, signal: true } satisfies Record<
+    keyof RegisterToolsOptions,
+    true
+  >),
 )
 
 /**
@@ -188,7 +198,10 @@ export function registerTools(
             : (options.sessionKey ?? 'mcp')
         const onProgress = progressSender(context)
         const toolContext: ToolContext = {
-          signal: context.mcpReq.signal,
+          signal:
+            options.signal === undefined
+              ? context.mcpReq.signal
+              : AbortSignal.any([context.mcpReq.signal, options.signal]),
           ...(sessionKey === undefined ? {} : { sessionKey }),
           ...(onProgress === undefined ? {} : { onProgress }),
         }
