@@ -182,6 +182,32 @@ describe('POST /api/tools/:name', () => {
     expect((await json(await server.request(path))).status).toBe('denied')
   })
 
+  it('refuses a query parameter a list route does not read, naming it and the known ones (outside probe)', async () => {
+    // A misspelt filter was ignored and answered as if none were given.
+    for (const [path, code, known] of [
+      ['/api/cron/runs?stauts=failed', 'TOOL_INVALID_PARAMETERS', 'job, limit, status'],
+      ['/api/approvals?stauts=pending', 'INVALID_REQUEST', 'status, limit, cursor'],
+      ['/api/cost?stauts=x', 'INVALID_REQUEST', 'by, since'],
+      ['/api/workflows/runs?stauts=running', 'TOOL_INVALID_PARAMETERS', 'status, limit'],
+      ['/api/background/tasks?stauts=running', 'TOOL_INVALID_PARAMETERS', 'status'],
+      ['/api/cron/jobs?stauts=failed', 'TOOL_INVALID_PARAMETERS', 'limit'],
+    ] as const) {
+      const answer = await server.request(path)
+      expect(answer.status, path).toBe(400)
+      const { error } = await json(answer)
+      expect(error.code, path).toBe(code)
+      expect(error.message, path).toContain('stauts: unknown query parameter (known: ')
+      expect(error.message, path).toContain(known)
+      expect(error.issues, path).toEqual([{ path: 'stauts', message: expect.stringContaining('known:') }])
+    }
+    // The known ones still work; a date that is no date is refused, not rolled over.
+    expect((await server.request('/api/cron/runs?status=failed&limit=5')).status).toBe(200)
+    expect((await server.request('/api/cost?since=2026-02-28')).status).toBe(200)
+    const impossible = await server.request('/api/cost?since=2026-02-30')
+    expect(impossible.status).toBe(400)
+    expect((await json(impossible)).error.issues).toEqual([{ path: 'since', message: expect.any(String) }])
+  })
+
   it('refuses a bad approval answer and an unknown approval', async () => {
     const pending = await json(await server.request('/api/tools/exec', { json: { command: 'echo later' } }))
     const bad = await server.request(`/api/approvals/${pending.approval_id}`, { json: { decision: 'maybe' } })

@@ -342,3 +342,27 @@ export function queryNumber(value: string | undefined): number | string | undefi
 export function defined(entries: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined))
 }
+
+/**
+ * Refuses a query parameter the route does not read, naming it and the ones it does (400 `code`,
+ * one issue per unknown name): a misspelt filter (`?stauts=failed`) would otherwise be ignored and
+ * answer as if no filter were given. Tool-backed routes answer `TOOL_INVALID_PARAMETERS`, as their
+ * tool does for a bad value; the others `INVALID_REQUEST`.
+ */
+export function knownQuery(
+  known: readonly string[],
+  code: 'INVALID_REQUEST' | 'TOOL_INVALID_PARAMETERS' = 'INVALID_REQUEST',
+): MiddlewareHandler {
+  const accepted = known.length === 0 ? 'none' : known.join(', ')
+  return async (c, next) => {
+    const unknown = Object.keys(c.req.query()).filter((name) => !known.includes(name))
+    if (unknown.length === 0) return next()
+    const message = `unknown query parameter; known: ${accepted}`
+    return errorResponse(
+      c,
+      code,
+      `invalid parameters: ${unknown.join(', ')}: unknown query parameter (known: ${accepted})`,
+      { issues: unknown.map((name) => ({ path: name, message })) },
+    )
+  }
+}

@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import type { App } from '../../app/app.js'
 import { APPROVAL_STATUSES, type ApprovalCursor, type ApprovalStatus } from '../../approvals.js'
 import { ServerError } from '../../errors.js'
-import { errorResponse, readJsonBody } from '../responses.js'
+import { errorResponse, knownQuery, readJsonBody } from '../responses.js'
 
 /** `status` of `GET /api/approvals`: a status, or `decided` (anything but pending). */
 const LIST_STATUSES: readonly string[] = [...APPROVAL_STATUSES, 'decided']
@@ -47,7 +47,7 @@ function approvalError(c: Context, error: unknown): Response {
 export function approvalRoutes(app: App): Hono {
   const routes = new Hono()
 
-  routes.get('/', async (c) => {
+  routes.get('/', knownQuery(['status', 'limit', 'cursor']), async (c) => {
     const status = c.req.query('status') || undefined
     const limitText = c.req.query('limit') || undefined
     const cursorText = c.req.query('cursor') || undefined

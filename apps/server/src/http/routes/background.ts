@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
 import type { App } from '../../app/app.js'
 import { createOperator } from '../operate.js'
-import { defined } from '../responses.js'
+import { defined, knownQuery } from '../responses.js'
 
 /**
  * Background tasks, mounted at `/api/background`: `GET|POST /api/background/tasks`,
@@ -12,7 +12,9 @@ export function backgroundRoutes(app: App, shutdown: AbortSignal | undefined): H
   const { operate, bodyObject } = createOperator(app, shutdown)
   const routes = new Hono()
 
-  routes.get('/tasks', (c) => operate(c, 'bg_list', defined({ status: c.req.query('status') || undefined })))
+  routes.get('/tasks', knownQuery(['status'], 'TOOL_INVALID_PARAMETERS'), (c) =>
+    operate(c, 'bg_list', defined({ status: c.req.query('status') || undefined })),
+  )
   routes.get('/tasks/:id', (c) => operate(c, 'bg_status', { task_id: c.req.param('id') }))
   routes.post('/tasks', async (c) => {
     const body = await bodyObject(c)

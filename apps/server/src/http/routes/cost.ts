@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
 import type { App } from '../../app/app.js'
 import type { CostGrouping } from '../../usage/usage-ledger.js'
-import { errorResponse } from '../responses.js'
+import { errorResponse, knownQuery } from '../responses.js'
 
 const GROUPINGS: readonly CostGrouping[] = ['job', 'model', 'day']
 const UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
@@ -13,8 +13,13 @@ const UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 
 function sinceMs(value: string, now: number): number | undefined {
   const span = /^(\d{1,6})([mhdw])$/.exec(value.trim())
   if (span !== null) return now - Number(span[1]) * (UNIT_MS[span[2] as string] as number)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value.trim())) return undefined
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(value.trim())
+  if (date === null) return undefined
   const parsed = Date.parse(value.trim())
+  // `2026-02-30` is no date (Date.parse would roll it over to 2 March).
+  const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])]
+  const calendar = new Date(Date.UTC(year, month - 1, day))
+  if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return undefined
   return Number.isNaN(parsed) ? undefined : parsed
 }
 
@@ -24,7 +29,7 @@ function sinceMs(value: string, now: number): number | undefined {
  */
 export function costRoutes(app: App): Hono {
   const routes = new Hono()
-  routes.get('/', async (c) => {
+  routes.get('/', knownQuery(['by', 'since']), async (c) => {
     const by = (c.req.query('by') || 'job') as CostGrouping
     if (!GROUPINGS.includes(by)) {
       const message = `by must be one of ${GROUPINGS.join(', ')}`

@@ -17,7 +17,7 @@ import * as v from 'valibot'
 import type { App } from '../../app/app.js'
 import { undeliverableBecause } from '../../channels/target.js'
 import { createOperator } from '../operate.js'
-import { defined, errorResponse, queryNumber } from '../responses.js'
+import { defined, errorResponse, knownQuery, queryNumber } from '../responses.js'
 
 /** A view of a cron fire time, as the cron tools show them. */
 function nextRunView(run: { readonly utc: string; readonly local: string; readonly timezone: string }) {
@@ -442,21 +442,8 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
   )
   const routes = new Hono()
 
-  routes.get('/jobs', (c) => {
+  routes.get('/jobs', knownQuery(LIST_QUERY, 'TOOL_INVALID_PARAMETERS'), (c) => {
     const query = c.req.query()
-    const unknown = Object.keys(query).filter((name) => !LIST_QUERY.includes(name))
-    if (unknown.length > 0) {
-      const issues = unknown.map((name) => ({
-        path: name,
-        message: `unknown query parameter; known: ${LIST_QUERY.join(', ')}`,
-      }))
-      return errorResponse(
-        c,
-        'TOOL_INVALID_PARAMETERS',
-        `invalid parameters: ${unknown.join(', ')}: unknown query parameter (known: ${LIST_QUERY.join(', ')})`,
-        { issues },
-      )
-    }
     return operate(
       c,
       'cron_list',
@@ -509,7 +496,7 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
   )
   routes.delete('/jobs/:id', (c) => operate(c, 'cron_remove', { id: c.req.param('id') }))
   routes.get('/runs/:id', (c) => operate(c, 'cron_run_get', { id: c.req.param('id') }))
-  routes.get('/runs', (c) =>
+  routes.get('/runs', knownQuery(['job', 'limit', 'status'], 'TOOL_INVALID_PARAMETERS'), (c) =>
     operate(
       c,
       'cron_history',

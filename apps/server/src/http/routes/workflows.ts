@@ -5,7 +5,7 @@ import { Hono } from 'hono'
 import type { App } from '../../app/app.js'
 import { savedWorkflowSchedules } from '../../scheduled-workflows/schedules.js'
 import { createOperator } from '../operate.js'
-import { defined, errorResponse, queryNumber } from '../responses.js'
+import { defined, errorResponse, knownQuery, queryNumber } from '../responses.js'
 
 /** `tool` with its result passed through `after` (same name, parameters and safety). */
 function withResult(tool: AnyTool, after: (result: unknown) => unknown): AnyTool {
@@ -68,7 +68,7 @@ export function workflowRoutes(app: App, shutdown: AbortSignal | undefined): Hon
   const { operate, bodyObject } = createOperator(app, shutdown, workflowViews(app))
   const routes = new Hono()
 
-  routes.get('/runs', (c) =>
+  routes.get('/runs', knownQuery(['status', 'limit'], 'TOOL_INVALID_PARAMETERS'), (c) =>
     operate(
       c,
       'workflow_list',
