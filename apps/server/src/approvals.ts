@@ -456,7 +456,10 @@ export class Approvals {
     const channel = request.sessionKey === undefined ? undefined : channelOf(request.sessionKey)
     const [pending, ofChannel] = await Promise.all([
       this.#store.countPending(now, options),
-      this.#store.countPending(now, { ...options, ...(channel === undefined ? { sessionKey: null } : { channel }) }),
+      this.#store.countPending(now, {
+        ...options,
+        ...(channel === undefined ? { sessionKey: null } : { channel }),
+      }),
     ])
     if (pending >= maxPending || ofChannel >= perChannel) {
       const whose =

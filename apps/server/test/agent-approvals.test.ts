@@ -192,7 +192,10 @@ describe('approval in attended turns', () => {
   it('a call nobody could be asked about is listed as not_asked, with why, never as not approved', async () => {
     const full: ApprovalGate = {
       request: async () => {
-        throw new ToolError('TOOL_DENIED', 'nobody was asked: 25 approvals are already waiting from http sessions')
+        throw new ToolError(
+          'TOOL_DENIED',
+          'nobody was asked: 25 approvals are already waiting from http sessions',
+        )
       },
     }
     model.script(removeNightly, reply.text('The approval queue is full.'))

@@ -528,12 +528,16 @@ function processBehaviour(backend: () => Backend | undefined) {
         serve.approvals.open(request('Execute: c', { sessionKey }), { callKey: `more-${sessionKey}` }),
       ).rejects.toMatchObject({
         code: 'TOOL_DENIED',
-        message: expect.stringMatching(/^nobody was asked: 2 approvals are already waiting from http sessions/),
+        message: expect.stringMatching(
+          /^nobody was asked: 2 approvals are already waiting from http sessions/,
+        ),
       })
     // Other channels are still asked; a channel whose name starts like another's is its own.
     for (const sessionKey of ['telegram:5:6', 'openai:alice', 'https:x', 'mcp'])
       expect(
-        await serve.approvals.open(request('Execute: other', { sessionKey }), { callKey: `other-${sessionKey}` }),
+        await serve.approvals.open(request('Execute: other', { sessionKey }), {
+          callKey: `other-${sessionKey}`,
+        }),
       ).toMatchObject({ status: 'pending' })
     await serve.approvals.cancelAll()
   })

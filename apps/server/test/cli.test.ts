@@ -540,14 +540,19 @@ describe('lango cron', () => {
     expect(failed.code).toBe(1)
     expect(failed.stdout).toMatch(/^failed run /m)
     // --json says the run's end at the top, as `workflow run --wait --json` does (outside probe).
-    const failedJson = await json<{ ok: boolean; status: string; triggered: string; run: { status: string } }>([
-      'cron',
-      'trigger',
-      'cli-fails',
-      '--wait',
-    ])
+    const failedJson = await json<{
+      ok: boolean
+      status: string
+      triggered: string
+      run: { status: string }
+    }>(['cron', 'trigger', 'cli-fails', '--wait'])
     expect(failedJson.code).toBe(1)
-    expect(failedJson.data).toMatchObject({ ok: false, status: 'failed', triggered: 'started', run: { status: 'failed' } })
+    expect(failedJson.data).toMatchObject({
+      ok: false,
+      status: 'failed',
+      triggered: 'started',
+      run: { status: 'failed' },
+    })
     await lango(['cron', 'remove', 'cli-fails'])
   })
 })

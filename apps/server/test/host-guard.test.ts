@@ -195,10 +195,13 @@ describe.skipIf(lanAddress === undefined)(`a server bound to a LAN address (${la
 describe('/v1 refusals with a model configured', () => {
   let server: TestServer
   beforeAll(async () => {
-    server = await startTestServer((config) => ({ ...config, server: { ...config.server, apiToken: TOKEN } }), {
-      LANGO_MODEL_BASE_URL: 'http://127.0.0.1:9/v1',
-      LANGO_MODEL: 'test-model',
-    })
+    server = await startTestServer(
+      (config) => ({ ...config, server: { ...config.server, apiToken: TOKEN } }),
+      {
+        LANGO_MODEL_BASE_URL: 'http://127.0.0.1:9/v1',
+        LANGO_MODEL: 'test-model',
+      },
+    )
   })
   afterAll(async () => {
     await server?.dispose()

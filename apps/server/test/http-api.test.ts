@@ -165,7 +165,9 @@ describe('POST /api/tools/:name', () => {
   })
 
   it('answers 409 to an answer that came after the approval was decided, and changes nothing', async () => {
-    const pending = await json(await server.request('/api/tools/exec', { json: { command: 'echo decided-once' } }))
+    const pending = await json(
+      await server.request('/api/tools/exec', { json: { command: 'echo decided-once' } }),
+    )
     const path = `/api/approvals/${pending.approval_id}`
     const denied = await server.request(path, { json: { decision: 'deny' } })
     expect(denied.status).toBe(200)
@@ -176,7 +178,11 @@ describe('POST /api/tools/:name', () => {
       expect((await json(late)).error).toMatchObject({
         code: 'SERVER_APPROVAL_DECIDED',
         message: expect.stringContaining(`approval ${pending.approval_id} was already denied`),
-        data: { id: pending.approval_id, status: 'denied', approval: { id: pending.approval_id, status: 'denied' } },
+        data: {
+          id: pending.approval_id,
+          status: 'denied',
+          approval: { id: pending.approval_id, status: 'denied' },
+        },
       })
     }
     expect((await json(await server.request(path))).status).toBe('denied')

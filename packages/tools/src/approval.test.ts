@@ -1,7 +1,12 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { toFunctionTool } from './adapters.js'
-import { type ApprovalGate, type ApprovalRequest, buildApprovalSummary, requiresApproval } from './approval.js'
+import {
+  type ApprovalGate,
+  type ApprovalRequest,
+  buildApprovalSummary,
+  requiresApproval,
+} from './approval.js'
 import { createCronTools, createManageCronJobsTool } from './cron-tools.js'
 import { deliveryTargetFromSession, resolveDeliveryTargets } from './delivery.js'
 import { ToolError } from './errors.js'

@@ -1,5 +1,5 @@
-import { quoted, wholeLine, word } from './text.js'
 import type { ToolCallOutcome } from './invoke.js'
+import { quoted, wholeLine, word } from './text.js'
 import type { ToolSafety } from './tool.js'
 
 /** Which calls need a human's approval: every call, moderate and up, dangerous only, or none. */

@@ -145,9 +145,9 @@ describe('the messages are plain words, not the validation library’s defaults 
       path: 'bogus',
       message: 'unknown field (not one this accepts)',
     })
-    expect(await issuesOf('cron_add', { schedule_type: 'cron', schedule: '0 3 * * *', prompt: 'p' })).toContainEqual(
-      { path: 'name', message: 'is required' },
-    )
+    expect(
+      await issuesOf('cron_add', { schedule_type: 'cron', schedule: '0 3 * * *', prompt: 'p' }),
+    ).toContainEqual({ path: 'name', message: 'is required' })
     const [choice] = await issuesOf('bg_list', { status: 'sleeping' })
     expect(choice?.message).toMatch(/^must be one of "\w+"(, "\w+")+ \(got "sleeping"\)$/)
     expect(await issuesOf('manage_cron_jobs', { action: 'update', enabled: 'no' })).toContainEqual(

@@ -136,7 +136,8 @@ const TYPE_WORDS: Readonly<Record<string, string>> = {
 /** `("a" | "b")` → `one of "a", "b"`; `number` → `a number`. */
 function expectedInWords(expected: string | null): string {
   if (expected === null) return 'of another type'
-  const alternatives = expected.startsWith('(') && expected.endsWith(')') ? expected.slice(1, -1).split(' | ') : [expected]
+  const alternatives =
+    expected.startsWith('(') && expected.endsWith(')') ? expected.slice(1, -1).split(' | ') : [expected]
   const words = alternatives.map((alternative) => TYPE_WORDS[alternative] ?? alternative)
   return words.length === 1 ? (words[0] as string) : `one of ${words.join(', ')}`
 }
@@ -196,7 +197,9 @@ async function askGate(
     if (canceledByCaller()) return 'canceled'
     // A gate that could not ask anyone says why (too many pending, too long to show whole).
     if (!ToolError.is(error) || error.code !== 'TOOL_DENIED') return 'denied'
-    return error.data === undefined ? { unasked: error.message } : { unasked: error.message, data: error.data }
+    return error.data === undefined
+      ? { unasked: error.message }
+      : { unasked: error.message, data: error.data }
   } finally {
     clearTimeout(timer)
     if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
@@ -258,8 +261,19 @@ export async function invokeTool(
   const safety = callSafety(tool, parsed.output)
   if (!requiresApproval(options.policy ?? 'dangerous', safety)) return run(tool, parsed.output, context)
   const summary = await approvalLine(tool, parsed.output, context)
-  const request = { toolName: tool.name, summary, safety, params: parsed.output, sessionKey: context.sessionKey }
-  const answer = await askGate(options.gate, request, options.approvalTimeoutMs ?? 5 * 60 * 1000, context.signal)
+  const request = {
+    toolName: tool.name,
+    summary,
+    safety,
+    params: parsed.output,
+    sessionKey: context.sessionKey,
+  }
+  const answer = await askGate(
+    options.gate,
+    request,
+    options.approvalTimeoutMs ?? 5 * 60 * 1000,
+    context.signal,
+  )
   // Nobody was asked: there is nothing for the gate to record.
   if (typeof answer === 'object')
     // `asked: false` tells a host this refusal was nobody's decision (too many pending, too long).

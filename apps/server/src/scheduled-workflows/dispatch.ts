@@ -1,4 +1,4 @@
-import { type CronJob, CronError, type CronService, type ShellRunner as CronShellRunner } from '@lango/cron'
+import { CronError, type CronJob, type CronService, type ShellRunner as CronShellRunner } from '@lango/cron'
 import type {
   LoadedWorkflow,
   WorkflowDirectory,

@@ -105,7 +105,8 @@ export const registerApprovals: Register = (program, action) => {
             .post<ApprovalView>(`/api/approvals/${encodeURIComponent(id)}`, { body: { decision } })
             .catch((error: unknown) => {
               // Answered earlier, expired or cancelled: shown as it stands, and not this answer.
-              const stands = error instanceof ApiError && error.code === 'SERVER_APPROVAL_DECIDED' && error.data?.approval
+              const stands =
+                error instanceof ApiError && error.code === 'SERVER_APPROVAL_DECIDED' && error.data?.approval
               if (stands) return { late: stands as ApprovalView }
               throw error
             })
