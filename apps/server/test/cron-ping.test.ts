@@ -159,6 +159,11 @@ describe('dead-man pings of shell jobs, healthchecks.io style', () => {
     expect(run.status).toBe('completed')
     expect(run.error).toBeNull()
     await until(async () => server.app.cron.scheduler.pingStats().failed >= before + 2 || undefined)
+    // …where the operator looks (outside probe: counted, but shown nowhere).
+    const metrics = await (await server.request('/metrics')).text()
+    const failed = /^lango_cron_pings_total\{outcome="failed"\} (\d+)$/m.exec(metrics)
+    expect(Number(failed?.[1])).toBe(server.app.cron.scheduler.pingStats().failed)
+    expect(metrics).toMatch(/^lango_cron_pings_total\{outcome="sent"\} \d+$/m)
   })
 
   it('a monitor that does not answer neither delays nor holds the run', async () => {

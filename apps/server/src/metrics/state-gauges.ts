@@ -1,7 +1,7 @@
 import type { BackgroundManager } from '@lango/background'
 import type { CronService } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
-import { Gauge, type Registry } from 'prom-client'
+import { Counter, Gauge, type Registry } from 'prom-client'
 import { abortable, timeoutSignal } from '../abort.js'
 
 /** What the gauges read at each scrape. */
@@ -68,6 +68,19 @@ export function registerStateGauges(registry: Registry, sources: StateSources): 
       const deadline = timeoutSignal(PENDING_READ_MS)
       await abortable(reading, deadline.signal).catch(() => undefined)
       deadline.clear()
+    },
+  })
+  // Counted by the scheduler (a failed ping is only logged and counted, never fails its run).
+  new Counter({
+    name: 'lango_cron_pings_total',
+    help: "Dead-man pings (a cron job's ping_url) this server sent, by outcome: sent (the monitor answered in time) or failed (refused address, error status, timeout, network error).",
+    labelNames: ['outcome'] as const,
+    registers,
+    collect() {
+      const stats = cron.scheduler.pingStats()
+      this.reset()
+      this.inc({ outcome: 'sent' }, stats.sent)
+      this.inc({ outcome: 'failed' }, stats.failed)
     },
   })
   new Gauge({
