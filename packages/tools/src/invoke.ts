@@ -118,7 +118,16 @@ function plainMessage(issue: v.BaseIssue<unknown>): string {
       : issue.type.endsWith('_entries')
         ? 'number of entries '
         : ''
-  return `${what}must be ${expected ?? 'another value'} (got ${got})`
+  return `${what}must be ${boundInWords(expected)} (got ${got})`
+}
+
+/** `<=32` → `at most 32`, `>=1` → `at least 1`; anything else as valibot says it. */
+function boundInWords(expected: string | null): string {
+  if (expected === null) return 'another value'
+  const bound = /^(<=|>=|<|>)(.+)$/.exec(expected)
+  if (bound === null) return expected
+  const words = { '<=': 'at most', '>=': 'at least', '<': 'less than', '>': 'more than' } as const
+  return `${words[bound[1] as keyof typeof words]} ${bound[2]}`
 }
 
 const TYPE_WORDS: Readonly<Record<string, string>> = {
