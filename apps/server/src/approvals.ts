@@ -323,8 +323,8 @@ export class Approvals {
    * Answers a pending approval for the call that runs on the answer at once (an MCP client's form
    * answer, sent with the call made again): decides it when it is still pending and unexpired, and
    * claims it, so one answer runs one call across every process. `used` is true only when it stands
-   * approved, `approved` says so too, and this caller is the one that claimed it; a replayed or
-   * late answer finds it claimed or expired.
+   * approved (by this answer, or by one given elsewhere first: the first answer counts) and this
+   * caller is the one that claimed it; a replayed or late answer finds it claimed or expired.
    */
   async answerAndUse(
     id: string,
@@ -334,7 +334,9 @@ export class Approvals {
     const approval = await this.answer(id, approved, options)
     if (approval.status === 'pending') return { approval, used: false }
     const claimed = await this.#store.claim(id, this.#options.now(), options)
-    return { approval, used: claimed && approved && approval.status === 'approved' }
+    // The first answer counts: one given elsewhere (the dashboard, `lango approvals`) before this
+    // one decides the call, whatever this one says.
+    return { approval, used: claimed && approval.status === 'approved' }
   }
 
   /** Records what became of the call an approval was asked for. */
