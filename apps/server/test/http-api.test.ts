@@ -148,6 +148,16 @@ describe('POST /api/tools/:name', () => {
     }
   })
 
+  it('refuses an env override exec would refuse before asking anyone to approve it (outside probe)', async () => {
+    const before = (await json(await server.request('/api/approvals?status=pending'))).approvals.length
+    for (const env of [{ LD_PRELOAD: '/tmp/evil.so' }, { NODE_OPTIONS: '--require /tmp/x.js' }]) {
+      const answer = await server.request('/api/tools/exec', { json: { command: 'ls', env } })
+      expect(answer.status, JSON.stringify(env)).toBe(422)
+      expect((await json(answer)).error).toMatchObject({ code: 'TOOL_FAILED', reason: 'EXEC_ENV_REJECTED' })
+    }
+    expect((await json(await server.request('/api/approvals?status=pending'))).approvals).toHaveLength(before)
+  })
+
   it('records TOOL_DENIED when the approval is denied', async () => {
     const pending = await json(
       await server.request('/api/tools/exec', { json: { command: 'touch denied-marker' } }),

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { blockLangoExec, MemoryRefStore, ProcessRegistry, run } from '@lango/exec'
+import { blockLangoExec, createEnvBuilder, MemoryRefStore, ProcessRegistry, run } from '@lango/exec'
 import { nodePtyDriver, runWithPty } from '@lango/exec/pty'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ApprovalGate, ApprovalRequest } from './approval.js'
@@ -37,6 +37,51 @@ const call = (name: string, params: unknown) =>
   invokeTool(tools.get(name) as AnyTool, params, {}, { policy: 'none' })
 
 describe('exec tools (seed 001, ARCHITECTURE §7)', () => {
+  it('refuses env overrides the spawner would refuse before anyone is asked to approve (outside probe)', async () => {
+    // A person approved `ls` with LD_PRELOAD set, and only then did the call fail EXEC_ENV_REJECTED.
+    const env = createEnvBuilder()
+    const checked = createExecTools({
+      backend: {
+        run: (command, options) => run(command, { ...options, refStore }),
+        registry,
+        blockLangoExec,
+        checkEnv: (overrides) => {
+          env.build({ overrides, overrideSource: 'agent', replace: true })
+        },
+      },
+    })
+    const asked: ApprovalRequest[] = []
+    const gate: ApprovalGate = {
+      request: async (request) => {
+        asked.push(request)
+        return true
+      },
+    }
+    for (const name of ['exec', 'exec_bg']) {
+      const tool = checked.find((candidate) => candidate.name === name) as AnyTool
+      const outcome = await invokeTool(
+        tool,
+        { command: 'ls', env: { LD_PRELOAD: '/tmp/evil.so' } },
+        {},
+        { gate },
+      )
+      expect(outcome, name).toMatchObject({
+        ok: false,
+        error: {
+          code: 'TOOL_FAILED',
+          reason: 'EXEC_ENV_REJECTED',
+          message: expect.stringContaining('LD_PRELOAD'),
+        },
+      })
+    }
+    expect(asked).toEqual([])
+    // An override it allows is still asked about, and runs.
+    const exec = checked.find((candidate) => candidate.name === 'exec') as AnyTool
+    const allowed = await invokeTool(exec, { command: 'echo $REPORT', env: { REPORT: 'ok' } }, {}, { gate })
+    expect(allowed).toMatchObject({ ok: true, result: { stdout: 'ok\n' } })
+    expect(asked).toHaveLength(1)
+  })
+
   it('exec returns the contract result', async () => {
     const outcome = await call('exec', { command: 'echo hi; echo oops >&2; exit 4', cwd: dir })
     expect(outcome).toEqual({

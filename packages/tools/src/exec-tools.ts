@@ -51,6 +51,12 @@ export interface ExecToolsBackend {
     command: string,
     options: { automationAvailable: boolean | { cron?: boolean; background?: boolean; workflow?: boolean } },
   ): string
+  /**
+   * Optional: throws (`@lango/exec`'s `EXEC_ENV_REJECTED`) for `env` overrides the spawner would
+   * refuse. Called before anyone is asked to approve the call, so nobody approves a call that
+   * cannot run; without it the refusal comes when the call runs.
+   */
+  checkEnv?(env: Readonly<Record<string, string>>): void
 }
 
 /** Options for {@link createExecTools}. */
@@ -158,6 +164,15 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
     const message = backend.blockLangoExec(params.command, { automationAvailable })
     return message === '' ? undefined : { blocked: true, message }
   }
+  /** Before approval: the guard, then the env overrides the spawner would refuse (throws). */
+  const preflight = (params: {
+    command: string
+    env?: Readonly<Record<string, string>> | undefined
+  }): Blocked | undefined => {
+    const blocked = guard(params)
+    if (blocked === undefined && params.env !== undefined) backend.checkEnv?.(params.env)
+    return blocked
+  }
 
   const exec = defineTool({
     name: 'exec',
@@ -186,7 +201,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
       strip_ansi: flag('true removes ANSI colour and cursor codes from the output. Default false.'),
     }),
     output: execOutput,
-    preflight: guard,
+    preflight,
     isFailure: isBlocked,
     async handler(params, context) {
       const blocked = guard(params)
@@ -230,7 +245,7 @@ export function createExecTools(options: ExecToolsOptions): AnyTool[] {
       pty: flag('true starts it in a pseudo-terminal, so exec_write can answer its prompts. Default false.'),
     }),
     output: execBackgroundOutput,
-    preflight: guard,
+    preflight,
     isFailure: isBlocked,
     async handler(params) {
       const blocked = guard(params)

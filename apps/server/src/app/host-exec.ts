@@ -1,5 +1,6 @@
 import {
   blockLangoExec,
+  createEnvBuilder,
   type EnvPolicy,
   ProcessRegistry,
   type PtyDriver,
@@ -23,6 +24,8 @@ export type ExecDefaults = Pick<
 /** The server's exec: the shared run defaults, the background process registry, the guarded shell runner. */
 export interface HostExec {
   readonly defaults: ExecDefaults
+  /** Throws `EXEC_ENV_REJECTED` for agent env overrides the spawners would refuse (checked before approval). */
+  checkEnv(env: Readonly<Record<string, string>>): void
   readonly processes: ProcessRegistry
   /** The shell runner of cron jobs and workflow steps (ADR 0006), behind the `lango` guard. */
   readonly shell: HostShellRunner
@@ -78,7 +81,12 @@ export function createHostExec(config: ServerConfig, refStore: RefStore, logger:
       })
     },
   }
-  return { defaults, processes, shell }
+  // The same policy the spawners apply, on the overrides alone (nothing is read from the server's env).
+  const overrides = createEnvBuilder(envPolicy)
+  const checkEnv = (env: Readonly<Record<string, string>>): void => {
+    overrides.build({ overrides: env, overrideSource: 'agent', replace: true })
+  }
+  return { defaults, processes, shell, checkEnv }
 }
 
 /**

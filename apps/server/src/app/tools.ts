@@ -1,6 +1,6 @@
 import type { BackgroundManager } from '@lango/background'
 import type { CronService } from '@lango/cron'
-import { blockLangoExec, type ProcessRegistry, run } from '@lango/exec'
+import { blockLangoExec, run } from '@lango/exec'
 import { runWithPty } from '@lango/exec/pty'
 import {
   type AnyTool,
@@ -19,12 +19,12 @@ import { scheduledJobRemovalProblem, scheduleProblems } from '../scheduled-workf
 import type { UsageLedger } from '../usage/usage-ledger.js'
 import { createSecretsTools } from '../vault/secrets-tool.js'
 import { automationOf } from './automation.js'
-import type { ExecDefaults } from './host-exec.js'
+import type { HostExec } from './host-exec.js'
 import type { LazyVault } from './lazy-vault.js'
 
 /** The services the agent tools drive. */
 export interface ToolServices {
-  readonly exec: { readonly defaults: ExecDefaults; readonly processes: ProcessRegistry }
+  readonly exec: Pick<HostExec, 'defaults' | 'processes' | 'checkEnv'>
   readonly cron: CronService
   readonly background: BackgroundManager
   readonly engine: WorkflowEngine
@@ -109,6 +109,7 @@ export function createTools(config: ServerConfig, services: ToolServices, logger
         runWithPty: (command, options) => runWithPty(command, { ...exec.defaults, ...options }),
         registry: exec.processes,
         blockLangoExec,
+        checkEnv: exec.checkEnv,
       },
       automationAvailable: automationOf(config),
       defaultTimeoutSeconds: Math.round(config.exec.timeoutMs / 1000),
