@@ -16,10 +16,7 @@ import type { HostShellRunner } from '../scheduled-workflows/dispatch.js'
 import { automationOf } from './automation.js'
 
 /** What every command of the server runs with: the vault, the env policy, one run limiter, the default cwd. */
-export type ExecDefaults = Pick<
-  RunOptions,
-  'refStore' | 'unknownReferences' | 'envPolicy' | 'limiter' | 'cwd'
->
+type ExecDefaults = Pick<RunOptions, 'refStore' | 'unknownReferences' | 'envPolicy' | 'limiter' | 'cwd'>
 
 /** The server's exec: the shared run defaults, the background process registry, the guarded shell runner. */
 export interface HostExec {
