@@ -560,33 +560,8 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
   // time, after the approval timeout too, and no approval recorded any of it.
   it("a form's answer runs the call once, is recorded as an approval, and cannot be replayed", async () => {
     const marker = join(await mkdtemp(join(tmpdir(), 'lango-mcp-replay-')), 'ran.txt')
-    const modern = async (extra: Record<string, unknown>) => {
-      const response = await fetch(server.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'exec',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 7,
-          method: 'tools/call',
-          params: {
-            name: 'exec',
-            arguments: { command: `echo replayed >> ${marker}` },
-            _meta: {
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            },
-            ...extra,
-          },
-        }),
-      })
-      return (jsonRpcOf(await response.text()) as { result: Record<string, unknown> }).result
-    }
+    const modern = (extra: Record<string, unknown>) =>
+      modernExec(server.url, `echo replayed >> ${marker}`, extra)
     const asked = await modern({})
     const state = asked.requestState
     expect(typeof state).toBe('string')
@@ -614,33 +589,7 @@ describe('/mcp with an MCP approval policy (approvals.mcp_policy: dangerous)', (
   // form, the call was denied while its approval said approved. The first answer counts.
   it('the first answer counts: an approval decided elsewhere while the form was open decides the call', async () => {
     const marker = join(await mkdtemp(join(tmpdir(), 'lango-mcp-first-')), 'ran.txt')
-    const call = async (command: string, extra: Record<string, unknown>) => {
-      const response = await fetch(server.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'exec',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 8,
-          method: 'tools/call',
-          params: {
-            name: 'exec',
-            arguments: { command },
-            _meta: {
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            },
-            ...extra,
-          },
-        }),
-      })
-      return (jsonRpcOf(await response.text()) as { result: Record<string, unknown> }).result
-    }
+    const call = (command: string, extra: Record<string, unknown>) => modernExec(server.url, command, extra)
     const form = (approve: boolean) => ({
       inputResponses: { lango_approval: { action: approve ? 'accept' : 'decline', content: { approve } } },
     })
@@ -807,3 +756,39 @@ describe('/mcp while the server stops', () => {
     }
   })
 })
+
+/**
+ * `exec` of `command` as a 2026-07-28 client that can fill in forms calls it, over raw HTTP (its
+ * `requestState` and `inputResponses` in `extra`): the JSON-RPC result.
+ */
+async function modernExec(
+  url: string | URL,
+  command: string,
+  extra: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'exec',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {
+        name: 'exec',
+        arguments: { command },
+        _meta: {
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        },
+        ...extra,
+      },
+    }),
+  })
+  return (jsonRpcOf(await response.text()) as { result: Record<string, unknown> }).result
+}

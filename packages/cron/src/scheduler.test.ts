@@ -895,15 +895,7 @@ describe('pause, remove and failures', () => {
   })
 
   it('says in the log when the auto-pause notice could not be delivered (outside probe: dropped silently)', async () => {
-    const warnings: { message: string; fields?: Record<string, unknown> }[] = []
-    const logger = {
-      debug() {},
-      info() {},
-      warn(message: string, fields?: Record<string, unknown>) {
-        warnings.push({ message, ...(fields === undefined ? {} : { fields }) })
-      },
-      error() {},
-    }
+    const { logger, warnings } = warningLogger()
     harness = await createHarness('2026-01-01T00:00:00Z', { logger, maxConsecutiveFailures: 2 })
     harness.agent.respond(() => {
       throw new Error('model unavailable')
@@ -928,15 +920,7 @@ describe('pause, remove and failures', () => {
   })
 
   it('names the runs a stop cut off in one warning: they are recorded interrupted and not retried', async () => {
-    const warnings: { message: string; fields?: Record<string, unknown> }[] = []
-    const logger = {
-      debug() {},
-      info() {},
-      warn(message: string, fields?: Record<string, unknown>) {
-        warnings.push({ message, ...(fields === undefined ? {} : { fields }) })
-      },
-      error() {},
-    }
+    const { logger, warnings } = warningLogger()
     harness = await createHarness('2026-01-01T00:00:00Z', { logger })
     harness.agent.respond(
       (_request, _index, { signal }) =>
@@ -1271,3 +1255,17 @@ describe('a failing database', () => {
     await service.stop()
   })
 })
+
+/** A logger that keeps its warnings (message and fields) and drops the rest. */
+function warningLogger() {
+  const warnings: { message: string; fields?: Record<string, unknown> }[] = []
+  const logger = {
+    debug() {},
+    info() {},
+    warn(message: string, fields?: Record<string, unknown>) {
+      warnings.push({ message, ...(fields === undefined ? {} : { fields }) })
+    },
+    error() {},
+  }
+  return { logger, warnings }
+}

@@ -381,8 +381,9 @@ export class CronScheduler {
     this.#maintenance.stop()
     this.#sync.stop()
     this.#deliveries.stop()
-    const cut = this.#slots.allActive().filter((run) => run.phase === 'run')
-    for (const run of this.#slots.allActive()) {
+    const active = this.#slots.allActive()
+    const cut = active.filter((run) => run.phase === 'run')
+    for (const run of active) {
       run.controller.abort(
         cancellation('interrupted', `interrupted: the scheduler stopped before the ${run.phase} ended`),
       )

@@ -169,7 +169,7 @@ type GateAnswer =
   | 'approved'
   | 'denied'
   | 'canceled'
-  | { readonly unasked: string; readonly data?: Readonly<Record<string, unknown>> }
+  | { readonly unasked: string; readonly data: Readonly<Record<string, unknown>> | undefined }
 
 /**
  * Asks the gate, bounded by the approval timeout and the call's signal; the gate's signal aborts
@@ -205,10 +205,9 @@ async function askGate(
   } catch (error) {
     if (canceledByCaller()) return 'canceled'
     // A gate that could not ask anyone says why (too many pending, too long to show whole).
-    if (!ToolError.is(error) || error.code !== 'TOOL_DENIED') return 'denied'
-    return error.data === undefined
-      ? { unasked: error.message }
-      : { unasked: error.message, data: error.data }
+    return ToolError.is(error) && error.code === 'TOOL_DENIED'
+      ? { unasked: error.message, data: error.data }
+      : 'denied'
   } finally {
     clearTimeout(timer)
     if (onAbort !== undefined) combined.removeEventListener('abort', onAbort)
