@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from './fixtures/http-server.js'
+import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
 import { type SeededJob, seedJobs } from './fixtures/seed-jobs.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -98,6 +98,31 @@ describe('GET /api/cron/jobs: paging, filters, sort and search (issue 26)', () =
     expect(new Set(byNextRun.names).size).toBe(60)
   })
 
+  it('status=running lists the jobs with a run in progress; never, the jobs without an outcome yet', async () => {
+    const created = await server.request('/api/cron/jobs', {
+      json: {
+        kind: 'shell',
+        name: 'zz-sleeper',
+        schedule_type: 'cron',
+        schedule: '0 3 * * *',
+        command: 'sleep 60',
+      },
+    })
+    expect(created.status).toBe(200)
+    expect((await get('?status=running')).body).toMatchObject({ total: 0, jobs: [] })
+    const triggered = await server.request('/api/cron/jobs/zz-sleeper/trigger', { method: 'POST' })
+    expect(triggered.status).toBe(200)
+    const running = await until(async () => {
+      const page = await get('?status=running')
+      return page.body.total === 1 ? page.body : undefined
+    })
+    expect(running.jobs.map((job: Json) => job.name)).toEqual(['zz-sleeper'])
+    expect((await get('?status=never')).body.jobs.map((job: Json) => job.name)).toEqual(['zz-sleeper'])
+    expect((await get('?status=running&q=job')).body.total).toBe(0)
+    // Removing the job cancels its run.
+    expect((await server.request('/api/cron/jobs/zz-sleeper', { method: 'DELETE' })).status).toBe(200)
+  })
+
   it('refuses a bad parameter with 400 and a message naming it', async () => {
     for (const [query, words] of [
       ['?limit=0', 'limit must be at least 1'],
@@ -107,6 +132,7 @@ describe('GET /api/cron/jobs: paging, filters, sort and search (issue 26)', () =
       ['?paused=maybe', 'paused must be true or false'],
       ['?cursor=not-a-cursor', 'cursor must be a next_cursor of an earlier page'],
       ['?kind=robot', 'kind must be ai or shell'],
+      ['?status=interrupted', "to find interrupted runs, use cron_history's status filter"],
       ['?failng=1', 'failng: unknown query parameter'],
     ] as const) {
       const { status, body } = await get(query)

@@ -297,8 +297,14 @@ export interface JobListFilter {
    * of one hook (an indexed lookup, not a scan of every job).
    */
   readonly schedule?: string
-  /** Only jobs whose last run ended with this status; `null`: jobs that never ran. */
+  /**
+   * Only jobs whose last outcome is this status: the job's `lastStatus`, set by the last run that
+   * ended `completed`, `failed` or `timed_out` (what failure counts and `notify: state_changes`
+   * follow; a cancelled, skipped or interrupted run leaves it as it was). `null`: jobs without one.
+   */
   readonly lastStatus?: CronRunStatus | null
+  /** `true`: only jobs with a run in progress (on any instance); `false`: only the others. */
+  readonly running?: boolean
   /** `true`: only jobs with a failure since their last completed run; `false`: only jobs without. */
   readonly failing?: boolean
   /**

@@ -211,6 +211,7 @@ const COUNT_FILTERS = {
   scheduleType: true,
   schedule: true,
   lastStatus: true,
+  running: true,
   failing: true,
   lastDeliveryFailed: true,
 } as const satisfies Record<keyof JobCountFilter, true>
@@ -483,7 +484,7 @@ export class CronService {
   /**
    * Jobs ordered by name or by `sort`; `enabled`, `createdBy`, `nameContains`, `kind`, `timezone`,
    * `scheduleType`, `schedule` (exact: with `scheduleType: 'webhook'`, the jobs of one hook),
-   * `lastStatus`, `failing` and `lastDeliveryFailed` filter, `after` (a name, with `afterKey` for a
+   * `lastStatus`, `running`, `failing` and `lastDeliveryFailed` filter, `after` (a name, with `afterKey` for a
    * `sort` other than name) and `limit` read one page (see {@link CronStore.listJobs}).
    */
   async list(options?: Omit<JobListFilter, 'ids'> & { readonly signal?: AbortSignal }): Promise<CronJob[]> {

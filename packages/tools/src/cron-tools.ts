@@ -179,8 +179,10 @@ export interface CronToolJobInput {
 /** Which jobs a page of cron_list holds (`CronService.listPage`'s filters). */
 export interface CronJobFilter {
   readonly nameContains?: string
-  /** The last run's status; `null`: never ran. */
-  readonly lastStatus?: Exclude<(typeof LAST_STATUSES)[number], 'never'> | null
+  /** The job's last outcome (`completed`, `failed`, `timed_out`); `null`: none yet. */
+  readonly lastStatus?: Exclude<(typeof LAST_STATUSES)[number], 'never' | 'running'> | null
+  /** `true`: only jobs with a run in progress. */
+  readonly running?: boolean
   readonly kind?: 'ai' | 'shell'
   readonly timezone?: string
   readonly enabled?: boolean
@@ -750,7 +752,12 @@ const listFlag = (field: string, meaning: string) =>
   v.optional(v.pipe(v.boolean(`${field} must be true or false`), v.description(meaning)))
 
 const JOB_SORTS = ['name', 'next_run', 'last_run', 'failures'] as const
-const LAST_STATUSES = ['never', ...CRON_RUN_STATUSES] as const
+/**
+ * cron_list's `status`: a job's last outcome (what ended `completed`, `failed` or `timed_out`; a
+ * cancelled, skipped or interrupted run leaves it as it was), `running` (a run in progress) or `never`
+ * (no outcome yet). The other run statuses are cron_history's filter, where runs are listed.
+ */
+const LAST_STATUSES = ['never', 'running', 'completed', 'failed', 'timed_out'] as const
 
 /** cron_list's optional filters, order and page (none: every job, the original answer). */
 const cronListParameters = v.strictObject({
@@ -780,8 +787,18 @@ const cronListParameters = v.strictObject({
   ),
   status: v.optional(
     v.pipe(
-      v.picklist(LAST_STATUSES, `status must be one of ${LAST_STATUSES.join(', ')}`),
-      v.description("Only jobs whose last run ended so; 'never': jobs that have not run."),
+      v.picklist(
+        LAST_STATUSES,
+        (issue) =>
+          `status must be one of ${LAST_STATUSES.join(', ')} (got ${JSON.stringify(issue.input)})${
+            CRON_RUN_STATUSES.includes(issue.input as CronRunStatusName)
+              ? `: a job's status is its last outcome; to find ${String(issue.input)} runs, use cron_history's status filter`
+              : ''
+          }`,
+      ),
+      v.description(
+        "Only jobs whose last outcome is completed, failed or timed_out (a cancelled, skipped or interrupted run leaves it as it was; cron_history lists those runs); 'running': jobs with a run in progress; 'never': jobs without an outcome yet.",
+      ),
     ),
   ),
   kind: v.optional(
@@ -858,7 +875,11 @@ async function listPage(service: CronToolsService, params: CronListParameters) {
   }
   const filter: CronJobFilter = {
     ...(params.q === undefined || params.q === '' ? {} : { nameContains: params.q }),
-    ...(params.status === undefined ? {} : { lastStatus: params.status === 'never' ? null : params.status }),
+    ...(params.status === undefined
+      ? {}
+      : params.status === 'running'
+        ? { running: true }
+        : { lastStatus: params.status === 'never' ? null : params.status }),
     ...(params.kind === undefined ? {} : { kind: params.kind }),
     ...(params.zone === undefined ? {} : { timezone: params.zone }),
     ...(params.paused === undefined ? {} : { enabled: !params.paused }),

@@ -234,9 +234,12 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       scheduleType,
       schedule,
       lastStatus,
+      running,
       failing,
       lastDeliveryFailed,
     } = filter
+    // The partial index of running runs (cron_runs_running_job) answers it.
+    const runs = sql<boolean>`exists (select 1 from cron_runs r where r.job_id = cron_jobs.id and r.status = 'running')`
     const lastDelivery = sql<
       string | null
     >`(select r.delivery_status from cron_runs r where r.job_id = cron_jobs.id and r.delivery_status in ('delivered', 'failed') order by r.scheduled_for desc limit 1)`
@@ -255,6 +258,8 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .$if(lastStatus !== undefined && lastStatus !== null, (q) =>
         q.where('last_status', '=', lastStatus as string),
       )
+      .$if(running === true, (q) => q.where(runs))
+      .$if(running === false, (q) => q.where(sql<boolean>`not ${runs}`))
       .$if(failing !== undefined, (q) => q.where('consecutive_failures', failing ? '>' : '=', 0))
       .$if(lastDeliveryFailed === true, (q) => q.where(sql`coalesce(${lastDelivery}, '')`, '=', 'failed'))
       .$if(lastDeliveryFailed === false, (q) => q.where(sql`coalesce(${lastDelivery}, '')`, '<>', 'failed'))

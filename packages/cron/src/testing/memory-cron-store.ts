@@ -109,6 +109,7 @@ export class MemoryCronStore implements CronStore {
       scheduleType,
       schedule,
       lastStatus,
+      running,
       failing,
       lastDeliveryFailed,
     } = filter
@@ -121,9 +122,16 @@ export class MemoryCronStore implements CronStore {
       (scheduleType === undefined || job.scheduleType === scheduleType) &&
       (schedule === undefined || job.schedule === schedule) &&
       (lastStatus === undefined || job.lastStatus === lastStatus) &&
+      (running === undefined || this.#running(job.id) === running) &&
       (failing === undefined || job.consecutiveFailures > 0 === failing) &&
       (lastDeliveryFailed === undefined || (this.#lastDelivery(job.id) === 'failed') === lastDeliveryFailed)
     )
+  }
+
+  /** Whether a run of the job is in progress. */
+  #running(jobId: string): boolean {
+    for (const run of this.#runs.values()) if (run.jobId === jobId && run.status === 'running') return true
+    return false
   }
 
   /** The delivery status of the job's newest run whose delivery is final (`delivered` or `failed`). */
