@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from './__fixtures__/harness.js'
 import { CronError } from './errors.js'
-import type { CronJobInput } from './service.js'
+import { type CronJobInput, CronService } from './service.js'
+import { MemoryCronStore } from './testing/memory-cron-store.js'
 
 let harness: Harness
 beforeEach(async () => {
@@ -370,5 +371,52 @@ describe('on(): events through the service', () => {
     await harness.service.create(base)
     unsubscribe()
     expect(seen).toEqual(['created'])
+  })
+})
+
+describe("checkCommand: the host's check of commands when they are written", () => {
+  const seen: [string, string][] = []
+  const checkCommand = (command: string, field: 'command' | 'when') => {
+    seen.push([field, command])
+    if (/'[^']*\{\{secret:/.test(command))
+      throw new Error('a secret reference in single quotes cannot be expanded')
+  }
+  let checked: Harness
+  beforeEach(async () => {
+    seen.length = 0
+    checked = await createHarness('2026-03-01T12:00:00Z', { checkCommand })
+  })
+  afterEach(async () => {
+    await checked.cleanup()
+  })
+
+  it('refuses a command or a gate it throws for, naming the field, and stores nothing', async () => {
+    const shell = { name: 'curl', scheduleType: 'cron', schedule: '0 9 * * *', kind: 'shell' } as const
+    const refused = await rejection(
+      checked.service.add({ ...shell, command: "curl -H 'Authorization: {{secret:token}}' x" }),
+    )
+    expect(refused).toMatchObject({ code: 'CRON_INVALID_INPUT', data: { field: 'command' } })
+    expect(refused.message).toBe('command: a secret reference in single quotes cannot be expanded')
+    const gate = await rejection(checked.service.add({ ...base, when: "test '{{secret:token}}' = x" }))
+    expect(gate).toMatchObject({ code: 'CRON_INVALID_INPUT', data: { field: 'when' } })
+    expect(await checked.service.list()).toEqual([])
+
+    const { job } = await checked.service.add({
+      ...shell,
+      command: 'curl -H "Authorization: {{secret:token}}" x',
+    })
+    expect(seen).toContainEqual(['command', 'curl -H "Authorization: {{secret:token}}" x'])
+    // A change of the command is checked; other edits do not check the command again.
+    const update = await rejection(checked.service.update(job.id, { command: "echo '{{secret:token}}'" }))
+    expect(update.data).toEqual({ field: 'command' })
+    seen.length = 0
+    await checked.service.update(job.id, { timeout: '5m' })
+    expect(seen).toEqual([])
+  })
+
+  it('must be a function', () => {
+    expect(
+      () => new CronService({ store: new MemoryCronStore(), checkCommand: 'yes' as unknown as () => void }),
+    ).toThrow(/checkCommand must be a function/)
   })
 })

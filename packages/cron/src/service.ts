@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { describeSchedule } from './describe-schedule.js'
 import { formatDuration, parseDuration } from './duration.js'
-import { CronError } from './errors.js'
+import { CronError, toError } from './errors.js'
 import type { Unsubscribe } from './events.js'
 import { jobSortKey } from './job-order.js'
 import type {
@@ -89,6 +89,14 @@ export interface CronServiceOptions extends CronSchedulerOptions {
   readonly maxTimeoutMs?: number
   /** Use this scheduler instead of building one from the options. */
   readonly scheduler?: CronScheduler
+  /**
+   * The host's check of a shell job's `command` and an `ai` job's `when`, run on create and update
+   * (`field` names which): throw to refuse the text, and the job is refused with
+   * `CRON_INVALID_INPUT` carrying the error's message (and it as `cause`). For what the host's
+   * shell runner would refuse at every run, said once when the job is written: with
+   * `@lango/exec`, `checkSecretPlacement` (a secret token in single quotes). Default: none.
+   */
+  readonly checkCommand?: (command: string, field: 'command' | 'when') => void
 }
 
 /** A job definition as the tools pass it. Only `name`, `scheduleType` and `schedule` are always required. */
@@ -192,6 +200,7 @@ const checkServiceKeys = refuseUnknownKeys('CronService options', [
   'defaultTimeoutMs',
   'maxTimeoutMs',
   'scheduler',
+  'checkCommand',
 ] satisfies readonly (keyof CronServiceOptions)[])
 const checkJobKeys = refuseUnknownKeys('the job definition', JOB_INPUT_KEYS)
 const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
@@ -337,6 +346,7 @@ export class CronService {
   readonly #minAgentIntervalMs: number
   readonly #maxJobs: number
   readonly #maxJobsPerCreator: number
+  readonly #checkCommand: CronServiceOptions['checkCommand']
   readonly #defaultTimeoutMs: number
   readonly #maxTimeoutMs: number
   readonly #automationPrefix: string | undefined
@@ -369,6 +379,9 @@ export class CronService {
     )
     this.#maxJobs = wholeNumber(options.maxJobs ?? 500, 'maxJobs', 'jobs', 1)
     this.#maxJobsPerCreator = wholeNumber(options.maxJobsPerCreator ?? 50, 'maxJobsPerCreator', 'jobs', 1)
+    if (options.checkCommand !== undefined && typeof options.checkCommand !== 'function')
+      throw new CronError('CRON_INVALID_INPUT', 'checkCommand must be a function (command, field) => void.')
+    this.#checkCommand = options.checkCommand
     this.#maxTimeoutMs = timerMs(options.maxTimeoutMs ?? 86_400_000, 'maxTimeoutMs', 1000)
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? Math.min(600_000, this.#maxTimeoutMs)
     this.#automationPrefix = options.automationPrefix
@@ -973,6 +986,26 @@ export class CronService {
     return job
   }
 
+  /** The host's {@link CronServiceOptions.checkCommand}, its refusal as `CRON_INVALID_INPUT`. */
+  #hostCheck(command: string, field: 'command' | 'when'): void {
+    if (this.#checkCommand === undefined) return
+    try {
+      this.#checkCommand(command, field)
+    } catch (error) {
+      throw new CronError('CRON_INVALID_INPUT', `${field}: ${toError(error).message}`, {
+        data: { field },
+        cause: error,
+      })
+    }
+  }
+
+  /** {@link checkWhen}, then the host's check of a gate that is new or changed. */
+  #when(kind: CronJobKind, value: unknown, current: CronJob | undefined): string | null {
+    const when = checkWhen(kind, value)
+    if (when !== null && when !== current?.when) this.#hostCheck(when, 'when')
+    return when
+  }
+
   /** Validates everything but the schedule; throws CRON_INVALID_INPUT naming the field. */
   #definition(
     input: CronJobInput,
@@ -1029,6 +1062,8 @@ export class CronService {
     } else {
       if (!hasCommand) throw new CronError('CRON_INVALID_INPUT', 'command is required for a shell job.')
       checkLength('command', input.command as string, MAX_COMMAND_CHARS)
+      // A job written before the host's check keeps its other edits: only new text is checked.
+      if (input.command !== current?.command) this.#hostCheck(input.command as string, 'command')
     }
     const sessionMode = input.sessionMode ?? 'isolated'
     if (sessionMode !== 'isolated' && sessionMode !== 'main') {
@@ -1072,7 +1107,7 @@ export class CronService {
       catchup,
       pingUrl: checkPingUrl(input.pingUrl),
       notify,
-      when: checkWhen(kind, input.when),
+      when: this.#when(kind, input.when, current),
       maxTokensPerDay: kind === 'ai' ? dailyBudget('max_tokens_per_day', input.maxTokensPerDay, true) : null,
       maxCostPerDay: kind === 'ai' ? dailyBudget('max_cost_per_day', input.maxCostPerDay, false) : null,
     }

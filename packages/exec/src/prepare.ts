@@ -194,23 +194,55 @@ async function bindReferences(command: string, references: References): Promise<
       ? { literal: references.replacement(kind, name, value) }
       : references.variable(kind, name, value)
   })
+  const refused = placementRefusal(result)
+  if (refused !== undefined) throw refused
+  return result.command
+}
+
+/**
+ * The refusal for a value token placed where it cannot work: parsed again as code by a nested
+ * shell or interpreter (`EXEC_SECRET_REPARSED`), or where the shell would not expand a variable
+ * (`EXEC_SECRET_IN_QUOTES`); undefined when every token sits well.
+ */
+function placementRefusal(result: ReturnType<typeof rewriteRefTokens>): ExecError | undefined {
   const [reparsed] = result.reparsed
   if (reparsed !== undefined) {
     const fileToken = `{{${reparsed.kind}file:${reparsed.name}}}`
-    throw new ExecError(
+    return new ExecError(
       'EXEC_SECRET_REPARSED',
       `secret reference ${reparsed.text} sits in text that ${reparsed.reparsedBy} parses again as code, where its value would become part of the program; pass it as an environment variable (env: { NAME: '${reparsed.text}' }, then "$NAME" inside) or as a file (${fileToken})`,
       { data: { token: reparsed.text, by: reparsed.reparsedBy } },
     )
   }
   const [quoted] = result.unresolvedInQuotes
-  if (quoted !== undefined)
-    throw new ExecError(
-      'EXEC_SECRET_IN_QUOTES',
-      `secret reference ${quoted.text} is inside ${quoted.context} text, where the shell cannot expand it; move it outside single quotes (for example "…${quoted.text}…")`,
-      { data: { token: quoted.text, context: quoted.context } },
-    )
-  return result.command
+  if (quoted === undefined) return undefined
+  return new ExecError(
+    'EXEC_SECRET_IN_QUOTES',
+    `secret reference ${quoted.text} is inside ${quoted.context} text, where the shell cannot expand it; move it outside single quotes (for example "…${quoted.text}…")`,
+    { data: { token: quoted.text, context: quoted.context } },
+  )
+}
+
+/**
+ * Checks, without resolving anything, that every secret reference token in `command` sits where
+ * a run could bind it: what `run`, `runWithPty` and `startBackground` refuse at spawn, said when
+ * the command is written (a cron job or a workflow saved now and run later). Whether each
+ * reference exists is the run's to find out; the store may gain it meanwhile.
+ *
+ * @throws ExecError `EXEC_SECRET_IN_QUOTES` for a value token inside single quotes, `$'…'` or a
+ *   quoted here-document; `EXEC_SECRET_REPARSED` for one that `sh -c`, `eval` or an interpreter
+ *   would parse again as code.
+ * @example
+ * checkSecretPlacement(`curl -H "Authorization: Bearer {{secret:token}}" https://api.example.com`) // passes
+ * checkSecretPlacement(`curl -H 'Authorization: Bearer {{secret:token}}' https://api.example.com`) // throws EXEC_SECRET_IN_QUOTES
+ */
+export function checkSecretPlacement(command: string): void {
+  if (!command.includes('{{')) return
+  const result = rewriteRefTokens(command, ({ kind }) =>
+    isFileKind(kind) ? { literal: '/placeholder' } : 'LANGO_PLACEMENT_CHECK',
+  )
+  const refused = placementRefusal(result)
+  if (refused !== undefined) throw refused
 }
 
 /** Resolves tokens inside env override values: values in place, file tokens as paths. */

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { recordingLogger, tempDir } from './__fixtures__/helpers.js'
 import { ProcessRegistry } from './background.js'
+import { checkSecretPlacement } from './index.js'
 import { MemoryRefStore } from './memory-ref-store.js'
 import { nodePtyDriver, runWithPty } from './pty/index.js'
 import { run } from './run.js'
@@ -87,6 +88,33 @@ describe('reference tokens in run (seed 001)', () => {
     await expect(run("echo $'{{secret:api-key}}'", { refStore })).rejects.toMatchObject({
       code: 'EXEC_SECRET_IN_QUOTES',
     })
+  })
+
+  it('checkSecretPlacement refuses, resolving nothing, exactly what a spawn refuses', async () => {
+    const commands = [
+      'echo {{secret:api-key}}',
+      'curl -H "Authorization: Bearer {{secret:api-key}}" http://127.0.0.1:9',
+      "curl -H 'Authorization: Bearer {{secret:api-key}}' http://127.0.0.1:9",
+      "echo $'{{secret:api-key}}'",
+      "cat <<'EOF'\n{{secret:api-key}}\nEOF",
+      'sh -c "echo {{secret:api-key}}"',
+      "echo '{{secretfile:api-key}}' # a file token is inert anywhere",
+      'echo no tokens at all',
+    ]
+    for (const command of commands) {
+      const spawned = await run(command, { refStore }).then(
+        () => 'ran',
+        (error: { code?: string }) => error.code,
+      )
+      let checked = 'ran'
+      try {
+        checkSecretPlacement(command)
+      } catch (error) {
+        checked = (error as { code?: string }).code ?? String(error)
+      }
+      expect({ command, checked }).toEqual({ command, checked: spawned })
+    }
+    expect(() => checkSecretPlacement("echo '{{secret:api-key}}'")).toThrow(/move it outside single quotes/)
   })
 
   it('masks common encodings of the value (SEC-4)', async () => {

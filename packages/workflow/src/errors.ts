@@ -95,6 +95,8 @@ export type WorkflowIssueCode =
   | 'template_invalid'
   /** A placeholder in a `run` command sits where shell quoting cannot protect it (inside quotes, `${…}`, after `$`, in a heredoc or backticks). */
   | 'template_unsafe_context'
+  /** The host's check of a shell command (`WorkflowEngineOptions.checkCommand`) refused it; the message says why. */
+  | 'command_refused'
 
 /**
  * One validation problem. `path` is like `steps[2].depends_on[0]` (`''` for the whole document).

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { abortable, sleep } from './abort.js'
 import type { LoadedWorkflow, StepDefinition } from './definition.js'
 import { deliverToTargets, runReportText } from './deliver.js'
-import { invalidOptionError, invalidWorkflowError, MAX_TIMER_MS, toError, WorkflowError } from './errors.js'
+import {
+  invalidOptionError,
+  invalidWorkflowError,
+  MAX_TIMER_MS,
+  toError,
+  WorkflowError,
+  type WorkflowIssue,
+} from './errors.js'
 import { Emitter, type WorkflowEventName, type WorkflowListener } from './events.js'
 import type { StepGraph } from './graph.js'
 import { resolveLimits, TRUSTED_WORKFLOW_LIMITS, type WorkflowLimits, widestLimits } from './limits.js'
@@ -100,6 +107,16 @@ export interface WorkflowEngineOptions {
    * them at a time.
    */
   readonly autoPrune?: boolean
+  /**
+   * The host's check of each shell command a workflow holds (a `run` step's text and every step's
+   * `when`, templates not yet filled in), run by {@link WorkflowEngine.load} and
+   * {@link WorkflowEngine.startRun} before anything runs: throw to refuse the text, and the
+   * workflow is `WORKFLOW_INVALID` with a `command_refused` issue at the step's `run` or `when`
+   * carrying the error's message (the host keeps values out of it: WF-6). For what the host's
+   * shell runner would refuse when the step's turn came, after earlier steps ran: with
+   * `@lango/exec`, `checkSecretPlacement` (a secret token in single quotes). Default: none.
+   */
+  readonly checkCommand?: (command: string, stepId: string) => void
 }
 
 /** Options of {@link WorkflowEngine.startRun}. */
@@ -194,9 +211,10 @@ export class WorkflowEngine {
   readonly #options: Required<
     Omit<
       WorkflowEngineOptions,
-      'agentRunner' | 'shellRunner' | 'channelSender' | 'cwd' | 'limits' | 'ownerLeaseMs'
+      'agentRunner' | 'shellRunner' | 'channelSender' | 'cwd' | 'limits' | 'ownerLeaseMs' | 'checkCommand'
     >
   > & {
+    readonly checkCommand?: (command: string, stepId: string) => void
     readonly agentRunner?: AgentRunner
     readonly shellRunner?: ShellRunner
     readonly channelSender?: ChannelSender
@@ -218,6 +236,8 @@ export class WorkflowEngine {
       throw invalidOptionError('autoPrune', 'autoPrune must be true or false')
     if (options.cwd !== undefined && typeof options.cwd !== 'string')
       throw invalidOptionError('cwd', 'cwd must be a directory path (a string)')
+    if (options.checkCommand !== undefined && typeof options.checkCommand !== 'function')
+      throw invalidOptionError('checkCommand', 'checkCommand must be a function (command, stepId) => void')
     this.#options = Object.freeze({
       ...options,
       clock: options.clock ?? systemClock,
@@ -273,7 +293,31 @@ export class WorkflowEngine {
       limits: options?.limits === undefined ? this.#limits : resolveLimits(options.limits, this.#limits),
     })
     if (!parsed.ok) throw invalidWorkflowError(parsed.issues)
+    this.#checkCommands(parsed.workflow)
     return parsed.workflow
+  }
+
+  /** Runs the host's {@link WorkflowEngineOptions.checkCommand} over every shell command of `loaded`. */
+  #checkCommands(loaded: LoadedWorkflow): void {
+    const check = this.#options.checkCommand
+    if (check === undefined) return
+    const issues: WorkflowIssue[] = []
+    const refused = (index: number, field: 'run' | 'when', step: StepDefinition, command: string) => {
+      try {
+        check(command, step.id)
+      } catch (error) {
+        issues.push({
+          path: `steps[${index}].${field}`,
+          message: toError(error).message,
+          code: 'command_refused',
+        })
+      }
+    }
+    loaded.definition.steps.forEach((step, index) => {
+      if (step.kind === 'run') refused(index, 'run', step, step.text)
+      if (step.when !== undefined) refused(index, 'when', step, step.when)
+    })
+    if (issues.length > 0) throw invalidWorkflowError(issues)
   }
 
   /** Subscribes to an event; returns the unsubscribe function. */
@@ -382,6 +426,8 @@ export class WorkflowEngine {
         graph = validatedGraph(loaded) as StepGraph
       }
     }
+    // load() checked a text; a workflow object parsed elsewhere is checked here.
+    if (typeof workflow !== 'string') this.#checkCommands(loaded)
     const { definition } = loaded
     const creator = checkedCreator(options?.creator) ?? null
     this.#admit(loaded, await this.#nestingOf(options?.nesting, options?.originSession, options?.signal))
@@ -1127,6 +1173,7 @@ const checkEngineKeys = refuseUnknownKeys('WorkflowEngine options', [
   'pollIntervalMs',
   'retention',
   'autoPrune',
+  'checkCommand',
 ] satisfies readonly (keyof WorkflowEngineOptions)[])
 const checkStartRunKeys = refuseUnknownKeys('startRun options', [
   'deliverTo',

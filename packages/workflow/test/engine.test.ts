@@ -958,6 +958,58 @@ steps:
   })
 })
 
+describe("WorkflowEngine checkCommand: the host's check before anything runs", () => {
+  const checkCommand = (command: string, stepId: string) => {
+    if (/'[^']*\{\{secret:/.test(command))
+      throw new Error(`step ${stepId}: a secret reference in single quotes`)
+  }
+  const source = `name: quoted
+steps:
+  - { id: first, run: "touch ran-first" }
+  - id: second
+    run: "curl -H 'Authorization: {{secret:token}}' http://127.0.0.1:9"
+    depends_on: [first]
+  - id: third
+    prompt: "sum up"
+    when: "test '{{secret:token}}' = x"
+    depends_on: [first]
+`
+
+  it('refuses every refused command at its step, in load() and startRun(), and runs nothing', async () => {
+    const h = await setup({ checkCommand })
+    let thrown: unknown
+    try {
+      h.engine.load(source)
+    } catch (error) {
+      thrown = error
+    }
+    expect(WorkflowError.is(thrown) && thrown.code).toBe('WORKFLOW_INVALID')
+    expect((thrown as WorkflowError).issues).toEqual([
+      {
+        path: 'steps[1].run',
+        code: 'command_refused',
+        message: 'step second: a secret reference in single quotes',
+      },
+      {
+        path: 'steps[2].when',
+        code: 'command_refused',
+        message: 'step third: a secret reference in single quotes',
+      },
+    ])
+    await expect(h.engine.startRun(source)).rejects.toMatchObject({ code: 'WORKFLOW_INVALID' })
+    // A workflow another engine loaded without the check is checked when it is started here.
+    const unchecked = await createHarness()
+    try {
+      const loaded = unchecked.engine.load(source)
+      await expect(h.engine.startRun(loaded)).rejects.toMatchObject({ code: 'WORKFLOW_INVALID' })
+    } finally {
+      await unchecked.cleanup()
+    }
+    expect(await h.engine.listRuns()).toEqual([])
+    expect(existsSync(join(h.database.directory, 'ran-first'))).toBe(false)
+  })
+})
+
 describe('WorkflowEngine: retention', () => {
   it('with autoPrune false keeps ended runs until pruneHistory() is called, which deletes those beyond retention', async () => {
     const h = await setup({ autoPrune: false, retention: { maxAgeMs: 60_000, maxRuns: 1 } })

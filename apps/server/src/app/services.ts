@@ -1,5 +1,6 @@
 import { type AgentRunner, BackgroundManager, type ChannelNotifier, type Logger } from '@lango/background'
 import { CronService } from '@lango/cron'
+import { checkSecretPlacement } from '@lango/exec'
 import { WorkflowEngine } from '@lango/workflow'
 import type { ServerConfig } from '../config/types.js'
 
@@ -28,6 +29,8 @@ export function createCron(
     retention: { maxAgeMs: config.cron.historyMaxAgeMs, maxRunsPerJob: config.cron.historyMaxRuns },
     // Pruning is a singleton duty of the cluster (the retention lease, ./retention-duty.ts).
     autoPrune: false,
+    // A secret token where no run could bind it is refused when the job is written, not at 3 a.m.
+    checkCommand: checkSecretPlacement,
   })
 }
 
@@ -49,6 +52,7 @@ export function createWorkflowEngine(
     retention: { maxAgeMs: config.workflow.historyMaxAgeMs, maxRuns: config.workflow.historyMaxRuns },
     // Pruning is a singleton duty of the cluster (the retention lease, ./retention-duty.ts).
     autoPrune: false,
+    checkCommand: checkSecretPlacement,
   })
 }
 

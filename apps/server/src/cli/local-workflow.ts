@@ -1,5 +1,5 @@
 import Database from '@lango/better-sqlite3'
-import { blockLangoExec, ensureOrphanReaper, type RefStore, run } from '@lango/exec'
+import { blockLangoExec, checkSecretPlacement, ensureOrphanReaper, type RefStore, run } from '@lango/exec'
 import { type ShellRunner, WorkflowEngine, type WorkflowRunSnapshot } from '@lango/workflow'
 import { migrateWorkflow, SqliteWorkflowStore, type WorkflowDatabase } from '@lango/workflow/sqlite'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -65,6 +65,7 @@ export async function runLocalWorkflow(
       },
     },
     cwd: options.cwd,
+    checkCommand: checkSecretPlacement,
     ...(options.timeoutMs === undefined ? {} : { runTimeoutMs: options.timeoutMs }),
   })
   const onAbort = () => {
