@@ -226,6 +226,41 @@ describe.skipIf(chromiumMissing !== undefined)(
         }
       })
 
+      it("shows a job in full: its command's invisible characters written out, where it runs, what it calls, who made it", async () => {
+        // In character order the pipeline runs; drawn with the bidi controls it reads as a comment.
+        const trojan =
+          'echo "backup ok\u202e\u2066" ; echo PIPELINE-RUNS | cat ; echo "\u2069\u2066 # \u2069\u2066" \u2069\u202c'
+        const job = await createShellJob(server, {
+          name: 'ui-trojan',
+          schedule_type: 'cron',
+          schedule: '0 4 * * *',
+          command: trojan,
+          cwd: '/tmp',
+          ping_url: 'https://hc-ping.example/ui-trojan',
+        })
+        expect(job.cwd).toBe('/tmp')
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/cron/${job.id}`)
+          const facts = page.locator('dl.facts')
+          await expect.poll(() => facts.count()).toBe(1)
+          const text = (await facts.textContent()) ?? ''
+          expect(text).toContain(
+            'echo "backup ok\\u{202e}\\u{2066}" ; echo PIPELINE-RUNS | cat ; echo "\\u{2069}\\u{2066} # \\u{2069}\\u{2066}" \\u{2069}\\u{202c}',
+          )
+          expect(text).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/)
+          expect(text).toContain('Working directory/tmp')
+          expect(text).toContain('Ping URLhttps://hc-ping.example/ui-trojan')
+          expect(text).toContain('Created bythe operator')
+          // The edit form keeps the command as it is: saving it changes nothing.
+          await page.goto(`${server.url}/ui#/cron/${job.id}/edit`)
+          await expect.poll(() => page.getByLabel('Command', { exact: true }).inputValue()).toBe(trojan)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
       it('draws the first page before its event stream is live, and reads again only if events came between', async () => {
         await createShellJob(server, {
           name: 'ui-early-a',

@@ -445,6 +445,8 @@ export const cronJobViewSchema = v.strictObject({
   deliver_to: v.array(v.string()),
   prompt: textOrNull,
   command: textOrNull,
+  /** The working directory of the job's runs; null: the host's default. */
+  cwd: textOrNull,
   session_mode: v.string(),
   overlap: v.string(),
   notify: v.string(),
@@ -586,6 +588,7 @@ function jobView(job: CronJobView) {
     deliver_to: [...job.deliverTo],
     prompt: job.prompt,
     command: job.command,
+    cwd: job.cwd,
     session_mode: job.sessionMode,
     overlap: job.overlap,
     notify: job.notify,

@@ -20,6 +20,7 @@ interface JobView {
   readonly deliver_to: readonly string[]
   readonly prompt: string | null
   readonly command: string | null
+  readonly cwd?: string | null
   readonly overlap?: string
   readonly notify?: string
   readonly timeout_ms?: number
@@ -471,12 +472,14 @@ function renderJob(out: Output, job: JobView, nextRuns: readonly NextRun[]): voi
       job.kind === 'shell' ? 'command' : 'prompt',
       job.kind === 'shell' ? job.command : oneLine(job.prompt, 200),
     ],
+    ...(job.cwd === undefined || job.cwd === null ? [] : [['cwd', job.cwd] as [string, string]]),
     ['deliver to', job.deliver_to.length === 0 ? '-' : job.deliver_to.join(', ')],
     ['overlap', job.overlap],
     ...(job.when === undefined || job.when === null ? [] : [['when', job.when] as [string, string]]),
     ['ping url', job.ping_url ?? '-'],
     ['notify', job.notify],
     ['timeout', job.timeout_ms === undefined ? undefined : formatMs(job.timeout_ms)],
+    ['created by', job.created_by ?? '-'],
     [
       'last run',
       job.last_run_at === null

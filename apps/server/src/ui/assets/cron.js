@@ -738,6 +738,8 @@ export const job = {
           job.kind === 'shell' ? 'Command' : 'Prompt',
           h('code', { className: 'wrap' }, job.command || job.prompt || ''),
         ),
+        // Where the command runs decides what a relative command (./job.sh) runs.
+        job.cwd ? field('Working directory', h('code', { className: 'wrap' }, job.cwd)) : '',
         // An ai job's gate: the shell check run before each run (exit 0 runs, 1 skips).
         job.when ? field('When', h('code', { className: 'wrap' }, job.when)) : '',
         field(
@@ -746,6 +748,9 @@ export const job = {
         ),
         field('Overlap', job.overlap),
         field('Time-out', durationText(job.timeout_ms)),
+        // The address every run calls (its dead-man monitor), shown whole.
+        job.ping_url ? field('Ping URL', h('code', { className: 'wrap' }, job.ping_url)) : '',
+        field('Created by', job.created_by || 'the operator (API, CLI or dashboard)'),
       ),
       h('h2', {}, 'Next fire times'),
       job.enabled && data.nextRuns.length > 0

@@ -6,6 +6,25 @@
 
 const announcer = /** @type {HTMLElement} */ (document.getElementById('announcer'))
 
+/**
+ * Characters that change how text around them is drawn while staying invisible: bidi embeddings,
+ * overrides and isolates, marks, zero-width spaces, line and paragraph separators, and C0/C1
+ * controls but tab, newline and carriage return. A command drawn with them can read differently from
+ * what runs (`# …` seeming to comment out a pipeline that runs), so they are shown as `\u{202e}`,
+ * as the CLI shows them.
+ */
+const INVISIBLE = /(?![\t\n\r])[\p{Cc}\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/gu
+
+/** `text` with every {@link INVISIBLE} character written out as `\u{…}`. */
+function visible(text) {
+  return text.replace(INVISIBLE, (character) => `\\u{${(character.codePointAt(0) || 0).toString(16)}}`)
+}
+
+/**
+ * An element with attributes and children. Strings go in as text (never HTML), with invisible
+ * characters written out ({@link visible}); a textarea's text stays as it is, since saving the form
+ * writes it back.
+ */
 export function h(tag, attributes, ...children) {
   const element = document.createElement(tag)
   for (const [name, value] of Object.entries(attributes || {})) {
@@ -16,7 +35,9 @@ export function h(tag, attributes, ...children) {
   }
   for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue
-    element.append(child instanceof Node ? child : String(child))
+    element.append(
+      child instanceof Node ? child : tag === 'textarea' ? String(child) : visible(String(child)),
+    )
   }
   return element
 }
