@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { type CompiledQuery, type DatabaseConnection, type Dialect, Kysely, SqliteDialect } from 'kysely'
+import { type CompiledQuery, type DatabaseConnection, type Dialect, Kysely, SqliteDialect, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { UsageRecord } from '../src/agent/index.js'
 import { silentLogger } from '../src/logger.js'
@@ -126,6 +126,35 @@ describe('usage ledger', () => {
       }
       const rows = await db.selectFrom('agent_usage').select('session_key').orderBy('session_key').execute()
       expect(rows.map((row) => row.session_key)).toEqual(['held:first', 'held:later'])
+    }))
+
+  it('a ledger that cannot be written still counts what it could not write, and writes it once it can', () =>
+    withDatabase(async (open) => {
+      const db = open()
+      const warnings: string[] = []
+      const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) }
+      const ledger = new UsageLedger(db, { server: { maxTokens: 5_000 }, logger })
+      const spent = async () =>
+        (await ledger.spendLimits({ purpose: 'chat', sessionKey: 'http:reader', model: 'test-model' }))[0]
+      // The database refuses every new row, as a full disk does; reads go on.
+      await sql`create trigger full_disk before insert on agent_usage begin select raise(fail, 'database or disk is full'); end`.execute(
+        db,
+      )
+      ledger.record(chatTurn('http:one', 2_000))
+      ledger.record(chatTurn('http:two', 2_500))
+      expect(await spent()).toMatchObject({ scope: 'the server', spentTokens: 4_500 })
+      ledger.record(chatTurn('http:three', 1_000))
+      expect((await spent())?.spentTokens).toBe(5_500)
+      expect(warnings.filter((message) => message.startsWith('agent usage not recorded'))).toHaveLength(3)
+      expect(await db.selectFrom('agent_usage').select('id').execute()).toEqual([])
+
+      // Space again: the next turn's write brings the rows the outage kept, each once.
+      await sql`drop trigger full_disk`.execute(db)
+      ledger.record(chatTurn('http:four', 10))
+      expect((await spent())?.spentTokens).toBe(5_510)
+      await ledger.flush()
+      const rows = await db.selectFrom('agent_usage').select('session_key').orderBy('session_key').execute()
+      expect(rows.map((row) => row.session_key)).toEqual(['http:four', 'http:one', 'http:three', 'http:two'])
     }))
 
   it("a job's daily spend is counted by its id, whatever its name was; rows from before ids by its name", () =>

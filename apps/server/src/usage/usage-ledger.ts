@@ -12,7 +12,7 @@
  *   cron job's daily spend is counted by its id, so renaming the job does not reset it.
  */
 import { randomUUID } from 'node:crypto'
-import { type ColumnType, type Kysely, type Migration, sql } from 'kysely'
+import { type ColumnType, type Insertable, type Kysely, type Migration, sql } from 'kysely'
 import type { SpendLimit, TurnContext, UsageRecord } from '../agent/index.js'
 import type { DatabaseFeature } from '../db/database.js'
 import { runMigrations } from '../db/migrations.js'
@@ -42,6 +42,24 @@ interface AgentUsageTable {
   ok: number
   budget_exhausted: number
 }
+
+/** A row of `agent_usage` as it is inserted. */
+type AgentUsageRow = Insertable<AgentUsageTable> & {
+  readonly id: string
+  readonly day: string
+  readonly source: string
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly cost_nano_usd: number | null
+  readonly job_id: string | null
+  readonly creator: string | null
+}
+
+/** Rows inserted by one statement (bounded by PostgreSQL's and SQLite's parameter limits). */
+const INSERT_CHUNK = 200
+
+/** Most rows kept in memory while the ledger cannot be written (a turn's row is some 300 bytes). */
+const MAX_UNWRITTEN = 10_000
 
 /** The tables the usage ledger owns. */
 export interface UsageDatabase {
@@ -207,6 +225,14 @@ export class UsageLedger {
   readonly #options: UsageLedgerOptions
   readonly #now: () => Date
   readonly #pending = new Set<Promise<void>>()
+  /**
+   * Rows whose write failed (a full disk, a database away), oldest first, at most
+   * {@link MAX_UNWRITTEN}: written again before the next row, and counted by {@link spendLimits}
+   * meanwhile, so a ledger that cannot be written does not lift the daily budgets.
+   */
+  #unwritten: AgentUsageRow[] = []
+  /** Rows dropped from a full backlog since the last warning said so. */
+  #dropped = 0
 
   /** `db`: the host's handle, narrowed by the caller (Kysely's DB parameter is invariant); only `agent_usage` is queried. */
   constructor(db: Kysely<UsageDatabase>, options: UsageLedgerOptions) {
@@ -220,13 +246,78 @@ export class UsageLedger {
     await Promise.all([...this.#pending])
   }
 
-  /** Writes one turn's row (in the background; its failure is logged). */
+  /**
+   * Writes one turn's row in the background, after the rows an earlier failure left unwritten. A
+   * row that cannot be written is logged and kept in memory (see {@link spendLimits}) until a later
+   * write gets through.
+   */
   record(record: UsageRecord): void {
-    const write = this.#write(record).catch((error: unknown) =>
-      this.#options.logger.warn('agent usage not recorded', { error, sessionKey: record.sessionKey }),
+    const row = this.#row(record)
+    const write = this.#insert([...this.#unwritten.splice(0), row]).catch((error: unknown) =>
+      this.#options.logger.warn(
+        'agent usage not recorded: kept in memory, counted against the daily budgets, written again with the next turn',
+        {
+          error,
+          sessionKey: record.sessionKey,
+          unwritten: this.#unwritten.length,
+        },
+      ),
     )
     this.#pending.add(write)
     void write.finally(() => this.#pending.delete(write))
+  }
+
+  /** Inserts `rows`; those not written go back to the front of the backlog (bounded). */
+  async #insert(rows: AgentUsageRow[]): Promise<void> {
+    try {
+      for (let start = 0; start < rows.length; start += INSERT_CHUNK)
+        await this.#db
+          .insertInto('agent_usage')
+          .values(rows.slice(start, start + INSERT_CHUNK))
+          .execute()
+    } catch (error) {
+      // A chunk that failed wrote nothing (one statement); the chunks before it are written.
+      const written = await this.#writtenPrefix(rows)
+      this.#unwritten = [...rows.slice(written), ...this.#unwritten]
+      const over = this.#unwritten.length - MAX_UNWRITTEN
+      if (over > 0) {
+        this.#unwritten.splice(0, over)
+        this.#dropped += over
+        this.#options.logger.error(
+          'agent usage lost: the ledger could not be written and its backlog is full',
+          {
+            dropped: this.#dropped,
+            kept: MAX_UNWRITTEN,
+          },
+        )
+      }
+      throw error
+    }
+    this.#dropped = 0
+  }
+
+  /** How many leading `rows` are stored: whole chunks before the first that failed. */
+  async #writtenPrefix(rows: readonly AgentUsageRow[]): Promise<number> {
+    if (rows.length <= INSERT_CHUNK) return 0
+    const ids = rows.map((row) => row.id)
+    const found = new Set<string>()
+    try {
+      for (let start = 0; start < ids.length; start += INSERT_CHUNK) {
+        const chunk = ids.slice(start, start + INSERT_CHUNK)
+        for (const row of await this.#db
+          .selectFrom('agent_usage')
+          .select('id')
+          .where('id', 'in', chunk)
+          .execute())
+          found.add(row.id)
+      }
+    } catch {
+      // Unknown: keep them all; a row written twice is refused by its primary key and kept again.
+      return 0
+    }
+    let prefix = 0
+    while (prefix < rows.length && found.has((rows[prefix] as AgentUsageRow).id)) prefix += 1
+    return prefix
   }
 
   /**
@@ -245,32 +336,39 @@ export class UsageLedger {
    */
   async flush(): Promise<void> {
     while (this.#pending.size > 0) await this.#written()
+    if (this.#unwritten.length === 0) return
+    // A last try for the rows an outage left in memory; what still fails is said, not dropped quietly.
+    const rows = this.#unwritten.splice(0)
+    await this.#insert(rows).catch((error: unknown) =>
+      this.#options.logger.error('agent usage lost at stop: the ledger could not be written', {
+        error,
+        rows: this.#unwritten.length,
+      }),
+    )
   }
 
-  async #write(record: UsageRecord): Promise<void> {
+  /** The `agent_usage` row of `record`, stamped now. */
+  #row(record: UsageRecord): AgentUsageRow {
     const at = this.#now().getTime()
-    await this.#db
-      .insertInto('agent_usage')
-      .values({
-        id: randomUUID(),
-        at,
-        day: utcDay(at),
-        purpose: record.purpose,
-        source: sourceOf(record),
-        run_id:
-          record.runId ?? (record.sessionKey?.startsWith('bg:') === true ? record.sessionKey.slice(3) : null),
-        step_id: record.stepId ?? null,
-        job_id: record.jobId ?? null,
-        creator: creatorOf(record),
-        session_key: record.sessionKey ?? null,
-        model: record.answeredBy ?? record.model,
-        input_tokens: record.usage.inputTokens,
-        output_tokens: record.usage.outputTokens,
-        cost_nano_usd: record.costUsd === undefined ? null : Math.round(record.costUsd * NANO),
-        ok: record.ok ? 1 : 0,
-        budget_exhausted: record.budgetExhausted === true ? 1 : 0,
-      })
-      .execute()
+    return {
+      id: randomUUID(),
+      at,
+      day: utcDay(at),
+      purpose: record.purpose,
+      source: sourceOf(record),
+      run_id:
+        record.runId ?? (record.sessionKey?.startsWith('bg:') === true ? record.sessionKey.slice(3) : null),
+      step_id: record.stepId ?? null,
+      job_id: record.jobId ?? null,
+      creator: creatorOf(record),
+      session_key: record.sessionKey ?? null,
+      model: record.answeredBy ?? record.model,
+      input_tokens: record.usage.inputTokens,
+      output_tokens: record.usage.outputTokens,
+      cost_nano_usd: record.costUsd === undefined ? null : Math.round(record.costUsd * NANO),
+      ok: record.ok ? 1 : 0,
+      budget_exhausted: record.budgetExhausted === true ? 1 : 0,
+    }
   }
 
   /**
@@ -319,31 +417,61 @@ export class UsageLedger {
       ])
       .where('day', '=', utcDay(this.#now().getTime()))
       .executeTakeFirst()
+    // What the database has not got yet counts all the same (a full disk must not lift a budget).
+    const today = utcDay(this.#now().getTime())
+    const backlog = {
+      job_tokens: 0,
+      job_cost: 0,
+      creator_tokens: 0,
+      creator_cost: 0,
+      all_tokens: 0,
+      all_cost: 0,
+    }
+    for (const unwritten of this.#unwritten) {
+      if (unwritten.day !== today) continue
+      const spent = unwritten.input_tokens + unwritten.output_tokens
+      const paid = unwritten.cost_nano_usd ?? 0
+      const jobRow =
+        turn.jobId === undefined
+          ? unwritten.source === source
+          : unwritten.job_id === turn.jobId || (unwritten.job_id === null && unwritten.source === source)
+      if (jobRow) {
+        backlog.job_tokens += spent
+        backlog.job_cost += paid
+      }
+      if (creator !== null && unwritten.creator === creator) {
+        backlog.creator_tokens += spent
+        backlog.creator_cost += paid
+      }
+      backlog.all_tokens += spent
+      backlog.all_cost += paid
+    }
     const num = (value: number | string | null | undefined) => Number(value ?? 0)
+    const sum = (key: keyof typeof backlog) => num(row?.[key]) + backlog[key]
     const limits: SpendLimit[] = []
     if (wantJob)
       limits.push({
         scope: `cron job ${turn.jobName}`,
         setting: 'max_tokens_per_day / max_cost_per_day of the job',
         ...jobBounds,
-        spentTokens: num(row?.job_tokens),
-        spentCostUsd: num(row?.job_cost) / NANO,
+        spentTokens: sum('job_tokens'),
+        spentCostUsd: sum('job_cost') / NANO,
       })
     if (wantCreator)
       limits.push({
         scope: `creator ${creator}`,
         setting: 'agent.budget.max_*_per_creator_per_day',
         ...perCreator,
-        spentTokens: num(row?.creator_tokens),
-        spentCostUsd: num(row?.creator_cost) / NANO,
+        spentTokens: sum('creator_tokens'),
+        spentCostUsd: sum('creator_cost') / NANO,
       })
     if (has(server))
       limits.push({
         scope: 'the server',
         setting: 'agent.budget.max_*_per_day',
         ...server,
-        spentTokens: num(row?.all_tokens),
-        spentCostUsd: num(row?.all_cost) / NANO,
+        spentTokens: sum('all_tokens'),
+        spentCostUsd: sum('all_cost') / NANO,
       })
     return limits
   }
