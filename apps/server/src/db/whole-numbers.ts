@@ -85,8 +85,17 @@ class WholeNumbersDriver implements Driver {
     return this.#inner.commitTransaction(this.#own(connection))
   }
 
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.rollbackTransaction(this.#own(connection))
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await this.#inner.rollbackTransaction(this.#own(connection))
+    } catch (error) {
+      // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR,
+      // SQLITE_NOMEM, a trigger's RAISE(ROLLBACK)): nothing is left to roll back, and Kysely would
+      // throw this ROLLBACK's error in place of the one that ended the transaction ("database or
+      // disk is full" read as "cannot rollback - no transaction is active").
+      if (error instanceof Error && /no transaction is active/.test(error.message)) return
+      throw error
+    }
   }
 
   savepoint(
