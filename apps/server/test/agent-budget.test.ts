@@ -318,7 +318,7 @@ describe('agent.budget on the server', () => {
 
     const alert = await until(async () => alerts.find((text) => text.includes('Budgets exhausted:')), 60_000)
     expect(alert).toMatch(
-      /an agent turn in cron:watcher:\S+ was stopped by its budget after 3 model calls and 3,300 tokens \(\$0\.0060\) on test-model/,
+      /an agent turn of cron job watcher \(cron:watcher:\S+\) was stopped by its budget \(agent\.budget\) after 3 model calls and 3,300 tokens \(\$0\.0060\) on test-model/,
     )
     expect(alert).not.toContain('Check the jobs')
 

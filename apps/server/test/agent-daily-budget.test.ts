@@ -111,6 +111,13 @@ describe('daily budgets', () => {
     )
     expect((await server.app.cron.get('watcher')).consecutiveFailures).toBe(1)
     expect(model.chatBodies).toHaveLength(3)
+    // On /metrics it is a skip for its budget, where an alert on reason="budget" looks; not a run.
+    const metrics = await until(async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text()
+      return text.includes('lango_cron_skipped_total{job="watcher",reason="budget"} 1') ? text : undefined
+    })
+    expect(metrics).not.toMatch(/lango_cron_runs_total\{[^}]*status="skipped"/)
+    expect(metrics).toContain('lango_cron_runs_total{job="watcher",kind="ai",status="failed"} 1')
 
     // cron_history shows each run's tokens (from the ledger: a stopped run recorded none of its own) and model.
     const history = await call(server, 'cron_history', { job_id: 'watcher' })

@@ -2,6 +2,7 @@ import { FakeClock } from '@lango/cron/testing'
 import { describe, expect, it } from 'vitest'
 import { Alerts } from '../src/alerts/alerts.js'
 import { DatabaseOutage } from '../src/alerts/database-outage.js'
+import { budgetAlert } from '../src/alerts/sources.js'
 import type { Logger } from '../src/logger-port.js'
 
 const START = Date.parse('2026-03-01T00:00:00Z')
@@ -76,6 +77,61 @@ describe('Alerts: what the operator hears', () => {
     expect(channel.received).toHaveLength(2)
     expect(channel.received[1]).toContain('telegram:42 refused')
     expect(channel.received.join('\n')).not.toMatch(/slack:C1 refused[\s\S]*slack:C1 refused/)
+    await alerts.stop()
+  })
+
+  // An outside probe: a job whose day was spent raised one alert per refused fire until midnight,
+  // each saying "(agent.budget)" and "after 0 model calls" whichever budget it was.
+  it("a job whose day's budget is spent is one alert naming the job and its budget, repeats held back", async () => {
+    const clock = new FakeClock(START)
+    const channel = operatorChannel()
+    const alerts = new Alerts({ targets: ['webhook'], sender: channel, clock, batchMs: 1000 })
+    const refused = (runId: string) =>
+      budgetAlert({
+        purpose: 'run',
+        sessionKey: `cron:capped:${runId}`,
+        model: 'test-model',
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+        steps: 0,
+        ok: false,
+        budgetExhausted: true,
+        budget: 'max_tokens_per_day / max_cost_per_day of the job, cron job capped',
+        jobName: 'capped',
+        jobId: 'job-7',
+        runId,
+      })
+    alerts.raise(refused('r1'))
+    await clock.advance(1000)
+    await settle()
+    for (let minute = 1; minute <= 5; minute++) {
+      await clock.advance(60_000)
+      alerts.raise(refused(`r${minute + 1}`))
+    }
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(1)
+    expect(channel.received[0]).toContain(
+      'an agent turn of cron job capped (cron:capped:r1) was not started: its budget was already spent (max_tokens_per_day / max_cost_per_day of the job, cron job capped), so no model call was made',
+    )
+    // A turn its own agent.budget stopped is another alert: another budget.
+    alerts.raise(
+      budgetAlert({
+        purpose: 'chat',
+        sessionKey: 'http:ops',
+        model: 'test-model',
+        usage: { inputTokens: 3000, outputTokens: 300, totalTokens: 3300 },
+        steps: 3,
+        ok: false,
+        budgetExhausted: true,
+        budget: 'agent.budget',
+      }),
+    )
+    await clock.advance(1000)
+    await settle()
+    expect(channel.received).toHaveLength(2)
+    expect(channel.received[1]).toContain(
+      'an agent turn of http:ops was stopped by its budget (agent.budget) after 3 model calls and 3,300 tokens on test-model',
+    )
     await alerts.stop()
   })
 

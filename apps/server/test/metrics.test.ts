@@ -285,6 +285,8 @@ describe('skipReasonKind', () => {
       'queue_full',
     ],
     ['budget: 10 AI runs already started in the last 24 hours (maxAiRunsPerDay)', 'budget'],
+    ['budget_exhausted: cron job watcher already used 3,300 tokens today, past its budget', 'budget'],
+    ['when: nothing new since the last run', 'when'],
     ['skipped: the job was paused after consecutive failures', 'paused'],
     ['skipped: the scheduler stopped before a run slot was free', 'stopped'],
     [null, 'other'],

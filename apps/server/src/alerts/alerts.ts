@@ -107,6 +107,8 @@ const QUIET_REPEATS: ReadonlySet<AlertKind> = new Set([
   'lease_lost',
   // A target that refuses every run's result (an outside probe: one message a minute, all day).
   'delivery_failed',
+  // A job whose day is spent is refused at every fire until midnight (keyed by budget and job).
+  'budget_exhausted',
 ])
 /** At most this many recent alerts are remembered for holding back repeats. */
 const MAX_RECENT = 1000

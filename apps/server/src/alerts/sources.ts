@@ -181,16 +181,35 @@ function iso(ms: number): string {
 }
 
 /**
- * The alert of an agent turn its budget stopped (`agent.budget`): which session and model, what it
- * spent. The turn's own error (`AGENT_BUDGET_EXHAUSTED`) is recorded where it ran (the cron run,
- * the background task, the workflow step, the chat's answer).
+ * The alert of an agent turn its budget stopped or refused: what ran it (the cron job, workflow
+ * step, session), which budget (`agent.budget`, a job's, a creator's or the server's day), what it
+ * spent. Keyed by the budget and what ran, so a job whose day is spent (refused at every fire until
+ * midnight) is one alert and then `×N` repeats held back, not one alert per run. The turn's own
+ * error (`AGENT_BUDGET_EXHAUSTED`) is recorded where it ran (the cron run, the background task, the
+ * workflow step, the chat's answer).
  */
 export function budgetAlert(record: UsageRecord): Alert {
   const tokens = record.usage.inputTokens + record.usage.outputTokens
   const cost = record.costUsd === undefined ? '' : ` ($${record.costUsd.toFixed(4)})`
+  const budget = record.budget ?? 'agent.budget'
+  const ran =
+    record.jobName !== undefined
+      ? `cron job ${record.jobName}`
+      : record.workflowName !== undefined
+        ? `workflow ${record.workflowName}${record.stepId === undefined ? '' : ` step ${record.stepId}`}`
+        : record.sessionKey !== undefined
+          ? record.sessionKey
+          : undefined
+  const turn = `an agent turn${ran === undefined ? '' : ` of ${ran}`}${
+    record.jobName !== undefined && record.sessionKey !== undefined ? ` (${record.sessionKey})` : ''
+  }${record.creator === undefined ? '' : ` for ${record.creator}`}`
+  const what =
+    record.steps === 0
+      ? `was not started: its budget was already spent (${budget}), so no model call was made`
+      : `was stopped by its budget (${budget}) after ${record.steps} model calls and ${tokens.toLocaleString('en-US')} tokens${cost} on ${record.model}`
   return {
     kind: 'budget_exhausted',
-    key: record.sessionKey ?? record.model,
-    text: `an agent turn${record.sessionKey === undefined ? '' : ` in ${record.sessionKey}`} was stopped by its budget after ${record.steps} model calls and ${tokens.toLocaleString('en-US')} tokens${cost} on ${record.model} (agent.budget)`,
+    key: `${budget}\u0000${record.jobId ?? record.jobName ?? record.workflowName ?? record.sessionKey ?? record.model}`,
+    text: `${turn} ${what}`,
   }
 }

@@ -129,7 +129,11 @@ export function recordAutomation(
   cron.on('run:start', ({ job: started }) => seed(started))
   cron.on('run:end', ({ job: ended, run }) => {
     seed(ended)
-    cronRuns.inc({ job: job(ended.id, ended.name), kind: ended.kind, status: run.status })
+    // A run that skipped itself (its day's budget spent, its `when` gate said no) is a skip, with the
+    // occurrences skipped before they ran: where an alert on `reason="budget"` looks.
+    if (run.status === 'skipped')
+      skipped.inc({ job: job(ended.id, ended.name), reason: skipReasonKind(run.skipReason) })
+    else cronRuns.inc({ job: job(ended.id, ended.name), kind: ended.kind, status: run.status })
   })
   // Each target's final outcome (a run's delivery may end after the run, once its retries are done).
   cron.on('delivery:end', ({ job: delivered, status, final }) => {

@@ -1,5 +1,13 @@
 /** The kinds a cron skip reason falls into: the label values of `lango_cron_skipped_total`. */
-export type SkipReasonKind = 'missed' | 'overlap' | 'queue_full' | 'budget' | 'paused' | 'stopped' | 'other'
+export type SkipReasonKind =
+  | 'missed'
+  | 'overlap'
+  | 'queue_full'
+  | 'budget'
+  | 'when'
+  | 'paused'
+  | 'stopped'
+  | 'other'
 
 /**
  * The kind of a cron skip reason. Reasons are sentences with durations and counts in them (one
@@ -12,6 +20,7 @@ export function skipReasonKind(reason: string | null | undefined): SkipReasonKin
   if (text.startsWith('overlap')) return 'overlap'
   if (text.startsWith('queue full')) return 'queue_full'
   if (text.startsWith('budget')) return 'budget'
+  if (text.startsWith('when:')) return 'when'
   if (text.includes('paused')) return 'paused'
   if (text.includes('stopped')) return 'stopped'
   return 'other'
