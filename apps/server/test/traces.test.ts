@@ -37,7 +37,7 @@ describe('traces over OTLP/HTTP', () => {
       (config) => ({
         ...config,
         model: { ...config.model, apiKey: CANARY_KEY },
-        agent: { ...config.agent, maxRetries: 0 },
+        agent: { ...config.agent, maxRetries: 0, turnBudget: { maxTokens: 2500 } },
         telemetry: {
           ...config.telemetry,
           serviceName: 'lango-traces-test',
@@ -82,6 +82,17 @@ describe('traces over OTLP/HTTP', () => {
         return runs.find((run) => run.id === started.runId && run.status !== 'running')
       })
     }
+    // A chat turn that keeps calling tools, stopped by its budget after the third call.
+    const usage = { promptTokens: 1000, completionTokens: 100 }
+    model.script(
+      ...[1, 2, 3].map((index) =>
+        reply.toolCalls([{ id: `loop_${index}`, name: 'cron_list', arguments: {} }], { usage }),
+      ),
+    )
+    const stopped = await server.app.agent
+      .chat('http:traced', 'Keep checking.')
+      .catch((error: unknown) => error)
+    expect((stopped as { code?: string }).code).toBe('AGENT_BUDGET_EXHAUSTED')
     // Stopping the server flushes the exporter (the lifecycle's `traces` part).
     await server.dispose()
     server = undefined
@@ -158,6 +169,17 @@ describe('traces over OTLP/HTTP', () => {
       'process.exit_code': 0,
       'lango.shell.timed_out': false,
       'lango.shell.blocked': false,
+    })
+  })
+
+  it('a chat turn its budget stopped still says what it spent (an outside probe: it said nothing)', () => {
+    const turn = spans.find(
+      (span) => span.name === 'chat.turn' && span.attributes['lango.session.key'] === 'http:traced',
+    )
+    expect(turn?.attributes).toMatchObject({
+      'error.type': 'AGENT_BUDGET_EXHAUSTED',
+      'gen_ai.usage.input_tokens': 3000,
+      'gen_ai.usage.output_tokens': 300,
     })
   })
 

@@ -1,6 +1,12 @@
 import type { CronService, RunScope } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
-import type { AgentRunCallOptions, AgentRunner, AgentRunRequest, AgentTurnResult } from '../agent/index.js'
+import {
+  AgentError,
+  type AgentRunCallOptions,
+  type AgentRunner,
+  type AgentRunRequest,
+  type AgentTurnResult,
+} from '../agent/index.js'
 import type { DeliverySender } from '../metrics/delivery-metrics.js'
 import type { HostShellRunner } from '../scheduled-workflows/dispatch.js'
 import { errorType, type SpanAttributes } from '../telemetry/attributes.js'
@@ -69,6 +75,14 @@ export function appTracing(tracer: Tracer | undefined): AppTracing {
       'gen_ai.usage.output_tokens': result.usage.outputTokens,
     })
     return undefined
+  }
+  // A failed turn (its budget passed, its time up) still spent: its error carries the tokens.
+  const agentFailure = (error: unknown, span: TraceSpan) => {
+    if (!AgentError.is(error) || error.usage === undefined) return
+    span.set({
+      'gen_ai.usage.input_tokens': error.usage.inputTokens,
+      'gen_ai.usage.output_tokens': error.usage.outputTokens,
+    })
   }
 
   return {
@@ -148,7 +162,7 @@ export function appTracing(tracer: Tracer | undefined): AppTracing {
             'background.task',
             { 'lango.source': 'background', 'lango.background.task_id': taskId },
             () => runner.run(request, options),
-            { root: true, errorType, onResult: agentResult },
+            { root: true, errorType, onResult: agentResult, onError: agentFailure },
           )
         }
         const workflowRun = request.runId === undefined ? undefined : workflowRuns.get(request.runId)
@@ -167,7 +181,7 @@ export function appTracing(tracer: Tracer | undefined): AppTracing {
           'chat.turn',
           { 'lango.source': 'chat', 'lango.session.key': sessionKey },
           () => agent.chat(sessionKey, message, options),
-          { root: true, errorType, onResult: agentResult },
+          { root: true, errorType, onResult: agentResult, onError: agentFailure },
         ),
     }),
     observe({ cron, engine }) {

@@ -43,6 +43,8 @@ export async function traced<T>(
     readonly root?: boolean
     readonly errorType: (error: unknown) => string
     readonly onResult?: (result: T, span: TraceSpan) => { readonly error?: string } | undefined
+    /** Sets what a failure still tells (what a failed agent turn spent), before the span ends. */
+    readonly onError?: (error: unknown, span: TraceSpan) => void
   },
 ): Promise<T> {
   const span = tracer.start(name, attributes, options.root === true ? { root: true } : {})
@@ -51,6 +53,7 @@ export async function traced<T>(
     result = await span.within(() => work(span))
   } catch (error) {
     const type = options.errorType(error)
+    options.onError?.(error, span)
     span.set({ 'error.type': type })
     span.end({ error: type })
     throw error
