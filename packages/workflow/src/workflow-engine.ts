@@ -225,6 +225,8 @@ export class WorkflowEngine {
   readonly #runs = new Map<string, RunExecution>()
   #state: EngineState = 'idle'
   #heartbeatTimer: unknown
+  /** Heartbeats failing in a row (a database away): logged at once, then once a minute with a count. */
+  #heartbeatFailure: { readonly since: number; failures: number; loggedAt: number } | undefined
   /** Fires when the earliest lease of a run this engine executes runs out unrenewed. */
   #fenceTimer: unknown
   #tick: Promise<void> = Promise.resolve()
@@ -1004,11 +1006,45 @@ export class WorkflowEngine {
       await this.#renew(now)
       await this.#options.store.heartbeat(this.ownerId, now)
       if (this.#state === 'started') await this.#takeOver()
+      this.#heartbeatWritten()
     } catch (error) {
-      this.#options.logger.error('workflow heartbeat failed', { error: toError(error).message })
+      this.#heartbeatFailed(toError(error))
       this.#emitter.emit('run:error', { error: toError(error) })
       this.#fence()
     }
+  }
+
+  /**
+   * A failed heartbeat, said once and then once a minute with how many failed since, not every
+   * `leaseMs / 3` for as long as a database outage lasts.
+   */
+  #heartbeatFailed(error: Error): void {
+    const now = this.#now()
+    const failure = this.#heartbeatFailure
+    if (failure === undefined) {
+      this.#heartbeatFailure = { since: now, failures: 1, loggedAt: now }
+      this.#options.logger.error('workflow heartbeat failed', { error: error.message })
+      return
+    }
+    failure.failures += 1
+    if (now - failure.loggedAt < HEARTBEAT_LOG_EVERY_MS) return
+    failure.loggedAt = now
+    this.#options.logger.error('workflow heartbeat still failing', {
+      error: error.message,
+      failures: failure.failures,
+      sinceMs: now - failure.since,
+    })
+  }
+
+  /** A heartbeat that went through after failures: said once, with how long and how many. */
+  #heartbeatWritten(): void {
+    const failure = this.#heartbeatFailure
+    if (failure === undefined) return
+    this.#heartbeatFailure = undefined
+    this.#options.logger.info('workflow heartbeat written again', {
+      failures: failure.failures,
+      failedForMs: this.#now() - failure.since,
+    })
   }
 
   /**
@@ -1147,6 +1183,9 @@ const DEFAULT_RETENTION = Object.freeze({ maxAgeMs: 30 * 24 * 60 * 60 * 1000, ma
  * The `retention` option: `maxAgeMs` a whole number of milliseconds and `maxRuns` a whole number,
  * both from 1 (0 would delete every ended run at the next prune, as in `@lango/cron`).
  */
+/** How often a heartbeat that keeps failing is logged again. */
+const HEARTBEAT_LOG_EVERY_MS = 60_000
+
 const checkEngineKeys = refuseUnknownKeys('WorkflowEngine options', [
   'store',
   'agentRunner',

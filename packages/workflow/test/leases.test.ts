@@ -1,4 +1,5 @@
 import { waitFor } from '@lango/vitest-config/wait-for'
+import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WorkflowError } from '../src/errors.js'
 import type { LogFields, Logger, WorkflowStore } from '../src/ports.js'
@@ -73,6 +74,53 @@ async function engineOn(
   await engine.start()
   return engine
 }
+
+describe('WorkflowEngine: a heartbeat that keeps failing', () => {
+  it('is logged once, then once a minute with a count, and its end once (not every heartbeat)', async () => {
+    database = await createTestDatabase()
+    const clock = new ManualClock(T0)
+    const logger = new RecordingLogger()
+    const engine = await engineOn(
+      new SqliteWorkflowStore(database.db),
+      'engine-a',
+      clock,
+      new RecordingAgentRunner(),
+      logger,
+    )
+    const beats = async (count: number) => {
+      for (let beat = 0; beat < count; beat++) {
+        clock.advance(HEARTBEAT_MS)
+        // The heartbeat's queries settle before the next second is told.
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+    // The database refuses the owner's heartbeat row, as a full disk or a locked table would.
+    await sql`create trigger refuse_heartbeat before update on workflow_owners begin select raise(fail, 'database or disk is full'); end`.execute(
+      database.db,
+    )
+    const failing = () => logger.lines.filter((line) => line.message.startsWith('workflow heartbeat'))
+    await beats(1)
+    await waitFor(() => failing().length === 1)
+    // Two minutes of heartbeats (one a second): two more lines, not 120.
+    await beats(120)
+    await waitFor(() => failing().length === 3)
+    expect(failing().map((line) => line.message)).toEqual([
+      'workflow heartbeat failed',
+      'workflow heartbeat still failing',
+      'workflow heartbeat still failing',
+    ])
+    const again = failing()[1]?.fields as { failures: number; sinceMs: number }
+    expect(again.sinceMs).toBeGreaterThanOrEqual(60_000)
+    expect(again.failures).toBeGreaterThan(1)
+    await sql`drop trigger refuse_heartbeat`.execute(database.db)
+    await beats(1)
+    await waitFor(() => failing().length === 4)
+    expect(failing()[3]).toMatchObject({ level: 'info', message: 'workflow heartbeat written again' })
+    await beats(5)
+    expect(failing()).toHaveLength(4)
+    await engine.stop()
+  })
+})
 
 describe('WorkflowEngine: leases on one database', () => {
   it('a stalled engine loses its run to another, which finishes it without re-running completed steps; the stalled engine’s late write is refused', async () => {
