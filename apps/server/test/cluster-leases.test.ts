@@ -11,12 +11,13 @@ import { migrateCron } from '@lango/cron/sqlite'
 import { waitFor } from '@lango/vitest-config/wait-for'
 import { migrateWorkflow } from '@lango/workflow/sqlite'
 import Database from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ClusterClock } from '../src/cluster/clock.js'
 import { type Duty, LeaseTable, SingletonDuties } from '../src/cluster/leases.js'
 import { migrateCluster } from '../src/cluster/schema.js'
 import { silentLogger } from '../src/logger.js'
+import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import { postgresSchemas } from './fixtures/postgres-schema.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the server's shared handle
@@ -218,6 +219,51 @@ for (const backend of backends) {
     },
   )
 }
+
+// An outside probe: during a database outage "lease could not be taken" was logged at every round.
+describe('a lease that cannot be taken while the database refuses writes', () => {
+  it('is said once, then once a minute with a count, and the end once', async () => {
+    const { db } = await sqliteDatabase()
+    let now = 1_000_000
+    const table = new LeaseTable(db, () => now)
+    let attempts = 0
+    const acquire = table.acquire.bind(table)
+    table.acquire = (...args) => {
+      attempts++
+      return acquire(...args)
+    }
+    const logger = recordingLogger()
+    const duties = new SingletonDuties({ leases: table, owner: 'a', ttlMs: 1_500, now: () => now, logger })
+    duties.add({ name: 'retention', start: async () => {}, stop: async () => {} })
+    for (const event of ['insert', 'update'])
+      await sql
+        .raw(
+          `create trigger refuse_${event} before ${event} on leases begin select raise(fail, 'database or disk is full'); end`,
+        )
+        .execute(db)
+    const said = () => logger.entries.filter((entry) => entry.message.startsWith('lease'))
+    await duties.start()
+    await waitFor(() => attempts >= 3)
+    expect(said().map((entry) => entry.message)).toEqual(['lease could not be taken'])
+    now += 60_000
+    const before = attempts
+    await waitFor(() => attempts >= before + 2)
+    expect(said().map((entry) => entry.message)).toEqual([
+      'lease could not be taken',
+      'lease still cannot be taken',
+    ])
+    expect(said()[1]?.fields).toMatchObject({ lease: 'retention', sinceMs: 60_000 })
+    for (const event of ['insert', 'update']) await sql.raw(`drop trigger refuse_${event}`).execute(db)
+    await waitFor(() => duties.held().length === 1)
+    expect(said().map((entry) => entry.message)).toEqual([
+      'lease could not be taken',
+      'lease still cannot be taken',
+      'lease can be taken again: the database answers',
+      'lease taken: running its duty here',
+    ])
+    await duties.stop()
+  })
+})
 
 // Kysely's Migrator took a migration table of the same name in any schema for its own: a database
 // holding another schema with lango's tables (another app's, another lango's, a concurrent test's)

@@ -213,6 +213,11 @@ export class SingletonDuties {
   readonly #held = new Map<string, Holding>()
   /** Duties whose start failed: not tried again before this time, doubling per failure up to 5 min. */
   readonly #backoff = new Map<string, { failures: number; until: number }>()
+  /**
+   * Leases whose taking failed in a row (the database away): logged at once, then once a minute
+   * with how many failed since, not every round for as long as the outage lasts.
+   */
+  readonly #takeFailures = new Map<string, { readonly since: number; failures: number; loggedAt: number }>()
   readonly #lossListeners = new Set<(loss: LeaseLoss) => void>()
   #timer: ReturnType<typeof setTimeout> | undefined
   #round: Promise<void> = Promise.resolve()
@@ -301,6 +306,39 @@ export class SingletonDuties {
     return this.#round
   }
 
+  /** A failed try to take `name`: said once, then once a minute with how many failed since. */
+  #takeFailed(name: string, error: unknown): void {
+    const { now, logger } = this.#options
+    const at = now()
+    const failure = this.#takeFailures.get(name)
+    if (failure === undefined) {
+      this.#takeFailures.set(name, { since: at, failures: 1, loggedAt: at })
+      logger.warn('lease could not be taken', { lease: name, error })
+      return
+    }
+    failure.failures += 1
+    if (at - failure.loggedAt < 60_000) return
+    failure.loggedAt = at
+    logger.warn('lease still cannot be taken', {
+      lease: name,
+      error,
+      failures: failure.failures,
+      sinceMs: at - failure.since,
+    })
+  }
+
+  /** The database answered a try to take `name` (taken or held elsewhere): an outage's end, said once. */
+  #takeAnswered(name: string): void {
+    const failure = this.#takeFailures.get(name)
+    if (failure === undefined) return
+    this.#takeFailures.delete(name)
+    this.#options.logger.info('lease can be taken again: the database answers', {
+      lease: name,
+      failures: failure.failures,
+      failedForMs: this.#options.now() - failure.since,
+    })
+  }
+
   async #renewAndTake(): Promise<void> {
     const { leases, owner, ttlMs, now, logger } = this.#options
     for (const [name, duty] of this.#duties) {
@@ -336,9 +374,10 @@ export class SingletonDuties {
       } catch (error) {
         // Taken after all, too late to count on: give it back for whoever comes next.
         acquiring.then((late) => (late === undefined ? undefined : this.#release(name, late))).catch(() => {})
-        logger.warn('lease could not be taken', { lease: name, error })
+        this.#takeFailed(name, error)
         continue
       }
+      this.#takeAnswered(name)
       if (version === undefined) continue
       logger.info('lease taken: running its duty here', { lease: name, version })
       const taken: Holding = {
