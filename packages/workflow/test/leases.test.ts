@@ -87,23 +87,24 @@ describe('WorkflowEngine: a heartbeat that keeps failing', () => {
       new RecordingAgentRunner(),
       logger,
     )
-    const beats = async (count: number) => {
-      for (let beat = 0; beat < count; beat++) {
+    /** Heartbeats a second apart until `done` (the clock is told a second once the last settled). */
+    const beatUntil = async (done: () => boolean) => {
+      for (let beat = 0; beat < 2_000 && !done(); beat++) {
         clock.advance(HEARTBEAT_MS)
-        // The heartbeat's queries settle before the next second is told.
         await new Promise((resolve) => setImmediate(resolve))
       }
+      expect(done()).toBe(true)
     }
     // The database refuses the owner's heartbeat row, as a full disk or a locked table would.
     await sql`create trigger refuse_heartbeat before update on workflow_owners begin select raise(fail, 'database or disk is full'); end`.execute(
       database.db,
     )
     const failing = () => logger.lines.filter((line) => line.message.startsWith('workflow heartbeat'))
-    await beats(1)
-    await waitFor(() => failing().length === 1)
-    // Two minutes of heartbeats (one a second): two more lines, not 120.
-    await beats(120)
-    await waitFor(() => failing().length === 3)
+    await beatUntil(() => failing().length === 1)
+    const since = clock.now().getTime()
+    // Minutes of heartbeats, one a second: a line a minute, not one a heartbeat.
+    await beatUntil(() => failing().length === 3)
+    expect(clock.now().getTime() - since).toBeGreaterThanOrEqual(120_000)
     expect(failing().map((line) => line.message)).toEqual([
       'workflow heartbeat failed',
       'workflow heartbeat still failing',
@@ -113,10 +114,12 @@ describe('WorkflowEngine: a heartbeat that keeps failing', () => {
     expect(again.sinceMs).toBeGreaterThanOrEqual(60_000)
     expect(again.failures).toBeGreaterThan(1)
     await sql`drop trigger refuse_heartbeat`.execute(database.db)
-    await beats(1)
-    await waitFor(() => failing().length === 4)
+    await beatUntil(() => failing().length === 4)
     expect(failing()[3]).toMatchObject({ level: 'info', message: 'workflow heartbeat written again' })
-    await beats(5)
+    for (let beat = 0; beat < 5; beat++) {
+      clock.advance(HEARTBEAT_MS)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
     expect(failing()).toHaveLength(4)
     await engine.stop()
   })
