@@ -64,6 +64,18 @@ const REPARSED: ReadonlyArray<readonly [string, string]> = [
   ['echo "print(\'{{secret:x}}\')" | python3', 'python3'],
   ['awk "BEGIN { print \\"{{secret:x}}\\" }"', 'awk'],
   ['sed "s/a/{{secret:x}}/" /dev/null', 'sed'],
+  // Short-option clusters, here-documents piped into a shell, a shell inside a subshell, trap.
+  ['script -qc "echo {{secret:x}}" /dev/null', 'script'],
+  ['su -lc "echo {{secret:x}}"', 'su'],
+  ['su -c"echo {{secret:x}}"', 'su'],
+  ['runuser -lc "echo {{secret:x}}" nobody', 'runuser'],
+  ['python3 -Sc "print(\'{{secret:x}}\')"', 'python3'],
+  ['perl -we "print q({{secret:x}})"', 'perl'],
+  ['node -pe "\'{{secret:x}}\'"', 'node'],
+  ['bash -eo pipefail -c "echo {{secret:x}}"', 'bash'],
+  ['cat <<EOF | sh\necho {{secret:x}}\nEOF', 'sh'],
+  ["printf 'echo %s\\n' {{secret:x}} | (cat | sh)", 'sh'],
+  ['trap "echo {{secret:x}}" EXIT', 'trap'],
 ]
 
 /** Commands where the value stays data: a nested program receives it as an argument or on stdin. */
@@ -77,6 +89,11 @@ const DATA: readonly string[] = [
   'printf "%s" "{{secret:x}}" > value.txt; cat value.txt',
   // A script file given stdin: the value is the script's data.
   `echo 'read v; echo "$v" | wc -c' > read.sh; printf "%s\\n" {{secret:x}} | sh read.sh`,
+  // An inline program behind a cluster, given the value as an argument.
+  'node -pe "process.argv[1].length" {{secret:x}}',
+  'bash -eo pipefail -c \'printf "%s" "$1" | wc -c\' bash {{secret:x}}',
+  'cat <<EOF | wc -c\n{{secret:x}}\nEOF',
+  "trap 'echo done' EXIT; printf %s {{secret:x}} | (cat | wc -c)",
 ]
 
 describe('a secret value is never parsed again as code (issue 11, finding 7)', () => {

@@ -43,6 +43,8 @@ const xargs = byReading(XARGS, (reading, argv, input) => {
   const inner = start === undefined ? [] : argv.slice(start)
   const commands: (readonly Argument[])[] = [inner]
   const replace = xargsReplaceString(reading)
+  // `xargs -I{} {} …`: the program is each input line, a command word fixed only at run time.
+  const computed = replace !== undefined && replace !== '' && inner[0]?.loose.includes(replace) === true
   // What arrives on stdin becomes arguments: `echo lango | xargs sh -c` runs `sh -c lango`.
   for (const line of inputLines(input).slice(0, MAX_SUBSTITUTIONS)) {
     if (replace !== undefined && replace !== '') {
@@ -58,21 +60,25 @@ const xargs = byReading(XARGS, (reading, argv, input) => {
       commands.push([...(inner.length > 0 ? inner : [textArgument('echo')]), ...words])
     }
   }
-  return { commands }
+  return { commands, computed }
 })
 
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
 
 const find: Runner = (argv) => {
   const commands: Argument[][] = []
+  let computed = false
   for (let index = 1; index < argv.length; index++) {
     if (!FIND_ACTIONS.has(argv[index]?.literal ?? '')) continue
     let end = index + 1
     while (end < argv.length && argv[end]?.literal !== ';' && argv[end]?.literal !== '+') end++
-    commands.push(argv.slice(index + 1, end))
+    const inner = argv.slice(index + 1, end)
+    // `-exec {} …`, `-exec ./{} …`: the program is each file found, a command word fixed only at run time.
+    if (inner[0]?.loose.includes('{}') === true) computed = true
+    commands.push(inner)
     index = end
   }
-  return { commands }
+  return { commands, computed }
 }
 
 /** fd (`fdfind`): `-x CMD…` / `-X CMD…` run the rest of the line (up to `;`) for the results. */
