@@ -351,7 +351,12 @@ function checkTemplates(
       : `{{${unsafe.stepId}.result}}`
     add(
       ['steps', index, field],
-      `${placeholder} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc`,
+      `${placeholder} must stand unquoted in the command (it is quoted for you); not inside quotes, \${…}, backticks, comments or after a heredoc, ` +
+        'not as the command name, and not in a command bash would evaluate it in as a name or arithmetic (a value like a[$(…)] runs): ' +
+        'no [[ ]], (( )), $(( )), $[ ], let, ${!x}, ${a[i]}, ${s:n}, arrays, RANDOM=/PS4=-style special variables or declare -i/-n in the same command, ' +
+        'and not as an argument of eval, trap, unset, read, mapfile, readarray, getopts, printf -v, test -v, wait -p, ' +
+        'or of declare/typeset/local/export/readonly other than as the value of a plain name=. ' +
+        "Pass it to a command that treats it as data (echo, printf '%s', grep, [ … = … ], expr) instead",
       'template_unsafe_context',
     )
   }

@@ -36,20 +36,27 @@ type Dialect = 'ansi-quotes' | 'posix-2017'
  * `$'…'` differently: a reference counts as safe only when it is plain under both readings (after
  * `$'a\'b'` bash is outside quotes where dash is inside, and a value's own quote would then end
  * dash's string: an injection).
- * One pass over the command per reading; conservative on purpose: a false alarm asks the author to
- * move the placeholder out of quotes, a miss would be an injection.
+ * Bash also evaluates names with subscripts and arithmetic (`a[$(…)]` runs the `$(…)`) in `[[ … ]]`,
+ * `((…))`, `let`, `declare -i`, `read`, `unset`, `printf -v`, `test -v`, `${!x}` and more, so a
+ * second pass per reading refuses references bash could evaluate (see {@link evaluatedByBash}).
+ * Two passes over the command per reading; conservative on purpose: a false alarm asks the author to
+ * move the placeholder or pass the value another way, a miss would be an injection.
  */
 export function findUnsafeReferences(
   command: string,
   references: readonly TemplateReference[],
 ): TemplateReference[] {
   if (references.length === 0) return []
-  // No quote, escape, expansion, comment or redirection character at all: every placeholder is plain.
-  if (!SPECIAL.test(command)) return []
-  const unsafe = new Set(unsafeIn(command, references, 'ansi-quotes'))
+  const unsafe = new Set<TemplateReference>()
   // Without `$'` the two readings are the same.
-  if (command.includes("$'"))
-    for (const reference of unsafeIn(command, references, 'posix-2017')) unsafe.add(reference)
+  const dialects: Dialect[] = command.includes("$'") ? ['ansi-quotes', 'posix-2017'] : ['ansi-quotes']
+  for (const dialect of dialects) {
+    // No quote, escape, expansion, comment or redirection character at all: every placeholder is
+    // plain as far as quoting goes (bash's evaluation below is checked regardless).
+    if (SPECIAL.test(command))
+      for (const reference of unsafeIn(command, references, dialect)) unsafe.add(reference)
+    for (const reference of evaluatedByBash(command, references, dialect)) unsafe.add(reference)
+  }
   return references.filter((reference) => unsafe.has(reference))
 }
 
@@ -157,4 +164,400 @@ function unsafeIn(
   }
   for (; next < references.length; next += 1) unsafe.push(references[next] as TemplateReference)
   return unsafe
+}
+
+/** Builtins that read every argument as code or arithmetic (`let n=…`, `eval …`, `trap … EXIT`). */
+const CODE_BUILTINS = new Set(['let', 'eval', 'trap'])
+/** Builtins whose arguments are `name` or `name=value` (a subscript in a name is arithmetic). */
+const DECLARATION_BUILTINS = new Set(['declare', 'typeset', 'local', 'export', 'readonly'])
+/** Builtins whose arguments (besides options) are variable names. */
+const NAME_BUILTINS = new Set(['unset', 'read', 'mapfile', 'readarray', 'getopts'])
+/** Builtins that take a variable name only with a flag: `printf -v`, `test -v`/`-R`, `[ -v`, `wait -p`. */
+const NAME_FLAGS = new Map<string, RegExp>([
+  ['printf', /^-[^-]*v/],
+  ['test', /^-[vR]$/],
+  ['[', /^-[vR]$/],
+  ['wait', /^-[^-]*p/],
+])
+/** Every builtin the rules below look at, and `[[`. */
+const EVALUATING_BUILTINS = new Set([
+  ...CODE_BUILTINS,
+  ...DECLARATION_BUILTINS,
+  ...NAME_BUILTINS,
+  ...NAME_FLAGS.keys(),
+  '[[',
+  'builtin',
+  'command',
+])
+/** Words after which the next word is still in command position. */
+const RESERVED_WORDS = new Set([
+  '!',
+  '{',
+  '}',
+  'if',
+  'then',
+  'elif',
+  'else',
+  'while',
+  'until',
+  'do',
+  'fi',
+  'done',
+  'esac',
+])
+/** Words that run the command named after them (and their options): `builtin let …`, `command read …`. */
+const COMMAND_PREFIXES = new Set(['builtin', 'command', 'time'])
+/** `name=`, `name+=` or `name[sub]=` at the start of a word. */
+const ASSIGNMENT = /^[A-Za-z_]\w*(\[[^\]=]*\])?\+?=/
+/** A plain `name`, `name=…` or `name+=…` argument of a declaration builtin. */
+const PLAIN_NAME = /^[A-Za-z_]\w*(?:\+?=|$)/
+/**
+ * Bash variables whose assignment evaluates the value (`RANDOM`, `OPTIND`, `HISTCMD`, … as
+ * arithmetic) or whose value is expanded later as a prompt (`PS4` under `set -x`, with `$(…)`).
+ */
+const SPECIAL_VARIABLE =
+  /^(?:RANDOM|SRANDOM|OPTIND|OPTERR|SECONDS|LINENO|FUNCNEST|TMOUT|COLUMNS|LINES|PS[0-4]|PROMPT_\w*|SHELLOPTS|TIMEFORMAT|(?:BASH|HIST|EPOCH|COMP_|READLINE_)\w*)(?:\[|\+?=|$)/
+/** A redirection word (`>`, `2>&1`, `<file`): it and, for a bare operator, the next word are no argument. */
+const REDIRECTION = /^\d*(?:[<>]|&>)/
+const BARE_REDIRECTION = /^\d*(?:<>|>>|>\||&>>?|[<>]&?|[<>])$/
+/**
+ * `${…}` forms bash evaluates: `${!x}` (the value of x as a name, subscript included), a subscript
+ * `${a[…]}`, an offset `${s:…}` (arithmetic; `:-`, `:=`, `:?`, `:+` are not) and `${x@…}`
+ * transformations (`@P` expands `$(…)` in the value).
+ */
+const EVALUATING_PARAMETER = /^\$\{(?:!|#?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[|@|:(?![-=?+])))/
+/**
+ * What the rest of a command must not hold once this pass can no longer follow it (after a heredoc
+ * `<<`, whose body is expanded, or a `${…}` word it does not follow): any arithmetic, `[[`,
+ * evaluating `${…}`, array subscript or name-evaluating builtin, wherever it stands.
+ */
+const EVALUATING_ANYWHERE =
+  /\(\(|\$\[|\$\{!|\$\{#?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[|@|:(?![-=?+]))|\[\[|\w\[[^\]\s]{0,200}\]\+?=|(?:^|[^\w-])(?:let|eval|trap|declare|typeset|local|export|readonly|unset|read|mapfile|readarray|getopts|printf|test|wait|builtin|command)(?![\w-])/
+
+/** One word of a simple command, at the top level of its `$(…)` (references nested deeper are not its). */
+interface Word {
+  readonly start: number
+  readonly end: number
+  readonly references: readonly TemplateReference[]
+}
+
+/** The simple command being read at one `$(…)` nesting level. */
+interface Frame {
+  words: Word[]
+  wordStart: number
+  wordReferences: TemplateReference[]
+}
+
+/**
+ * The references bash (a `/bin/sh` on macOS, Fedora, Arch) would evaluate as code under one reading
+ * of `$'…'`, though each is a single-quoted word: bash evaluates array subscripts in names and
+ * arithmetic (`a[$(…)]` runs the `$(…)`), so a value must not reach a name or arithmetic context.
+ *
+ * - Every reference, when the command holds `((…))`, `$((…))`, `$[…]`, `[[ … ]]`, `let`, `${!…}`,
+ *   `${a[…]}`, `${s:…}`, `${x@…}`, an array assignment (`a[i]=`, `a=(…)`), a declaration with `-i`,
+ *   `-n`, `-a` or `-A`, a special variable (`RANDOM=`, `PS4=`, `read OPTIND`) or a name builtin
+ *   whose name arguments are expansions (`unset "$x"`, `read "$n"`, `eval "$x"`): the value may
+ *   reach them through a variable, a function's `$1` or a pipe, which no syntax check follows.
+ * - A reference that is an argument of `eval`, `trap`, `unset`, `read`, `mapfile`, `readarray`,
+ *   `getopts`, of `declare`/`typeset`/`local`/`export`/`readonly` (except as the value of a plain
+ *   `name=` without options), of `printf -v`, `test -v`/`-R`, `[ -v`/`-R` or `wait -p`, or any
+ *   argument of a command whose name is not a literal word (`$cmd {{x}}` could be `eval`).
+ * - A reference in the command name itself (the value would choose the command, e.g. `eval`).
+ */
+function evaluatedByBash(
+  command: string,
+  references: readonly TemplateReference[],
+  dialect: Dialect,
+): readonly TemplateReference[] {
+  return scanForBash(command, references, dialect) ?? references
+}
+
+/** {@link evaluatedByBash}; `undefined` when every reference is unsafe (the command evaluates). */
+function scanForBash(
+  command: string,
+  references: readonly TemplateReference[],
+  dialect: Dialect,
+): TemplateReference[] | undefined {
+  const unsafe: TemplateReference[] = []
+  const stack: Context[] = ['plain']
+  const frames: Frame[] = [{ words: [], wordStart: -1, wordReferences: [] }]
+  const frame = () => frames[frames.length - 1] as Frame
+  const startWord = (at: number) => {
+    const current = frame()
+    if (current.wordStart < 0) current.wordStart = at
+  }
+  const endWord = (at: number) => {
+    const current = frame()
+    if (current.wordStart < 0) return false
+    const word = { start: current.wordStart, end: at, references: current.wordReferences }
+    current.words.push(word)
+    current.wordStart = -1
+    current.wordReferences = []
+    return command.slice(word.start, word.end) === '[['
+  }
+  const endCommand = (at: number) => {
+    if (endWord(at)) return true
+    const current = frame()
+    const words = current.words
+    current.words = []
+    return checkSimpleCommand(command, words, unsafe)
+  }
+  let next = 0
+  let index = 0
+  const length = command.length
+  while (index < length) {
+    const context = stack[stack.length - 1] as Context
+    const atWordLevel = context === 'plain' || context === 'substitution'
+    let reference = references[next]
+    // A reference jumped over sits in a quoted context the quoting pass refuses.
+    while (reference !== undefined && reference.start < index) reference = references[++next]
+    if (reference !== undefined && reference.start === index) {
+      if (atWordLevel) {
+        startWord(index)
+        frame().wordReferences.push(reference)
+      }
+      next += 1
+      index = reference.end
+      continue
+    }
+    const char = command[index] as string
+    const following = command[index + 1]
+    if (
+      char === '$' &&
+      (context === 'plain' || context === 'substitution' || context === 'double' || context === 'parameter')
+    ) {
+      // Arithmetic and evaluating parameter forms, wherever they stand, taint the whole command.
+      if (following === '[' || (following === '(' && command[index + 2] === '(')) return undefined
+      if (following === '{' && EVALUATING_PARAMETER.test(command.slice(index, index + 300))) return undefined
+    }
+    if (char === '`' && (atWordLevel || context === 'double')) {
+      // The body of a backtick substitution is a command of its own: checked the same way.
+      if (atWordLevel) startWord(index)
+      let end = index + 1
+      let body = ''
+      while (end < length && command[end] !== '`') {
+        if (command[end] === '\\' && end + 1 < length) {
+          const escaped = command[end + 1] as string
+          body += escaped === '\\' || escaped === '`' || escaped === '$' ? escaped : `\\${escaped}`
+          end += 2
+        } else body += command[end++]
+      }
+      if (scanForBash(body, [], dialect) === undefined) return undefined
+      index = end + 1
+      continue
+    }
+    switch (context) {
+      case 'plain':
+      case 'substitution':
+        if (char === ' ' || char === '\t') {
+          if (endWord(index)) return undefined
+        } else if (char === '\n' || char === ';' || char === '&' || char === '|') {
+          if (endCommand(index)) return undefined
+        } else if (char === '(') {
+          // `((…))` and `for ((…))`: arithmetic. `a=(…)`: an array, whose `[i]=` subscripts evaluate.
+          if (following === '(') return undefined
+          if (frame().wordStart >= 0 && command[index - 1] === '=') return undefined
+          if (endCommand(index)) return undefined
+        } else if (char === ')') {
+          if (endCommand(index)) return undefined
+          if (context === 'substitution') {
+            frames.pop()
+            stack.pop()
+          }
+        } else if (char === '#' && frame().wordStart < 0) stack.push('comment')
+        else if (char === '<' && following === '<') {
+          // A heredoc's body is expanded and not followed here: nothing evaluating may follow.
+          if (EVALUATING_ANYWHERE.test(command.slice(index))) return undefined
+          return finish()
+        } else {
+          startWord(index)
+          if (char === '\\') index += 1
+          else if (char === "'") stack.push('single')
+          else if (char === '"') stack.push('double')
+          else if (char === '$') {
+            if (following === '(') {
+              stack.push('substitution')
+              frames.push({ words: [], wordStart: -1, wordReferences: [] })
+              index += 1
+            } else if (following === '{') {
+              stack.push('parameter')
+              index += 1
+            } else if (following === "'" && dialect === 'ansi-quotes') {
+              stack.push('ansi')
+              index += 1
+            }
+          }
+        }
+        break
+      case 'single':
+        if (char === "'") stack.pop()
+        break
+      case 'ansi':
+        if (char === '\\') index += 1
+        else if (char === "'") stack.pop()
+        break
+      case 'double':
+        if (char === '\\') index += 1
+        else if (char === '"') stack.pop()
+        else if (char === '$' && following === '(') {
+          stack.push('substitution')
+          frames.push({ words: [], wordStart: -1, wordReferences: [] })
+          index += 1
+        } else if (char === '$' && following === '{') {
+          stack.push('parameter')
+          index += 1
+        }
+        break
+      case 'parameter':
+        if (char === '}') stack.pop()
+        else if (char === '$' && following !== undefined && /[\w@*#?!$-]/.test(following)) index += 1
+        else if (UNFOLLOWED_IN_PARAMETER.has(char)) {
+          if (EVALUATING_ANYWHERE.test(command.slice(index))) return undefined
+          return finish()
+        }
+        break
+      case 'comment':
+        if (char === '\n') {
+          stack.pop()
+          if (endCommand(index)) return undefined
+        }
+        break
+      default:
+        break
+    }
+    index += 1
+  }
+  return finish()
+
+  /** Checks the simple commands still open; `undefined` when one of them taints the command. */
+  function finish(): TemplateReference[] | undefined {
+    while (frames.length > 0) {
+      if (endCommand(length)) return undefined
+      frames.pop()
+    }
+    return unsafe
+  }
+}
+
+/**
+ * A word without quotes and escapes (`'let'`, `\let` and `$'let'` all run `let`). Only its first
+ * 64 characters: enough for any name compared here, and linear over nested `$(…)` words.
+ */
+function unquoted(text: string): string {
+  return text
+    .slice(0, 64)
+    .replace(/\$(?=['"])/g, '')
+    .replace(/['"\\]/g, '')
+}
+
+/**
+ * Checks one simple command's words: adds the references bash would evaluate to `unsafe`; true when
+ * the command taints every reference (see {@link evaluatedByBash}).
+ */
+function checkSimpleCommand(
+  command: string,
+  allWords: readonly Word[],
+  unsafe: TemplateReference[],
+): boolean {
+  const words: Word[] = []
+  // Redirections (`> out`, `2>&1`, `<file`) are no arguments.
+  for (let index = 0; index < allWords.length; index += 1) {
+    const word = allWords[index] as Word
+    const text = command.slice(word.start, word.end)
+    if (word.references.length === 0 && REDIRECTION.test(text)) {
+      if (BARE_REDIRECTION.test(text)) index += 1
+      continue
+    }
+    words.push(word)
+  }
+  // After a `)` that ended a word (`$(case x in a) let …`, misread as the end of the `$(`), a builtin
+  // of the lists above may start a command: each such part is checked as one.
+  let tainted = false
+  let from = 0
+  for (let split = 1; split <= words.length; split += 1) {
+    const previous = words[split - 1] as Word
+    const word = words[split]
+    if (
+      word === undefined ||
+      (command[previous.end - 1] === ')' &&
+        word.references.length === 0 &&
+        EVALUATING_BUILTINS.has(unquoted(command.slice(word.start, word.end))))
+    ) {
+      if (checkWords(command, words.slice(from, split), unsafe)) tainted = true
+      from = split
+    }
+  }
+  return tainted
+}
+
+/** {@link checkSimpleCommand} for words that hold one command. */
+function checkWords(command: string, words: readonly Word[], unsafe: TemplateReference[]): boolean {
+  let index = 0
+  // Assignments, reserved words and `builtin`/`command`/`time` (with their options) come before the name.
+  while (index < words.length) {
+    const word = words[index] as Word
+    const text = command.slice(word.start, word.end)
+    const assignment = ASSIGNMENT.exec(text)
+    if (assignment !== null) {
+      // `a[i]=…` evaluates the subscript; `RANDOM=…`, `PS4=…` evaluate or expand the value.
+      if (assignment[1] !== undefined || SPECIAL_VARIABLE.test(text)) return true
+      index += 1
+      continue
+    }
+    const name = word.references.length === 0 ? unquoted(text) : undefined
+    if (name !== undefined && RESERVED_WORDS.has(name)) index += 1
+    else if (name !== undefined && COMMAND_PREFIXES.has(name)) {
+      index += 1
+      while (
+        index < words.length &&
+        /^-/.test(unquoted(command.slice(words[index]?.start, words[index]?.end)))
+      )
+        index += 1
+    } else break
+  }
+  const head = words[index]
+  if (head === undefined) return false
+  const headText = command.slice(head.start, head.end)
+  // A placeholder in the name would let the value choose the command (`eval`, `let`, …).
+  unsafe.push(...head.references)
+  const args = words.slice(index + 1)
+  const texts = args.map((word) => command.slice(word.start, word.end))
+  const names = texts.map(unquoted)
+  const argumentReferences = () => args.flatMap((word) => word.references)
+  const expands = (text: string) => /[$`[]/.test(text)
+  // A name that is not a literal word (`$cmd`, `$(which x)`) could be any builtin.
+  if (head.references.length > 0 || /[$`]/.test(headText)) {
+    unsafe.push(...argumentReferences())
+    return false
+  }
+  const name = unquoted(headText)
+  if (name === '[[' || name === 'let') return true
+  if (CODE_BUILTINS.has(name)) {
+    unsafe.push(...argumentReferences())
+    return texts.some(expands)
+  }
+  if (DECLARATION_BUILTINS.has(name)) {
+    const options = names.filter((text) => /^[-+]/.test(text))
+    // `-i` (integer: later assignments are arithmetic), `-n` (name reference), `-a`/`-A` (arrays).
+    if (options.some((option) => /[inaA]/.test(option))) return true
+    for (let position = 0; position < args.length; position += 1) {
+      const word = args[position] as Word
+      const text = texts[position] as string
+      if (SPECIAL_VARIABLE.test(text)) return true
+      if (/^[-+]/.test(names[position] as string)) continue
+      if (!PLAIN_NAME.test(text)) {
+        // A computed or subscripted name: `declare "$x"=1`, `local a[i]=1`.
+        if (expands(text)) return true
+        unsafe.push(...word.references)
+      } else if (options.length > 0) unsafe.push(...word.references)
+    }
+    return false
+  }
+  if (name === 'for' || name === 'select') return SPECIAL_VARIABLE.test(texts[0] ?? '')
+  const flag = NAME_FLAGS.get(name)
+  if (NAME_BUILTINS.has(name) || (flag !== undefined && names.some((text) => flag.test(text)))) {
+    unsafe.push(...argumentReferences())
+    return texts.some((text) => expands(text) || SPECIAL_VARIABLE.test(unquoted(text)))
+  }
+  return false
 }
