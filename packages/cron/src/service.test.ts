@@ -50,6 +50,24 @@ describe('bad input: clear errors, nothing stored', () => {
       'CRON_INVALID_SCHEDULE',
       /seconds field is a single number/,
     ],
+    [
+      'a shell job given a prompt (it would be dropped)',
+      { kind: 'shell', command: 'echo hi', prompt: 'summarise' },
+      'CRON_INVALID_INPUT',
+      /^prompt is for ai jobs: a shell job runs its command and no model/,
+    ],
+    [
+      'an ai job given a command (it would be dropped)',
+      { command: 'echo hi' },
+      'CRON_INVALID_INPUT',
+      /^command is for shell jobs: an ai job runs its prompt/,
+    ],
+    [
+      'a relative working directory (refused at every run)',
+      { kind: 'shell', command: './job.sh', prompt: undefined, cwd: 'scripts' },
+      'CRON_INVALID_INPUT',
+      /^cwd must be an absolute path such as \/srv\/app \(got a relative one, "scripts"\)/,
+    ],
     ['never fires', { schedule: '0 0 31 2 *' }, 'CRON_NEVER_FIRES', /never fires/],
     ['never fires (Feb 31 23:59)', { schedule: '59 23 31 2 *' }, 'CRON_NEVER_FIRES', /never fires/],
     [
@@ -418,5 +436,15 @@ describe("checkCommand: the host's check of commands when they are written", () 
     expect(
       () => new CronService({ store: new MemoryCronStore(), checkCommand: 'yes' as unknown as () => void }),
     ).toThrow(/checkCommand must be a function/)
+  })
+})
+
+describe('a change of kind keeps working', () => {
+  it('an ai job made a shell job (and back) drops the text of the old kind, refusing nothing', async () => {
+    const { job } = await harness.service.add({ ...base, name: 'switch' })
+    const shell = await harness.service.update(job.id, { kind: 'shell', command: 'echo switched' })
+    expect(shell.job).toMatchObject({ kind: 'shell', command: 'echo switched', prompt: null })
+    const ai = await harness.service.update(job.id, { kind: 'ai', prompt: 'summarise again' })
+    expect(ai.job).toMatchObject({ kind: 'ai', prompt: 'summarise again', command: null })
   })
 })

@@ -1052,6 +1052,20 @@ export class CronService {
         `kind must be "ai" or "shell"; got "${String(kind).slice(0, 20)}".`,
       )
     }
+    // Given the other kind's text, a job would drop it without a word: the caller meant something.
+    // (An update keeps what the job had before a change of kind; only text given now counts.)
+    if (kind === 'shell' && hasPrompt && input.prompt !== current?.prompt)
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'prompt is for ai jobs: a shell job runs its command and no model. Drop the prompt, or make it an ai job (kind: "ai") without a command.',
+        { data: { field: 'prompt' } },
+      )
+    if (kind === 'ai' && hasCommand && input.command !== current?.command)
+      throw new CronError(
+        'CRON_INVALID_INPUT',
+        'command is for shell jobs: an ai job runs its prompt (a when gate may run a command first). Drop the command, or make it a shell job (kind: "shell") without a prompt.',
+        { data: { field: 'command' } },
+      )
     if (kind === 'ai') {
       if (!hasPrompt)
         throw new CronError(
@@ -1098,7 +1112,7 @@ export class CronService {
       kind,
       prompt: kind === 'ai' ? (input.prompt as string) : null,
       command: kind === 'shell' ? (input.command as string) : null,
-      cwd: optionalText('cwd', input.cwd, 1024),
+      cwd: checkCwd(input.cwd),
       model: kind === 'ai' ? optionalText('model', input.model, 200) : null,
       sessionMode,
       deliverTo: checkTargets(input.deliverTo),
@@ -1199,6 +1213,18 @@ function optionalText(field: string, value: unknown, max: number): string | null
   if (typeof value !== 'string') throw new CronError('CRON_INVALID_INPUT', `${field} must be a string.`)
   checkLength(field, value, max)
   return value
+}
+
+/** A job's working directory: null for the host's default; else an absolute path (a relative one is refused at every run). */
+function checkCwd(value: unknown): string | null {
+  const cwd = optionalText('cwd', value, 1024)
+  if (cwd !== null && !cwd.startsWith('/'))
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      `cwd must be an absolute path such as /srv/app (got a relative one, "${cwd.slice(0, 64)}"), or left out for the host's working directory.`,
+      { data: { field: 'cwd' } },
+    )
+  return cwd
 }
 
 /** A job's `when` gate: null for none (absent, null or blank); only an `ai` job may have one. */
