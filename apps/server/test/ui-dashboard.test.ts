@@ -466,6 +466,49 @@ describe.skipIf(chromiumMissing !== undefined)(
         }
       })
 
+      it("keeps a keyboard user's place: after a decision the focus moves to the next request's button, then to the heading", async () => {
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/approvals`)
+          await page.getByText('Live updates: on').waitFor()
+          const ids: string[] = []
+          for (const word of ['first-in-line', 'second-in-line']) {
+            const asked = await server.request('/api/tools/exec', { json: { command: `echo ${word}` } })
+            expect(asked.status).toBe(202)
+            ids.push((await json(asked)).approval_id as string)
+          }
+          const focusedKey = () =>
+            page.evaluate(() => document.activeElement?.getAttribute('data-key') ?? null)
+          const deny = (id: string) =>
+            page.locator(`li[data-approval="${id}"]`).getByRole('button', { name: 'Deny' })
+          await until(async () => ((await deny(ids[1] as string).isEnabled()) ? true : undefined))
+          await until(async () =>
+            (await deny(ids[0] as string).getAttribute('aria-disabled')) === null ? true : undefined,
+          )
+          await deny(ids[0] as string).focus()
+          await page.keyboard.press('Enter')
+          // The first card goes; the focus is on the Deny of the one that took its place.
+          await until(async () => ((await focusedKey()) === `deny:${ids[1]}` ? true : undefined))
+          await until(async () =>
+            (await deny(ids[1] as string).getAttribute('aria-disabled')) === null ? true : undefined,
+          )
+          await page.keyboard.press('Enter')
+          await page.getByText('Nothing is waiting for approval.').waitFor()
+          // None left: the page's heading, not the top of the document.
+          expect(
+            await until(async () => {
+              const tag = await page.evaluate(() => document.activeElement?.tagName ?? null)
+              return tag === 'H1' ? tag : undefined
+            }),
+          ).toBe('H1')
+          for (const id of ids)
+            expect((await json(await server.request(`/api/approvals/${id}`))).status).toBe('denied')
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
       it('follows a workflow run step by step, and cancels it from the page', async () => {
         const yaml = [
           'name: ui-flow',
@@ -753,6 +796,10 @@ describe.skipIf(chromiumMissing !== undefined)(
           await page.keyboard.press('Enter')
           await page.getByRole('heading', { name: 'Cron' }).waitFor()
           await screenshot(page, 'cron-phone')
+          expect(await fits()).toBe(true)
+          // The job form too: its widest select no longer widens every row past the screen.
+          await page.goto(`${server.url}/ui#/cron/new`)
+          await page.locator('.job-form').waitFor()
           expect(await fits()).toBe(true)
           expect(errors).toEqual([])
         } finally {

@@ -138,12 +138,12 @@ thead th { font-size: 0.85rem; color: var(--muted); }
 .button { display: inline-flex; align-items: center; min-height: 2.5rem; padding: 0.35rem 0.9rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); text-decoration: none; box-sizing: border-box; }
 .button:hover { border-color: var(--accent); }
 .form-with-preview { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 1.5rem; align-items: start; }
-.job-form { display: grid; gap: 0.75rem; }
-.form-row { display: flex; flex-direction: column; gap: 0.2rem; margin: 0; }
+.job-form { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0.75rem; }
+.form-row { display: flex; flex-direction: column; gap: 0.2rem; margin: 0; min-width: 0; }
 .form-row[hidden] { display: none; }
 .form-row.kind { border: 1px solid var(--line); border-radius: 0.4rem; padding: 0.4rem 0.75rem; flex-direction: row; flex-wrap: wrap; gap: 0.3rem 1rem; }
 .form-row.kind legend { padding: 0 0.25rem; }
-.job-form input:not([type=radio]), .job-form select, .job-form textarea { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
+.job-form input:not([type=radio]), .job-form select, .job-form textarea { box-sizing: border-box; max-width: 100%; min-width: 0; font: inherit; padding: 0.4rem 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); color: var(--fg); }
 .job-form [aria-invalid="true"] { border-color: var(--bad-fg); border-width: 2px; }
 .hint { margin: 0; }
 .form-error[hidden] { display: none; }

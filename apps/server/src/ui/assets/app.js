@@ -254,6 +254,10 @@ function render(node) {
     document.activeElement && main.contains(document.activeElement)
       ? document.activeElement.getAttribute('data-key')
       : null
+  // Where the focused control sits among its kind (`approve:<id>` among the Approve buttons): when
+  // it is gone (its approval decided), the focus goes to the one that took its place.
+  const kind = focused ? `${focused.split(':')[0]}:` : null
+  const place = kind ? keyedControls(kind).indexOf(/** @type {Element} */ (document.activeElement)) : -1
   const opened = [...main.querySelectorAll('details[open][data-key]')].map(
     (details) => /** @type {string} */ (details.getAttribute('data-key')),
   )
@@ -271,7 +275,31 @@ function render(node) {
       main.querySelector(`[data-key="${CSS.escape(focused)}"]`)
     )
     if (again && !again.disabled) again.focus()
+    else if (!again) keepFocusInMain(kind, place)
   }
+}
+
+/** The controls whose data-key starts with `kind`, in page order. */
+function keyedControls(kind) {
+  return [...main.querySelectorAll(`[data-key^="${CSS.escape(kind)}"]`)]
+}
+
+/**
+ * The focused control went with the redraw: the focus goes to the control of its kind now at its
+ * place (or the last one), else to the page's heading, never to the top of the document, where a
+ * keyboard user would start again.
+ */
+function keepFocusInMain(kind, place) {
+  const peers = kind && place >= 0 ? keyedControls(kind) : []
+  const next = /** @type {HTMLElement | undefined} */ (peers[Math.min(place, peers.length - 1)])
+  if (next && !(/** @type {HTMLButtonElement} */ (next).disabled)) {
+    next.focus()
+    return
+  }
+  const title = /** @type {HTMLElement | null} */ (main.querySelector('h1'))
+  if (!title) return
+  title.tabIndex = -1
+  title.focus()
 }
 
 /** @returns {Route} */
