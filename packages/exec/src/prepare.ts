@@ -173,8 +173,9 @@ class References {
  * that holds the value in the child's environment, so the value is never in the shell's argv and
  * cannot change the command's syntax; a file token becomes the path of a private file holding the
  * value, inert wherever it sits. Tokens the store does not know stay literal. Refuses a value
- * token that a nested shell or interpreter would parse again (`EXEC_SECRET_REPARSED`) or where the
- * shell would not expand a variable (`EXEC_SECRET_IN_QUOTES`).
+ * token that a nested shell or interpreter would parse again, or that bash would evaluate as a name
+ * or as arithmetic (`EXEC_SECRET_REPARSED`), or where the shell would not expand a variable
+ * (`EXEC_SECRET_IN_QUOTES`).
  */
 async function bindReferences(command: string, references: References): Promise<string> {
   if (!command.includes('{{')) return command
@@ -208,6 +209,12 @@ function placementRefusal(result: ReturnType<typeof rewriteRefTokens>): ExecErro
   const [reparsed] = result.reparsed
   if (reparsed !== undefined) {
     const fileToken = `{{${reparsed.kind}file:${reparsed.name}}}`
+    if (reparsed.evaluatedByBash === true)
+      return new ExecError(
+        'EXEC_SECRET_REPARSED',
+        `secret reference ${reparsed.text} sits in a command where bash evaluates values as names or arithmetic (${reparsed.reparsedBy}): under bash (/bin/sh on some systems) a value such as a[$(cmd)] would run as code there, even quoted, and through a variable too; pass it as an environment variable (env: { V: '${reparsed.text}' }) and test it with [ "$V" -eq 0 ] or [ "$V" = x ], which read it as data, with no (( )), $(( )), [[ ]], let, declare -i or read/unset/printf -v in the command, or as a file (${fileToken})`,
+        { data: { token: reparsed.text, by: reparsed.reparsedBy } },
+      )
     return new ExecError(
       'EXEC_SECRET_REPARSED',
       `secret reference ${reparsed.text} sits in text that ${reparsed.reparsedBy} parses again as code, where its value would become part of the program; pass it as an environment variable (env: { NAME: '${reparsed.text}' }, then "$NAME" inside) or as a file (${fileToken})`,
@@ -231,7 +238,8 @@ function placementRefusal(result: ReturnType<typeof rewriteRefTokens>): ExecErro
  *
  * @throws ExecError `EXEC_SECRET_IN_QUOTES` for a value token inside single quotes, `$'…'` or a
  *   quoted here-document; `EXEC_SECRET_REPARSED` for one that `sh -c`, `eval` or an interpreter
- *   would parse again as code.
+ *   would parse again as code, or that bash would evaluate (`$(( ))`, `[[ ]]`, `let`, `read NAME`,
+ *   or any token of a command holding such a construct).
  * @example
  * checkSecretPlacement(`curl -H "Authorization: Bearer {{secret:token}}" https://api.example.com`) // passes
  * checkSecretPlacement(`curl -H 'Authorization: Bearer {{secret:token}}' https://api.example.com`) // throws EXEC_SECRET_IN_QUOTES

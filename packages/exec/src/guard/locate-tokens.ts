@@ -1,6 +1,7 @@
 import type { SyntaxNode } from 'unbash'
 import { forEachChild, parse } from 'unbash'
-import { findCodeRegions } from './nested-code.js'
+import { findBashEvaluation } from './bash-evaluation.js'
+import { type CodeRegion, findCodeRegions } from './nested-code.js'
 
 /**
  * Which kind of reference a token is: `{{secret:NAME}}` and `{{decrypt:ID}}` stand for the value;
@@ -43,8 +44,19 @@ export interface RefTokenLocation {
    * (`sh -c "…"`, `| sh`, a here-document fed to a shell), `eval`, `source`, `ssh`, or an
    * interpreter's inline program (`python3 -c`, `node -e`, awk and sed scripts). Names that
    * program as written (`sh`, `eval`, `python3` …). A value expanded there would be parsed as code.
+   * Also set, naming the context (`bash arithmetic`, `bash [[ ]]`, `bash read` …) with
+   * {@link RefTokenLocation.evaluatedByBash}, where bash evaluates the value as a name or as
+   * arithmetic (see {@link findBashEvaluation}).
    */
   readonly reparsedBy?: string
+  /**
+   * Set (with `reparsedBy`) when the second parser is bash's own evaluation of names and
+   * arithmetic: `$(( ))`, `(( ))`, `[[ ]]`, `let`, `declare -i`, `read NAME` and the like, or a
+   * command holding one of them anywhere (the value may reach it through a variable). Under bash
+   * (`/bin/sh` on macOS, Fedora, Arch) a value such as `a[$(touch /tmp/F)]` runs its command
+   * substitution there, even as a quoted expansion.
+   */
+  readonly evaluatedByBash?: true
 }
 
 /** Result of {@link rewriteRefTokens}. */
@@ -89,6 +101,9 @@ interface Span {
   /** Set for `` `…` `` holding escaped backticks: the parser reads its decoded text separately. */
   readonly decoded?: string
 }
+
+/** Why a token's value would be parsed again, as {@link RefTokenLocation} records it. */
+type Reparse = Pick<RefTokenLocation, 'reparsedBy' | 'evaluatedByBash'>
 
 /** A located token with what a rewrite needs to know beyond {@link RefTokenLocation}. */
 interface LocatedRefToken {
@@ -179,6 +194,7 @@ function locate(command: string): LocatedRefToken[] {
     overlapsToken(tokenStarts, tokenEnds, start, end),
   )
   const regions = findCodeRegions(script)
+  const evaluation = findBashEvaluation(script)
   const located: LocatedRefToken[] = []
   for (const match of matches) {
     const start = match.index
@@ -186,11 +202,14 @@ function locate(command: string): LocatedRefToken[] {
     const first = deepestSpan(spans, start)
     let context: RefTokenContext
     let straddles = false
-    let reparsedBy = regions.find((region) => region.start < end && start < region.end)?.by
+    const overlaps = (region: CodeRegion) => region.start < end && start < region.end
+    let reparsed: Reparse | undefined
+    const codeRegion = regions.find(overlaps)
+    if (codeRegion !== undefined) reparsed = { reparsedBy: codeRegion.by }
     if (first?.decoded !== undefined && end <= first.end) {
       const decoded = decodedContext(command, first, start)
       context = decoded.context
-      reparsedBy ??= decoded.reparsedBy
+      reparsed ??= decoded.reparsed
     } else {
       // The strictest context over the token's characters: `{{secret:'k'}}` counts as single-quoted.
       const seen = new Set<RefTokenContext>()
@@ -203,6 +222,9 @@ function locate(command: string): LocatedRefToken[] {
       )
       straddles = seen.size > 1 || /['"\\$`()]/.test(match[0])
     }
+    // Bash's own evaluation: a name or arithmetic word, or anywhere in a command that evaluates.
+    const evaluatedBy = evaluation.regions.find(overlaps)?.by ?? evaluation.everywhere
+    if (evaluatedBy !== undefined) reparsed ??= { reparsedBy: evaluatedBy, evaluatedByBash: true }
     const location: RefTokenLocation = {
       start,
       end,
@@ -211,7 +233,7 @@ function locate(command: string): LocatedRefToken[] {
       name: match[2] as string,
       context,
     }
-    located.push({ location: reparsedBy === undefined ? location : { ...location, reparsedBy }, straddles })
+    located.push({ location: reparsed === undefined ? location : { ...location, ...reparsed }, straddles })
   }
   return located
 }
@@ -341,7 +363,7 @@ function decodedContext(
   command: string,
   span: Span,
   start: number,
-): { context: RefTokenContext; reparsedBy?: string } {
+): { context: RefTokenContext; reparsed?: Reparse } {
   const inner = locate(span.decoded ?? '')
   const outer = [...command.slice(span.start, span.end).matchAll(TOKEN)].map(
     (match) => span.start + match.index,
@@ -350,5 +372,7 @@ function decodedContext(
   const match = inner[index]
   if (inner.length !== outer.length || match === undefined || match.straddles)
     return { context: 'single-quoted' }
-  return { context: match.location.context, reparsedBy: match.location.reparsedBy }
+  const { context, reparsedBy, evaluatedByBash } = match.location
+  if (reparsedBy === undefined) return { context }
+  return { context, reparsed: evaluatedByBash === true ? { reparsedBy, evaluatedByBash } : { reparsedBy } }
 }
