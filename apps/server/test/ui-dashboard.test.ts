@@ -497,7 +497,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           // None left: the page's heading, not the top of the document.
           expect(
             await until(async () => {
-              const tag = await page.evaluate(() => document.activeElement?.tagName ?? null)
+              const tag = await page.evaluate<string | null>('document.activeElement?.tagName ?? null')
               return tag === 'H1' ? tag : undefined
             }),
           ).toBe('H1')
