@@ -478,7 +478,7 @@ describe.skipIf(chromiumMissing !== undefined)(
             ids.push((await json(asked)).approval_id as string)
           }
           const focusedKey = () =>
-            page.evaluate(() => document.activeElement?.getAttribute('data-key') ?? null)
+            page.evaluate<string | null>("document.activeElement?.getAttribute('data-key') ?? null")
           const deny = (id: string) =>
             page.locator(`li[data-approval="${id}"]`).getByRole('button', { name: 'Deny' })
           await until(async () => ((await deny(ids[1] as string).isEnabled()) ? true : undefined))
