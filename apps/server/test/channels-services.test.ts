@@ -216,6 +216,27 @@ describe('SlackChannel', () => {
     expect(slack.requests[1]?.body.text).toBe('after the limit')
   })
 
+  // An outside probe: the client waited out a 40 s Retry-After inside a 30 s delivery attempt and
+  // posted after the ledger had recorded the delivery failed.
+  it('a Retry-After longer than 5 s fails the post at once with its wait, and the client posts nothing later', async () => {
+    slack.answerNext({ status: 429, retryAfter: 40, body: { ok: false, error: 'ratelimited' } })
+    const failure = await channelError(channel().send('C1', 'after a long limit', { signal: signal() }))
+    expect(failure.data).toMatchObject({ status: 429, retryAfterMs: 40_000 })
+    expect(toDeliveryError(failure)).toMatchObject({ permanent: false, retryAfterMs: 40_000 })
+    // A request the client would send on its own comes at once (its retry delay here is 10 ms).
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(slack.requests).toHaveLength(1)
+  })
+
+  it('a Slack error no retry fixes is permanent for the delivery ledger; a passing one is not', async () => {
+    const missing = await channelError(channel().send('C404', 'x', { signal: signal() }))
+    expect(toDeliveryError(missing).permanent).toBe(true)
+    slack.answerNext({ status: 200, body: { ok: false, error: 'internal_error' } })
+    const passing = await channelError(channel({ retries: 0 }).send('C1', 'x', { signal: signal() }))
+    expect(passing.message).toBe('slack: chat.postMessage to C1 failed: internal_error')
+    expect(toDeliveryError(passing).permanent).toBe(false)
+  })
+
   it('a rejected token is CHANNEL_AUTH_FAILED, with the token nowhere in the error or the log', async () => {
     const logger = recordingLogger()
     const wrong = new SlackChannel({
@@ -301,6 +322,20 @@ describe('DiscordChannel', () => {
     expect(discord.requests).toHaveLength(2)
     expect((discord.requests[1]?.at ?? 0) - (discord.requests[0]?.at ?? 0)).toBeGreaterThanOrEqual(250)
     expect(discord.requests[1]?.body.content).toBe('after the limit')
+  })
+
+  it('by default a 429 of more than 5 s fails at once with its wait, for the delivery ledger', async () => {
+    discord.answerNext(discordRateLimit(40))
+    const failure = await channelError(
+      new DiscordChannel({ token, apiUrl: discord.url, retries: 1 }).send('123456789012345678', 'x', {
+        signal: signal(),
+      }),
+    )
+    const delivery = toDeliveryError(failure)
+    expect(delivery.permanent).toBe(false)
+    // The REST client adds its own small margin to the wait Discord sent.
+    expect(delivery.retryAfterMs).toBeGreaterThanOrEqual(40_000)
+    expect(delivery.retryAfterMs).toBeLessThan(41_000)
   })
 
   it('a 429 asking for longer than maxRetryAfterMs fails instead of waiting', async () => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { FakeClock } from '@lango/cron/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { toDeliveryError } from '../src/channels/delivery-error.js'
 import {
   ChannelError,
   ChannelRouter,
@@ -389,6 +390,19 @@ describe('TelegramChannel', () => {
     const calls = fake.callsOf('sendMessage')
     expect(calls.map((call) => call.payload.text)).toEqual(['rate limited once', 'rate limited once'])
     expect((calls[1]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeGreaterThanOrEqual(900)
+  })
+
+  // An outside probe: a 40 s retry_after was waited out inside one delivery attempt, which its
+  // 30 s limit cut off: the result was recorded failed, never retried, "timed out".
+  it('a retry_after longer than 5 s fails the send at once, carrying the wait for the delivery ledger', async () => {
+    const { router } = create()
+    fake.failNext('sendMessage', { status: 429, retryAfter: 40 })
+    const failure = await channelError(
+      router.send('telegram', 'rate limited for long', { signal: AbortSignal.timeout(10_000) }),
+    )
+    expect(failure.data).toMatchObject({ status: 429, retryAfterSeconds: 40 })
+    expect(toDeliveryError(failure)).toMatchObject({ permanent: false, retryAfterMs: 40_000 })
+    expect(fake.callsOf('sendMessage')).toHaveLength(1)
   })
 
   it('a 409 Conflict on the first poll fails start with CHANNEL_CONFLICT', async () => {

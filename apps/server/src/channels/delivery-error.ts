@@ -15,7 +15,8 @@ const PERMANENT_CODES: ReadonlySet<ChannelErrorCode> = new Set([
 
 /**
  * A channel's failure as the `DeliveryError` cron's delivery ledger steers its retry by: `permanent`
- * for a wrong target, token or configuration and for a 4xx answer other than 408 and 429;
+ * for a wrong target, token or configuration, for a 4xx answer other than 408 and 429, and where
+ * the channel marked it so (`data.permanent`);
  * `retryAfterMs` from the service's `Retry-After` (`data.retryAfterMs`, or Telegram's
  * `data.retryAfterSeconds`). Anything else (5xx, network, a foreign error) is retryable. The message
  * is the channel's (never a token or the text); the original error is the `cause`.
@@ -36,6 +37,8 @@ export function toDeliveryError(error: unknown): DeliveryError {
         : undefined
   const permanent =
     PERMANENT_CODES.has(error.code) ||
+    // The channel says no retry can help (Slack's `channel_not_found`, `is_archived`, …).
+    data.permanent === true ||
     // A redirect (not followed) is the address being wrong, as is a 4xx other than 408 and 429.
     (status !== undefined && status >= 300 && status < 500 && status !== 408 && status !== 429)
   return new DeliveryError(error.message, {

@@ -25,7 +25,8 @@ interface DiscordChannelOptions {
   readonly requestTimeoutMs?: number
   /**
    * The REST client waits out 429s by itself; a wait longer than this fails the send instead
-   * (`CHANNEL_SEND_FAILED`, status 429). Default 60 s.
+   * (`CHANNEL_SEND_FAILED`, status 429, its `retryAfterMs`: the delivery ledger's wait). Default 5 s,
+   * so the waits stay inside one delivery attempt (`deliveryTimeoutMs`, 30 s).
    */
   readonly maxRetryAfterMs?: number
   /**
@@ -69,7 +70,8 @@ export class DiscordChannel implements ChannelAdapter {
     }
     this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
     this.#logger = options.logger ?? silentLogger
-    const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000
+    // Short waits only: a longer rate limit fails the send with its wait, for the delivery ledger.
+    const maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000
     this.#rest = new REST({
       version: '10',
       ...(options.apiUrl === undefined ? {} : { api: options.apiUrl.replace(/\/+$/, '') }),

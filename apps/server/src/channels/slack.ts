@@ -1,11 +1,13 @@
+import { systemClock } from '@lango/cron'
 import {
   type Logger as SlackLogger,
   LogLevel as SlackLogLevel,
   WebAPIHTTPError,
   WebAPIPlatformError,
+  WebAPIRateLimitedError,
   WebClient,
 } from '@slack/web-api'
-import { abortable, timeoutSignal } from '../abort.js'
+import { abortable, sleep, timeoutSignal } from '../abort.js'
 import { type Logger, silentLogger } from '../logger.js'
 import { ATTACHMENT_NAME, ATTACHMENT_TYPE, attachAfterParts, attachmentRefused } from './attachment.js'
 import { ChannelError } from './errors.js'
@@ -38,14 +40,35 @@ interface SlackChannelOptions {
    * `Infinity` always splits. Default 3.
    */
   readonly attachAfterParts?: number
-  /** Retries of the Web API client (rate limits, network and HTTP errors). Default 3. */
+  /** Retries of the Web API client (network and HTTP errors). Default 2. */
   readonly retries?: number
-  /** The first retry's delay; the client doubles it. Default 1000 ms. */
+  /** The first retry's delay; the client doubles it, up to 4 s. Default 1000 ms. */
   readonly retryMinDelayMs?: number
+  /**
+   * A rate limit (429) whose `Retry-After` is at most this is waited out and the post sent again
+   * (twice at most); a longer one fails the send at once with its `retryAfterMs`, for the caller (the
+   * delivery ledger) to retry then. Default 5 s: a channel's own waits stay well inside one delivery
+   * attempt (`deliveryTimeoutMs`, 30 s), and no post is sent after its caller gave up.
+   */
+  readonly maxRetryAfterMs?: number
   /** One HTTP request's time limit. Default 10 s. */
   readonly requestTimeoutMs?: number
   readonly logger?: Logger
 }
+
+/**
+ * Slack error codes (`ok: false`) that may go away by themselves: the others say the request, the
+ * target or the app is wrong (`channel_not_found`, `not_in_channel`, `is_archived`, `msg_too_long`,
+ * `missing_scope`, …) and fail a delivery at once instead of five times over minutes.
+ */
+const TRANSIENT_ERRORS = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'team_added_to_org',
+])
 
 /** Slack error codes that mean the token is wrong or no longer valid. */
 const AUTH_ERRORS = new Set([
@@ -74,6 +97,7 @@ export class SlackChannel implements ChannelAdapter {
   readonly #maxMessageLength: number
   readonly #attachAfterParts: number
   readonly #requestTimeoutMs: number
+  readonly #maxRetryAfterMs: number
   readonly #logger: Logger
 
   constructor(options: SlackChannelOptions) {
@@ -88,20 +112,23 @@ export class SlackChannel implements ChannelAdapter {
     this.#maxMessageLength = options.maxMessageLength ?? 4000
     this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 10_000
+    this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000
     const logger = options.logger ?? silentLogger
     this.#logger = logger
     this.#client = new WebClient(options.token, {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
       logger: slackLogger(logger, this.#scrubber),
       retryConfig: {
-        retries: options.retries ?? 3,
+        retries: options.retries ?? 2,
         factor: 2,
         minTimeout: options.retryMinDelayMs ?? 1000,
-        maxTimeout: 30_000,
+        maxTimeout: 4_000,
         randomize: true,
       },
       timeout: this.#requestTimeoutMs,
-      rejectRateLimitedCalls: false,
+      // Rate limits are waited out here (#post), where the caller's signal can stop the wait: the
+      // client's own wait has no bound and no signal, and posted minutes after the caller gave up.
+      rejectRateLimitedCalls: true,
       maxRequestConcurrency: 4,
     })
   }
@@ -143,8 +170,29 @@ export class SlackChannel implements ChannelAdapter {
     }
   }
 
-  /** One `chat.postMessage`; resolves with the channel id Slack answers. */
+  /**
+   * One `chat.postMessage`; resolves with the channel id Slack answers. A short rate limit is waited
+   * out (twice at most); a longer one fails with its `retryAfterMs`.
+   */
   async #post(channel: string, part: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    for (let waited = 0; ; waited++) {
+      try {
+        return await this.#postOnce(channel, part, signal)
+      } catch (error) {
+        const cause = error instanceof ChannelError ? error.cause : undefined
+        if (!(cause instanceof WebAPIRateLimitedError) || waited >= 2) throw error
+        const waitMs = cause.retryAfter * 1000
+        if (waitMs > this.#maxRetryAfterMs) throw error
+        await sleep(systemClock, waitMs, signal)
+      }
+    }
+  }
+
+  async #postOnce(
+    channel: string,
+    part: string,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
     try {
       // The client takes no per-call signal: its request timeout bounds each attempt, the race the wait.
       const response = await abortable(
@@ -240,6 +288,16 @@ export class SlackChannel implements ChannelAdapter {
 
   #failure(error: unknown, channel: string, method: string): ChannelError {
     const cause = this.#scrubber.error(error)
+    if (error instanceof WebAPIRateLimitedError)
+      return new ChannelError(
+        'CHANNEL_SEND_FAILED',
+        `${this.name}: ${method} to ${channel} is rate limited for ${error.retryAfter} s`,
+        {
+          // The error itself (no token in it): #post reads its retryAfter.
+          cause: error,
+          data: { channel: this.name, chatId: channel, status: 429, retryAfterMs: error.retryAfter * 1000 },
+        },
+      )
     if (error instanceof WebAPIPlatformError) {
       const code = String(error.data.error)
       const auth = AUTH_ERRORS.has(code)
@@ -249,8 +307,15 @@ export class SlackChannel implements ChannelAdapter {
         {
           cause,
           // Slack refused the call itself (a missing scope, a file it will not take): sending the
-          // text as messages instead may work. Only an upload step's refusal is acted on.
-          data: { channel: this.name, chatId: channel, error: code, ...(auth ? {} : { refused: true }) },
+          // text as messages instead may work. Only an upload step's refusal is acted on. Unless it
+          // may pass by itself, no retry helps (`permanent`: the delivery ledger fails it at once).
+          data: {
+            channel: this.name,
+            chatId: channel,
+            error: code,
+            ...(auth ? {} : { refused: true }),
+            ...(TRANSIENT_ERRORS.has(code) ? {} : { permanent: true }),
+          },
         },
       )
     }

@@ -94,8 +94,11 @@ export class TelegramChannel implements ChannelAdapter {
     })
     this.#bot.api.config.use(
       autoRetry({
-        maxRetryAttempts: options.maxRetryAttempts ?? 3,
-        maxDelaySeconds: options.maxRetryAfterSeconds ?? 60,
+        // Short waits only: a channel's own retries stay well inside one delivery attempt
+        // (`deliveryTimeoutMs`, 30 s); a longer `retry_after` fails the send with it, for the
+        // delivery ledger to retry then.
+        maxRetryAttempts: options.maxRetryAttempts ?? 2,
+        maxDelaySeconds: options.maxRetryAfterSeconds ?? 5,
         // Network errors: grammY's poll loop retries getUpdates; sends use the shared helper (bounded).
         rethrowHttpErrors: true,
       }),

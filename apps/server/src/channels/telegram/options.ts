@@ -30,9 +30,12 @@ export interface TelegramChannelOptions {
   readonly maxPendingApprovals?: number
   /** An approval nobody answers ends `undefined` (no answer) after this, whatever the caller's signal. Default 10 min. */
   readonly approvalTimeoutMs?: number
-  /** Retries of 429 (after `retry_after`) and 5xx by @grammyjs/auto-retry. Default 3. */
+  /** Retries of 429 (after `retry_after`) and 5xx by @grammyjs/auto-retry. Default 2. */
   readonly maxRetryAttempts?: number
-  /** A `retry_after` longer than this fails the call instead of waiting. Default 60 s. */
+  /**
+   * A `retry_after` longer than this fails the call instead of waiting (its `retryAfterSeconds` is
+   * the delivery ledger's wait). Default 5 s, so the waits stay inside one delivery attempt.
+   */
   readonly maxRetryAfterSeconds?: number
   /** Retries of network errors on sends (the shared backoff helper). Default 3 attempts. */
   readonly networkRetry?: RetryPolicy
