@@ -1,12 +1,8 @@
 import type { CronService, RunScope } from '@lango/cron'
 import type { WorkflowEngine } from '@lango/workflow'
-import {
-  AgentError,
-  type AgentRunCallOptions,
-  type AgentRunner,
-  type AgentRunRequest,
-  type AgentTurnResult,
-} from '../agent/index.js'
+// The error class alone: the agent's index loads the AI SDK, which an idle server never needs.
+import { AgentError } from '../agent/errors.js'
+import type { AgentRunCallOptions, AgentRunner, AgentRunRequest, AgentTurnResult } from '../agent/index.js'
 import type { DeliverySender } from '../metrics/delivery-metrics.js'
 import type { HostShellRunner } from '../scheduled-workflows/dispatch.js'
 import { errorType, type SpanAttributes } from '../telemetry/attributes.js'
