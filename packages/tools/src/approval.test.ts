@@ -857,7 +857,9 @@ describe('persisted shell commands and secrets need confirmation (SECURITY.md CR
     expect(safety('manage_cron_jobs', { action: 'update', id: 'x', config: { command: 'ls' } })).toBe(
       'dangerous',
     )
-    expect(safety('manage_cron_jobs', { action: 'trigger', id: 'x' })).toBe('moderate')
+    // A trigger whose job was not read (outside invokeTool's preflight) is judged by its worst case:
+    // the job may report to another chat, or be another creator's.
+    expect(safety('manage_cron_jobs', { action: 'trigger', id: 'x' })).toBe('dangerous')
   })
 })
 

@@ -704,12 +704,14 @@ describe('approval lines of calls that name a job (issue 26)', () => {
       `Remove cron job and its history: ${job}`,
     )
     expect(await approvalLine('cron_pause', { id: created.id })).toBe(`Pause cron job: ${job}`)
-    expect(await approvalLine('cron_resume', { id: created.id })).toBe(`Resume cron job: ${job}`)
+    // A call that starts runs says who made the job and where its results go.
+    const starts = " — a job created by ⟦telegram:555:9⟧; its runs' results go to: ⟦telegram:555⟧"
+    expect(await approvalLine('cron_resume', { id: created.id })).toBe(`Resume cron job: ${job}${starts}`)
     expect(await approvalLine('manage_cron_jobs', { action: 'delete', id: created.id })).toBe(
       `Delete cron job: ${job}`,
     )
     expect(await approvalLine('manage_cron_jobs', { action: 'trigger', id: created.id })).toBe(
-      `Trigger cron job now: ${job}`,
+      `Trigger cron job now: ${job}${starts}`,
     )
     expect(
       await approvalLine('manage_cron_jobs', {
@@ -959,6 +961,40 @@ describe('raising or removing a budget, renaming a job and webhook schedules nee
     expect(
       (await asking('manage_cron_jobs', { action: 'update', id: 'thinker', scheduleValue: '2h' })).asked,
     ).toEqual([])
+  })
+
+  // An outside probe: from one chat, an agent resumed and ran an operator's job that reports to
+  // another chat, asking nobody; that chat got the report.
+  it("resuming or running another creator's job, or one reporting to another chat, is asked about; one's own is not", async () => {
+    await cron.add({
+      name: 'ops-report',
+      scheduleType: 'every',
+      schedule: '1h',
+      prompt: 'Report the disks',
+      deliverTo: ['telegram:111'],
+      createdBy: 'cli',
+    })
+    await cron.pause('ops-report')
+    const resumed = await asking('cron_resume', { id: 'ops-report' }, false)
+    expect(resumed.asked).toHaveLength(1)
+    expect(resumed.asked[0]).toContain(" — a job created by ⟦cli⟧; its runs' results go to: ⟦telegram:111⟧")
+    expect(resumed.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect((await cron.get('ops-report')).enabled).toBe(false)
+    const triggered = await asking('manage_cron_jobs', { action: 'trigger', id: 'ops-report' }, false)
+    expect(triggered.asked).toHaveLength(1)
+    expect(triggered.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_DENIED' } })
+    expect(await cron.history({ job: 'ops-report' })).toEqual([])
+    const viaUpdate = await asking(
+      'manage_cron_jobs',
+      { action: 'update', id: 'ops-report', enabled: true },
+      false,
+    )
+    expect(viaUpdate.asked).toHaveLength(1)
+    // The caller's own job, reporting to its own chat: nobody is asked.
+    await call('cron_add', { name: 'my-report', schedule_type: 'every', schedule: '1h', prompt: 'Mine' })
+    await cron.pause('my-report')
+    expect((await asking('cron_resume', { id: 'my-report' })).asked).toEqual([])
+    expect((await asking('manage_cron_jobs', { action: 'trigger', id: 'my-report' })).asked).toEqual([])
   })
 
   it("cron_add over another creator's job (an operator's, another chat's) needs approval and says whose it is", async () => {

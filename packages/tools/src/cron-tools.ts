@@ -946,6 +946,16 @@ function withJobLine(base: string, idOrName: string, job: CronJobView): string {
     : `${base.slice(0, at)}: ${jobLine(job)}${base.slice(at + given.length)}`
 }
 
+/**
+ * What a call that starts a job's runs (resume, trigger) must show its approver besides the job:
+ * who made it and where its runs' results go (the caller may not see them).
+ */
+function startsLine(job: CronJobView): string {
+  const targets = job.deliverTo.length === 0 ? 'the run history only' : job.deliverTo.map(quoted).join(', ')
+  const maker = job.createdBy === null ? 'the host' : quoted(job.createdBy)
+  return ` — a job created by ${maker}; its runs' results go to: ${targets}`
+}
+
 /** A job's daily budgets as a call would set them: a value, `null` (removed) or undefined (left alone). */
 interface BudgetChange {
   readonly maxTokensPerDay: number | null | undefined
@@ -1049,6 +1059,19 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
   const current = currentJobs(service)
   const callers = jobCallers()
+  /**
+   * A call that would start runs of a job (resume) whose results go beyond the caller's chat, or of
+   * a job another creator made: true when the job read in preflight is so, or was not read.
+   */
+  const startsOthers = (params: object) => {
+    const job = current.of(params)
+    if (job === undefined) return true
+    if (job === null) return false
+    return (
+      callers.updatesOthers(params, job) ||
+      deliversBeyond(job.deliverTo, callers.sessionOf(params), options.defaultDeliverTo)
+    )
+  }
   const budgetOf = (params: {
     max_tokens_per_day?: number | null | undefined
     max_cost_per_day?: number | null | undefined
@@ -1223,6 +1246,15 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       idempotent: true,
       description: 'Resume a paused cron job (by id or name).',
       safety: 'moderate',
+      // Resuming a job someone else made, or one that reports to another chat, starts runs whose
+      // results go where the caller cannot see: asked about first, as making such a job is.
+      safetyFor: (params) => (startsOthers(params) ? 'dangerous' : 'moderate'),
+      worstSafety: 'dangerous',
+      async preflight(params, context) {
+        callers.remember(params, context)
+        await current.read(params, params.id)
+        return undefined
+      },
       parameters: v.strictObject({ id: jobId }),
       output: v.strictObject({
         status: v.literal('resumed'),
@@ -1230,7 +1262,10 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         name: v.string(),
         next_run_at: isoOrNull,
       }),
-      approvalSummary: (params) => namedJobSummary(service, 'cron_resume', params, params.id),
+      async approvalSummary(params) {
+        const job = current.of(params) ?? (await service.get(params.id))
+        return `${withJobLine(buildApprovalSummary('cron_resume', params), params.id, job)}${startsLine(job)}`
+      },
       async handler(params) {
         const { job } = await service.resume(params.id)
         return { status: 'resumed' as const, id: job.id, name: job.name, next_run_at: isoTime(job.nextRunAt) }
@@ -1473,6 +1508,21 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
   checkManageKeys(options)
   const { service } = options
   const current = currentJobs(service)
+  const callers = jobCallers()
+  /** A trigger, or an update that resumes the job: it starts runs (see cron_resume). */
+  const starts = (params: { action: string; enabled?: boolean | undefined; id?: string | undefined }) =>
+    params.id !== undefined &&
+    (params.action === 'trigger' || (params.action === 'update' && params.enabled === true))
+  /** As cron_resume's: the job's results go beyond the caller's chat, or another creator made it. */
+  const startsOthers = (params: object) => {
+    const job = current.of(params)
+    if (job === undefined) return true
+    if (job === null) return false
+    return (
+      callers.updatesOthers(params, job) ||
+      deliversBeyond(job.deliverTo, callers.sessionOf(params), options.defaultDeliverTo)
+    )
+  }
   const budgetOf = (params: {
     config?: { maxTokensPerDay?: number | null | undefined; maxCostPerDay?: number | null | undefined }
   }): BudgetChange => ({
@@ -1528,6 +1578,8 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       if (persistsRisk) return 'dangerous'
       // Raising or removing a job's daily budget lifts a bound on its spend; renaming it changes
       // what people know it by. Both need confirmation (a job not read yet is unknown: its worst case).
+      // Running a job someone else made, or one that reports to another chat: asked about first.
+      if (starts(params) && startsOthers(params)) return 'dangerous'
       if (judgesJob(params)) {
         const job = current.of(params)
         if (job === undefined) return 'dangerous'
@@ -1537,8 +1589,9 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
       }
       return base
     },
-    async preflight(params) {
-      if (judgesJob(params)) await current.read(params, params.id as string)
+    async preflight(params, context) {
+      callers.remember(params, context)
+      if (judgesJob(params) || starts(params)) await current.read(params, params.id as string)
       return undefined
     },
     parameters: v.strictObject({
@@ -1621,7 +1674,8 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
         return buildApprovalSummary('manage_cron_jobs', params)
       // The job as it is now: its name in place of the id, and each budget changed as old → new.
       const job = current.of(params) ?? (await service.get(params.id))
-      return withJobLine(manageCronJobsSummary(params, job), params.id, job)
+      const line = withJobLine(manageCronJobsSummary(params, job), params.id, job)
+      return starts(params) ? `${line}${startsLine(job)}` : line
     },
     isFailure: (result) => typeof (result as { error?: unknown } | null)?.error === 'string',
     async handler(params, context) {

@@ -159,7 +159,8 @@ describe('registerTools on an MCP SDK v2 server (STACK.md, MCP)', () => {
       cron_add: { ...destroy, idempotentHint: true },
       cron_list: read,
       cron_pause: { ...change, idempotentHint: true },
-      cron_resume: { ...change, idempotentHint: true },
+      // Resuming another creator's job, or one reporting to another chat: dangerous per call.
+      cron_resume: { ...destroy, idempotentHint: true },
       cron_remove: { ...destroy, idempotentHint: true },
       cron_history: read,
       manage_cron_jobs: destroy,
