@@ -320,8 +320,8 @@ const MAX_STEP_TOKENS = 100_000_000
 
 /**
  * A step's token count as the budgets use it: a whole number from 0 to {@link MAX_STEP_TOKENS}.
- * Above the bound counts as the bound (a budget errs toward stopping); negative, fractional
- * garbage or not a number counts as 0, and {@link usageProblem} reports it.
+ * Above the bound counts as the bound (a budget errs toward stopping); a fraction counts as the
+ * nearest whole number; negative or not a number counts as 0. {@link usageProblem} reports each.
  */
 function tokenCount(value: number | undefined): number {
   if (value === undefined || !Number.isFinite(value) || value <= 0)

@@ -47,7 +47,8 @@ export function costRoutes(app: App): Hono {
         turns: sum.turns + line.turns,
         input_tokens: sum.input_tokens + line.inputTokens,
         output_tokens: sum.output_tokens + line.outputTokens,
-        cost_usd: sum.cost_usd + line.costUsd,
+        // Whole nano-dollars, as the ledger stores them: no float noise (0.0131999…98) in the sum.
+        cost_usd: Math.round((sum.cost_usd + line.costUsd) * 1e9) / 1e9,
         budget_exhausted: sum.budget_exhausted + line.budgetExhausted,
       }),
       { turns: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, budget_exhausted: 0 },
