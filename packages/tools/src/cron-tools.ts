@@ -1044,6 +1044,26 @@ function jobCallers() {
 }
 
 /**
+ * Whether a call that would start runs of a stored job (resume, trigger) starts them for someone
+ * else: the job read in preflight reports beyond the caller's chat, or another creator made it;
+ * true too when the job was not read (its worst case).
+ */
+function startsOthersRule(
+  current: ReturnType<typeof currentJobs>,
+  callers: ReturnType<typeof jobCallers>,
+  defaults: readonly string[] | undefined,
+): (params: object) => boolean {
+  return (params) => {
+    const job = current.of(params)
+    if (job === undefined) return true
+    if (job === null) return false
+    return (
+      callers.updatesOthers(params, job) || deliversBeyond(job.deliverTo, callers.sessionOf(params), defaults)
+    )
+  }
+}
+
+/**
  * `{ createdBy }` of a job a call creates: who its runs' spend counts against (the per-creator daily
  * budget, the per-creator job cap) — the call's creator, so a job made from inside a background task
  * or workflow run is its starter's, not the run's.
@@ -1059,19 +1079,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
   const { service } = options
   const current = currentJobs(service)
   const callers = jobCallers()
-  /**
-   * A call that would start runs of a job (resume) whose results go beyond the caller's chat, or of
-   * a job another creator made: true when the job read in preflight is so, or was not read.
-   */
-  const startsOthers = (params: object) => {
-    const job = current.of(params)
-    if (job === undefined) return true
-    if (job === null) return false
-    return (
-      callers.updatesOthers(params, job) ||
-      deliversBeyond(job.deliverTo, callers.sessionOf(params), options.defaultDeliverTo)
-    )
-  }
+  const startsOthers = startsOthersRule(current, callers, options.defaultDeliverTo)
   const budgetOf = (params: {
     max_tokens_per_day?: number | null | undefined
     max_cost_per_day?: number | null | undefined
@@ -1513,16 +1521,7 @@ export function createManageCronJobsTool(options: CronToolsOptions): AnyTool {
   const starts = (params: { action: string; enabled?: boolean | undefined; id?: string | undefined }) =>
     params.id !== undefined &&
     (params.action === 'trigger' || (params.action === 'update' && params.enabled === true))
-  /** As cron_resume's: the job's results go beyond the caller's chat, or another creator made it. */
-  const startsOthers = (params: object) => {
-    const job = current.of(params)
-    if (job === undefined) return true
-    if (job === null) return false
-    return (
-      callers.updatesOthers(params, job) ||
-      deliversBeyond(job.deliverTo, callers.sessionOf(params), options.defaultDeliverTo)
-    )
-  }
+  const startsOthers = startsOthersRule(current, callers, options.defaultDeliverTo)
   const budgetOf = (params: {
     config?: { maxTokensPerDay?: number | null | undefined; maxCostPerDay?: number | null | undefined }
   }): BudgetChange => ({
