@@ -63,6 +63,49 @@ function holdingQueries(inner: Dialect, gates: ReadonlyMap<string, Promise<void>
   }
 }
 
+/**
+ * `inner` where a query that mentions `key` is run and then answered with a lost connection, as a
+ * PostgreSQL connection cut after COMMIT is: the row is stored, the caller is told it failed.
+ */
+function losingAnswers(inner: Dialect, key: string): Dialect {
+  return {
+    createAdapter: () => inner.createAdapter(),
+    createQueryCompiler: () => inner.createQueryCompiler(),
+    createIntrospector: (db) => inner.createIntrospector(db),
+    createDriver() {
+      const driver = inner.createDriver()
+      let lost = false
+      const connection: DatabaseConnection = {
+        async executeQuery<R>(query: CompiledQuery) {
+          const taken = await driver.acquireConnection()
+          try {
+            const result = await taken.executeQuery<R>(query)
+            if (!lost && JSON.stringify(query.parameters).includes(key)) {
+              lost = true
+              throw new Error('Connection terminated unexpectedly')
+            }
+            return result
+          } finally {
+            await driver.releaseConnection(taken)
+          }
+        },
+        streamQuery() {
+          throw new Error('not used by the ledger')
+        },
+      }
+      return {
+        init: () => driver.init(),
+        destroy: () => driver.destroy(),
+        acquireConnection: async () => connection,
+        releaseConnection: async () => {},
+        beginTransaction: () => Promise.reject(new Error('not used by the ledger')),
+        commitTransaction: () => Promise.reject(new Error('not used by the ledger')),
+        rollbackTransaction: () => Promise.reject(new Error('not used by the ledger')),
+      }
+    },
+  }
+}
+
 function chatTurn(sessionKey: string, tokens: number): UsageRecord {
   return {
     purpose: 'chat',
@@ -156,6 +199,40 @@ describe('usage ledger', () => {
       const rows = await db.selectFrom('agent_usage').select('session_key').orderBy('session_key').execute()
       expect(rows.map((row) => row.session_key)).toEqual(['http:four', 'http:one', 'http:three', 'http:two'])
     }))
+
+  it('a row stored by a write whose answer was lost is sent again harmlessly: no second row, nothing blocked', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lango-usage-'))
+    const file = join(dir, 'lango.db')
+    const plain = new Kysely<UsageDatabase>({ dialect: new SqliteDialect({ database: new Database(file) }) })
+    await usageTables.migrate(plain)
+    const db = new Kysely<UsageDatabase>({
+      dialect: losingAnswers(new SqliteDialect({ database: new Database(file) }), 'http:lost'),
+    })
+    const ledger = new UsageLedger(db, { server: { maxTokens: 10_000 }, logger: silentLogger })
+    try {
+      ledger.record(chatTurn('http:lost', 700))
+      await ledger.flush()
+      ledger.record(chatTurn('http:next', 300))
+      ledger.record(chatTurn('http:last', 5))
+      await ledger.flush()
+      const rows = await plain
+        .selectFrom('agent_usage')
+        .select('session_key')
+        .orderBy('session_key')
+        .execute()
+      expect(rows.map((row) => row.session_key)).toEqual(['http:last', 'http:lost', 'http:next'])
+      const [server] = await ledger.spendLimits({
+        purpose: 'chat',
+        sessionKey: 'http:reader',
+        model: 'test-model',
+      })
+      expect(server).toMatchObject({ spentTokens: 1_005 })
+    } finally {
+      await db.destroy()
+      await plain.destroy()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 
   it("a job's daily spend is counted by its id, whatever its name was; rows from before ids by its name", () =>
     withDatabase(async (open) => {

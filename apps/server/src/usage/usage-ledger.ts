@@ -247,77 +247,58 @@ export class UsageLedger {
   }
 
   /**
-   * Writes one turn's row in the background, after the rows an earlier failure left unwritten. A
-   * row that cannot be written is logged and kept in memory (see {@link spendLimits}) until a later
-   * write gets through.
+   * Writes one turn's row in the background, with the rows an earlier failure left unwritten. A
+   * row that cannot be written is logged and kept in memory (see {@link spendLimits}) until a write
+   * gets through. Rows are inserted with `on conflict (id) do nothing`: one sent again after a write
+   * whose answer was lost (a connection cut after COMMIT) is not a failure, nor a second row.
    */
   record(record: UsageRecord): void {
     const row = this.#row(record)
-    const write = this.#insert([...this.#unwritten.splice(0), row]).catch((error: unknown) =>
-      this.#options.logger.warn(
-        'agent usage not recorded: kept in memory, counted against the daily budgets, written again with the next turn',
-        {
-          error,
-          sessionKey: record.sessionKey,
-          unwritten: this.#unwritten.length,
-        },
-      ),
+    // The backlog stays in #unwritten (counted by spendLimits) until this write has stored it.
+    const backlog = [...this.#unwritten]
+    const write = this.#insert([...backlog, row]).then(
+      () => this.#forget(backlog),
+      (error: unknown) => {
+        this.#keep(row)
+        this.#options.logger.warn(
+          'agent usage not recorded: kept in memory, counted against the daily budgets, written again with the next turn',
+          { error, sessionKey: record.sessionKey, unwritten: this.#unwritten.length },
+        )
+      },
     )
     this.#pending.add(write)
     void write.finally(() => this.#pending.delete(write))
   }
 
-  /** Inserts `rows`; those not written go back to the front of the backlog (bounded). */
-  async #insert(rows: AgentUsageRow[]): Promise<void> {
-    try {
-      for (let start = 0; start < rows.length; start += INSERT_CHUNK)
-        await this.#db
-          .insertInto('agent_usage')
-          .values(rows.slice(start, start + INSERT_CHUNK))
-          .execute()
-    } catch (error) {
-      // A chunk that failed wrote nothing (one statement); the chunks before it are written.
-      const written = await this.#writtenPrefix(rows)
-      this.#unwritten = [...rows.slice(written), ...this.#unwritten]
-      const over = this.#unwritten.length - MAX_UNWRITTEN
-      if (over > 0) {
-        this.#unwritten.splice(0, over)
-        this.#dropped += over
-        this.#options.logger.error(
-          'agent usage lost: the ledger could not be written and its backlog is full',
-          {
-            dropped: this.#dropped,
-            kept: MAX_UNWRITTEN,
-          },
-        )
-      }
-      throw error
-    }
-    this.#dropped = 0
+  /** Inserts `rows`, a chunk a statement; a row already stored is skipped. */
+  async #insert(rows: readonly AgentUsageRow[]): Promise<void> {
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK)
+      await this.#db
+        .insertInto('agent_usage')
+        .values(rows.slice(start, start + INSERT_CHUNK))
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .execute()
   }
 
-  /** How many leading `rows` are stored: whole chunks before the first that failed. */
-  async #writtenPrefix(rows: readonly AgentUsageRow[]): Promise<number> {
-    if (rows.length <= INSERT_CHUNK) return 0
-    const ids = rows.map((row) => row.id)
-    const found = new Set<string>()
-    try {
-      for (let start = 0; start < ids.length; start += INSERT_CHUNK) {
-        const chunk = ids.slice(start, start + INSERT_CHUNK)
-        for (const row of await this.#db
-          .selectFrom('agent_usage')
-          .select('id')
-          .where('id', 'in', chunk)
-          .execute())
-          found.add(row.id)
-      }
-    } catch {
-      // Unknown: keep them all; a row written twice is refused by its primary key and kept again.
-      return 0
-    }
-    let prefix = 0
-    while (prefix < rows.length && found.has((rows[prefix] as AgentUsageRow).id)) prefix += 1
-    return prefix
+  /** Takes the rows a write stored out of the backlog. */
+  #forget(written: readonly AgentUsageRow[]): void {
+    if (written.length === 0) return
+    const stored = new Set(written)
+    this.#unwritten = this.#unwritten.filter((row) => !stored.has(row))
+    if (this.#unwritten.length === 0) this.#dropped = 0
+  }
+
+  /** Adds a row no write could store to the backlog, oldest first, dropping the oldest beyond the bound. */
+  #keep(row: AgentUsageRow): void {
+    this.#unwritten.push(row)
+    const over = this.#unwritten.length - MAX_UNWRITTEN
+    if (over <= 0) return
+    this.#unwritten.splice(0, over)
+    this.#dropped += over
+    this.#options.logger.error('agent usage lost: the ledger could not be written and its backlog is full', {
+      dropped: this.#dropped,
+      kept: MAX_UNWRITTEN,
+    })
   }
 
   /**
@@ -338,12 +319,14 @@ export class UsageLedger {
     while (this.#pending.size > 0) await this.#written()
     if (this.#unwritten.length === 0) return
     // A last try for the rows an outage left in memory; what still fails is said, not dropped quietly.
-    const rows = this.#unwritten.splice(0)
-    await this.#insert(rows).catch((error: unknown) =>
-      this.#options.logger.error('agent usage lost at stop: the ledger could not be written', {
-        error,
-        rows: this.#unwritten.length,
-      }),
+    const backlog = [...this.#unwritten]
+    await this.#insert(backlog).then(
+      () => this.#forget(backlog),
+      (error: unknown) =>
+        this.#options.logger.error('agent usage lost at stop: the ledger could not be written', {
+          error,
+          rows: this.#unwritten.length,
+        }),
     )
   }
 
@@ -394,6 +377,9 @@ export class UsageLedger {
     const wantCreator = has(perCreator) && creator !== null
     if (!wantJob && !wantCreator && !has(server)) return []
     await written
+    // Taken before the sum is read: a backlog row written meanwhile may count twice (a budget errs
+    // toward stopping), never not at all.
+    const unwritten = [...this.#unwritten]
     const tokens = sql<number>`${sql.ref('input_tokens')} + ${sql.ref('output_tokens')}`
     const cost = sql<number>`coalesce(${sql.ref('cost_nano_usd')}, 0)`
     // The job's rows by its id; rows written before ids were recorded (job_id null) by its name.
@@ -427,19 +413,19 @@ export class UsageLedger {
       all_tokens: 0,
       all_cost: 0,
     }
-    for (const unwritten of this.#unwritten) {
-      if (unwritten.day !== today) continue
-      const spent = unwritten.input_tokens + unwritten.output_tokens
-      const paid = unwritten.cost_nano_usd ?? 0
+    for (const kept of unwritten) {
+      if (kept.day !== today) continue
+      const spent = kept.input_tokens + kept.output_tokens
+      const paid = kept.cost_nano_usd ?? 0
       const jobRow =
         turn.jobId === undefined
-          ? unwritten.source === source
-          : unwritten.job_id === turn.jobId || (unwritten.job_id === null && unwritten.source === source)
+          ? kept.source === source
+          : kept.job_id === turn.jobId || (kept.job_id === null && kept.source === source)
       if (jobRow) {
         backlog.job_tokens += spent
         backlog.job_cost += paid
       }
-      if (creator !== null && unwritten.creator === creator) {
+      if (creator !== null && kept.creator === creator) {
         backlog.creator_tokens += spent
         backlog.creator_cost += paid
       }
