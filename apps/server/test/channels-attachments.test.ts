@@ -188,6 +188,27 @@ describe('long deliveries: Slack', () => {
     ])
   })
 
+  // A review: with rate-limited calls rejected, a second's 429 on the upload's first call failed the
+  // attempt after its first part was posted (which the ledger's retry would post again).
+  it('a short rate limit on the upload is waited out: one first part, the file shared', async () => {
+    const text = longResult()
+    slack.answerNext({
+      path: '/api/files.getUploadURLExternal',
+      status: 429,
+      retryAfter: 1,
+      body: { ok: false, error: 'ratelimited' },
+    })
+    await router().send('slack:C1', text, { signal: signal() })
+    expect(paths()).toEqual([
+      '/api/chat.postMessage',
+      '/api/files.getUploadURLExternal',
+      '/api/files.getUploadURLExternal',
+      '/upload',
+      '/api/files.completeUploadExternal',
+    ])
+    expect(slack.shared).toEqual([expect.objectContaining({ channelId: 'C1', filename: 'result.md', text })])
+  })
+
   it('falls back to split messages when the upload is refused (413)', async () => {
     const text = longResult()
     slack.answerNext({ path: /^\/upload\//, status: 413, body: { ok: false } })

@@ -231,6 +231,11 @@ describe('SlackChannel', () => {
   it('a Slack error no retry fixes is permanent for the delivery ledger; a passing one is not', async () => {
     const missing = await channelError(channel().send('C404', 'x', { signal: signal() }))
     expect(toDeliveryError(missing).permanent).toBe(true)
+    for (const code of ['rate_limited', 'message_limit_exceeded']) {
+      slack.answerNext({ status: 200, body: { ok: false, error: code } })
+      const throttled = await channelError(channel({ retries: 0 }).send('C1', 'x', { signal: signal() }))
+      expect({ code, permanent: toDeliveryError(throttled).permanent }).toEqual({ code, permanent: false })
+    }
     slack.answerNext({ status: 200, body: { ok: false, error: 'internal_error' } })
     const passing = await channelError(channel({ retries: 0 }).send('C1', 'x', { signal: signal() }))
     expect(passing.message).toBe('slack: chat.postMessage to C1 failed: internal_error')

@@ -19,9 +19,9 @@ interface DiscordChannelOptions {
   readonly defaultChannel?: string
   /** When given, only these channel ids may be posted to (`CHANNEL_TARGET_NOT_ALLOWED` otherwise). */
   readonly allowedChannels?: readonly string[]
-  /** Retries of 5xx and network errors by the REST client. Default 3. */
+  /** Retries of 5xx and network errors by the REST client. Default 1 (two tries fit a delivery attempt). */
   readonly retries?: number
-  /** One HTTP request's time limit. Default 15 s. */
+  /** One HTTP request's time limit. Default 10 s. */
   readonly requestTimeoutMs?: number
   /**
    * The REST client waits out 429s by itself; a wait longer than this fails the send instead
@@ -75,8 +75,9 @@ export class DiscordChannel implements ChannelAdapter {
     this.#rest = new REST({
       version: '10',
       ...(options.apiUrl === undefined ? {} : { api: options.apiUrl.replace(/\/+$/, '') }),
-      retries: options.retries ?? 3,
-      timeout: options.requestTimeoutMs ?? 15_000,
+      // Two tries of at most 10 s stay inside one delivery attempt (30 s).
+      retries: options.retries ?? 1,
+      timeout: options.requestTimeoutMs ?? 10_000,
       rejectOnRateLimit: (data) => data.retryAfter > maxRetryAfterMs,
     }).setToken(options.token)
   }

@@ -51,7 +51,7 @@ interface SlackChannelOptions {
    * attempt (`deliveryTimeoutMs`, 30 s), and no post is sent after its caller gave up.
    */
   readonly maxRetryAfterMs?: number
-  /** One HTTP request's time limit. Default 10 s. */
+  /** One HTTP request's time limit. Default 7 s (three tries and their backoff fit in a delivery attempt). */
   readonly requestTimeoutMs?: number
   readonly logger?: Logger
 }
@@ -63,6 +63,8 @@ interface SlackChannelOptions {
  */
 const TRANSIENT_ERRORS = new Set([
   'ratelimited',
+  'rate_limited',
+  'message_limit_exceeded',
   'internal_error',
   'fatal_error',
   'service_unavailable',
@@ -85,9 +87,10 @@ const SLACK_CHANNEL = /^#?[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/
  * Posts to Slack with `chat.postMessage` (@slack/web-api), text split on paragraph, code-fence and line
  * boundaries, a long one as its first part plus the whole as an uploaded `result.md`. The text is
  * escaped (`&`, `<`, `>`), so an agent's `<!channel>` pings nobody and `<https://evil|bank>` shows as
- * written; link unfurling is off, so a URL in a message is not fetched by Slack on its own. The client
- * retries rate limits itself, waiting the `Retry-After` Slack sends; its retry count and request
- * timeout are options. Send only: receiving (Events API or Socket Mode) is not built yet.
+ * written; link unfurling is off, so a URL in a message is not fetched by Slack on its own. A rate
+ * limit of at most `maxRetryAfterMs` is waited out here (the caller's signal stops the wait), a longer
+ * one fails the call with its wait; network and HTTP errors are retried by the client, within one
+ * delivery attempt. Retry count, request timeout and the longest wait are options. Send only: receiving (Events API or Socket Mode) is not built yet.
  */
 export class SlackChannel implements ChannelAdapter {
   readonly name: string
@@ -111,7 +114,8 @@ export class SlackChannel implements ChannelAdapter {
     }
     this.#maxMessageLength = options.maxMessageLength ?? 4000
     this.#attachAfterParts = attachAfterParts(this.name, options.attachAfterParts)
-    this.#requestTimeoutMs = options.requestTimeoutMs ?? 10_000
+    // Three tries of at most 7 s and their backoff stay inside one delivery attempt (30 s).
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 7_000
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000
     const logger = options.logger ?? silentLogger
     this.#logger = logger
@@ -174,10 +178,19 @@ export class SlackChannel implements ChannelAdapter {
    * One `chat.postMessage`; resolves with the channel id Slack answers. A short rate limit is waited
    * out (twice at most); a longer one fails with its `retryAfterMs`.
    */
-  async #post(channel: string, part: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+  #post(channel: string, part: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    return this.#waitingOutRateLimits(signal, () => this.#postOnce(channel, part, signal))
+  }
+
+  /**
+   * `attempt`, again after a rate limit of at most `maxRetryAfterMs` (twice at most), the wait
+   * stopped by `signal`: the client rejects rate-limited calls (`rejectRateLimitedCalls`), so no
+   * call is made after its caller gave up.
+   */
+  async #waitingOutRateLimits<T>(signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
     for (let waited = 0; ; waited++) {
       try {
-        return await this.#postOnce(channel, part, signal)
+        return await attempt()
       } catch (error) {
         const cause = error instanceof ChannelError ? error.cause : undefined
         if (!(cause instanceof WebAPIRateLimitedError) || waited >= 2) throw error
@@ -278,12 +291,14 @@ export class SlackChannel implements ChannelAdapter {
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
   ): Promise<T> {
-    try {
-      return await abortable(call(), signal)
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason
-      throw this.#failure(error, channel, method)
-    }
+    return this.#waitingOutRateLimits(signal, async () => {
+      try {
+        return await abortable(call(), signal)
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason
+        throw this.#failure(error, channel, method)
+      }
+    })
   }
 
   #failure(error: unknown, channel: string, method: string): ChannelError {
