@@ -439,6 +439,20 @@ describe("checkCommand: the host's check of commands when they are written", () 
   })
 })
 
+describe('a job stored with a relative cwd before it was refused', () => {
+  it('can still be paused, resumed and edited; a new relative cwd is refused', async () => {
+    const { job } = await harness.service.add({ ...base, name: 'old-cwd' })
+    // As a job written by an earlier version is stored.
+    await harness.store.updateJob(job.id, { cwd: 'scripts' })
+    expect((await harness.service.pause(job.id)).enabled).toBe(false)
+    expect((await harness.service.resume(job.id)).job.enabled).toBe(true)
+    const renamed = await harness.service.update(job.id, { name: 'old-cwd-2' })
+    expect(renamed.job).toMatchObject({ name: 'old-cwd-2', cwd: 'scripts' })
+    const moved = await rejection(harness.service.update(job.id, { cwd: 'elsewhere' }))
+    expect(moved.data).toEqual({ field: 'cwd' })
+  })
+})
+
 describe('a change of kind keeps working', () => {
   it('an ai job made a shell job (and back) drops the text of the old kind, refusing nothing', async () => {
     const { job } = await harness.service.add({ ...base, name: 'switch' })

@@ -1112,7 +1112,7 @@ export class CronService {
       kind,
       prompt: kind === 'ai' ? (input.prompt as string) : null,
       command: kind === 'shell' ? (input.command as string) : null,
-      cwd: checkCwd(input.cwd),
+      cwd: checkCwd(input.cwd, current?.cwd),
       model: kind === 'ai' ? optionalText('model', input.model, 200) : null,
       sessionMode,
       deliverTo: checkTargets(input.deliverTo),
@@ -1215,10 +1215,14 @@ function optionalText(field: string, value: unknown, max: number): string | null
   return value
 }
 
-/** A job's working directory: null for the host's default; else an absolute path (a relative one is refused at every run). */
-function checkCwd(value: unknown): string | null {
+/**
+ * A job's working directory: null for the host's default; else an absolute path (a relative one is
+ * refused at every run). Only one given now is refused: a job stored with a relative one before
+ * can still be paused, resumed and edited (a pause would otherwise fail on it).
+ */
+function checkCwd(value: unknown, stored: string | null | undefined): string | null {
   const cwd = optionalText('cwd', value, 1024)
-  if (cwd !== null && !cwd.startsWith('/'))
+  if (cwd !== null && cwd !== stored && !cwd.startsWith('/'))
     throw new CronError(
       'CRON_INVALID_INPUT',
       `cwd must be an absolute path such as /srv/app (got a relative one, "${cwd.slice(0, 64)}"), or left out for the host's working directory.`,
