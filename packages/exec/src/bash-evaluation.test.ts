@@ -85,6 +85,20 @@ const REFUSED: ReadonlyArray<readonly [string, string]> = [
   // (`$CMD {{secret:x}}` is refused already: a computed name may be a shell, the token its script.)
   ['$CMD a {{secret:x}}', 'bash $CMD'],
   ['"$(command -v let)" n=1 {{secret:x}}', 'bash "$(command -v let)"'],
+  // `coproc` runs the command after it (and `coproc NAME { …; }` its group).
+  ['coproc read {{secret:x}}', 'bash read'],
+  ['coproc N { read {{secret:x}}; }', 'bash read'],
+  ['coproc let n={{secret:x}}', 'bash let'],
+  // A nested shell's command string or `eval`'s script with an evaluating construct: the value may
+  // reach it through the environment or a pipe.
+  ["V={{secret:x}} bash -c 'echo $((V))'", 'bash -c: bash arithmetic'],
+  ["echo {{secret:x}} | bash -c 'read v; echo $((v))'", 'bash -c: bash arithmetic'],
+  ["echo {{secret:x}} | /bin/sh -ec 'read v; [[ $v -gt 1 ]]'", 'sh -c: bash [[ ]]'],
+  ['export V={{secret:x}}; sudo -E zsh -c "let n=V"', 'zsh -c: bash let'],
+  ['V={{secret:x}} bash -c \'bash -c "echo \\$((V))"\'', 'bash -c: bash -c: bash arithmetic'],
+  ["v={{secret:x}}; eval 'echo $((v))'", 'eval: bash arithmetic'],
+  // Command-wide, like any evaluating construct: also when the nested shell is another command.
+  ["bash -c 'echo $((n))'; echo {{secret:x}}", 'bash -c: bash arithmetic'],
 ]
 
 /** Placements that stay accepted: the value is an ordinary argument, a plain assignment or a `[ ]` operand. */
@@ -111,6 +125,10 @@ const ACCEPTED: readonly string[] = [
   "echo '$((n)) [[ x ]]' {{secret:x}}",
   'if [ -n "{{secret:x}}" ]; then echo set; fi',
   'printf "[%s]\\n" "{{secret:x}}" > out.txt; cat out.txt',
+  // A nested shell whose script evaluates nothing (one that evaluates taints the whole command).
+  "echo {{secret:x}} | sh -c 'cat'",
+  'TOKEN={{secret:x}} bash -c \'curl -H "Authorization: Bearer $TOKEN" https://example.com\'',
+  "bash -c 'echo hi'; echo {{secret:x}}",
 ]
 
 /** File tokens become an inert path: fine in arithmetic and `[[ ]]`. */

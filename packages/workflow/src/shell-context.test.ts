@@ -86,6 +86,21 @@ const REFUSED: readonly (readonly [string, string])[] = [
   ['command name', '{{a.result}}'],
   ['command name and argument', '{{a.result}} x'],
   ['computed command name', '$CMD {{a.result}}'],
+  // `coproc` runs the command after it, like `builtin`/`command`/`time`.
+  ['coproc read', 'coproc read {{a.result}}'],
+  ['coproc let', 'coproc let n={{a.result}}'],
+  ['coproc NAME { read }', 'coproc R { read {{a.result}}; }'],
+  ['coproc name', 'coproc {{a.result}}'],
+  // A nested shell's command string (or `eval`'s script) that evaluates: the value reaches it through
+  // the environment or a pipe.
+  ['bash -c $(( ))', "v={{a.result}} bash -c 'echo $((v))'"],
+  ['| bash -c read; $(( ))', "echo {{a.result}} | bash -c 'read v; echo $((v))'"],
+  ['| sh -c read; [[ ]]', "echo {{a.result}} | sh -c 'read v; [[ $v -gt 1 ]]'"],
+  ['/bin/sh -ec let', 'export v={{a.result}}; /bin/sh -ec "let n=v"'],
+  ['sudo zsh -c (( ))', "echo {{a.result}} | sudo -E zsh -c '(( $(cat) > 1 ))'"],
+  ['bash -c "bash -c"', 'v={{a.result}} bash -c "bash -c \'echo \\$((v))\'"'],
+  ["eval '$(( ))'", "v={{a.result}}; eval 'echo $((v))'"],
+  ['bash -c $(( )) elsewhere in the command', "bash -c 'echo $((n))'; echo {{a.result}}"],
 ]
 
 // Placements that stay accepted: the value is an ordinary argument or a plain assignment.
@@ -123,6 +138,12 @@ const ACCEPTED: readonly string[] = [
   'time echo {{a.result}}',
   '! grep -q x {{a.result}}',
   'if [ -n {{a.result}} ]; then echo yes; fi',
+  // A nested shell whose script evaluates nothing: plain data into a shell. (One whose script
+  // evaluates taints the whole `run` command, like any command-wide construct: see REFUSED.)
+  "echo {{a.result}} | sh -c 'cat'",
+  "bash -c 'echo hi'; echo {{a.result}}",
+  'v={{a.result}} bash -c \'printf "%s\\n" "$v"\'',
+  "printf '%s\\n' {{a.result}} | bash -c 'while read -r line; do echo \"$line\"; done'",
 ]
 
 describe('findUnsafeReferences: where bash evaluates names and arithmetic', () => {

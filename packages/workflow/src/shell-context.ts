@@ -205,8 +205,28 @@ const RESERVED_WORDS = new Set([
   'done',
   'esac',
 ])
-/** Words that run the command named after them (and their options): `builtin let …`, `command read …`. */
-const COMMAND_PREFIXES = new Set(['builtin', 'command', 'time'])
+/**
+ * Words that run the command named after them (and their options): `builtin let …`, `command read …`,
+ * `coproc read …` (`coproc NAME { …; }`: a name followed by a reserved word is skipped too).
+ */
+const COMMAND_PREFIXES = new Set(['builtin', 'command', 'time', 'coproc'])
+/** Shells whose `-c` argument is a script of its own (`bash -c '…'`, `/bin/sh -ec '…'`). */
+const NESTED_SHELLS = new Set([
+  'sh',
+  'bash',
+  'rbash',
+  'dash',
+  'ash',
+  'ksh',
+  'mksh',
+  'pdksh',
+  'oksh',
+  'zsh',
+  'yash',
+  'posh',
+])
+/** A short-option cluster holding `c`: `-c`, `-ec`, `-xce`. */
+const COMMAND_STRING_OPTION = /^-[A-Za-z]*c[A-Za-z]*$/
 /** `name=`, `name+=` or `name[sub]=` at the start of a word. */
 const ASSIGNMENT = /^[A-Za-z_]\w*(\[[^\]=]*\])?\+?=/
 /** A plain `name`, `name=…` or `name+=…` argument of a declaration builtin. */
@@ -300,7 +320,7 @@ function scanForBash(
     const current = frame()
     const words = current.words
     current.words = []
-    return checkSimpleCommand(command, words, unsafe)
+    return checkSimpleCommand(command, words, unsafe, dialect)
   }
   let next = 0
   let index = 0
@@ -458,6 +478,7 @@ function checkSimpleCommand(
   command: string,
   allWords: readonly Word[],
   unsafe: TemplateReference[],
+  dialect: Dialect,
 ): boolean {
   const words: Word[] = []
   // Redirections (`> out`, `2>&1`, `<file`) are no arguments.
@@ -483,7 +504,7 @@ function checkSimpleCommand(
         word.references.length === 0 &&
         EVALUATING_BUILTINS.has(unquoted(command.slice(word.start, word.end))))
     ) {
-      if (checkWords(command, words.slice(from, split), unsafe)) tainted = true
+      if (checkWords(command, words.slice(from, split), unsafe, dialect)) tainted = true
       from = split
     }
   }
@@ -491,7 +512,13 @@ function checkSimpleCommand(
 }
 
 /** {@link checkSimpleCommand} for words that hold one command. */
-function checkWords(command: string, words: readonly Word[], unsafe: TemplateReference[]): boolean {
+function checkWords(
+  command: string,
+  words: readonly Word[],
+  unsafe: TemplateReference[],
+  dialect: Dialect,
+): boolean {
+  if (nestedScriptEvaluates(command, words, dialect)) return true
   let index = 0
   // Assignments, reserved words and `builtin`/`command`/`time` (with their options) come before the name.
   while (index < words.length) {
@@ -508,6 +535,15 @@ function checkWords(command: string, words: readonly Word[], unsafe: TemplateRef
     if (name !== undefined && RESERVED_WORDS.has(name)) index += 1
     else if (name !== undefined && COMMAND_PREFIXES.has(name)) {
       index += 1
+      // `coproc NAME { …; }` (or `while`, `if` …): the name is the coprocess's, not a command.
+      const following = words[index + 1]
+      if (
+        name === 'coproc' &&
+        following !== undefined &&
+        following.references.length === 0 &&
+        RESERVED_WORDS.has(unquoted(command.slice(following.start, following.end)))
+      )
+        index += 1
       while (
         index < words.length &&
         /^-/.test(unquoted(command.slice(words[index]?.start, words[index]?.end)))
@@ -560,4 +596,63 @@ function checkWords(command: string, words: readonly Word[], unsafe: TemplateRef
     return texts.some((text) => expands(text) || SPECIAL_VARIABLE.test(unquoted(text)))
   }
   return false
+}
+
+/**
+ * True when a simple command hands a script that evaluates names or arithmetic (the command-wide
+ * rule of {@link evaluatedByBash}) to a nested shell (`bash -c '…'`, by any path and after any runner
+ * such as `sudo` or `env`) or to `eval`/`trap`: a placeholder's value may reach that script through
+ * the environment or a pipe (`v={{a.result}} bash -c 'echo $((v))'`, `echo {{a.result}} | sh -c
+ * 'read v; [[ $v -gt 1 ]]'`), so every placeholder of the command is refused. Read at the text level:
+ * every word after the `-c` cluster (conservative: `bash -c -e '…'`) is unquoted and scanned.
+ */
+function nestedScriptEvaluates(command: string, words: readonly Word[], dialect: Dialect): boolean {
+  const texts = words.map((word) => command.slice(word.start, word.end))
+  const scripts: string[] = []
+  // Only the first `eval`/`trap` and the first `-c` after the first shell: the words after them hold
+  // any later one's (and one pass keeps long commands linear).
+  const code = texts.findIndex((text) => ['eval', 'trap'].includes(unquoted(text)))
+  if (code !== -1)
+    scripts.push(
+      texts
+        .slice(code + 1)
+        .map(shellText)
+        .join(' '),
+    )
+  const shell = texts.findIndex((text) => NESTED_SHELLS.has(unquoted(text).replace(/^.*\//, '')))
+  const option =
+    shell === -1
+      ? -1
+      : texts.findIndex((text, at) => at > shell && COMMAND_STRING_OPTION.test(unquoted(text)))
+  if (option !== -1) scripts.push(...texts.slice(option + 1).map(shellText))
+  return scripts.some((script) => scanForBash(script, [], dialect) === undefined)
+}
+
+/**
+ * A word's text as the shell passes it on, roughly: quotes removed, `\x` outside single quotes read
+ * as `x` (in double quotes only before `$`, `` ` ``, `"`, `\`), `$'…'` taken as plain text. Expansions
+ * stay as written, which is what a nested shell would see of a literal script.
+ */
+function shellText(text: string): string {
+  let result = ''
+  let quote: "'" | '"' | undefined
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index] as string
+    if (quote === "'") {
+      if (char === "'") quote = undefined
+      else result += char
+    } else if (char === '\\') {
+      const next = text[index + 1]
+      if (next === undefined) break
+      if (quote === '"' && !'$`"\\\n'.includes(next)) result += char
+      result += next
+      index += 1
+    } else if (quote === '"') {
+      if (char === '"') quote = undefined
+      else result += char
+    } else if (char === "'" || char === '"') quote = char
+    else if (char === '$' && (text[index + 1] === "'" || text[index + 1] === '"')) continue
+    else result += char
+  }
+  return result
 }

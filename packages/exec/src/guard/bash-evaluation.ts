@@ -1,5 +1,5 @@
 import type { ArithmeticExpression, Assignment, Command, SyntaxNode, Word } from 'unbash'
-import { forEachChild } from 'unbash'
+import { forEachChild, parse } from 'unbash'
 import type { CodeRegion } from './nested-code.js'
 
 /**
@@ -41,6 +41,25 @@ const NAME_FLAGS: ReadonlyMap<string, RegExp> = new Map([
 const DECLARATION_BUILTINS = new Set(['declare', 'typeset', 'local', 'export', 'readonly'])
 /** Words that run the builtin named after them (and take options of their own). */
 const COMMAND_PREFIXES = new Set(['builtin', 'command'])
+/** Shells whose `-c` argument is a script of its own (`bash -c '…'`, `/bin/sh -ec '…'`). */
+const NESTED_SHELLS = new Set([
+  'sh',
+  'bash',
+  'rbash',
+  'dash',
+  'ash',
+  'ksh',
+  'mksh',
+  'pdksh',
+  'oksh',
+  'zsh',
+  'yash',
+  'posh',
+])
+/** A short-option cluster holding `c`: `-c`, `-ec`, `-xce`. */
+const COMMAND_STRING_OPTION = /^-[A-Za-z]*c[A-Za-z]*$/
+/** Builtins whose arguments, joined, are a script: `eval '…'`, `trap '…' EXIT`. */
+const SCRIPT_BUILTINS = new Set(['eval', 'trap'])
 /**
  * Bash variables whose assignment evaluates the value (`RANDOM`, `OPTIND`, `SECONDS` … as
  * arithmetic) or whose value is expanded later as a prompt (`PS4` under `set -x`, with `$(…)`).
@@ -178,6 +197,12 @@ function analyseCommand(
   }
   const head = words[at] as Word | Assignment
   const args = words.slice(at + 1)
+  // A nested shell's command string or `eval`'s script: the value may reach it through a variable
+  // or a pipe (`V={{secret:x}} bash -c 'echo $((V))'`), so its command-wide rule is this command's.
+  for (const script of nestedScripts(words, head, args)) {
+    const inner = nestedEvaluation(script.text)
+    if (inner !== undefined) taint(`${script.by}: ${inner}`)
+  }
   // A value as the command name would choose the command (`let`, `read` …).
   mark(name, 'bash command name')
   if (head.type === 'Word' && (head !== name || at > 0)) mark(head, 'bash command name')
@@ -223,5 +248,42 @@ function analyseCommand(
       mark(word, by)
       if (expands(word.text) || SPECIAL_VARIABLE.test(word.text)) taint(by)
     }
+  }
+}
+
+/** Scripts a command hands to a nested shell (`sh -c`, by any path, after any runner) or to `eval`/`trap`. */
+function nestedScripts(
+  words: readonly (Word | Assignment)[],
+  head: Word | Assignment,
+  args: readonly (Word | Assignment)[],
+): { text: string; by: string }[] {
+  const scripts: { text: string; by: string }[] = []
+  if (head.type === 'Word' && SCRIPT_BUILTINS.has(head.value))
+    scripts.push({
+      text: args.map((word) => (word.type === 'Word' ? word.value : word.text)).join(' '),
+      by: head.value,
+    })
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] as Word | Assignment
+    const shell = word.type === 'Word' ? word.value.replace(/^.*\//, '') : ''
+    if (!NESTED_SHELLS.has(shell)) continue
+    const option = words.findIndex(
+      (later, at) => at > index && later.type === 'Word' && COMMAND_STRING_OPTION.test(later.value),
+    )
+    if (option === -1) continue
+    // Conservative: every later word may be the command string (`bash -c -e '…'`).
+    for (const later of words.slice(option + 1))
+      if (later.type === 'Word') scripts.push({ text: later.value, by: `${shell} -c` })
+    break
+  }
+  return scripts
+}
+
+/** The command-wide construct of a nested script (see {@link BashEvaluation}), if any. */
+function nestedEvaluation(script: string): string | undefined {
+  try {
+    return findBashEvaluation(parse(script)).everywhere
+  } catch {
+    return 'bash (unparsable nested script)' // conservative: bash may still run part of it
   }
 }
