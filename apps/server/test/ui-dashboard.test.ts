@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import { get, type IncomingHttpHeaders } from 'node:http'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
+import { SqliteCronStore } from '@lango/cron/sqlite'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
@@ -255,6 +256,50 @@ describe.skipIf(chromiumMissing !== undefined)(
           // The edit form keeps the command as it is: saving it changes nothing.
           await page.goto(`${server.url}/ui#/cron/${job.id}/edit`)
           await expect.poll(() => page.getByLabel('Command', { exact: true }).inputValue()).toBe(trojan)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
+      it("reaches every run of a job's history: Show older runs reads the next page until there is none", async () => {
+        const job = await createShellJob(server, {
+          name: 'ui-long-history',
+          schedule_type: 'every',
+          schedule: '1h',
+          command: 'echo x',
+        })
+        const store = new SqliteCronStore(server.app.database.db)
+        const at = Date.parse('2026-01-01T00:00:00Z')
+        await store.insertRuns(
+          Array.from({ length: 60 }, (_, index) => ({
+            id: `ui-old-run-${String(index).padStart(2, '0')}`,
+            jobId: job.id as string,
+            jobName: job.name as string,
+            trigger: 'schedule',
+            status: 'skipped' as const,
+            scheduledFor: at + index * 3_600_000,
+            startedAt: null,
+            completedAt: at + index * 3_600_000,
+            skipReason: 'missed while no scheduler was running',
+            owner: 'seed',
+          })),
+        )
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/cron/${job.id}`)
+          const runs = page.locator('ol.timeline [data-run]')
+          await expect.poll(() => runs.count()).toBe(50)
+          const older = page.getByRole('button', { name: 'Show older runs' })
+          await older.focus()
+          await page.keyboard.press('Enter')
+          await expect.poll(() => runs.count()).toBe(60)
+          // The oldest run is there now, and the focus is on the first run the page added.
+          expect(await page.locator('[data-run="ui-old-run-00"]').count()).toBe(1)
+          expect(
+            await page.evaluate<string | null>("document.activeElement?.getAttribute('data-run') ?? null"),
+          ).toBe('ui-old-run-09')
+          expect(await older.isHidden()).toBe(true)
           expect(errors).toEqual([])
         } finally {
           await context.close()

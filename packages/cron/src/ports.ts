@@ -484,6 +484,11 @@ export interface ListRunsOptions extends StoreCallOptions {
   /** Capped by the store at 500 (SECURITY.md SQL-4). */
   readonly limit?: number
   readonly status?: CronRunStatus
+  /**
+   * Only runs older, in the listing's order (`scheduledFor` then `id`, newest first), than the one
+   * with this `scheduledFor` and `id`: the page after a page that ended with that run.
+   */
+  readonly before?: { readonly scheduledFor: number; readonly id: string }
 }
 
 /**

@@ -462,3 +462,59 @@ describe('a change of kind keeps working', () => {
     expect(ai.job).toMatchObject({ kind: 'ai', prompt: 'summarise again', command: null })
   })
 })
+
+describe('history a page at a time', () => {
+  it('before: the page after the last run a call returned, in the same order, none repeated or left out', async () => {
+    const { job: first } = await harness.service.add({ ...base, name: 'paged' })
+    const { job: second } = await harness.service.add({ ...base, name: 'paged-2' })
+    const at = Date.parse('2026-03-01T00:00:00Z')
+    // Runs of two jobs share a time: the id orders them.
+    const runs: [string, typeof first, number][] = [
+      ['run-0', first, at],
+      ['run-1', first, at + 60_000],
+      ['run-2', second, at + 60_000],
+      ['run-3', second, at + 120_000],
+      ['run-4', first, at + 180_000],
+    ]
+    await harness.store.insertRuns(
+      runs.map(([id, job, scheduledFor]) => ({
+        id,
+        jobId: job.id,
+        jobName: job.name,
+        trigger: 'schedule',
+        status: 'running',
+        scheduledFor,
+        startedAt: scheduledFor,
+        completedAt: null,
+        skipReason: null,
+        owner: 'o',
+      })),
+    )
+    const all = (await harness.service.history({ limit: 200 })).map((run) => run.id)
+    expect(all).toEqual(['run-4', 'run-3', 'run-2', 'run-1', 'run-0'])
+    const pages = async (job?: string) => {
+      const seen: string[] = []
+      let before: { scheduledFor: number; id: string } | undefined
+      for (let page = 0; page < 5; page++) {
+        const found = await harness.service.history({
+          limit: 2,
+          ...(job === undefined ? {} : { job }),
+          ...(before === undefined ? {} : { before }),
+        })
+        seen.push(...found.map((run) => run.id))
+        const last = found.at(-1)
+        if (found.length < 2 || last === undefined) break
+        before = { scheduledFor: last.scheduledFor, id: last.id }
+      }
+      return seen
+    }
+    expect(await pages()).toEqual(all)
+    expect(await pages('paged')).toEqual(['run-4', 'run-1', 'run-0'])
+    const bad = await rejection(
+      harness.service.history({
+        before: { scheduledFor: Number.NaN, id: 'x' },
+      }),
+    )
+    expect(bad).toMatchObject({ code: 'CRON_INVALID_INPUT', data: { field: 'before' } })
+  })
+})

@@ -207,7 +207,7 @@ const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
 const checkPreviewKeys = refuseUnknownKeys('preview options', ['count', 'existing', 'signal'])
 const checkPreviewUpdateKeys = refuseUnknownKeys('previewUpdate options', ['count', 'signal'])
 const checkTriggerKeys = refuseUnknownKeys('trigger options', ['payload', 'signal'])
-const checkHistoryKeys = refuseUnknownKeys('history options', ['job', 'limit', 'status', 'signal'])
+const checkHistoryKeys = refuseUnknownKeys('history options', ['job', 'limit', 'status', 'before', 'signal'])
 
 /** Every filter of {@link CronService.count}: a filter added to `JobCountFilter` and not here fails typecheck. */
 const COUNT_FILTERS = {
@@ -314,6 +314,11 @@ export interface HistoryOptions {
   /** Default 20, at most 200. */
   readonly limit?: number
   readonly status?: CronRunStatus
+  /**
+   * The page after one that ended with the run of this `scheduledFor` and `id` (the last run a
+   * call returned): older runs, in the same order.
+   */
+  readonly before?: { readonly scheduledFor: number; readonly id: string }
   readonly signal?: AbortSignal
 }
 
@@ -879,20 +884,16 @@ export class CronService {
     checkHistoryKeys(options)
     const limit = Math.min(200, Math.max(1, Math.floor(options?.limit ?? 20)))
     const signal = options?.signal === undefined ? {} : { signal: options.signal }
-    if (options?.job === undefined) {
-      return this.#store.listRuns({
-        limit,
-        ...(options?.status === undefined ? {} : { status: options.status }),
-        ...signal,
-      })
-    }
-    const job = await this.#resolve(options.job, signal)
-    return this.#store.listRuns({
-      jobId: job.id,
+    const before = checkBefore(options?.before)
+    const page = {
       limit,
-      ...(options.status === undefined ? {} : { status: options.status }),
+      ...(options?.status === undefined ? {} : { status: options.status }),
+      ...(before === undefined ? {} : { before }),
       ...signal,
-    })
+    }
+    if (options?.job === undefined) return this.#store.listRuns(page)
+    const job = await this.#resolve(options.job, signal)
+    return this.#store.listRuns({ jobId: job.id, ...page })
   }
 
   /** One run (ledger row) by id; `CRON_RUN_NOT_FOUND` when none. */
@@ -1213,6 +1214,26 @@ function optionalText(field: string, value: unknown, max: number): string | null
   if (typeof value !== 'string') throw new CronError('CRON_INVALID_INPUT', `${field} must be a string.`)
   checkLength(field, value, max)
   return value
+}
+
+/** `history`'s `before`: a finite `scheduledFor` and a string `id`, or refused naming what it takes. */
+function checkBefore(
+  value: HistoryOptions['before'],
+): { readonly scheduledFor: number; readonly id: string } | undefined {
+  if (value === undefined) return undefined
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !Number.isFinite(value.scheduledFor) ||
+    typeof value.id !== 'string' ||
+    value.id.length > 200
+  )
+    throw new CronError(
+      'CRON_INVALID_INPUT',
+      'before must be { scheduledFor, id } of a run a page ended with (a number and an id).',
+      { data: { field: 'before' } },
+    )
+  return { scheduledFor: value.scheduledFor, id: value.id }
 }
 
 /**

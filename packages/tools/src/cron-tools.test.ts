@@ -1208,3 +1208,40 @@ describe('cron approval lines show what runs, when and where its results go (an 
     ])
   })
 })
+
+describe('cron_history a page at a time', () => {
+  it('next_cursor reads the older runs; the last page says null; a foreign cursor is refused', async () => {
+    await call('cron_add', { name: 'pages', schedule_type: 'every', schedule: '1h', prompt: 'p' })
+    const job = await cron.get('pages')
+    const store = new SqliteCronStore(db)
+    const at = Date.parse('2026-03-01T00:00:00Z')
+    await store.insertRuns(
+      [0, 1, 2, 3, 4].map((index) => ({
+        id: `page-run-${index}`,
+        jobId: job.id,
+        jobName: job.name,
+        trigger: 'schedule',
+        status: 'skipped',
+        scheduledFor: at + index * 60_000,
+        startedAt: null,
+        completedAt: at + index * 60_000,
+        skipReason: 'missed',
+        owner: 'o',
+      })),
+    )
+    const seen: string[] = []
+    let cursor: string | null = null
+    for (let page = 0; page < 5; page++) {
+      const answer: { entries: { id: string }[]; next_cursor: string | null } = result(
+        await call('cron_history', { job_id: 'pages', limit: 2, ...(cursor === null ? {} : { cursor }) }),
+      )
+      seen.push(...answer.entries.map((entry) => entry.id))
+      cursor = answer.next_cursor
+      if (cursor === null) break
+    }
+    expect(seen).toEqual(['page-run-4', 'page-run-3', 'page-run-2', 'page-run-1', 'page-run-0'])
+    const foreign = await call('cron_history', { cursor: 'not-a-cursor' })
+    expect(foreign).toMatchObject({ ok: false, error: { code: 'TOOL_INVALID_PARAMETERS' } })
+    expect(JSON.stringify(foreign)).toContain('cursor must be a next_cursor of an earlier page')
+  })
+})

@@ -251,6 +251,8 @@ export interface CronToolsService {
     job?: string
     limit?: number
     status?: CronRunStatusName
+    /** The page after the run of this `scheduledFor` and `id` (older runs, same order). */
+    before?: { readonly scheduledFor: number; readonly id: string }
   }): Promise<readonly CronRunView[]>
   /** Optional: the per-target delivery rows of runs; `cron_history` shows them with each run. */
   deliveries?(runIds: readonly string[]): Promise<readonly CronDeliveryView[]>
@@ -847,6 +849,22 @@ function encodeCursor(cursor: ListCursor): string {
   return Buffer.from(JSON.stringify(cursor)).toString('base64url')
 }
 
+/** cron_history's `next_cursor`: the last run of a page, `<scheduledFor>.<id>` in base64url. */
+function encodeRunsCursor(run: { readonly scheduledFor: number; readonly id: string }): string {
+  return Buffer.from(`${run.scheduledFor}.${run.id}`).toString('base64url')
+}
+
+/** The run a cron_history cursor names, or undefined when `text` is not one {@link encodeRunsCursor} made. */
+function decodeRunsCursor(text: string): { readonly scheduledFor: number; readonly id: string } | undefined {
+  const decoded = Buffer.from(text, 'base64url').toString('utf8')
+  const dot = decoded.indexOf('.')
+  if (dot <= 0) return undefined
+  const scheduledFor = Number(decoded.slice(0, dot))
+  const id = decoded.slice(dot + 1)
+  if (!Number.isSafeInteger(scheduledFor) || id.length === 0 || id.length > 200) return undefined
+  return { scheduledFor, id }
+}
+
 /** The cursor in `text`, or undefined when it is not one {@link encodeCursor} made. */
 function decodeCursor(text: string): ListCursor | undefined {
   let value: unknown
@@ -1320,18 +1338,35 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             ),
           ),
         ),
+        cursor: v.optional(
+          v.pipe(
+            v.string('cursor must be a string'),
+            v.maxLength(400, 'cursor must be at most 400 characters'),
+            v.check(
+              (text) => decodeRunsCursor(text) !== undefined,
+              'cursor must be a next_cursor of an earlier page',
+            ),
+            v.description('The next_cursor of the page before (same job_id and status): older runs.'),
+          ),
+        ),
       }),
       output: v.strictObject({
         entries: v.array(cronRunViewSchema),
         count: v.number(),
+        /** Where the next (older) page starts; null when this page is the last. */
+        next_cursor: v.nullable(v.string()),
         ...usageUnavailableEntry,
       }),
       async handler(params) {
+        const limit = params.limit ?? 20
+        const before = params.cursor === undefined ? undefined : decodeRunsCursor(params.cursor)
         const runs = await service.history({
           ...(params.job_id === undefined ? {} : { job: params.job_id }),
-          limit: params.limit ?? 20,
+          limit,
           ...(params.status === undefined ? {} : { status: params.status }),
+          ...(before === undefined ? {} : { before }),
         })
+        const last = runs.at(-1)
         // Each run with its targets: which were delivered, which wait for a retry, and why one failed.
         const deliveries =
           service.deliveries === undefined || runs.length === 0
@@ -1350,6 +1385,11 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
         return {
           entries,
           count: entries.length,
+          // A full page may have more behind it; a short one is the last.
+          next_cursor:
+            runs.length === limit && last !== undefined
+              ? encodeRunsCursor({ scheduledFor: last.scheduledFor, id: last.id })
+              : null,
           ...(unavailable ? { usage_unavailable: true as const } : {}),
         }
       },

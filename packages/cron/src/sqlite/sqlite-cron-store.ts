@@ -794,6 +794,14 @@ export class SqliteCronStore<DB extends CronDatabase = CronDatabase> implements 
       .limit(limit)
     if (options?.jobId !== undefined) query = query.where('job_id', '=', options.jobId)
     if (options?.status !== undefined) query = query.where('status', '=', options.status)
+    const before = options?.before
+    if (before !== undefined)
+      query = query.where((eb) =>
+        eb.or([
+          eb('scheduled_for', '<', before.scheduledFor),
+          eb.and([eb('scheduled_for', '=', before.scheduledFor), eb('id', '<', before.id)]),
+        ]),
+      )
     return (await query.execute()).map(runFromRow)
   }
 

@@ -443,7 +443,10 @@ export class MemoryCronStore implements CronStore {
       .filter(
         (run) =>
           (options?.jobId === undefined || run.jobId === options.jobId) &&
-          (options?.status === undefined || run.status === options.status),
+          (options?.status === undefined || run.status === options.status) &&
+          (options?.before === undefined ||
+            run.scheduledFor < options.before.scheduledFor ||
+            (run.scheduledFor === options.before.scheduledFor && run.id < options.before.id)),
       )
       .sort(newestFirst)
       .slice(0, limit)

@@ -1050,6 +1050,29 @@ export function cronStoreContract(name: string, makeStore: () => Promise<StoreFi
       expect(await store.listRuns({ limit: 3 })).toHaveLength(3)
     })
 
+    it('lists runs a page at a time after the run a page ended with (before), ties ordered by id', async () => {
+      const job = createTestJob()
+      const other = createTestJob({ id: 'other-job', name: 'other-job' })
+      await store.insertJob(job)
+      await store.insertJob(other)
+      await store.insertRuns([
+        newRun(job, 1000, { id: 'p-1' }),
+        newRun(job, 2000, { id: 'p-2' }),
+        newRun(other, 2000, { id: 'p-3' }),
+        newRun(job, 3000, { id: 'p-4' }),
+      ])
+      const ids = async (before?: { scheduledFor: number; id: string }) =>
+        (await store.listRuns({ limit: 2, ...(before === undefined ? {} : { before }) })).map((run) => run.id)
+      expect(await ids()).toEqual(['p-4', 'p-3'])
+      expect(await ids({ scheduledFor: 2000, id: 'p-3' })).toEqual(['p-2', 'p-1'])
+      expect(await ids({ scheduledFor: 1000, id: 'p-1' })).toEqual([])
+      expect(
+        (await store.listRuns({ jobId: job.id, before: { scheduledFor: 3000, id: 'p-4' } })).map(
+          (run) => run.id,
+        ),
+      ).toEqual(['p-2', 'p-1'])
+    })
+
     it('honours an aborted signal before touching the store', async () => {
       const controller = new AbortController()
       const reason = new Error('stop')

@@ -488,7 +488,7 @@ describe('declared output (issue 24 item 6): every tool publishes an outputSchem
     const byName = new Map(listed.map((tool) => [tool.name, tool.outputSchema]))
     expect((byName.get('cron_history')?.anyOf as unknown[] | undefined)?.[0]).toMatchObject({
       type: 'object',
-      required: ['entries', 'count'],
+      required: ['entries', 'count', 'next_cursor'],
       additionalProperties: false,
       properties: {
         entries: { type: 'array', items: { required: expect.arrayContaining(['delivery_status']) } },

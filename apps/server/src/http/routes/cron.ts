@@ -496,7 +496,7 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
   )
   routes.delete('/jobs/:id', (c) => operate(c, 'cron_remove', { id: c.req.param('id') }))
   routes.get('/runs/:id', (c) => operate(c, 'cron_run_get', { id: c.req.param('id') }))
-  routes.get('/runs', knownQuery(['job', 'limit', 'status'], 'TOOL_INVALID_PARAMETERS'), (c) =>
+  routes.get('/runs', knownQuery(['job', 'limit', 'status', 'cursor'], 'TOOL_INVALID_PARAMETERS'), (c) =>
     operate(
       c,
       'cron_history',
@@ -504,6 +504,7 @@ export function cronRoutes(app: App, shutdown: AbortSignal | undefined): Hono {
         job_id: c.req.query('job') || undefined,
         limit: queryNumber(c.req.query('limit')),
         status: c.req.query('status') || undefined,
+        cursor: c.req.query('cursor') || undefined,
       }),
     ),
   )

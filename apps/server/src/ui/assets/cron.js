@@ -693,16 +693,27 @@ export const cron = {
   },
 }
 
+/** Runs a page of a job's history holds. */
+const HISTORY_PAGE = 50
+
 /** @type {View} */
 export const job = {
   title: 'Cron job',
   async load(route) {
     const id = encodeURIComponent(/** @type {string} */ (route.id))
+    // Read again (an event), the history keeps as many runs as were shown, up to the API's 200.
+    const shown = route.data?.entries?.length || 0
+    const limit = Math.min(200, Math.max(HISTORY_PAGE, shown))
     const [one, runs] = await Promise.all([
       api(`/api/cron/jobs/${id}`),
-      api(`/api/cron/runs?job=${id}&limit=50`),
+      api(`/api/cron/runs?job=${id}&limit=${limit}`),
     ])
-    return { job: one.job, nextRuns: one.next_runs || [], entries: runs.entries || [] }
+    return {
+      job: one.job,
+      nextRuns: one.next_runs || [],
+      entries: runs.entries || [],
+      entriesNext: runs.next_cursor || null,
+    }
   },
   render(data, _route, page) {
     const job = data.job
@@ -763,13 +774,52 @@ export const job = {
           )
         : h('p', { className: 'muted' }, job.enabled ? 'None scheduled.' : 'None while paused.'),
       h('h2', { id: 'history-heading' }, 'History'),
-      data.entries.length === 0
-        ? h('p', { className: 'muted' }, 'No runs yet.')
-        : h(
-            'ol',
-            { className: 'timeline', 'aria-labelledby': 'history-heading' },
-            data.entries.map((entry) => historyEntry(entry, job, page)),
-          ),
+      data.entries.length === 0 ? h('p', { className: 'muted' }, 'No runs yet.') : olderRuns(data, job, page),
     )
   },
+}
+
+/**
+ * A job's runs, newest first, a page at a time: "Show older runs" reads the next page (the API's
+ * `next_cursor`) and moves the focus to its first run.
+ * @param {PageContext} page
+ */
+function olderRuns(data, job, page) {
+  const list = h(
+    'ol',
+    { className: 'timeline', 'aria-labelledby': 'history-heading' },
+    data.entries.map((entry) => historyEntry(entry, job, page)),
+  )
+  const older = h(
+    'button',
+    {
+      type: 'button',
+      'data-key': 'runs-older',
+      hidden: data.entriesNext === null,
+      onclick: async (event) => {
+        const button = /** @type {HTMLButtonElement} */ (event.currentTarget)
+        if (data.entriesNext === null) return
+        button.disabled = true
+        try {
+          const next = await api(
+            `/api/cron/runs?job=${encodeURIComponent(job.id)}&limit=${HISTORY_PAGE}&cursor=${encodeURIComponent(data.entriesNext)}`,
+          )
+          const entries = next.entries || []
+          data.entries.push(...entries)
+          data.entriesNext = next.next_cursor || null
+          list.append(...entries.map((entry) => historyEntry(entry, job, page)))
+          button.hidden = data.entriesNext === null
+          const first = entries[0] ? list.querySelector(`[data-run="${CSS.escape(entries[0].id)}"]`) : null
+          if (first instanceof HTMLElement) {
+            first.tabIndex = -1
+            first.focus()
+          }
+        } finally {
+          button.disabled = false
+        }
+      },
+    },
+    'Show older runs',
+  )
+  return [list, older]
 }
