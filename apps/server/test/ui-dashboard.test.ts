@@ -3,6 +3,8 @@ import { get, type IncomingHttpHeaders } from 'node:http'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { SqliteCronStore } from '@lango/cron/sqlite'
+import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
+import { createTestRun } from '@lango/workflow/testing'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumMissing, launchBrowser, screenshotPath } from './fixtures/browser.js'
@@ -299,6 +301,37 @@ describe.skipIf(chromiumMissing !== undefined)(
           expect(
             await page.evaluate<string | null>("document.activeElement?.getAttribute('data-run') ?? null"),
           ).toBe('ui-old-run-09')
+          expect(await older.isHidden()).toBe(true)
+          expect(errors).toEqual([])
+        } finally {
+          await context.close()
+        }
+      })
+
+      it('reaches every workflow run: Show older runs on the Workflows page reads the next page', async () => {
+        const store = new SqliteWorkflowStore(server.app.database.db)
+        const at = Date.parse('2026-01-01T00:00:00Z')
+        for (let index = 0; index < 55; index++)
+          await store.insertRun(
+            createTestRun({
+              id: `ui-wf-run-${String(index).padStart(2, '0')}`,
+              workflowName: 'ui-old-flow',
+              startedAt: at + index * 60_000,
+              status: 'completed',
+            }),
+          )
+        const { context, page, errors } = await openPage()
+        try {
+          await page.goto(`${server.url}/ui#/workflows`)
+          const rows = page.locator('table.runs tr[data-run^="ui-wf-run-"]')
+          await expect.poll(() => rows.count()).toBeGreaterThan(0)
+          const before = await rows.count()
+          expect(before).toBeLessThan(55)
+          const older = page.getByRole('button', { name: 'Show older runs' })
+          await older.focus()
+          await page.keyboard.press('Enter')
+          await expect.poll(() => rows.count()).toBe(55)
+          expect(await page.locator('tr[data-run="ui-wf-run-00"]').count()).toBe(1)
           expect(await older.isHidden()).toBe(true)
           expect(errors).toEqual([])
         } finally {

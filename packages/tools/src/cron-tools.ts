@@ -11,6 +11,7 @@ import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { refuseUnknownKeys } from './option-keys.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { decodeRunCursor, encodeRunCursor } from './run-cursor.js'
 import {
   lookUpSpend,
   type RunSpend,
@@ -849,22 +850,6 @@ function encodeCursor(cursor: ListCursor): string {
   return Buffer.from(JSON.stringify(cursor)).toString('base64url')
 }
 
-/** cron_history's `next_cursor`: the last run of a page, `<scheduledFor>.<id>` in base64url. */
-function encodeRunsCursor(run: { readonly scheduledFor: number; readonly id: string }): string {
-  return Buffer.from(`${run.scheduledFor}.${run.id}`).toString('base64url')
-}
-
-/** The run a cron_history cursor names, or undefined when `text` is not one {@link encodeRunsCursor} made. */
-function decodeRunsCursor(text: string): { readonly scheduledFor: number; readonly id: string } | undefined {
-  const decoded = Buffer.from(text, 'base64url').toString('utf8')
-  const dot = decoded.indexOf('.')
-  if (dot <= 0) return undefined
-  const scheduledFor = Number(decoded.slice(0, dot))
-  const id = decoded.slice(dot + 1)
-  if (!Number.isSafeInteger(scheduledFor) || id.length === 0 || id.length > 200) return undefined
-  return { scheduledFor, id }
-}
-
 /** The cursor in `text`, or undefined when it is not one {@link encodeCursor} made. */
 function decodeCursor(text: string): ListCursor | undefined {
   let value: unknown
@@ -1343,7 +1328,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             v.string('cursor must be a string'),
             v.maxLength(400, 'cursor must be at most 400 characters'),
             v.check(
-              (text) => decodeRunsCursor(text) !== undefined,
+              (text) => decodeRunCursor(text) !== undefined,
               'cursor must be a next_cursor of an earlier page',
             ),
             v.description('The next_cursor of the page before (same job_id and status): older runs.'),
@@ -1359,7 +1344,8 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
       }),
       async handler(params) {
         const limit = params.limit ?? 20
-        const before = params.cursor === undefined ? undefined : decodeRunsCursor(params.cursor)
+        const cursor = params.cursor === undefined ? undefined : decodeRunCursor(params.cursor)
+        const before = cursor === undefined ? undefined : { scheduledFor: cursor.key, id: cursor.id }
         const runs = await service.history({
           ...(params.job_id === undefined ? {} : { job: params.job_id }),
           limit,
@@ -1387,9 +1373,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
           count: entries.length,
           // A full page may have more behind it; a short one is the last.
           next_cursor:
-            runs.length === limit && last !== undefined
-              ? encodeRunsCursor({ scheduledFor: last.scheduledFor, id: last.id })
-              : null,
+            runs.length === limit && last !== undefined ? encodeRunCursor(last.scheduledFor, last.id) : null,
           ...(unavailable ? { usage_unavailable: true as const } : {}),
         }
       },

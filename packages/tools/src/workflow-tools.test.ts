@@ -936,3 +936,33 @@ describe("a run counts against the call's creator (the per-creator daily budget)
     ])
   })
 })
+
+describe('workflow_list a page at a time', () => {
+  it('next_cursor reads the older runs until the last page says null', async () => {
+    const ids: string[] = []
+    for (const name of ['one', 'two', 'three', 'four', 'five']) {
+      const { runId } = await engine.startRun(`name: ${name}\nsteps:\n  - { id: a, run: "true" }\n`)
+      await engine.waitForRun(runId)
+      ids.push(runId)
+    }
+    const all = (
+      (await call('workflow_list', { limit: 200 })) as { result: { runs: { run_id: string }[] } }
+    ).result.runs.map((run) => run.run_id)
+    expect([...all].sort()).toEqual([...ids].sort())
+    const seen: string[] = []
+    let cursor: string | null = null
+    for (let page = 0; page < 5; page++) {
+      const answer = (await call('workflow_list', { limit: 2, ...(cursor === null ? {} : { cursor }) })) as {
+        result: { runs: { run_id: string }[]; next_cursor: string | null }
+      }
+      seen.push(...answer.result.runs.map((run) => run.run_id))
+      cursor = answer.result.next_cursor
+      if (cursor === null) break
+    }
+    expect(seen).toEqual(all)
+    expect(await call('workflow_list', { cursor: '!!' })).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_INVALID_PARAMETERS' },
+    })
+  })
+})

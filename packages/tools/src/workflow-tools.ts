@@ -11,6 +11,7 @@ import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { refuseUnknownKeys } from './option-keys.js'
 import { mentionsSecret } from './persistence-risk.js'
+import { decodeRunCursor, encodeRunCursor } from './run-cursor.js'
 import {
   lookUpSpend,
   type RunSpend,
@@ -122,6 +123,8 @@ export interface WorkflowToolsService {
     listRuns(query: {
       limit?: number
       status?: (typeof RUN_STATUS_VALUES)[number]
+      /** The page after the run of this `startedAt` and `id` (older runs, same order). */
+      before?: { readonly startedAt: number; readonly id: string }
     }): Promise<readonly WorkflowRunSummaryView[]>
     cancelRun(runId: string): Promise<WorkflowRunView>
     /** What {@link rerunRun} would do, writing nothing; throws the same errors. */
@@ -674,16 +677,46 @@ export function createWorkflowTools(options: WorkflowToolsOptions): AnyTool[] {
             ),
           ),
         ),
+        cursor: v.optional(
+          v.pipe(
+            v.string('cursor must be a string'),
+            v.maxLength(400, 'cursor must be at most 400 characters'),
+            v.check(
+              (text) => decodeRunCursor(text) !== undefined,
+              'cursor must be a next_cursor of an earlier page',
+            ),
+            v.description('The next_cursor of the page before (same status): older runs.'),
+          ),
+        ),
       }),
-      output: v.strictObject({ runs: v.array(summaryOutput), count: v.number(), saved: v.array(v.string()) }),
+      output: v.strictObject({
+        runs: v.array(summaryOutput),
+        count: v.number(),
+        /** Where the next (older) page starts; null when this page is the last. */
+        next_cursor: v.nullable(v.string()),
+        saved: v.array(v.string()),
+      }),
       async handler(params) {
-        const runs = (
-          await engine.listRuns({
-            limit: params.limit ?? 20,
-            ...(params.status === undefined ? {} : { status: params.status }),
-          })
-        ).map(summaryView)
-        return { runs, count: runs.length, saved: [...(await directory.list())] }
+        const limit = params.limit ?? 20
+        const cursor = params.cursor === undefined ? undefined : decodeRunCursor(params.cursor)
+        const before = cursor === undefined ? undefined : { startedAt: cursor.key, id: cursor.id }
+        const found = await engine.listRuns({
+          limit,
+          ...(params.status === undefined ? {} : { status: params.status }),
+          ...(before === undefined ? {} : { before }),
+        })
+        const last = found.at(-1)
+        const runs = found.map(summaryView)
+        return {
+          runs,
+          count: runs.length,
+          // A full page may have more behind it; a short one is the last.
+          next_cursor:
+            found.length === limit && last !== undefined
+              ? encodeRunCursor(last.startedAt ?? 0, last.runId)
+              : null,
+          saved: [...(await directory.list())],
+        }
       },
     }),
     defineTool({

@@ -290,6 +290,12 @@ export interface ListRunsQuery {
   readonly limit?: number
   readonly status?: RunStatus
   readonly workflowName?: string
+  /**
+   * Only runs older, in the listing's order (`startedAt`, a run not started counting as 0, then
+   * `id`, newest first), than the one with this `startedAt` and `id`: the page after a page that
+   * ended with that run.
+   */
+  readonly before?: { readonly startedAt: number; readonly id: string }
 }
 
 /**

@@ -533,7 +533,13 @@ export class WorkflowEngine {
 
   /** Runs newest first, optionally filtered by status (`workflow_list`). */
   async listRuns(
-    query?: { readonly limit?: number; readonly status?: RunStatus; readonly workflowName?: string },
+    query?: {
+      readonly limit?: number
+      readonly status?: RunStatus
+      readonly workflowName?: string
+      /** The page after the run of this `startedAt` and `id` (see `ListRunsQuery.before`). */
+      readonly before?: { readonly startedAt: number; readonly id: string }
+    },
     options?: { readonly signal?: AbortSignal },
   ): Promise<WorkflowRunSummary[]> {
     checkListKeys(query)
@@ -1232,7 +1238,7 @@ const checkRerunKeys = refuseUnknownKeys('rerun options', [
   'signal',
 ] satisfies readonly (keyof RerunOptions)[])
 const checkWaitKeys = refuseUnknownKeys('waitForRun options', ['timeoutMs', 'signal'])
-const checkListKeys = refuseUnknownKeys('listRuns query', ['limit', 'status', 'workflowName'])
+const checkListKeys = refuseUnknownKeys('listRuns query', ['limit', 'status', 'workflowName', 'before'])
 const checkLoadKeys = refuseUnknownKeys('load options', ['limits'])
 const checkSignalKeys = refuseUnknownKeys('call options', ['signal'])
 const checkRetentionKeys = refuseUnknownKeys('retention', ['maxAgeMs', 'maxRuns'], 'retention.')

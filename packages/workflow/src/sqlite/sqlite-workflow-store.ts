@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, type Transaction } from 'kysely'
+import { type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely'
 import * as v from 'valibot'
 import { WorkflowError } from '../errors.js'
 import {
@@ -377,7 +377,17 @@ export class SqliteWorkflowStore<DB extends WorkflowDatabase = WorkflowDatabase>
     let select = this.#db.selectFrom('workflow_runs').selectAll()
     if (query?.status !== undefined) select = select.where('status', '=', query.status)
     if (query?.workflowName !== undefined) select = select.where('workflow_name', '=', query.workflowName)
-    const rows = await select.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).execute()
+    // A run not started yet sorts as 0 (last) on SQLite and PostgreSQL alike.
+    const started = sql<number>`coalesce(${sql.ref('started_at')}, 0)`
+    const before = query?.before
+    if (before !== undefined)
+      select = select.where((eb) =>
+        eb.or([
+          eb(started, '<', before.startedAt),
+          eb.and([eb(started, '=', before.startedAt), eb('id', '<', before.id)]),
+        ]),
+      )
+    const rows = await select.orderBy(started, 'desc').orderBy('id', 'desc').limit(limit).execute()
     return rows.map(runFromRow)
   }
 

@@ -163,6 +163,12 @@ export class MemoryWorkflowStore implements WorkflowStore {
     return [...this.#runs.values()]
       .filter((run) => query?.status === undefined || run.status === query.status)
       .filter((run) => query?.workflowName === undefined || run.workflowName === query.workflowName)
+      .filter((run) => {
+        const before = query?.before
+        if (before === undefined) return true
+        const started = run.startedAt ?? 0
+        return started < before.startedAt || (started === before.startedAt && run.id < before.id)
+      })
       .sort(
         (left, right) =>
           (right.startedAt ?? 0) - (left.startedAt ?? 0) ||

@@ -68,11 +68,15 @@ export function workflowRoutes(app: App, shutdown: AbortSignal | undefined): Hon
   const { operate, bodyObject } = createOperator(app, shutdown, workflowViews(app))
   const routes = new Hono()
 
-  routes.get('/runs', knownQuery(['status', 'limit'], 'TOOL_INVALID_PARAMETERS'), (c) =>
+  routes.get('/runs', knownQuery(['status', 'limit', 'cursor'], 'TOOL_INVALID_PARAMETERS'), (c) =>
     operate(
       c,
       'workflow_list',
-      defined({ status: c.req.query('status') || undefined, limit: queryNumber(c.req.query('limit')) }),
+      defined({
+        status: c.req.query('status') || undefined,
+        limit: queryNumber(c.req.query('limit')),
+        cursor: c.req.query('cursor') || undefined,
+      }),
     ),
   )
   routes.get('/runs/:id', (c) => operate(c, 'workflow_status', { run_id: c.req.param('id') }))

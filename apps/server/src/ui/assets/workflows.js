@@ -103,18 +103,84 @@ function savedWorkflows(names, schedules, page) {
   )
 }
 
+/** Runs a page of the list holds. */
+const RUNS_PAGE = 50
+
+/** One run's row: its workflow (linked), state, progress, times and error. */
+function runRow(run) {
+  return h(
+    'tr',
+    { 'data-run': run.run_id },
+    h(
+      'th',
+      { scope: 'row', 'data-label': 'Run' },
+      h('a', { href: `#/workflows/${encodeURIComponent(run.run_id)}` }, run.workflow_name),
+      h('span', { className: 'muted small' }, ` ${run.run_id.slice(0, 8)}`),
+    ),
+    h('td', { 'data-label': 'Status', className: 'status' }, badge(run.status)),
+    h('td', { 'data-label': 'Steps done' }, `${run.completed_steps} of ${run.total_steps}`),
+    h('td', { 'data-label': 'Started' }, time(run.started_at)),
+    h('td', { 'data-label': 'Ended' }, time(run.completed_at)),
+    h('td', { 'data-label': 'Error' }, run.error || ''),
+  )
+}
+
+/**
+ * "Show older runs": reads the next page of runs (the API's `next_cursor`) into `body` and moves the
+ * focus to its first run's link.
+ */
+function olderRuns(data, body) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      'data-key': 'workflow-runs-older',
+      hidden: data.runsNext === null,
+      onclick: async (event) => {
+        const button = /** @type {HTMLButtonElement} */ (event.currentTarget)
+        if (data.runsNext === null) return
+        button.disabled = true
+        try {
+          const next = await api(
+            `/api/workflows/runs?limit=${RUNS_PAGE}&cursor=${encodeURIComponent(data.runsNext)}`,
+          )
+          const runs = next.runs || []
+          data.runs.push(...runs)
+          data.runsNext = next.next_cursor || null
+          body.append(...runs.map(runRow))
+          button.hidden = data.runsNext === null
+          const first = runs[0] ? body.querySelector(`tr[data-run="${CSS.escape(runs[0].run_id)}"] a`) : null
+          if (first instanceof HTMLElement) first.focus()
+        } finally {
+          button.disabled = false
+        }
+      },
+    },
+    'Show older runs',
+  )
+}
+
 /** @type {View} */
 export const workflows = {
   title: 'Workflows',
-  async load() {
+  async load(route) {
+    // Read again (an event), the list keeps as many runs as were shown, up to the API's 200.
+    const shown = route.data?.runs?.length || 0
+    const limit = Math.min(200, Math.max(RUNS_PAGE, shown))
     const [runs, saved] = await Promise.all([
-      api('/api/workflows/runs?limit=50'),
+      api(`/api/workflows/runs?limit=${limit}`),
       api('/api/workflows/saved'),
     ])
-    return { runs: runs.runs || [], saved: saved.saved || [], schedules: saved.schedules || {} }
+    return {
+      runs: runs.runs || [],
+      runsNext: runs.next_cursor || null,
+      saved: saved.saved || [],
+      schedules: saved.schedules || {},
+    }
   },
   render(data, _route, page) {
     const runs = data.runs
+    const runsBody = h('tbody', {}, runs.map(runRow))
     return h(
       'section',
       {},
@@ -136,28 +202,9 @@ export const workflows = {
                 ),
               ),
             ),
-            h(
-              'tbody',
-              {},
-              runs.map((run) =>
-                h(
-                  'tr',
-                  { 'data-run': run.run_id },
-                  h(
-                    'th',
-                    { scope: 'row', 'data-label': 'Run' },
-                    h('a', { href: `#/workflows/${encodeURIComponent(run.run_id)}` }, run.workflow_name),
-                    h('span', { className: 'muted small' }, ` ${run.run_id.slice(0, 8)}`),
-                  ),
-                  h('td', { 'data-label': 'Status', className: 'status' }, badge(run.status)),
-                  h('td', { 'data-label': 'Steps done' }, `${run.completed_steps} of ${run.total_steps}`),
-                  h('td', { 'data-label': 'Started' }, time(run.started_at)),
-                  h('td', { 'data-label': 'Ended' }, time(run.completed_at)),
-                  h('td', { 'data-label': 'Error' }, run.error || ''),
-                ),
-              ),
-            ),
+            runsBody,
           ),
+      runs.length === 0 ? null : olderRuns(data, runsBody),
       data.saved.length > 0 ? savedWorkflows(data.saved, data.schedules, page) : null,
     )
   },

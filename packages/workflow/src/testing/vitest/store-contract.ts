@@ -341,6 +341,27 @@ export function workflowStoreContract(name: string, makeFixture: () => Promise<W
         expect((await store.listRuns({ limit: 0 })).length).toBe(1)
       }))
 
+    it('lists runs a page at a time after the run a page ended with (before), ties by id', () =>
+      withStore(async (store) => {
+        const runs = [
+          createTestRun({ id: 'page-a', startedAt: 100 }),
+          createTestRun({ id: 'page-b', startedAt: 200 }),
+          createTestRun({ id: 'page-c', startedAt: 200 }),
+          createTestRun({ id: 'page-d', startedAt: 300 }),
+        ]
+        for (const run of runs) await store.insertRun(run)
+        const seen: string[] = []
+        let before: { startedAt: number; id: string } | undefined
+        for (let page = 0; page < 5; page++) {
+          const found = await store.listRuns({ limit: 2, ...(before === undefined ? {} : { before }) })
+          seen.push(...found.map((run) => run.id))
+          const last = found.at(-1)
+          if (found.length < 2 || last === undefined) break
+          before = { startedAt: last.startedAt ?? 0, id: last.id }
+        }
+        expect(seen).toEqual(['page-d', 'page-c', 'page-b', 'page-a'])
+      }))
+
     it('takes over runs whose lease expired, its own included: new owner, version + 1, new expiry, running steps reset', () =>
       withStore(async (store) => {
         const expired = createTestRun({ owner: 'dead', startedAt: 100, leaseExpiresAt: 5_000 })
