@@ -66,3 +66,12 @@ export function timeoutSignal(ms: number): { readonly signal: AbortSignal; clear
   timer.unref()
   return { signal: controller.signal, clear: () => clearTimeout(timer) }
 }
+
+/** `promise`, or a rejection once `ms` have passed without an answer (the operation itself goes on). */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer))
+}

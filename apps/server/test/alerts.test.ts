@@ -371,6 +371,28 @@ describe('the watchdog and alerts.deliver_to', () => {
     expect(health.scheduler_tick.last_stall.stalled_ms).toBeGreaterThan(LEASE_MS)
   })
 
+  // Noticed in an earlier session: a clean stop cut runs off and only logged it (the alerts and the
+  // channels stop before cron).
+  it('a clean stop that cuts off a cron run says so before it stops: Runs interrupted, not retried', async () => {
+    const webhook = await operatorWebhook()
+    const server = await startServer(webhook.url)
+    await server.app.cron.add({
+      name: 'long-backup',
+      scheduleType: 'every',
+      schedule: '1h',
+      command: 'sleep 30',
+      deliverTo: [],
+    })
+    const triggered = await server.app.cron.trigger('long-backup')
+    await until(async () =>
+      (await server.app.cron.getRun(triggered.runId as string)).status === 'running' ? true : undefined,
+    )
+    await server.close()
+    const text = webhook.bodies.map((body) => String(body.text)).find((t) => t.includes('Runs interrupted:'))
+    expect(text).toContain(`is stopping while running cron run job long-backup (run ${triggered.runId}`)
+    expect(text).toContain('not retried')
+  })
+
   it('a result that cannot be delivered for good is an alert naming the job, the target and the reason', async () => {
     const webhook = await operatorWebhook()
     const server = await startServer(webhook.url)

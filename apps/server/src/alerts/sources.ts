@@ -148,6 +148,18 @@ export function workflowDeliveryReason(error: Error): string {
   return error.cause instanceof Error && error.cause.message !== '' ? error.cause.message : error.message
 }
 
+/**
+ * The alert of a clean stop that cuts off this server's cron runs (said before the stop, while the
+ * channels still send: cron stops after the alerts): which runs, and that they are not retried.
+ */
+export function stoppingAlert(runs: readonly CronRun[], self: string): Alert {
+  return {
+    kind: 'runs_interrupted',
+    key: `stop\u0000${self}`,
+    text: `this server (${self}) is stopping while running ${describeRuns(runs)}: marked interrupted by the stop; an interrupted cron run is not retried: a recurring job's next occurrence runs as scheduled, a one-time (at) job does not run again (lango cron trigger <name> runs one now)`,
+  }
+}
+
 /** At most this many runs are named in one `runs_interrupted` line; the rest are counted. */
 const RUNS_NAMED = 10
 

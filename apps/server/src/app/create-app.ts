@@ -3,10 +3,11 @@ import { ensureOrphanReaper, MIN_SECRET_LENGTH } from '@lango/exec'
 import { WorkflowDirectory } from '@lango/workflow'
 import { SqliteWorkflowStore } from '@lango/workflow/sqlite'
 import type { Kysely } from 'kysely'
+import { withDeadline } from '../abort.js'
 import type { AgentRunner } from '../agent/index.js'
 import { Alerts } from '../alerts/alerts.js'
 import { DatabaseOutage } from '../alerts/database-outage.js'
-import { budgetAlert, watchForAlerts } from '../alerts/sources.js'
+import { budgetAlert, stoppingAlert, watchForAlerts } from '../alerts/sources.js'
 import { ApprovalStore, Approvals } from '../approvals.js'
 import { cronDeliverySender } from '../channels/delivery-error.js'
 import { ChannelRouter } from '../channels/router.js'
@@ -294,6 +295,20 @@ export async function createApp(
       {
         name: 'alerts',
         async stop() {
+          // The cron runs this stop will cut off (cron stops after the alerts and the channels):
+          // said now, while a message still goes out, not only logged. Bounded: a database that
+          // does not answer does not hold the stop.
+          if (config.cron.enabled) {
+            const running = await withDeadline(
+              cronStore.listRuns({ status: 'running', limit: 500 }),
+              2_000,
+            ).catch((error: unknown) => {
+              logger.warn('cron runs this stop cuts off not read: no alert about them', { error })
+              return []
+            })
+            const mine = running.filter((run) => run.owner === ownerId)
+            if (mine.length > 0) alerts.raise(stoppingAlert(mine, ownerId))
+          }
           stopAlerts()
           await alerts.stop()
         },

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import * as v from 'valibot'
+import { withDeadline } from '../abort.js'
 import type { Logger } from '../logger.js'
 import type { ClusterDatabase } from './schema.js'
 
@@ -459,13 +460,4 @@ export class SingletonDuties {
         this.#options.logger.warn('duty did not stop cleanly', { lease: name, why, error }),
       )
   }
-}
-
-/** `promise`, or a rejection once `ms` have passed (the operation itself goes on). */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer))
 }
