@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import { inspect } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
@@ -9,6 +8,7 @@ import {
   type UsageRecord,
 } from '../src/agent/index.js'
 import type { Logger } from '../src/logger.js'
+import { closedPort } from './fixtures/closed-port.js'
 import { type FakeOpenAI, reply, startFakeOpenAI } from './fixtures/fake-openai.js'
 
 const API_KEY = 'sk-live-9d8c7b6a5f4e3d2c1b0a'
@@ -298,13 +298,3 @@ describe('configuration', () => {
     }
   })
 })
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}

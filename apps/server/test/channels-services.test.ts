@@ -1,6 +1,4 @@
 import { createHmac } from 'node:crypto'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { toDeliveryError } from '../src/channels/delivery-error.js'
@@ -12,6 +10,7 @@ import {
   WebhookChannel,
   type WebhookPayload,
 } from '../src/channels/index.js'
+import { closedPort } from './fixtures/closed-port.js'
 import {
   discordRateLimit,
   type FakeService,
@@ -34,11 +33,7 @@ async function channelError(promise: Promise<unknown>): Promise<ChannelError> {
 
 /** A loopback URL nothing listens on. */
 async function closedPortUrl(path: string): Promise<string> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return `http://127.0.0.1:${port}${path}`
+  return `http://127.0.0.1:${await closedPort()}${path}`
 }
 
 const signal = () => AbortSignal.timeout(20_000)

@@ -17,6 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import Database from 'better-sqlite3'
 import { spawn as spawnPty } from 'node-pty'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { closedPort } from './fixtures/closed-port.js'
 import { CLI, startLangoServe } from './fixtures/lango-serve.js'
 
 // The `lango` CLI as users run it: the built dist/cli.js in child processes, against a real
@@ -83,15 +84,6 @@ async function json<T = Record<string, unknown>>(
     )
   }
   return { ...result, data }
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as AddressInfo
-  await new Promise<void>((resolve) => probe.close(() => resolve()))
-  return port
 }
 
 /** A loopback HTTP server standing in for a model server or the Telegram Bot API. */

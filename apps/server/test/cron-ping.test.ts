@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { createDeferred } from '@lango/cron/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpRunMonitor } from '../src/app/http-run-monitor.js'
+import { closedPort } from './fixtures/closed-port.js'
 import { startTestServer, type TestServer, until } from './fixtures/http-server.js'
 
 interface Received {
@@ -63,15 +64,6 @@ class FakeMonitor {
     this.#server.closeAllConnections()
     await new Promise<void>((resolve) => this.#server.close(() => resolve()))
   }
-}
-
-/** A loopback port nothing listens on: a monitor that is down. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 let monitor: FakeMonitor

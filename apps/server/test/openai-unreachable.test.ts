@@ -1,18 +1,9 @@
-import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { closedPort } from './fixtures/closed-port.js'
 import { startTestServer, type TestServer } from './fixtures/http-server.js'
 
 // An outside probe: with the model server down, `/v1` errors quoted the network's own words, which
 // name its address (`connect ECONNREFUSED 127.0.0.1:7994`), though the README says they never do.
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 let port: number
 const servers: TestServer[] = []
