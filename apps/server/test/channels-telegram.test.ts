@@ -1,6 +1,4 @@
 import { getEventListeners } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { FakeClock } from '@lango/cron/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -12,6 +10,7 @@ import {
   TelegramChannel,
   type TelegramChannelOptions,
 } from '../src/channels/index.js'
+import { closedPort } from './fixtures/closed-port.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import {
   type FakeTelegram,
@@ -513,10 +512,7 @@ describe('TelegramChannel', () => {
   })
 
   it('scrubs the token from network errors, whose cause carries the request URL', async () => {
-    const server = createServer()
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    const port = await closedPort()
     create({ apiRoot: `http://127.0.0.1:${port}`, networkRetry: { maxAttempts: 2, baseDelayMs: 10 } })
     const error = await channelError(channel.send(undefined, 'x', { signal: AbortSignal.timeout(10_000) }))
     expect(error.code).toBe('CHANNEL_SEND_FAILED')

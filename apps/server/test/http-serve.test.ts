@@ -12,6 +12,7 @@ import { ServerError } from '../src/errors.js'
 import { createHttpApp, type HttpAppOptions } from '../src/http/app.js'
 import { silentLogger } from '../src/logger.js'
 import { installShutdown, serve } from '../src/serve.js'
+import { closedPort } from './fixtures/closed-port.js'
 import { recordingLogger } from './fixtures/fake-chat-apis.js'
 import {
   openEvents,
@@ -273,10 +274,8 @@ describe('serve()', () => {
   })
 
   it('closes the port again when the services fail to open', async () => {
-    const probe = createServer()
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-    const port = (probe.address() as { port: number }).port
-    await new Promise((resolve) => probe.close(resolve))
+    // A free port no parallel test's listen(0) can take meanwhile.
+    const port = await closedPort()
     const { home, config } = await testConfig((base) => ({
       ...base,
       server: { ...base.server, port },
