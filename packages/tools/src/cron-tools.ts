@@ -11,7 +11,7 @@ import { ToolError } from './errors.js'
 import { ID_MAX_LENGTH, isoTime } from './format.js'
 import { refuseUnknownKeys } from './option-keys.js'
 import { mentionsSecret } from './persistence-risk.js'
-import { decodeRunCursor, encodeRunCursor } from './run-cursor.js'
+import { decodeRunCursor, encodeRunCursor, runCursorParameter } from './run-cursor.js'
 import {
   lookUpSpend,
   type RunSpend,
@@ -1323,17 +1323,7 @@ export function createCronTools(options: CronToolsOptions): AnyTool[] {
             ),
           ),
         ),
-        cursor: v.optional(
-          v.pipe(
-            v.string('cursor must be a string'),
-            v.maxLength(400, 'cursor must be at most 400 characters'),
-            v.check(
-              (text) => decodeRunCursor(text) !== undefined,
-              'cursor must be a next_cursor of an earlier page',
-            ),
-            v.description('The next_cursor of the page before (same job_id and status): older runs.'),
-          ),
-        ),
+        cursor: runCursorParameter('job_id and status'),
       }),
       output: v.strictObject({
         entries: v.array(cronRunViewSchema),
