@@ -7,7 +7,15 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { type CompiledQuery, type DatabaseConnection, type Dialect, Kysely, SqliteDialect, sql } from 'kysely'
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  Kysely,
+  type QueryResult,
+  SqliteDialect,
+  sql,
+} from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { UsageRecord } from '../src/agent/index.js'
 import { silentLogger } from '../src/logger.js'
@@ -24,12 +32,13 @@ function deferred(): { promise: Promise<void>; release: () => void } {
 }
 
 /**
- * `inner` with every query that mentions a key of `gates` held until its gate opens, before it takes
- * SQLite's one connection (so other queries go on meanwhile). Only plain queries: no transactions.
+ * `inner` with each plain query (no transactions) going through `around`, which runs it on SQLite's
+ * one connection with `run()`, taken only when `run` is called (so other queries go on meanwhile).
  */
-function holdingQueries(inner: Dialect, gates: ReadonlyMap<string, Promise<void>>): Dialect {
-  const gateOf = (query: CompiledQuery) =>
-    [...gates].find(([key]) => JSON.stringify(query.parameters).includes(key))?.[1]
+function aroundQueries(
+  inner: Dialect,
+  around: <R>(query: CompiledQuery, run: () => Promise<QueryResult<R>>) => Promise<QueryResult<R>>,
+): Dialect {
   return {
     createAdapter: () => inner.createAdapter(),
     createQueryCompiler: () => inner.createQueryCompiler(),
@@ -37,15 +46,15 @@ function holdingQueries(inner: Dialect, gates: ReadonlyMap<string, Promise<void>
     createDriver() {
       const driver = inner.createDriver()
       const connection: DatabaseConnection = {
-        async executeQuery<R>(query: CompiledQuery) {
-          await gateOf(query)
-          const taken = await driver.acquireConnection()
-          try {
-            return await taken.executeQuery<R>(query)
-          } finally {
-            await driver.releaseConnection(taken)
-          }
-        },
+        executeQuery: <R>(query: CompiledQuery) =>
+          around<R>(query, async () => {
+            const taken = await driver.acquireConnection()
+            try {
+              return await taken.executeQuery<R>(query)
+            } finally {
+              await driver.releaseConnection(taken)
+            }
+          }),
         streamQuery() {
           throw new Error('not used by the ledger')
         },
@@ -63,47 +72,31 @@ function holdingQueries(inner: Dialect, gates: ReadonlyMap<string, Promise<void>
   }
 }
 
+/** Whether `query` binds a parameter that mentions `key`. */
+const mentions = (query: CompiledQuery, key: string) => JSON.stringify(query.parameters).includes(key)
+
+/** `inner` with every query that mentions a key of `gates` held until its gate opens. */
+function holdingQueries(inner: Dialect, gates: ReadonlyMap<string, Promise<void>>): Dialect {
+  return aroundQueries(inner, async (query, run) => {
+    await [...gates].find(([key]) => mentions(query, key))?.[1]
+    return run()
+  })
+}
+
 /**
- * `inner` where a query that mentions `key` is run and then answered with a lost connection, as a
- * PostgreSQL connection cut after COMMIT is: the row is stored, the caller is told it failed.
+ * `inner` where the first query that mentions `key` is run and then answered with a lost connection,
+ * as a PostgreSQL connection cut after COMMIT is: the row is stored, the caller is told it failed.
  */
 function losingAnswers(inner: Dialect, key: string): Dialect {
-  return {
-    createAdapter: () => inner.createAdapter(),
-    createQueryCompiler: () => inner.createQueryCompiler(),
-    createIntrospector: (db) => inner.createIntrospector(db),
-    createDriver() {
-      const driver = inner.createDriver()
-      let lost = false
-      const connection: DatabaseConnection = {
-        async executeQuery<R>(query: CompiledQuery) {
-          const taken = await driver.acquireConnection()
-          try {
-            const result = await taken.executeQuery<R>(query)
-            if (!lost && JSON.stringify(query.parameters).includes(key)) {
-              lost = true
-              throw new Error('Connection terminated unexpectedly')
-            }
-            return result
-          } finally {
-            await driver.releaseConnection(taken)
-          }
-        },
-        streamQuery() {
-          throw new Error('not used by the ledger')
-        },
-      }
-      return {
-        init: () => driver.init(),
-        destroy: () => driver.destroy(),
-        acquireConnection: async () => connection,
-        releaseConnection: async () => {},
-        beginTransaction: () => Promise.reject(new Error('not used by the ledger')),
-        commitTransaction: () => Promise.reject(new Error('not used by the ledger')),
-        rollbackTransaction: () => Promise.reject(new Error('not used by the ledger')),
-      }
-    },
-  }
+  let lost = false
+  return aroundQueries(inner, async (query, run) => {
+    const result = await run()
+    if (!lost && mentions(query, key)) {
+      lost = true
+      throw new Error('Connection terminated unexpectedly')
+    }
+    return result
+  })
 }
 
 function chatTurn(sessionKey: string, tokens: number): UsageRecord {
